@@ -1,0 +1,56 @@
+# dnsplane Makefile, Kubebuilder conventions. `make help` lists the targets.
+
+# Everything a target builds lands in bin/ (git-ignored).
+LOCALBIN ?= $(CURDIR)/bin
+CONTROLLER_GEN ?= go tool controller-gen
+# Extra flags for `make run`, e.g. RUN_ARGS="--local-dns-addr=127.0.0.1:5354".
+RUN_ARGS ?=
+# Extra flags for `go test`, e.g. TEST_ARGS="-run TestAdmission -v".
+TEST_ARGS ?=
+IMG ?= dnsplane/manager:dev
+
+SHELL := /usr/bin/env bash -o pipefail
+.SHELLFLAGS := -ec
+
+.PHONY: all
+all: build
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"} /^[a-zA-Z_0-9-]+:.*?##/ { printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2 }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: manifests
+manifests: ## Generate the CRDs and RBAC under config/ from the controller-gen markers.
+	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: generate
+generate: ## Generate DeepCopy methods.
+	$(CONTROLLER_GEN) object paths="./apis/..."
+
+.PHONY: fmt
+fmt: ## Run go fmt.
+	go fmt ./...
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+
+.PHONY: envtest-bins
+envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into bin/ (cached per version).
+	hack/envtest-bins.sh $(LOCALBIN)
+
+.PHONY: test
+test: envtest-bins ## Run every unit, real-server and envtest test.
+	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary into bin/manager.
+	go build -o $(LOCALBIN)/manager .
+
+.PHONY: run
+run: build envtest-bins ## Run the manager on a local control plane and the embedded DNS server.
+	$(LOCALBIN)/manager --local $(RUN_ARGS)

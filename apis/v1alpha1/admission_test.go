@@ -1,0 +1,377 @@
+package v1alpha1_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+)
+
+// k8s is a client of a real kube-apiserver (envtest) with the generated CRDs installed.
+var k8s client.Client
+
+func TestMain(m *testing.M) {
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: filepath.Join("..", "..", "bin"),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
+		os.Exit(1)
+	}
+	k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "client: %v\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "stop envtest: %v\n", err)
+	}
+	os.Exit(code)
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// object parses one YAML manifest; the namespace defaults to "default".
+func object(t *testing.T, manifest string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(manifest), &u.Object); err != nil {
+		t.Fatalf("parse manifest: %v\n%s", err, manifest)
+	}
+	if u.GetNamespace() == "" {
+		u.SetNamespace("default")
+	}
+	return u
+}
+
+// expectInvalid asserts that the API server refused the object as Invalid with a message that
+// contains want.
+func expectInvalid(t *testing.T, err error, want string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("admission accepted the object; want a refusal containing %q", want)
+	}
+	if !apierrors.IsInvalid(err) {
+		t.Fatalf("want an Invalid error containing %q, got %v", want, err)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("refusal message\n  %v\ndoes not contain %q", err, want)
+	}
+}
+
+func TestAdmission_RefusesBadObjects(t *testing.T) {
+	cases := []struct {
+		name, manifest, want string
+	}{{
+		name: "zone that is not a domain name",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-zone}
+spec: {zone: Not_A_Domain, providerRef: {name: creds}}`,
+		want: "zone must be a lower-case DNS name",
+	}, {
+		name: "zone with a trailing dot",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-zone-dot}
+spec: {zone: c1.example.com., providerRef: {name: creds}}`,
+		want: "zone must be a lower-case DNS name",
+	}, {
+		name: "zone without providerRef",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-zone-provider}
+spec: {zone: c1.example.com}`,
+		want: "spec.providerRef: Required value",
+	}, {
+		name: "negative TTL",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-ttl}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: A, recordTTL: -1, targets: [192.0.2.1]}`,
+		want: "recordTTL: Invalid value: -1: spec.endpoints[0].recordTTL in body should be greater than or equal to 0",
+	}, {
+		name: "A record with a host name target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-a}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: A, targets: [hello]}`,
+		want: "every target of an A record must be an IPv4 address",
+	}, {
+		name: "A record with an IPv6 target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-a6}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: A, targets: ["2001:db8::1"]}`,
+		want: "every target of an A record must be an IPv4 address",
+	}, {
+		name: "AAAA record with an IPv4 target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-aaaa}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: AAAA, targets: [192.0.2.1]}`,
+		want: "every target of an AAAA record must be an IPv6 address",
+	}, {
+		name: "CNAME with two targets",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-cname}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: CNAME, targets: [a.example.com, b.example.com]}`,
+		want: "a CNAME record has exactly one target",
+	}, {
+		name: "NS record with an address target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-ns}
+spec:
+  endpoints:
+  - {dnsName: sub.example.com, recordType: NS, targets: ["ns 1.example.com"]}`,
+		want: "every target of a CNAME, NS or PTR record must be a host name",
+	}, {
+		name: "MX record without a preference",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-mx}
+spec:
+  endpoints:
+  - {dnsName: example.com, recordType: MX, targets: [mail.example.com]}`,
+		want: "every target of an MX record must be '<preference> <host>'",
+	}, {
+		name: "SRV record with a missing port",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-srv}
+spec:
+  endpoints:
+  - {dnsName: _sip._tcp.example.com, recordType: SRV, targets: ["0 5 sip.example.com"]}`,
+		want: "every target of an SRV record must be",
+	}, {
+		name: "unknown record type",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-type}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: SPF, targets: [x]}`,
+		want: `Unsupported value: "SPF"`,
+	}, {
+		name: "dnsName with a space",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-name}
+spec:
+  endpoints:
+  - {dnsName: "www example.com", recordType: A, targets: [192.0.2.1]}`,
+		want: "dnsName must be a DNS name",
+	}, {
+		name: "unknown strategy",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-strategy}
+spec: {strategy: Sometimes}`,
+		want: `Unsupported value: "Sometimes"`,
+	}, {
+		name: "DNSRecord endpoint outside its rootHost",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSRecord
+metadata: {name: bad-roothost}
+spec:
+  rootHost: app.example.com
+  endpoints:
+  - {dnsName: other.example.com, recordType: A, targets: [192.0.2.1]}`,
+		want: "every endpoint's dnsName must be rootHost or a name below it",
+	}, {
+		name: "DNSRecord endpoint that only ends with rootHost's text",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSRecord
+metadata: {name: bad-roothost-suffix}
+spec:
+  rootHost: app.example.com
+  endpoints:
+  - {dnsName: myapp.example.com, recordType: A, targets: [192.0.2.1]}`,
+		want: "every endpoint's dnsName must be rootHost or a name below it",
+	}, {
+		name: "Gslb failover without a primary geo tag",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-failover}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  strategy: {type: failover}`,
+		want: "failover needs primaryGeoTag",
+	}, {
+		name: "Gslb on a Service without hosts",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-service}
+spec:
+  resourceRef: {kind: Service, name: app}
+  zoneRef: {name: gslb}`,
+		want: "hosts is required when resourceRef is a Service",
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			expectInvalid(t, k8s.Create(ctx(t), object(t, tc.manifest)), tc.want)
+		})
+	}
+}
+
+func TestAdmission_ImmutableFields(t *testing.T) {
+	c := ctx(t)
+	zone := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: immutable-zone}
+spec: {zone: c1.example.com, providerRef: {name: creds}}`)
+	if err := k8s.Create(c, zone); err != nil {
+		t.Fatalf("create DNSZone: %v", err)
+	}
+
+	changed := zone.DeepCopy()
+	_ = unstructured.SetNestedField(changed.Object, "c2.example.com", "spec", "zone")
+	expectInvalid(t, k8s.Update(c, changed), "zone is immutable")
+
+	// Adopting later is allowed once: unset -> set.
+	adopted := zone.DeepCopy()
+	_ = unstructured.SetNestedField(adopted.Object, "Z123", "spec", "zoneID")
+	if err := k8s.Update(c, adopted); err != nil {
+		t.Fatalf("set zoneID on a zone without one: %v", err)
+	}
+	rezoned := adopted.DeepCopy()
+	_ = unstructured.SetNestedField(rezoned.Object, "Z456", "spec", "zoneID")
+	expectInvalid(t, k8s.Update(c, rezoned), "zoneID is immutable once set")
+	unset := adopted.DeepCopy()
+	unstructured.RemoveNestedField(unset.Object, "spec", "zoneID")
+	expectInvalid(t, k8s.Update(c, unset), "zoneID is immutable once set")
+
+	record := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSRecord
+metadata: {name: immutable-record}
+spec:
+  rootHost: app.example.com
+  endpoints:
+  - {dnsName: app.example.com, recordType: A, targets: [192.0.2.1]}`)
+	if err := k8s.Create(c, record); err != nil {
+		t.Fatalf("create DNSRecord: %v", err)
+	}
+	moved := record.DeepCopy()
+	_ = unstructured.SetNestedField(moved.Object, "web.example.com", "spec", "rootHost")
+	_ = unstructured.SetNestedSlice(moved.Object, []any{}, "spec", "endpoints")
+	expectInvalid(t, k8s.Update(c, moved), "rootHost is immutable")
+}
+
+func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "external-dns-dnsendpoint.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj := object(t, string(raw))
+	if err := k8s.Create(ctx(t), obj); err != nil {
+		t.Fatalf("an external-dns DNSEndpoint with only apiVersion changed was refused: %v", err)
+	}
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), got); err != nil {
+		t.Fatal(err)
+	}
+	want, _, _ := unstructured.NestedSlice(obj.Object, "spec", "endpoints")
+	have, _, _ := unstructured.NestedSlice(got.Object, "spec", "endpoints")
+	if fmt.Sprint(want) != fmt.Sprint(have) {
+		t.Fatalf("endpoints did not round-trip:\nwant %v\nhave %v", want, have)
+	}
+	if s, _, _ := unstructured.NestedString(got.Object, "spec", "strategy"); s != "FullSync" {
+		t.Fatalf("strategy defaulted to %q, want FullSync", s)
+	}
+}
+
+// TestAdmission_AcceptsLargestObject pins that the size bounds and the CEL rules fit together: an
+// object at every bound passes the API server's runtime cost budget.
+func TestAdmission_AcceptsLargestObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: dnsplane.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: largest}\nspec:\n  rootHost: app.example.com\n  endpoints:\n")
+	for i := 0; i < 256; i++ {
+		fmt.Fprintf(&b, "  - dnsName: h%d.app.example.com\n    recordType: A\n    targets:\n", i)
+		for j := 0; j < 64; j++ {
+			fmt.Fprintf(&b, "    - 10.%d.%d.%d\n", i/256, i%256, j)
+		}
+	}
+	if err := k8s.Create(ctx(t), object(t, b.String())); err != nil {
+		t.Fatalf("a DNSRecord at the size bounds was refused: %v", err)
+	}
+}
+
+func TestAdmission_AcceptsSamples(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "config", "samples", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no samples found: %v", err)
+	}
+	for _, f := range files {
+		if filepath.Base(f) == "kustomization.yaml" {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range strings.Split(string(raw), "\n---\n") {
+			obj := object(t, doc)
+			if obj.GetAPIVersion() != "dnsplane.io/v1alpha1" {
+				continue
+			}
+			obj.SetNamespace("default")
+			t.Run(filepath.Base(f)+"/"+obj.GetName(), func(t *testing.T) {
+				if err := k8s.Create(ctx(t), obj, client.DryRunAll); err != nil {
+					t.Fatalf("sample refused: %v", err)
+				}
+			})
+		}
+	}
+}

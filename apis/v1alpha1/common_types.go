@@ -1,0 +1,170 @@
+package v1alpha1
+
+// Size bounds of the Endpoint type. They keep every object small enough for etcd and every CEL
+// rule inside the API server's static cost budget (k8s.io/apiextensions-apiserver: 10^7 per
+// expression, multiplied by the list sizes that enclose it). docs/api.md lists them for users.
+const (
+	// MaxEndpoints is the most endpoints one DNSEndpoint or DNSRecord holds.
+	MaxEndpoints = 256
+	// MaxTargets is the most targets one endpoint holds.
+	MaxTargets = 64
+	// MaxTargetLength is the longest target, in bytes; TXT values longer than 255 bytes are split
+	// into character-strings by the provider (RFC 1035 §3.3.14).
+	MaxTargetLength = 1024
+)
+
+// Endpoint is one record set to publish. Its field names and meaning are external-dns' own
+// (sigs.k8s.io/external-dns/endpoint.Endpoint), so an external-dns DNSEndpoint works after changing
+// only its apiVersion.
+//
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'A' || !has(self.targets) || self.targets.all(t, isIP(t) && ip(t).family() == 4)",message="every target of an A record must be an IPv4 address"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'AAAA' || !has(self.targets) || self.targets.all(t, isIP(t) && ip(t).family() == 6)",message="every target of an AAAA record must be an IPv6 address"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'CNAME' || (has(self.targets) && size(self.targets) == 1)",message="a CNAME record has exactly one target (RFC 1034 §3.6.2)"
+// +kubebuilder:validation:XValidation:rule="!(self.recordType in ['CNAME', 'NS', 'PTR']) || !has(self.targets) || self.targets.all(t, t.matches('^([a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.])*[a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.]?$'))",message="every target of a CNAME, NS or PTR record must be a host name"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'MX' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,5} [^ ]+$'))",message="every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'SRV' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,5} [0-9]{1,5} [0-9]{1,5} [^ ]+$'))",message="every target of an SRV record must be '<priority> <weight> <port> <host>', e.g. '0 5 5060 sip.example.com'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'CAA' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,3} [a-zA-Z0-9]+ .+$'))",message="every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue \"letsencrypt.org\"'"
+type Endpoint struct {
+	// DNSName is the record set's owner name, a host name such as www.example.com, optionally
+	// starting with "*." for a wildcard; a trailing dot is accepted and ignored.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=254
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([*][.])?([a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.])*[a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.]?$')",message="dnsName must be a DNS name such as www.example.com or *.example.com, with labels of at most 63 characters"
+	DNSName string `json:"dnsName"`
+
+	// Targets are the record set's values in presentation format: addresses for A and AAAA, host
+	// names for CNAME, NS and PTR, "<preference> <host>" for MX, "<priority> <weight> <port>
+	// <host>" for SRV, "<flags> <tag> <value>" for CAA, and the plain text for TXT. At most 64
+	// targets of at most 1024 bytes each.
+	// +optional
+	Targets Targets `json:"targets,omitempty"`
+
+	// RecordType is the record set's type.
+	// +kubebuilder:validation:Enum=A;AAAA;CNAME;TXT;NS;MX;SRV;CAA;PTR;DS
+	RecordType string `json:"recordType"`
+
+	// SetIdentifier tells apart record sets of the same name and type, for weighted or
+	// geo routing (Route 53's set identifier).
+	// +optional
+	// +kubebuilder:validation:MaxLength=128
+	SetIdentifier string `json:"setIdentifier,omitempty"`
+
+	// RecordTTL is the TTL in seconds; 0 means the provider's default. RFC 2181 §8 caps TTLs at
+	// 2^31-1.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=2147483647
+	RecordTTL TTL `json:"recordTTL,omitempty"`
+
+	// Labels are free-form labels on the endpoint, kept for external-dns compatibility.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Labels Labels `json:"labels,omitempty"`
+
+	// ProviderSpecific holds provider options with external-dns' names, for example
+	// aws/evaluate-target-health, alias, aws/weight.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	ProviderSpecific ProviderSpecific `json:"providerSpecific,omitempty"`
+}
+
+// Targets is a list of record values in presentation format; at most MaxTargets of at most
+// MaxTargetLength bytes.
+// +kubebuilder:validation:MaxItems=64
+// +kubebuilder:validation:items:MaxLength=1024
+type Targets []string
+
+// TTL is a time to live in seconds.
+type TTL int64
+
+// Labels are free-form key/value labels on an endpoint.
+type Labels map[string]string
+
+// ProviderSpecificProperty is one provider option, external-dns style.
+type ProviderSpecificProperty struct {
+	// Name of the option, e.g. aws/evaluate-target-health.
+	// +kubebuilder:validation:MaxLength=128
+	Name string `json:"name,omitempty"`
+	// Value of the option.
+	// +kubebuilder:validation:MaxLength=1024
+	Value string `json:"value,omitempty"`
+}
+
+// ProviderSpecific is a list of provider options.
+type ProviderSpecific []ProviderSpecificProperty
+
+// SecretReference names a Secret in the referring object's own namespace. There are no
+// cross-namespace Secret references.
+type SecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ZoneReference names a DNSZone, in the referring object's namespace unless Namespace is set.
+type ZoneReference struct {
+	// Name of the DNSZone.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Namespace of the DNSZone; empty means the referring object's namespace. Another namespace's
+	// zone is usable only when it lists this namespace in delegation.allowedNamespaces.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Strategy says what a DNSEndpoint or DNSRecord does with its plan.
+// +kubebuilder:validation:Enum=FullSync;DryRun;Disabled
+type Strategy string
+
+const (
+	// StrategyFullSync applies every plan at once.
+	StrategyFullSync Strategy = "FullSync"
+	// StrategyDryRun only records the plan in status; spec.approvedPlan applies it once.
+	StrategyDryRun Strategy = "DryRun"
+	// StrategyDisabled neither plans nor writes.
+	StrategyDisabled Strategy = "Disabled"
+)
+
+// MaxPlanChanges is the most changes a status plan lists; the counts cover all of them.
+const MaxPlanChanges = 100
+
+// Plan is the set of changes that would bring the provider to the object's spec.
+type Plan struct {
+	// ID is a hash of the planned changes and of the spec without approvedPlan. Copy it into
+	// spec.approvedPlan to apply this plan once under DryRun.
+	ID string `json:"id"`
+	// Changes lists the first 100 planned changes.
+	// +optional
+	Changes []PlanChange `json:"changes,omitempty"`
+	// Counts counts every planned change by action.
+	Counts PlanCounts `json:"counts"`
+}
+
+// PlanChange is one planned change of one record set.
+type PlanChange struct {
+	// Action is Create, Update or Delete.
+	Action string `json:"action"`
+	// DNSName of the record set.
+	DNSName string `json:"dnsName"`
+	// RecordType of the record set.
+	RecordType string `json:"recordType"`
+	// SetIdentifier of the record set, if any.
+	// +optional
+	SetIdentifier string `json:"setIdentifier,omitempty"`
+	// Targets after the change (before it, for Delete).
+	// +optional
+	Targets []string `json:"targets,omitempty"`
+	// TTL after the change, in seconds.
+	// +optional
+	TTL int64 `json:"ttl,omitempty"`
+}
+
+// PlanCounts counts planned changes by action.
+type PlanCounts struct {
+	Create int32 `json:"create"`
+	Update int32 `json:"update"`
+	Delete int32 `json:"delete"`
+}

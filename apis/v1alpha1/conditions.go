@@ -1,0 +1,89 @@
+package v1alpha1
+
+// Condition types. Ready is the summary condition of every kind, the one that
+// `kubectl wait --for=condition=Ready` uses.
+const (
+	// ConditionReady summarises the object.
+	ConditionReady = "Ready"
+	// ConditionZoneAvailable is True once an SOA query for the hosted zone gets an authoritative
+	// answer (DNSZone).
+	ConditionZoneAvailable = "ZoneAvailable"
+	// ConditionParentLinkCreated is True once the parent zone serves exactly this zone's NS set,
+	// as confirmed by the nameserver scraper (DNSZone with linkToParentDomain).
+	ConditionParentLinkCreated = "ParentLinkCreated"
+	// ConditionHealthy is True while every contributor of a DNSRecord's rootHost heartbeats.
+	ConditionHealthy = "Healthy"
+)
+
+// Condition reasons, CamelCase as metav1.Condition requires.
+const (
+	// ReasonReady: every step succeeded.
+	ReasonReady = "Ready"
+	// ReasonZoneAvailable: the hosted zone answers SOA authoritatively.
+	ReasonZoneAvailable = "ZoneAvailable"
+	// ReasonAwaitingSOA: the hosted zone exists but does not answer SOA yet; polled every
+	// --soa-poll-interval.
+	ReasonAwaitingSOA = "AwaitingSOA"
+	// ReasonZoneConflict: a hosted zone of the same name exists at the provider and is not ours;
+	// adopt it with spec.zoneID.
+	ReasonZoneConflict = "ZoneConflict"
+	// ReasonProviderNotFound: the provider Secret is missing or of an unknown type.
+	ReasonProviderNotFound = "ProviderNotFound"
+	// ReasonInvalidCredentials: the provider rejected the credentials, or the Secret is malformed.
+	ReasonInvalidCredentials = "InvalidCredentials"
+	// ReasonProviderError: the provider failed; retried with back-off.
+	ReasonProviderError = "ProviderError"
+	// ReasonDeleting: the object is being deleted.
+	ReasonDeleting = "Deleting"
+
+	// ReasonParentLinked: the parent serves exactly this zone's NS set.
+	ReasonParentLinked = "ParentLinked"
+	// ReasonAwaitingParent: the parent zone exists but is not available yet.
+	ReasonAwaitingParent = "AwaitingParent"
+	// ReasonParentNotFound: no DNSZone is a proper suffix of this zone, or parentRef names none.
+	ReasonParentNotFound = "ParentNotFound"
+	// ReasonDelegationNotAllowed: the zone is in another namespace that does not list this one in
+	// delegation.allowedNamespaces, or the object writes more than NS, DS and glue there.
+	ReasonDelegationNotAllowed = "DelegationNotAllowed"
+	// ReasonAwaitingScrape: the link is written; the scraper has not yet seen the parent serve it.
+	ReasonAwaitingScrape = "AwaitingScrape"
+	// ReasonLinkDisabled: linkToParentDomain is false.
+	ReasonLinkDisabled = "LinkDisabled"
+
+	// ReasonPublished: every endpoint is published.
+	ReasonPublished = "Published"
+	// ReasonAwaitingApproval: DryRun with pending changes; copy status.plan.id into
+	// spec.approvedPlan to apply them once.
+	ReasonAwaitingApproval = "AwaitingApproval"
+	// ReasonDisabled: strategy Disabled; nothing is planned or written.
+	ReasonDisabled = "Disabled"
+	// ReasonOwnershipConflict: a name is held by another owner; nothing is written for it.
+	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonInvalidEndpoint: some endpoints fall in no usable zone; the others are published.
+	ReasonInvalidEndpoint = "InvalidEndpoint"
+	// ReasonZoneNotFound: the DNSZone is missing or its hosted zone is gone.
+	ReasonZoneNotFound = "ZoneNotFound"
+
+	// ReasonAllOwnersHealthy: every contributor heartbeats within --heartbeat-threshold.
+	ReasonAllOwnersHealthy = "AllOwnersHealthy"
+	// ReasonHeartbeatFailing: some contributor's heartbeat is missing or older than
+	// --heartbeat-threshold; the message names each.
+	ReasonHeartbeatFailing = "HeartbeatFailing"
+
+	// ReasonNoHealthyTargets: no cluster has healthy targets for a Gslb host.
+	ReasonNoHealthyTargets = "NoHealthyTargets"
+	// ReasonPeerErrors: some Gslb peers did not answer; they count as having no healthy targets.
+	ReasonPeerErrors = "PeerErrors"
+	// ReasonNotCapable: the provider lacks a capability the object needs, e.g. weighted routing.
+	ReasonNotCapable = "NotCapable"
+)
+
+// Finalizers.
+const (
+	// FinalizerZone guards a DNSZone until its parent link, records and hosted zone are removed.
+	FinalizerZone = "dnsplane.io/zone"
+	// FinalizerRecords guards a DNSEndpoint or DNSRecord until its records are removed.
+	FinalizerRecords = "dnsplane.io/records"
+	// FinalizerGslb guards a Gslb until the DNSEndpoint and DNSRecord it owns are removed.
+	FinalizerGslb = "dnsplane.io/gslb"
+)

@@ -1,0 +1,131 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// DNSZoneSpec declares one hosted zone, usually a cluster's base domain.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.zoneID) || oldSelf.zoneID == '' || (has(self.zoneID) && self.zoneID == oldSelf.zoneID)",message="zoneID is immutable once set"
+type DNSZoneSpec struct {
+	// Zone is the hosted zone's name: a lower-case DNS name without a trailing dot, such as
+	// c1.example.com. Immutable.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?[.])*[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$')",message="zone must be a lower-case DNS name without a trailing dot, such as c1.example.com (letters, digits and hyphens; labels of 1 to 63 characters)"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="zone is immutable"
+	Zone string `json:"zone"`
+
+	// ProviderRef names the Secret, in this namespace, whose type selects the provider and whose
+	// keys hold its settings and credentials.
+	ProviderRef SecretReference `json:"providerRef"`
+
+	// ZoneID, when set, adopts an existing hosted zone instead of creating one. Adopted zones are
+	// never deleted. Immutable once set.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	ZoneID string `json:"zoneID,omitempty"`
+
+	// LinkToParentDomain publishes this zone's NS delegation in its parent DNSZone.
+	// +optional
+	LinkToParentDomain bool `json:"linkToParentDomain,omitempty"`
+
+	// ParentRef names the parent DNSZone. The default is the DNSZone, in any namespace, whose zone
+	// is the longest proper suffix of this one (this namespace wins a tie). Linking is allowed only
+	// if the parent is in this namespace or lists it in delegation.allowedNamespaces.
+	// +optional
+	ParentRef *ZoneReference `json:"parentRef,omitempty"`
+
+	// Delegation says who may link child zones, or publish NS, DS and glue, under this zone.
+	// +optional
+	Delegation *Delegation `json:"delegation,omitempty"`
+
+	// PreserveOnDelete keeps the hosted zone, its records and its parent link when the DNSZone is
+	// deleted; only the finalizer goes.
+	// +optional
+	PreserveOnDelete bool `json:"preserveOnDelete,omitempty"`
+
+	// Tags are set on the hosted zone where the provider has tags.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=40
+	Tags map[string]string `json:"tags,omitempty"`
+}
+
+// Delegation lists the namespaces that may use a zone besides its own.
+type Delegation struct {
+	// AllowedNamespaces may link child zones under this zone; the default is none beyond the
+	// zone's own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+}
+
+// DNSZoneStatus is what the DNSZone controller observed.
+type DNSZoneStatus struct {
+	// ObservedGeneration is the generation the conditions describe.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// ZoneID is the provider's identifier of the hosted zone.
+	// +optional
+	ZoneID string `json:"zoneID,omitempty"`
+
+	// NameServers are the hosted zone's name servers, the NS set its parent must delegate to.
+	// +optional
+	NameServers []string `json:"nameServers,omitempty"`
+
+	// LastSyncGeneration is the generation of the last successful sync with the provider.
+	// +optional
+	LastSyncGeneration int64 `json:"lastSyncGeneration,omitempty"`
+
+	// LastSyncTimestamp is the time of the last successful sync with the provider.
+	// +optional
+	LastSyncTimestamp *metav1.Time `json:"lastSyncTimestamp,omitempty"`
+
+	// AvailableTimestamp is when the zone first answered SOA authoritatively; the metric
+	// dnsplane_dnszone_available_delay_seconds is observed once, when it is set.
+	// +optional
+	AvailableTimestamp *metav1.Time `json:"availableTimestamp,omitempty"`
+
+	// Conditions: ZoneAvailable, ParentLinkCreated and Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// DNSZone is one hosted zone at a DNS provider, usually a cluster's base domain, optionally
+// delegated from its parent zone.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=dz,categories=dnsplane
+// +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.spec.zone`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="ZoneAvailable",type=string,JSONPath=`.status.conditions[?(@.type=="ZoneAvailable")].status`
+// +kubebuilder:printcolumn:name="ParentLink",type=string,JSONPath=`.status.conditions[?(@.type=="ParentLinkCreated")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="ZoneID",type=string,JSONPath=`.status.zoneID`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type DNSZone struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   DNSZoneSpec   `json:"spec"`
+	Status DNSZoneStatus `json:"status,omitempty"`
+}
+
+// +kubebuilder:object:root=true
+
+// DNSZoneList is a list of DNSZones.
+type DNSZoneList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []DNSZone `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&DNSZone{}, &DNSZoneList{})
+}

@@ -1,0 +1,323 @@
+package dnsendpoint
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/plan"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+// DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
+const DefaultTTL = 300
+
+// Reconciler reconciles DNSEndpoints.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  record.EventRecorder
+	Providers *factory.Factory
+	Writers   *zonewriter.Set
+	// OwnerID is this manager's --owner-id.
+	OwnerID string
+	// ResyncInterval re-plans every object this often, repairing drift, a time.Duration; 0
+	// disables.
+	ResyncInterval time.Duration
+	// MaxConcurrentReconciles lets many objects land in one zone-writer batch; default 32.
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch
+
+// Reconcile publishes one DNSEndpoint, or removes its records when it is deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ep := &dnsv1.DNSEndpoint{}
+	if err := r.Client.Get(ctx, req.NamespacedName, ep); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !ep.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, ep)
+	}
+	if controllerutil.AddFinalizer(ep, dnsv1.FinalizerRecords) {
+		if err := r.Client.Update(ctx, ep); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	base := ep.DeepCopy()
+	res, err := r.reconcileNormal(ctx, ep)
+	ep.Status.ObservedGeneration = ep.Generation
+	status.EventOnChange(r.Recorder, ep, base.Status.Conditions, ep.Status.Conditions, dnsv1.ConditionReady)
+	if perr := status.Patch(ctx, r.Client, ep, base, &ep.Status, &base.Status); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	return res, err
+}
+
+func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
+	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
+}
+
+// zonePlan is the plan of one zone.
+type zonePlan struct {
+	zone   *dnsv1.DNSZone
+	writer *zonewriter.Writer
+	result plan.Result
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
+	if ep.Spec.Strategy == dnsv1.StrategyDisabled {
+		r.ready(ep, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
+		return ctrl.Result{}, nil
+	}
+	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, DefaultTTL)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plans, waiting, err := r.plan(ctx, ep, a, false)
+	if err != nil {
+		return r.failed(ep, err)
+	}
+	var records []provider.Change
+	var conflicts []string
+	for _, p := range plans {
+		records = append(records, p.result.Records...)
+		for _, c := range p.result.Conflicts {
+			conflicts = append(conflicts, fmt.Sprintf("%s: %s", c.Key, c.Message))
+		}
+	}
+	id := plan.ID(records, specBytes(ep))
+	ep.Status.Plan = statusPlan(id, records)
+
+	apply := ep.Spec.Strategy != dnsv1.StrategyDryRun
+	prevApplied := ep.Status.AppliedPlan
+	if !apply && len(records) > 0 && ep.Spec.ApprovedPlan == id && ep.Status.AppliedPlan != id {
+		apply = true
+		ep.Status.AppliedPlan = id
+		r.Recorder.Eventf(ep, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
+	}
+	if apply {
+		for _, p := range plans {
+			if err := p.writer.Apply(ctx, p.result.Changes); err != nil {
+				ep.Status.AppliedPlan = prevApplied
+				return r.failed(ep, fmt.Errorf("zone %s: %w", p.zone.Spec.Zone, err))
+			}
+		}
+	}
+	switch {
+	case len(conflicts) > 0:
+		sort.Strings(conflicts)
+		r.ready(ep, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
+	case len(a.denied) > 0:
+		r.ready(ep, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.denied, "; "))
+	case len(a.invalid) > 0:
+		r.ready(ep, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.invalid, "; "))
+	case len(waiting) > 0:
+		r.ready(ep, false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	case !apply && len(records) > 0:
+		r.ready(ep, false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
+	default:
+		r.ready(ep, true, dnsv1.ReasonPublished, fmt.Sprintf("%d endpoints published", len(ep.Spec.Endpoints)))
+	}
+	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+}
+
+// plan computes each usable zone's plan. With release, the object wants nothing: every record
+// it holds is planned for removal. waiting lists zones that hold endpoints but are not usable.
+func (r *Reconciler) plan(ctx context.Context, ep *dnsv1.DNSEndpoint, a *assignment, release bool) ([]zonePlan, []string, error) {
+	self := r.contributor(ep)
+	var out []zonePlan
+	var waiting []string
+	keys := make([]client.ObjectKey, 0, len(a.zones))
+	for k := range a.zones {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
+	for _, k := range keys {
+		z := a.zones[k]
+		desired := a.byZone[k]
+		if release {
+			desired = nil
+		}
+		if z.Status.ZoneID == "" || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+			if len(desired) > 0 {
+				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
+			}
+			continue
+		}
+		resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+		if err != nil {
+			if len(desired) > 0 {
+				return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
+			}
+			continue
+		}
+		w := r.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
+		current, err := w.RecordSets(ctx)
+		if err != nil {
+			if len(desired) == 0 && errors.Is(err, provider.ErrZoneNotFound) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
+		}
+		res := plan.Compute(plan.Input{
+			Zone: z.Spec.Zone, Self: self, Mode: plan.SingleOwner,
+			Desired: desired, Current: current, DefaultTTL: DefaultTTL,
+		})
+		if len(res.Changes) > 0 || len(res.Conflicts) > 0 {
+			out = append(out, zonePlan{zone: z, writer: w, result: res})
+		}
+	}
+	return out, waiting, nil
+}
+
+// failed records a provider or planning error on Ready. Conflicts with a concurrent write are
+// retried at once with a fresh view; the rest go back to the rate limiter.
+func (r *Reconciler) failed(ep *dnsv1.DNSEndpoint, err error) (ctrl.Result, error) {
+	switch {
+	case errors.Is(err, factory.ErrProviderNotFound):
+		r.ready(ep, false, dnsv1.ReasonZoneNotFound, err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	case errors.Is(err, provider.ErrZoneNotFound):
+		r.ready(ep, false, dnsv1.ReasonZoneNotFound, err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	case errors.Is(err, provider.ErrConflict):
+		return ctrl.Result{Requeue: true}, nil
+	}
+	r.ready(ep, false, dnsv1.ReasonProviderError, err.Error())
+	return ctrl.Result{}, err
+}
+
+func (r *Reconciler) ready(ep *dnsv1.DNSEndpoint, ok bool, reason, msg string) {
+	status.Set(&ep.Status.Conditions, ep.Generation, dnsv1.ConditionReady, ok, reason, msg)
+}
+
+// specBytes is the spec without approvedPlan, the part of the plan ID that approving must not
+// change.
+func specBytes(ep *dnsv1.DNSEndpoint) []byte {
+	s := ep.Spec.DeepCopy()
+	s.ApprovedPlan = ""
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func statusPlan(id string, records []provider.Change) *dnsv1.Plan {
+	p := &dnsv1.Plan{ID: id}
+	for i, c := range records {
+		switch c.Action {
+		case provider.ActionCreate:
+			p.Counts.Create++
+		case provider.ActionUpdate:
+			p.Counts.Update++
+		case provider.ActionDelete:
+			p.Counts.Delete++
+		}
+		if i >= dnsv1.MaxPlanChanges {
+			continue
+		}
+		rs := c.After
+		if rs == nil {
+			rs = c.Before
+		}
+		p.Changes = append(p.Changes, dnsv1.PlanChange{
+			Action: string(c.Action), DNSName: rs.Name, RecordType: rs.Type,
+			SetIdentifier: rs.SetIdentifier, Targets: rs.Targets, TTL: rs.TTL,
+		})
+	}
+	return p
+}
+
+// reconcileDelete removes every record the object holds, then its finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
+		return ctrl.Result{}, nil
+	}
+	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, DefaultTTL)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plans, _, err := r.plan(ctx, ep, a, true)
+	if err != nil {
+		if !errors.Is(err, factory.ErrProviderNotFound) {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, p := range plans {
+		if err := p.writer.Apply(ctx, p.result.Changes); err != nil {
+			if errors.Is(err, provider.ErrConflict) {
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("remove records from %s: %w", p.zone.Spec.Zone, err)
+		}
+	}
+	controllerutil.RemoveFinalizer(ep, dnsv1.FinalizerRecords)
+	if err := r.Client.Update(ctx, ep); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+const indexZoneRef = "spec.zoneRef"
+
+// SetupWithManager wires the controller: DNSEndpoints, and the DNSZones they publish into.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
+		ep := o.(*dnsv1.DNSEndpoint)
+		if ep.Spec.ZoneRef == nil || ep.Spec.ZoneRef.Namespace == "" || ep.Spec.ZoneRef.Namespace == ep.Namespace {
+			return nil
+		}
+		return []string{ep.Spec.ZoneRef.Namespace + "/" + ep.Spec.ZoneRef.Name}
+	}); err != nil {
+		return err
+	}
+	n := r.MaxConcurrentReconciles
+	if n <= 0 {
+		n = 32
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&dnsv1.DNSEndpoint{}).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone)).
+		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
+		Named("dnsendpoint").
+		Complete(r)
+}
+
+// endpointsOfZone enqueues the DNSEndpoints that may publish into a zone: those of its namespace
+// and those naming it from another namespace.
+func (r *Reconciler) endpointsOfZone(ctx context.Context, o client.Object) []reconcile.Request {
+	var out []reconcile.Request
+	var local dnsv1.DNSEndpointList
+	if err := r.Client.List(ctx, &local, client.InNamespace(o.GetNamespace())); err == nil {
+		for _, ep := range local.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
+		}
+	}
+	var remote dnsv1.DNSEndpointList
+	if err := r.Client.List(ctx, &remote, client.MatchingFields{indexZoneRef: o.GetNamespace() + "/" + o.GetName()}); err == nil {
+		for _, ep := range remote.Items {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
+		}
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package dnsendpoint
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// assignment is the outcome of choosing zones for an object's endpoints.
+type assignment struct {
+	// byZone maps a zone (namespace/name) to its endpoints' record sets.
+	byZone map[client.ObjectKey][]provider.RecordSet
+	// zones are every zone the object may hold records in: those endpoints go to, and the
+	// other zones of its namespace, where earlier specs may have left records.
+	zones map[client.ObjectKey]*dnsv1.DNSZone
+	// invalid lists endpoints in no usable zone, with why.
+	invalid []string
+	// denied lists endpoints refused by a cross-namespace zone, with why.
+	denied []string
+}
+
+// assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): spec.zoneRef, or
+// the longest-suffix DNSZone of the object's namespace. defaultTTL replaces a zero TTL.
+func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndpointSpec, defaultTTL int64) (*assignment, error) {
+	a := &assignment{byZone: map[client.ObjectKey][]provider.RecordSet{}, zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
+	var local dnsv1.DNSZoneList
+	if err := c.List(ctx, &local, client.InNamespace(ns)); err != nil {
+		return nil, fmt.Errorf("list DNSZones: %w", err)
+	}
+	for i := range local.Items {
+		z := &local.Items[i]
+		if z.DeletionTimestamp.IsZero() {
+			a.zones[client.ObjectKeyFromObject(z)] = z
+		}
+	}
+	var ref *dnsv1.DNSZone
+	if spec.ZoneRef != nil {
+		key := client.ObjectKey{Namespace: spec.ZoneRef.Namespace, Name: spec.ZoneRef.Name}
+		if key.Namespace == "" {
+			key.Namespace = ns
+		}
+		ref = a.zones[key]
+		if ref == nil {
+			z := &dnsv1.DNSZone{}
+			err := c.Get(ctx, key, z)
+			switch {
+			case apierrors.IsNotFound(err):
+			case err != nil:
+				return nil, fmt.Errorf("get DNSZone %s: %w", key, err)
+			case z.DeletionTimestamp.IsZero():
+				ref = z
+			}
+		}
+		if ref == nil {
+			for _, e := range spec.Endpoints {
+				a.invalid = append(a.invalid, fmt.Sprintf("%s %s: zoneRef %s does not exist", e.DNSName, e.RecordType, key))
+			}
+			return a, nil
+		}
+		a.zones[client.ObjectKeyFromObject(ref)] = ref
+		if ref.Namespace != ns && (ref.Spec.Delegation == nil || !slices.Contains(ref.Spec.Delegation.AllowedNamespaces, ns)) {
+			for _, e := range spec.Endpoints {
+				a.denied = append(a.denied, fmt.Sprintf("%s %s: DNSZone %s/%s does not list namespace %s in delegation.allowedNamespaces", e.DNSName, e.RecordType, ref.Namespace, ref.Name, ns))
+			}
+			return a, nil
+		}
+	}
+	var nsNames []string // NS names this object delegates, for the glue rule
+	for _, e := range spec.Endpoints {
+		if e.RecordType == "NS" {
+			nsNames = append(nsNames, provider.CanonicalName(e.DNSName))
+		}
+	}
+	for _, e := range spec.Endpoints {
+		rs, err := toRecordSet(e, defaultTTL)
+		if err != nil {
+			a.invalid = append(a.invalid, fmt.Sprintf("%s %s: %v", e.DNSName, e.RecordType, err))
+			continue
+		}
+		z := ref
+		if z == nil {
+			z = longestSuffix(local.Items, rs.Name)
+		}
+		if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
+			a.invalid = append(a.invalid, fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns))
+			continue
+		}
+		if z.Namespace != ns {
+			if why := crossNamespaceRule(rs, z.Spec.Zone, nsNames); why != "" {
+				a.denied = append(a.denied, fmt.Sprintf("%s %s: %s", e.DNSName, e.RecordType, why))
+				continue
+			}
+		}
+		k := client.ObjectKeyFromObject(z)
+		a.byZone[k] = append(a.byZone[k], rs)
+	}
+	return a, nil
+}
+
+// crossNamespaceRule returns why rs may not go into another namespace's zone, or "": only NS and
+// DS strictly below the zone, and glue A/AAAA at or below this object's NS names.
+func crossNamespaceRule(rs provider.RecordSet, zone string, nsNames []string) string {
+	switch rs.Type {
+	case "NS", "DS":
+		if provider.IsStrictSubdomain(rs.Name, zone) {
+			return ""
+		}
+		return fmt.Sprintf("another namespace's zone %s accepts %s only strictly below its apex", zone, rs.Type)
+	case "A", "AAAA":
+		for _, n := range nsNames {
+			if provider.IsSubdomain(rs.Name, n) && provider.IsStrictSubdomain(n, zone) {
+				return ""
+			}
+		}
+		return fmt.Sprintf("another namespace's zone %s accepts A/AAAA only as glue below this object's NS names", zone)
+	}
+	return fmt.Sprintf("another namespace's zone %s accepts only NS, DS and glue", zone)
+}
+
+func longestSuffix(zones []dnsv1.DNSZone, name string) *dnsv1.DNSZone {
+	var best *dnsv1.DNSZone
+	for i := range zones {
+		z := &zones[i]
+		if z.DeletionTimestamp.IsZero() && provider.IsSubdomain(name, z.Spec.Zone) && (best == nil || len(z.Spec.Zone) > len(best.Spec.Zone)) {
+			best = z
+		}
+	}
+	return best
+}
+
+// toRecordSet converts an endpoint to the canonical record set, with duplicate targets dropped
+// and targets sorted.
+func toRecordSet(e dnsv1.Endpoint, defaultTTL int64) (provider.RecordSet, error) {
+	rs := provider.RecordSet{
+		Name:          provider.CanonicalName(e.DNSName),
+		Type:          strings.ToUpper(e.RecordType),
+		TTL:           int64(e.RecordTTL),
+		SetIdentifier: e.SetIdentifier,
+		Targets:       slices.Compact(slices.Sorted(slices.Values(e.Targets))),
+	}
+	if rs.TTL == 0 {
+		rs.TTL = defaultTTL
+	}
+	if len(e.ProviderSpecific) > 0 {
+		rs.ProviderSpecific = map[string]string{}
+		for _, p := range e.ProviderSpecific {
+			rs.ProviderSpecific[p.Name] = p.Value
+		}
+	}
+	out, err := provider.CanonicalRecordSet(rs)
+	if err != nil {
+		return provider.RecordSet{}, err
+	}
+	slices.Sort(out.Targets)
+	return out, nil
+}

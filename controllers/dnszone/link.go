@@ -1,0 +1,206 @@
+package dnszone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// LabelParentLink marks parent-link DNSEndpoints with the DNSZone they delegate.
+const LabelParentLink = "dnsplane.io/parent-link-of"
+
+// linkTTL is the TTL of the delegation NS set and its glue in the parent, in seconds.
+const linkTTL = 3600
+
+// reconcileParentLink keeps the <name>-parent-link DNSEndpoint and reports whether the parent
+// serves exactly this zone's NS set.
+func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
+	if !z.Spec.LinkToParentDomain {
+		r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
+		_, err := r.deleteParentLink(ctx, z)
+		return ctrl.Result{}, err
+	}
+	parent, reason, msg, err := r.findParent(ctx, z)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if parent == nil {
+		r.setLink(z, false, reason, msg)
+		// A parent that appears or allows us later is watched (childrenOf).
+		_, err := r.deleteParentLink(ctx, z)
+		return ctrl.Result{}, err
+	}
+	link, err := r.ensureLinkEndpoint(ctx, z, parent)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if parent.Status.ZoneID == "" || !status.IsTrue(parent.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+		r.setLink(z, false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s (%s) is not available yet", parent.Namespace, parent.Name, parent.Spec.Zone))
+		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	ready := findCondition(link.Status.Conditions, dnsv1.ConditionReady)
+	if ready == nil || link.Status.ObservedGeneration != link.Generation || ready.Status != metav1.ConditionTrue {
+		why := "the link is not published yet"
+		if ready != nil && ready.Status != metav1.ConditionTrue {
+			why = fmt.Sprintf("the link is not published: %s: %s", ready.Reason, ready.Message)
+		}
+		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("DNSEndpoint %s: %s", link.Name, why))
+		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	served, err := r.parentServes(ctx, parent, z)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !served {
+		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("parent zone %s does not serve the NS set %s yet", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	r.setLink(z, true, dnsv1.ReasonParentLinked, fmt.Sprintf("parent zone %s delegates %s to %s", parent.Spec.Zone, z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+	return ctrl.Result{}, nil
+}
+
+// findParent returns the parent DNSZone, or nil with a reason: parentRef, else the DNSZone in any
+// namespace whose zone is the longest proper suffix (this namespace wins a tie). A parent in
+// another namespace must list this namespace in delegation.allowedNamespaces.
+func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.DNSZone, string, string, error) {
+	var parent *dnsv1.DNSZone
+	if ref := z.Spec.ParentRef; ref != nil {
+		ns := ref.Namespace
+		if ns == "" {
+			ns = z.Namespace
+		}
+		p := &dnsv1.DNSZone{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, p); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s does not exist", ns, ref.Name), nil
+			}
+			return nil, "", "", err
+		}
+		if !strings.HasSuffix(z.Spec.Zone, "."+p.Spec.Zone) {
+			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s is zone %s, which is not a parent of %s", ns, ref.Name, p.Spec.Zone, z.Spec.Zone), nil
+		}
+		parent = p
+	} else {
+		var all dnsv1.DNSZoneList
+		if err := r.Client.List(ctx, &all); err != nil {
+			return nil, "", "", err
+		}
+		for i := range all.Items {
+			c := &all.Items[i]
+			if !c.DeletionTimestamp.IsZero() || !strings.HasSuffix(z.Spec.Zone, "."+c.Spec.Zone) {
+				continue
+			}
+			if parent == nil || len(c.Spec.Zone) > len(parent.Spec.Zone) ||
+				(len(c.Spec.Zone) == len(parent.Spec.Zone) && c.Namespace == z.Namespace) {
+				parent = c
+			}
+		}
+		if parent == nil {
+			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("no DNSZone's zone is a parent of %s", z.Spec.Zone), nil
+		}
+	}
+	if parent.Namespace != z.Namespace && (parent.Spec.Delegation == nil || !slices.Contains(parent.Spec.Delegation.AllowedNamespaces, z.Namespace)) {
+		return nil, dnsv1.ReasonDelegationNotAllowed, fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace), nil
+	}
+	return parent, "", "", nil
+}
+
+// ensureLinkEndpoint creates or updates the parent-link DNSEndpoint: the NS set, plus glue for
+// name servers inside the zone, taken from the zone's own address records.
+func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DNSZone) (*dnsv1.DNSEndpoint, error) {
+	endpoints := []dnsv1.Endpoint{{DNSName: z.Spec.Zone, RecordType: "NS", RecordTTL: linkTTL, Targets: slices.Clone(z.Status.NameServers)}}
+	glue, err := r.glue(ctx, z)
+	if err != nil {
+		return nil, err
+	}
+	endpoints = append(endpoints, glue...)
+	ref := &dnsv1.ZoneReference{Name: parent.Name}
+	if parent.Namespace != z.Namespace {
+		ref.Namespace = parent.Namespace
+	}
+	link := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: z.Name + ParentLinkSuffix}}
+	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, link, func() error {
+		if link.Labels == nil {
+			link.Labels = map[string]string{}
+		}
+		link.Labels[LabelParentLink] = z.Name
+		link.Spec.Endpoints = endpoints
+		link.Spec.ZoneRef = ref
+		link.Spec.Strategy = dnsv1.StrategyFullSync
+		return controllerutil.SetControllerReference(z, link, r.Client.Scheme())
+	})
+	if err != nil {
+		return nil, fmt.Errorf("ensure parent link %s: %w", link.Name, err)
+	}
+	return link, nil
+}
+
+// glue returns A/AAAA endpoints for the zone's in-bailiwick name servers (RFC 1034 §4.2.1), read
+// from the zone's own records through its writer.
+func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone) ([]dnsv1.Endpoint, error) {
+	var inside []string
+	for _, ns := range z.Status.NameServers {
+		if strings.HasSuffix(ns, "."+z.Spec.Zone) {
+			inside = append(inside, ns)
+		}
+	}
+	if len(inside) == 0 {
+		return nil, nil
+	}
+	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		return nil, err
+	}
+	sets, err := r.Writers.For(writerKey(resolved.Account, z.Status.ZoneID), resolved.Provider).RecordSets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read glue of %s: %w", z.Spec.Zone, err)
+	}
+	var out []dnsv1.Endpoint
+	for _, rs := range sets {
+		if (rs.Type == "A" || rs.Type == "AAAA") && slices.Contains(inside, rs.Name) {
+			out = append(out, dnsv1.Endpoint{DNSName: rs.Name, RecordType: rs.Type, RecordTTL: linkTTL, Targets: slices.Clone(rs.Targets)})
+		}
+	}
+	slices.SortFunc(out, func(a, b dnsv1.Endpoint) int {
+		return strings.Compare(a.DNSName+"/"+a.RecordType, b.DNSName+"/"+b.RecordType)
+	})
+	return out, nil
+}
+
+// parentServes reads the parent zone from its provider, bypassing the writer's view, and reports
+// whether the NS set at this zone's name is exactly this zone's name servers.
+func (r *Reconciler) parentServes(ctx context.Context, parent, z *dnsv1.DNSZone) (bool, error) {
+	resolved, err := r.Providers.Resolve(ctx, parent.Namespace, parent.Spec.ProviderRef.Name)
+	if err != nil {
+		return false, nil
+	}
+	sets, err := resolved.Provider.ListRecordSets(ctx, parent.Status.ZoneID)
+	if errors.Is(err, provider.ErrZoneNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read parent zone %s: %w", parent.Spec.Zone, err)
+	}
+	want := slices.Clone(z.Status.NameServers)
+	slices.Sort(want)
+	for _, rs := range sets {
+		if rs.Name == z.Spec.Zone && rs.Type == "NS" {
+			got := slices.Clone(rs.Targets)
+			slices.Sort(got)
+			return slices.Equal(got, want), nil
+		}
+	}
+	return false, nil
+}

@@ -1,0 +1,407 @@
+package dnszone
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TagOwner is the provider tag that names the DNSZone (namespace/name) a hosted zone belongs to.
+const TagOwner = "dnsplane.io/dnszone"
+
+// ParentLinkSuffix names the parent-link DNSEndpoint: <dnszone>-parent-link.
+const ParentLinkSuffix = "-parent-link"
+
+// Reconciler reconciles DNSZones.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  record.EventRecorder
+	Providers *factory.Factory
+	Writers   *zonewriter.Set
+	DNS       dnsclient.Client
+	// OwnerID is this manager's --owner-id.
+	OwnerID string
+	// SOAPollInterval is how often an unavailable zone is polled, a time.Duration.
+	SOAPollInterval time.Duration
+	// ResyncInterval forces a sync with the provider this long after the last, a time.Duration.
+	ResyncInterval time.Duration
+	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
+	AvailableDelay prometheus.Observer
+	Clock          clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile ensures one DNSZone's hosted zone, availability and parent link, or tears them down.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	zone := &dnsv1.DNSZone{}
+	if err := r.Client.Get(ctx, req.NamespacedName, zone); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !zone.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, zone)
+	}
+	if controllerutil.AddFinalizer(zone, dnsv1.FinalizerZone) {
+		if err := r.Client.Update(ctx, zone); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	base := zone.DeepCopy()
+	res, err := r.reconcileNormal(ctx, zone)
+	zone.Status.ObservedGeneration = zone.Generation
+	r.summarise(zone)
+	status.EventOnChange(r.Recorder, zone, base.Status.Conditions, zone.Status.Conditions,
+		dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated)
+	if perr := status.Patch(ctx, r.Client, zone, base, &zone.Status, &base.Status); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	return res, err
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+// needsSync: the generation changed, the zone is not available, or the resync interval passed
+// (Hive's rule).
+func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
+	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" ||
+		!status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) || z.Status.LastSyncTimestamp == nil {
+		return true
+	}
+	return r.now().Sub(z.Status.LastSyncTimestamp.Time) >= r.ResyncInterval
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
+	res, err := r.reconcileZone(ctx, z)
+	if err != nil || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+		r.setLink(z, false, dnsv1.ReasonAwaitingParent, "waiting for the zone to be available")
+		if !z.Spec.LinkToParentDomain {
+			r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
+		}
+		return res, err
+	}
+	linkRes, err := r.reconcileParentLink(ctx, z)
+	return minResult(res, linkRes), err
+}
+
+// reconcileZone ensures the hosted zone and checks its SOA.
+func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		return r.providerFailed(z, err)
+	}
+	if r.needsSync(z) {
+		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
+		if err != nil {
+			return r.providerFailed(z, err)
+		}
+		z.Status.ZoneID = pz.ID
+		z.Status.NameServers = pz.NameServers
+		z.Status.LastSyncGeneration = z.Generation
+		now := metav1.NewTime(r.now())
+		z.Status.LastSyncTimestamp = &now
+	}
+	servers := z.Status.NameServers
+	if resolved.DNSAddress != "" {
+		servers = []string{resolved.DNSAddress}
+	}
+	if err := r.DNS.SOAAny(ctx, servers, z.Spec.Zone); err != nil {
+		logger.V(1).Info("SOA not answered yet", "zone", z.Spec.Zone, "error", err.Error())
+		status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, dnsv1.ReasonAwaitingSOA,
+			fmt.Sprintf("hosted zone %s exists; waiting for an authoritative SOA answer (%v)", z.Status.ZoneID, err))
+		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, true, dnsv1.ReasonZoneAvailable,
+		fmt.Sprintf("hosted zone %s answers SOA authoritatively", z.Status.ZoneID))
+	if z.Status.AvailableTimestamp == nil {
+		// Once per zone: the timestamp is in status, so a restarted manager records nothing.
+		now := metav1.NewTime(r.now())
+		z.Status.AvailableTimestamp = &now
+		if r.AvailableDelay != nil {
+			r.AvailableDelay.Observe(now.Sub(z.CreationTimestamp.Time).Seconds())
+		}
+	}
+	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+}
+
+func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p provider.Provider) (provider.Zone, error) {
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if z.Spec.ZoneID != "" {
+		pz, err := p.GetZone(cctx, z.Spec.ZoneID)
+		if err != nil {
+			return provider.Zone{}, fmt.Errorf("adopt zone %s: %w", z.Spec.ZoneID, err)
+		}
+		if pz.Name != z.Spec.Zone {
+			return provider.Zone{}, fmt.Errorf("zone %s is %s, not %s: %w", z.Spec.ZoneID, pz.Name, z.Spec.Zone, provider.ErrZoneConflict)
+		}
+		return pz, nil
+	}
+	tags := map[string]string{TagOwner: z.Namespace + "/" + z.Name}
+	for k, v := range z.Spec.Tags {
+		tags[k] = v
+	}
+	pz, err := p.EnsureZone(cctx, provider.ZoneSpec{Name: z.Spec.Zone, CallerReference: string(z.UID), Tags: tags})
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", z.Spec.Zone, err)
+	}
+	return pz, nil
+}
+
+// providerFailed maps a provider error to the ZoneAvailable reason. Terminal errors wait for a
+// change of the object or the Secret (both are watched); others go back to the rate limiter.
+func (r *Reconciler) providerFailed(z *dnsv1.DNSZone, err error) (ctrl.Result, error) {
+	reason, terminal := reasonFor(err)
+	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, reason, err.Error())
+	if terminal {
+		return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+func reasonFor(err error) (reason string, terminal bool) {
+	switch {
+	case errors.Is(err, factory.ErrProviderNotFound):
+		return dnsv1.ReasonProviderNotFound, true
+	case errors.Is(err, provider.ErrInvalidCredentials):
+		return dnsv1.ReasonInvalidCredentials, true
+	case errors.Is(err, provider.ErrZoneConflict):
+		return dnsv1.ReasonZoneConflict, true
+	case errors.Is(err, provider.ErrZoneNotFound):
+		return dnsv1.ReasonZoneNotFound, true
+	case errors.Is(err, provider.ErrNotCapable):
+		return dnsv1.ReasonNotCapable, true
+	}
+	return dnsv1.ReasonProviderError, false
+}
+
+func (r *Reconciler) setLink(z *dnsv1.DNSZone, ok bool, reason, msg string) {
+	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionParentLinkCreated, ok, reason, msg)
+}
+
+// summarise sets Ready = ZoneAvailable and, with linkToParentDomain, ParentLinkCreated.
+func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
+	for _, t := range []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated} {
+		if t == dnsv1.ConditionParentLinkCreated && !z.Spec.LinkToParentDomain {
+			continue
+		}
+		c := findCondition(z.Status.Conditions, t)
+		if c == nil || c.Status != metav1.ConditionTrue {
+			reason, msg := dnsv1.ReasonProviderError, t+" is unknown"
+			if c != nil {
+				reason, msg = c.Reason, c.Message
+			}
+			status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, false, reason, msg)
+			return
+		}
+	}
+	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, true, dnsv1.ReasonReady,
+		fmt.Sprintf("zone %s is served by %s", z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+}
+
+func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
+	for i := range conds {
+		if conds[i].Type == t {
+			return &conds[i]
+		}
+	}
+	return nil
+}
+
+func minResult(a, b ctrl.Result) ctrl.Result {
+	switch {
+	case a.RequeueAfter == 0:
+		return b
+	case b.RequeueAfter == 0:
+		return a
+	case b.RequeueAfter < a.RequeueAfter:
+		return b
+	}
+	return a
+}
+
+// reconcileDelete unlinks, removes this owner's records, deletes the zone if we created it and
+// nobody else's records remain, then drops the finalizer (docs/api.md, "Deletion").
+func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(z, dnsv1.FinalizerZone) {
+		return ctrl.Result{}, nil
+	}
+	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
+	if !keep {
+		gone, err := r.deleteParentLink(ctx, z)
+		if err != nil || !gone {
+			return ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		if z.Status.ZoneID != "" {
+			if err := r.deleteProviderZone(ctx, z); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+	} else {
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, "Preserved", "hosted zone %s and its parent link are kept (preserveOnDelete or adopted zoneID)", z.Status.ZoneID)
+	}
+	controllerutil.RemoveFinalizer(z, dnsv1.FinalizerZone)
+	if err := r.Client.Update(ctx, z); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", err)
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) deleteParentLink(ctx context.Context, z *dnsv1.DNSZone) (gone bool, err error) {
+	link := &dnsv1.DNSEndpoint{}
+	err = r.Client.Get(ctx, client.ObjectKey{Namespace: z.Namespace, Name: z.Name + ParentLinkSuffix}, link)
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if link.DeletionTimestamp.IsZero() {
+		if err := r.Client.Delete(ctx, link); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("delete parent link: %w", err)
+		}
+	}
+	return false, nil
+}
+
+// deleteProviderZone removes the record sets this owner contributed, then the zone itself if we
+// created it and no other owner's records remain.
+func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) error {
+	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		if errors.Is(err, factory.ErrProviderNotFound) {
+			r.Recorder.Eventf(z, corev1.EventTypeWarning, dnsv1.ReasonProviderNotFound, "hosted zone %s left in place: %v", z.Status.ZoneID, err)
+			return nil
+		}
+		return err
+	}
+	key := writerKey(resolved.Account, z.Status.ZoneID)
+	w := r.Writers.For(key, resolved.Provider)
+	sets, err := w.RecordSets(ctx)
+	if errors.Is(err, provider.ErrZoneNotFound) {
+		r.Writers.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	changes, foreign := releaseOwner(z.Spec.Zone, r.OwnerID, sets)
+	if err := w.Apply(ctx, changes); err != nil {
+		return fmt.Errorf("remove this owner's records from %s: %w", z.Spec.Zone, err)
+	}
+	if len(foreign) > 0 {
+		slices.Sort(foreign)
+		r.Recorder.Eventf(z, corev1.EventTypeWarning, "ZoneKept", "hosted zone %s kept: records of other owners remain (%s)", z.Status.ZoneID, strings.Join(foreign, ", "))
+		r.Writers.Forget(key)
+		return nil
+	}
+	pz, err := resolved.Provider.GetZone(ctx, z.Status.ZoneID)
+	if errors.Is(err, provider.ErrZoneNotFound) {
+		r.Writers.Forget(key)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if pz.CallerReference != string(z.UID) {
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, "ZoneKept", "hosted zone %s was not created by this DNSZone; kept", z.Status.ZoneID)
+		r.Writers.Forget(key)
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := resolved.Provider.DeleteZone(cctx, z.Status.ZoneID); err != nil && !errors.Is(err, provider.ErrZoneNotFound) {
+		return fmt.Errorf("delete hosted zone %s: %w", z.Status.ZoneID, err)
+	}
+	r.Writers.Forget(key)
+	r.Recorder.Eventf(z, corev1.EventTypeNormal, "ZoneDeleted", "hosted zone %s deleted", z.Status.ZoneID)
+	return nil
+}
+
+// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, and the
+// Secrets they name.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexProviderRef,
+		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
+		return err
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&dnsv1.DNSZone{}).
+		Owns(&dnsv1.DNSEndpoint{}).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf)).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
+		Named("dnszone").
+		Complete(r)
+}
+
+const indexProviderRef = "spec.providerRef.name"
+
+// zonesForSecret enqueues the zones that name a Secret, so a created or rotated Secret is used at
+// once.
+func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reconcile.Request {
+	var zones dnsv1.DNSZoneList
+	if err := r.Client.List(ctx, &zones, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexProviderRef: o.GetName()}); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(zones.Items))
+	for _, z := range zones.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&z)})
+	}
+	return out
+}
+
+// childrenOf enqueues the zones that may link under z, so a parent's arrival or change is seen at
+// once.
+func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcile.Request {
+	parent := o.(*dnsv1.DNSZone)
+	var all dnsv1.DNSZoneList
+	if err := r.Client.List(ctx, &all); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, c := range all.Items {
+		if c.Spec.LinkToParentDomain && strings.HasSuffix(c.Spec.Zone, "."+parent.Spec.Zone) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	return out
+}
+
+func writerKey(account, zoneID string) zonewriter.Key {
+	return zonewriter.Key{Account: account, ZoneID: zoneID}
+}

@@ -1,0 +1,316 @@
+// Command manager is dnsplane's operator: the DNSZone and DNSEndpoint controllers, the zone
+// writers and the embedded authoritative DNS server, in one controller-runtime manager. With
+// --local it also starts a local control plane (etcd, kube-apiserver, kube-controller-manager) so
+// the whole product runs on one machine with no cluster and no cloud account.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/config/crd"
+	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
+	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/localcp"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+// options are the manager's flags; docs/api.md lists them.
+type options struct {
+	metricsAddr, probeAddr string
+	leaderElect            bool
+
+	local        bool
+	localDir     string
+	localDNSAddr string
+	ownerID      string
+
+	heartbeatInterval, heartbeatThreshold time.Duration
+	soaPollInterval, zoneResync, scrape   time.Duration
+	dnsResolver                           string
+	kubeQPS                               float64
+	kubeBurst                             int
+
+	geoTag, extGslbClusters       string
+	gslbInterval, gslbPeerTimeout time.Duration
+	gslbPeerPort                  int
+	gslbNSAddress                 string
+}
+
+func parseFlags(args []string) (options, *zap.Options, error) {
+	var o options
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader: only the leader reconciles, heartbeats and writes.")
+	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
+	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
+	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
+	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
+	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
+	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
+	fs.DurationVar(&o.soaPollInterval, "soa-poll-interval", 30*time.Second, "How often a DNSZone's SOA is queried until it answers.")
+	fs.DurationVar(&o.zoneResync, "zone-resync-interval", 2*time.Hour, "How often a DNSZone is synced with its provider, and a zone writer re-reads its zone.")
+	fs.DurationVar(&o.scrape, "scrape-interval", 2*time.Hour, "How often parent zones' NS records are scraped.")
+	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
+	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
+	fs.IntVar(&o.kubeBurst, "kube-api-burst", 1000, "Kubernetes client burst.")
+	fs.StringVar(&o.geoTag, "geo-tag", "", "This cluster's Gslb geo tag.")
+	fs.StringVar(&o.extGslbClusters, "ext-gslb-clusters", "", "Gslb peers: comma-separated geotag=host:port.")
+	fs.DurationVar(&o.gslbInterval, "gslb-interval", 30*time.Second, "How often Gslb peers are queried.")
+	fs.DurationVar(&o.gslbPeerTimeout, "gslb-peer-timeout", 2*time.Second, "Timeout of one Gslb peer query.")
+	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
+	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
+	zopts := &zap.Options{Development: true}
+	zopts.BindFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return o, nil, err
+	}
+	return o, zopts, o.validate()
+}
+
+func (o options) validate() error {
+	var errs []error
+	if _, _, err := net.SplitHostPort(o.localDNSAddr); err != nil {
+		errs = append(errs, fmt.Errorf("--local-dns-addr %q: %w", o.localDNSAddr, err))
+	}
+	if o.dnsResolver != "" {
+		if _, _, err := net.SplitHostPort(o.dnsResolver); err != nil {
+			errs = append(errs, fmt.Errorf("--dns-resolver %q: %w", o.dnsResolver, err))
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"--heartbeat-interval": o.heartbeatInterval, "--heartbeat-threshold": o.heartbeatThreshold,
+		"--soa-poll-interval": o.soaPollInterval, "--zone-resync-interval": o.zoneResync,
+		"--scrape-interval": o.scrape, "--gslb-interval": o.gslbInterval, "--gslb-peer-timeout": o.gslbPeerTimeout,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
+		}
+	}
+	if o.extGslbClusters != "" {
+		for _, p := range strings.Split(o.extGslbClusters, ",") {
+			tag, addr, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if _, _, err := net.SplitHostPort(addr); !ok || tag == "" || err != nil {
+				errs = append(errs, fmt.Errorf("--ext-gslb-clusters entry %q: want geotag=host:port", p))
+			}
+		}
+	}
+	if o.gslbNSAddress != "" {
+		if _, err := netip.ParseAddr(o.gslbNSAddress); err != nil {
+			errs = append(errs, fmt.Errorf("--gslb-ns-address: %w", err))
+		}
+	}
+	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
+		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func main() {
+	o, zopts, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zopts)))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o); err != nil {
+		ctrl.Log.Error(err, "manager stopped")
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options) error {
+	log := ctrl.Log.WithName("setup")
+	start := time.Now()
+
+	var cfg *rest.Config
+	if o.local {
+		cp, err := localcp.Start(ctx, localcp.Options{
+			Dir:  o.localDir,
+			CRDs: crd.Definitions(),
+			Log:  ctrl.Log.WithName("localcp"),
+		})
+		if err != nil {
+			return fmt.Errorf("start local control plane: %w", err)
+		}
+		defer func() {
+			if err := cp.Stop(); err != nil {
+				log.Error(err, "stop local control plane")
+			}
+		}()
+		cfg = cp.Config()
+		log.Info("local control plane ready", "kubeconfig", cp.KubeconfigPath(), "after", time.Since(start).Round(time.Millisecond).String())
+	} else {
+		var err error
+		if cfg, err = ctrl.GetConfig(); err != nil {
+			return fmt.Errorf("kubeconfig: %w", err)
+		}
+	}
+	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
+
+	scheme := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
+	utilruntime.Must(dnsv1.AddToScheme(scheme))
+
+	ownerID, err := resolveOwnerID(ctx, cfg, scheme, o.ownerID)
+	if err != nil {
+		return err
+	}
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		LeaderElection:         o.leaderElect,
+		LeaderElectionID:       "manager.dnsplane.io",
+	})
+	if err != nil {
+		return fmt.Errorf("new manager: %w", err)
+	}
+
+	// The embedded authoritative DNS server and the dnsplane.io/local provider on top of it.
+	listenIP, err := listenAddr(o.localDNSAddr)
+	if err != nil {
+		return err
+	}
+	store := dnsserver.NewStore(dnsserver.StoreOptions{
+		Dir:             filepath.Join(o.localDir, "zones"),
+		NameServerAddrs: []netip.Addr{listenIP},
+		Logger:          ctrl.Log.WithName("dnsserver"),
+	})
+	if err := store.Load(); err != nil {
+		return fmt.Errorf("load zones from %s: %w", filepath.Join(o.localDir, "zones"), err)
+	}
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{
+		Addr:       o.localDNSAddr,
+		Logger:     ctrl.Log.WithName("dnsserver"),
+		Registerer: ctrlmetrics.Registry,
+	})
+	if err != nil {
+		return err
+	}
+	if err := srv.Listen(); err != nil {
+		return fmt.Errorf("embedded DNS server on %s: %w", o.localDNSAddr, err)
+	}
+	if err := mgr.Add(srv); err != nil {
+		return err
+	}
+
+	providerCalls := counting.NewMetric()
+	ctrlmetrics.Registry.MustRegister(providerCalls)
+	providers := &factory.Factory{
+		Client:    mgr.GetAPIReader(),
+		Local:     counting.Wrap(local.New(store, local.Options{}), "local", providerCalls),
+		LocalAddr: srv.Addr(),
+		Resolver:  o.dnsResolver,
+	}
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter")})
+
+	if err := (&dnszone.Reconciler{
+		Client:          mgr.GetClient(),
+		Recorder:        mgr.GetEventRecorderFor("dnszone-controller"),
+		Providers:       providers,
+		Writers:         writers,
+		OwnerID:         ownerID,
+		SOAPollInterval: o.soaPollInterval,
+		ResyncInterval:  o.zoneResync,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the DNSZone controller: %w", err)
+	}
+	if err := (&dnsendpoint.Reconciler{
+		Client:    mgr.GetClient(),
+		Recorder:  mgr.GetEventRecorderFor("dnsendpoint-controller"),
+		Providers: providers,
+		Writers:   writers,
+		OwnerID:   ownerID,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
+	}
+
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	log.Info("starting manager", "ownerID", ownerID, "dns", srv.Addr(), "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
+	return mgr.Start(ctx)
+}
+
+// resolveOwnerID returns flag, or else the UID of the kube-system namespace.
+func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return "", err
+	}
+	var ns corev1.Namespace
+	// kube-apiserver creates kube-system shortly after it starts serving.
+	for i := 0; ; i++ {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = c.Get(cctx, client.ObjectKey{Name: "kube-system"}, &ns)
+		cancel()
+		if err == nil {
+			return string(ns.UID), nil
+		}
+		if i == 30 || ctx.Err() != nil {
+			return "", fmt.Errorf("default --owner-id: read namespace kube-system: %w", err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+func listenAddr(hostport string) (netip.Addr, error) {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("--local-dns-addr %q: %w", hostport, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		// Glue must be reachable: use the pod's address where we have one.
+		if ip := os.Getenv("POD_IP"); ip != "" {
+			host = ip
+		} else {
+			host = "127.0.0.1"
+		}
+	}
+	a, err := netip.ParseAddr(host)
+	if err != nil {
+		return netip.Addr{}, fmt.Errorf("--local-dns-addr %q: the host must be an IP address: %w", hostport, err)
+	}
+	return a, nil
+}

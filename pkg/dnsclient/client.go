@@ -1,0 +1,108 @@
+package dnsclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// ErrNotAuthoritative: the server answered, but not authoritatively (AA clear), or with an
+// rcode other than NOERROR.
+var ErrNotAuthoritative = errors.New("answer is not authoritative")
+
+// Client sends single DNS queries. The zero value is ready: 2 s per attempt.
+type Client struct {
+	// Timeout bounds each attempt (UDP, then TCP), a time.Duration; default 2s.
+	Timeout time.Duration
+}
+
+func (c Client) timeout() time.Duration {
+	if c.Timeout <= 0 {
+		return 2 * time.Second
+	}
+	return c.Timeout
+}
+
+// Query asks server (host:port) for name and type over UDP, retrying over TCP when the UDP
+// answer is truncated or UDP fails. It returns the response only if its ID, question and
+// rcode (NOERROR or NXDOMAIN) fit the query.
+func (c Client) Query(ctx context.Context, server, name string, qtype uint16) (*dns.Msg, error) {
+	q := new(dns.Msg)
+	q.SetQuestion(dns.Fqdn(name), qtype)
+	q.SetEdns0(1232, false)
+	q.RecursionDesired = false
+	var firstErr error
+	for _, netw := range []string{"udp", "tcp"} {
+		cl := &dns.Client{Net: netw, Timeout: c.timeout()}
+		actx, cancel := context.WithTimeout(ctx, c.timeout())
+		resp, _, err := cl.ExchangeContext(actx, q, server)
+		cancel()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		if resp.Truncated && netw == "udp" {
+			continue
+		}
+		if err := check(q, resp); err != nil {
+			return nil, err
+		}
+		return resp, nil
+	}
+	return nil, fmt.Errorf("query %s %s at %s: %w", name, dns.TypeToString[qtype], server, firstErr)
+}
+
+func check(q, resp *dns.Msg) error {
+	if resp.Id != q.Id {
+		return fmt.Errorf("answer ID %d does not match query ID %d", resp.Id, q.Id)
+	}
+	if len(resp.Question) != 1 || !strings.EqualFold(resp.Question[0].Name, q.Question[0].Name) ||
+		resp.Question[0].Qtype != q.Question[0].Qtype {
+		return errors.New("answer is for another question")
+	}
+	return nil
+}
+
+// SOA asks server for the zone's SOA and returns nil only when the answer is authoritative
+// (AA set, NOERROR) and holds the zone's SOA; otherwise an error wrapping ErrNotAuthoritative
+// or the transport error.
+func (c Client) SOA(ctx context.Context, server, zone string) error {
+	resp, err := c.Query(ctx, server, zone, dns.TypeSOA)
+	if err != nil {
+		return err
+	}
+	if resp.Rcode != dns.RcodeSuccess || !resp.Authoritative {
+		return fmt.Errorf("SOA %s at %s: rcode %s, AA %t: %w", zone, server, dns.RcodeToString[resp.Rcode], resp.Authoritative, ErrNotAuthoritative)
+	}
+	for _, rr := range resp.Answer {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, dns.Fqdn(zone)) {
+			return nil
+		}
+	}
+	return fmt.Errorf("SOA %s at %s: no SOA in the answer: %w", zone, server, ErrNotAuthoritative)
+}
+
+// SOAAny checks the zone's SOA at the first of servers that answers authoritatively; servers
+// are host:port, or host names, which get port 53. It returns the last error when none does.
+func (c Client) SOAAny(ctx context.Context, servers []string, zone string) error {
+	if len(servers) == 0 {
+		return fmt.Errorf("SOA %s: no name servers to ask: %w", zone, ErrNotAuthoritative)
+	}
+	var last error
+	for _, s := range servers {
+		if _, _, err := net.SplitHostPort(s); err != nil {
+			s = net.JoinHostPort(strings.TrimSuffix(s, "."), "53")
+		}
+		if last = c.SOA(ctx, s, zone); last == nil {
+			return nil
+		}
+	}
+	return last
+}

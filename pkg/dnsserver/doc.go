@@ -1,0 +1,25 @@
+// Package dnsserver is dnsplane's embedded authoritative DNS server: a Store
+// of zones, persisted under a directory, and a Server answering UDP and TCP
+// queries from it with miekg/dns.
+//
+// What it owns:
+//   - the zone data model: origin, SOA, record sets keyed by (owner, type,
+//     set identifier), and the metadata a master file cannot hold (zone ID,
+//     caller reference, tags, creation time, set identifiers, weights and
+//     opaque per-set labels);
+//   - persistence: one RFC 1035 master file and one JSON sidecar per zone,
+//     written atomically (see Store);
+//   - answering queries: authoritative answers, NXDOMAIN/NODATA with the SOA
+//     (RFC 2308), CNAME chasing within a zone, wildcards (RFC 4592),
+//     referrals with glue, EDNS0 (RFC 6891) and truncation, AXFR to loopback
+//     clients, rotation of multi-record answers and weighted choice among
+//     record sets that carry a weight.
+//
+// What it must not do:
+//   - know about Kubernetes or about the provider interface: the local
+//     provider (pkg/provider/local) adapts a Store to provider.Provider;
+//   - recurse or forward: names outside every served zone get REFUSED;
+//   - keep package-level mutable state: the rotation counter and the random
+//     source belong to a Server, the data to a Store;
+//   - register metrics globally: a prometheus.Registerer is passed in.
+package dnsserver

@@ -1,0 +1,337 @@
+package dnsserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+const (
+	zoneFileSuffix = ".zone"
+	metaFileSuffix = ".meta.json"
+	tmpMarker      = ".tmp-"
+	sidecarVersion = 1
+)
+
+// sidecar is the JSON document beside each master file.
+type sidecar struct {
+	Version int    `json:"version"`
+	Origin  string `json:"origin"`
+	ZoneMeta
+	// Serial is the SOA serial of the master file written with this sidecar;
+	// a mismatch on Load reveals a crash between the two renames.
+	Serial     uint32       `json:"serial"`
+	RecordSets []sidecarSet `json:"recordSets,omitempty"`
+}
+
+// sidecarSet is either a whole record set with a set identifier (Records
+// set), or the labels of a plain set whose records are in the master file
+// (SetIdentifier and Records empty).
+type sidecarSet struct {
+	Name          string            `json:"name"`
+	Type          string            `json:"type"`
+	TTL           uint32            `json:"ttl,omitempty"`
+	SetIdentifier string            `json:"setIdentifier,omitempty"`
+	Weight        *int64            `json:"weight,omitempty"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	Records       []string          `json:"records,omitempty"`
+}
+
+// fileBase is the zone's file name stem: the origin without trailing dot.
+// canonicalOrigin guarantees it is a safe file name.
+func fileBase(origin string) string { return strings.TrimSuffix(origin, ".") }
+
+// encode renders a zone version into its master file and sidecar.
+func encode(z *zoneData) (zoneFile, meta []byte, err error) {
+	var zb bytes.Buffer
+	fmt.Fprintf(&zb, "; zone %s serial %d, written by dnsplane. Record sets with a set identifier are in %s%s.\n",
+		z.origin, z.soa.Serial, fileBase(z.origin), metaFileSuffix)
+	fmt.Fprintf(&zb, "$ORIGIN %s\n", z.origin)
+	zb.WriteString(z.soa.String())
+	zb.WriteByte('\n')
+	sc := sidecar{Version: sidecarVersion, Origin: z.origin, ZoneMeta: z.meta, Serial: z.soa.Serial}
+	for _, rs := range z.sortedSets() {
+		if rs.SetIdentifier != "" {
+			s := sidecarSet{Name: rs.Name, Type: dns.TypeToString[rs.Type], TTL: rs.TTL,
+				SetIdentifier: rs.SetIdentifier, Weight: rs.Weight, Labels: rs.Labels}
+			for _, rr := range rs.RRs {
+				s.Records = append(s.Records, rr.String())
+			}
+			sc.RecordSets = append(sc.RecordSets, s)
+			continue
+		}
+		for _, rr := range rs.RRs {
+			zb.WriteString(rr.String())
+			zb.WriteByte('\n')
+		}
+		if len(rs.Labels) > 0 {
+			sc.RecordSets = append(sc.RecordSets, sidecarSet{Name: rs.Name, Type: dns.TypeToString[rs.Type], Labels: rs.Labels})
+		}
+	}
+	meta, err = json.MarshalIndent(sc, "", "  ")
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode sidecar: %w", err)
+	}
+	return zb.Bytes(), append(meta, '\n'), nil
+}
+
+// persist writes a zone version: sidecar first, then the master file (the
+// commit point). No-op without a directory.
+func (s *Store) persist(z *zoneData) error {
+	if s.opts.Dir == "" {
+		return nil
+	}
+	zoneFile, meta, err := encode(z)
+	if err != nil {
+		return err
+	}
+	base := fileBase(z.origin)
+	if err := writeAtomic(s.opts.Dir, base+metaFileSuffix, meta); err != nil {
+		return err
+	}
+	return writeAtomic(s.opts.Dir, base+zoneFileSuffix, zoneFile)
+}
+
+// remove deletes a zone's files: master file first (the commit point), then
+// the sidecar, then fsyncs the directory.
+func (s *Store) remove(origin string) error {
+	if s.opts.Dir == "" {
+		return nil
+	}
+	base := fileBase(origin)
+	for _, name := range []string{base + zoneFileSuffix, base + metaFileSuffix} {
+		if err := os.Remove(filepath.Join(s.opts.Dir, name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove %s: %w", name, err)
+		}
+	}
+	return syncDir(s.opts.Dir)
+}
+
+// writeAtomic replaces dir/name with data: temporary file in dir, fsync,
+// rename, fsync dir. On error the temporary file is removed (a crash may
+// still leave it; Load deletes it).
+func writeAtomic(dir, name string, data []byte) (err error) {
+	f, err := os.CreateTemp(dir, "."+name+tmpMarker+"*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err = os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return syncDir(dir)
+}
+
+// syncDir fsyncs a directory so that renames and removals in it are durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("open dir %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync dir %s: %w", dir, err)
+	}
+	return nil
+}
+
+// Load reads every zone under Dir (creating Dir if missing) and replaces
+// what the store serves. Call it once, before serving and writing. It
+// deletes leftover temporary files and sidecars without a master file
+// (interrupted writes, see Store). A zone whose files cannot be read is
+// skipped and reported in the returned error (wrapping ErrCorruptZone); the
+// other zones are still loaded. Without Dir it does nothing.
+func (s *Store) Load() error {
+	if s.opts.Dir == "" {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := os.MkdirAll(s.opts.Dir, 0o755); err != nil {
+		return fmt.Errorf("load zones: %w", err)
+	}
+	entries, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("load zones: %w", err)
+	}
+	present := map[string]bool{}
+	for _, e := range entries {
+		present[e.Name()] = true
+	}
+	zones := map[string]*zoneData{}
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case e.IsDir():
+		case strings.Contains(name, tmpMarker):
+			s.opts.Logger.Info("removing leftover temporary file", "file", name)
+			if err := os.Remove(filepath.Join(s.opts.Dir, name)); err != nil {
+				errs = append(errs, fmt.Errorf("remove %s: %w", name, err))
+			}
+		case strings.HasSuffix(name, metaFileSuffix):
+			if !present[strings.TrimSuffix(name, metaFileSuffix)+zoneFileSuffix] {
+				s.opts.Logger.Info("removing sidecar of an interrupted zone creation or deletion", "file", name)
+				if err := os.Remove(filepath.Join(s.opts.Dir, name)); err != nil {
+					errs = append(errs, fmt.Errorf("remove %s: %w", name, err))
+				}
+			}
+		case strings.HasSuffix(name, zoneFileSuffix):
+			z, err := s.loadZone(strings.TrimSuffix(name, zoneFileSuffix))
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			zones[z.origin] = z
+		}
+	}
+	s.snap.Store(&snapshot{zones: zones})
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("load zones from %s: %w", s.opts.Dir, err)
+	}
+	return nil
+}
+
+// loadZone reads one zone's master file and sidecar.
+func (s *Store) loadZone(base string) (*zoneData, error) {
+	origin, err := canonicalOrigin(base)
+	if err != nil || fileBase(origin) != base {
+		return nil, fmt.Errorf("%w: %s%s: not a zone file name", ErrCorruptZone, base, zoneFileSuffix)
+	}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: zone %s: %s", ErrCorruptZone, origin, fmt.Sprintf(format, args...))
+	}
+	zonePath := filepath.Join(s.opts.Dir, base+zoneFileSuffix)
+	f, err := os.Open(zonePath)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	defer f.Close()
+
+	var soa *dns.SOA
+	sets := map[SetKey]*RRSet{}
+	add := func(rr dns.RR, setID string, weight *int64) error {
+		h := rr.Header()
+		h.Name = strings.ToLower(h.Name)
+		if !dns.IsSubDomain(origin, h.Name) {
+			return fmt.Errorf("record %q is outside the zone", rr.String())
+		}
+		if h.Rrtype == dns.TypeSOA {
+			if soa != nil || h.Name != origin {
+				return fmt.Errorf("unexpected SOA %q", rr.String())
+			}
+			soa = rr.(*dns.SOA)
+			return nil
+		}
+		k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
+		rs := sets[k]
+		if rs == nil {
+			rs = &RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, SetIdentifier: setID, Weight: weight}
+			sets[k] = rs
+		}
+		rs.TTL = min(rs.TTL, h.Ttl) // RFC 2181 §5.2: one TTL per set
+		if !containsRR(rs.RRs, rr) {
+			rs.RRs = append(rs.RRs, rr)
+		}
+		return nil
+	}
+	zp := dns.NewZoneParser(f, origin, zonePath)
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		if err := add(rr, "", nil); err != nil {
+			return nil, corrupt("%v", err)
+		}
+	}
+	if err := zp.Err(); err != nil {
+		return nil, corrupt("%v", err)
+	}
+	if soa == nil {
+		return nil, corrupt("no SOA at the apex")
+	}
+
+	meta := ZoneMeta{}
+	raw, err := os.ReadFile(filepath.Join(s.opts.Dir, base+metaFileSuffix))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// A master file on its own (written by hand, or a sidecar lost):
+		// serve it, without metadata.
+		if st, serr := f.Stat(); serr == nil {
+			meta.Created = st.ModTime().UTC()
+		}
+	case err != nil:
+		return nil, corrupt("%v", err)
+	default:
+		var sc sidecar
+		if err := json.Unmarshal(raw, &sc); err != nil {
+			return nil, corrupt("sidecar: %v", err)
+		}
+		if sc.Version != sidecarVersion || sc.Origin != origin {
+			return nil, corrupt("sidecar version %d origin %q", sc.Version, sc.Origin)
+		}
+		if sc.Serial != soa.Serial {
+			s.opts.Logger.Info("zone files are from different writes (crash between renames); serving both as found",
+				"zone", origin, "masterSerial", soa.Serial, "sidecarSerial", sc.Serial)
+			// Keep the serial moving forward for secondaries and caches.
+			if int32(sc.Serial-soa.Serial) > 0 { // RFC 1982 comparison
+				soa.Serial = sc.Serial
+			}
+		}
+		meta = sc.ZoneMeta
+		for _, ss := range sc.RecordSets {
+			if ss.SetIdentifier == "" {
+				continue // labels, applied below
+			}
+			for _, text := range ss.Records {
+				rr, err := dns.NewRR(text)
+				if err != nil || rr == nil {
+					return nil, corrupt("sidecar record %q: %v", text, err)
+				}
+				if err := add(rr, ss.SetIdentifier, ss.Weight); err != nil {
+					return nil, corrupt("sidecar: %v", err)
+				}
+			}
+			if rs := sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type], SetIdentifier: ss.SetIdentifier}]; rs != nil {
+				rs.Labels = ss.Labels
+			}
+		}
+		for _, ss := range sc.RecordSets {
+			if ss.SetIdentifier != "" {
+				continue
+			}
+			if rs := sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type]}]; rs != nil {
+				rs.Labels = ss.Labels
+			}
+		}
+	}
+	for _, rs := range sets {
+		for _, rr := range rs.RRs {
+			rr.Header().Ttl = rs.TTL
+		}
+	}
+	z, err := newZoneData(origin, meta, soa, sets)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	return z, nil
+}

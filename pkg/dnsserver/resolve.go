@@ -1,0 +1,187 @@
+package dnsserver
+
+import (
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// maxChase bounds CNAME chasing within a zone.
+const maxChase = 8
+
+// zoneFor returns the served zone with the longest origin that is qname or
+// an ancestor of it, or nil. For a DS query at a zone apex the parent zone
+// answers, when it is served too (RFC 4035 §3.1.4.1: DS lives on the
+// parental side of the cut).
+func (s *snapshot) zoneFor(qname string, qtype uint16) *zoneData {
+	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
+		z := s.zones[qname[off:]]
+		if z == nil {
+			continue
+		}
+		if qtype == dns.TypeDS && off == 0 {
+			if p := parentName(qname); p != "" {
+				if pz := s.zoneFor(p, dns.TypeA); pz != nil {
+					return pz
+				}
+			}
+		}
+		return z
+	}
+	return nil
+}
+
+// negativeSOA is the SOA for the authority section of NXDOMAIN and NODATA
+// answers, with TTL min(SOA TTL, MINIMUM) (RFC 2308 §3, §5).
+func (z *zoneData) negativeSOA() dns.RR {
+	soa := dns.Copy(z.soa).(*dns.SOA)
+	soa.Hdr.Ttl = min(soa.Hdr.Ttl, soa.Minttl)
+	return soa
+}
+
+// findCut returns the owner and NS sets of the highest delegation point
+// (an NS set strictly below the apex) at or above qname, or "" when qname is
+// not at or below a cut. A DS query at the cut itself is not delegated: the
+// parent answers it (RFC 4035 §3.1.4.1).
+func (z *zoneData) findCut(qname string, qtype uint16) (string, []*RRSet) {
+	idx := dns.Split(qname)
+	below := len(idx) - dns.CountLabel(z.origin) // labels of qname below the apex
+	for i := below - 1; i >= 0; i-- {
+		name := qname[idx[i]:]
+		n := z.nodes[name]
+		if n == nil {
+			return "", nil // nothing exists at or below name
+		}
+		if ns := n.sets[dns.TypeNS]; len(ns) > 0 {
+			if i == 0 && qtype == dns.TypeDS {
+				return "", nil
+			}
+			return name, ns
+		}
+	}
+	return "", nil
+}
+
+// closestEncloser returns the nearest existing ancestor of a name that does
+// not exist itself (RFC 4592 §3.3.1); the apex always exists.
+func (z *zoneData) closestEncloser(qname string) string {
+	for p := parentName(qname); p != "" && dns.IsSubDomain(z.origin, p); p = parentName(p) {
+		if z.nodes[p] != nil {
+			return p
+		}
+	}
+	return z.origin
+}
+
+// resolve fills resp for one question against the snapshot: RFC 1034 §4.3.2
+// without recursion. resp already carries the question and flags.
+func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
+	qname := strings.ToLower(q.Name)
+	z := snap.zoneFor(qname, q.Qtype)
+	if z == nil {
+		resp.Rcode = dns.RcodeRefused
+		return
+	}
+	resp.Authoritative = true
+	sel := s.newSelector()
+	seen := map[string]bool{}
+	name := qname
+	for range maxChase {
+		seen[name] = true
+		// 1. Delegation: a cut at or above name sends the client there.
+		if cut, ns := z.findCut(name, q.Qtype); cut != "" {
+			if len(resp.Answer) == 0 {
+				resp.Authoritative = false
+			}
+			resp.Ns = append(resp.Ns, sel.all(ns)...)
+			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Ns), cut)...)
+			return
+		}
+		// 2. The name itself, or 3. a wildcard for it.
+		n, owner := z.nodes[name], name
+		if n == nil {
+			wc := "*." + z.closestEncloser(name)
+			if n = z.nodes[wc]; n == nil {
+				// NXDOMAIN, also at the end of a CNAME chain: the rcode is
+				// that of the last name (RFC 6604 §3).
+				resp.Rcode = dns.RcodeNameError
+				resp.Ns = append(resp.Ns, z.negativeSOA())
+				return
+			}
+		}
+		if q.Qtype != dns.TypeCNAME && len(n.sets[dns.TypeCNAME]) > 0 {
+			cname := sel.pick(n.sets[dns.TypeCNAME], owner)
+			resp.Answer = append(resp.Answer, cname...)
+			target := strings.ToLower(cname[0].(*dns.CNAME).Target)
+			if !dns.IsSubDomain(z.origin, target) || seen[target] {
+				return // out of zone, or a loop: the client follows it
+			}
+			name = target
+			continue
+		}
+		var sets []*RRSet
+		if q.Qtype == dns.TypeANY {
+			for _, list := range n.sets {
+				sets = append(sets, list...)
+			}
+		} else {
+			sets = n.sets[q.Qtype]
+		}
+		if len(sets) == 0 {
+			resp.Ns = append(resp.Ns, z.negativeSOA()) // NODATA (RFC 2308 §2.2)
+			return
+		}
+		if q.Qtype == dns.TypeANY {
+			resp.Answer = append(resp.Answer, sel.all(sets)...)
+		} else {
+			resp.Answer = append(resp.Answer, sel.pick(sets, owner)...)
+		}
+		switch q.Qtype {
+		case dns.TypeNS, dns.TypeMX, dns.TypeSRV:
+			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Answer), z.origin)...)
+		}
+		return
+	}
+}
+
+// targetsOf returns the host names that NS, MX and SRV records point to.
+func targetsOf(rrs []dns.RR) []string {
+	var out []string
+	for _, rr := range rrs {
+		switch v := rr.(type) {
+		case *dns.NS:
+			out = append(out, strings.ToLower(v.Ns))
+		case *dns.MX:
+			out = append(out, strings.ToLower(v.Mx))
+		case *dns.SRV:
+			out = append(out, strings.ToLower(v.Target))
+		}
+	}
+	return out
+}
+
+// addresses returns the A and AAAA records of the given hosts that lie at or
+// below within (glue below a cut, or in-zone hosts for additional-section
+// processing, RFC 1034 §4.3.2 step 6), each host once.
+func (z *zoneData) addresses(hosts []string, within string) []dns.RR {
+	var out []dns.RR
+	done := map[string]bool{}
+	for _, h := range hosts {
+		if done[h] || !dns.IsSubDomain(within, h) {
+			continue
+		}
+		done[h] = true
+		n := z.nodes[h]
+		if n == nil {
+			continue
+		}
+		for _, t := range []uint16{dns.TypeA, dns.TypeAAAA} {
+			for _, rs := range n.sets[t] {
+				if rs.Weight == nil {
+					out = append(out, rs.RRs...)
+				}
+			}
+		}
+	}
+	return out
+}

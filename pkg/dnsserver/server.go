@@ -1,0 +1,412 @@
+package dnsserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// DefaultUDPSize is the EDNS0 UDP payload size the server advertises: 1232
+// bytes, the DNS Flag Day 2020 value that avoids IP fragmentation.
+const DefaultUDPSize = 1232
+
+// RandSource picks the weighted record set. *math/rand/v2.Rand satisfies
+// it. Int64N returns a value in [0, n).
+type RandSource interface {
+	Int64N(n int64) int64
+}
+
+// globalRand uses math/rand/v2's top-level functions (safe for concurrent
+// use, randomly seeded).
+type globalRand struct{}
+
+func (globalRand) Int64N(n int64) int64 { return rand.Int64N(n) }
+
+// lockedRand serialises an injected source, which need not be safe for
+// concurrent use.
+type lockedRand struct {
+	mu  sync.Mutex
+	src RandSource
+}
+
+func (l *lockedRand) Int64N(n int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.src.Int64N(n)
+}
+
+// ServerOptions configures a Server.
+type ServerOptions struct {
+	// Addr is the host:port to serve on, UDP and TCP (e.g. "127.0.0.1:5353").
+	// Port 0 picks a free port, the same for both; Addr() reports it.
+	Addr string
+	// UDPSize is the EDNS0 payload size advertised in responses (RFC 6891
+	// §6.2.3); default DefaultUDPSize.
+	UDPSize uint16
+	// Rand chooses among weighted record sets; default math/rand/v2. An
+	// injected source is used under a mutex.
+	Rand RandSource
+	// Logger reports serving errors.
+	Logger logr.Logger
+	// Registerer, when set, receives the server's metrics
+	// (dnsplane_dnsserver_queries_total{proto,rcode}).
+	Registerer prometheus.Registerer
+	// ShutdownTimeout bounds the graceful shutdown when Start's ctx ends;
+	// default 5 s.
+	ShutdownTimeout time.Duration
+	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
+	ReadTimeout, WriteTimeout time.Duration
+}
+
+// Server answers DNS queries over UDP and TCP from a Store. It implements
+// dns.Handler and controller-runtime's manager.Runnable.
+//
+// Answers follow RFC 1034 §4.3.2 without recursion:
+//   - names in no served zone: REFUSED, AA clear; the zone with the longest
+//     matching origin answers otherwise, with AA set;
+//   - NXDOMAIN and NODATA (also for empty non-terminals, RFC 8020) carry the
+//     zone's SOA in the authority section, TTL min(SOA TTL, MINIMUM)
+//     (RFC 2308);
+//   - a CNAME answers every other type and is chased within the zone;
+//   - wildcards "*.<closest encloser>" synthesise answers for names that do
+//     not exist (RFC 4592);
+//   - names at or below an NS set strictly below the apex get a referral:
+//     AA clear, the NS set in the authority section, glue A/AAAA in the
+//     additional section; DS at the cut is answered by the parent side;
+//   - EDNS0 (RFC 6891): a query with OPT gets an OPT with UDPSize; other
+//     EDNS versions get BADVERS. UDP answers larger than max(512, the
+//     client's payload size) are truncated with TC set; TCP answers are not;
+//   - AXFR (RFC 5936) only over TCP and only from loopback clients, else
+//     REFUSED;
+//   - an answer of several records rotates their order on every query (one
+//     counter per Server);
+//   - several sets of one name and type: sets without weight are all served;
+//     of those with a weight, one is chosen per query with probability
+//     weight/sum (all weights 0: uniformly).
+type Server struct {
+	store   *Store
+	opts    ServerOptions
+	rnd     RandSource
+	rotate  atomic.Uint64
+	queries *prometheus.CounterVec
+
+	mu      sync.Mutex // guards the fields below
+	udp     net.PacketConn
+	tcp     net.Listener
+	started bool
+}
+
+// NewServer returns a server for store. It does not bind; see Listen and
+// Start. With opts.Registerer set, registration errors are returned.
+func NewServer(store *Store, opts ServerOptions) (*Server, error) {
+	if store == nil {
+		return nil, errors.New("dnsserver: nil store")
+	}
+	if opts.UDPSize == 0 {
+		opts.UDPSize = DefaultUDPSize
+	}
+	if opts.ShutdownTimeout == 0 {
+		opts.ShutdownTimeout = 5 * time.Second
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = 2 * time.Second
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = 2 * time.Second
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	s := &Server{store: store, opts: opts, rnd: globalRand{}}
+	if opts.Rand != nil {
+		s.rnd = &lockedRand{src: opts.Rand}
+	}
+	s.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dnsplane_dnsserver_queries_total",
+		Help: "DNS queries answered by the embedded server, by transport and response code.",
+	}, []string{"proto", "rcode"})
+	if opts.Registerer != nil {
+		if err := opts.Registerer.Register(s.queries); err != nil {
+			return nil, fmt.Errorf("dnsserver: register metrics: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// Listen binds the UDP socket and a TCP listener on the same port. It is
+// idempotent; Start calls it. With port 0 it retries a few free ports until
+// TCP can bind the port UDP got.
+func (s *Server) Listen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.udp != nil {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("dnsserver: address %q: %w", s.opts.Addr, err)
+	}
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, port))
+		if err != nil {
+			return fmt.Errorf("dnsserver: listen udp %s: %w", s.opts.Addr, err)
+		}
+		bound := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, bound))
+		if err != nil {
+			_ = pc.Close()
+			lastErr = err
+			if port != "0" {
+				break
+			}
+			continue
+		}
+		s.udp, s.tcp = pc, l
+		return nil
+	}
+	return fmt.Errorf("dnsserver: listen tcp %s: %w", s.opts.Addr, lastErr)
+}
+
+// Addr returns the bound address (host:port, the same port for UDP and
+// TCP), or "" before Listen.
+func (s *Server) Addr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.udp == nil {
+		return ""
+	}
+	return s.udp.LocalAddr().String()
+}
+
+// NeedLeaderElection tells controller-runtime to run the server on every
+// replica: answering is read-only.
+func (s *Server) NeedLeaderElection() bool { return false }
+
+// Start binds (if Listen was not called) and serves until ctx is done, then
+// shuts down gracefully within ShutdownTimeout and returns nil. It returns an
+// error if binding or serving fails. A Server starts once.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.Listen(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.started {
+		s.mu.Unlock()
+		return errors.New("dnsserver: already started")
+	}
+	s.started = true
+	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize})
+	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s,
+		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout})
+	s.mu.Unlock()
+
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-udp.done:
+		udp.done <- serveErr
+	case serveErr = <-tcp.done:
+		tcp.done <- serveErr
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
+	defer cancel()
+	err := errors.Join(serveErr, udp.stop(sctx), tcp.stop(sctx))
+	if err != nil {
+		return fmt.Errorf("dnsserver: %w", err)
+	}
+	return nil
+}
+
+// runner runs one miekg server and stops it without racing its start.
+type runner struct {
+	srv     *dns.Server
+	started chan struct{}
+	done    chan error // receives ActivateAndServe's result; buffered
+}
+
+func newRunner(srv *dns.Server) *runner {
+	r := &runner{srv: srv, started: make(chan struct{}), done: make(chan error, 1)}
+	srv.NotifyStartedFunc = func() { close(r.started) }
+	go func() { r.done <- srv.ActivateAndServe() }()
+	return r
+}
+
+func (r *runner) stop(ctx context.Context) error {
+	select {
+	case err := <-r.done: // already stopped on its own
+		return err
+	default:
+	}
+	select {
+	case err := <-r.done: // never started
+		return err
+	case <-r.started:
+	}
+	if err := r.srv.ShutdownContext(ctx); err != nil {
+		return err
+	}
+	select {
+	case err := <-r.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// ServeDNS answers one query (dns.Handler).
+func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	_, udp := w.RemoteAddr().(*net.UDPAddr)
+	proto := "tcp"
+	if udp {
+		proto = "udp"
+	}
+	resp := s.answer(w, req, udp)
+	if resp == nil {
+		s.queries.WithLabelValues(proto, dns.RcodeToString[dns.RcodeSuccess]).Inc()
+		return // written by the zone transfer
+	}
+	s.queries.WithLabelValues(proto, dns.RcodeToString[resp.Rcode]).Inc()
+	if err := w.WriteMsg(resp); err != nil {
+		s.opts.Logger.V(1).Info("write response failed", "client", w.RemoteAddr().String(), "error", err.Error())
+	}
+}
+
+// answer builds the response, or writes a zone transfer itself and returns
+// nil.
+func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
+	resp := new(dns.Msg)
+	resp.SetReply(req)
+	if req.Opcode != dns.OpcodeQuery {
+		resp.SetRcode(req, dns.RcodeNotImplemented)
+		return resp
+	}
+	if len(req.Question) != 1 {
+		resp.SetRcode(req, dns.RcodeFormatError)
+		return resp
+	}
+	opt := req.IsEdns0()
+	if opt != nil {
+		resp.SetEdns0(s.opts.UDPSize, false)
+		if opt.Version() != 0 {
+			resp.Rcode = dns.RcodeBadVers // RFC 6891 §6.1.3
+			return resp
+		}
+	}
+	q := req.Question[0]
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
+		resp.Rcode = dns.RcodeRefused
+		return resp
+	}
+	switch q.Qtype {
+	case dns.TypeAXFR, dns.TypeIXFR:
+		return s.transfer(w, req, resp, udp)
+	}
+	s.resolve(s.store.load(), q, resp)
+	size := dns.MaxMsgSize
+	if udp {
+		size = dns.MinMsgSize // RFC 1035 §4.2.1: 512 bytes without EDNS0
+		if opt != nil {
+			size = max(size, int(opt.UDPSize()))
+		}
+	}
+	resp.Truncate(size)
+	return resp
+}
+
+// newSelector returns the per-query record selection state.
+func (s *Server) newSelector() selector {
+	return selector{turn: s.rotate.Add(1), rnd: s.rnd}
+}
+
+// selector rotates and chooses records for one query.
+type selector struct {
+	turn uint64
+	rnd  RandSource
+}
+
+// pick merges the sets of one name and type into the answer RRset: every
+// set without a weight, plus one weighted set chosen with probability
+// weight/sum. Records get owner as owner name (wildcard synthesis) and the
+// order rotates with the query counter.
+func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
+	var out []dns.RR
+	var weighted []*RRSet
+	var total int64
+	for _, rs := range sets {
+		if rs.Weight == nil {
+			out = append(out, rs.RRs...)
+			continue
+		}
+		weighted = append(weighted, rs)
+		total += *rs.Weight
+	}
+	if len(weighted) > 0 {
+		chosen := weighted[0]
+		if total > 0 {
+			r := sel.rnd.Int64N(total)
+			for _, rs := range weighted {
+				if r < *rs.Weight {
+					chosen = rs
+					break
+				}
+				r -= *rs.Weight
+			}
+		} else {
+			chosen = weighted[sel.rnd.Int64N(int64(len(weighted)))]
+		}
+		out = append(out, chosen.RRs...)
+	}
+	return sel.finish(out, owner)
+}
+
+// all returns every record of the sets (referrals, ANY), rotated.
+func (sel selector) all(sets []*RRSet) []dns.RR {
+	var out []dns.RR
+	for _, rs := range sets {
+		out = append(out, rs.RRs...)
+	}
+	return sel.finish(out, "")
+}
+
+// finish rotates rrs and, when needed, copies them to rewrite the owner or
+// to give the merged RRset one TTL (the smallest, RFC 2181 §5.2). Stored
+// records are never modified.
+func (sel selector) finish(rrs []dns.RR, owner string) []dns.RR {
+	if len(rrs) == 0 {
+		return nil
+	}
+	out := make([]dns.RR, len(rrs))
+	k := int(sel.turn % uint64(len(rrs)))
+	copy(out, rrs[k:])
+	copy(out[len(rrs)-k:], rrs[:k])
+	ttl := out[0].Header().Ttl
+	mixed := false
+	for _, rr := range out {
+		if rr.Header().Ttl != ttl {
+			mixed = true
+			ttl = min(ttl, rr.Header().Ttl)
+		}
+	}
+	if (owner != "" && owner != out[0].Header().Name) || mixed {
+		for i, rr := range out {
+			c := dns.Copy(rr)
+			if owner != "" {
+				c.Header().Name = owner
+			}
+			c.Header().Ttl = ttl
+			out[i] = c
+		}
+	}
+	return out
+}

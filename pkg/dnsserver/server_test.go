@@ -1,0 +1,430 @@
+package dnsserver
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+)
+
+// TestServer_Answers is the over-the-wire table: one query each, the exact
+// sections expected.
+func TestServer_Answers(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	addr := srv.Addr()
+	const soa = "example.test. SOA ns1.example.test. hostmaster.example.test. 2 3600 600 1209600 60"
+	const childSOA = "child.example.test. SOA ns1.child.example.test. hostmaster.child.example.test. 2 3600 600 1209600 60"
+	for _, tc := range []struct {
+		name   string
+		qname  string
+		qtype  uint16
+		rcode  int
+		aa     bool
+		answer []string
+		ns     []string
+		extra  []string
+	}{
+		{name: "positive A", qname: "www.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"www.example.test. A 192.0.2.1"}},
+		{name: "case-insensitive qname", qname: "WWW.Example.TEST", qtype: dns.TypeAAAA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"www.example.test. AAAA 2001:db8::1"}},
+		{name: "apex NS with glue", qname: "example.test", qtype: dns.TypeNS, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"example.test. NS ns1.example.test."}, extra: []string{"ns1.example.test. A 127.0.0.1"}},
+		{name: "apex SOA", qname: "example.test", qtype: dns.TypeSOA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{soa}},
+		{name: "NXDOMAIN carries SOA", qname: "nope.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
+			ns: []string{soa}},
+		{name: "NODATA carries SOA", qname: "www.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
+			ns: []string{soa}},
+		{name: "empty non-terminal is NODATA", qname: "ent.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			ns: []string{soa}},
+		{name: "below an existing name is NXDOMAIN", qname: "x.www.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
+			ns: []string{soa}},
+		{name: "CNAME answers another type and is chased", qname: "alias.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"alias.example.test. CNAME www.example.test.", "www.example.test. A 192.0.2.1"}},
+		{name: "CNAME chain", qname: "chain.example.test", qtype: dns.TypeAAAA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"alias.example.test. CNAME www.example.test.", "chain.example.test. CNAME alias.example.test.", "www.example.test. AAAA 2001:db8::1"}},
+		{name: "CNAME query returns the CNAME only", qname: "alias.example.test", qtype: dns.TypeCNAME, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"alias.example.test. CNAME www.example.test."}},
+		{name: "CNAME out of zone is not chased", qname: "ext.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"ext.example.test. CNAME target.other.test."}},
+		{name: "dangling CNAME ends in NXDOMAIN", qname: "dangling.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
+			answer: []string{"dangling.example.test. CNAME nothere.example.test."}, ns: []string{soa}},
+		{name: "wildcard synthesises the answer", qname: "anything.wild.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"anything.wild.example.test. A 192.0.2.50"}},
+		{name: "wildcard covers deeper names", qname: "a.b.wild.example.test", qtype: dns.TypeTXT, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{`a.b.wild.example.test. TXT "wild"`}},
+		{name: "wildcard NODATA", qname: "anything.wild.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
+			ns: []string{soa}},
+		{name: "wildcard does not match the closest encloser's siblings", qname: "x.nowild.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
+			ns: []string{soa}},
+		{name: "referral with glue", qname: "host.sub.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: false,
+			ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
+			extra: []string{"ns1.sub.example.test. A 192.0.2.53"}},
+		{name: "referral at the cut", qname: "sub.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: false,
+			ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
+			extra: []string{"ns1.sub.example.test. A 192.0.2.53"}},
+		{name: "DS at the cut answered by the parent", qname: "sub.example.test", qtype: dns.TypeDS, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"sub.example.test. DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"}},
+		{name: "MX with additional address", qname: "mx.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"mx.example.test. MX 10 mail.example.test."}, extra: []string{"mail.example.test. A 192.0.2.25"}},
+		{name: "longest-match zone answers", qname: "www.child.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
+			answer: []string{"www.child.example.test. A 198.51.100.1"}},
+		{name: "longest-match zone owns its negative answers", qname: "nope.child.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
+			ns: []string{childSOA}},
+		{name: "REFUSED outside served zones", qname: "www.other.test", qtype: dns.TypeA, rcode: dns.RcodeRefused, aa: false},
+		{name: "REFUSED for the parent of a served zone", qname: "test", qtype: dns.TypeSOA, rcode: dns.RcodeRefused, aa: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, proto := range []string{"udp", "tcp"} {
+				resp := ask(t, addr, proto, tc.qname, tc.qtype)
+				if resp.Rcode != tc.rcode || resp.Authoritative != tc.aa {
+					t.Fatalf("%s: rcode %s aa %v, want %s aa %v\n%v", proto, dns.RcodeToString[resp.Rcode], resp.Authoritative,
+						dns.RcodeToString[tc.rcode], tc.aa, resp)
+				}
+				for _, sec := range []struct {
+					name      string
+					got, want []string
+				}{{"answer", texts(resp.Answer), tc.answer}, {"authority", texts(resp.Ns), tc.ns}, {"additional", texts(resp.Extra), tc.extra}} {
+					want := slices.Clone(sec.want)
+					slices.Sort(want)
+					if !slices.Equal(sec.got, want) {
+						t.Errorf("%s %s section:\n got %q\nwant %q", proto, sec.name, sec.got, want)
+					}
+				}
+				if resp.Question[0].Name != dns.Fqdn(tc.qname) {
+					t.Errorf("question not echoed: %v", resp.Question)
+				}
+			}
+		})
+	}
+}
+
+func TestServer_NXDOMAINCarriesSOAWithNegativeTTL(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	resp := ask(t, srv.Addr(), "udp", "missing.example.test", dns.TypeA)
+	if resp.Rcode != dns.RcodeNameError || len(resp.Ns) != 1 {
+		t.Fatalf("want NXDOMAIN with one authority record, got %v", resp)
+	}
+	soa, ok := resp.Ns[0].(*dns.SOA)
+	if !ok {
+		t.Fatalf("authority is %T, want SOA", resp.Ns[0])
+	}
+	// RFC 2308 §3: TTL = min(SOA TTL 3600, MINIMUM 60).
+	if soa.Hdr.Ttl != DefaultMinimumTTL {
+		t.Errorf("SOA TTL %d, want %d", soa.Hdr.Ttl, DefaultMinimumTTL)
+	}
+}
+
+func TestServer_WildcardTTLAndOwnerAreSynthesised(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	resp := ask(t, srv.Addr(), "udp", "Some.Wild.example.test", dns.TypeA)
+	if len(resp.Answer) != 1 || resp.Answer[0].Header().Ttl != 120 || resp.Answer[0].Header().Name != "some.wild.example.test." {
+		t.Fatalf("wildcard answer %v", resp.Answer)
+	}
+	// The stored wildcard record is untouched by the synthesis.
+	again := ask(t, srv.Addr(), "udp", "*.wild.example.test", dns.TypeA)
+	if len(again.Answer) != 1 || again.Answer[0].Header().Name != "*.wild.example.test." {
+		t.Fatalf("literal wildcard query %v", again.Answer)
+	}
+}
+
+func TestServer_TruncatesOverUDPAndAnswersInFullOverTCP(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	udp := ask(t, srv.Addr(), "udp", "big.example.test", dns.TypeTXT)
+	if !udp.Truncated {
+		t.Fatalf("UDP answer of about 1,100 bytes without EDNS0 not truncated: %d answers", len(udp.Answer))
+	}
+	if n := udp.Len(); n > dns.MinMsgSize {
+		t.Errorf("truncated UDP answer is %d bytes, want <= 512 (RFC 1035 §4.2.1)", n)
+	}
+	tcp := ask(t, srv.Addr(), "tcp", "big.example.test", dns.TypeTXT)
+	if tcp.Truncated || len(tcp.Answer) != 1 || len(tcp.Answer[0].(*dns.TXT).Txt) != 10 {
+		t.Fatalf("TCP answer: truncated=%v answers=%v", tcp.Truncated, tcp.Answer)
+	}
+}
+
+func TestServer_EDNS0EchoAndClientBufferSize(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{UDPSize: 1400})
+	for _, tc := range []struct {
+		name      string
+		size      uint16
+		truncated bool
+	}{
+		{"client 4096 gets the full answer", 4096, false},
+		{"client 600 is still truncated", 600, true},
+		{"client below 512 counts as 512", 100, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := new(dns.Msg)
+			m.SetQuestion("big.example.test.", dns.TypeTXT)
+			m.SetEdns0(tc.size, false)
+			resp := exchange(t, srv.Addr(), "udp", m)
+			opt := resp.IsEdns0()
+			if opt == nil {
+				t.Fatal("no OPT in the response to an EDNS0 query")
+			}
+			if opt.UDPSize() != 1400 || opt.Version() != 0 {
+				t.Errorf("OPT size %d version %d, want our 1400 and 0", opt.UDPSize(), opt.Version())
+			}
+			if resp.Truncated != tc.truncated {
+				t.Errorf("TC = %v, want %v", resp.Truncated, tc.truncated)
+			}
+			if n := resp.Len(); n > max(512, int(tc.size)) {
+				t.Errorf("response %d bytes exceeds the client's %d", n, tc.size)
+			}
+		})
+	}
+	plain := ask(t, srv.Addr(), "udp", "www.example.test", dns.TypeA)
+	if plain.IsEdns0() != nil {
+		t.Error("OPT in the response to a query without EDNS0")
+	}
+}
+
+func TestServer_BADVERSForUnknownEDNSVersion(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.test.", dns.TypeA)
+	m.SetEdns0(1232, false)
+	m.IsEdns0().SetVersion(1)
+	resp := exchange(t, srv.Addr(), "udp", m)
+	if resp.Rcode != dns.RcodeBadVers || len(resp.Answer) != 0 {
+		t.Fatalf("rcode %s, answers %d; want BADVERS and none (RFC 6891 §6.1.3)", dns.RcodeToString[resp.Rcode], len(resp.Answer))
+	}
+}
+
+func transferIn(t *testing.T, addr, zone string) ([]dns.RR, error) {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetAxfr(zone)
+	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second}
+	ch, err := tr.In(m, addr)
+	if err != nil {
+		return nil, err
+	}
+	var out []dns.RR
+	for env := range ch {
+		if env.Error != nil {
+			return out, env.Error
+		}
+		out = append(out, env.RR...)
+	}
+	return out, nil
+}
+
+func TestServer_AXFRFromLoopbackOverTCP(t *testing.T) {
+	store := exampleStore(t, "")
+	// Enough records to need several messages.
+	err := store.Update("example.test", func(tx *Tx) error {
+		for i := range 600 {
+			put(t, tx, "", nil, fmt.Sprintf("h%d.bulk.example.test. 60 IN TXT \"%s\"", i, strings.Repeat("y", 60)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, store, ServerOptions{})
+	got, err := transferIn(t, srv.Addr(), "example.test.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) < 2 || got[0].Header().Rrtype != dns.TypeSOA || got[len(got)-1].Header().Rrtype != dns.TypeSOA {
+		t.Fatalf("AXFR must start and end with the SOA; got %d records", len(got))
+	}
+	sets, _ := store.RRSets("example.test")
+	want := 1 // closing SOA
+	for _, rs := range sets {
+		want += len(rs.RRs)
+	}
+	if len(got) != want {
+		t.Errorf("AXFR returned %d records, want %d", len(got), want)
+	}
+}
+
+func TestServer_AXFRRefusedOverUDP(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	resp := ask(t, srv.Addr(), "udp", "example.test", dns.TypeAXFR)
+	if resp.Rcode != dns.RcodeRefused || len(resp.Answer) != 0 {
+		t.Fatalf("AXFR over UDP: rcode %s, %d answers; want REFUSED", dns.RcodeToString[resp.Rcode], len(resp.Answer))
+	}
+}
+
+func TestServer_AXFRRefusedForUnservedZone(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	m := new(dns.Msg)
+	m.SetAxfr("other.test.")
+	resp := exchange(t, srv.Addr(), "tcp", m)
+	if resp.Rcode != dns.RcodeRefused {
+		t.Fatalf("rcode %s, want REFUSED", dns.RcodeToString[resp.Rcode])
+	}
+}
+
+func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
+	for _, tc := range []struct {
+		addr net.Addr
+		want bool
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1")}, true},
+		{&net.TCPAddr{IP: net.ParseIP("127.8.9.10")}, true},
+		{&net.TCPAddr{IP: net.ParseIP("::1")}, true},
+		{&net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1")}, true},
+		{&net.TCPAddr{IP: net.ParseIP("192.0.2.1")}, false},
+		{&net.TCPAddr{IP: net.ParseIP("::2")}, false},
+		{&net.UnixAddr{Name: "x"}, false},
+	} {
+		if got := isLoopback(tc.addr); got != tc.want {
+			t.Errorf("isLoopback(%v) = %v, want %v", tc.addr, got, tc.want)
+		}
+	}
+}
+
+func TestServer_RotatesMultiTargetAnswers(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	firsts := map[string]int{}
+	var want []string
+	for i := range 6 {
+		resp := ask(t, srv.Addr(), "udp", "multi.example.test", dns.TypeA)
+		if len(resp.Answer) != 3 {
+			t.Fatalf("got %d records, want 3", len(resp.Answer))
+		}
+		got := texts(resp.Answer)
+		if i == 0 {
+			want = got
+		} else if !slices.Equal(got, want) {
+			t.Fatalf("rotation changed the set: %v vs %v", got, want)
+		}
+		firsts[resp.Answer[0].(*dns.A).A.String()]++
+	}
+	// Six consecutive queries with a per-query rotation: each record leads twice.
+	if len(firsts) != 3 {
+		t.Fatalf("first records over 6 queries: %v; want all three to lead", firsts)
+	}
+	for ip, n := range firsts {
+		if n != 2 {
+			t.Errorf("%s led %d times, want 2", ip, n)
+		}
+	}
+}
+
+func TestServer_WeightedChoiceFollowsWeights(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Rand: rand.New(rand.NewPCG(1, 2))})
+	const n = 1000
+	count := map[string]int{}
+	for range n {
+		resp := ask(t, srv.Addr(), "udp", "w.example.test", dns.TypeA)
+		if len(resp.Answer) != 1 {
+			t.Fatalf("weighted answer has %d records, want exactly one set of 1", len(resp.Answer))
+		}
+		count[resp.Answer[0].(*dns.A).A.String()]++
+	}
+	// Weights 70/30: the binomial standard deviation over 1,000 draws is
+	// about 14.5, so ±60 is more than 4 sigma.
+	if eu := count["192.0.2.70"]; eu < 640 || eu > 760 || count["192.0.2.70"]+count["192.0.2.30"] != n {
+		t.Fatalf("distribution %v, want about 700/300", count)
+	}
+}
+
+func TestServer_UnweightedSetsServedBesideOneWeightedSet(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Rand: rand.New(rand.NewPCG(3, 4))})
+	resp := ask(t, srv.Addr(), "udp", "mixed.example.test", dns.TypeA)
+	want := []string{"mixed.example.test. A 192.0.2.100", "mixed.example.test. A 192.0.2.101", "mixed.example.test. A 192.0.2.102"}
+	if got := texts(resp.Answer); !slices.Equal(got, want) {
+		t.Fatalf("answer %q, want %q", got, want)
+	}
+}
+
+func TestServer_StartReturnsWhenContextDone(t *testing.T) {
+	srv, err := NewServer(exampleStore(t, ""), ServerOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Start(ctx) }()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.Addr() == "" && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	addr := srv.Addr()
+	if resp := ask(t, addr, "tcp", "www.example.test", dns.TypeA); len(resp.Answer) != 1 {
+		t.Fatalf("no answer before shutdown: %v", resp)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Start returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return after ctx was cancelled")
+	}
+	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		t.Error("TCP port still accepting after shutdown")
+	}
+	if err := srv.Start(context.Background()); err == nil {
+		t.Error("second Start succeeded")
+	}
+}
+
+func TestServer_UDPAndTCPShareThePort(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	_, port, err := net.SplitHostPort(srv.Addr())
+	if err != nil || port == "0" {
+		t.Fatalf("Addr() = %q", srv.Addr())
+	}
+	for _, proto := range []string{"udp", "tcp"} {
+		if resp := ask(t, srv.Addr(), proto, "www.example.test", dns.TypeA); len(resp.Answer) != 1 {
+			t.Errorf("%s: %v", proto, resp)
+		}
+	}
+}
+
+func TestServer_CountsQueriesInGivenRegistry(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Registerer: reg})
+	ask(t, srv.Addr(), "udp", "www.example.test", dns.TypeA)
+	ask(t, srv.Addr(), "udp", "www.other.test", dns.TypeA)
+	ask(t, srv.Addr(), "tcp", "nope.example.test", dns.TypeA)
+	for _, tc := range []struct {
+		proto, rcode string
+	}{{"udp", "NOERROR"}, {"udp", "REFUSED"}, {"tcp", "NXDOMAIN"}} {
+		if got := testutil.ToFloat64(srv.queries.WithLabelValues(tc.proto, tc.rcode)); got != 1 {
+			t.Errorf("queries{%s,%s} = %v, want 1", tc.proto, tc.rcode, got)
+		}
+	}
+	if n, err := testutil.GatherAndCount(reg, "dnsplane_dnsserver_queries_total"); err != nil || n != 3 {
+		t.Errorf("registry has %d series (%v), want 3", n, err)
+	}
+}
+
+func TestServer_SeesWritesImmediately(t *testing.T) {
+	store := exampleStore(t, "")
+	srv := startServer(t, store, ServerOptions{})
+	if resp := ask(t, srv.Addr(), "udp", "new.example.test", dns.TypeA); resp.Rcode != dns.RcodeNameError {
+		t.Fatalf("before write: %s", dns.RcodeToString[resp.Rcode])
+	}
+	before, _ := store.Zone("example.test")
+	if err := store.Update("example.test", func(tx *Tx) error {
+		put(t, tx, "", nil, "new.example.test. 60 IN A 192.0.2.99")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	resp := ask(t, srv.Addr(), "udp", "new.example.test", dns.TypeA)
+	if len(resp.Answer) != 1 {
+		t.Fatalf("after write: %v", resp)
+	}
+	soa := ask(t, srv.Addr(), "udp", "example.test", dns.TypeSOA)
+	if got := soa.Answer[0].(*dns.SOA).Serial; got != before.Serial+1 {
+		t.Errorf("served serial %d, want %d", got, before.Serial+1)
+	}
+}

@@ -1,0 +1,372 @@
+package dnsserver
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
+	"k8s.io/utils/clock"
+)
+
+// Defaults for zones the store creates. The negative-caching TTL is
+// min(SOA TTL, MINIMUM) (RFC 2308 §5), so NXDOMAIN is cached for 60 s.
+const (
+	DefaultSOATTL     = 3600
+	DefaultRefresh    = 3600
+	DefaultRetry      = 600
+	DefaultExpire     = 1209600
+	DefaultMinimumTTL = 60
+	DefaultNSTTL      = 3600
+	// DefaultNameServerLabel is the first label of the name server every new
+	// zone gets: ns1.<zone>.
+	DefaultNameServerLabel = "ns1"
+)
+
+// StoreOptions configures a Store.
+type StoreOptions struct {
+	// Dir is where zones persist; "" keeps them in memory only.
+	Dir string
+	// NameServerAddrs are the glue addresses (A for IPv4, AAAA for IPv6) of
+	// ns1.<zone> in zones the store creates: the server's listen IPs. Without
+	// any, new zones get the NS but no address records.
+	NameServerAddrs []netip.Addr
+	// Clock stamps ZoneMeta.Created; default the real clock.
+	Clock clock.PassiveClock
+	// Logger reports what Load repaired or found inconsistent.
+	Logger logr.Logger
+}
+
+// Store holds the zones the server answers from. It is safe for concurrent
+// use: readers take an immutable snapshot (copy-on-write), writers are
+// serialised and publish a new snapshot only after persisting it.
+//
+// Persistence, per zone, under Dir:
+//   - <zone>.zone: an RFC 1035 master file (records written with miekg's
+//     RR.String()) holding the SOA and every record set without a set
+//     identifier;
+//   - <zone>.meta.json: the sidecar, holding the zone metadata, the SOA
+//     serial it was written with, record sets with a set identifier (they
+//     would merge in a master file) and the labels of plain sets.
+//
+// Each file is replaced atomically: written to a temporary file in Dir,
+// fsynced, renamed over the old one, then Dir is fsynced. Writes go in this
+// order:
+//   - create and update: sidecar first, then master file. The master file
+//     is the commit point of a creation: a sidecar without a master file is
+//     an interrupted creation (or deletion) and Load removes it.
+//   - delete: master file first, then sidecar.
+//
+// A crash between the two renames of an update leaves the new sidecar beside
+// the old master file: Load then serves the old plain record sets with the
+// new weighted sets and metadata, and logs the serial mismatch. The write
+// that crashed never reported success, so its caller retries; with
+// conditional writes the retry sees the current data and re-plans. A crash
+// before a rename leaves only a temporary file, which Load deletes.
+type Store struct {
+	opts StoreOptions
+
+	mu   sync.Mutex // serialises writers
+	snap atomic.Pointer[snapshot]
+}
+
+// snapshot is an immutable map of the served zones.
+type snapshot struct {
+	zones map[string]*zoneData // origin -> zone
+}
+
+// NewStore returns an empty store. Call Load to read Dir.
+func NewStore(opts StoreOptions) *Store {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger.GetSink() == nil {
+		opts.Logger = logr.Discard()
+	}
+	s := &Store{opts: opts}
+	s.snap.Store(&snapshot{zones: map[string]*zoneData{}})
+	return s
+}
+
+func (s *Store) load() *snapshot { return s.snap.Load() }
+
+// publish installs a new snapshot with zone z set (or origin removed when z
+// is nil). Callers hold s.mu.
+func (s *Store) publish(origin string, z *zoneData) {
+	zones := maps.Clone(s.load().zones)
+	if z == nil {
+		delete(zones, origin)
+	} else {
+		zones[origin] = z
+	}
+	s.snap.Store(&snapshot{zones: zones})
+}
+
+// Zone returns the zone with that origin (any case, with or without the
+// trailing dot), or ErrZoneNotFound.
+func (s *Store) Zone(origin string) (ZoneInfo, error) {
+	z, err := s.zone(origin)
+	if err != nil {
+		return ZoneInfo{}, err
+	}
+	return z.info(), nil
+}
+
+func (s *Store) zone(origin string) (*zoneData, error) {
+	o := dns.Fqdn(strings.ToLower(origin))
+	z := s.load().zones[o]
+	if z == nil {
+		return nil, fmt.Errorf("zone %s: %w", o, ErrZoneNotFound)
+	}
+	return z, nil
+}
+
+// Zones returns every served zone, sorted by origin.
+func (s *Store) Zones() []ZoneInfo {
+	snap := s.load()
+	out := make([]ZoneInfo, 0, len(snap.zones))
+	for _, z := range snap.zones {
+		out = append(out, z.info())
+	}
+	slices.SortFunc(out, func(a, b ZoneInfo) int { return strings.Compare(a.Origin, b.Origin) })
+	return out
+}
+
+// RRSets returns deep copies of every record set of the zone, the SOA first,
+// then in canonical name order (RFC 4034 §6.1), type, set identifier.
+func (s *Store) RRSets(origin string) ([]RRSet, error) {
+	z, err := s.zone(origin)
+	if err != nil {
+		return nil, err
+	}
+	sets := z.sortedSets()
+	out := make([]RRSet, 0, len(sets)+1)
+	out = append(out, RRSet{Name: z.origin, Type: dns.TypeSOA, TTL: z.soa.Hdr.Ttl, RRs: []dns.RR{dns.Copy(z.soa)}})
+	for _, rs := range sets {
+		out = append(out, rs.Clone())
+	}
+	return out, nil
+}
+
+// CreateZone creates a zone with a fresh SOA (serial 1), the apex NS
+// ns1.<zone> and its glue (StoreOptions.NameServerAddrs), and persists it.
+// An existing origin gives ErrZoneExists (compare its Meta to decide whether
+// it is yours); a bad name ErrInvalidZone.
+func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
+	o, err := canonicalOrigin(origin)
+	if err != nil {
+		return ZoneInfo{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.load().zones[o] != nil {
+		return ZoneInfo{}, fmt.Errorf("create zone %s: %w", o, ErrZoneExists)
+	}
+	meta = meta.clone()
+	if meta.Created.IsZero() {
+		meta.Created = s.opts.Clock.Now().UTC()
+	}
+	ns := DefaultNameServerLabel + "." + o
+	soa := &dns.SOA{
+		Hdr:     dns.RR_Header{Name: o, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: DefaultSOATTL},
+		Ns:      ns,
+		Mbox:    "hostmaster." + o,
+		Serial:  1,
+		Refresh: DefaultRefresh,
+		Retry:   DefaultRetry,
+		Expire:  DefaultExpire,
+		Minttl:  DefaultMinimumTTL,
+	}
+	sets := map[SetKey]*RRSet{}
+	nsSet := &RRSet{Name: o, Type: dns.TypeNS, TTL: DefaultNSTTL, RRs: []dns.RR{
+		&dns.NS{Hdr: dns.RR_Header{Name: o, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: DefaultNSTTL}, Ns: ns},
+	}}
+	sets[nsSet.Key()] = nsSet
+	for _, a := range s.opts.NameServerAddrs {
+		var rr dns.RR
+		hdr := dns.RR_Header{Name: ns, Class: dns.ClassINET, Ttl: DefaultNSTTL}
+		if a.Is4() || a.Is4In6() {
+			hdr.Rrtype = dns.TypeA
+			rr = &dns.A{Hdr: hdr, A: a.Unmap().AsSlice()}
+		} else {
+			hdr.Rrtype = dns.TypeAAAA
+			rr = &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()}
+		}
+		k := SetKey{Name: ns, Type: hdr.Rrtype}
+		if sets[k] == nil {
+			sets[k] = &RRSet{Name: ns, Type: hdr.Rrtype, TTL: DefaultNSTTL}
+		}
+		if !containsRR(sets[k].RRs, rr) {
+			sets[k].RRs = append(sets[k].RRs, rr)
+		}
+	}
+	z, err := newZoneData(o, meta, soa, sets)
+	if err != nil {
+		return ZoneInfo{}, fmt.Errorf("create zone %s: %w", o, err)
+	}
+	if err := s.persist(z); err != nil {
+		return ZoneInfo{}, fmt.Errorf("create zone %s: %w", o, err)
+	}
+	s.publish(o, z)
+	return z.info(), nil
+}
+
+// DeleteZone stops serving the zone and removes its files (master file
+// first). Unknown origin: ErrZoneNotFound.
+func (s *Store) DeleteZone(origin string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	z, err := s.zone(origin)
+	if err != nil {
+		return err
+	}
+	if err := s.remove(z.origin); err != nil {
+		return fmt.Errorf("delete zone %s: %w", z.origin, err)
+	}
+	s.publish(z.origin, nil)
+	return nil
+}
+
+// Update runs fn on a transaction over the zone, under the store's write
+// lock, so fn sees no concurrent change and may implement conditional writes.
+// If fn returns an error nothing is changed and Update returns it as is.
+// Otherwise, if fn changed anything, the zone-wide rules are checked
+// (ErrInvalidRRSet), the SOA serial is incremented (RFC 1982 serial
+// arithmetic: it wraps from 2^32-1 to 0), the zone is persisted and then
+// served. Unknown origin: ErrZoneNotFound.
+func (s *Store) Update(origin string, fn func(tx *Tx) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	z, err := s.zone(origin)
+	if err != nil {
+		return err
+	}
+	tx := &Tx{origin: z.origin, sets: z.sets}
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if !tx.changed {
+		return nil
+	}
+	soa := dns.Copy(z.soa).(*dns.SOA)
+	soa.Serial++
+	nz, err := newZoneData(z.origin, z.meta, soa, tx.sets)
+	if err != nil {
+		return fmt.Errorf("update zone %s: %w", z.origin, err)
+	}
+	if err := s.persist(nz); err != nil {
+		return fmt.Errorf("update zone %s: %w", z.origin, err)
+	}
+	s.publish(z.origin, nz)
+	return nil
+}
+
+// Tx is a set of changes to one zone, valid only inside Store.Update's fn.
+type Tx struct {
+	origin  string
+	sets    map[SetKey]*RRSet
+	changed bool
+}
+
+// Origin is the zone's origin (FQDN).
+func (tx *Tx) Origin() string { return tx.origin }
+
+// Get returns a copy of the set with that key (Name any case), or false. The
+// SOA is not a set of the transaction.
+func (tx *Tx) Get(k SetKey) (RRSet, bool) {
+	k.Name = dns.Fqdn(strings.ToLower(k.Name))
+	rs, ok := tx.sets[k]
+	if !ok {
+		return RRSet{}, false
+	}
+	return rs.Clone(), true
+}
+
+// RRSets returns copies of the transaction's current sets (no SOA).
+func (tx *Tx) RRSets() []RRSet {
+	out := make([]RRSet, 0, len(tx.sets))
+	for _, rs := range tx.sets {
+		out = append(out, rs.Clone())
+	}
+	return out
+}
+
+// Put creates or replaces the set with rs's key. The store keeps a copy,
+// with owner, class and TTL written into every record header. It rejects
+// (ErrInvalidRRSet): owners outside the zone, SOA and meta types, records of
+// another type than rs.Type, an empty or duplicate record list (RFC 2181
+// §5), a CNAME set of more than one record (RFC 1034 §3.6.2), and a Weight
+// without SetIdentifier or below 0.
+func (tx *Tx) Put(rs RRSet) error {
+	rs = rs.Clone()
+	rs.Name = dns.Fqdn(strings.ToLower(rs.Name))
+	k := rs.Key()
+	if _, ok := dns.IsDomainName(rs.Name); !ok || !dns.IsSubDomain(tx.origin, rs.Name) {
+		return fmt.Errorf("%w: %s: not in zone %s", ErrInvalidRRSet, k, tx.origin)
+	}
+	switch rs.Type {
+	case dns.TypeSOA:
+		return fmt.Errorf("%w: %s: the SOA is managed by the store", ErrInvalidRRSet, k)
+	case dns.TypeNone, dns.TypeOPT, dns.TypeTSIG, dns.TypeTKEY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeANY, dns.TypeMAILA, dns.TypeMAILB:
+		return fmt.Errorf("%w: %s: type cannot be stored", ErrInvalidRRSet, k)
+	}
+	if len(rs.RRs) == 0 {
+		return fmt.Errorf("%w: %s: no records (delete the set instead)", ErrInvalidRRSet, k)
+	}
+	if rs.Type == dns.TypeCNAME && len(rs.RRs) > 1 {
+		return fmt.Errorf("%w: %s: a CNAME set holds one record (RFC 1034 §3.6.2)", ErrInvalidRRSet, k)
+	}
+	if rs.Weight != nil && (rs.SetIdentifier == "" || *rs.Weight < 0) {
+		return fmt.Errorf("%w: %s: a weight must be >= 0 and needs a set identifier", ErrInvalidRRSet, k)
+	}
+	for i, rr := range rs.RRs {
+		h := rr.Header()
+		if h.Rrtype != rs.Type {
+			return fmt.Errorf("%w: %s: record %d has type %s", ErrInvalidRRSet, k, i, dns.TypeToString[h.Rrtype])
+		}
+		h.Name, h.Class, h.Ttl = rs.Name, dns.ClassINET, rs.TTL
+		if containsRR(rs.RRs[:i], rr) {
+			return fmt.Errorf("%w: %s: duplicate record %q (RFC 2181 §5)", ErrInvalidRRSet, k, rr.String())
+		}
+	}
+	if len(rs.Labels) == 0 {
+		rs.Labels = nil
+	}
+	tx.cow()
+	tx.sets[k] = &rs
+	return nil
+}
+
+// Delete removes the set with that key and reports whether it existed.
+func (tx *Tx) Delete(k SetKey) bool {
+	k.Name = dns.Fqdn(strings.ToLower(k.Name))
+	if _, ok := tx.sets[k]; !ok {
+		return false
+	}
+	tx.cow()
+	delete(tx.sets, k)
+	return true
+}
+
+// cow copies the set map on the first write, so the published version stays
+// untouched.
+func (tx *Tx) cow() {
+	if !tx.changed {
+		tx.sets = maps.Clone(tx.sets)
+		tx.changed = true
+	}
+}
+
+func containsRR(list []dns.RR, rr dns.RR) bool {
+	for _, o := range list {
+		if dns.IsDuplicate(o, rr) {
+			return true
+		}
+	}
+	return false
+}

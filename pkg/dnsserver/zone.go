@@ -1,0 +1,265 @@
+package dnsserver
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// Errors callers branch on (errors.Is).
+var (
+	// ErrZoneNotFound: the store serves no zone with that origin.
+	ErrZoneNotFound = errors.New("zone not found")
+	// ErrZoneExists: CreateZone for an origin the store already serves.
+	ErrZoneExists = errors.New("zone already exists")
+	// ErrInvalidZone: the origin is not a usable zone name.
+	ErrInvalidZone = errors.New("invalid zone name")
+	// ErrInvalidRRSet: a record set was rejected (outside the zone, SOA,
+	// mixed types, duplicate records, CNAME beside other data, ...).
+	ErrInvalidRRSet = errors.New("invalid record set")
+	// ErrCorruptZone: Load could not read a zone's files.
+	ErrCorruptZone = errors.New("corrupt zone files")
+)
+
+// SetKey identifies a record set within a zone.
+type SetKey struct {
+	// Name is the owner: lower-case FQDN with the trailing dot.
+	Name string
+	// Type is the RR type (dns.TypeA, ...).
+	Type uint16
+	// SetIdentifier distinguishes weighted sets; "" for a plain set.
+	SetIdentifier string
+}
+
+func (k SetKey) String() string {
+	s := k.Name + "/" + dns.TypeToString[k.Type]
+	if k.SetIdentifier != "" {
+		s += "/" + k.SetIdentifier
+	}
+	return s
+}
+
+// RRSet is one record set as the store holds it.
+type RRSet struct {
+	// Name is the owner: lower-case FQDN with the trailing dot.
+	Name string
+	// Type is the RR type of every record in RRs.
+	Type uint16
+	// TTL in seconds; the store writes it into every record header.
+	TTL uint32
+	// SetIdentifier is "" for a plain set. Several sets of one name and type
+	// with different identifiers are answered as described on Server.
+	SetIdentifier string
+	// Weight, when not nil, makes the set take part in the weighted choice
+	// among the sets of its name and type. Requires SetIdentifier.
+	Weight *int64
+	// Labels are opaque to the server and persisted in the sidecar (the local
+	// provider keeps external-dns' providerSpecific here).
+	Labels map[string]string
+	// RRs are the records. The store owns its copies: it overwrites owner,
+	// class and TTL in the headers.
+	RRs []dns.RR
+}
+
+// Key returns the set's (name, type, set identifier).
+func (r RRSet) Key() SetKey {
+	return SetKey{Name: r.Name, Type: r.Type, SetIdentifier: r.SetIdentifier}
+}
+
+// Clone returns a deep copy.
+func (r RRSet) Clone() RRSet {
+	c := r
+	if r.Weight != nil {
+		w := *r.Weight
+		c.Weight = &w
+	}
+	c.Labels = maps.Clone(r.Labels)
+	c.RRs = make([]dns.RR, len(r.RRs))
+	for i, rr := range r.RRs {
+		c.RRs[i] = dns.Copy(rr)
+	}
+	return c
+}
+
+// ZoneMeta is what a zone carries besides DNS data.
+type ZoneMeta struct {
+	// ID is the owner's (the local provider's) zone identifier.
+	ID string `json:"id,omitempty"`
+	// CallerReference is the idempotency key the zone was created with.
+	CallerReference string `json:"callerReference,omitempty"`
+	// Tags are free-form key/values.
+	Tags map[string]string `json:"tags,omitempty"`
+	// Created is when the zone was created; CreateZone fills it from the
+	// store's clock when zero.
+	Created time.Time `json:"created"`
+}
+
+func (m ZoneMeta) clone() ZoneMeta {
+	m.Tags = maps.Clone(m.Tags)
+	return m
+}
+
+// ZoneInfo describes a served zone.
+type ZoneInfo struct {
+	// Origin is the zone apex: lower-case FQDN with the trailing dot.
+	Origin string
+	Meta   ZoneMeta
+	// Serial is the SOA serial; it increments on every change.
+	Serial uint32
+	// NameServers are the targets of the apex NS set (FQDNs), sorted.
+	NameServers []string
+}
+
+// node is one owner name of a zone. A node with no sets is an empty
+// non-terminal (RFC 8020 §2: it exists, so queries for it get NODATA).
+type node struct {
+	sets map[uint16][]*RRSet // each slice sorted by SetIdentifier
+}
+
+// zoneData is one immutable version of a zone. Writers build a new one;
+// readers never see one change.
+type zoneData struct {
+	origin string
+	meta   ZoneMeta
+	soa    *dns.SOA
+	sets   map[SetKey]*RRSet // every set but the SOA
+	nodes  map[string]*node  // owner -> node, including empty non-terminals and the apex
+}
+
+func (z *zoneData) info() ZoneInfo {
+	info := ZoneInfo{Origin: z.origin, Meta: z.meta.clone(), Serial: z.soa.Serial}
+	if n := z.nodes[z.origin]; n != nil {
+		for _, rs := range n.sets[dns.TypeNS] {
+			for _, rr := range rs.RRs {
+				info.NameServers = append(info.NameServers, strings.ToLower(rr.(*dns.NS).Ns))
+			}
+		}
+	}
+	slices.Sort(info.NameServers)
+	info.NameServers = slices.Compact(info.NameServers)
+	return info
+}
+
+// sortedSets returns the zone's sets (without SOA) in a stable order: by
+// owner, type, set identifier.
+func (z *zoneData) sortedSets() []*RRSet {
+	out := slices.Collect(maps.Values(z.sets))
+	slices.SortFunc(out, func(a, b *RRSet) int {
+		return cmp.Or(
+			compareNames(a.Name, b.Name),
+			cmp.Compare(a.Type, b.Type),
+			cmp.Compare(a.SetIdentifier, b.SetIdentifier))
+	})
+	return out
+}
+
+// compareNames orders names like RFC 4034 §6.1 canonical order, label by
+// label from the right, so that a zone file lists a parent before its
+// children.
+func compareNames(a, b string) int {
+	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
+	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
+		if c := cmp.Compare(la[i], lb[j]); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(len(la), len(lb))
+}
+
+// newZoneData indexes sets into a zone version, after validating the
+// zone-wide rules. sets is taken over, not copied.
+func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RRSet) (*zoneData, error) {
+	// The SOA is served from the apex node but is not one of the sets.
+	apex := &node{sets: map[uint16][]*RRSet{dns.TypeSOA: {{Name: origin, Type: dns.TypeSOA, TTL: soa.Hdr.Ttl, RRs: []dns.RR{soa}}}}}
+	z := &zoneData{origin: origin, meta: meta, soa: soa, sets: sets, nodes: map[string]*node{origin: apex}}
+	for _, rs := range sets {
+		n := z.nodes[rs.Name]
+		if n == nil {
+			n = &node{}
+			z.nodes[rs.Name] = n
+		}
+		if n.sets == nil {
+			n.sets = map[uint16][]*RRSet{}
+		}
+		n.sets[rs.Type] = append(n.sets[rs.Type], rs)
+		// Every ancestor up to the apex exists, as an empty non-terminal if
+		// nothing else.
+		for p := parentName(rs.Name); p != "" && p != origin && dns.IsSubDomain(origin, p); p = parentName(p) {
+			if _, ok := z.nodes[p]; ok {
+				break
+			}
+			z.nodes[p] = &node{}
+		}
+	}
+	for name, n := range z.nodes {
+		for _, list := range n.sets {
+			slices.SortFunc(list, func(a, b *RRSet) int { return cmp.Compare(a.SetIdentifier, b.SetIdentifier) })
+		}
+		if err := validateNode(origin, name, n); err != nil {
+			return nil, err
+		}
+	}
+	return z, nil
+}
+
+// validateNode enforces the rules that span record sets of one owner.
+func validateNode(origin, name string, n *node) error {
+	cnames := n.sets[dns.TypeCNAME]
+	if len(cnames) == 0 {
+		return nil
+	}
+	// RFC 1034 §3.6.2, RFC 2181 §10.1: a CNAME owner has no other data.
+	if name == origin {
+		return fmt.Errorf("%w: %s: CNAME at the zone apex (RFC 1034 §3.6.2)", ErrInvalidRRSet, name)
+	}
+	if len(n.sets) > 1 {
+		return fmt.Errorf("%w: %s: CNAME beside other data (RFC 2181 §10.1)", ErrInvalidRRSet, name)
+	}
+	if len(cnames) > 1 {
+		for _, rs := range cnames {
+			if rs.Weight == nil {
+				return fmt.Errorf("%w: %s: several CNAME sets that are not all weighted", ErrInvalidRRSet, name)
+			}
+		}
+	}
+	return nil
+}
+
+// parentName returns the FQDN one label up, "" at the root.
+func parentName(name string) string {
+	off, end := dns.NextLabel(name, 0)
+	if end {
+		return ""
+	}
+	return name[off:]
+}
+
+// canonicalOrigin validates a zone name and returns it lower-case with the
+// trailing dot. Zone names become file names, so only letters, digits, '-'
+// and '_' labels are accepted, and never the root.
+func canonicalOrigin(name string) (string, error) {
+	o := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	if o == "." {
+		return "", fmt.Errorf("%w: %q: the root zone is not served", ErrInvalidZone, name)
+	}
+	if _, ok := dns.IsDomainName(o); !ok || len(o) > 254 {
+		return "", fmt.Errorf("%w: %q", ErrInvalidZone, name)
+	}
+	for _, label := range dns.SplitDomainName(o) {
+		if label == "" || len(label) > 63 {
+			return "", fmt.Errorf("%w: %q: bad label", ErrInvalidZone, name)
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+				return "", fmt.Errorf("%w: %q: invalid character %q", ErrInvalidZone, name, r)
+			}
+		}
+	}
+	return o, nil
+}

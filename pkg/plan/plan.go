@@ -1,0 +1,609 @@
+package plan
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+)
+
+// Mode says how a name is shared among contributors.
+type Mode int
+
+const (
+	// SingleOwner is the DNSEndpoint rule: a record set has one contributor;
+	// a key whose registry holds another contributor (even of the same owner
+	// ID) is a conflict.
+	SingleOwner Mode = iota
+	// Shared is the DNSRecord rule: contributors of the same kind with the
+	// same key merge; the set holds the union of their targets.
+	Shared
+)
+
+// String returns "SingleOwner" or "Shared".
+func (m Mode) String() string {
+	switch m {
+	case SingleOwner:
+		return "SingleOwner"
+	case Shared:
+		return "Shared"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Conflict reasons; they equal the API's Ready reasons of the same name.
+const (
+	// ReasonOwnershipConflict: the key is held by someone else, its registry
+	// is malformed, or the write would put a CNAME beside other data.
+	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonInvalidEndpoint: the desired set is outside the zone or at a
+	// name reserved for registry records.
+	ReasonInvalidEndpoint = "InvalidEndpoint"
+)
+
+// Input is everything Compute looks at.
+type Input struct {
+	// Zone is the canonical zone apex ("example.test").
+	Zone string
+	// Self is the contributor the plan is for: the manager's owner ID and
+	// the object as "kind/namespace/name" (registry.Resource).
+	Self registry.Contributor
+	// Mode is SingleOwner (DNSEndpoint) or Shared (DNSRecord).
+	Mode Mode
+	// Desired are Self's wanted record sets: canonical
+	// (provider.CanonicalRecordSet), inside Zone, never at registry names.
+	// Sets violating the last two become InvalidEndpoint conflicts. Two sets
+	// with the same key are merged (targets united, smallest TTL).
+	Desired []provider.RecordSet
+	// Current is every record set in the zone now, registry TXT records
+	// included, as the provider lists them.
+	Current []provider.RecordSet
+	// DefaultTTL replaces a desired TTL of 0.
+	DefaultTTL int64
+	// Index, when not nil, must be registry.NewIndex(Zone, Current). It lets
+	// the many contributors of one zone snapshot share one parse of the
+	// registry; nil builds it.
+	Index *registry.Index
+}
+
+// Result is what Compute plans.
+type Result struct {
+	// Changes are every write, record sets and registry records, in the
+	// order to apply them (see Compute). Update and Delete carry as Before a
+	// copy of the exact set Current held, so providers with conditional
+	// writes apply them only if nothing changed meanwhile.
+	Changes []provider.Change
+	// Records are the record-set changes of Changes, in the same order,
+	// without registry records: the plan shown in status and hashed by ID.
+	Records []provider.Change
+	// Conflicts are the keys that nothing was written for, sorted by key.
+	Conflicts []Conflict
+}
+
+// Conflict is a key the plan refused to write.
+type Conflict struct {
+	Key provider.RecordSetKey
+	// Reason is ReasonOwnershipConflict or ReasonInvalidEndpoint.
+	Reason string
+	// Message says who holds the key, or why it cannot be written, for the
+	// object's condition.
+	Message string
+}
+
+// Compute compares in.Desired with in.Current and the zone's registry and
+// returns the changes that make the zone hold Self's record sets, touching
+// only what Self may touch. The same Input always gives the same Result, and
+// applying Result.Changes to Current and computing again gives no changes
+// (idempotence).
+//
+// The keys considered are the desired ones and those Self holds a registry
+// record for. For each, in this order:
+//   - a malformed registry record for the key is a conflict: "registry
+//     record malformed: <record>: <reason>" (the API treats the name as
+//     foreign);
+//   - an existing set without a dnsplane registry record is a conflict:
+//     "held by external-dns owner X (resource R)" when external-dns' registry
+//     claims it, else "held by another owner: no registry record". A key
+//     with no set is free to claim;
+//   - SingleOwner: a desired key whose registry names another contributor is
+//     a conflict naming it. Shared: a desired key held by a contributor of
+//     another kind (a DNSEndpoint) is a conflict;
+//   - a desired set that would put a CNAME beside other data at its name
+//     (RFC 1034 §3.6.2; RRSIG and NSEC may coexist, RFC 4035 §2.5), counting
+//     the sets that remain after this plan and other contributors' claims, is
+//     a conflict.
+//
+// Nothing is written for a conflicting key, not even registry records.
+// Otherwise:
+//   - SingleOwner: the set becomes the desired set. A key Self held but no
+//     longer desires is deleted, or only released (Self's registry record
+//     deleted) when another contributor also holds it.
+//   - Shared: the set's targets are the union of every same-kind
+//     contributor's registry targets, Self's replaced by its desired ones,
+//     sorted; its TTL the smallest of their TTLs; Weight and
+//     ProviderSpecific Self's desired ones (else the current set's). A key
+//     Self no longer desires is rewritten without Self's targets, and
+//     deleted when no contributor remains.
+//   - A set with no targets is not written (it is deleted if it exists).
+//   - Self's registry record holds its desired TTL and targets. Its existing
+//     heartbeat is preserved, so a heartbeat-only difference is no change.
+//     It sits at registry.Name with the zone cuts after this plan (non-apex
+//     NS sets); a record of Self's for the key at another registry name is
+//     deleted. A registry name already taken by a set that is not Self's
+//     record for the key is a conflict.
+//
+// Changes come in five groups, each sorted by key then registry name:
+// registry creates and updates (a claim is written before its record set, so
+// a crash never leaves an unowned set), record deletes, record updates,
+// record creates (deletes first, so a CNAME can replace an A), then registry
+// deletes (released after the set).
+func Compute(in Input) Result {
+	p := newPlanner(in)
+	return p.run()
+}
+
+// cnameCompatible are the types RFC 4035 §2.5 allows beside a CNAME.
+func cnameCompatible(t string) bool { return t == "RRSIG" || t == "NSEC" }
+
+type planner struct {
+	in        Input
+	zone      string
+	ix        *registry.Index
+	current   map[provider.RecordSetKey]provider.RecordSet // managed (non-registry) sets
+	all       map[provider.RecordSetKey]provider.RecordSet // every set, registry records included
+	desired   map[provider.RecordSetKey]provider.RecordSet
+	conflicts map[provider.RecordSetKey]Conflict
+	after     map[provider.RecordSetKey]*provider.RecordSet // decided set per considered key; nil = absent
+	keys      []provider.RecordSetKey                       // considered keys, sorted
+	// byName lists, per owner name, the keys of current managed sets, of
+	// desired sets and of registry entries: what a CNAME check looks at.
+	byName map[string][]provider.RecordSetKey
+}
+
+func newPlanner(in Input) *planner {
+	if in.Mode != Shared {
+		in.Mode = SingleOwner // the stricter rule for an unknown mode
+	}
+	p := &planner{
+		in:        in,
+		zone:      provider.CanonicalName(in.Zone),
+		current:   map[provider.RecordSetKey]provider.RecordSet{},
+		all:       map[provider.RecordSetKey]provider.RecordSet{},
+		desired:   map[provider.RecordSetKey]provider.RecordSet{},
+		conflicts: map[provider.RecordSetKey]Conflict{},
+		after:     map[provider.RecordSetKey]*provider.RecordSet{},
+	}
+	p.ix = in.Index
+	if p.ix == nil {
+		p.ix = registry.NewIndex(p.zone, in.Current)
+	}
+	for _, s := range in.Current {
+		if _, dup := p.all[s.Key()]; !dup {
+			p.all[s.Key()] = s
+		}
+		if s.Type == "TXT" && registry.IsRegistryName(s.Name) {
+			continue
+		}
+		if _, dup := p.current[s.Key()]; !dup {
+			p.current[s.Key()] = s
+		}
+	}
+	for _, d := range in.Desired {
+		d = d.Clone()
+		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
+		if d.TTL == 0 {
+			d.TTL = in.DefaultTTL
+		}
+		k := d.Key()
+		switch {
+		case !provider.IsSubdomain(d.Name, p.zone):
+			p.conflict(k, ReasonInvalidEndpoint, fmt.Sprintf("%s is outside zone %s", d.Name, p.zone))
+			continue
+		case registry.IsRegistryName(d.Name):
+			p.conflict(k, ReasonInvalidEndpoint, fmt.Sprintf("%s is reserved for dnsplane registry records", d.Name))
+			continue
+		}
+		if prev, dup := p.desired[k]; dup {
+			d.TTL = min(d.TTL, prev.TTL)
+			d.Targets = union(prev.Targets, d.Targets)
+		}
+		p.desired[k] = d
+	}
+	seen := map[provider.RecordSetKey]bool{}
+	for k := range p.desired {
+		seen[k] = true
+	}
+	for _, e := range p.ix.Of(in.Self) {
+		seen[e.Key()] = true
+	}
+	for k := range p.conflicts {
+		delete(seen, k)
+	}
+	for k := range seen {
+		p.keys = append(p.keys, k)
+	}
+	slices.SortFunc(p.keys, compareKeys)
+	p.byName = map[string][]provider.RecordSetKey{}
+	for k := range p.current {
+		p.byName[k.Name] = append(p.byName[k.Name], k)
+	}
+	for k := range p.desired {
+		p.byName[k.Name] = append(p.byName[k.Name], k)
+	}
+	for _, k := range p.ix.Keys() {
+		p.byName[k.Name] = append(p.byName[k.Name], k)
+	}
+	for n, ks := range p.byName {
+		slices.SortFunc(ks, compareKeys)
+		p.byName[n] = slices.Compact(ks)
+	}
+	return p
+}
+
+func (p *planner) conflict(k provider.RecordSetKey, reason, msg string) {
+	if _, done := p.conflicts[k]; !done {
+		p.conflicts[k] = Conflict{Key: k, Reason: reason, Message: msg}
+	}
+}
+
+func (p *planner) run() Result {
+	if p.in.Self.Kind() == "" || p.in.Self.OwnerID == "" {
+		for _, k := range p.keys {
+			p.conflict(k, ReasonOwnershipConflict, fmt.Sprintf("invalid contributor %q: want an owner ID and kind/namespace/name", p.in.Self.String()))
+		}
+		return p.result(nil)
+	}
+	for _, k := range p.keys {
+		if msg, ok := p.ownership(k); !ok {
+			p.conflict(k, ReasonOwnershipConflict, msg)
+			continue
+		}
+		p.after[k] = p.decide(k)
+	}
+	// A CNAME clash can only be judged once the other keys at the name are
+	// decided, and a registry name can only be chosen once the zone cuts
+	// after the plan are known. A key found in conflict keeps its current
+	// set, which can in turn make another key clash, so repeat until nothing
+	// changes (each round removes at least one key, so this ends).
+	for {
+		for changed := true; changed; {
+			changed = false
+			for _, k := range p.keys {
+				if _, decided := p.after[k]; !decided {
+					continue
+				}
+				if msg, clash := p.cnameClash(k); clash {
+					p.conflict(k, ReasonOwnershipConflict, msg)
+					delete(p.after, k)
+					changed = true
+				}
+			}
+		}
+		ps, taken := p.changes()
+		if len(taken) == 0 {
+			return p.result(ps)
+		}
+		for k, msg := range taken {
+			p.conflict(k, ReasonOwnershipConflict, msg)
+			delete(p.after, k)
+		}
+	}
+}
+
+// ownership applies the registry rules that do not depend on other keys.
+func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
+	if reason, bad := p.ix.Malformed(k); bad {
+		return "registry record malformed: " + reason, false
+	}
+	entries := p.ix.Entries(k)
+	if _, exists := p.current[k]; exists && len(entries) == 0 {
+		if c, ok := p.ix.ExternalDNS(k); ok {
+			return fmt.Sprintf("%s is held by external-dns %s", k, c), false
+		}
+		return fmt.Sprintf("%s is held by another owner: no registry record", k), false
+	}
+	if _, want := p.desired[k]; !want {
+		return "", true
+	}
+	var holders []string
+	for _, e := range entries {
+		c := e.Contributor()
+		if c == p.in.Self || (p.in.Mode == Shared && c.Kind() == p.in.Self.Kind()) {
+			continue
+		}
+		holders = append(holders, "owner "+c.OwnerID+" resource "+c.Resource)
+	}
+	if len(holders) > 0 {
+		return fmt.Sprintf("%s is held by another owner: %s", k, strings.Join(holders, ", ")), false
+	}
+	return "", true
+}
+
+// decide returns the record set k should hold after this plan (nil: none).
+func (p *planner) decide(k provider.RecordSetKey) *provider.RecordSet {
+	cur, exists := p.current[k]
+	want, desired := p.desired[k]
+	var others, otherKinds []registry.Entry
+	for _, e := range p.ix.Entries(k) {
+		switch c := e.Contributor(); {
+		case c == p.in.Self:
+		case p.in.Mode == Shared && c.Kind() == p.in.Self.Kind():
+			others = append(others, e)
+		default:
+			otherKinds = append(otherKinds, e)
+		}
+	}
+	if !desired && (len(otherKinds) > 0 || (p.in.Mode == SingleOwner && len(others) > 0)) {
+		// Someone else holds it too: release our claim, leave the set.
+		if exists {
+			c := cur.Clone()
+			return &c
+		}
+		return nil
+	}
+	var out provider.RecordSet
+	switch {
+	case p.in.Mode == SingleOwner:
+		if !desired {
+			return nil
+		}
+		out = want.Clone()
+	default:
+		ttl := int64(-1)
+		var targets []string
+		for _, e := range others {
+			targets = union(targets, e.Targets)
+			if ttl < 0 || e.TTL < ttl {
+				ttl = e.TTL
+			}
+		}
+		out = provider.RecordSet{Name: k.Name, Type: k.Type, SetIdentifier: k.SetIdentifier}
+		switch {
+		case desired:
+			targets = union(targets, want.Targets)
+			if ttl < 0 || want.TTL < ttl {
+				ttl = want.TTL
+			}
+			w := want.Clone()
+			out.Weight, out.ProviderSpecific = w.Weight, w.ProviderSpecific
+		case exists:
+			c := cur.Clone()
+			out.Weight, out.ProviderSpecific = c.Weight, c.ProviderSpecific
+		}
+		out.TTL = max(ttl, 0)
+		out.Targets = targets
+	}
+	if len(out.Targets) == 0 {
+		return nil
+	}
+	return &out
+}
+
+// cnameClash reports whether k's decided set would stand beside data it
+// cannot coexist with (RFC 1034 §3.6.2).
+func (p *planner) cnameClash(k provider.RecordSetKey) (string, bool) {
+	if p.after[k] == nil {
+		return "", false
+	}
+	if _, want := p.desired[k]; !want {
+		return "", false
+	}
+	clashes := func(t string) bool {
+		if t == k.Type {
+			return false
+		}
+		return (k.Type == "CNAME" && !cnameCompatible(t)) || (t == "CNAME" && !cnameCompatible(k.Type))
+	}
+	var found []string
+	for _, ok := range p.byName[k.Name] {
+		if !clashes(ok.Type) {
+			continue
+		}
+		// A set at the name after this plan: a current one this plan does
+		// not delete.
+		if _, exists := p.current[ok]; exists {
+			if a, decided := p.after[ok]; !decided || a != nil {
+				found = append(found, fmt.Sprintf("%s exists", ok))
+			}
+		}
+		// Our own other wish at the name: a contradiction in the desired
+		// sets blocks both sides, whatever was decided for the other one.
+		if d, want := p.desired[ok]; want && len(d.Targets) > 0 {
+			found = append(found, fmt.Sprintf("%s is wanted too", ok))
+		}
+		// Other contributors' claims, even where their set is gone.
+		for _, e := range p.ix.Entries(ok) {
+			if e.Contributor() != p.in.Self {
+				found = append(found, fmt.Sprintf("%s is claimed by owner %s resource %s", ok, e.OwnerID, e.Resource))
+			}
+		}
+	}
+	if len(found) == 0 {
+		return "", false
+	}
+	slices.Sort(found)
+	found = slices.Compact(found)
+	return fmt.Sprintf("%s: CNAME cannot coexist with other data at %s (RFC 1034 §3.6.2): %s", k, k.Name, strings.Join(found, ", ")), true
+}
+
+// cuts returns the delegation points after this plan: the names of non-apex
+// NS sets in the zone.
+func (p *planner) cuts() []string {
+	var out []string
+	add := func(k provider.RecordSetKey) {
+		if k.Type == "NS" && provider.IsStrictSubdomain(k.Name, p.zone) {
+			out = append(out, k.Name)
+		}
+	}
+	for k := range p.current {
+		if a, decided := p.after[k]; !decided || a != nil {
+			add(k)
+		}
+	}
+	for k, a := range p.after {
+		if _, exists := p.current[k]; a != nil && !exists {
+			add(k)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Change groups, in application order.
+const (
+	groupClaim = iota
+	groupDelete
+	groupUpdate
+	groupCreate
+	groupRelease
+)
+
+type planned struct {
+	group    int
+	key      provider.RecordSetKey
+	regName  string // registry record name; "" for a record-set change
+	change   provider.Change
+	isRecord bool
+}
+
+// changes returns every write for the decided keys, sorted, and the keys
+// whose registry name is taken (conflicts, with their messages).
+func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
+	cuts := p.cuts()
+	var out []planned
+	taken := map[provider.RecordSetKey]string{}
+	for _, k := range p.keys {
+		after, decided := p.after[k]
+		if !decided {
+			continue
+		}
+		if ch, ok := diff(p.current, k, after); ok {
+			g := map[provider.Action]int{provider.ActionCreate: groupCreate, provider.ActionUpdate: groupUpdate, provider.ActionDelete: groupDelete}[ch.Action]
+			out = append(out, planned{group: g, key: k, change: ch, isRecord: true})
+		}
+		regs, conflict := p.registryChanges(k, cuts)
+		if conflict != "" {
+			taken[k] = conflict
+			continue
+		}
+		out = append(out, regs...)
+	}
+	slices.SortStableFunc(out, func(a, b planned) int {
+		return cmp.Or(cmp.Compare(a.group, b.group), compareKeys(a.key, b.key), cmp.Compare(a.regName, b.regName))
+	})
+	return out, taken
+}
+
+// registryChanges writes, moves or removes Self's registry record for k.
+func (p *planner) registryChanges(k provider.RecordSetKey, cuts []string) ([]planned, string) {
+	mine := p.ix.Records(p.in.Self, k)
+	want, desired := p.desired[k]
+	var out []planned
+	release := func(r registry.Record) {
+		before := r.Set.Clone()
+		out = append(out, planned{group: groupRelease, key: k, regName: r.Set.Name,
+			change: provider.Change{Action: provider.ActionDelete, Before: &before}})
+	}
+	if !desired {
+		for _, r := range mine {
+			release(r)
+		}
+		return out, ""
+	}
+	loc := registry.Name(p.zone, p.in.Self, k, cuts...)
+	var heartbeat time.Time
+	var at *registry.Record
+	for i, r := range mine {
+		if r.Set.Name == loc {
+			at = &mine[i]
+		}
+		if r.Entry.Heartbeat.After(heartbeat) {
+			heartbeat = r.Entry.Heartbeat
+		}
+	}
+	if at != nil {
+		heartbeat = at.Entry.Heartbeat
+	}
+	e := registry.Entry{
+		OwnerID: p.in.Self.OwnerID, Resource: p.in.Self.Resource,
+		Name: k.Name, Type: k.Type, SetIdentifier: k.SetIdentifier,
+		TTL: want.TTL, Targets: union(nil, want.Targets), Heartbeat: heartbeat,
+	}
+	rs := registry.RecordSet(p.zone, e, cuts...)
+	switch {
+	case at != nil && !at.Set.Equal(rs):
+		before := at.Set.Clone()
+		out = append(out, planned{group: groupClaim, key: k, regName: loc,
+			change: provider.Change{Action: provider.ActionUpdate, Before: &before, After: &rs}})
+	case at == nil:
+		if taken, ok := p.all[rs.Key()]; ok {
+			return nil, fmt.Sprintf("%s: registry name %s is taken by a record that is not ours (%s)", k, loc, taken)
+		}
+		out = append(out, planned{group: groupClaim, key: k, regName: loc,
+			change: provider.Change{Action: provider.ActionCreate, After: &rs}})
+	}
+	for _, r := range mine {
+		if r.Set.Name != loc {
+			release(r)
+		}
+	}
+	return out, ""
+}
+
+// diff returns the change that turns current[k] into after, if any.
+func diff(current map[provider.RecordSetKey]provider.RecordSet, k provider.RecordSetKey, after *provider.RecordSet) (provider.Change, bool) {
+	cur, exists := current[k]
+	switch {
+	case !exists && after == nil:
+		return provider.Change{}, false
+	case !exists:
+		a := after.Clone()
+		return provider.Change{Action: provider.ActionCreate, After: &a}, true
+	case after == nil:
+		b := cur.Clone()
+		return provider.Change{Action: provider.ActionDelete, Before: &b}, true
+	case cur.Equal(*after):
+		return provider.Change{}, false
+	}
+	b, a := cur.Clone(), after.Clone()
+	return provider.Change{Action: provider.ActionUpdate, Before: &b, After: &a}, true
+}
+
+func (p *planner) result(ps []planned) Result {
+	var r Result
+	for _, x := range ps {
+		if _, conflicted := p.conflicts[x.key]; conflicted {
+			continue
+		}
+		r.Changes = append(r.Changes, x.change)
+		if x.isRecord {
+			r.Records = append(r.Records, x.change)
+		}
+	}
+	for _, c := range p.conflicts {
+		r.Conflicts = append(r.Conflicts, c)
+	}
+	slices.SortFunc(r.Conflicts, func(a, b Conflict) int { return compareKeys(a.Key, b.Key) })
+	return r
+}
+
+// union returns the sorted union of a and b without duplicates.
+func union(a, b []string) []string {
+	out := make([]string, 0, len(a)+len(b))
+	out = append(append(out, a...), b...)
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// compareKeys orders keys by name, type, then set identifier.
+func compareKeys(a, b provider.RecordSetKey) int {
+	return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Type, b.Type), cmp.Compare(a.SetIdentifier, b.SetIdentifier))
+}

@@ -1,0 +1,95 @@
+package provider
+
+// SplitBatches splits changes into write requests that respect c, keeping
+// their order and never splitting one Change:
+//   - without c.BatchWrites every change is its own request;
+//   - otherwise a request holds at most c.MaxChangesPerBatch ResourceRecord
+//     elements and c.MaxValueBytesPerBatch value characters (0 = no limit),
+//     counted by ChangeCost.
+//
+// A change that alone exceeds a limit gets a request of its own (the backend
+// will reject it; splitting it would break its atomicity). The result shares
+// the Change values of the input; nil or empty input gives nil.
+func SplitBatches(changes []Change, c Capabilities) [][]Change {
+	if len(changes) == 0 {
+		return nil
+	}
+	if !c.BatchWrites {
+		out := make([][]Change, 0, len(changes))
+		for i := range changes {
+			out = append(out, changes[i:i+1:i+1])
+		}
+		return out
+	}
+	var (
+		out          [][]Change
+		start        int
+		elems, bytes int
+	)
+	for i, ch := range changes {
+		e, b := ChangeCost(ch, c)
+		overElems := c.MaxChangesPerBatch > 0 && elems+e > c.MaxChangesPerBatch
+		overBytes := c.MaxValueBytesPerBatch > 0 && bytes+b > c.MaxValueBytesPerBatch
+		if i > start && (overElems || overBytes) {
+			out = append(out, changes[start:i:i])
+			start, elems, bytes = i, 0, 0
+		}
+		elems += e
+		bytes += b
+	}
+	return append(out, changes[start:len(changes):len(changes)])
+}
+
+// ChangeCost returns what one change costs against c's per-request limits:
+// the number of ResourceRecord elements and the value characters (ValueBytes).
+// A set contributes at least one element even with no targets (an alias or
+// an empty set is still one element). An Update costs Before plus After, or
+// twice After under c.UpsertCountsTwice (Route 53's UPSERT accounting).
+func ChangeCost(ch Change, c Capabilities) (elements, valueBytes int) {
+	set := func(rs *RecordSet) (int, int) {
+		if rs == nil {
+			return 0, 0
+		}
+		n := 0
+		for _, t := range rs.Targets {
+			n += ValueBytes(rs.Type, t)
+		}
+		return max(1, len(rs.Targets)), n
+	}
+	switch ch.Action {
+	case ActionCreate:
+		return set(ch.After)
+	case ActionDelete:
+		return set(ch.Before)
+	case ActionUpdate:
+		ae, ab := set(ch.After)
+		if c.UpsertCountsTwice {
+			return 2 * ae, 2 * ab
+		}
+		be, bb := set(ch.Before)
+		return ae + be, ab + bb
+	}
+	return 0, 0
+}
+
+// ValueBytes is the length of one target as backends spell it in a request:
+// TXT (and SPF) values are split into 255-byte character-strings, each
+// quoted, with '"' and '\' escaped and the strings separated by one space
+// (RFC 1035 §5.1 presentation form, the form Route 53 counts); other types
+// are their canonical presentation form.
+func ValueBytes(rtype, target string) int {
+	if rtype != "TXT" && rtype != "SPF" {
+		return len(target)
+	}
+	chunks := SplitTXT(target)
+	n := len(chunks) - 1 // separating spaces
+	for _, c := range chunks {
+		n += 2 + len(c)
+		for i := 0; i < len(c); i++ {
+			if c[i] == '"' || c[i] == '\\' {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -1,0 +1,132 @@
+package provider
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func aSet(name string, n int) *RecordSet {
+	rs := &RecordSet{Name: name, Type: "A", TTL: 60}
+	for i := range n {
+		rs.Targets = append(rs.Targets, fmt.Sprintf("192.0.2.%d", i+1))
+	}
+	return rs
+}
+
+func create(name string, n int) Change { return Change{Action: ActionCreate, After: aSet(name, n)} }
+func del(name string, n int) Change    { return Change{Action: ActionDelete, Before: aSet(name, n)} }
+func update(name string, before, after int) Change {
+	return Change{Action: ActionUpdate, Before: aSet(name, before), After: aSet(name, after)}
+}
+
+// names returns the batches as slices of change names, for comparison.
+func names(batches [][]Change) [][]string {
+	var out [][]string
+	for _, b := range batches {
+		var s []string
+		for _, c := range b {
+			s = append(s, c.Key().Name)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
+	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000, UpsertCountsTwice: true}
+	for _, tc := range []struct {
+		name    string
+		changes []Change
+		caps    Capabilities
+		want    [][]string
+	}{
+		{"empty", nil, route53, nil},
+		{"unlimited is one batch", []Change{create("a", 5), del("b", 3), update("c", 1, 2)},
+			Capabilities{BatchWrites: true}, [][]string{{"a", "b", "c"}}},
+		{"no batch writes: one change per request", []Change{create("a", 1), create("b", 1)},
+			Capabilities{BatchWrites: false, MaxChangesPerBatch: 100}, [][]string{{"a"}, {"b"}}},
+		{"element limit counts records, not sets", []Change{create("a", 2), create("b", 2), create("c", 1)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a", "b"}, {"c"}}},
+		{"exactly at the limit stays together", []Change{create("a", 2), create("b", 2)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a", "b"}}},
+		{"update counts delete plus create", []Change{update("a", 2, 2), create("b", 1)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"b"}}},
+		{"upsert counts twice", []Change{update("a", 1, 2), create("b", 1)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a"}, {"b"}}},
+		{"upsert counts After twice, not Before", []Change{update("a", 5, 1), create("b", 2)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a", "b"}}},
+		{"oversized change gets its own batch, unsplit", []Change{create("a", 1), create("big", 10), create("c", 1)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"big"}, {"c"}}},
+		{"empty target set counts one element", []Change{create("a", 0), create("b", 0), create("c", 0)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 2}, [][]string{{"a", "b"}, {"c"}}},
+		// "192.0.2.1" is 9 bytes: a(2 targets)=18, b(1)=9, c(2)=18.
+		{"value byte limit", []Change{create("a", 2), create("b", 1), create("c", 2)},
+			Capabilities{BatchWrites: true, MaxValueBytesPerBatch: 27}, [][]string{{"a", "b"}, {"c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := names(SplitBatches(tc.changes, tc.caps))
+			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("SplitBatches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSplitBatches_Route53ThousandCreatesFitOneRequestButNotThousandAndOne(t *testing.T) {
+	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000, UpsertCountsTwice: true}
+	var changes []Change
+	for i := range 1001 {
+		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("h%d", i), Type: "A", TTL: 60, Targets: []string{"10.0.0.1"}}})
+	}
+	got := SplitBatches(changes[:1000], route53)
+	if len(got) != 1 || len(got[0]) != 1000 {
+		t.Fatalf("1000 single-record creates: %d batches, want 1", len(got))
+	}
+	got = SplitBatches(changes, route53)
+	if len(got) != 2 || len(got[0]) != 1000 || len(got[1]) != 1 {
+		t.Fatalf("1001 creates: batch sizes %d, want [1000 1]", len(got))
+	}
+	// Order is kept across batches.
+	i := 0
+	for _, b := range got {
+		for _, c := range b {
+			if c.Key().Name != fmt.Sprintf("h%d", i) {
+				t.Fatalf("change %d is %s", i, c.Key().Name)
+			}
+			i++
+		}
+	}
+}
+
+func TestSplitBatches_Route53ValueCharactersSplitLargeTXT(t *testing.T) {
+	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000}
+	value := strings.Repeat("v", 1000) // 4 chunks: 1000 + 4*2 quotes + 3 spaces = 1011
+	var changes []Change
+	for i := range 40 {
+		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("t%d", i), Type: "TXT", TTL: 60, Targets: []string{value}}})
+	}
+	batches := SplitBatches(changes, route53)
+	// 32000 / 1011 = 31 per batch.
+	if len(batches) != 2 || len(batches[0]) != 31 || len(batches[1]) != 9 {
+		t.Fatalf("batch sizes: %d batches, first %d", len(batches), len(batches[0]))
+	}
+}
+
+func TestValueBytes_CountsTXTQuotedAndEscaped(t *testing.T) {
+	for _, tc := range []struct {
+		rtype, value string
+		want         int
+	}{
+		{"A", "192.0.2.1", 9},
+		{"TXT", "abc", 5},
+		{"TXT", `a"b`, 6},
+		{"TXT", `a\b`, 6},
+		{"TXT", "", 2},
+		{"TXT", strings.Repeat("x", 256), 256 + 4 + 1},
+	} {
+		if got := ValueBytes(tc.rtype, tc.value); got != tc.want {
+			t.Errorf("ValueBytes(%s, %q) = %d, want %d", tc.rtype, tc.value, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package provider
+
+// Capabilities is what a provider can do, and the limits of one write
+// request. Callers (the zone writer) never branch on a provider's name, only
+// on these fields.
+type Capabilities struct {
+	// MaxChangesPerBatch is the most ResourceRecord elements (individual
+	// records, not record sets) one write request may carry; 0 = unlimited.
+	// SplitBatches counts a Create as len(After.Targets), a Delete as
+	// len(Before.Targets), and an Update as len(Before)+len(After) (a DELETE
+	// plus a CREATE), or 2*len(After) under UpsertCountsTwice.
+	//   - Route 53: 1,000 ResourceRecord elements per ChangeResourceRecordSets
+	//     request (AWS Route 53 API Reference, ChangeResourceRecordSets,
+	//     "Limits"; Developer Guide, "Quotas on API requests").
+	//   - Cloud DNS: the project quotas rrsetAdditionsPerChange and
+	//     rrsetDeletionsPerChange (Cloud DNS API projects.get, Quota).
+	//   - PowerDNS (one PATCH carries any number of rrsets) and the embedded
+	//     server: 0.
+	MaxChangesPerBatch int
+	// MaxValueBytesPerBatch is the most characters of record values one
+	// request may carry; 0 = unlimited. Values are counted as the backend
+	// spells them (see ValueBytes: TXT is counted quoted and escaped).
+	//   - Route 53: 32,000 characters, spaces included, over all Value
+	//     elements of a request (AWS Route 53 API Reference,
+	//     ChangeResourceRecordSets).
+	//   - Cloud DNS: the project quota totalRrdataSizePerChange (bytes).
+	//   - RFC 2136: an UPDATE must fit one DNS message, 65,535 bytes over
+	//     TCP (RFC 1035 §4.2.2); providers set a margin below that.
+	MaxValueBytesPerBatch int
+	// UpsertCountsTwice: the provider writes an Update as one UPSERT and the
+	// backend counts its records and value characters twice (Route 53: "when
+	// the value of the Action element is UPSERT, each ResourceRecord element
+	// is counted twice"). False: an Update is a DELETE of Before plus a
+	// CREATE of After.
+	UpsertCountsTwice bool
+	// ConditionalWrites: a write is applied only if Before still matches, and
+	// a batch is all-or-nothing (Route 53 exact DELETE+CREATE, Azure ETags,
+	// Cloud DNS exact deletions, RFC 2136 prerequisites, the embedded
+	// server). PowerDNS has none.
+	ConditionalWrites bool
+	// WeightedRouting: the provider serves RecordSet.Weight (Route 53
+	// weighted routing, the embedded server).
+	WeightedRouting bool
+	// CreateZones: EnsureZone and DeleteZone work. RFC 2136 cannot create
+	// zones (dnsplane API contract): DNSZones there adopt spec.zoneID.
+	CreateZones bool
+	// BatchWrites: one request carries changes to many record sets. Azure DNS
+	// has no batch API (one PUT per record set, guarded by its ETag).
+	BatchWrites bool
+}

@@ -1,0 +1,123 @@
+// Package counting wraps a provider.Provider and counts its calls by operation, for the provider
+// budget tests and the dnsplane_provider_requests_total metric. It owns no DNS logic and must not
+// change what the wrapped provider does.
+package counting
+
+import (
+	"context"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Operations counted, one per Provider method.
+const (
+	OpEnsureZone     = "EnsureZone"
+	OpGetZone        = "GetZone"
+	OpListZones      = "ListZones"
+	OpDeleteZone     = "DeleteZone"
+	OpListRecordSets = "ListRecordSets"
+	OpApplyChanges   = "ApplyChanges"
+)
+
+// Provider counts the calls made to the wrapped provider. It is safe for concurrent use.
+type Provider struct {
+	inner provider.Provider
+	name  string
+	vec   *prometheus.CounterVec
+
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// NewMetric returns the counter vector dnsplane_provider_requests_total{provider,operation,
+// result}; result is "ok" or "error". Register it once with the manager's registry.
+func NewMetric() *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dnsplane_provider_requests_total",
+		Help: "Calls to DNS providers, by provider, operation and result (ok or error).",
+	}, []string{"provider", "operation", "result"})
+}
+
+// Wrap returns p counted under name; vec may be nil.
+func Wrap(p provider.Provider, name string, vec *prometheus.CounterVec) *Provider {
+	return &Provider{inner: p, name: name, vec: vec, counts: map[string]int{}}
+}
+
+// Counts returns a copy of the calls made so far, by operation.
+func (p *Provider) Counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.counts))
+	for k, v := range p.counts {
+		out[k] = v
+	}
+	return out
+}
+
+// Reset sets every count to zero.
+func (p *Provider) Reset() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts = map[string]int{}
+}
+
+func (p *Provider) count(op string, err error) {
+	p.mu.Lock()
+	p.counts[op]++
+	p.mu.Unlock()
+	if p.vec != nil {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		p.vec.WithLabelValues(p.name, op, result).Inc()
+	}
+}
+
+// Capabilities implements provider.Provider; it is not counted (no I/O).
+func (p *Provider) Capabilities() provider.Capabilities { return p.inner.Capabilities() }
+
+// EnsureZone implements provider.Provider.
+func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	z, err := p.inner.EnsureZone(ctx, spec)
+	p.count(OpEnsureZone, err)
+	return z, err
+}
+
+// GetZone implements provider.Provider.
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	z, err := p.inner.GetZone(ctx, id)
+	p.count(OpGetZone, err)
+	return z, err
+}
+
+// ListZones implements provider.Provider.
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	z, err := p.inner.ListZones(ctx)
+	p.count(OpListZones, err)
+	return z, err
+}
+
+// DeleteZone implements provider.Provider.
+func (p *Provider) DeleteZone(ctx context.Context, id string) error {
+	err := p.inner.DeleteZone(ctx, id)
+	p.count(OpDeleteZone, err)
+	return err
+}
+
+// ListRecordSets implements provider.Provider.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	s, err := p.inner.ListRecordSets(ctx, zoneID)
+	p.count(OpListRecordSets, err)
+	return s, err
+}
+
+// ApplyChanges implements provider.Provider; one call counts once, however the provider splits it.
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	err := p.inner.ApplyChanges(ctx, zoneID, changes)
+	p.count(OpApplyChanges, err)
+	return err
+}

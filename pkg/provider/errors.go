@@ -1,0 +1,69 @@
+package provider
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors. Providers wrap them with context ("ensure zone
+// c1.example.test: %w"); callers test them with errors.Is.
+var (
+	// ErrZoneNotFound: the zone ID is unknown to the provider.
+	ErrZoneNotFound = errors.New("zone not found")
+	// ErrZoneConflict: a zone of that name exists with another caller
+	// reference (or without one); adopt it by ID instead of creating it.
+	ErrZoneConflict = errors.New("zone exists with another caller reference")
+	// ErrInvalidCredentials: the backend rejected the credentials, or they
+	// are malformed.
+	ErrInvalidCredentials = errors.New("invalid credentials")
+	// ErrThrottled: the backend asked us to slow down. A *ThrottledError
+	// wrapping it may carry how long to wait.
+	ErrThrottled = errors.New("throttled by provider")
+	// ErrConflict: a conditional write found the current data different from
+	// the Change's Before (or an existing set for a Create). Re-read and plan
+	// again.
+	ErrConflict = errors.New("record set changed concurrently")
+	// ErrNotCapable: the provider cannot do what was asked (see Capabilities).
+	ErrNotCapable = errors.New("not supported by provider")
+	// ErrInvalidChange: the input was rejected before anything was written
+	// (bad name, target, TTL, out-of-zone name, CNAME beside other data, ...).
+	ErrInvalidChange = errors.New("invalid change")
+)
+
+// ThrottledError is ErrThrottled with the backend's hint of when to retry.
+// errors.Is(err, ErrThrottled) is true for it.
+type ThrottledError struct {
+	// RetryAfter is the backend's suggested wait; 0 when it gave none.
+	RetryAfter time.Duration
+	// Err is the underlying error, if any.
+	Err error
+}
+
+// Error implements error.
+func (e *ThrottledError) Error() string {
+	msg := ErrThrottled.Error()
+	if e.RetryAfter > 0 {
+		msg += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is makes errors.Is(err, ErrThrottled) true.
+func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
+
+// Unwrap returns the underlying error.
+func (e *ThrottledError) Unwrap() error { return e.Err }
+
+// RetryAfter returns the retry hint of the first *ThrottledError in err's
+// chain, and whether err is throttling at all (errors.Is ErrThrottled).
+func RetryAfter(err error) (time.Duration, bool) {
+	var te *ThrottledError
+	if errors.As(err, &te) {
+		return te.RetryAfter, true
+	}
+	return 0, errors.Is(err, ErrThrottled)
+}

@@ -1,0 +1,98 @@
+package factory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Secret types, one per provider (docs/api.md).
+const (
+	TypeLocal   corev1.SecretType = "dnsplane.io/local"
+	TypePDNS    corev1.SecretType = "dnsplane.io/pdns"
+	TypeRFC2136 corev1.SecretType = "dnsplane.io/rfc2136"
+	TypeAWS     corev1.SecretType = "dnsplane.io/aws"
+	TypeGoogle  corev1.SecretType = "dnsplane.io/google"
+	TypeAzure   corev1.SecretType = "dnsplane.io/azure"
+)
+
+// KeyDNSAddress (host:port), accepted by every Secret type, is where SOA checks and name-server
+// queries for the provider's zones go instead of the zones' own name servers on port 53.
+const KeyDNSAddress = "DNS_ADDRESS"
+
+var (
+	// ErrProviderNotFound: the Secret is missing, or its type names no provider of this build.
+	ErrProviderNotFound = errors.New("provider not found")
+	// ErrInvalidCredentials: the Secret's keys are malformed. Providers return
+	// provider.ErrInvalidCredentials for credentials they reject.
+	ErrInvalidCredentials = provider.ErrInvalidCredentials
+)
+
+// Resolved is a provider ready for use.
+type Resolved struct {
+	// Provider talks to the DNS API.
+	Provider provider.Provider
+	// Account identifies the provider account for zone writers: "<namespace>/<secret name>".
+	Account string
+	// DNSAddress is host:port for SOA and NS queries of this provider's zones; empty means the
+	// zones' own name servers on port 53.
+	DNSAddress string
+}
+
+// Factory resolves provider Secrets. Its fields are read-only after construction.
+type Factory struct {
+	// Client reads Secrets; the API reader (no cache) keeps the manager from caching every
+	// Secret of the cluster.
+	Client client.Reader
+	// Local is the dnsplane.io/local provider, the embedded server's store.
+	Local provider.Provider
+	// LocalAddr is the embedded server's host:port, the DNS address of local zones.
+	LocalAddr string
+	// Resolver is --dns-resolver: the DNS address when neither the provider nor DNS_ADDRESS
+	// gives one; empty means the zones' own name servers.
+	Resolver string
+}
+
+// Resolve reads the Secret namespace/name and returns its provider. Errors wrap
+// ErrProviderNotFound (missing Secret, unknown or unbuilt type) or ErrInvalidCredentials
+// (malformed keys); messages name keys, never values.
+func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved, error) {
+	var s corev1.Secret
+	if err := f.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return Resolved{}, fmt.Errorf("secret %s/%s does not exist: %w", namespace, name, ErrProviderNotFound)
+		}
+		return Resolved{}, fmt.Errorf("read secret %s/%s: %w", namespace, name, err)
+	}
+	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver}
+	if v, ok := s.Data[KeyDNSAddress]; ok {
+		addr := strings.TrimSpace(string(v))
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			return Resolved{}, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
+		}
+		r.DNSAddress = addr
+	}
+	switch s.Type {
+	case TypeLocal:
+		if f.Local == nil {
+			return Resolved{}, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
+		}
+		r.Provider = f.Local
+		if _, ok := s.Data[KeyDNSAddress]; !ok {
+			r.DNSAddress = f.LocalAddr
+		}
+		return r, nil
+	case TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure:
+		return Resolved{}, fmt.Errorf("secret %s/%s: provider type %q is not available in this build: %w", namespace, name, s.Type, ErrProviderNotFound)
+	default:
+		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
+	}
+}

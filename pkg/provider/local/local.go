@@ -1,0 +1,395 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// SecretType is the Kubernetes Secret type that selects this provider (the
+// Secret has no keys).
+const SecretType = "dnsplane.io/local"
+
+// FaultPoint names a point in an operation where Options.FaultHook runs.
+type FaultPoint string
+
+// The fault points. "after" points run once the effect is persisted, so an
+// error returned there looks, to the caller, like a crash right after the
+// write: the write happened, the call failed.
+const (
+	FaultBeforeZoneCreate   FaultPoint = "before-zone-create"
+	FaultAfterZoneCreate    FaultPoint = "after-zone-create"
+	FaultBeforeApplyChanges FaultPoint = "before-apply-changes" // once per batch
+	FaultAfterApplyChanges  FaultPoint = "after-apply-changes"  // once per batch
+	FaultBeforeZoneDelete   FaultPoint = "before-zone-delete"
+	FaultAfterZoneDelete    FaultPoint = "after-zone-delete"
+)
+
+// FaultHook is called at each FaultPoint with the zone name (canonical). A
+// non-nil error aborts the operation at that point and is returned to the
+// caller, wrapped. It must be safe for concurrent use.
+type FaultHook func(ctx context.Context, point FaultPoint, zone string) error
+
+// Options configures a Provider.
+type Options struct {
+	// FaultHook, when set, is called at every FaultPoint. Tests only.
+	FaultHook FaultHook
+}
+
+// Provider implements provider.Provider over a dnsserver.Store.
+type Provider struct {
+	store *dnsserver.Store
+	hook  FaultHook
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New returns a provider writing to store. New zones get NS ns1.<zone> with
+// glue to the store's dnsserver.StoreOptions.NameServerAddrs (the embedded
+// server's listen IP).
+func New(store *dnsserver.Store, opts Options) *Provider {
+	return &Provider{store: store, hook: opts.FaultHook}
+}
+
+// ZoneID returns the ID of the zone with that name: the canonical zone name
+// itself ("c1.example.test"), stable across restarts and re-creation.
+func ZoneID(zoneName string) string { return provider.CanonicalName(zoneName) }
+
+// Capabilities: unlimited atomic batches, conditional writes, weighted
+// routing and zone creation.
+func (p *Provider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{
+		BatchWrites:       true,
+		ConditionalWrites: true,
+		WeightedRouting:   true,
+		CreateZones:       true,
+	}
+}
+
+func (p *Provider) fault(ctx context.Context, point FaultPoint, zone string) error {
+	if p.hook == nil {
+		return nil
+	}
+	if err := p.hook(ctx, point, zone); err != nil {
+		return fmt.Errorf("fault at %s: %w", point, err)
+	}
+	return nil
+}
+
+// EnsureZone creates the zone, or returns it when it exists with the same
+// caller reference (tags are not updated then). A zone of that name with
+// another caller reference, or none (a hand-written zone file), gives
+// provider.ErrZoneConflict. An empty caller reference or a bad name gives
+// provider.ErrInvalidChange.
+func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	if err := ctx.Err(); err != nil {
+		return provider.Zone{}, err
+	}
+	name, err := provider.ValidateName(spec.Name)
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", spec.Name, err)
+	}
+	if strings.HasPrefix(name, "*") || spec.CallerReference == "" {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w: zone names cannot be wildcards and a caller reference is required", name, provider.ErrInvalidChange)
+	}
+	if err := p.fault(ctx, FaultBeforeZoneCreate, name); err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
+	}
+	zi, err := p.store.CreateZone(name, dnsserver.ZoneMeta{ID: ZoneID(name), CallerReference: spec.CallerReference, Tags: maps.Clone(spec.Tags)})
+	switch {
+	case errors.Is(err, dnsserver.ErrZoneExists):
+		zi, err = p.store.Zone(name)
+		if err != nil {
+			return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, mapErr(err))
+		}
+		if zi.Meta.CallerReference != spec.CallerReference {
+			return provider.Zone{}, fmt.Errorf("ensure zone %s: %w (existing caller reference %q)", name, provider.ErrZoneConflict, zi.Meta.CallerReference)
+		}
+		return toZone(zi), nil
+	case err != nil:
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, mapErr(err))
+	}
+	if err := p.fault(ctx, FaultAfterZoneCreate, name); err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
+	}
+	return toZone(zi), nil
+}
+
+// GetZone returns the zone with that ID (see ZoneID), or
+// provider.ErrZoneNotFound.
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	if err := ctx.Err(); err != nil {
+		return provider.Zone{}, err
+	}
+	zi, err := p.zone(id)
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("get zone %s: %w", id, err)
+	}
+	return toZone(zi), nil
+}
+
+// zone looks up an ID, which must be canonical.
+func (p *Provider) zone(id string) (dnsserver.ZoneInfo, error) {
+	if id == "" || ZoneID(id) != id {
+		return dnsserver.ZoneInfo{}, provider.ErrZoneNotFound
+	}
+	zi, err := p.store.Zone(id)
+	if err != nil {
+		return dnsserver.ZoneInfo{}, mapErr(err)
+	}
+	return zi, nil
+}
+
+// ListZones returns every zone of the store, sorted by name.
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	infos := p.store.Zones()
+	out := make([]provider.Zone, 0, len(infos))
+	for _, zi := range infos {
+		out = append(out, toZone(zi))
+	}
+	return out, nil
+}
+
+// DeleteZone removes the zone, its records and its files at once (the store
+// deletes atomically, so there is no separate record deletion).
+func (p *Provider) DeleteZone(ctx context.Context, id string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	zi, err := p.zone(id)
+	if err != nil {
+		return fmt.Errorf("delete zone %s: %w", id, err)
+	}
+	name := provider.CanonicalName(zi.Origin)
+	if err := p.fault(ctx, FaultBeforeZoneDelete, name); err != nil {
+		return fmt.Errorf("delete zone %s: %w", id, err)
+	}
+	if err := p.store.DeleteZone(zi.Origin); err != nil {
+		return fmt.Errorf("delete zone %s: %w", id, mapErr(err))
+	}
+	if err := p.fault(ctx, FaultAfterZoneDelete, name); err != nil {
+		return fmt.Errorf("delete zone %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListRecordSets returns every set of the zone, the SOA first, in canonical
+// form; ProviderSpecific is what was written.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, err := p.zone(zoneID); err != nil {
+		return nil, fmt.Errorf("list record sets of %s: %w", zoneID, err)
+	}
+	sets, err := p.store.RRSets(zoneID)
+	if err != nil {
+		return nil, fmt.Errorf("list record sets of %s: %w", zoneID, mapErr(err))
+	}
+	out := make([]provider.RecordSet, 0, len(sets))
+	for _, rs := range sets {
+		out = append(out, fromRRSet(rs))
+	}
+	return out, nil
+}
+
+// change is a validated provider.Change with its store form.
+type change struct {
+	action provider.Action
+	key    dnsserver.SetKey
+	before *provider.RecordSet // canonical
+	after  *dnsserver.RRSet
+}
+
+// ApplyChanges applies the changes as one atomic, conditional batch (the
+// capabilities have no limits, so SplitBatches gives one batch): a Create of
+// an existing set, or an Update/Delete whose Before differs from the current
+// set, gives provider.ErrConflict and nothing is applied. Input is validated
+// before anything is written (provider.ErrInvalidChange): canonical names
+// inside the zone, no SOA, Update keeping its key, at least one target.
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	zi, err := p.zone(zoneID)
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	zoneName := provider.CanonicalName(zi.Origin)
+	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
+		prepared := make([]change, 0, len(batch))
+		for i, ch := range batch {
+			c, err := prepare(zoneName, ch)
+			if err != nil {
+				return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
+			}
+			prepared = append(prepared, c)
+		}
+		if err := p.fault(ctx, FaultBeforeApplyChanges, zoneName); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+		}
+		if err := p.store.Update(zi.Origin, func(tx *dnsserver.Tx) error { return applyTx(tx, prepared) }); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zoneID, mapErr(err))
+		}
+		if err := p.fault(ctx, FaultAfterApplyChanges, zoneName); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+		}
+	}
+	return nil
+}
+
+// applyTx runs prepared changes inside the store's transaction.
+func applyTx(tx *dnsserver.Tx, changes []change) error {
+	for _, c := range changes {
+		cur, exists := tx.Get(c.key)
+		switch c.action {
+		case provider.ActionCreate:
+			if exists {
+				return fmt.Errorf("%w: create %s: the set exists", provider.ErrConflict, c.key)
+			}
+		case provider.ActionUpdate, provider.ActionDelete:
+			if !exists {
+				return fmt.Errorf("%w: %s %s: the set does not exist", provider.ErrConflict, strings.ToLower(string(c.action)), c.key)
+			}
+			if got := fromRRSet(cur); !got.Equal(*c.before) {
+				return fmt.Errorf("%w: %s %s: current set %s differs from Before %s", provider.ErrConflict,
+					strings.ToLower(string(c.action)), c.key, got, c.before)
+			}
+		}
+		if c.action == provider.ActionDelete {
+			tx.Delete(c.key)
+			continue
+		}
+		if err := tx.Put(*c.after); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare validates one change and converts it to the store's form.
+func prepare(zone string, ch provider.Change) (change, error) {
+	canon := func(rs *provider.RecordSet, role string) (*provider.RecordSet, error) {
+		if rs == nil {
+			return nil, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
+		}
+		c, err := provider.CanonicalRecordSet(*rs)
+		if err != nil {
+			return nil, err
+		}
+		if !provider.IsSubdomain(c.Name, zone) {
+			return nil, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
+		}
+		if c.Type == "SOA" {
+			return nil, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
+		}
+		return &c, nil
+	}
+	var (
+		out    = change{action: ch.Action}
+		before *provider.RecordSet
+		after  *provider.RecordSet
+		err    error
+	)
+	switch ch.Action {
+	case provider.ActionCreate:
+		after, err = canon(ch.After, "After")
+	case provider.ActionUpdate:
+		if before, err = canon(ch.Before, "Before"); err == nil {
+			after, err = canon(ch.After, "After")
+		}
+		if err == nil && before.Key() != after.Key() {
+			err = fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, before.Key(), after.Key())
+		}
+	case provider.ActionDelete:
+		before, err = canon(ch.Before, "Before")
+	default:
+		err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+	}
+	if err != nil {
+		return change{}, err
+	}
+	out.before = before
+	var key provider.RecordSetKey
+	if after != nil {
+		key = after.Key()
+		if len(after.Targets) == 0 {
+			return change{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
+		}
+		rs, err := toRRSet(*after)
+		if err != nil {
+			return change{}, err
+		}
+		out.after = &rs
+	} else {
+		key = before.Key()
+	}
+	out.key = dnsserver.SetKey{Name: provider.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
+	return out, nil
+}
+
+func toRRSet(rs provider.RecordSet) (dnsserver.RRSet, error) {
+	rrs, err := provider.ToRRs(rs)
+	if err != nil {
+		return dnsserver.RRSet{}, err
+	}
+	return dnsserver.RRSet{
+		Name:          provider.Fqdn(rs.Name),
+		Type:          dns.StringToType[rs.Type],
+		TTL:           uint32(rs.TTL),
+		SetIdentifier: rs.SetIdentifier,
+		Weight:        rs.Weight,
+		Labels:        maps.Clone(rs.ProviderSpecific),
+		RRs:           rrs,
+	}, nil
+}
+
+func fromRRSet(rs dnsserver.RRSet) provider.RecordSet {
+	out := provider.RecordSet{
+		Name:             provider.CanonicalName(rs.Name),
+		Type:             dns.TypeToString[rs.Type],
+		TTL:              int64(rs.TTL),
+		SetIdentifier:    rs.SetIdentifier,
+		Weight:           rs.Weight,
+		ProviderSpecific: maps.Clone(rs.Labels),
+	}
+	for _, rr := range rs.RRs {
+		out.Targets = append(out.Targets, provider.TargetFromRR(rr))
+	}
+	return out
+}
+
+func toZone(zi dnsserver.ZoneInfo) provider.Zone {
+	z := provider.Zone{
+		ID:              ZoneID(zi.Origin),
+		Name:            provider.CanonicalName(zi.Origin),
+		CallerReference: zi.Meta.CallerReference,
+		Tags:            maps.Clone(zi.Meta.Tags),
+	}
+	for _, ns := range zi.NameServers {
+		z.NameServers = append(z.NameServers, provider.CanonicalName(ns))
+	}
+	return z
+}
+
+// mapErr translates store errors into the provider's sentinels, keeping the
+// original in the chain.
+func mapErr(err error) error {
+	switch {
+	case errors.Is(err, dnsserver.ErrZoneNotFound):
+		return fmt.Errorf("%w: %w", provider.ErrZoneNotFound, err)
+	case errors.Is(err, dnsserver.ErrInvalidRRSet), errors.Is(err, dnsserver.ErrInvalidZone):
+		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, err)
+	}
+	return err
+}

@@ -1,0 +1,257 @@
+package provider
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// MaxTTL is the largest TTL, in seconds: RFC 2181 §8 limits TTLs to
+// 2^31 - 1.
+const MaxTTL = math.MaxInt32
+
+// txtChunk is the longest character-string: one length octet, so at most 255
+// bytes (RFC 1035 §3.3).
+const txtChunk = 255
+
+// SplitTXT splits a logical TXT value into the character-strings written on
+// the wire, each at most 255 bytes (RFC 1035 §3.3, §3.3.14). The empty value
+// is one empty character-string. Splitting is by bytes; JoinTXT restores the
+// value exactly.
+func SplitTXT(value string) []string {
+	if len(value) <= txtChunk {
+		return []string{value}
+	}
+	out := make([]string, 0, (len(value)+txtChunk-1)/txtChunk)
+	for len(value) > txtChunk {
+		out = append(out, value[:txtChunk])
+		value = value[txtChunk:]
+	}
+	return append(out, value)
+}
+
+// JoinTXT returns the logical TXT value of a record: the concatenation of
+// its character-strings (the convention of SPF, RFC 7208 §3.3, and of
+// DKIM).
+func JoinTXT(chunks []string) string { return strings.Join(chunks, "") }
+
+// NewTXT builds a miekg TXT (or SPF, for rtype "SPF") record holding the
+// logical value, split with SplitTXT. miekg/dns keeps character-strings in
+// escaped presentation form, so each chunk is escaped here.
+func NewTXT(hdr dns.RR_Header, value string) dns.RR {
+	chunks := SplitTXT(value)
+	for i, c := range chunks {
+		chunks[i] = escapeTXT(c)
+	}
+	if hdr.Rrtype == dns.TypeSPF {
+		return &dns.SPF{Hdr: hdr, Txt: chunks}
+	}
+	hdr.Rrtype = dns.TypeTXT
+	return &dns.TXT{Hdr: hdr, Txt: chunks}
+}
+
+// TXTValue returns the logical value of miekg character-strings (escaped
+// presentation form, as miekg/dns stores them).
+func TXTValue(txt []string) string {
+	var b strings.Builder
+	for _, s := range txt {
+		b.WriteString(unescapeTXT(s))
+	}
+	return b.String()
+}
+
+// escapeTXT turns raw bytes into miekg's escaped form: '"' and '\' get a
+// backslash, bytes outside printable ASCII become \DDD (RFC 1035 §5.1).
+func escapeTXT(raw string) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			fmt.Fprintf(&b, "\\%03d", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// unescapeTXT reverses escapeTXT (\DDD and \X, RFC 1035 §5.1).
+func unescapeTXT(s string) string {
+	if !strings.ContainsRune(s, '\\') {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 >= len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		if i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			v, _ := strconv.Atoi(s[i+1 : i+4])
+			if v <= 255 {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i+1])
+		i++
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// ToRRs converts a record set into miekg records, one per target, with the
+// owner name as FQDN, class IN and the set's TTL. Targets are read in
+// presentation form; names in them are absolute whether or not they end in a
+// dot. TXT/SPF targets are logical values (see NewTXT). Errors wrap
+// ErrInvalidChange.
+func ToRRs(rs RecordSet) ([]dns.RR, error) {
+	t, ok := dns.StringToType[strings.ToUpper(rs.Type)]
+	if !ok || t == dns.TypeNone {
+		return nil, fmt.Errorf("%w: %s: unknown record type %q", ErrInvalidChange, rs.Name, rs.Type)
+	}
+	if rs.TTL < 0 || rs.TTL > MaxTTL {
+		return nil, fmt.Errorf("%w: %s: TTL %d outside 0..%d (RFC 2181 §8)", ErrInvalidChange, rs.Key(), rs.TTL, MaxTTL)
+	}
+	hdr := dns.RR_Header{Name: Fqdn(rs.Name), Rrtype: t, Class: dns.ClassINET, Ttl: uint32(rs.TTL)}
+	out := make([]dns.RR, 0, len(rs.Targets))
+	for _, target := range rs.Targets {
+		if t == dns.TypeTXT || t == dns.TypeSPF {
+			out = append(out, NewTXT(hdr, target))
+			continue
+		}
+		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", hdr.Name, hdr.Ttl, dns.TypeToString[t], target))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: target %q: %v", ErrInvalidChange, rs.Key(), target, err)
+		}
+		if rr == nil || rr.Header().Rrtype != t {
+			return nil, fmt.Errorf("%w: %s: target %q is not %s rdata", ErrInvalidChange, rs.Key(), target, rs.Type)
+		}
+		out = append(out, rr)
+	}
+	return out, nil
+}
+
+// TargetFromRR returns the canonical target of one record: the rdata in
+// presentation form, with names lower-case and without trailing dot (the
+// root stays "."), and TXT/SPF as the logical value.
+func TargetFromRR(rr dns.RR) string {
+	switch v := rr.(type) {
+	case *dns.A:
+		return v.A.String()
+	case *dns.AAAA:
+		return v.AAAA.String()
+	case *dns.CNAME:
+		return targetName(v.Target)
+	case *dns.NS:
+		return targetName(v.Ns)
+	case *dns.PTR:
+		return targetName(v.Ptr)
+	case *dns.DNAME:
+		return targetName(v.Target)
+	case *dns.MX:
+		return strconv.Itoa(int(v.Preference)) + " " + targetName(v.Mx)
+	case *dns.SRV:
+		return fmt.Sprintf("%d %d %d %s", v.Priority, v.Weight, v.Port, targetName(v.Target))
+	case *dns.SOA:
+		return fmt.Sprintf("%s %s %d %d %d %d %d", targetName(v.Ns), targetName(v.Mbox), v.Serial, v.Refresh, v.Retry, v.Expire, v.Minttl)
+	case *dns.TXT:
+		return TXTValue(v.Txt)
+	case *dns.SPF:
+		return TXTValue(v.Txt)
+	}
+	return strings.TrimPrefix(rr.String(), rr.Header().String())
+}
+
+// CanonicalTarget returns target in canonical presentation form for rtype
+// ("192.0.2.1", "a.example.test", "10 mail.example.test",
+// "0 5 5060 sip.example.test", `0 issue "letsencrypt.org"`; TXT unchanged).
+// Errors wrap ErrInvalidChange.
+func CanonicalTarget(rtype, target string) (string, error) {
+	rtype = strings.ToUpper(rtype)
+	if rtype == "TXT" || rtype == "SPF" {
+		return target, nil
+	}
+	rrs, err := ToRRs(RecordSet{Name: "target.invalid", Type: rtype, TTL: 0, Targets: []string{target}})
+	if err != nil {
+		return "", err
+	}
+	return TargetFromRR(rrs[0]), nil
+}
+
+// CanonicalRecordSet validates rs and returns it in canonical form: name
+// (ValidateName), upper-case type, canonical targets, TTL within RFC 2181 §8,
+// no duplicate targets (RFC 2181 §5), a non-negative Weight only together
+// with a SetIdentifier, and empty ProviderSpecific as nil. Errors wrap
+// ErrInvalidChange.
+func CanonicalRecordSet(rs RecordSet) (RecordSet, error) {
+	out := rs.Clone()
+	name, err := ValidateName(rs.Name)
+	if err != nil {
+		return RecordSet{}, err
+	}
+	out.Name = name
+	out.Type = strings.ToUpper(strings.TrimSpace(rs.Type))
+	if _, ok := dns.StringToType[out.Type]; !ok {
+		return RecordSet{}, fmt.Errorf("%w: %s: unknown record type %q", ErrInvalidChange, name, rs.Type)
+	}
+	if rs.TTL < 0 || rs.TTL > MaxTTL {
+		return RecordSet{}, fmt.Errorf("%w: %s: TTL %d outside 0..%d (RFC 2181 §8)", ErrInvalidChange, out.Key(), rs.TTL, MaxTTL)
+	}
+	if rs.Weight != nil && (*rs.Weight < 0 || rs.SetIdentifier == "") {
+		return RecordSet{}, fmt.Errorf("%w: %s: a weight must be >= 0 and needs a set identifier", ErrInvalidChange, out.Key())
+	}
+	seen := make(map[string]struct{}, len(rs.Targets))
+	for i, t := range rs.Targets {
+		ct, err := CanonicalTarget(out.Type, t)
+		if err != nil {
+			return RecordSet{}, fmt.Errorf("%s: %w", out.Key(), err)
+		}
+		if _, dup := seen[ct]; dup {
+			return RecordSet{}, fmt.Errorf("%w: %s: duplicate target %q (RFC 2181 §5)", ErrInvalidChange, out.Key(), ct)
+		}
+		seen[ct] = struct{}{}
+		out.Targets[i] = ct
+	}
+	if len(out.ProviderSpecific) == 0 {
+		out.ProviderSpecific = nil
+	}
+	return out, nil
+}
+
+// GroupRRs groups records into plain record sets by (owner, type), in order
+// of first appearance, targets in record order. A set's TTL is the smallest
+// TTL of its records (RFC 2181 §5.2 requires them equal).
+func GroupRRs(rrs []dns.RR) []RecordSet {
+	type key struct {
+		name string
+		t    uint16
+	}
+	idx := map[key]int{}
+	var out []RecordSet
+	for _, rr := range rrs {
+		h := rr.Header()
+		k := key{CanonicalName(h.Name), h.Rrtype}
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, RecordSet{Name: k.name, Type: dns.TypeToString[h.Rrtype], TTL: int64(h.Ttl)})
+		}
+		out[i].Targets = append(out[i].Targets, TargetFromRR(rr))
+		out[i].TTL = min(out[i].TTL, int64(h.Ttl))
+	}
+	return out
+}

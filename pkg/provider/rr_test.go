@@ -1,0 +1,226 @@
+package provider
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+func TestCanonicalTarget_PresentationFormWithoutTrailingDots(t *testing.T) {
+	for _, tc := range []struct {
+		rtype, in, want string
+	}{
+		{"A", "192.0.2.1", "192.0.2.1"},
+		{"AAAA", "2001:DB8:0::1", "2001:db8::1"},
+		{"cname", "A.Example.Test.", "a.example.test"},
+		{"CNAME", "a.example.test", "a.example.test"},
+		{"NS", "ns1.example.test.", "ns1.example.test"},
+		{"MX", "10 Mail.example.test.", "10 mail.example.test"},
+		{"MX", "0 .", "0 ."},
+		{"SRV", "0 5 5060 sip.example.test", "0 5 5060 sip.example.test"},
+		{"CAA", `0 issue "letsencrypt.org"`, `0 issue "letsencrypt.org"`},
+		{"CAA", `0 issue letsencrypt.org`, `0 issue "letsencrypt.org"`},
+		{"PTR", "host.example.test.", "host.example.test"},
+		{"TXT", `v=spf1 "quoted" -all`, `v=spf1 "quoted" -all`},
+		{"SOA", "NS1.example.test. hostmaster.example.test. 7 3600 600 1209600 60", "ns1.example.test hostmaster.example.test 7 3600 600 1209600 60"},
+		{"DS", "12345 13 2 0123456789abcdef", "12345 13 2 0123456789ABCDEF"},
+	} {
+		got, err := CanonicalTarget(tc.rtype, tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("CanonicalTarget(%s, %q) = %q, %v; want %q", tc.rtype, tc.in, got, err, tc.want)
+		}
+	}
+}
+
+func TestCanonicalTarget_RejectsMalformedRdata(t *testing.T) {
+	for _, tc := range []struct{ rtype, in string }{
+		{"A", "not-an-ip"},
+		{"A", "2001:db8::1"},
+		{"AAAA", "192.0.2.300"},
+		{"MX", "mail.example.test"},
+		{"SRV", "0 5 sip.example.test"},
+		{"BOGUS", "x"},
+	} {
+		if _, err := CanonicalTarget(tc.rtype, tc.in); !errors.Is(err, ErrInvalidChange) {
+			t.Errorf("CanonicalTarget(%s, %q) error = %v, want ErrInvalidChange", tc.rtype, tc.in, err)
+		}
+	}
+}
+
+func TestSplitTXT_ChunksAt255BytesAndJoinRestores(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		value  string
+		chunks []int
+	}{
+		{"empty", "", []int{0}},
+		{"short", "hello world", []int{11}},
+		{"exactly255", strings.Repeat("a", 255), []int{255}},
+		{"256", strings.Repeat("a", 256), []int{255, 1}},
+		{"600", strings.Repeat("b", 600), []int{255, 255, 90}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := SplitTXT(tc.value)
+			if len(got) != len(tc.chunks) {
+				t.Fatalf("SplitTXT gave %d chunks, want %d", len(got), len(tc.chunks))
+			}
+			for i, c := range got {
+				if len(c) != tc.chunks[i] {
+					t.Errorf("chunk %d has %d bytes, want %d", i, len(c), tc.chunks[i])
+				}
+			}
+			if JoinTXT(got) != tc.value {
+				t.Errorf("JoinTXT(SplitTXT(v)) != v")
+			}
+		})
+	}
+}
+
+// TestNewTXT_RoundTripsOverTheWire packs and unpacks TXT records, so that the
+// escaping matches what miekg/dns expects.
+func TestNewTXT_RoundTripsOverTheWire(t *testing.T) {
+	for _, value := range []string{
+		"plain",
+		`with "quotes" and spaces`,
+		`back\slash`,
+		"ütf-8 ✓ and \x00\x7f control bytes",
+		strings.Repeat(`x"y `, 200), // 800 bytes with quotes: 4 chunks
+		"",
+	} {
+		rr := NewTXT(dns.RR_Header{Name: "t.example.test.", Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, value)
+		buf := make([]byte, 4096)
+		off, err := dns.PackRR(rr, buf, 0, nil, false)
+		if err != nil {
+			t.Fatalf("PackRR(%q): %v", value, err)
+		}
+		back, _, err := dns.UnpackRR(buf[:off], 0)
+		if err != nil {
+			t.Fatalf("UnpackRR(%q): %v", value, err)
+		}
+		txt := back.(*dns.TXT)
+		for i, c := range txt.Txt {
+			if n := len(unescapeTXT(c)); n > 255 {
+				t.Errorf("chunk %d is %d bytes on the wire", i, n)
+			}
+		}
+		if got := TargetFromRR(back); got != value {
+			t.Errorf("wire round trip: got %q, want %q", got, value)
+		}
+		// And through the master-file form miekg writes.
+		parsed, err := dns.NewRR(rr.String())
+		if err != nil {
+			t.Fatalf("NewRR(%q): %v", rr.String(), err)
+		}
+		if got := TargetFromRR(parsed); got != value {
+			t.Errorf("presentation round trip: got %q, want %q", got, value)
+		}
+	}
+}
+
+func TestCanonicalRecordSet_Validates(t *testing.T) {
+	w := int64(10)
+	neg := int64(-1)
+	for _, tc := range []struct {
+		name  string
+		in    RecordSet
+		valid bool
+	}{
+		{"ok", RecordSet{Name: "WWW.example.test.", Type: "a", TTL: 60, Targets: []string{"192.0.2.1"}}, true},
+		{"weighted", RecordSet{Name: "w.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w}, true},
+		{"weight without set identifier", RecordSet{Name: "w.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, Weight: &w}, false},
+		{"negative weight", RecordSet{Name: "w.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &neg}, false},
+		{"negative ttl", RecordSet{Name: "a.example.test", Type: "A", TTL: -1, Targets: []string{"192.0.2.1"}}, false},
+		{"ttl too large", RecordSet{Name: "a.example.test", Type: "A", TTL: MaxTTL + 1, Targets: []string{"192.0.2.1"}}, false},
+		{"duplicate targets", RecordSet{Name: "a.example.test", Type: "A", TTL: 1, Targets: []string{"192.0.2.1", "192.0.2.1"}}, false},
+		{"duplicate after canonicalisation", RecordSet{Name: "c.example.test", Type: "NS", TTL: 1, Targets: []string{"ns.example.test", "NS.example.test."}}, false},
+		{"bad name", RecordSet{Name: "a..example.test", Type: "A", TTL: 1, Targets: []string{"192.0.2.1"}}, false},
+		{"unknown type", RecordSet{Name: "a.example.test", Type: "XYZ", TTL: 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := CanonicalRecordSet(tc.in)
+			if !tc.valid {
+				if !errors.Is(err, ErrInvalidChange) {
+					t.Fatalf("error = %v, want ErrInvalidChange", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Name != CanonicalName(tc.in.Name) || got.Type != strings.ToUpper(tc.in.Type) {
+				t.Errorf("got %v", got)
+			}
+		})
+	}
+}
+
+func TestGroupRRs_GroupsByNameAndTypeInOrder(t *testing.T) {
+	var rrs []dns.RR
+	for _, s := range []string{
+		"b.example.test. 300 IN A 192.0.2.2",
+		"A.example.test. 300 IN A 192.0.2.1",
+		"b.example.test. 60 IN A 192.0.2.3",
+		"b.example.test. 60 IN TXT \"x\" \"y\"",
+	} {
+		rr, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rrs = append(rrs, rr)
+	}
+	got := GroupRRs(rrs)
+	want := []RecordSet{
+		{Name: "b.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.2", "192.0.2.3"}},
+		{Name: "a.example.test", Type: "A", TTL: 300, Targets: []string{"192.0.2.1"}},
+		{Name: "b.example.test", Type: "TXT", TTL: 60, Targets: []string{"xy"}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d sets, want %d: %v", len(got), len(want), got)
+	}
+	for i := range want {
+		if !got[i].Equal(want[i]) {
+			t.Errorf("set %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestRecordSetEqual_IgnoresTargetOrderOnly(t *testing.T) {
+	w1, w2 := int64(1), int64(2)
+	base := RecordSet{Name: "a.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1", "192.0.2.2"}, SetIdentifier: "x", Weight: &w1}
+	for _, tc := range []struct {
+		name  string
+		other func(RecordSet) RecordSet
+		equal bool
+	}{
+		{"same", func(r RecordSet) RecordSet { return r }, true},
+		{"reordered targets", func(r RecordSet) RecordSet { r.Targets = []string{"192.0.2.2", "192.0.2.1"}; return r }, true},
+		{"nil vs empty provider specific", func(r RecordSet) RecordSet { r.ProviderSpecific = map[string]string{}; return r }, true},
+		{"ttl", func(r RecordSet) RecordSet { r.TTL = 61; return r }, false},
+		{"weight value", func(r RecordSet) RecordSet { r.Weight = &w2; return r }, false},
+		{"weight nil", func(r RecordSet) RecordSet { r.Weight = nil; return r }, false},
+		{"set identifier", func(r RecordSet) RecordSet { r.SetIdentifier = "y"; return r }, false},
+		{"fewer targets", func(r RecordSet) RecordSet { r.Targets = r.Targets[:1]; return r }, false},
+		{"same count other target", func(r RecordSet) RecordSet { r.Targets = []string{"192.0.2.1", "192.0.2.3"}; return r }, false},
+		{"provider specific", func(r RecordSet) RecordSet { r.ProviderSpecific = map[string]string{"k": "v"}; return r }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := tc.other(base.Clone())
+			if got := base.Equal(o); got != tc.equal {
+				t.Errorf("Equal = %v, want %v", got, tc.equal)
+			}
+		})
+	}
+}
+
+func TestThrottledError_IsErrThrottledWithRetryAfter(t *testing.T) {
+	err := errors.Join(errors.New("context"), &ThrottledError{RetryAfter: 3e9})
+	d, ok := RetryAfter(err)
+	if !ok || d != 3e9 || !errors.Is(err, ErrThrottled) {
+		t.Fatalf("RetryAfter = %v, %v; Is = %v", d, ok, errors.Is(err, ErrThrottled))
+	}
+	if _, ok := RetryAfter(errors.New("other")); ok {
+		t.Fatal("RetryAfter reported throttling for an unrelated error")
+	}
+}

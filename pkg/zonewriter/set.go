@@ -1,0 +1,52 @@
+package zonewriter
+
+import (
+	"context"
+	"sync"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Set holds one Writer per hosted zone. It is safe for concurrent use.
+type Set struct {
+	ctx  context.Context
+	opts Options
+
+	mu      sync.Mutex
+	writers map[Key]*Writer
+}
+
+// Key identifies a hosted zone across providers: the provider account (for example the Secret's
+// namespace/name) and the zone's provider ID.
+type Key struct {
+	Account string
+	ZoneID  string
+}
+
+// NewSet returns an empty Set whose writers run until ctx ends.
+func NewSet(ctx context.Context, opts Options) *Set {
+	return &Set{ctx: ctx, opts: opts, writers: map[Key]*Writer{}}
+}
+
+// For returns the Writer of the zone, creating it on first use. p replaces the writer's provider,
+// so a rotated credential takes effect at once.
+func (s *Set) For(k Key, p provider.Provider) *Writer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	w, ok := s.writers[k]
+	if !ok {
+		w = New(s.ctx, p, k.ZoneID, s.opts)
+		s.writers[k] = w
+		return w
+	}
+	w.SetProvider(p)
+	return w
+}
+
+// Forget drops the zone's Writer, for example after the zone was deleted. Its loop ends with the
+// Set's context.
+func (s *Set) Forget(k Key) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.writers, k)
+}

@@ -1,0 +1,311 @@
+package zonewriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Options tunes a Writer. Zero values take the defaults below.
+type Options struct {
+	// Window is how long a Writer collects submissions before applying them, a time.Duration;
+	// default 200ms. A batch is also flushed early once it holds MaxPending changes.
+	Window time.Duration
+	// MaxPending flushes a batch early once it holds this many changes; default 5,000.
+	MaxPending int
+	// Resync re-reads the zone when the view is older than this, a time.Duration; 0 never
+	// re-reads on age (the --zone-resync-interval flag).
+	Resync time.Duration
+	// CallTimeout bounds each provider call, a time.Duration; default 2m.
+	CallTimeout time.Duration
+	// Clock is injected for tests; default the real clock.
+	Clock clock.PassiveClock
+	// Log receives one line per applied batch.
+	Log logr.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = 200 * time.Millisecond
+	}
+	if o.MaxPending <= 0 {
+		o.MaxPending = 5000
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 2 * time.Minute
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.Log.GetSink() == nil {
+		o.Log = logr.Discard()
+	}
+	return o
+}
+
+// Writer applies record changes to one hosted zone. It is safe for concurrent use.
+type Writer struct {
+	zoneID string
+	opts   Options
+	subs   chan *submission
+
+	mu       sync.Mutex
+	p        provider.Provider
+	sets     map[provider.RecordSetKey]provider.RecordSet
+	loadedAt time.Time // zero: not loaded
+}
+
+type submission struct {
+	changes []provider.Change
+	done    chan error
+}
+
+// New returns a Writer for the hosted zone zoneID at p. Its batching loop runs until ctx ends;
+// afterwards Apply returns ctx's error.
+func New(ctx context.Context, p provider.Provider, zoneID string, opts Options) *Writer {
+	w := &Writer{zoneID: zoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission)}
+	go w.loop(ctx)
+	return w
+}
+
+// ZoneID returns the provider's identifier of the writer's zone.
+func (w *Writer) ZoneID() string { return w.zoneID }
+
+// SetProvider replaces the provider, for example after its credentials changed. The view of the
+// zone is kept.
+func (w *Writer) SetProvider(p provider.Provider) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.p = p
+}
+
+// Invalidate makes the next RecordSets or Apply re-read the zone from the provider.
+func (w *Writer) Invalidate() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.loadedAt = time.Time{}
+}
+
+// RecordSets returns every record set of the zone, registry records included, in no particular
+// order. It reads the provider only when the view is not loaded, was invalidated, or is older
+// than Options.Resync; errors are the provider's (provider.ErrZoneNotFound, ...), wrapped.
+func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.ensureLoaded(ctx); err != nil {
+		return nil, err
+	}
+	out := make([]provider.RecordSet, 0, len(w.sets))
+	for _, rs := range w.sets {
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// Apply submits changes and waits until they are applied, together with whatever else was
+// submitted within the window. It returns nil once the provider accepted them, an error
+// wrapping provider.ErrConflict when a Change.Before no longer matches the zone (re-plan and try
+// again), ctx's error when ctx ends first, or the provider's error. An empty list returns nil at
+// once.
+func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	s := &submission{changes: changes, done: make(chan error, 1)}
+	select {
+	case w.subs <- s:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case err := <-s.done:
+		return err
+	case <-ctx.Done():
+		// The batch may still be applied; the caller's next plan sees it.
+		return ctx.Err()
+	}
+}
+
+// loop collects submissions for Options.Window after the first one, then flushes them.
+func (w *Writer) loop(ctx context.Context) {
+	for {
+		var batch []*submission
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-w.subs:
+			batch = append(batch, s)
+		}
+		n := len(batch[0].changes)
+		timer := time.NewTimer(w.opts.Window)
+	collect:
+		for n < w.opts.MaxPending {
+			select {
+			case s := <-w.subs:
+				batch = append(batch, s)
+				n += len(s.changes)
+			case <-timer.C:
+				break collect
+			case <-ctx.Done():
+				timer.Stop()
+				for _, s := range batch {
+					s.done <- ctx.Err()
+				}
+				return
+			}
+		}
+		timer.Stop()
+		w.flush(ctx, batch)
+	}
+}
+
+// flush checks each submission against the view, applies the valid ones in one provider call,
+// and answers every submitter.
+func (w *Writer) flush(ctx context.Context, batch []*submission) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.ensureLoaded(ctx); err != nil {
+		for _, s := range batch {
+			s.done <- err
+		}
+		return
+	}
+	work := cloneSets(w.sets)
+	var ok []*submission
+	var all []provider.Change
+	for _, s := range batch {
+		if err := ApplyTo(work, s.changes); err != nil {
+			s.done <- err
+			continue
+		}
+		ok = append(ok, s)
+		all = append(all, s.changes...)
+	}
+	if len(ok) == 0 {
+		return
+	}
+	err := w.call(ctx, all)
+	switch {
+	case err == nil:
+		w.sets = work
+		w.opts.Log.V(1).Info("applied batch", "zoneID", w.zoneID, "submissions", len(ok), "changes", len(all))
+		for _, s := range ok {
+			s.done <- nil
+		}
+	case len(ok) > 1 && !errors.Is(err, provider.ErrConflict) && !isTransient(err):
+		// One submission may carry a change the provider rejects: apply them one by one so
+		// that only the bad one fails.
+		w.loadedAt = time.Time{}
+		for _, s := range ok {
+			if lerr := w.ensureLoaded(ctx); lerr != nil {
+				s.done <- lerr
+				continue
+			}
+			one := cloneSets(w.sets)
+			if aerr := ApplyTo(one, s.changes); aerr != nil {
+				s.done <- aerr
+				continue
+			}
+			if cerr := w.call(ctx, s.changes); cerr != nil {
+				w.loadedAt = time.Time{}
+				s.done <- cerr
+				continue
+			}
+			w.sets = one
+			s.done <- nil
+		}
+	default:
+		// Part of a split batch may have landed, or another writer changed the zone: re-read.
+		w.loadedAt = time.Time{}
+		for _, s := range ok {
+			s.done <- err
+		}
+	}
+}
+
+func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
+	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
+	defer cancel()
+	if err := w.p.ApplyChanges(cctx, w.zoneID, changes); err != nil {
+		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+	}
+	return nil
+}
+
+// ensureLoaded reads the zone when needed; w.mu must be held.
+func (w *Writer) ensureLoaded(ctx context.Context) error {
+	now := w.opts.Clock.Now()
+	if !w.loadedAt.IsZero() && (w.opts.Resync <= 0 || now.Sub(w.loadedAt) < w.opts.Resync) {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
+	defer cancel()
+	sets, err := w.p.ListRecordSets(cctx, w.zoneID)
+	if err != nil {
+		return fmt.Errorf("read zone %s: %w", w.zoneID, err)
+	}
+	w.sets = make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	for _, rs := range sets {
+		w.sets[rs.Key()] = rs
+	}
+	w.loadedAt = now
+	return nil
+}
+
+func isTransient(err error) bool {
+	return errors.Is(err, provider.ErrThrottled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, context.Canceled)
+}
+
+func cloneSets(in map[provider.RecordSetKey]provider.RecordSet) map[provider.RecordSetKey]provider.RecordSet {
+	out := make(map[provider.RecordSetKey]provider.RecordSet, len(in))
+	for k, v := range in {
+		out[k] = v
+	}
+	return out
+}
+
+// ApplyTo applies changes to view as a provider with conditional writes would, checking each
+// precondition: a Create needs the key absent (or equal), an Update or Delete needs Before equal
+// to the view. On a failed precondition it returns an error wrapping provider.ErrConflict (or
+// provider.ErrInvalidChange for a malformed change) and leaves view partly changed, so callers
+// apply to a copy.
+func ApplyTo(view map[provider.RecordSetKey]provider.RecordSet, changes []provider.Change) error {
+	for _, c := range changes {
+		switch c.Action {
+		case provider.ActionCreate:
+			if c.After == nil {
+				return fmt.Errorf("create without a record set: %w", provider.ErrInvalidChange)
+			}
+			if cur, ok := view[c.After.Key()]; ok && !cur.Equal(*c.After) {
+				return fmt.Errorf("create %s: it already exists: %w", c.After.Key(), provider.ErrConflict)
+			}
+			view[c.After.Key()] = *c.After
+		case provider.ActionUpdate, provider.ActionDelete:
+			if c.Before == nil {
+				return fmt.Errorf("%s without the current record set: %w", c.Action, provider.ErrInvalidChange)
+			}
+			cur, ok := view[c.Before.Key()]
+			if !ok || !cur.Equal(*c.Before) {
+				return fmt.Errorf("%s %s: it changed since it was read: %w", c.Action, c.Before.Key(), provider.ErrConflict)
+			}
+			delete(view, c.Before.Key())
+			if c.Action == provider.ActionUpdate {
+				if c.After == nil {
+					return fmt.Errorf("update without a new record set: %w", provider.ErrInvalidChange)
+				}
+				view[c.After.Key()] = *c.After
+			}
+		default:
+			return fmt.Errorf("unknown action %q: %w", c.Action, provider.ErrInvalidChange)
+		}
+	}
+	return nil
+}
