@@ -15,6 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
+
+	"github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
 // k8s is a client of a real kube-apiserver (envtest) with the generated CRDs installed.
@@ -337,9 +339,9 @@ func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
 func TestAdmission_AcceptsLargestObject(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("apiVersion: dnsplane.io/v1alpha1\nkind: DNSRecord\nmetadata: {name: largest}\nspec:\n  rootHost: app.example.com\n  endpoints:\n")
-	for i := 0; i < 256; i++ {
+	for i := 0; i < v1alpha1.MaxEndpoints; i++ {
 		fmt.Fprintf(&b, "  - dnsName: h%d.app.example.com\n    recordType: A\n    targets:\n", i)
-		for j := 0; j < 64; j++ {
+		for j := 0; j < v1alpha1.MaxTargets; j++ {
 			fmt.Fprintf(&b, "    - 10.%d.%d.%d\n", i/256, i%256, j)
 		}
 	}

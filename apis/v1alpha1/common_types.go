@@ -5,9 +5,9 @@ package v1alpha1
 // expression, multiplied by the list sizes that enclose it). docs/api.md lists them for users.
 const (
 	// MaxEndpoints is the most endpoints one DNSEndpoint or DNSRecord holds.
-	MaxEndpoints = 256
+	MaxEndpoints = 128
 	// MaxTargets is the most targets one endpoint holds.
-	MaxTargets = 64
+	MaxTargets = 32
 	// MaxTargetLength is the longest target, in bytes; TXT values longer than 255 bytes are split
 	// into character-strings by the provider (RFC 1035 §3.3.14).
 	MaxTargetLength = 1024
@@ -20,10 +20,10 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'A' || !has(self.targets) || self.targets.all(t, isIP(t) && ip(t).family() == 4)",message="every target of an A record must be an IPv4 address"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'AAAA' || !has(self.targets) || self.targets.all(t, isIP(t) && ip(t).family() == 6)",message="every target of an AAAA record must be an IPv6 address"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'CNAME' || (has(self.targets) && size(self.targets) == 1)",message="a CNAME record has exactly one target (RFC 1034 §3.6.2)"
-// +kubebuilder:validation:XValidation:rule="!(self.recordType in ['CNAME', 'NS', 'PTR']) || !has(self.targets) || self.targets.all(t, t.matches('^([a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.])*[a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?[.]?$'))",message="every target of a CNAME, NS or PTR record must be a host name"
-// +kubebuilder:validation:XValidation:rule="self.recordType != 'MX' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,5} [^ ]+$'))",message="every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"
-// +kubebuilder:validation:XValidation:rule="self.recordType != 'SRV' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,5} [0-9]{1,5} [0-9]{1,5} [^ ]+$'))",message="every target of an SRV record must be '<priority> <weight> <port> <host>', e.g. '0 5 5060 sip.example.com'"
-// +kubebuilder:validation:XValidation:rule="self.recordType != 'CAA' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]{1,3} [a-zA-Z0-9]+ .+$'))",message="every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue \"letsencrypt.org\"'"
+// +kubebuilder:validation:XValidation:rule="!(self.recordType in ['CNAME', 'NS', 'PTR']) || !has(self.targets) || self.targets.all(t, t.matches('^[a-zA-Z0-9_.-]+$'))",message="every target of a CNAME, NS or PTR record must be a host name"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'MX' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+$'))",message="every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'SRV' || !has(self.targets) || self.targets.all(t, t.matches('^([0-9]+ ){3}[^ ]+$'))",message="every target of an SRV record must be '<priority> <weight> <port> <host>', e.g. '0 5 5060 sip.example.com'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'CAA' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+ .'))",message="every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue \"letsencrypt.org\"'"
 type Endpoint struct {
 	// DNSName is the record set's owner name, a host name such as www.example.com, optionally
 	// starting with "*." for a wildcard; a trailing dot is accepted and ignored.
@@ -34,8 +34,9 @@ type Endpoint struct {
 
 	// Targets are the record set's values in presentation format: addresses for A and AAAA, host
 	// names for CNAME, NS and PTR, "<preference> <host>" for MX, "<priority> <weight> <port>
-	// <host>" for SRV, "<flags> <tag> <value>" for CAA, and the plain text for TXT. At most 64
-	// targets of at most 1024 bytes each.
+	// <host>" for SRV, "<flags> <tag> <value>" for CAA, and the plain text for TXT. At most 32
+	// targets of at most 1024 bytes each. Admission checks each type's shape cheaply (CEL's cost
+	// budget); the controller checks the rest and reports InvalidEndpoint.
 	// +optional
 	Targets Targets `json:"targets,omitempty"`
 
@@ -70,7 +71,7 @@ type Endpoint struct {
 
 // Targets is a list of record values in presentation format; at most MaxTargets of at most
 // MaxTargetLength bytes.
-// +kubebuilder:validation:MaxItems=64
+// +kubebuilder:validation:MaxItems=32
 // +kubebuilder:validation:items:MaxLength=1024
 type Targets []string
 

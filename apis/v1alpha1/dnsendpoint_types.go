@@ -6,9 +6,9 @@ import (
 
 // DNSEndpointSpec lists endpoints to publish. Each name has a single owner.
 type DNSEndpointSpec struct {
-	// Endpoints to publish; at most 256.
+	// Endpoints to publish; at most 128.
 	// +optional
-	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:MaxItems=128
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 
 	// ZoneRef names the DNSZone to publish into. Without it, each endpoint goes to the DNSZone in

@@ -18,9 +18,9 @@ type DNSRecordSpec struct {
 	RootHost string `json:"rootHost"`
 
 	// Endpoints this contributor adds to the shared record sets; each dnsName is rootHost or below
-	// it. At most 256.
+	// it. At most 128.
 	// +optional
-	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:MaxItems=128
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
 
 	// ZoneRef names the DNSZone to publish into; see DNSEndpointSpec.ZoneRef.

@@ -174,7 +174,7 @@ func (r *Reconciler) plan(ctx context.Context, ep *dnsv1.DNSEndpoint, a *assignm
 			continue
 		}
 		w := r.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		current, err := w.RecordSets(ctx)
+		snap, err := w.Snapshot(ctx, z.Spec.Zone)
 		if err != nil {
 			if len(desired) == 0 && errors.Is(err, provider.ErrZoneNotFound) {
 				continue
@@ -183,7 +183,7 @@ func (r *Reconciler) plan(ctx context.Context, ep *dnsv1.DNSEndpoint, a *assignm
 		}
 		res := plan.Compute(plan.Input{
 			Zone: z.Spec.Zone, Self: self, Mode: plan.SingleOwner,
-			Desired: desired, Current: current, DefaultTTL: DefaultTTL,
+			Desired: desired, Snapshot: snap, DefaultTTL: DefaultTTL,
 		})
 		if len(res.Changes) > 0 || len(res.Conflicts) > 0 {
 			out = append(out, zonePlan{zone: z, writer: w, result: res})

@@ -78,7 +78,12 @@ type ControlPlane struct {
 // Start starts etcd, kube-apiserver and kube-controller-manager on free loopback ports with their
 // state under opts.Dir, installs the CRDs, writes <Dir>/kubeconfig and returns once the API
 // server serves them. Processes that a killed predecessor left running on the same directory are
-// stopped first. The control plane stops when ctx is cancelled or Stop is called.
+// stopped first; a live control plane on it makes Start fail with ErrDirInUse.
+//
+// The control plane stops when ctx is cancelled or Stop is called; a caller about to exit calls
+// Stop (or waits on Done) so that the processes are gone before it is. etcd and kube-apiserver
+// outlive a caller killed with SIGKILL (envtest gives them no parent-death signal), until the
+// next Start on the same directory stops them.
 func Start(ctx context.Context, opts Options) (_ *ControlPlane, err error) {
 	began := time.Now()
 	opts = opts.withDefaults()

@@ -60,14 +60,14 @@ type Input struct {
 	// with the same key are merged (targets united, smallest TTL).
 	Desired []provider.RecordSet
 	// Current is every record set in the zone now, registry TXT records
-	// included, as the provider lists them.
+	// included, as the provider lists them. Ignored when Snapshot is set.
 	Current []provider.RecordSet
 	// DefaultTTL replaces a desired TTL of 0.
 	DefaultTTL int64
-	// Index, when not nil, must be registry.NewIndex(Zone, Current). It lets
-	// the many contributors of one zone snapshot share one parse of the
-	// registry; nil builds it.
-	Index *registry.Index
+	// Snapshot, when not nil, is NewSnapshot(Zone, Current) built once and
+	// shared by every contributor planning against the same read of the
+	// zone; Current is then ignored. nil builds one from Current.
+	Snapshot *Snapshot
 }
 
 // Result is what Compute plans.
@@ -152,16 +152,13 @@ func cnameCompatible(t string) bool { return t == "RRSIG" || t == "NSEC" }
 type planner struct {
 	in        Input
 	zone      string
+	snap      *Snapshot
 	ix        *registry.Index
-	current   map[provider.RecordSetKey]provider.RecordSet // managed (non-registry) sets
-	all       map[provider.RecordSetKey]provider.RecordSet // every set, registry records included
 	desired   map[provider.RecordSetKey]provider.RecordSet
+	byName    map[string][]provider.RecordSetKey // desired keys per name
 	conflicts map[provider.RecordSetKey]Conflict
 	after     map[provider.RecordSetKey]*provider.RecordSet // decided set per considered key; nil = absent
 	keys      []provider.RecordSetKey                       // considered keys, sorted
-	// byName lists, per owner name, the keys of current managed sets, of
-	// desired sets and of registry entries: what a CNAME check looks at.
-	byName map[string][]provider.RecordSetKey
 }
 
 func newPlanner(in Input) *planner {
@@ -171,27 +168,16 @@ func newPlanner(in Input) *planner {
 	p := &planner{
 		in:        in,
 		zone:      provider.CanonicalName(in.Zone),
-		current:   map[provider.RecordSetKey]provider.RecordSet{},
-		all:       map[provider.RecordSetKey]provider.RecordSet{},
+		snap:      in.Snapshot,
 		desired:   map[provider.RecordSetKey]provider.RecordSet{},
+		byName:    map[string][]provider.RecordSetKey{},
 		conflicts: map[provider.RecordSetKey]Conflict{},
 		after:     map[provider.RecordSetKey]*provider.RecordSet{},
 	}
-	p.ix = in.Index
-	if p.ix == nil {
-		p.ix = registry.NewIndex(p.zone, in.Current)
+	if p.snap == nil {
+		p.snap = NewSnapshot(p.zone, in.Current)
 	}
-	for _, s := range in.Current {
-		if _, dup := p.all[s.Key()]; !dup {
-			p.all[s.Key()] = s
-		}
-		if s.Type == "TXT" && registry.IsRegistryName(s.Name) {
-			continue
-		}
-		if _, dup := p.current[s.Key()]; !dup {
-			p.current[s.Key()] = s
-		}
-	}
+	p.ix = p.snap.index
 	for _, d := range in.Desired {
 		d = d.Clone()
 		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
@@ -210,6 +196,8 @@ func newPlanner(in Input) *planner {
 		if prev, dup := p.desired[k]; dup {
 			d.TTL = min(d.TTL, prev.TTL)
 			d.Targets = union(prev.Targets, d.Targets)
+		} else {
+			p.byName[k.Name] = append(p.byName[k.Name], k)
 		}
 		p.desired[k] = d
 	}
@@ -227,20 +215,6 @@ func newPlanner(in Input) *planner {
 		p.keys = append(p.keys, k)
 	}
 	slices.SortFunc(p.keys, compareKeys)
-	p.byName = map[string][]provider.RecordSetKey{}
-	for k := range p.current {
-		p.byName[k.Name] = append(p.byName[k.Name], k)
-	}
-	for k := range p.desired {
-		p.byName[k.Name] = append(p.byName[k.Name], k)
-	}
-	for _, k := range p.ix.Keys() {
-		p.byName[k.Name] = append(p.byName[k.Name], k)
-	}
-	for n, ks := range p.byName {
-		slices.SortFunc(ks, compareKeys)
-		p.byName[n] = slices.Compact(ks)
-	}
 	return p
 }
 
@@ -300,7 +274,7 @@ func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
 		return "registry record malformed: " + reason, false
 	}
 	entries := p.ix.Entries(k)
-	if _, exists := p.current[k]; exists && len(entries) == 0 {
+	if _, exists := p.snap.managed[k]; exists && len(entries) == 0 {
 		if c, ok := p.ix.ExternalDNS(k); ok {
 			return fmt.Sprintf("%s is held by external-dns %s", k, c), false
 		}
@@ -325,7 +299,7 @@ func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
 
 // decide returns the record set k should hold after this plan (nil: none).
 func (p *planner) decide(k provider.RecordSetKey) *provider.RecordSet {
-	cur, exists := p.current[k]
+	cur, exists := p.snap.managed[k]
 	want, desired := p.desired[k]
 	var others, otherKinds []registry.Entry
 	for _, e := range p.ix.Entries(k) {
@@ -337,8 +311,9 @@ func (p *planner) decide(k provider.RecordSetKey) *provider.RecordSet {
 			otherKinds = append(otherKinds, e)
 		}
 	}
-	if !desired && (len(otherKinds) > 0 || (p.in.Mode == SingleOwner && len(others) > 0)) {
-		// Someone else holds it too: release our claim, leave the set.
+	if !desired && len(otherKinds) > 0 {
+		// Someone we do not merge with holds it too (in SingleOwner mode,
+		// anyone): release our claim, leave the set.
 		if exists {
 			c := cur.Clone()
 			return &c
@@ -399,13 +374,13 @@ func (p *planner) cnameClash(k provider.RecordSetKey) (string, bool) {
 		return (k.Type == "CNAME" && !cnameCompatible(t)) || (t == "CNAME" && !cnameCompatible(k.Type))
 	}
 	var found []string
-	for _, ok := range p.byName[k.Name] {
+	for _, ok := range slices.Concat(p.snap.byName[k.Name], p.byName[k.Name]) {
 		if !clashes(ok.Type) {
 			continue
 		}
 		// A set at the name after this plan: a current one this plan does
 		// not delete.
-		if _, exists := p.current[ok]; exists {
+		if _, exists := p.snap.managed[ok]; exists {
 			if a, decided := p.after[ok]; !decided || a != nil {
 				found = append(found, fmt.Sprintf("%s exists", ok))
 			}
@@ -434,19 +409,16 @@ func (p *planner) cnameClash(k provider.RecordSetKey) (string, bool) {
 // NS sets in the zone.
 func (p *planner) cuts() []string {
 	var out []string
-	add := func(k provider.RecordSetKey) {
-		if k.Type == "NS" && provider.IsStrictSubdomain(k.Name, p.zone) {
-			out = append(out, k.Name)
+	for _, c := range p.snap.cuts {
+		if a, decided := p.after[provider.RecordSetKey{Name: c, Type: "NS"}]; !decided || a != nil {
+			out = append(out, c)
 		}
 	}
-	for k := range p.current {
-		if a, decided := p.after[k]; !decided || a != nil {
-			add(k)
-		}
-	}
+	// Weighted NS sets (set identifiers) are cuts too, so look at every
+	// decided NS key, not only the plain one.
 	for k, a := range p.after {
-		if _, exists := p.current[k]; a != nil && !exists {
-			add(k)
+		if k.Type == "NS" && a != nil && provider.IsStrictSubdomain(k.Name, p.zone) {
+			out = append(out, k.Name)
 		}
 	}
 	slices.Sort(out)
@@ -481,7 +453,7 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 		if !decided {
 			continue
 		}
-		if ch, ok := diff(p.current, k, after); ok {
+		if ch, ok := diff(p.snap.managed, k, after); ok {
 			g := map[provider.Action]int{provider.ActionCreate: groupCreate, provider.ActionUpdate: groupUpdate, provider.ActionDelete: groupDelete}[ch.Action]
 			out = append(out, planned{group: g, key: k, change: ch, isRecord: true})
 		}
@@ -540,7 +512,7 @@ func (p *planner) registryChanges(k provider.RecordSetKey, cuts []string) ([]pla
 		out = append(out, planned{group: groupClaim, key: k, regName: loc,
 			change: provider.Change{Action: provider.ActionUpdate, Before: &before, After: &rs}})
 	case at == nil:
-		if taken, ok := p.all[rs.Key()]; ok {
+		if taken, ok := p.snap.all[rs.Key()]; ok {
 			return nil, fmt.Sprintf("%s: registry name %s is taken by a record that is not ours (%s)", k, loc, taken)
 		}
 		out = append(out, planned{group: groupClaim, key: k, regName: loc,

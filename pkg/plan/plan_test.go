@@ -186,6 +186,15 @@ var singleOwnerCases = []planCase{
 			del(set("www.example.test", "A", 300, "192.0.2.1")),
 		},
 	},
+	{
+		name:    "desired names are canonicalised",
+		desired: []provider.RecordSet{set("WWW.Example.Test.", "a", 300, "192.0.2.1")},
+		current: []provider.RecordSet{
+			set("www.example.test", "A", 300, "192.0.2.1"),
+			claim(self, "www.example.test", "A", 300, "192.0.2.1"),
+			set("www.example.test", "TXT", 300, "v=spf1 -all"),
+		},
+	},
 }
 
 var foreignCases = []planCase{
@@ -414,6 +423,29 @@ var sharedCases = []planCase{
 			update(set("gslb.example.test", "NS", 300, "ns-us.gslb.example.test"), set("gslb.example.test", "NS", 300, "ns-eu.gslb.example.test", "ns-us.gslb.example.test")),
 			create(set("ns-eu.gslb.example.test", "A", 300, "192.0.2.1")),
 		},
+	},
+	{
+		name:    "two DNSRecords of one cluster merge like two clusters",
+		mode:    Shared,
+		desired: []provider.RecordSet{set("app.example.test", "A", 60, "192.0.2.1")},
+		current: []provider.RecordSet{
+			set("app.example.test", "A", 60, "192.0.2.5"),
+			claim(registry.Contributor{OwnerID: "c1", Resource: "DNSRecord/team-x/app"}, "app.example.test", "A", 60, "192.0.2.5"),
+		},
+		want: []provider.Change{
+			create(claim(rec, "app.example.test", "A", 60, "192.0.2.1")),
+			update(set("app.example.test", "A", 60, "192.0.2.5"), set("app.example.test", "A", 60, "192.0.2.1", "192.0.2.5")),
+		},
+	},
+	{
+		name: "leaving a set a DNSEndpoint also claims (after a race) only releases our claim",
+		mode: Shared,
+		current: []provider.RecordSet{
+			set("app.example.test", "A", 60, "192.0.2.1"),
+			claim(rec, "app.example.test", "A", 60, "192.0.2.1"),
+			claim(self, "app.example.test", "A", 60, "192.0.2.1"),
+		},
+		want: []provider.Change{del(claim(rec, "app.example.test", "A", 60, "192.0.2.1"))},
 	},
 }
 
@@ -790,14 +822,14 @@ func TestMode_String(t *testing.T) {
 	}
 }
 
-func TestPlan_PrebuiltIndexGivesTheSameResult(t *testing.T) {
+func TestPlan_SharedSnapshotGivesTheSameResult(t *testing.T) {
 	for _, tc := range allCases() {
 		in := tc.input()
 		want := Compute(in)
-		in.Index = registry.NewIndex(in.Zone, in.Current)
+		in.Snapshot = NewSnapshot(in.Zone, in.Current)
 		got := Compute(in)
 		if render(got.Changes) != render(want.Changes) || fmt.Sprint(got.Conflicts) != fmt.Sprint(want.Conflicts) {
-			t.Errorf("%s: a prebuilt index changed the result", tc.name)
+			t.Errorf("%s: a shared snapshot changed the result", tc.name)
 		}
 	}
 }
@@ -816,15 +848,15 @@ func BenchmarkCompute_OneObjectInABigZone(b *testing.B) {
 		}
 	}
 	in := Input{Zone: zone, Self: registry.Contributor{OwnerID: "c1", Resource: "DNSEndpoint/ns/o0"}, Desired: desired, Current: current}
-	b.Run("index per call", func(b *testing.B) {
+	b.Run("snapshot per call", func(b *testing.B) {
 		for b.Loop() {
 			if r := Compute(in); len(r.Changes) != 0 || len(r.Conflicts) != 0 {
 				b.Fatalf("unexpected result %+v", r)
 			}
 		}
 	})
-	in.Index = registry.NewIndex(zone, current)
-	b.Run("shared index", func(b *testing.B) {
+	in.Snapshot = NewSnapshot(zone, current)
+	b.Run("shared snapshot", func(b *testing.B) {
 		for b.Loop() {
 			Compute(in)
 		}

@@ -208,7 +208,7 @@ func hash32(s string, n int) string {
 }
 
 func encode32(b []byte, n int) string {
-	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))[:n]
+	return strings.ToLower(base32.StdEncoding.EncodeToString(b)[:n]) // n <= 51: never padding
 }
 
 // join joins a label and a parent name ("" parent: the label alone).

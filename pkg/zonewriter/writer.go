@@ -10,6 +10,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -60,6 +61,7 @@ type Writer struct {
 	p        provider.Provider
 	sets     map[provider.RecordSetKey]provider.RecordSet
 	loadedAt time.Time // zero: not loaded
+	snap     *plan.Snapshot // indexes sets; nil when sets changed since it was built
 }
 
 type submission struct {
@@ -107,6 +109,25 @@ func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
 		out = append(out, rs)
 	}
 	return out, nil
+}
+
+// Snapshot returns the zone's record sets indexed for planning (plan.NewSnapshot), built once per
+// view and shared by every reconciler that plans against it; zone is the zone's name. It reads
+// the provider as RecordSets does.
+func (w *Writer) Snapshot(ctx context.Context, zone string) (*plan.Snapshot, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.ensureLoaded(ctx); err != nil {
+		return nil, err
+	}
+	if w.snap == nil {
+		sets := make([]provider.RecordSet, 0, len(w.sets))
+		for _, rs := range w.sets {
+			sets = append(sets, rs)
+		}
+		w.snap = plan.NewSnapshot(zone, sets)
+	}
+	return w.snap, nil
 }
 
 // Apply submits changes and waits until they are applied, together with whatever else was
@@ -194,7 +215,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	err := w.call(ctx, all)
 	switch {
 	case err == nil:
-		w.sets = work
+		w.sets, w.snap = work, nil
 		w.opts.Log.V(1).Info("applied batch", "zoneID", w.zoneID, "submissions", len(ok), "changes", len(all))
 		for _, s := range ok {
 			s.done <- nil
@@ -218,7 +239,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 				s.done <- cerr
 				continue
 			}
-			w.sets = one
+			w.sets, w.snap = one, nil
 			s.done <- nil
 		}
 	default:
@@ -255,7 +276,7 @@ func (w *Writer) ensureLoaded(ctx context.Context) error {
 	for _, rs := range sets {
 		w.sets[rs.Key()] = rs
 	}
-	w.loadedAt = now
+	w.loadedAt, w.snap = now, nil
 	return nil
 }
 

@@ -1,0 +1,312 @@
+package controllers_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+)
+
+// query asks the embedded server over UDP.
+func query(t *testing.T, name string, qtype uint16) *dns.Msg {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	resp, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, dnsAddr)
+	if err != nil {
+		t.Fatalf("query %s: %v", name, err)
+	}
+	return resp
+}
+
+// axfr transfers a zone from the embedded server and returns its records as strings, without
+// the SOA.
+func axfr(t *testing.T, zone string) []dns.RR {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetAxfr(dns.Fqdn(zone))
+	env, err := (&dns.Transfer{}).In(m, dnsAddr)
+	if err != nil {
+		t.Fatalf("AXFR %s: %v", zone, err)
+	}
+	var out []dns.RR
+	for e := range env {
+		if e.Error != nil {
+			t.Fatalf("AXFR %s: %v", zone, e.Error)
+		}
+		for _, rr := range e.RR {
+			if rr.Header().Rrtype != dns.TypeSOA {
+				out = append(out, rr)
+			}
+		}
+	}
+	return out
+}
+
+func nsTargets(rrs []dns.RR, owner string) []string {
+	var out []string
+	for _, rr := range rrs {
+		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, dns.Fqdn(owner)) {
+			out = append(out, strings.TrimSuffix(ns.Ns, "."))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func zoneObj(ns, name, zone string, mut func(*dnsv1.DNSZone)) *dnsv1.DNSZone {
+	z := &dnsv1.DNSZone{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec:       dnsv1.DNSZoneSpec{Zone: zone, ProviderRef: dnsv1.SecretReference{Name: "dns"}},
+	}
+	if mut != nil {
+		mut(z)
+	}
+	return z
+}
+
+func endpointObj(ns, name string, eps ...dnsv1.Endpoint) *dnsv1.DNSEndpoint {
+	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: dnsv1.DNSEndpointSpec{Endpoints: eps}}
+}
+
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
+		if err := k8s.Create(ctxT(t), o); err != nil {
+			t.Fatalf("create %s: %v", o.GetName(), err)
+		}
+	}
+}
+
+func waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	eventually(t, 30*time.Second, obj.GetName()+" deleted", func() error {
+		err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (finalizers %v, err %v)", obj.GetFinalizers(), err)
+	})
+}
+
+// TestDelegation_ChildZoneIsLinkedFromAllowingParent is the delegation scenario: a root
+// zone in dns-system allows team-a; a child in team-a becomes ZoneAvailable, ParentLinkCreated
+// and Ready, and the parent's AXFR holds exactly the child's NS set.
+func TestDelegation_ChildZoneIsLinkedFromAllowingParent(t *testing.T) {
+	sys, team := namespace(t, "dns-system"), namespace(t, "team-a")
+	root := zoneObj(sys, "root", "example.test", func(z *dnsv1.DNSZone) {
+		z.Spec.Delegation = &dnsv1.Delegation{AllowedNamespaces: []string{team}}
+	})
+	child := zoneObj(team, "c1", "c1.example.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
+	create(t, child, root) // the child first: it must not need the parent to exist or be Ready
+
+	waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, child, dnsv1.ConditionZoneAvailable, metav1.ConditionTrue, dnsv1.ReasonZoneAvailable)
+	waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionTrue, dnsv1.ReasonParentLinked)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+
+	if child.Status.ZoneID != local.ZoneID("c1.example.test") || len(child.Status.NameServers) == 0 {
+		t.Fatalf("child status: zoneID %q nameServers %v", child.Status.ZoneID, child.Status.NameServers)
+	}
+	want := slices.Sorted(slices.Values(child.Status.NameServers))
+	if got := nsTargets(axfr(t, "example.test"), "c1.example.test"); !slices.Equal(got, want) {
+		t.Fatalf("parent AXFR NS for c1.example.test = %v, want %v", got, want)
+	}
+	soa := query(t, "c1.example.test", dns.TypeSOA)
+	if !soa.Authoritative || soa.Rcode != dns.RcodeSuccess || len(soa.Answer) != 1 {
+		t.Fatalf("child SOA not authoritative: %v", soa)
+	}
+	if child.Status.AvailableTimestamp == nil {
+		t.Fatal("status.availableTimestamp not set")
+	}
+
+	// Deleting the child removes its link from the parent, then its zone.
+	if err := k8s.Delete(ctxT(t), child); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, child)
+	if got := nsTargets(axfr(t, "example.test"), "c1.example.test"); len(got) != 0 {
+		t.Fatalf("parent still delegates c1 after the child was deleted: %v", got)
+	}
+	if r := query(t, "c1.example.test", dns.TypeSOA); r.Rcode != dns.RcodeNameError && r.Rcode != dns.RcodeRefused && r.Authoritative && len(r.Answer) > 0 {
+		t.Fatalf("child zone still served after deletion: %v", r)
+	}
+	if _, err := provider.GetZone(ctxT(t), local.ZoneID("c1.example.test")); err == nil {
+		t.Fatal("the child's hosted zone still exists")
+	}
+}
+
+// TestDelegation_NamespaceNotAllowed: a child in a namespace the parent does not list gets
+// DelegationNotAllowed, and no NS is written in the parent.
+func TestDelegation_NamespaceNotAllowed(t *testing.T) {
+	sys, other := namespace(t, "platform"), namespace(t, "team-x")
+	root := zoneObj(sys, "root", "deny.test", nil)
+	child := zoneObj(other, "c2", "c2.deny.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
+	create(t, root, child)
+	waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	if !strings.Contains(c.Message, "team-x") {
+		t.Fatalf("message does not name the namespace: %q", c.Message)
+	}
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	if got := nsTargets(axfr(t, "deny.test"), "c2.deny.test"); len(got) != 0 {
+		t.Fatalf("NS written in a parent that does not allow it: %v", got)
+	}
+}
+
+// TestDNSEndpoint_PublishConflictAndDelete: a record is served, a second claim on the same name
+// gets OwnershipConflict, and deleting the owner removes the record.
+func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
+	ns := namespace(t, "records")
+	create(t, zoneObj(ns, "z", "rec.test", nil))
+	www := endpointObj(ns, "www", dnsv1.Endpoint{DNSName: "www.rec.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+	create(t, www)
+	waitCondition(t, www, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	r := query(t, "www.rec.test", dns.TypeA)
+	if len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
+		t.Fatalf("www.rec.test A = %v", r.Answer)
+	}
+
+	thief := endpointObj(ns, "thief", dnsv1.Endpoint{DNSName: "www.rec.test", RecordType: "A", Targets: dnsv1.Targets{"198.51.100.7"}})
+	create(t, thief)
+	c := waitCondition(t, thief, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonOwnershipConflict)
+	if !strings.Contains(c.Message, "DNSEndpoint/records/www") {
+		t.Fatalf("conflict message does not name the owner: %q", c.Message)
+	}
+	if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
+		t.Fatalf("the conflicting claim changed the record: %v", r.Answer)
+	}
+
+	if err := k8s.Delete(ctxT(t), www); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, www)
+	eventually(t, 10*time.Second, "www.rec.test removed", func() error {
+		if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 0 {
+			return fmt.Errorf("still answered: %v", r.Answer)
+		}
+		return nil
+	})
+	_ = k8s.Delete(ctxT(t), thief)
+}
+
+// TestDNSEndpoint_DryRunApproveOnce: DryRun plans without writing; approving the plan ID applies
+// it once; a later spec change is only planned.
+func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
+	ns := namespace(t, "dryrun")
+	create(t, zoneObj(ns, "z", "dry.test", nil))
+	ep := endpointObj(ns, "app", dnsv1.Endpoint{DNSName: "app.dry.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.10"}})
+	ep.Spec.Strategy = dnsv1.StrategyDryRun
+	create(t, ep)
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonAwaitingApproval)
+	if ep.Status.Plan == nil || ep.Status.Plan.Counts.Create != 1 || ep.Status.Plan.ID == "" {
+		t.Fatalf("status.plan = %+v, want one create", ep.Status.Plan)
+	}
+	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 0 {
+		t.Fatalf("DryRun wrote a record: %v", r.Answer)
+	}
+	id := ep.Status.Plan.ID
+
+	ep.Spec.ApprovedPlan = id
+	if err := k8s.Update(ctxT(t), ep); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	if ep.Status.AppliedPlan != id {
+		t.Fatalf("appliedPlan = %q, want %q", ep.Status.AppliedPlan, id)
+	}
+	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 1 {
+		t.Fatalf("approved plan not applied: %v", r.Answer)
+	}
+
+	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.11"}
+	if err := k8s.Update(ctxT(t), ep); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonAwaitingApproval)
+	if ep.Status.Plan.ID == id {
+		t.Fatal("a changed spec kept the approved plan's ID")
+	}
+	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.10" {
+		t.Fatalf("a change after the approval was applied: %v", r.Answer)
+	}
+}
+
+// TestDNSZone_PreserveOnDeleteKeepsZoneAndLink: with preserveOnDelete only the finalizer goes.
+func TestDNSZone_PreserveOnDeleteKeepsZoneAndLink(t *testing.T) {
+	ns := namespace(t, "preserve")
+	root := zoneObj(ns, "root", "keep.test", nil)
+	child := zoneObj(ns, "c", "c.keep.test", func(z *dnsv1.DNSZone) {
+		z.Spec.LinkToParentDomain = true
+		z.Spec.PreserveOnDelete = true
+	})
+	create(t, root, child)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	if err := k8s.Delete(ctxT(t), child); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, child)
+	if _, err := provider.GetZone(ctxT(t), local.ZoneID("c.keep.test")); err != nil {
+		t.Fatalf("preserved zone was deleted: %v", err)
+	}
+	if got := nsTargets(axfr(t, "keep.test"), "c.keep.test"); len(got) == 0 {
+		t.Fatal("preserved zone's delegation was removed")
+	}
+}
+
+// TestDNSZone_MissingSecretThenCreated: a missing Secret gives ProviderNotFound; creating it is
+// picked up without waiting for a resync.
+func TestDNSZone_MissingSecretThenCreated(t *testing.T) {
+	ns := "nosecret"
+	if err := k8s.Create(ctxT(t), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	z := zoneObj(ns, "z", "nosecret.test", nil)
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonProviderNotFound)
+	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/local"})
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+}
+
+// TestDNSZone_ForeignZoneIsNotDuplicated: a zone that exists at the provider with another caller
+// reference gives ZoneConflict.
+func TestDNSZone_ForeignZoneIsNotDuplicated(t *testing.T) {
+	ns := namespace(t, "conflict")
+	if _, err := provider.EnsureZone(ctxT(t), providerZoneSpec("taken.test", "someone-else")); err != nil {
+		t.Fatal(err)
+	}
+	z := zoneObj(ns, "z", "taken.test", nil)
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonZoneConflict)
+	zones, err := provider.ListZones(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, pz := range zones {
+		if pz.Name == "taken.test" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("%d zones named taken.test, want 1", n)
+	}
+	if err := k8s.Delete(ctxT(t), z); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, z)
+	if _, err := provider.GetZone(ctxT(t), local.ZoneID("taken.test")); err != nil {
+		t.Fatalf("deleting the conflicting DNSZone removed the foreign zone: %v", errors.Unwrap(err))
+	}
+}

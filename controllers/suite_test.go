@@ -1,0 +1,204 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
+	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+const ownerID = "test-cluster"
+
+// The suite runs the DNSZone and DNSEndpoint controllers in a manager against a real
+// kube-apiserver and etcd (envtest), with the embedded DNS server on a free loopback port.
+var (
+	k8s      client.Client
+	dnsAddr  string
+	provider *counting.Provider
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel()))))
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+		BinaryAssetsDirectory: filepath.Join("..", "bin"),
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+
+	scheme := runtime.NewScheme()
+	_ = clientgoscheme.AddToScheme(scheme)
+	_ = dnsv1.AddToScheme(scheme)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: mustTemp(), NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
+	if err == nil {
+		err = srv.Listen()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	_ = mgr.Add(srv)
+	dnsAddr = srv.Addr()
+	provider = counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	providers := &factory.Factory{Client: mgr.GetAPIReader(), Local: provider, LocalAddr: dnsAddr}
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Window: 50 * time.Millisecond})
+	if err := (&dnszone.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnszone-controller"),
+		Providers: providers, Writers: writers, OwnerID: ownerID,
+		SOAPollInterval: 200 * time.Millisecond, ResyncInterval: time.Hour,
+	}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := (&dnsendpoint.Reconciler{
+		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
+		Providers: providers, Writers: writers, OwnerID: ownerID,
+	}).SetupWithManager(mgr); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	go func() {
+		if err := mgr.Start(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+		}
+	}()
+	k8s = mgr.GetClient()
+	return m.Run()
+}
+
+func zapLevel() int8 {
+	if os.Getenv("TEST_VERBOSE") != "" {
+		return -2
+	}
+	return 2 // errors only
+}
+
+func mustTemp() string {
+	d, err := os.MkdirTemp("", "dnsplane-zones-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// eventually retries check every 100ms until it returns nil or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		err := check()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// namespace creates a namespace with a dnsplane.io/local Secret named "dns".
+func namespace(t *testing.T, name string) string {
+	t.Helper()
+	ctx := ctxT(t)
+	if err := k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: name, Name: "dns"}, Type: factory.TypeLocal}
+	if err := k8s.Create(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// condition returns the condition typ of obj's status, fetched fresh.
+func condition(t *testing.T, obj client.Object, typ string) (*metav1.Condition, error) {
+	t.Helper()
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+		return nil, err
+	}
+	var conds []metav1.Condition
+	switch o := obj.(type) {
+	case *dnsv1.DNSZone:
+		conds = o.Status.Conditions
+	case *dnsv1.DNSEndpoint:
+		conds = o.Status.Conditions
+	}
+	c := meta.FindStatusCondition(conds, typ)
+	if c == nil {
+		return nil, fmt.Errorf("no %s condition yet", typ)
+	}
+	return c, nil
+}
+
+// waitCondition waits until obj's condition typ has status and reason.
+func waitCondition(t *testing.T, obj client.Object, typ string, status metav1.ConditionStatus, reason string) *metav1.Condition {
+	t.Helper()
+	var last *metav1.Condition
+	eventually(t, 30*time.Second, fmt.Sprintf("%s %s=%s/%s", obj.GetName(), typ, status, reason), func() error {
+		c, err := condition(t, obj, typ)
+		if err != nil {
+			return err
+		}
+		last = c
+		if c.Status != status || c.Reason != reason {
+			return fmt.Errorf("%s=%s reason %s: %s", typ, c.Status, c.Reason, c.Message)
+		}
+		return nil
+	})
+	return last
+}
+
+func providerZoneSpec(name, ref string) dnsprovider.ZoneSpec {
+	return dnsprovider.ZoneSpec{Name: name, CallerReference: ref}
+}
