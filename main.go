@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -34,11 +35,13 @@ import (
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -238,24 +241,43 @@ func run(ctx context.Context, o options) error {
 		Resolver:  o.dnsResolver,
 	}
 	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter")})
+	scrapeMetrics := scraper.NewMetrics()
+	if err := scrapeMetrics.Register(ctrlmetrics.Registry); err != nil {
+		return err
+	}
+	nsScraper := scraper.New(scraper.Options{Interval: o.scrape, Metrics: &scrapeMetrics, Log: ctrl.Log.WithName("scraper")})
+	if err := mgr.Add(nsScraper); err != nil {
+		return err
+	}
+	availableDelay := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "dnsplane_dnszone_available_delay_seconds",
+		Help:    "Seconds from a DNSZone's creation until its hosted zone first answered SOA; observed once per zone.",
+		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14),
+	})
+	ctrlmetrics.Registry.MustRegister(availableDelay)
 
 	if err := (&dnszone.Reconciler{
 		Client:          mgr.GetClient(),
 		Recorder:        mgr.GetEventRecorderFor("dnszone-controller"),
 		Providers:       providers,
 		Writers:         writers,
+		Scraper:         nsScraper,
+		DNS:             dnsclient.Client{},
 		OwnerID:         ownerID,
 		SOAPollInterval: o.soaPollInterval,
 		ResyncInterval:  o.zoneResync,
+		AvailableDelay:  availableDelay,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the DNSZone controller: %w", err)
 	}
 	if err := (&dnsendpoint.Reconciler{
-		Client:    mgr.GetClient(),
-		Recorder:  mgr.GetEventRecorderFor("dnsendpoint-controller"),
-		Providers: providers,
-		Writers:   writers,
-		OwnerID:   ownerID,
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorderFor("dnsendpoint-controller"),
+		Providers:      providers,
+		Writers:        writers,
+		OwnerID:        ownerID,
+		ResyncInterval: o.zoneResync,
+		LinkEvents:     nsScraper.LinkEvents,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
 	}

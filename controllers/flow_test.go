@@ -12,9 +12,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
@@ -86,6 +88,21 @@ func create(t *testing.T, objs ...client.Object) {
 		if err := k8s.Create(ctxT(t), o); err != nil {
 			t.Fatalf("create %s: %v", o.GetName(), err)
 		}
+	}
+}
+
+// update re-reads obj and applies mutate until the update does not conflict.
+func update(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate()
+		return k8s.Update(ctxT(t), obj)
+	})
+	if err != nil {
+		t.Fatalf("update %s: %v", obj.GetName(), err)
 	}
 }
 
@@ -218,10 +235,7 @@ func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
 	}
 	id := ep.Status.Plan.ID
 
-	ep.Spec.ApprovedPlan = id
-	if err := k8s.Update(ctxT(t), ep); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ep, func() { ep.Spec.ApprovedPlan = id })
 	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
 	if ep.Status.AppliedPlan != id {
 		t.Fatalf("appliedPlan = %q, want %q", ep.Status.AppliedPlan, id)
@@ -230,10 +244,7 @@ func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
 		t.Fatalf("approved plan not applied: %v", r.Answer)
 	}
 
-	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.11"}
-	if err := k8s.Update(ctxT(t), ep); err != nil {
-		t.Fatal(err)
-	}
+	update(t, ep, func() { ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.11"} })
 	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonAwaitingApproval)
 	if ep.Status.Plan.ID == id {
 		t.Fatal("a changed spec kept the approved plan's ID")
@@ -309,4 +320,63 @@ func TestDNSZone_ForeignZoneIsNotDuplicated(t *testing.T) {
 	if _, err := provider.GetZone(ctxT(t), local.ZoneID("taken.test")); err != nil {
 		t.Fatalf("deleting the conflicting DNSZone removed the foreign zone: %v", errors.Unwrap(err))
 	}
+}
+
+// TestDNSZone_CrashAfterCreateLeavesOneZone: a crash between the provider's zone creation and the
+// status update (a fault hook, not a sleep) is recovered by the caller reference: the retry finds
+// the same zone instead of reporting ZoneConflict or making a second one.
+func TestDNSZone_CrashAfterCreateLeavesOneZone(t *testing.T) {
+	ns := namespace(t, "crash")
+	faults.failNext(local.FaultAfterZoneCreate, "crash.test")
+	z := zoneObj(ns, "z", "crash.test", nil)
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	zones, err := provider.ListZones(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var found []string
+	for _, pz := range zones {
+		if pz.Name == "crash.test" {
+			found = append(found, pz.ID+" ref="+pz.CallerReference)
+		}
+	}
+	if len(found) != 1 || !strings.HasSuffix(found[0], string(z.UID)) {
+		t.Fatalf("zones named crash.test: %v; want exactly one with caller reference %s", found, z.UID)
+	}
+}
+
+// TestDelegation_TamperedParentIsRepairedAfterScrape: changing the parent's NS set behind
+// dnsplane's back is seen by the next scrape (2 s in this suite) and re-published.
+func TestDelegation_TamperedParentIsRepairedAfterScrape(t *testing.T) {
+	ns := namespace(t, "tamper")
+	root := zoneObj(ns, "root", "tamper.test", nil)
+	child := zoneObj(ns, "c", "c.tamper.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
+	create(t, root, child)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	want := slices.Sorted(slices.Values(child.Status.NameServers))
+
+	sets, err := provider.ListRecordSets(ctxT(t), local.ZoneID("tamper.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets {
+		if rs.Name == "c.tamper.test" && rs.Type == "NS" {
+			evil := rs.Clone()
+			evil.Targets = []string{"ns.attacker.example"}
+			if err := provider.ApplyChanges(ctxT(t), local.ZoneID("tamper.test"), []dnsprovider.Change{{Action: dnsprovider.ActionUpdate, Before: &rs, After: &evil}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got := nsTargets(axfr(t, "tamper.test"), "c.tamper.test"); slices.Equal(got, want) {
+		t.Fatal("tampering did not take")
+	}
+	eventually(t, 20*time.Second, "delegation repaired", func() error {
+		if got := nsTargets(axfr(t, "tamper.test"), "c.tamper.test"); !slices.Equal(got, want) {
+			return fmt.Errorf("parent NS = %v, want %v", got, want)
+		}
+		return nil
+	})
+	waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionTrue, dnsv1.ReasonParentLinked)
 }

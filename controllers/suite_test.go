@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -38,10 +40,35 @@ const ownerID = "test-cluster"
 // The suite runs the DNSZone and DNSEndpoint controllers in a manager against a real
 // kube-apiserver and etcd (envtest), with the embedded DNS server on a free loopback port.
 var (
-	k8s      client.Client
-	dnsAddr  string
-	provider *counting.Provider
+	k8s       client.Client
+	dnsAddr   string
+	provider  *counting.Provider
+	nsScraper *scraper.Scraper
+	faults    faultInjector
 )
+
+// faultInjector fails the next call at one fault point, once: a simulated crash.
+type faultInjector struct {
+	mu    sync.Mutex
+	point local.FaultPoint
+	zone  string
+}
+
+func (f *faultInjector) failNext(point local.FaultPoint, zone string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.point, f.zone = point, zone
+}
+
+func (f *faultInjector) hook(_ context.Context, point local.FaultPoint, zone string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.point == point && f.zone == zone {
+		f.point = ""
+		return fmt.Errorf("injected crash at %s of %s", point, zone)
+	}
+	return nil
+}
 
 func TestMain(m *testing.M) {
 	os.Exit(runSuite(m))
@@ -83,12 +110,14 @@ func runSuite(m *testing.M) int {
 	}
 	_ = mgr.Add(srv)
 	dnsAddr = srv.Addr()
-	provider = counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	provider = counting.Wrap(local.New(store, local.Options{FaultHook: faults.hook}), "local", nil)
 	providers := &factory.Factory{Client: mgr.GetAPIReader(), Local: provider, LocalAddr: dnsAddr}
 	writers := zonewriter.NewSet(ctx, zonewriter.Options{Window: 50 * time.Millisecond})
+	nsScraper = scraper.New(scraper.Options{Interval: 2 * time.Second})
+	_ = mgr.Add(nsScraper)
 	if err := (&dnszone.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnszone-controller"),
-		Providers: providers, Writers: writers, OwnerID: ownerID,
+		Providers: providers, Writers: writers, OwnerID: ownerID, Scraper: nsScraper,
 		SOAPollInterval: 200 * time.Millisecond, ResyncInterval: time.Hour,
 	}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -96,7 +125,7 @@ func runSuite(m *testing.M) int {
 	}
 	if err := (&dnsendpoint.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
-		Providers: providers, Writers: writers, OwnerID: ownerID,
+		Providers: providers, Writers: writers, OwnerID: ownerID, LinkEvents: nsScraper.LinkEvents,
 	}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -15,8 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -41,6 +43,8 @@ type Reconciler struct {
 	// ResyncInterval re-plans every object this often, repairing drift, a time.Duration; 0
 	// disables.
 	ResyncInterval time.Duration
+	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
+	LinkEvents <-chan event.GenericEvent
 	// MaxConcurrentReconciles lets many objects land in one zone-writer batch; default 32.
 	MaxConcurrentReconciles int
 }
@@ -295,12 +299,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if n <= 0 {
 		n = 32
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.DNSEndpoint{}).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone)).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
-		Named("dnsendpoint").
-		Complete(r)
+		Named("dnsendpoint")
+	if r.LinkEvents != nil {
+		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }
 
 // endpointsOfZone enqueues the DNSEndpoints that may publish into a zone: those of its namespace

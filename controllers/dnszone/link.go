@@ -2,7 +2,6 @@ package dnszone
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
-	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 )
 
 // LabelParentLink marks parent-link DNSEndpoints with the DNSZone they delegate.
@@ -59,13 +58,27 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("DNSEndpoint %s: %s", link.Name, why))
 		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
 	}
-	served, err := r.parentServes(ctx, parent, z)
+	parentRes, err := r.Providers.Resolve(ctx, parent.Namespace, parent.Spec.ProviderRef.Name)
 	if err != nil {
-		return ctrl.Result{}, err
-	}
-	if !served {
-		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("parent zone %s does not serve the NS set %s yet", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+		r.setLink(z, false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s: %v", parent.Namespace, parent.Name, err))
 		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	childKey := client.ObjectKeyFromObject(z)
+	r.Scraper.Register(
+		scraper.Parent{Key: client.ObjectKeyFromObject(parent), Zone: parent.Spec.Zone,
+			Lister: r.Writers.For(writerKey(parentRes.Account, parent.Status.ZoneID), parentRes.Provider)},
+		scraper.Child{Key: childKey, Zone: z.Spec.Zone, Want: z.Status.NameServers, Link: client.ObjectKeyFromObject(link)})
+	linked, _, scraped := r.Scraper.Linked(childKey)
+	if !linked {
+		// The link is published; have the parent scraped now instead of at the next interval.
+		// The scraper notifies this controller when it sees the delegation.
+		r.Scraper.Rescrape(childKey)
+		msg := fmt.Sprintf("waiting for the scraper to see parent zone %s serve the NS set %s", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "))
+		if scraped {
+			msg = fmt.Sprintf("the last scrape of parent zone %s did not find exactly the NS set %s; re-publishing", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "))
+		}
+		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, msg)
+		return ctrl.Result{}, nil
 	}
 	r.setLink(z, true, dnsv1.ReasonParentLinked, fmt.Sprintf("parent zone %s delegates %s to %s", parent.Spec.Zone, z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
 	return ctrl.Result{}, nil
@@ -177,30 +190,4 @@ func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone) ([]dnsv1.Endpoi
 		return strings.Compare(a.DNSName+"/"+a.RecordType, b.DNSName+"/"+b.RecordType)
 	})
 	return out, nil
-}
-
-// parentServes reads the parent zone from its provider, bypassing the writer's view, and reports
-// whether the NS set at this zone's name is exactly this zone's name servers.
-func (r *Reconciler) parentServes(ctx context.Context, parent, z *dnsv1.DNSZone) (bool, error) {
-	resolved, err := r.Providers.Resolve(ctx, parent.Namespace, parent.Spec.ProviderRef.Name)
-	if err != nil {
-		return false, nil
-	}
-	sets, err := resolved.Provider.ListRecordSets(ctx, parent.Status.ZoneID)
-	if errors.Is(err, provider.ErrZoneNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("read parent zone %s: %w", parent.Spec.Zone, err)
-	}
-	want := slices.Clone(z.Status.NameServers)
-	slices.Sort(want)
-	for _, rs := range sets {
-		if rs.Name == z.Spec.Zone && rs.Type == "NS" {
-			got := slices.Clone(rs.Targets)
-			slices.Sort(got)
-			return slices.Equal(got, want), nil
-		}
-	}
-	return false, nil
 }

@@ -20,12 +20,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 	corev1 "k8s.io/api/core/v1"
 )
@@ -43,6 +45,8 @@ type Reconciler struct {
 	Providers *factory.Factory
 	Writers   *zonewriter.Set
 	DNS       dnsclient.Client
+	// Scraper confirms parent links and notifies this controller through ZoneEvents.
+	Scraper *scraper.Scraper
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// SOAPollInterval is how often an unavailable zone is polled, a time.Duration.
@@ -178,7 +182,7 @@ func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p p
 	}
 	pz, err := p.EnsureZone(cctx, provider.ZoneSpec{Name: z.Spec.Zone, CallerReference: string(z.UID), Tags: tags})
 	if err != nil {
-		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", z.Spec.Zone, err)
+		return provider.Zone{}, err
 	}
 	return pz, nil
 }
@@ -261,6 +265,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 	if !controllerutil.ContainsFinalizer(z, dnsv1.FinalizerZone) {
 		return ctrl.Result{}, nil
 	}
+	r.Scraper.Unregister(client.ObjectKeyFromObject(z))
 	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
 	if !keep {
 		gone, err := r.deleteParentLink(ctx, z)
@@ -365,6 +370,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf)).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
+		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
 		Named("dnszone").
 		Complete(r)
 }

@@ -273,8 +273,12 @@ func (cp *ControlPlane) startEtcdAndAPIServer(ctx context.Context) error {
 		}
 		// The data outlives the process: keep etcd's fsync, which envtest turns off.
 		plane.Etcd.Configure().Set("unsafe-no-fsync", "false")
-		// Loopback only: do not look for a host interface to advertise.
-		plane.APIServer.Configure().Set("advertise-address", "127.0.0.1")
+		// Loopback only, independent of the host's network: advertise 127.0.0.1, which the
+		// endpoint reconciler refuses, so keep no endpoints for the kubernetes Service (there
+		// are no pods here to use them).
+		plane.APIServer.Configure().
+			Set("advertise-address", "127.0.0.1").
+			Set("endpoint-reconciler-type", "none")
 
 		err := cp.startTracked(ctx, plane)
 		if err == nil {

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 )
 
 // The stale-process test re-runs this test binary as a manager that starts a control plane and
@@ -35,11 +36,14 @@ func TestMain(m *testing.M) {
 		runHelper(dir, os.Getenv(helperBinEnv))
 		return
 	}
+	// controller-runtime's own log (envtest, client) is not what these tests check.
+	ctrllog.SetLogger(logr.Discard())
 	os.Exit(m.Run())
 }
 
 // runHelper starts a control plane, says READY and waits to be killed.
 func runHelper(dir, bin string) {
+	ctrllog.SetLogger(logr.Discard())
 	_, err := Start(context.Background(), Options{Dir: dir, BinDirs: []string{bin}, Log: logr.Discard()})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "helper:", err)

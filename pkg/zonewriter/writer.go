@@ -330,3 +330,12 @@ func ApplyTo(view map[provider.RecordSetKey]provider.RecordSet, changes []provid
 	}
 	return nil
 }
+
+// Reload re-reads the zone from the provider now, replacing the view, and returns its record
+// sets. The nameserver scraper uses it, so one listing per scrape also refreshes the view.
+func (w *Writer) Reload(ctx context.Context) ([]provider.RecordSet, error) {
+	w.mu.Lock()
+	w.loadedAt = time.Time{}
+	w.mu.Unlock()
+	return w.RecordSets(ctx)
+}

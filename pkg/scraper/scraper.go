@@ -1,0 +1,303 @@
+package scraper
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Lister reads a zone's record sets; *zonewriter.Writer's Reload satisfies it, so a scrape also
+// refreshes the writer's view.
+type Lister interface {
+	Reload(ctx context.Context) ([]provider.RecordSet, error)
+}
+
+// Parent is a parent zone to scrape.
+type Parent struct {
+	// Key names the parent DNSZone (namespace/name).
+	Key types.NamespacedName
+	// Zone is the parent's zone name.
+	Zone string
+	// Lister reads the parent zone.
+	Lister Lister
+}
+
+// Child is a registered child zone.
+type Child struct {
+	// Key names the child DNSZone.
+	Key types.NamespacedName
+	// Zone is the child's zone name.
+	Zone string
+	// Want is the NS set the parent must serve for Zone, canonical names.
+	Want []string
+	// Link names the parent-link DNSEndpoint to notify for repair.
+	Link types.NamespacedName
+}
+
+// Metrics are the scraper's Prometheus metrics; register them once.
+type Metrics struct {
+	// Subdomains: dnsplane_scraper_subdomains{parent}, NS sets seen below the parent.
+	Subdomains *prometheus.GaugeVec
+	// Duration: dnsplane_scraper_scrape_duration_seconds{result}.
+	Duration *prometheus.HistogramVec
+}
+
+// NewMetrics returns unregistered metrics.
+func NewMetrics() Metrics {
+	return Metrics{
+		Subdomains: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "dnsplane_scraper_subdomains",
+			Help: "Subdomain NS sets seen in a parent zone by the last scrape.",
+		}, []string{"parent"}),
+		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dnsplane_scraper_scrape_duration_seconds",
+			Help:    "Duration of parent-zone scrapes, by result (ok or error).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
+		}, []string{"result"}),
+	}
+}
+
+// Register adds the metrics to r.
+func (m Metrics) Register(r prometheus.Registerer) error {
+	if err := r.Register(m.Subdomains); err != nil {
+		return err
+	}
+	return r.Register(m.Duration)
+}
+
+// Options configure a Scraper.
+type Options struct {
+	// Interval between scrapes of a parent, a time.Duration (--scrape-interval).
+	Interval time.Duration
+	// Timeout bounds one scrape, a time.Duration; default 1m.
+	Timeout time.Duration
+	// RateLimiter spaces retries of failed scrapes; default exponential 1s..5m.
+	RateLimiter workqueue.TypedRateLimiter[types.NamespacedName]
+	Metrics     *Metrics
+	Log         logr.Logger
+}
+
+type parentState struct {
+	parent   Parent
+	children map[types.NamespacedName]Child
+	ns       map[string][]string // subdomain -> sorted NS targets
+	scraped  time.Time
+	linked   map[types.NamespacedName]bool // last reported state per child
+}
+
+// Scraper caches parents' subdomain NS sets. It is safe for concurrent use; Start runs it.
+type Scraper struct {
+	opts  Options
+	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	// ZoneEvents notifies the DNSZone controller (child DNSZones); LinkEvents the DNSEndpoint
+	// controller (parent-link DNSEndpoints). Buffered; read them with source.Channel.
+	ZoneEvents chan event.GenericEvent
+	LinkEvents chan event.GenericEvent
+
+	mu      sync.Mutex
+	parents map[types.NamespacedName]*parentState
+	childOf map[types.NamespacedName]types.NamespacedName // child -> parent
+}
+
+// New returns a Scraper; call Start to run it.
+func New(opts Options) *Scraper {
+	if opts.Timeout <= 0 {
+		opts.Timeout = time.Minute
+	}
+	if opts.RateLimiter == nil {
+		opts.RateLimiter = workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](time.Second, 5*time.Minute)
+	}
+	if opts.Log.GetSink() == nil {
+		opts.Log = logr.Discard()
+	}
+	return &Scraper{
+		opts:       opts,
+		queue:      workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "scraper"}),
+		ZoneEvents: make(chan event.GenericEvent, 1024),
+		LinkEvents: make(chan event.GenericEvent, 1024),
+		parents:    map[types.NamespacedName]*parentState{},
+		childOf:    map[types.NamespacedName]types.NamespacedName{},
+	}
+}
+
+// Register seeds the scraper with a child of parent. A new child, a new parent or a changed
+// wanted set triggers an immediate scrape of the parent; re-registering the same child is
+// cheap.
+func (s *Scraper) Register(parent Parent, child Child) {
+	child.Want = sortedCopy(child.Want)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old, ok := s.childOf[child.Key]; ok && old != parent.Key {
+		s.removeLocked(child.Key)
+	}
+	ps, ok := s.parents[parent.Key]
+	if !ok {
+		ps = &parentState{children: map[types.NamespacedName]Child{}, linked: map[types.NamespacedName]bool{}}
+		s.parents[parent.Key] = ps
+	}
+	ps.parent = parent
+	prev, had := ps.children[child.Key]
+	ps.children[child.Key] = child
+	s.childOf[child.Key] = parent.Key
+	if !ok || !had || !slices.Equal(prev.Want, child.Want) || prev.Zone != child.Zone {
+		s.queue.Add(parent.Key)
+	}
+}
+
+// Unregister forgets a child; a parent without children is no longer scraped.
+func (s *Scraper) Unregister(child types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeLocked(child)
+}
+
+func (s *Scraper) removeLocked(child types.NamespacedName) {
+	pk, ok := s.childOf[child]
+	if !ok {
+		return
+	}
+	delete(s.childOf, child)
+	if ps := s.parents[pk]; ps != nil {
+		delete(ps.children, child)
+		delete(ps.linked, child)
+		if len(ps.children) == 0 {
+			delete(s.parents, pk)
+		}
+	}
+}
+
+// Rescrape has the child's parent scraped now (deduplicated with a pending scrape).
+func (s *Scraper) Rescrape(child types.NamespacedName) {
+	s.mu.Lock()
+	pk, ok := s.childOf[child]
+	s.mu.Unlock()
+	if ok {
+		s.queue.Add(pk)
+	}
+}
+
+// Linked reports whether the last scrape saw the child's parent serve exactly its wanted NS set,
+// and when that scrape ran; ok is false before the first scrape after registration.
+func (s *Scraper) Linked(child types.NamespacedName) (linked bool, scraped time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pk, found := s.childOf[child]
+	if !found {
+		return false, time.Time{}, false
+	}
+	ps := s.parents[pk]
+	if ps.scraped.IsZero() {
+		return false, time.Time{}, false
+	}
+	c := ps.children[child]
+	return slices.Equal(ps.ns[c.Zone], c.Want), ps.scraped, true
+}
+
+// NeedLeaderElection: only the leader scrapes.
+func (s *Scraper) NeedLeaderElection() bool { return true }
+
+// Start runs the scrape loop until ctx ends.
+func (s *Scraper) Start(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		s.queue.ShutDown()
+	}()
+	for {
+		key, shutdown := s.queue.Get()
+		if shutdown {
+			return nil
+		}
+		s.scrape(ctx, key)
+		s.queue.Done(key)
+	}
+}
+
+func (s *Scraper) scrape(ctx context.Context, key types.NamespacedName) {
+	s.mu.Lock()
+	ps, ok := s.parents[key]
+	var parent Parent
+	if ok {
+		parent = ps.parent
+	}
+	s.mu.Unlock()
+	if !ok {
+		s.queue.Forget(key)
+		return
+	}
+	start := time.Now()
+	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	sets, err := parent.Lister.Reload(cctx)
+	cancel()
+	if s.opts.Metrics != nil {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		s.opts.Metrics.Duration.WithLabelValues(result).Observe(time.Since(start).Seconds())
+	}
+	if err != nil {
+		s.opts.Log.Error(err, "scrape failed; backing off", "parent", key.String(), "zone", parent.Zone)
+		s.queue.AddRateLimited(key)
+		return
+	}
+	s.queue.Forget(key)
+	ns := map[string][]string{}
+	for _, rs := range sets {
+		if rs.Type == "NS" && provider.IsStrictSubdomain(rs.Name, parent.Zone) {
+			ns[rs.Name] = sortedCopy(rs.Targets)
+		}
+	}
+	if s.opts.Metrics != nil {
+		s.opts.Metrics.Subdomains.WithLabelValues(parent.Zone).Set(float64(len(ns)))
+	}
+	var zoneEvents, linkEvents []types.NamespacedName
+	s.mu.Lock()
+	if ps, ok = s.parents[key]; ok {
+		ps.ns, ps.scraped = ns, time.Now()
+		for ck, c := range ps.children {
+			linked := slices.Equal(ns[c.Zone], c.Want)
+			if prev, seen := ps.linked[ck]; !seen || prev != linked {
+				zoneEvents = append(zoneEvents, ck)
+			}
+			ps.linked[ck] = linked
+			if !linked {
+				linkEvents = append(linkEvents, c.Link)
+			}
+		}
+	}
+	s.mu.Unlock()
+	for _, k := range zoneEvents {
+		s.send(ctx, s.ZoneEvents, &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+	}
+	for _, k := range linkEvents {
+		s.send(ctx, s.LinkEvents, &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+	}
+	if s.opts.Interval > 0 {
+		s.queue.AddAfter(key, s.opts.Interval)
+	}
+}
+
+func (s *Scraper) send(ctx context.Context, ch chan event.GenericEvent, obj client.Object) {
+	select {
+	case ch <- event.GenericEvent{Object: obj}:
+	case <-ctx.Done():
+	}
+}
+
+func sortedCopy(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
