@@ -236,6 +236,7 @@ func run(ctx context.Context, o options) error {
 	ctrlmetrics.Registry.MustRegister(providerCalls)
 	providers := &factory.Factory{
 		Client:    mgr.GetAPIReader(),
+		Metadata:  mgr.GetClient(),
 		Local:     counting.Wrap(local.New(store, local.Options{}), "local", providerCalls),
 		LocalAddr: srv.Addr(),
 		Resolver:  o.dnsResolver,

@@ -94,6 +94,7 @@ func runSuite(m *testing.M) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
+	cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -111,7 +112,7 @@ func runSuite(m *testing.M) int {
 	_ = mgr.Add(srv)
 	dnsAddr = srv.Addr()
 	provider = counting.Wrap(local.New(store, local.Options{FaultHook: faults.hook}), "local", nil)
-	providers := &factory.Factory{Client: mgr.GetAPIReader(), Local: provider, LocalAddr: dnsAddr}
+	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Local: provider, LocalAddr: dnsAddr}
 	writers := zonewriter.NewSet(ctx, zonewriter.Options{Window: 50 * time.Millisecond})
 	nsScraper = scraper.New(scraper.Options{Interval: 2 * time.Second})
 	_ = mgr.Add(nsScraper)

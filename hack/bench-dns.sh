@@ -11,6 +11,9 @@
 # names before the runs. It prints each server's queries per second, CPU use during the run, and
 # the ratio embedded / PowerDNS.
 #
+# CPU figures are per cent of one core over the run (a 2-CPU machine has 200%); "other processes"
+# is whatever else ran meanwhile, a measure of the noise on a shared machine.
+#
 # Usage: hack/bench-dns.sh
 # Environment (defaults):
 #   BENCH_SECONDS=5       dnsperf -l
@@ -186,33 +189,39 @@ fi
 # --- dnsperf -----------------------------------------------------------------------------------
 clk=$(getconf CLK_TCK)
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
 # bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS and prints a summary line.
 QPS=
 bench() {
-  local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1.txt t0 t1 start end
+  local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1.txt t0 t1 b0 b1 start end
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
   [ -n "${BENCH_THREADS:-}" ] && args+=(-T "$BENCH_THREADS")
   log "dnsperf ${args[*]}  -> $label"
   t0=$(cpu_ticks "$pid")
+  b0=$(busy_ticks)
   start=$(date +%s.%N)
   local TIMEFORMAT='%U %S %R'
   { time "${pin_client[@]}" dnsperf "${args[@]}" >"$out" 2>"$out.err"; } 2>"$out.time" ||
     { cat "$out" "$out.err" >&2; die "dnsperf against $label failed"; }
   end=$(date +%s.%N)
   t1=$(cpu_ticks "$pid")
+  b1=$(busy_ticks)
   QPS=$(awk '/Queries per second:/ { print $4 }' "$out")
   [ -n "$QPS" ] || { cat "$out" >&2; die "no qps in dnsperf output"; }
-  local lost codes server_cpu client_cpu
+  local lost codes server_cpu client_cpu other_cpu
   lost=$(awk '/Queries lost:/ { print $3, $4 }' "$out")
   codes=$(sed -n 's/^ *Response codes: *//p' "$out")
   server_cpu=$(awk -v d="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f%%", 100 * d / hz / (e - s) }')
   client_cpu=$(awk '{ printf "%.0f%%", 100 * ($1 + $2) / $3 }' "$out.time")
-  printf '%-9s %10.0f qps   lost %-14s server CPU %5s  dnsperf CPU %5s   %s\n' \
-    "$label" "$QPS" "$lost" "$server_cpu" "$client_cpu" "$codes"
+  # Everything else the machine ran meanwhile (other jobs on a shared box), of $(nproc)00%.
+  other_cpu=$(awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" '
+    { o = (b - t) / hz - ($1 + $2); if (o < 0) o = 0; printf "%.0f%%", 100 * o / (e - s) }' "$out.time")
+  printf '%-9s %8.0f qps  lost %s  CPU: server %s, dnsperf %s, other processes %s  (%s)\n' \
+    "$label" "$QPS" "$lost" "$server_cpu" "$client_cpu" "$other_cpu" "$codes"
 }
 
-echo "dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}"
+echo "dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 bench embedded "$EMB_IP" "$emb_port" "$emb_pid"
 emb_qps=$QPS
 bench powerdns "$PDNS_IP" "$pdns_port" "$pdns_pid"

@@ -45,7 +45,9 @@ type Reconciler struct {
 	ResyncInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan event.GenericEvent
-	// MaxConcurrentReconciles lets many objects land in one zone-writer batch; default 32.
+	// MaxConcurrentReconciles bounds the objects reconciled at once; default 512. Reconciles
+	// mostly wait in the zone writer's window, so many of them in flight is what lets a burst
+	// of objects land in a few provider calls.
 	MaxConcurrentReconciles int
 }
 
@@ -297,7 +299,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	n := r.MaxConcurrentReconciles
 	if n <= 0 {
-		n = 32
+		n = 512
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.DNSEndpoint{}).

@@ -124,6 +124,7 @@ func exampleStore(t testing.TB, dir string) *Store {
 		put(t, tx, "", nil, "sub.example.test. 300 IN NS ns1.sub.example.test.", "sub.example.test. 300 IN NS ns.elsewhere.test.")
 		put(t, tx, "", nil, "ns1.sub.example.test. 300 IN A 192.0.2.53")
 		put(t, tx, "", nil, "sub.example.test. 300 IN DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF")
+		put(t, tx, "", nil, "child.example.test. 300 IN NS ns1.child.example.test.")
 		put(t, tx, "", nil, bigTXT)
 		put(t, tx, "", nil, "mx.example.test. 300 IN MX 10 mail.example.test.")
 		put(t, tx, "", nil, "mail.example.test. 300 IN A 192.0.2.25")

@@ -186,7 +186,9 @@ func (s *Store) Load() error {
 		name := e.Name()
 		switch {
 		case e.IsDir():
-		case strings.Contains(name, tmpMarker):
+		case strings.HasPrefix(name, ".") && strings.Contains(name, tmpMarker):
+			// Zone file names never start with a dot (no empty labels), so
+			// this is only ever a writeAtomic temporary file.
 			s.opts.Logger.Info("removing leftover temporary file", "file", name)
 			if err := os.Remove(filepath.Join(s.opts.Dir, name)); err != nil {
 				errs = append(errs, fmt.Errorf("remove %s: %w", name, err))

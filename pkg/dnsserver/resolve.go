@@ -10,9 +10,9 @@ import (
 const maxChase = 8
 
 // zoneFor returns the served zone with the longest origin that is qname or
-// an ancestor of it, or nil. For a DS query at a zone apex the parent zone
-// answers, when it is served too (RFC 4035 §3.1.4.1: DS lives on the
-// parental side of the cut).
+// an ancestor of it, or nil. For a DS query at a zone apex, the parent zone
+// answers when it is served too and delegates the child (an NS set at
+// qname): DS lives on the parental side of the cut (RFC 4035 §3.1.4.1).
 func (s *snapshot) zoneFor(qname string, qtype uint16) *zoneData {
 	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
 		z := s.zones[qname[off:]]
@@ -22,7 +22,9 @@ func (s *snapshot) zoneFor(qname string, qtype uint16) *zoneData {
 		if qtype == dns.TypeDS && off == 0 {
 			if p := parentName(qname); p != "" {
 				if pz := s.zoneFor(p, dns.TypeA); pz != nil {
-					return pz
+					if n := pz.nodes[qname]; n != nil && len(n.sets[dns.TypeNS]) > 0 {
+						return pz
+					}
 				}
 			}
 		}

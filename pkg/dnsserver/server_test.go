@@ -74,6 +74,8 @@ func TestServer_Answers(t *testing.T) {
 			extra: []string{"ns1.sub.example.test. A 192.0.2.53"}},
 		{name: "DS at the cut answered by the parent", qname: "sub.example.test", qtype: dns.TypeDS, rcode: dns.RcodeSuccess, aa: true,
 			answer: []string{"sub.example.test. DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"}},
+		{name: "DS at a served child's apex answered by the parent", qname: "child.example.test", qtype: dns.TypeDS, rcode: dns.RcodeSuccess, aa: true,
+			ns: []string{soa}},
 		{name: "MX with additional address", qname: "mx.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
 			answer: []string{"mx.example.test. MX 10 mail.example.test."}, extra: []string{"mail.example.test. A 192.0.2.25"}},
 		{name: "longest-match zone answers", qname: "www.child.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,

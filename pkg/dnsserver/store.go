@@ -33,8 +33,9 @@ type StoreOptions struct {
 	// Dir is where zones persist; "" keeps them in memory only.
 	Dir string
 	// NameServerAddrs are the glue addresses (A for IPv4, AAAA for IPv6) of
-	// ns1.<zone> in zones the store creates: the server's listen IPs. Without
-	// any, new zones get the NS but no address records.
+	// ns1.<zone> in zones the store creates: the server's listen IPs.
+	// Unspecified addresses (0.0.0.0, ::) are skipped. Without any, new zones
+	// get the NS but no address records.
 	NameServerAddrs []netip.Addr
 	// Clock stamps ZoneMeta.Created; default the real clock.
 	Clock clock.PassiveClock
@@ -188,6 +189,9 @@ func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
 	}}
 	sets[nsSet.Key()] = nsSet
 	for _, a := range s.opts.NameServerAddrs {
+		if !a.IsValid() || a.IsUnspecified() {
+			continue // 0.0.0.0 or :: is a listen address, not a reachable one
+		}
 		var rr dns.RR
 		hdr := dns.RR_Header{Name: ns, Class: dns.ClassINET, Ttl: DefaultNSTTL}
 		if a.Is4() || a.Is4In6() {

@@ -2,6 +2,7 @@ package dnsserver
 
 import (
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +111,10 @@ func TestStore_LeftoverTempFileDoesNotBreakLoad(t *testing.T) {
 	exampleStore(t, dir)
 	// A crash after writing part of a temporary file, before its rename.
 	leftovers := []string{".example.test.zone.tmp-123", ".example.test.meta.json.tmp-456", ".new.test.zone.tmp-789"}
+	// A zone whose name merely contains the marker is not a leftover.
+	if _, err := NewStoreForTest(t, dir).CreateZone("a.tmp-b.test", ZoneMeta{}); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range leftovers {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte("garbage $ORIGIN ((("), 0o600); err != nil {
 			t.Fatal(err)
@@ -119,8 +124,8 @@ func TestStore_LeftoverTempFileDoesNotBreakLoad(t *testing.T) {
 	if err := s.Load(); err != nil {
 		t.Fatalf("Load: %v", err)
 	}
-	if got := len(s.Zones()); got != 2 {
-		t.Fatalf("%d zones after Load, want 2", got)
+	if got := len(s.Zones()); got != 3 {
+		t.Fatalf("%d zones after Load, want 3: %v", got, s.Zones())
 	}
 	for _, name := range leftovers {
 		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, os.ErrNotExist) {
@@ -359,12 +364,39 @@ func TestStore_DeleteZoneRemovesFilesAndStopsServing(t *testing.T) {
 			t.Errorf("%s still exists: %v", f, err)
 		}
 	}
-	// The parent zone answers now (NXDOMAIN for the name).
+	// The parent zone answers now: a referral along its delegation.
 	resp := ask(t, srv.Addr(), "udp", "www.child.example.test", dns.TypeA)
-	if resp.Rcode != dns.RcodeNameError || texts(resp.Ns)[0][:13] != "example.test." {
+	if resp.Authoritative || !slices.Equal(texts(resp.Ns), []string{"child.example.test. NS ns1.child.example.test."}) {
 		t.Errorf("after delete: %v", resp)
 	}
 	if err := s.DeleteZone("child.example.test"); !errors.Is(err, ErrZoneNotFound) {
 		t.Errorf("second delete: %v, want ErrZoneNotFound", err)
+	}
+}
+
+// NewStoreForTest opens and loads a store over dir.
+func NewStoreForTest(t *testing.T, dir string) *Store {
+	t.Helper()
+	s := NewStore(StoreOptions{Dir: dir})
+	if err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStore_UnspecifiedListenAddressGetsNoGlue(t *testing.T) {
+	s := NewStore(StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("::1")}})
+	if _, err := s.CreateZone("g.test", ZoneMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	sets, _ := s.RRSets("g.test")
+	var glue []string
+	for _, rs := range sets {
+		if rs.Name == "ns1.g.test." {
+			glue = append(glue, texts(rs.RRs)...)
+		}
+	}
+	if !slices.Equal(glue, []string{"ns1.g.test. AAAA ::1"}) {
+		t.Fatalf("glue %q, want only the AAAA ::1", glue)
 	}
 }

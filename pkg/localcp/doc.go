@@ -5,7 +5,7 @@
 //	<dir>/etcd/                  etcd's data; it persists, so a restart keeps every object
 //	<dir>/kubeconfig             admin kubeconfig (system:masters), rewritten atomically on each start
 //	<dir>/logs/<component>.log   component output (the previous run's in <component>.log.1)
-//	<dir>/run/                   per-run certificates and the controller manager's kubeconfig
+//	<dir>/run/                   this run's certificates and the controller manager's kubeconfig (removed by Stop)
 //	<dir>/localcp.pid            the processes of the running control plane
 //	<dir>/localcp.lock           held (flock) while a control plane runs on <dir>
 //

@@ -228,7 +228,10 @@ func (cp *ControlPlane) stop() error {
 	}
 	err := errors.Join(errs...)
 	if err == nil {
-		if rmErr := os.Remove(filepath.Join(cp.dir, pidFile)); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
+		// The run's certificates and keys are of no use once its processes are gone.
+		if rmErr := os.RemoveAll(filepath.Join(cp.dir, runDir)); rmErr != nil {
+			err = rmErr
+		} else if rmErr := os.Remove(filepath.Join(cp.dir, pidFile)); rmErr != nil && !errors.Is(rmErr, os.ErrNotExist) {
 			err = rmErr
 		}
 	}
@@ -313,10 +316,11 @@ func (cp *ControlPlane) startTracked(ctx context.Context, plane *envtest.Control
 			}
 			return err
 		case <-tick.C:
-			cp.track()
 		case <-cancelled:
 			cancelled = nil
-			cp.track()
+		}
+		cp.track()
+		if ctx.Err() != nil { // also kills what envtest starts after the cancellation
 			cp.killTracked()
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/testr"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -120,6 +122,9 @@ func TestStart_RestartKeepsObjects(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, pidFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("PID file after a clean stop: %v, want it removed", err)
 	}
+	if _, err := os.Stat(filepath.Join(dir, runDir)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("run dir (certificates) after a clean stop: %v, want it removed", err)
+	}
 
 	cp2, warm := startPlane(t, dir)
 	t.Logf("start times: cold %s, restart %s", cold.Round(time.Millisecond), warm.Round(time.Millisecond))
@@ -133,6 +138,77 @@ func TestStart_RestartKeepsObjects(t *testing.T) {
 	for _, c := range []string{etcdName, apiServerName, controllerName} {
 		if fi, err := os.Stat(filepath.Join(dir, logsDir, c+".log")); err != nil || fi.Size() == 0 {
 			t.Errorf("log of %s: %v (want a non-empty file)", c, err)
+		}
+	}
+}
+
+func widgetCRD(group string) *apiextensionsv1.CustomResourceDefinition {
+	return &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "widgets", Singular: "widget", Kind: "Widget", ListKind: "WidgetList"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type:                   "object",
+					XPreserveUnknownFields: new(true),
+				}},
+			}},
+		},
+	}
+}
+
+const gadgetCRDYAML = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.file.example.test
+spec:
+  group: file.example.test
+  names: {plural: gadgets, singular: gadget, kind: Gadget, listKind: GadgetList}
+  scope: Cluster
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+`
+
+// TestStart_InstallsCRDsEstablished installs CRDs from a manifest directory and from memory,
+// on a fresh directory and again (as updates) on a restart, and returns only once they are
+// Established; the caller's CRD objects stay untouched.
+func TestStart_InstallsCRDsEstablished(t *testing.T) {
+	dir, crdDir, bin := t.TempDir(), t.TempDir(), binDir(t)
+	if err := os.WriteFile(filepath.Join(crdDir, "gadgets.yaml"), []byte(gadgetCRDYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inMemory := widgetCRD("mem.example.test")
+	for _, run := range []string{"fresh", "restart"} {
+		cp, err := Start(t.Context(), Options{
+			Dir: dir, BinDirs: []string{bin}, Log: testr.New(t),
+			CRDPaths: []string{crdDir}, CRDs: []*apiextensionsv1.CustomResourceDefinition{inMemory},
+		})
+		if err != nil {
+			t.Fatalf("%s Start: %v", run, err)
+		}
+		t.Cleanup(func() { _ = cp.Stop() })
+		c := clientFor(t, cp)
+		for _, name := range []string{"gadgets.file.example.test", "widgets.mem.example.test"} {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := c.Get(t.Context(), client.ObjectKey{Name: name}, &crd); err != nil {
+				t.Fatalf("%s: CRD %s: %v", run, name, err)
+			}
+			if !established(&crd) {
+				t.Errorf("%s: CRD %s not Established when Start returned: %+v", run, name, crd.Status.Conditions)
+			}
+		}
+		if inMemory.ResourceVersion != "" || len(inMemory.Status.Conditions) != 0 {
+			t.Errorf("%s: Start modified the caller's CRD: rv=%q", run, inMemory.ResourceVersion)
+		}
+		if err := cp.Stop(); err != nil {
+			t.Fatalf("%s Stop: %v", run, err)
 		}
 	}
 }
@@ -305,6 +381,33 @@ func TestReapStale_LeavesForeignProcessesAlone(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, pidFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("PID file after reaping: %v, want it removed", err)
+	}
+}
+
+// TestStart_CancelledStartLeavesNoProcess cancels the context while etcd and kube-apiserver are
+// starting: Start fails and no process of the directory survives.
+func TestStart_CancelledStartLeavesNoProcess(t *testing.T) {
+	dir, bin := t.TempDir(), binDir(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 1500*time.Millisecond)
+	defer cancel()
+	cp, err := Start(ctx, Options{Dir: dir, BinDirs: []string{bin}, Log: testr.New(t)})
+	if err == nil {
+		_ = cp.Stop()
+		t.Skip("the control plane started within 1.5s; nothing was cancelled")
+	}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Start with a cancelled context: %v, want context.DeadlineExceeded", err)
+	}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || !alive(pid) {
+			continue
+		}
+		if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); strings.Contains(string(cmdline), dir+"/") {
+			t.Errorf("pid %d of %s survived the cancelled start: %q", pid, dir, cmdline)
+			_ = terminate(pid, time.Second)
+		}
 	}
 }
 

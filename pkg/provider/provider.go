@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Provider is one DNS hosting API (a cloud, PowerDNS, an RFC 2136 server or
@@ -170,18 +171,7 @@ func (r RecordSet) String() string {
 	if r.Weight != nil {
 		s += " weight=" + strconv.FormatInt(*r.Weight, 10)
 	}
-	return s + " " + strconv.Quote(joinTargets(r.Targets))
-}
-
-func joinTargets(t []string) string {
-	out := ""
-	for i, v := range t {
-		if i > 0 {
-			out += ","
-		}
-		out += v
-	}
-	return out
+	return s + " " + strconv.Quote(strings.Join(r.Targets, ","))
 }
 
 // Action is what a Change does.

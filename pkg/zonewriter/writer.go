@@ -16,9 +16,13 @@ import (
 
 // Options tunes a Writer. Zero values take the defaults below.
 type Options struct {
-	// Window is how long a Writer collects submissions before applying them, a time.Duration;
-	// default 200ms. A batch is also flushed early once it holds MaxPending changes.
+	// Window is the quiet period that ends a batch, a time.Duration; default 200ms. A Writer
+	// keeps collecting while submissions keep arriving less than Window apart, up to MaxWait
+	// after the first, so a burst (a start-up, a mass change) lands as one call.
 	Window time.Duration
+	// MaxWait caps how long the first submission of a batch waits, a time.Duration; default
+	// 2s.
+	MaxWait time.Duration
 	// MaxPending flushes a batch early once it holds this many changes; default 5,000.
 	MaxPending int
 	// Resync re-reads the zone when the view is older than this, a time.Duration; 0 never
@@ -35,6 +39,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
 		o.Window = 200 * time.Millisecond
+	}
+	if o.MaxWait < o.Window {
+		o.MaxWait = 10 * o.Window
 	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = 5000
@@ -57,10 +64,14 @@ type Writer struct {
 	opts   Options
 	subs   chan *submission
 
+	// io serialises provider I/O: the loop's writes and the reads that load the view. Readers
+	// of a fresh view never wait for it, so planning goes on while a batch is in flight.
+	io sync.Mutex
+	// mu guards the fields below; it is never held across provider I/O.
 	mu       sync.Mutex
 	p        provider.Provider
 	sets     map[provider.RecordSetKey]provider.RecordSet
-	loadedAt time.Time // zero: not loaded
+	loadedAt time.Time      // zero: not loaded
 	snap     *plan.Snapshot // indexes sets; nil when sets changed since it was built
 }
 
@@ -99,35 +110,37 @@ func (w *Writer) Invalidate() {
 // order. It reads the provider only when the view is not loaded, was invalidated, or is older
 // than Options.Resync; errors are the provider's (provider.ErrZoneNotFound, ...), wrapped.
 func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
+	sets, _, err := w.view(ctx, "")
+	return sets, err
+}
+
+// view returns the fresh view, loading it when needed; with zone set it also returns the
+// snapshot, building it once per view.
+func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *plan.Snapshot, error) {
+	if err := w.ensureLoaded(ctx); err != nil {
+		return nil, nil, err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err := w.ensureLoaded(ctx); err != nil {
-		return nil, err
-	}
 	out := make([]provider.RecordSet, 0, len(w.sets))
 	for _, rs := range w.sets {
 		out = append(out, rs)
 	}
-	return out, nil
+	if zone == "" {
+		return out, nil, nil
+	}
+	if w.snap == nil {
+		w.snap = plan.NewSnapshot(zone, out)
+	}
+	return out, w.snap, nil
 }
 
 // Snapshot returns the zone's record sets indexed for planning (plan.NewSnapshot), built once per
 // view and shared by every reconciler that plans against it; zone is the zone's name. It reads
 // the provider as RecordSets does.
 func (w *Writer) Snapshot(ctx context.Context, zone string) (*plan.Snapshot, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if err := w.ensureLoaded(ctx); err != nil {
-		return nil, err
-	}
-	if w.snap == nil {
-		sets := make([]provider.RecordSet, 0, len(w.sets))
-		for _, rs := range w.sets {
-			sets = append(sets, rs)
-		}
-		w.snap = plan.NewSnapshot(zone, sets)
-	}
-	return w.snap, nil
+	_, snap, err := w.view(ctx, zone)
+	return snap, err
 }
 
 // Apply submits changes and waits until they are applied, together with whatever else was
@@ -154,7 +167,8 @@ func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
 	}
 }
 
-// loop collects submissions for Options.Window after the first one, then flushes them.
+// loop collects submissions until Window passes without one, MaxWait passes since the first, or
+// MaxPending changes are pending; then it flushes them.
 func (w *Writer) loop(ctx context.Context) {
 	for {
 		var batch []*submission
@@ -166,16 +180,21 @@ func (w *Writer) loop(ctx context.Context) {
 		}
 		n := len(batch[0].changes)
 		timer := time.NewTimer(w.opts.Window)
+		deadline := time.NewTimer(w.opts.MaxWait)
 	collect:
 		for n < w.opts.MaxPending {
 			select {
 			case s := <-w.subs:
 				batch = append(batch, s)
 				n += len(s.changes)
+				timer.Reset(w.opts.Window)
 			case <-timer.C:
+				break collect
+			case <-deadline.C:
 				break collect
 			case <-ctx.Done():
 				timer.Stop()
+				deadline.Stop()
 				for _, s := range batch {
 					s.done <- ctx.Err()
 				}
@@ -183,6 +202,7 @@ func (w *Writer) loop(ctx context.Context) {
 			}
 		}
 		timer.Stop()
+		deadline.Stop()
 		w.flush(ctx, batch)
 	}
 }
@@ -190,15 +210,17 @@ func (w *Writer) loop(ctx context.Context) {
 // flush checks each submission against the view, applies the valid ones in one provider call,
 // and answers every submitter.
 func (w *Writer) flush(ctx context.Context, batch []*submission) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if err := w.ensureLoaded(ctx); err != nil {
 		for _, s := range batch {
 			s.done <- err
 		}
 		return
 	}
+	w.io.Lock()
+	defer w.io.Unlock()
+	w.mu.Lock()
 	work := cloneSets(w.sets)
+	w.mu.Unlock()
 	var ok []*submission
 	var all []provider.Change
 	for _, s := range batch {
@@ -215,69 +237,102 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	err := w.call(ctx, all)
 	switch {
 	case err == nil:
-		w.sets, w.snap = work, nil
+		w.commit(work)
 		w.opts.Log.V(1).Info("applied batch", "zoneID", w.zoneID, "submissions", len(ok), "changes", len(all))
 		for _, s := range ok {
 			s.done <- nil
 		}
 	case len(ok) > 1 && !errors.Is(err, provider.ErrConflict) && !isTransient(err):
-		// One submission may carry a change the provider rejects: apply them one by one so
-		// that only the bad one fails.
-		w.loadedAt = time.Time{}
+		// One submission may carry a change the provider rejects: re-read, then apply them one
+		// by one so that only the bad one fails.
 		for _, s := range ok {
-			if lerr := w.ensureLoaded(ctx); lerr != nil {
+			if lerr := w.loadLocked(ctx); lerr != nil {
 				s.done <- lerr
 				continue
 			}
+			w.mu.Lock()
 			one := cloneSets(w.sets)
+			w.mu.Unlock()
 			if aerr := ApplyTo(one, s.changes); aerr != nil {
 				s.done <- aerr
 				continue
 			}
 			if cerr := w.call(ctx, s.changes); cerr != nil {
-				w.loadedAt = time.Time{}
 				s.done <- cerr
 				continue
 			}
-			w.sets, w.snap = one, nil
+			w.commit(one)
 			s.done <- nil
 		}
+		w.Invalidate()
 	default:
 		// Part of a split batch may have landed, or another writer changed the zone: re-read.
-		w.loadedAt = time.Time{}
+		w.Invalidate()
 		for _, s := range ok {
 			s.done <- err
 		}
 	}
 }
 
+// commit installs a view that the provider now holds.
+func (w *Writer) commit(sets map[provider.RecordSetKey]provider.RecordSet) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sets, w.snap = sets, nil
+}
+
 func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
-	if err := w.p.ApplyChanges(cctx, w.zoneID, changes); err != nil {
+	if err := w.provider().ApplyChanges(cctx, w.zoneID, changes); err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
 	}
 	return nil
 }
 
-// ensureLoaded reads the zone when needed; w.mu must be held.
+// fresh reports whether the view is loaded and younger than Options.Resync.
+func (w *Writer) fresh() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return !w.loadedAt.IsZero() && (w.opts.Resync <= 0 || w.opts.Clock.Now().Sub(w.loadedAt) < w.opts.Resync)
+}
+
+// ensureLoaded reads the zone unless the view is fresh.
 func (w *Writer) ensureLoaded(ctx context.Context) error {
-	now := w.opts.Clock.Now()
-	if !w.loadedAt.IsZero() && (w.opts.Resync <= 0 || now.Sub(w.loadedAt) < w.opts.Resync) {
+	if w.fresh() {
 		return nil
 	}
+	w.io.Lock()
+	defer w.io.Unlock()
+	if w.fresh() { // loaded while we waited
+		return nil
+	}
+	return w.loadLocked(ctx)
+}
+
+// loadLocked reads the zone from the provider; w.io must be held.
+func (w *Writer) loadLocked(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
-	sets, err := w.p.ListRecordSets(cctx, w.zoneID)
+	p := w.provider()
+	sets, err := p.ListRecordSets(cctx, w.zoneID)
 	if err != nil {
 		return fmt.Errorf("read zone %s: %w", w.zoneID, err)
 	}
-	w.sets = make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	view := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
 	for _, rs := range sets {
-		w.sets[rs.Key()] = rs
+		view[rs.Key()] = rs
 	}
-	w.loadedAt, w.snap = now, nil
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.sets, w.snap, w.loadedAt = view, nil, w.opts.Clock.Now()
 	return nil
+}
+
+func (w *Writer) provider() provider.Provider {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.p
 }
 
 func isTransient(err error) bool {
@@ -334,8 +389,11 @@ func ApplyTo(view map[provider.RecordSetKey]provider.RecordSet, changes []provid
 // Reload re-reads the zone from the provider now, replacing the view, and returns its record
 // sets. The nameserver scraper uses it, so one listing per scrape also refreshes the view.
 func (w *Writer) Reload(ctx context.Context) ([]provider.RecordSet, error) {
-	w.mu.Lock()
-	w.loadedAt = time.Time{}
-	w.mu.Unlock()
+	w.io.Lock()
+	err := w.loadLocked(ctx)
+	w.io.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	return w.RecordSets(ctx)
 }

@@ -30,6 +30,7 @@ type Provider struct {
 
 	mu     sync.Mutex
 	counts map[string]int
+	byZone map[string]map[string]int // zone ID -> operation -> calls
 }
 
 // NewMetric returns the counter vector dnsplane_provider_requests_total{provider,operation,
@@ -43,7 +44,7 @@ func NewMetric() *prometheus.CounterVec {
 
 // Wrap returns p counted under name; vec may be nil.
 func Wrap(p provider.Provider, name string, vec *prometheus.CounterVec) *Provider {
-	return &Provider{inner: p, name: name, vec: vec, counts: map[string]int{}}
+	return &Provider{inner: p, name: name, vec: vec, counts: map[string]int{}, byZone: map[string]map[string]int{}}
 }
 
 // Counts returns a copy of the calls made so far, by operation.
@@ -57,16 +58,37 @@ func (p *Provider) Counts() map[string]int {
 	return out
 }
 
+// ZoneCounts returns a copy of the calls made so far for one zone ID, by operation (only the
+// operations that take a zone ID).
+func (p *Provider) ZoneCounts(zoneID string) map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range p.byZone[zoneID] {
+		out[k] = v
+	}
+	return out
+}
+
 // Reset sets every count to zero.
 func (p *Provider) Reset() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.counts = map[string]int{}
+	p.byZone = map[string]map[string]int{}
 }
 
-func (p *Provider) count(op string, err error) {
+func (p *Provider) count(op string, err error) { p.countZone(op, "", err) }
+
+func (p *Provider) countZone(op, zoneID string, err error) {
 	p.mu.Lock()
 	p.counts[op]++
+	if zoneID != "" {
+		if p.byZone[zoneID] == nil {
+			p.byZone[zoneID] = map[string]int{}
+		}
+		p.byZone[zoneID][op]++
+	}
 	p.mu.Unlock()
 	if p.vec != nil {
 		result := "ok"
@@ -90,7 +112,7 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 // GetZone implements provider.Provider.
 func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
 	z, err := p.inner.GetZone(ctx, id)
-	p.count(OpGetZone, err)
+	p.countZone(OpGetZone, id, err)
 	return z, err
 }
 
@@ -104,20 +126,20 @@ func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
 // DeleteZone implements provider.Provider.
 func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	err := p.inner.DeleteZone(ctx, id)
-	p.count(OpDeleteZone, err)
+	p.countZone(OpDeleteZone, id, err)
 	return err
 }
 
 // ListRecordSets implements provider.Provider.
 func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
 	s, err := p.inner.ListRecordSets(ctx, zoneID)
-	p.count(OpListRecordSets, err)
+	p.countZone(OpListRecordSets, zoneID, err)
 	return s, err
 }
 
 // ApplyChanges implements provider.Provider; one call counts once, however the provider splits it.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	err := p.inner.ApplyChanges(ctx, zoneID, changes)
-	p.count(OpApplyChanges, err)
+	p.countZone(OpApplyChanges, zoneID, err)
 	return err
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -47,11 +49,15 @@ type Resolved struct {
 	DNSAddress string
 }
 
-// Factory resolves provider Secrets. Its fields are read-only after construction.
+// Factory resolves provider Secrets. Its exported fields are read-only after construction; it is
+// safe for concurrent use.
 type Factory struct {
-	// Client reads Secrets; the API reader (no cache) keeps the manager from caching every
-	// Secret of the cluster.
+	// Client reads whole Secrets; the API reader (no cache) keeps the manager from caching every
+	// Secret's data.
 	Client client.Reader
+	// Metadata, when set, reads Secrets' metadata from the manager's cache; a Secret whose
+	// resourceVersion did not change is then resolved from memory, with no API call.
+	Metadata client.Reader
 	// Local is the dnsplane.io/local provider, the embedded server's store.
 	Local provider.Provider
 	// LocalAddr is the embedded server's host:port, the DNS address of local zones.
@@ -59,40 +65,79 @@ type Factory struct {
 	// Resolver is --dns-resolver: the DNS address when neither the provider nor DNS_ADDRESS
 	// gives one; empty means the zones' own name servers.
 	Resolver string
+
+	mu    sync.Mutex
+	cache map[client.ObjectKey]cached
+}
+
+type cached struct {
+	resourceVersion string
+	res             Resolved
+	err             error
 }
 
 // Resolve reads the Secret namespace/name and returns its provider. Errors wrap
 // ErrProviderNotFound (missing Secret, unknown or unbuilt type) or ErrInvalidCredentials
 // (malformed keys); messages name keys, never values.
 func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved, error) {
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if f.Metadata == nil {
+		res, _, err := f.resolve(ctx, namespace, name)
+		return res, err
+	}
+	m := &metav1.PartialObjectMetadata{}
+	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	if err := f.Metadata.Get(ctx, key, m); err == nil {
+		f.mu.Lock()
+		c, ok := f.cache[key]
+		f.mu.Unlock()
+		if ok && c.resourceVersion == m.ResourceVersion {
+			return c.res, c.err
+		}
+	}
+	res, rv, err := f.resolve(ctx, namespace, name)
+	if rv != "" {
+		f.mu.Lock()
+		if f.cache == nil {
+			f.cache = map[client.ObjectKey]cached{}
+		}
+		f.cache[key] = cached{resourceVersion: rv, res: res, err: err}
+		f.mu.Unlock()
+	}
+	return res, err
+}
+
+// resolve reads the Secret and builds its provider; rv is the Secret's resourceVersion, empty
+// when it could not be read.
+func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolved, rv string, _ error) {
 	var s corev1.Secret
 	if err := f.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return Resolved{}, fmt.Errorf("secret %s/%s does not exist: %w", namespace, name, ErrProviderNotFound)
+			return Resolved{}, "", fmt.Errorf("secret %s/%s does not exist: %w", namespace, name, ErrProviderNotFound)
 		}
-		return Resolved{}, fmt.Errorf("read secret %s/%s: %w", namespace, name, err)
+		return Resolved{}, "", fmt.Errorf("read secret %s/%s: %w", namespace, name, err)
 	}
 	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver}
 	if v, ok := s.Data[KeyDNSAddress]; ok {
 		addr := strings.TrimSpace(string(v))
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
 		}
 		r.DNSAddress = addr
 	}
 	switch s.Type {
 	case TypeLocal:
 		if f.Local == nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
 		}
 		r.Provider = f.Local
 		if _, ok := s.Data[KeyDNSAddress]; !ok {
 			r.DNSAddress = f.LocalAddr
 		}
-		return r, nil
+		return r, s.ResourceVersion, nil
 	case TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure:
-		return Resolved{}, fmt.Errorf("secret %s/%s: provider type %q is not available in this build: %w", namespace, name, s.Type, ErrProviderNotFound)
+		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: provider type %q is not available in this build: %w", namespace, name, s.Type, ErrProviderNotFound)
 	default:
-		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
+		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
 	}
 }
