@@ -149,14 +149,33 @@ func (z *zoneData) info() ZoneInfo {
 // sortedSets returns the zone's sets (without SOA) in a stable order: by
 // owner, type, set identifier.
 func (z *zoneData) sortedSets() []*RRSet {
-	out := slices.Collect(maps.Values(z.sets))
-	slices.SortFunc(out, func(a, b *RRSet) int {
+	type keyed struct {
+		key string // the owner's labels from the right, so names sort in canonical order
+		rs  *RRSet
+	}
+	ks := make([]keyed, 0, len(z.sets))
+	for _, rs := range z.sets {
+		ks = append(ks, keyed{key: canonicalKey(rs.Name), rs: rs})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
 		return cmp.Or(
-			compareNames(a.Name, b.Name),
-			cmp.Compare(a.Type, b.Type),
-			cmp.Compare(a.SetIdentifier, b.SetIdentifier))
+			strings.Compare(a.key, b.key),
+			cmp.Compare(a.rs.Type, b.rs.Type),
+			cmp.Compare(a.rs.SetIdentifier, b.rs.SetIdentifier))
 	})
+	out := make([]*RRSet, len(ks))
+	for i, k := range ks {
+		out[i] = k.rs
+	}
 	return out
+}
+
+// canonicalKey returns name's labels from the right joined by a byte below every label byte, so
+// that comparing keys orders names as compareNames does.
+func canonicalKey(name string) string {
+	labels := dns.SplitDomainName(name)
+	slices.Reverse(labels)
+	return strings.Join(labels, "\x00")
 }
 
 // compareNames orders names like RFC 4034 §6.1 canonical order, label by

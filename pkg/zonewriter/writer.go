@@ -114,14 +114,17 @@ func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
 	return sets, err
 }
 
-// view returns the fresh view, loading it when needed; with zone set it also returns the
-// snapshot, building it once per view.
+// view returns the fresh view, loading it when needed; with zone set it returns only the
+// snapshot, built once per view, and no copy of the sets.
 func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *plan.Snapshot, error) {
 	if err := w.ensureLoaded(ctx); err != nil {
 		return nil, nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if zone != "" && w.snap != nil {
+		return nil, w.snap, nil
+	}
 	out := make([]provider.RecordSet, 0, len(w.sets))
 	for _, rs := range w.sets {
 		out = append(out, rs)
@@ -129,10 +132,8 @@ func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *
 	if zone == "" {
 		return out, nil, nil
 	}
-	if w.snap == nil {
-		w.snap = plan.NewSnapshot(zone, out)
-	}
-	return out, w.snap, nil
+	w.snap = plan.NewSnapshot(zone, out)
+	return nil, w.snap, nil
 }
 
 // Snapshot returns the zone's record sets indexed for planning (plan.NewSnapshot), built once per
