@@ -94,7 +94,7 @@ func create(t *testing.T, objs ...client.Object) {
 // update re-reads obj and applies mutate until the update does not conflict.
 func update(t *testing.T, obj client.Object, mutate func()) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}

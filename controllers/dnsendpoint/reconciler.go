@@ -10,13 +10,16 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
@@ -302,14 +305,39 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		n = 512
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.DNSEndpoint{}).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone)).
+		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
+		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(zoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
 	}
 	return b.Complete(r)
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+}
+
+// zoneUsabilityChanged passes DNSZone events that change what endpoints see: creation,
+// deletion, the hosted zone ID, availability and delegation. Other status changes (sync times,
+// parent-link conditions) would otherwise re-plan every endpoint of the namespace.
+type zoneUsabilityChanged struct{ predicate.Funcs }
+
+func (zoneUsabilityChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
+	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Status.ZoneID != n.Status.ZoneID ||
+		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
 }
 
 // endpointsOfZone enqueues the DNSEndpoints that may publish into a zone: those of its namespace
