@@ -6,7 +6,7 @@ import (
 
 // DNSZoneSpec declares one hosted zone, usually a cluster's base domain.
 //
-// +kubebuilder:validation:XValidation:rule="!has(oldSelf.zoneID) || oldSelf.zoneID == ” || (has(self.zoneID) && self.zoneID == oldSelf.zoneID)",message="zoneID is immutable once set"
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.zoneID) || size(oldSelf.zoneID) == 0 || (has(self.zoneID) && self.zoneID == oldSelf.zoneID)",message="zoneID is immutable once set"
 type DNSZoneSpec struct {
 	// Zone is the hosted zone's name: a lower-case DNS name without a trailing dot, such as
 	// c1.example.com. Immutable.

@@ -51,7 +51,7 @@ type GslbEdge struct {
 
 // GslbStrategy chooses the answer for each host.
 //
-// +kubebuilder:validation:XValidation:rule="self.type != 'failover' || (has(self.primaryGeoTag) && self.primaryGeoTag != ”)",message="failover needs primaryGeoTag"
+// +kubebuilder:validation:XValidation:rule="self.type != 'failover' || (has(self.primaryGeoTag) && size(self.primaryGeoTag) > 0)",message="failover needs primaryGeoTag"
 // +kubebuilder:validation:XValidation:rule="self.type != 'weighted' || (has(self.weights) && size(self.weights) > 0)",message="weighted needs weights"
 type GslbStrategy struct {
 	// Type is roundRobin (every healthy target), failover (the primary geo tag's targets while
