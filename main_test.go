@@ -1,0 +1,63 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
+	o, _, err := parseFlags(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"--local-dir", o.localDir, ".dnsplane"},
+		{"--local-dns-addr", o.localDNSAddr, "127.0.0.1:5353"},
+		{"--heartbeat-interval", o.heartbeatInterval, 30 * time.Second},
+		{"--heartbeat-threshold", o.heartbeatThreshold, 5 * time.Minute},
+		{"--soa-poll-interval", o.soaPollInterval, 30 * time.Second},
+		{"--zone-resync-interval", o.zoneResync, 2 * time.Hour},
+		{"--scrape-interval", o.scrape, 2 * time.Hour},
+		{"--gslb-interval", o.gslbInterval, 30 * time.Second},
+		{"--gslb-peer-timeout", o.gslbPeerTimeout, 2 * time.Second},
+		{"--gslb-peer-port", o.gslbPeerPort, 53},
+		{"--local", o.local, false},
+		{"--leader-elect", o.leaderElect, false},
+	}
+	for _, c := range checks {
+		if c.got != c.want {
+			t.Errorf("%s default = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	// 1,000 status writes in seconds: at least 200 per second.
+	if o.kubeQPS < 200 || o.kubeBurst < 200 {
+		t.Errorf("--kube-api-qps %v / --kube-api-burst %d are too low to write 1,000 statuses in seconds", o.kubeQPS, o.kubeBurst)
+	}
+}
+
+func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--local-dns-addr=5353"}, "--local-dns-addr"},
+		{[]string{"--dns-resolver=nohost"}, "--dns-resolver"},
+		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
+		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters entry "broken"`},
+		{[]string{"--gslb-ns-address=not-an-ip"}, "--gslb-ns-address"},
+		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
+	}
+	for _, c := range cases {
+		_, _, err := parseFlags(c.args)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {
+		t.Errorf("valid Gslb flags refused: %v", err)
+	}
+}
