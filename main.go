@@ -91,7 +91,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.gslbPeerTimeout, "gslb-peer-timeout", 2*time.Second, "Timeout of one Gslb peer query.")
 	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
 	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
-	zopts := &zap.Options{Development: true}
+	zopts := &zap.Options{Development: false}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err

@@ -205,17 +205,30 @@ func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
 		t.Fatalf("the conflicting claim changed the record: %v", r.Answer)
 	}
 
+	// Deleting the owner frees the name: the object that lost the conflict takes it at once.
 	if err := k8s.Delete(ctxT(t), www); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, www)
+	waitCondition(t, thief, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	eventually(t, 10*time.Second, "www.rec.test taken over", func() error {
+		if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "198.51.100.7" {
+			return fmt.Errorf("answer %v", r.Answer)
+		}
+		return nil
+	})
+
+	// Deleting the last owner removes the record.
+	if err := k8s.Delete(ctxT(t), thief); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, thief)
 	eventually(t, 10*time.Second, "www.rec.test removed", func() error {
 		if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 0 {
 			return fmt.Errorf("still answered: %v", r.Answer)
 		}
 		return nil
 	})
-	_ = k8s.Delete(ctxT(t), thief)
 }
 
 // TestDNSEndpoint_DryRunApproveOnce: DryRun plans without writing; approving the plan ID applies

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -48,7 +49,7 @@ type Reconciler struct {
 	ResyncInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan event.GenericEvent
-	// MaxConcurrentReconciles bounds the objects reconciled at once; default 512. Reconciles
+	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
 	// mostly wait in the zone writer's window, so many of them in flight is what lets a burst
 	// of objects land in a few provider calls.
 	MaxConcurrentReconciles int
@@ -112,7 +113,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	for _, p := range plans {
 		records = append(records, p.result.Records...)
 		for _, c := range p.result.Conflicts {
-			conflicts = append(conflicts, fmt.Sprintf("%s: %s", c.Key, c.Message))
+			conflicts = append(conflicts, c.Message)
 		}
 	}
 	id := plan.ID(records, specBytes(ep))
@@ -147,9 +148,16 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	case !apply && len(records) > 0:
 		r.ready(ep, false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
 	default:
-		r.ready(ep, true, dnsv1.ReasonPublished, fmt.Sprintf("%d endpoints published", len(ep.Spec.Endpoints)))
+		r.ready(ep, true, dnsv1.ReasonPublished, published(len(ep.Spec.Endpoints)))
 	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+}
+
+func published(n int) string {
+	if n == 1 {
+		return "1 endpoint published"
+	}
+	return fmt.Sprintf("%d endpoints published", n)
 }
 
 // plan computes each usable zone's plan. With release, the object wants nothing: every record
@@ -302,7 +310,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	n := r.MaxConcurrentReconciles
 	if n <= 0 {
-		n = 512
+		n = 2048
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
@@ -310,10 +318,32 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(zoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
+	// A deleted object frees its names: the objects that lost a conflict try again.
+	b = b.Watches(&dnsv1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.conflictedPeers), builder.WithPredicates(predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		UpdateFunc:  func(event.UpdateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return true },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}))
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
 	}
 	return b.Complete(r)
+}
+
+// conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.
+func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []reconcile.Request {
+	var all dnsv1.DNSEndpointList
+	if err := r.Client.List(ctx, &all); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for _, ep := range all.Items {
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady); c != nil && c.Reason == dnsv1.ReasonOwnershipConflict {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
+		}
+	}
+	return out
 }
 
 // deletionStarted passes updates that set the deletion timestamp.

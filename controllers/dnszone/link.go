@@ -69,6 +69,11 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 			Lister: r.Writers.For(writerKey(parentRes.Account, parent.Status.ZoneID), parentRes.Provider)},
 		scraper.Child{Key: childKey, Zone: z.Spec.Zone, Want: z.Status.NameServers, Link: client.ObjectKeyFromObject(link)})
 	linked, _, scraped := r.Scraper.Linked(childKey)
+	if !scraped && status.IsTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) {
+		// A restarted manager has not scraped yet: keep the confirmed link rather than flap;
+		// the first scrape (queued by Register) re-checks it.
+		return ctrl.Result{}, nil
+	}
 	if !linked {
 		// The link is published; have the parent scraped now instead of at the next interval.
 		// The scraper notifies this controller when it sees the delegation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,6 +57,11 @@ type Reconciler struct {
 	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
 	AvailableDelay prometheus.Observer
 	Clock          clock.PassiveClock
+
+	// observed holds the UIDs whose availability delay was recorded by this process, so that a
+	// reconcile of a stale cached object never records it twice; status.availableTimestamp
+	// covers restarts.
+	observed sync.Map
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch
@@ -156,7 +162,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 		// Once per zone: the timestamp is in status, so a restarted manager records nothing.
 		now := metav1.NewTime(r.now())
 		z.Status.AvailableTimestamp = &now
-		if r.AvailableDelay != nil {
+		if _, seen := r.observed.LoadOrStore(z.UID, struct{}{}); !seen && r.AvailableDelay != nil {
 			r.AvailableDelay.Observe(now.Sub(z.CreationTimestamp.Time).Seconds())
 		}
 	}
