@@ -393,3 +393,21 @@ func TestDelegation_TamperedParentIsRepairedAfterScrape(t *testing.T) {
 	})
 	waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionTrue, dnsv1.ReasonParentLinked)
 }
+
+// TestDNSEndpoint_ZoneRefToMissingZoneWaits: a zoneRef to a DNSZone that does not exist gives
+// ZoneNotFound; the zone's arrival publishes the endpoint without a spec change.
+func TestDNSEndpoint_ZoneRefToMissingZoneWaits(t *testing.T) {
+	ns := namespace(t, "late")
+	ep := endpointObj(ns, "api", dnsv1.Endpoint{DNSName: "api.late.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.20"}})
+	ep.Spec.ZoneRef = &dnsv1.ZoneReference{Name: "late"}
+	create(t, ep)
+	c := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonZoneNotFound)
+	if !strings.Contains(c.Message, "late/late") {
+		t.Fatalf("message does not name the zone: %q", c.Message)
+	}
+	create(t, zoneObj(ns, "late", "late.test", nil))
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	if r := query(t, "api.late.test", dns.TypeA); len(r.Answer) != 1 {
+		t.Fatalf("api.late.test A = %v", r.Answer)
+	}
+}

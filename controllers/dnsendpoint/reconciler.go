@@ -138,6 +138,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
 		r.ready(ep, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
+	case a.missing != "":
+		r.ready(ep, false, dnsv1.ReasonZoneNotFound, a.missing)
 	case len(a.denied) > 0:
 		r.ready(ep, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.denied, "; "))
 	case len(a.invalid) > 0:

@@ -24,6 +24,8 @@ type assignment struct {
 	invalid []string
 	// denied lists endpoints refused by a cross-namespace zone, with why.
 	denied []string
+	// missing says why spec.zoneRef names no DNSZone, if it does not.
+	missing string
 }
 
 // assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): spec.zoneRef, or
@@ -59,9 +61,7 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 			}
 		}
 		if ref == nil {
-			for _, e := range spec.Endpoints {
-				a.invalid = append(a.invalid, fmt.Sprintf("%s %s: zoneRef %s does not exist", e.DNSName, e.RecordType, key))
-			}
+			a.missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", key)
 			return a, nil
 		}
 		a.zones[client.ObjectKeyFromObject(ref)] = ref
