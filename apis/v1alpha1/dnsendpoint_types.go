@@ -41,6 +41,12 @@ type DNSEndpointStatus struct {
 	// +optional
 	AppliedPlan string `json:"appliedPlan,omitempty"`
 
+	// Zones are the DNSZones, as namespace/name, that hold this object's records. The
+	// controller plans these and the zones the endpoints choose, so records left by an earlier
+	// spec are removed, and deletion cleans up exactly these.
+	// +optional
+	Zones []string `json:"zones,omitempty"`
+
 	// Conditions: Ready.
 	// +optional
 	// +listType=map

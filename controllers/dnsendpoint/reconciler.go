@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -100,7 +101,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 		r.ready(ep, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
 		return ctrl.Result{}, nil
 	}
-	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, DefaultTTL)
+	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, ep.Status.Zones, DefaultTTL)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -133,6 +134,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 				return r.failed(ep, fmt.Errorf("zone %s: %w", p.zone.Spec.Zone, err))
 			}
 		}
+		if len(waiting) == 0 {
+			// Every zone was planned and written: the object now holds records only where its
+			// endpoints go.
+			ep.Status.Zones = a.desiredZones()
+		} else {
+			ep.Status.Zones = union(ep.Status.Zones, a.desiredZones())
+		}
 	}
 	switch {
 	case len(conflicts) > 0:
@@ -153,6 +161,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 		r.ready(ep, true, dnsv1.ReasonPublished, published(len(ep.Spec.Endpoints)))
 	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+}
+
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 func published(n int) string {
@@ -272,7 +286,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, DefaultTTL)
+	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, ep.Status.Zones, DefaultTTL)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -297,16 +311,47 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	return ctrl.Result{}, nil
 }
 
-const indexZoneRef = "spec.zoneRef"
+// Field indexes on DNSEndpoints, for mapping a DNSZone event to the objects it concerns.
+const (
+	// indexZoneRef: spec.zoneRef as namespace/name (the object's namespace when unset).
+	indexZoneRef = "spec.zoneRef"
+	// indexDomains: every suffix of every endpoint's dnsName, so a zone finds the objects with
+	// names under it.
+	indexDomains = "spec.endpoints.domains"
+	// indexHeld: status.zones.
+	indexHeld = "status.zones"
+)
 
 // SetupWithManager wires the controller: DNSEndpoints, and the DNSZones they publish into.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
+	idx := mgr.GetFieldIndexer()
+	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
 		ep := o.(*dnsv1.DNSEndpoint)
-		if ep.Spec.ZoneRef == nil || ep.Spec.ZoneRef.Namespace == "" || ep.Spec.ZoneRef.Namespace == ep.Namespace {
+		if ep.Spec.ZoneRef == nil {
 			return nil
 		}
-		return []string{ep.Spec.ZoneRef.Namespace + "/" + ep.Spec.ZoneRef.Name}
+		ns := ep.Spec.ZoneRef.Namespace
+		if ns == "" {
+			ns = ep.Namespace
+		}
+		return []string{ns + "/" + ep.Spec.ZoneRef.Name}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexDomains, func(o client.Object) []string {
+		var out []string
+		for _, e := range o.(*dnsv1.DNSEndpoint).Spec.Endpoints {
+			for n := provider.CanonicalName(e.DNSName); n != ""; n = provider.Parent(n) {
+				out = append(out, n)
+			}
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexHeld, func(o client.Object) []string {
+		return o.(*dnsv1.DNSEndpoint).Status.Zones
 	}); err != nil {
 		return err
 	}
@@ -336,7 +381,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 // conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.
 func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []reconcile.Request {
 	var all dnsv1.DNSEndpointList
-	if err := r.Client.List(ctx, &all); err != nil {
+	if err := r.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
 		return nil
 	}
 	var out []reconcile.Request
@@ -372,21 +417,31 @@ func (zoneUsabilityChanged) Update(e event.UpdateEvent) bool {
 		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
 }
 
-// endpointsOfZone enqueues the DNSEndpoints that may publish into a zone: those of its namespace
-// and those naming it from another namespace.
+// endpointsOfZone enqueues the DNSEndpoints a zone concerns: those with names under it in its
+// namespace, those naming it in zoneRef, and those holding records in it.
 func (r *Reconciler) endpointsOfZone(ctx context.Context, o client.Object) []reconcile.Request {
+	z, ok := o.(*dnsv1.DNSZone)
+	if !ok {
+		return nil
+	}
+	key := z.Namespace + "/" + z.Name
+	seen := map[client.ObjectKey]bool{}
 	var out []reconcile.Request
-	var local dnsv1.DNSEndpointList
-	if err := r.Client.List(ctx, &local, client.InNamespace(o.GetNamespace())); err == nil {
-		for _, ep := range local.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
+	add := func(opts ...client.ListOption) {
+		var list dnsv1.DNSEndpointList
+		if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+			return
+		}
+		for i := range list.Items {
+			k := client.ObjectKeyFromObject(&list.Items[i])
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, reconcile.Request{NamespacedName: k})
+			}
 		}
 	}
-	var remote dnsv1.DNSEndpointList
-	if err := r.Client.List(ctx, &remote, client.MatchingFields{indexZoneRef: o.GetNamespace() + "/" + o.GetName()}); err == nil {
-		for _, ep := range remote.Items {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
-		}
-	}
+	add(client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone})
+	add(client.MatchingFields{indexZoneRef: key})
+	add(client.MatchingFields{indexHeld: key})
 	return out
 }

@@ -17,8 +17,8 @@ import (
 type assignment struct {
 	// byZone maps a zone (namespace/name) to its endpoints' record sets.
 	byZone map[client.ObjectKey][]provider.RecordSet
-	// zones are every zone the object may hold records in: those endpoints go to, and the
-	// other zones of its namespace, where earlier specs may have left records.
+	// zones are the zones to plan: those the endpoints go to, and those the object's status
+	// says hold its records (where an earlier spec may have left some).
 	zones map[client.ObjectKey]*dnsv1.DNSZone
 	// invalid lists endpoints in no usable zone, with why.
 	invalid []string
@@ -29,16 +29,49 @@ type assignment struct {
 }
 
 // assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): spec.zoneRef, or
-// the longest-suffix DNSZone of the object's namespace. defaultTTL replaces a zero TTL.
-func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndpointSpec, defaultTTL int64) (*assignment, error) {
+// the longest-suffix DNSZone of the object's namespace. held are the zones (namespace/name) that
+// hold the object's records now (status.zones). defaultTTL replaces a zero TTL.
+func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndpointSpec, held []string, defaultTTL int64) (*assignment, error) {
 	a := &assignment{byZone: map[client.ObjectKey][]provider.RecordSet{}, zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
 	var local dnsv1.DNSZoneList
-	if err := c.List(ctx, &local, client.InNamespace(ns)); err != nil {
+	// Read-only use: no deep copy of every zone on every reconcile.
+	if err := c.List(ctx, &local, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list DNSZones: %w", err)
 	}
-	for i := range local.Items {
-		z := &local.Items[i]
-		if z.DeletionTimestamp.IsZero() {
+	get := func(key client.ObjectKey) (*dnsv1.DNSZone, error) {
+		if key.Namespace == ns {
+			for i := range local.Items {
+				if z := &local.Items[i]; z.Name == key.Name {
+					if !z.DeletionTimestamp.IsZero() {
+						return nil, nil
+					}
+					return z, nil
+				}
+			}
+			return nil, nil
+		}
+		z := &dnsv1.DNSZone{}
+		err := c.Get(ctx, key, z)
+		switch {
+		case apierrors.IsNotFound(err):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("get DNSZone %s: %w", key, err)
+		case !z.DeletionTimestamp.IsZero():
+			return nil, nil
+		}
+		return z, nil
+	}
+	for _, h := range held {
+		nsName, name, ok := strings.Cut(h, "/")
+		if !ok {
+			continue
+		}
+		z, err := get(client.ObjectKey{Namespace: nsName, Name: name})
+		if err != nil {
+			return nil, err
+		}
+		if z != nil {
 			a.zones[client.ObjectKeyFromObject(z)] = z
 		}
 	}
@@ -48,23 +81,14 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 		if key.Namespace == "" {
 			key.Namespace = ns
 		}
-		ref = a.zones[key]
-		if ref == nil {
-			z := &dnsv1.DNSZone{}
-			err := c.Get(ctx, key, z)
-			switch {
-			case apierrors.IsNotFound(err):
-			case err != nil:
-				return nil, fmt.Errorf("get DNSZone %s: %w", key, err)
-			case z.DeletionTimestamp.IsZero():
-				ref = z
-			}
+		var err error
+		if ref, err = get(key); err != nil {
+			return nil, err
 		}
 		if ref == nil {
 			a.missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", key)
 			return a, nil
 		}
-		a.zones[client.ObjectKeyFromObject(ref)] = ref
 		if ref.Namespace != ns && (ref.Spec.Delegation == nil || !slices.Contains(ref.Spec.Delegation.AllowedNamespaces, ns)) {
 			for _, e := range spec.Endpoints {
 				a.denied = append(a.denied, fmt.Sprintf("%s %s: DNSZone %s/%s does not list namespace %s in delegation.allowedNamespaces", e.DNSName, e.RecordType, ref.Namespace, ref.Name, ns))
@@ -99,9 +123,20 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 			}
 		}
 		k := client.ObjectKeyFromObject(z)
+		a.zones[k] = z
 		a.byZone[k] = append(a.byZone[k], rs)
 	}
 	return a, nil
+}
+
+// desiredZones returns the zones endpoints go to, as status.zones stores them.
+func (a *assignment) desiredZones() []string {
+	out := make([]string, 0, len(a.byZone))
+	for k := range a.byZone {
+		out = append(out, k.String())
+	}
+	slices.Sort(out)
+	return out
 }
 
 // crossNamespaceRule returns why rs may not go into another namespace's zone, or "": only NS and
