@@ -400,10 +400,17 @@ func (deletionStarted) Update(e event.UpdateEvent) bool {
 	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
 }
 
-// zoneUsabilityChanged passes DNSZone events that change what endpoints see: creation,
-// deletion, the hosted zone ID, availability and delegation. Other status changes (sync times,
-// parent-link conditions) would otherwise re-plan every endpoint of the namespace.
+// zoneUsabilityChanged passes DNSZone events that change what endpoints see: deletion, and
+// changes of the hosted zone ID, availability and delegation. Other status changes (sync times,
+// parent-link conditions) would re-plan every endpoint of the zone for nothing. A zone created
+// unavailable is passed when it becomes available, so its endpoints reconcile once, together,
+// and their writes land in one batch.
 type zoneUsabilityChanged struct{ predicate.Funcs }
+
+func (zoneUsabilityChanged) Create(e event.CreateEvent) bool {
+	z, ok := e.Object.(*dnsv1.DNSZone)
+	return !ok || status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+}
 
 func (zoneUsabilityChanged) Update(e event.UpdateEvent) bool {
 	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
