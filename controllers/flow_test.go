@@ -411,3 +411,53 @@ func TestDNSEndpoint_ZoneRefToMissingZoneWaits(t *testing.T) {
 		t.Fatalf("api.late.test A = %v", r.Answer)
 	}
 }
+
+// TestDNSEndpoint_CrossNamespaceWritesOnlyDelegations: another namespace's zone that allows us
+// accepts NS and glue below its apex, and refuses anything else with DelegationNotAllowed.
+func TestDNSEndpoint_CrossNamespaceWritesOnlyDelegations(t *testing.T) {
+	owner, guest := namespace(t, "cross-owner"), namespace(t, "cross-guest")
+	root := zoneObj(owner, "root", "cross.test", func(z *dnsv1.DNSZone) {
+		z.Spec.Delegation = &dnsv1.Delegation{AllowedNamespaces: []string{guest}}
+	})
+	create(t, root)
+	waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	ref := &dnsv1.ZoneReference{Name: "root", Namespace: owner}
+
+	ok := endpointObj(guest, "delegate",
+		dnsv1.Endpoint{DNSName: "sub.cross.test", RecordType: "NS", Targets: dnsv1.Targets{"ns1.sub.cross.test"}},
+		dnsv1.Endpoint{DNSName: "ns1.sub.cross.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.53"}})
+	ok.Spec.ZoneRef = ref
+	bad := endpointObj(guest, "hijack", dnsv1.Endpoint{DNSName: "www.cross.test", RecordType: "A", Targets: dnsv1.Targets{"203.0.113.66"}})
+	bad.Spec.ZoneRef = ref
+	create(t, ok, bad)
+	waitCondition(t, ok, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	c := waitCondition(t, bad, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	if !strings.Contains(c.Message, "www.cross.test") {
+		t.Fatalf("message does not name the refused endpoint: %q", c.Message)
+	}
+	if got := nsTargets(axfr(t, "cross.test"), "sub.cross.test"); !slices.Equal(got, []string{"ns1.sub.cross.test"}) {
+		t.Fatalf("delegation not written: %v", got)
+	}
+	for _, rr := range axfr(t, "cross.test") {
+		if strings.HasPrefix(rr.Header().Name, "www.cross.test") {
+			t.Fatalf("a guest namespace wrote %v into another namespace's zone", rr)
+		}
+	}
+}
+
+// TestDelegation_ParentDeletedGivesACondition: deleting a parent zone while a child is linked
+// to it gives the child ParentNotFound, not a crash or a hot loop.
+func TestDelegation_ParentDeletedGivesACondition(t *testing.T) {
+	ns := namespace(t, "orphan")
+	root := zoneObj(ns, "root", "orphan.test", nil)
+	child := zoneObj(ns, "c", "c.orphan.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
+	create(t, root, child)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	if err := k8s.Delete(ctxT(t), root); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, root)
+	waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionFalse, dnsv1.ReasonParentNotFound)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonParentNotFound)
+	waitCondition(t, child, dnsv1.ConditionZoneAvailable, metav1.ConditionTrue, dnsv1.ReasonZoneAvailable)
+}
