@@ -13,7 +13,12 @@ type Set struct {
 	opts Options
 
 	mu      sync.Mutex
-	writers map[Key]*Writer
+	writers map[Key]entry
+}
+
+type entry struct {
+	w      *Writer
+	cancel context.CancelFunc // ends the writer's loop
 }
 
 // Key identifies a hosted zone across providers: the provider account (for example the Secret's
@@ -25,7 +30,7 @@ type Key struct {
 
 // NewSet returns an empty Set whose writers run until ctx ends.
 func NewSet(ctx context.Context, opts Options) *Set {
-	return &Set{ctx: ctx, opts: opts, writers: map[Key]*Writer{}}
+	return &Set{ctx: ctx, opts: opts, writers: map[Key]entry{}}
 }
 
 // For returns the Writer of the zone, creating it on first use. p replaces the writer's provider,
@@ -33,20 +38,24 @@ func NewSet(ctx context.Context, opts Options) *Set {
 func (s *Set) For(k Key, p provider.Provider) *Writer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	w, ok := s.writers[k]
+	e, ok := s.writers[k]
 	if !ok {
-		w = New(s.ctx, p, k.ZoneID, s.opts)
-		s.writers[k] = w
-		return w
+		ctx, cancel := context.WithCancel(s.ctx)
+		e = entry{w: New(ctx, p, k.ZoneID, s.opts), cancel: cancel}
+		s.writers[k] = e
+		return e.w
 	}
-	w.SetProvider(p)
-	return w
+	e.w.SetProvider(p)
+	return e.w
 }
 
-// Forget drops the zone's Writer, for example after the zone was deleted. Its loop ends with the
-// Set's context.
+// Forget drops the zone's Writer, for example after the zone was deleted, and ends its loop;
+// a later For makes a new one.
 func (s *Set) Forget(k Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.writers, k)
+	if e, ok := s.writers[k]; ok {
+		e.cancel()
+		delete(s.writers, k)
+	}
 }
