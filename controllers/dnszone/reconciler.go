@@ -118,9 +118,12 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	res, err := r.reconcileZone(ctx, z)
 	if err != nil || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
-		r.setLink(z, false, dnsv1.ReasonAwaitingParent, "waiting for the zone to be available")
-		if !z.Spec.LinkToParentDomain {
+		switch {
+		case !z.Spec.LinkToParentDomain:
 			r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
+		case findCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
+			// The link waits for this zone's name servers; an existing link state is kept.
+			r.setLink(z, false, dnsv1.ReasonAwaitingParent, "the link is published once this zone is available")
 		}
 		return res, err
 	}
