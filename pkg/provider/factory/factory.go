@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 )
 
 // Secret types, one per provider (docs/api.md).
@@ -135,9 +136,37 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 			r.DNSAddress = f.LocalAddr
 		}
 		return r, s.ResourceVersion, nil
-	case TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure:
+	case TypePDNS:
+		p, err := pdnsFromSecret(&s)
+		if err != nil {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, s.ResourceVersion, nil
+	case TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure:
 		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: provider type %q is not available in this build: %w", namespace, name, s.Type, ErrProviderNotFound)
 	default:
 		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
 	}
+}
+
+// pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):
+// PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID and PDNS_NAMESERVERS (a comma list).
+// Errors wrap ErrInvalidCredentials and name keys, never values.
+func pdnsFromSecret(s *corev1.Secret) (provider.Provider, error) {
+	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+	cfg := pdns.Config{APIURL: get("PDNS_API_URL"), APIKey: get("PDNS_API_KEY"), ServerID: get("PDNS_SERVER_ID")}
+	if cfg.APIURL == "" || cfg.APIKey == "" {
+		return nil, fmt.Errorf("keys PDNS_API_URL and PDNS_API_KEY are required: %w", ErrInvalidCredentials)
+	}
+	for _, ns := range strings.Split(get("PDNS_NAMESERVERS"), ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			cfg.Nameservers = append(cfg.Nameservers, ns)
+		}
+	}
+	p, err := pdns.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("PowerDNS settings: %w", err)
+	}
+	return p, nil
 }

@@ -1,0 +1,36 @@
+// Package pdns implements provider.Provider over the HTTP API of PowerDNS
+// Authoritative (4.7 and later): http://<root>/api/v1/servers/<id>, with the
+// X-API-Key header. It is the provider behind Secrets of type
+// dnsplane.io/pdns (PDNS_API_URL, PDNS_API_KEY, PDNS_SERVER_ID,
+// PDNS_NAMESERVERS); reading the Secret is the factory's job, not this
+// package's.
+//
+// What it owns:
+//   - the translation between dnsplane's canonical RecordSets (names without
+//     trailing dot, TXT as one logical value) and PowerDNS rrsets (absolute
+//     names with trailing dots, TXT as quoted character-strings);
+//   - zone identity: a zone's ID is the PowerDNS zone id ("c1.example.test.");
+//   - EnsureZone's idempotency. PowerDNS has no tags, so the caller reference
+//     is written atomically with the zone into its "account" field and
+//     mirrored, with the tags, into zone metadata of kinds
+//     X-DNSPLANE-CALLER-REFERENCE and X-DNSPLANE-TAG ("key=value" items).
+//     A zone of the same name whose caller reference differs, or that has
+//     none, is a provider.ErrZoneConflict;
+//   - the mapping of HTTP status codes onto provider's typed errors
+//     (401/403 ErrInvalidCredentials, 404 ErrZoneNotFound, 422
+//     ErrInvalidChange with PowerDNS' own message, 429/503 ThrottledError).
+//
+// What it must not do:
+//   - log, return or wrap the API key anywhere (errors carry method, path,
+//     status and PowerDNS' message only);
+//   - issue a request without a deadline: every call runs under
+//     Config.Timeout (default 30 s) on top of the caller's context;
+//   - pretend to have conditional writes or weighted routing: PowerDNS has
+//     neither, so Capabilities says so, weighted sets are ErrNotCapable, and
+//     an Update or Delete addresses the set by key and overwrites it
+//     (last writer wins);
+//   - know about Kubernetes.
+//
+// ProviderSpecific options are not stored (PowerDNS has nowhere to keep
+// them per rrset); ListRecordSets returns them nil.
+package pdns

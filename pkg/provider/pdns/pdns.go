@@ -1,0 +1,624 @@
+package pdns
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// SecretType is the Kubernetes Secret type that selects this provider.
+const SecretType = "dnsplane.io/pdns"
+
+// Metadata kinds dnsplane writes on the zones it creates. PowerDNS accepts
+// any kind starting with "X-" through the API.
+const (
+	MetaCallerReference = "X-DNSPLANE-CALLER-REFERENCE"
+	MetaTag             = "X-DNSPLANE-TAG"
+)
+
+// DefaultServerID is the PowerDNS server id used when Config.ServerID is
+// empty.
+const DefaultServerID = "localhost"
+
+// DefaultTimeout bounds each HTTP request when Config.Timeout is 0.
+const DefaultTimeout = 30 * time.Second
+
+// maxBody bounds how much of a response body is read.
+const maxBody = 64 << 20
+
+// Config configures a Provider.
+type Config struct {
+	// APIURL is the webserver root, e.g. "http://127.0.0.1:8081"; the
+	// provider appends /api/v1/servers/<ServerID>. Required.
+	APIURL string
+	// APIKey is sent as X-API-Key. Required. Never logged or returned.
+	APIKey string
+	// ServerID is the PowerDNS server id; default "localhost".
+	ServerID string
+	// Nameservers are the NS names of new zones; default ns1.<zone>.
+	Nameservers []string
+	// HTTPClient is the client used for every request; default a new
+	// http.Client (requests are bounded by Timeout and the caller's ctx).
+	HTTPClient *http.Client
+	// Timeout bounds each request; default DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Provider implements provider.Provider over the PowerDNS HTTP API. It is
+// safe for concurrent use.
+type Provider struct {
+	base        string // <APIURL>/api/v1/servers/<id>
+	key         string
+	nameservers []string // canonical
+	client      *http.Client
+	timeout     time.Duration
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New validates cfg and returns a provider. It does no I/O. A missing or
+// malformed URL or key, or a bad name server name, gives an error wrapping
+// provider.ErrInvalidCredentials.
+func New(cfg Config) (*Provider, error) {
+	u, err := url.Parse(strings.TrimSpace(cfg.APIURL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: PDNS_API_URL must be an http(s) URL such as http://127.0.0.1:8081", provider.ErrInvalidCredentials)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: PDNS_API_URL must not carry user info, a query or a fragment", provider.ErrInvalidCredentials)
+	}
+	if cfg.APIKey == "" || strings.ContainsAny(cfg.APIKey, "\r\n") {
+		return nil, fmt.Errorf("%w: PDNS_API_KEY is empty or malformed", provider.ErrInvalidCredentials)
+	}
+	serverID := cfg.ServerID
+	if serverID == "" {
+		serverID = DefaultServerID
+	}
+	var ns []string
+	for _, n := range cfg.Nameservers {
+		if strings.TrimSpace(n) == "" {
+			continue
+		}
+		c, err := provider.ValidateName(n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: PDNS_NAMESERVERS: %v", provider.ErrInvalidCredentials, err)
+		}
+		ns = append(ns, c)
+	}
+	client := cfg.HTTPClient
+	if client == nil {
+		client = &http.Client{}
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Provider{
+		base:        strings.TrimRight(u.String(), "/") + "/api/v1/servers/" + url.PathEscape(serverID),
+		key:         cfg.APIKey,
+		nameservers: ns,
+		client:      client,
+		timeout:     timeout,
+	}, nil
+}
+
+// Capabilities: one PATCH carries any number of rrsets; no conditional
+// writes, no weighted routing; zones can be created.
+func (p *Provider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{
+		BatchWrites:        true,
+		MaxChangesPerBatch: 0,
+		ConditionalWrites:  false,
+		WeightedRouting:    false,
+		CreateZones:        true,
+	}
+}
+
+// ZoneID returns the PowerDNS zone id of a zone name ("example.test" ->
+// "example.test."), valid for host-name zones.
+func ZoneID(zoneName string) string { return provider.Fqdn(zoneName) }
+
+// API types (PowerDNS Authoritative HTTP API).
+type apiZone struct {
+	ID          string     `json:"id,omitempty"`
+	Name        string     `json:"name"`
+	Kind        string     `json:"kind,omitempty"`
+	Account     string     `json:"account,omitempty"`
+	Nameservers []string   `json:"nameservers,omitempty"`
+	RRSets      []apiRRSet `json:"rrsets,omitempty"`
+}
+
+type apiRRSet struct {
+	Name       string      `json:"name"`
+	Type       string      `json:"type"`
+	TTL        int64       `json:"ttl"`
+	ChangeType string      `json:"changetype,omitempty"`
+	Records    []apiRecord `json:"records,omitempty"`
+}
+
+type apiRecord struct {
+	Content  string `json:"content"`
+	Disabled bool   `json:"disabled"`
+}
+
+type apiMetadata struct {
+	Kind     string   `json:"kind"`
+	Metadata []string `json:"metadata"`
+}
+
+type apiPatch struct {
+	RRSets []apiRRSet `json:"rrsets"`
+}
+
+// errStatus is an HTTP status PowerDNS returned; kept in the chain so that
+// EnsureZone can recognise 409.
+type errStatus struct {
+	code int
+	msg  string
+}
+
+func (e *errStatus) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("HTTP %d", e.code)
+	}
+	return fmt.Sprintf("HTTP %d: %s", e.code, e.msg)
+}
+
+// do sends one request under the provider's timeout and decodes a 2xx JSON
+// body into out (when non-nil). Errors name the method and path, never the
+// key.
+func (p *Provider) do(ctx context.Context, method, path string, in, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("%s %s: encode: %w", method, path, err)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.base+path, body)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("X-API-Key", p.key)
+	req.Header.Set("Accept", "application/json")
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		// *url.Error carries the URL (no key: it travels in a header).
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return fmt.Errorf("%s %s: read response: %w", method, path, err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		if out != nil && resp.StatusCode != http.StatusNoContent {
+			if err := json.Unmarshal(data, out); err != nil {
+				return fmt.Errorf("%s %s: decode response: %w", method, path, err)
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("%s %s: %w", method, path, statusError(resp, data))
+}
+
+// statusError maps a non-2xx response onto the provider's typed errors.
+func statusError(resp *http.Response, data []byte) error {
+	se := &errStatus{code: resp.StatusCode, msg: errorText(data)}
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("%w: %w", provider.ErrInvalidCredentials, se)
+	case http.StatusNotFound:
+		return fmt.Errorf("%w: %w", provider.ErrZoneNotFound, se)
+	case http.StatusBadRequest, http.StatusUnprocessableEntity:
+		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, se)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		return &provider.ThrottledError{RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: se}
+	}
+	return se
+}
+
+// errorText is PowerDNS' {"error": "..."} message, or the trimmed body.
+func errorText(data []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(data, &e) == nil && e.Error != "" {
+		return e.Error
+	}
+	s := strings.TrimSpace(string(data))
+	if len(s) > 512 {
+		s = s[:512] + "..."
+	}
+	return s
+}
+
+func retryAfter(h string) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+func zonePath(id string) string { return "/zones/" + url.PathEscape(id) }
+
+// EnsureZone creates the zone (kind Native, with the configured name servers
+// or ns1.<zone>), or returns it when it exists with the same caller
+// reference. The caller reference is written with the zone itself (its
+// account field) and mirrored in metadata together with the tags; tags of an
+// existing zone are not updated. A zone of that name with another caller
+// reference, or none, gives provider.ErrZoneConflict.
+func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	name, err := provider.ValidateName(spec.Name)
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", spec.Name, err)
+	}
+	if strings.HasPrefix(name, "*") || spec.CallerReference == "" {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w: zone names cannot be wildcards and a caller reference is required", name, provider.ErrInvalidChange)
+	}
+	id := ZoneID(name)
+	z, err := p.getZone(ctx, id)
+	if errors.Is(err, provider.ErrZoneNotFound) {
+		z, err = p.createZone(ctx, name, spec)
+		var se *errStatus
+		if errors.As(err, &se) && se.code == http.StatusConflict {
+			// Created concurrently by someone else: check whose it is.
+			z, err = p.getZone(ctx, id)
+		} else if err == nil {
+			return z.Zone, nil
+		}
+	}
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
+	}
+	if z.CallerReference != spec.CallerReference {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w (existing caller reference %q)", name, provider.ErrZoneConflict, z.CallerReference)
+	}
+	if !z.metaRef {
+		// A crash between creation and the metadata write: complete it.
+		if err := p.writeMeta(ctx, z.ID, spec); err != nil {
+			return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
+		}
+		z.Tags = maps.Clone(spec.Tags)
+	}
+	return z.Zone, nil
+}
+
+func (p *Provider) createZone(ctx context.Context, name string, spec provider.ZoneSpec) (zoneInfo, error) {
+	ns := p.nameservers
+	if len(ns) == 0 {
+		ns = []string{"ns1." + name}
+	}
+	req := apiZone{Name: provider.Fqdn(name), Kind: "Native", Account: spec.CallerReference}
+	for _, n := range ns {
+		req.Nameservers = append(req.Nameservers, provider.Fqdn(n))
+	}
+	var created apiZone
+	if err := p.do(ctx, http.MethodPost, "/zones", req, &created); err != nil {
+		return zoneInfo{}, err
+	}
+	if created.ID == "" {
+		created.ID = provider.Fqdn(name)
+	}
+	if err := p.writeMeta(ctx, created.ID, spec); err != nil {
+		return zoneInfo{}, err
+	}
+	z := toZone(created, spec.CallerReference, maps.Clone(spec.Tags))
+	if len(z.NameServers) == 0 {
+		z.NameServers = slices.Clone(ns)
+	}
+	return zoneInfo{Zone: z, metaRef: true}, nil
+}
+
+// writeMeta stores the caller reference and the tags as zone metadata.
+func (p *Provider) writeMeta(ctx context.Context, id string, spec provider.ZoneSpec) error {
+	path := zonePath(id) + "/metadata/"
+	if len(spec.Tags) > 0 {
+		var items []string
+		for _, k := range slices.Sorted(maps.Keys(spec.Tags)) {
+			items = append(items, k+"="+spec.Tags[k])
+		}
+		if err := p.do(ctx, http.MethodPut, path+MetaTag, apiMetadata{Kind: MetaTag, Metadata: items}, nil); err != nil {
+			return err
+		}
+	}
+	// Written last: its presence means the metadata is complete.
+	return p.do(ctx, http.MethodPut, path+MetaCallerReference, apiMetadata{Kind: MetaCallerReference, Metadata: []string{spec.CallerReference}}, nil)
+}
+
+// zoneInfo is a zone and whether its caller reference came from metadata.
+type zoneInfo struct {
+	provider.Zone
+	metaRef bool
+}
+
+// getZone reads the zone (with its rrsets, for the name servers) and its
+// metadata.
+func (p *Provider) getZone(ctx context.Context, id string) (zoneInfo, error) {
+	if id == "" {
+		return zoneInfo{}, provider.ErrZoneNotFound
+	}
+	var z apiZone
+	if err := p.do(ctx, http.MethodGet, zonePath(id), nil, &z); err != nil {
+		return zoneInfo{}, err
+	}
+	var meta []apiMetadata
+	if err := p.do(ctx, http.MethodGet, zonePath(id)+"/metadata", nil, &meta); err != nil {
+		return zoneInfo{}, err
+	}
+	ref, metaRef := z.Account, false
+	var tags map[string]string
+	for _, m := range meta {
+		switch m.Kind {
+		case MetaCallerReference:
+			if len(m.Metadata) > 0 {
+				ref, metaRef = m.Metadata[0], true
+			}
+		case MetaTag:
+			for _, item := range m.Metadata {
+				k, v, _ := strings.Cut(item, "=")
+				if tags == nil {
+					tags = map[string]string{}
+				}
+				tags[k] = v
+			}
+		}
+	}
+	return zoneInfo{Zone: toZone(z, ref, tags), metaRef: metaRef}, nil
+}
+
+func toZone(z apiZone, ref string, tags map[string]string) provider.Zone {
+	out := provider.Zone{
+		ID:              z.ID,
+		Name:            provider.CanonicalName(z.Name),
+		CallerReference: ref,
+		Tags:            tags,
+	}
+	for _, rs := range z.RRSets {
+		if rs.Type != "NS" || !strings.EqualFold(provider.Fqdn(rs.Name), provider.Fqdn(z.Name)) {
+			continue
+		}
+		for _, r := range rs.Records {
+			if !r.Disabled {
+				out.NameServers = append(out.NameServers, provider.CanonicalName(r.Content))
+			}
+		}
+	}
+	return out
+}
+
+// GetZone returns the zone with that PowerDNS id ("example.test."), or
+// provider.ErrZoneNotFound.
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	z, err := p.getZone(ctx, id)
+	if err != nil {
+		return provider.Zone{}, fmt.Errorf("get zone %s: %w", id, err)
+	}
+	return z.Zone, nil
+}
+
+// ListZones returns every zone of the server in one request. The list API
+// has no rrsets or metadata, so NameServers and Tags are left empty and
+// CallerReference is the zone's account field (where EnsureZone writes it);
+// GetZone returns the full zone.
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	var zones []apiZone
+	if err := p.do(ctx, http.MethodGet, "/zones", nil, &zones); err != nil {
+		return nil, fmt.Errorf("list zones: %w", err)
+	}
+	out := make([]provider.Zone, 0, len(zones))
+	for _, z := range zones {
+		out = append(out, toZone(z, z.Account, nil))
+	}
+	return out, nil
+}
+
+// DeleteZone deletes the zone with its records and metadata in one request.
+func (p *Provider) DeleteZone(ctx context.Context, id string) error {
+	if id == "" {
+		return fmt.Errorf("delete zone: %w", provider.ErrZoneNotFound)
+	}
+	if err := p.do(ctx, http.MethodDelete, zonePath(id), nil, nil); err != nil {
+		return fmt.Errorf("delete zone %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListRecordSets returns the zone's rrsets (the SOA and apex NS included) in
+// canonical form; disabled records are skipped, and an rrset with no enabled
+// record is left out.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	if zoneID == "" {
+		return nil, fmt.Errorf("list record sets: %w", provider.ErrZoneNotFound)
+	}
+	var z apiZone
+	if err := p.do(ctx, http.MethodGet, zonePath(zoneID), nil, &z); err != nil {
+		return nil, fmt.Errorf("list record sets of %s: %w", zoneID, err)
+	}
+	out := make([]provider.RecordSet, 0, len(z.RRSets))
+	for _, rs := range z.RRSets {
+		if set, ok := fromAPI(rs); ok {
+			out = append(out, set)
+		}
+	}
+	return out, nil
+}
+
+// fromAPI converts one rrset to canonical form.
+func fromAPI(rs apiRRSet) (provider.RecordSet, bool) {
+	out := provider.RecordSet{Name: provider.CanonicalName(rs.Name), Type: strings.ToUpper(rs.Type), TTL: rs.TTL}
+	for _, r := range rs.Records {
+		if r.Disabled {
+			continue
+		}
+		out.Targets = append(out.Targets, targetFromContent(out.Name, out.Type, r.Content))
+	}
+	return out, len(out.Targets) > 0
+}
+
+// targetFromContent parses PowerDNS content (presentation form, absolute
+// names) into a canonical target; content miekg/dns cannot parse (types it
+// does not know, such as ALIAS or LUA) is returned trimmed.
+func targetFromContent(name, rtype, content string) string {
+	if _, known := dns.StringToType[rtype]; known {
+		rr, err := dns.NewRR(provider.Fqdn(name) + " 0 IN " + rtype + " " + content)
+		if err == nil && rr != nil && dns.TypeToString[rr.Header().Rrtype] == rtype {
+			return provider.TargetFromRR(rr)
+		}
+	}
+	return strings.TrimSpace(content)
+}
+
+// toAPI converts a canonical set into a REPLACE rrset.
+func toAPI(rs provider.RecordSet) (apiRRSet, error) {
+	rrs, err := provider.ToRRs(rs)
+	if err != nil {
+		return apiRRSet{}, err
+	}
+	out := apiRRSet{Name: provider.Fqdn(rs.Name), Type: rs.Type, TTL: rs.TTL, ChangeType: "REPLACE", Records: make([]apiRecord, 0, len(rrs))}
+	for _, rr := range rrs {
+		out.Records = append(out.Records, apiRecord{Content: strings.TrimPrefix(rr.String(), rr.Header().String())})
+	}
+	return out, nil
+}
+
+// ApplyChanges validates every change first (provider.ErrInvalidChange;
+// weighted sets give provider.ErrNotCapable), then sends them as one PATCH:
+// Create and Update become REPLACE with all of After's records, Delete
+// becomes DELETE. Without conditional writes, Before only addresses the set.
+// Several changes to one key collapse into the last (PowerDNS takes one
+// rrset per key and request).
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	if zoneID == "" {
+		return fmt.Errorf("apply changes: %w", provider.ErrZoneNotFound)
+	}
+	zone := provider.CanonicalName(zoneID)
+	prepared := make([]apiRRSet, 0, len(changes))
+	for i, ch := range changes {
+		rs, err := prepare(zone, ch)
+		if err != nil {
+			return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
+		}
+		prepared = append(prepared, rs)
+	}
+	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
+		// Batches are sub-slices of changes in order; map them back.
+		n := len(batch)
+		rrsets := coalesce(prepared[:n])
+		prepared = prepared[n:]
+		if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: rrsets}, nil); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+		}
+	}
+	return nil
+}
+
+// coalesce keeps, per (name, type), the last rrset change, at the position
+// of the first.
+func coalesce(in []apiRRSet) []apiRRSet {
+	type key struct{ name, rtype string }
+	idx := make(map[key]int, len(in))
+	out := make([]apiRRSet, 0, len(in))
+	for _, rs := range in {
+		k := key{rs.Name, rs.Type}
+		if i, ok := idx[k]; ok {
+			out[i] = rs
+			continue
+		}
+		idx[k] = len(out)
+		out = append(out, rs)
+	}
+	return out
+}
+
+// prepare validates one change against the zone and converts it.
+func prepare(zone string, ch provider.Change) (apiRRSet, error) {
+	check := func(rs *provider.RecordSet, role string, full bool) (provider.RecordSet, error) {
+		if rs == nil {
+			return provider.RecordSet{}, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
+		}
+		var c provider.RecordSet
+		var err error
+		if full {
+			c, err = provider.CanonicalRecordSet(*rs)
+		} else {
+			// A Delete addresses the set by key only: its targets may be of
+			// a type this build cannot parse (ALIAS, LUA).
+			c = rs.Clone()
+			c.Name, err = provider.ValidateName(rs.Name)
+			c.Type = strings.ToUpper(strings.TrimSpace(rs.Type))
+			if err == nil && c.Type == "" {
+				err = fmt.Errorf("%w: %s: empty record type", provider.ErrInvalidChange, c.Name)
+			}
+		}
+		if err != nil {
+			return provider.RecordSet{}, err
+		}
+		if !provider.IsSubdomain(c.Name, zone) {
+			return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
+		}
+		if c.Type == "SOA" {
+			return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by PowerDNS", provider.ErrInvalidChange, c.Key())
+		}
+		if c.Weight != nil || c.SetIdentifier != "" {
+			return provider.RecordSet{}, fmt.Errorf("%w: %s: PowerDNS has no weighted routing or set identifiers", provider.ErrNotCapable, c.Key())
+		}
+		return c, nil
+	}
+	switch ch.Action {
+	case provider.ActionCreate, provider.ActionUpdate:
+		after, err := check(ch.After, "After", true)
+		if err != nil {
+			return apiRRSet{}, err
+		}
+		if ch.Action == provider.ActionUpdate {
+			before, err := check(ch.Before, "Before", false)
+			if err != nil {
+				return apiRRSet{}, err
+			}
+			if before.Key() != after.Key() {
+				return apiRRSet{}, fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, before.Key(), after.Key())
+			}
+		}
+		if len(after.Targets) == 0 {
+			return apiRRSet{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
+		}
+		return toAPI(after)
+	case provider.ActionDelete:
+		before, err := check(ch.Before, "Before", false)
+		if err != nil {
+			return apiRRSet{}, err
+		}
+		return apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}, nil
+	}
+	return apiRRSet{}, fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+}
