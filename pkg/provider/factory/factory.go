@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -14,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	awsprovider "github.com/dnsplane/dnsplane/pkg/provider/aws"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
+	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 )
 
 // Secret types, one per provider (docs/api.md).
@@ -143,8 +146,26 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 		}
 		r.Provider = p
 		return r, s.ResourceVersion, nil
-	case TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure:
-		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: provider type %q is not available in this build: %w", namespace, name, s.Type, ErrProviderNotFound)
+	case TypeRFC2136:
+		p, err := rfc2136FromSecret(&s)
+		if err != nil {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, s.ResourceVersion, nil
+	case TypeAWS:
+		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+		p, err := awsprovider.New(ctx, awsprovider.Config{
+			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
+			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
+		})
+		if err != nil {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, s.ResourceVersion, nil
+	case TypeGoogle, TypeAzure:
+		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: provider type %q is not available in this build yet: %w", namespace, name, s.Type, ErrProviderNotFound)
 	default:
 		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
 	}
@@ -167,6 +188,31 @@ func pdnsFromSecret(s *corev1.Secret) (provider.Provider, error) {
 	p, err := pdns.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("PowerDNS settings: %w", err)
+	}
+	return p, nil
+}
+
+// rfc2136FromSecret builds the RFC 2136 provider from a dnsplane.io/rfc2136 Secret (docs/api.md):
+// RFC2136_HOST, RFC2136_PORT, RFC2136_TSIG_KEYNAME, RFC2136_TSIG_SECRET and optional
+// RFC2136_TSIG_ALGORITHM (default hmac-sha256). Errors wrap ErrInvalidCredentials and name keys,
+// never values.
+func rfc2136FromSecret(s *corev1.Secret) (provider.Provider, error) {
+	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+	cfg := rfc2136.Config{Host: get("RFC2136_HOST"), KeyName: get("RFC2136_TSIG_KEYNAME"),
+		Secret: get("RFC2136_TSIG_SECRET"), Algorithm: get("RFC2136_TSIG_ALGORITHM")}
+	if cfg.Host == "" || cfg.KeyName == "" || cfg.Secret == "" {
+		return nil, fmt.Errorf("keys RFC2136_HOST, RFC2136_TSIG_KEYNAME and RFC2136_TSIG_SECRET are required: %w", ErrInvalidCredentials)
+	}
+	if v := get("RFC2136_PORT"); v != "" {
+		port, err := strconv.Atoi(v)
+		if err != nil || port <= 0 || port > 65535 {
+			return nil, fmt.Errorf("key RFC2136_PORT must be a port number: %w", ErrInvalidCredentials)
+		}
+		cfg.Port = port
+	}
+	p, err := rfc2136.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("RFC 2136 settings: %w", err)
 	}
 	return p, nil
 }

@@ -43,3 +43,43 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 		})
 	}
 }
+
+func TestRFC2136FromSecret_ValidatesKeys(t *testing.T) {
+	base := map[string]string{"RFC2136_HOST": "127.0.0.1", "RFC2136_PORT": "5300", "RFC2136_TSIG_KEYNAME": "dnsplane",
+		"RFC2136_TSIG_SECRET": "c2VjcmV0LXNlY3JldC1zZWNyZXQ="}
+	cases := []struct {
+		name   string
+		change map[string]string
+		ok     bool
+	}{
+		{"complete", nil, true},
+		{"default port and algorithm", map[string]string{"RFC2136_PORT": ""}, true},
+		{"no host", map[string]string{"RFC2136_HOST": ""}, false},
+		{"no key name", map[string]string{"RFC2136_TSIG_KEYNAME": ""}, false},
+		{"no secret", map[string]string{"RFC2136_TSIG_SECRET": ""}, false},
+		{"bad port", map[string]string{"RFC2136_PORT": "http"}, false},
+		{"secret not base64", map[string]string{"RFC2136_TSIG_SECRET": "not base64!"}, false},
+		{"unknown algorithm", map[string]string{"RFC2136_TSIG_ALGORITHM": "rot13"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &corev1.Secret{Type: TypeRFC2136, Data: map[string][]byte{}}
+			for k, v := range base {
+				s.Data[k] = []byte(v)
+			}
+			for k, v := range c.change {
+				s.Data[k] = []byte(v)
+			}
+			p, err := rfc2136FromSecret(s)
+			if c.ok != (err == nil) || (c.ok && p == nil) {
+				t.Fatalf("got %v, want ok=%t", err, c.ok)
+			}
+			if !c.ok && !errors.Is(err, ErrInvalidCredentials) {
+				t.Fatalf("got %v, want ErrInvalidCredentials", err)
+			}
+			if err != nil && strings.Contains(err.Error(), base["RFC2136_TSIG_SECRET"]) {
+				t.Fatalf("the error shows the TSIG secret: %v", err)
+			}
+		})
+	}
+}

@@ -5,13 +5,14 @@ package pdnstest
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/provider/internal/loopback"
 )
 
 // Server is one real pdns_server started by hack/pdns.sh.
@@ -22,46 +23,6 @@ type Server struct {
 	DNSAddr string
 	// Key is the API key.
 	Key string
-}
-
-// repoRoot walks up from the test's working directory to go.mod.
-func repoRoot(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (go.mod) above the working directory")
-		}
-		dir = parent
-	}
-}
-
-// freePort returns a port free for both TCP and UDP on 127.0.0.1.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", "127.0.0.1:"+strconv.Itoa(port))
-		l.Close()
-		if err != nil {
-			continue
-		}
-		u.Close()
-		return port
-	}
-	t.Fatal("no free port for TCP and UDP")
-	return 0
 }
 
 // Start starts a real PowerDNS (caches off) on free loopback ports in a temp dir and stops it
@@ -75,7 +36,7 @@ func Start(t testing.TB) Server {
 		}
 		env = append(env, "PATH=/usr/sbin:"+os.Getenv("PATH"))
 	}
-	script := filepath.Join(repoRoot(t), "hack", "pdns.sh")
+	script := filepath.Join(loopback.RepoRoot(t), "hack", "pdns.sh")
 	dir := t.TempDir()
 	key := fmt.Sprintf("test-key-%d", time.Now().UnixNano())
 	run := func(args ...string) ([]byte, error) {
@@ -87,7 +48,7 @@ func Start(t testing.TB) Server {
 	}
 	var lastOut []byte
 	for attempt := range 3 {
-		dnsPort, apiPort := freePort(t), freePort(t)
+		dnsPort, apiPort := loopback.FreePort(t), loopback.FreePort(t)
 		if dnsPort == apiPort {
 			continue
 		}

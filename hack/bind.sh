@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# bind.sh runs a throw-away BIND 9.18 (named) on 127.0.0.1 for tests: an authoritative-only server
+# with allow-new-zones, a TSIG key "dnsplane-test" for RFC 2136 updates and AXFR, and an rndc
+# control channel. Everything lives in <dir>: named.conf, the keys, named.pid, named.log, zone
+# files, journals, _default.nzd and bind.lock (serialises commands on <dir>).
+#
+# Usage:
+#   hack/bind.sh start   <dir> <dns-port> <rndc-port>
+#   hack/bind.sh stop    <dir>
+#   hack/bind.sh addzone <dir> <zone>      # minimal zone (SOA, NS ns1.<zone>, its A 127.0.0.1)
+#   hack/bind.sh delzone <dir> <zone>      # rndc delzone -clean
+#
+# start writes <dir>/tsig.secret (the base64 secret of key dnsplane-test, hmac-sha256) and
+# <dir>/ports ("<dns-port> <rndc-port>"), starts "named -g" in the background and returns once it
+# answers "rndc status" and a DNS query, or fails after BIND_START_TIMEOUT seconds (default 10)
+# with the tail of named.log. A live server in <dir> is left alone. Added zones are updatable and
+# transferable with the TSIG key only.
+# stop runs "rndc stop", falls back to SIGTERM/SIGKILL on the PID in <dir>/named.pid, and is a
+# no-op when nothing runs.
+#
+# Needs the Debian packages bind9 and bind9-dnsutils.
+set -euo pipefail
+export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
+
+KEY=dnsplane-test
+
+log() { printf 'bind.sh: %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+
+# pid_of <dir>: the PID from the PID file if that process is a live named, else nothing.
+pid_of() {
+  local pidfile=$1/named.pid pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(tr -dc '0-9' <"$pidfile")
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = named ]; then
+    echo "$pid"
+  fi
+}
+
+lock() {
+  exec 9>"$1/bind.lock"
+  flock -w 30 9 || die "cannot lock $1/bind.lock"
+}
+
+abs() { (cd "$1" && pwd); }
+
+rndc_() { # rndc_ <dir> args...
+  local dir=$1
+  shift
+  local rport
+  rport=$(awk '{print $2}' "$dir/ports")
+  timeout 10 rndc -s 127.0.0.1 -p "$rport" -k "$dir/rndc.key" "$@"
+}
+
+log_tail() {
+  if [ -f "$1/named.log" ]; then
+    log "last lines of $1/named.log:"
+    tail -n 25 "$1/named.log" >&2
+  fi
+}
+
+cmd_start() {
+  [ $# -eq 3 ] || usage
+  local dir=$1 dns_port=$2 rndc_port=$3 pid timeout=${BIND_START_TIMEOUT:-10}
+  for p in "$dns_port" "$rndc_port"; do
+    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+  done
+  command -v named >/dev/null || die "named not found (apt-get install -y bind9 bind9-dnsutils)"
+  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
+  mkdir -p "$dir"
+  dir=$(abs "$dir")
+  lock "$dir"
+  pid=$(pid_of "$dir")
+  if [ -n "$pid" ]; then
+    log "already running in $dir (pid $pid)"
+    return 0
+  fi
+  rm -f "$dir/named.pid"
+  [ -s "$dir/tsig.key" ] || tsig-keygen -a hmac-sha256 "$KEY" >"$dir/tsig.key"
+  [ -s "$dir/rndc.key" ] || tsig-keygen -a hmac-sha256 rndc-key >"$dir/rndc.key"
+  sed -n 's/.*secret "\(.*\)";.*/\1/p' "$dir/tsig.key" >"$dir/tsig.secret"
+  echo "$dns_port $rndc_port" >"$dir/ports"
+  cat >"$dir/named.conf" <<CONF
+// written by hack/bind.sh
+include "$dir/tsig.key";
+include "$dir/rndc.key";
+options {
+  directory "$dir";
+  pid-file "$dir/named.pid";
+  session-keyfile "$dir/session.key";
+  managed-keys-directory "$dir";
+  listen-on port $dns_port { 127.0.0.1; };
+  listen-on-v6 { none; };
+  recursion no;
+  allow-new-zones yes;
+  dnssec-validation no;
+  notify no;
+};
+controls {
+  inet 127.0.0.1 port $rndc_port allow { 127.0.0.1; } keys { rndc-key; };
+};
+CONF
+  # -g: foreground, logs to stderr. 9>&-: named must not hold the lock.
+  named -g -c "$dir/named.conf" </dev/null >>"$dir/named.log" 2>&1 9>&- &
+  pid=$!
+  local deadline=$((SECONDS + timeout))
+  until rndc_ "$dir" status >/dev/null 2>&1 &&
+    dig +short +time=1 +tries=1 -p "$dns_port" @127.0.0.1 version.bind txt chaos >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log_tail "$dir"
+      die "named (pid $pid) exited before it answered"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$dir"
+      kill -KILL "$pid" 2>/dev/null || true
+      die "named (pid $pid) did not answer within ${timeout}s (killed)"
+    fi
+    sleep 0.1
+  done
+  # named -g writes its own pid-file; make sure it holds the right PID.
+  echo "$pid" >"$dir/named.pid"
+  log "named pid $pid: dns 127.0.0.1:$dns_port, rndc 127.0.0.1:$rndc_port"
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || usage
+  local dir=$1 pid timeout=${BIND_STOP_TIMEOUT:-10}
+  [ -d "$dir" ] || return 0
+  dir=$(abs "$dir")
+  lock "$dir"
+  pid=$(pid_of "$dir")
+  [ -n "$pid" ] || { rm -f "$dir/named.pid"; return 0; }
+  rndc_ "$dir" stop >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
+  local deadline=$((SECONDS + timeout))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "named (pid $pid) still running after ${timeout}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+      break
+    fi
+    sleep 0.1
+  done
+  rm -f "$dir/named.pid"
+}
+
+check_zone() {
+  [[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $1"
+}
+
+cmd_addzone() {
+  [ $# -eq 2 ] || usage
+  local dir zone=${2%.}
+  dir=$(abs "$1")
+  check_zone "$zone"
+  lock "$dir"
+  [ -n "$(pid_of "$dir")" ] || die "named is not running in $dir"
+  local file="$dir/$zone.db"
+  rm -f "$file" "$file.jnl"
+  cat >"$file" <<ZONE
+\$TTL 300
+@ IN SOA ns1.$zone. hostmaster.$zone. 1 3600 600 86400 60
+@ IN NS ns1.$zone.
+ns1 IN A 127.0.0.1
+ZONE
+  rndc_ "$dir" addzone "$zone" "{ type primary; file \"$file\"; allow-update { key $KEY; }; allow-transfer { key $KEY; }; };" >/dev/null ||
+    die "rndc addzone $zone failed"
+}
+
+cmd_delzone() {
+  [ $# -eq 2 ] || usage
+  local dir zone=${2%.}
+  dir=$(abs "$1")
+  check_zone "$zone"
+  lock "$dir"
+  [ -n "$(pid_of "$dir")" ] || die "named is not running in $dir"
+  rndc_ "$dir" delzone -clean "$zone" >/dev/null || die "rndc delzone $zone failed"
+}
+
+[ $# -ge 1 ] || usage
+action=$1
+shift
+case $action in
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  addzone) cmd_addzone "$@" ;;
+  delzone) cmd_delzone "$@" ;;
+  *) usage ;;
+esac

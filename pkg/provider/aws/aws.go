@@ -1,0 +1,418 @@
+// Package aws is the dnsplane provider for Amazon Route 53 (Secret type
+// dnsplane.io/aws), over the AWS SDK for Go v2.
+//
+// Zones are public hosted zones. EnsureZone is idempotent by caller
+// reference: the zone is created with CreateHostedZone's CallerReference set
+// to the spec's, and tagged TagCallerReference. Updates are written as an
+// exact DELETE of Before plus a CREATE of After in one atomic
+// ChangeResourceRecordSets batch, so a stale Before fails the batch
+// (ErrConflict). Changes larger than one request's limits are split into
+// several requests with provider.SplitBatches; each request is atomic, the
+// sequence is not.
+package aws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
+	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	"github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// SecretType is the Secret type this provider is configured from.
+const SecretType = "dnsplane.io/aws"
+
+// TagCallerReference is the hosted-zone tag holding the ZoneSpec's caller
+// reference.
+const TagCallerReference = "dnsplane.io/caller-reference"
+
+// DefaultRegion is used when Config.Region is empty (Route 53 is global).
+const DefaultRegion = "us-east-1"
+
+// retrySuffix separates a caller reference from the suffix added when the
+// reference was already used by a since-deleted zone.
+const retrySuffix = "#dnsplane-"
+
+// Config configures a Provider (Secret keys in brackets).
+type Config struct {
+	AccessKeyID     string // AWS_ACCESS_KEY_ID; with SecretAccessKey, else the SDK default chain
+	SecretAccessKey string // AWS_SECRET_ACCESS_KEY
+	SessionToken    string // optional, with static keys
+	Region          string // AWS_REGION; default DefaultRegion
+	RoleARN         string // AWS_ROLE_ARN: assumed with STS over the base credentials
+	EndpointURL     string // AWS_ENDPOINT_URL: Route 53 endpoint override (tests, proxies)
+	HTTPClient      *http.Client
+	// MaxAttempts bounds SDK attempts per call (throttling included); 0 = SDK default (3).
+	MaxAttempts int
+	// MaxBackoff bounds the SDK's retry backoff; 0 = SDK default (20 s).
+	MaxBackoff time.Duration
+	// ListPageSize is ListResourceRecordSets' maxitems; 0 = 300 (the API maximum).
+	ListPageSize int32
+	// WaitForSync makes ApplyChanges poll GetChange until INSYNC.
+	WaitForSync bool
+	// SyncPollInterval is the GetChange poll interval; default 2 s.
+	SyncPollInterval time.Duration
+}
+
+// Provider is a Route 53 provider.
+type Provider struct {
+	client   *route53.Client
+	pageSize int32
+	wait     bool
+	poll     time.Duration
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New builds a Provider. It makes no API calls.
+func New(ctx context.Context, cfg Config) (*Provider, error) {
+	if (cfg.AccessKeyID == "") != (cfg.SecretAccessKey == "") {
+		return nil, fmt.Errorf("%w: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must be set together", provider.ErrInvalidCredentials)
+	}
+	region := cfg.Region
+	if region == "" {
+		region = DefaultRegion
+	}
+	opts := []func(*config.LoadOptions) error{
+		config.WithRegion(region),
+		config.WithRetryer(func() aws.Retryer {
+			return retry.NewStandard(func(o *retry.StandardOptions) {
+				if cfg.MaxAttempts > 0 {
+					o.MaxAttempts = cfg.MaxAttempts
+				}
+				if cfg.MaxBackoff > 0 {
+					o.MaxBackoff = cfg.MaxBackoff
+					o.Backoff = retry.NewExponentialJitterBackoff(cfg.MaxBackoff)
+				}
+				o.RateLimiter = ratelimit.None
+			})
+		}),
+	}
+	if cfg.AccessKeyID != "" {
+		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)))
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: loading AWS configuration: %v", provider.ErrInvalidCredentials, err)
+	}
+	if cfg.RoleARN != "" {
+		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN))
+	}
+	client := route53.NewFromConfig(awsCfg, func(o *route53.Options) {
+		// Set here, not in LoadDefaultConfig, which needs a buildable
+		// client when AWS_CA_BUNDLE is set.
+		if cfg.HTTPClient != nil {
+			o.HTTPClient = cfg.HTTPClient
+		}
+		if cfg.EndpointURL != "" {
+			o.BaseEndpoint = aws.String(cfg.EndpointURL)
+		}
+	})
+	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval}
+	if p.pageSize <= 0 || p.pageSize > 300 {
+		p.pageSize = 300
+	}
+	if p.poll <= 0 {
+		p.poll = 2 * time.Second
+	}
+	return p, nil
+}
+
+// Capabilities reports Route 53's limits (see provider.Capabilities).
+func (p *Provider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{
+		MaxChangesPerBatch:    1000,
+		MaxValueBytesPerBatch: 32000,
+		UpsertCountsTwice:     true,
+		ConditionalWrites:     true,
+		WeightedRouting:       true,
+		CreateZones:           true,
+		BatchWrites:           true,
+	}
+}
+
+// ---- errors ----
+
+var throttleCodes = map[string]bool{"Throttling": true, "ThrottlingException": true, "PriorRequestNotComplete": true,
+	"RequestLimitExceeded": true, "TooManyRequestsException": true}
+
+var credentialCodes = map[string]bool{"AccessDenied": true, "AccessDeniedException": true, "InvalidSignatureException": true,
+	"SignatureDoesNotMatch": true, "UnrecognizedClientException": true, "InvalidClientTokenId": true, "ExpiredToken": true,
+	"ExpiredTokenException": true, "MissingAuthenticationToken": true, "IncompleteSignature": true, "NotAuthorizedException": true}
+
+// conflictMessages are InvalidChangeBatch messages for a failed precondition.
+var conflictMessages = []string{"already exists", "but it was not found", "do not match"}
+
+func mapErr(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var icb *types.InvalidChangeBatch
+	if errors.As(err, &icb) {
+		for _, m := range icb.Messages {
+			for _, c := range conflictMessages {
+				if strings.Contains(m, c) {
+					return fmt.Errorf("route53 %s: %w: %s", op, provider.ErrConflict, strings.Join(icb.Messages, "; "))
+				}
+			}
+		}
+		return fmt.Errorf("route53 %s: %w: %s", op, provider.ErrInvalidChange, strings.Join(append(icb.Messages, icb.ErrorMessage()), "; "))
+	}
+	var api smithy.APIError
+	if errors.As(err, &api) {
+		code := api.ErrorCode()
+		switch {
+		case code == "NoSuchHostedZone":
+			return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrZoneNotFound, err)
+		case throttleCodes[code]:
+			return fmt.Errorf("route53 %s: %w", op, &provider.ThrottledError{Err: err})
+		case credentialCodes[code]:
+			return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrInvalidCredentials, err)
+		case code == "InvalidInput" || code == "InvalidDomainName":
+			return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrInvalidChange, err)
+		case code == "HostedZoneNotEmpty":
+			return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrConflict, err)
+		}
+	}
+	return fmt.Errorf("route53 %s: %w", op, err)
+}
+
+// ---- zones ----
+
+func stripZoneID(id string) string { return strings.TrimPrefix(id, "/hostedzone/") }
+
+func callerRef(ref string) string {
+	if i := strings.Index(ref, retrySuffix); i >= 0 {
+		return ref[:i]
+	}
+	return ref
+}
+
+func toZone(hz *types.HostedZone, ds *types.DelegationSet, tags map[string]string) provider.Zone {
+	z := provider.Zone{ID: stripZoneID(aws.ToString(hz.Id)), Name: provider.CanonicalName(aws.ToString(hz.Name)),
+		CallerReference: callerRef(aws.ToString(hz.CallerReference))}
+	if ds != nil {
+		for _, n := range ds.NameServers {
+			z.NameServers = append(z.NameServers, provider.CanonicalName(n))
+		}
+	}
+	if ref, ok := tags[TagCallerReference]; ok {
+		z.CallerReference = ref
+	}
+	if len(tags) > 0 {
+		z.Tags = map[string]string{}
+		for k, v := range tags {
+			if k != TagCallerReference {
+				z.Tags[k] = v
+			}
+		}
+	}
+	return z
+}
+
+func (p *Provider) tags(ctx context.Context, id string) (map[string]string, error) {
+	out, err := p.client.ListTagsForResource(ctx, &route53.ListTagsForResourceInput{ResourceType: types.TagResourceTypeHostedzone, ResourceId: aws.String(id)})
+	if err != nil {
+		return nil, mapErr("ListTagsForResource", err)
+	}
+	m := map[string]string{}
+	if out.ResourceTagSet != nil {
+		for _, t := range out.ResourceTagSet.Tags {
+			m[aws.ToString(t.Key)] = aws.ToString(t.Value)
+		}
+	}
+	return m, nil
+}
+
+// GetZone returns a hosted zone by ID (with or without "/hostedzone/").
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	id = stripZoneID(id)
+	if id == "" {
+		return provider.Zone{}, fmt.Errorf("%w: empty zone ID", provider.ErrZoneNotFound)
+	}
+	out, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(id)})
+	if err != nil {
+		return provider.Zone{}, mapErr("GetHostedZone", err)
+	}
+	tags, err := p.tags(ctx, id)
+	if err != nil {
+		return provider.Zone{}, err
+	}
+	return toZone(out.HostedZone, out.DelegationSet, tags), nil
+}
+
+// ListZones lists all hosted zones (without tags or name servers).
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	var zones []provider.Zone
+	in := &route53.ListHostedZonesInput{}
+	for {
+		out, err := p.client.ListHostedZones(ctx, in)
+		if err != nil {
+			return nil, mapErr("ListHostedZones", err)
+		}
+		for i := range out.HostedZones {
+			zones = append(zones, toZone(&out.HostedZones[i], nil, nil))
+		}
+		if !out.IsTruncated || out.NextMarker == nil {
+			return zones, nil
+		}
+		in.Marker = out.NextMarker
+	}
+}
+
+// zonesNamed returns the public hosted zones named name.
+func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZone, error) {
+	fq := provider.Fqdn(name)
+	in := &route53.ListHostedZonesByNameInput{DNSName: aws.String(fq)}
+	var res []types.HostedZone
+	for {
+		out, err := p.client.ListHostedZonesByName(ctx, in)
+		if err != nil {
+			return nil, mapErr("ListHostedZonesByName", err)
+		}
+		for _, hz := range out.HostedZones {
+			if provider.Fqdn(aws.ToString(hz.Name)) != fq {
+				return res, nil // sorted by name: past ours
+			}
+			if hz.Config == nil || !hz.Config.PrivateZone {
+				res = append(res, hz)
+			}
+		}
+		if !out.IsTruncated {
+			return res, nil
+		}
+		in.DNSName, in.HostedZoneId = out.NextDNSName, out.NextHostedZoneId
+	}
+}
+
+// EnsureZone finds the public zone named spec.Name created for
+// spec.CallerReference, or creates it. A same-name zone with another (or no)
+// caller reference is ErrZoneConflict; a duplicate is never created.
+func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	name, err := provider.ValidateName(spec.Name)
+	if err != nil {
+		return provider.Zone{}, err
+	}
+	if spec.CallerReference == "" || len(spec.CallerReference) > 128-len(retrySuffix)-20 {
+		return provider.Zone{}, fmt.Errorf("%w: caller reference must be 1..%d characters", provider.ErrInvalidChange, 128-len(retrySuffix)-20)
+	}
+	same, err := p.zonesNamed(ctx, name)
+	if err != nil {
+		return provider.Zone{}, err
+	}
+	for _, hz := range same {
+		id := stripZoneID(aws.ToString(hz.Id))
+		tags, err := p.tags(ctx, id)
+		if err != nil {
+			return provider.Zone{}, err
+		}
+		ref, tagged := tags[TagCallerReference]
+		if (tagged && ref == spec.CallerReference) || (!tagged && callerRef(aws.ToString(hz.CallerReference)) == spec.CallerReference) {
+			// Ours (maybe created before a crash, untagged yet): finish tagging.
+			if err := p.tag(ctx, id, spec, tags); err != nil {
+				return provider.Zone{}, err
+			}
+			return p.GetZone(ctx, id)
+		}
+	}
+	if len(same) > 0 {
+		return provider.Zone{}, fmt.Errorf("%w: public hosted zone %s already exists (ID %s) for another caller reference",
+			provider.ErrZoneConflict, name, stripZoneID(aws.ToString(same[0].Id)))
+	}
+	ref := spec.CallerReference
+	out, err := p.client.CreateHostedZone(ctx, &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)})
+	var exists *types.HostedZoneAlreadyExists
+	if errors.As(err, &exists) {
+		// The reference is taken: by a zone with another name (conflict), or
+		// by a deleted zone (Route 53 never forgets a reference).
+		zones, lerr := p.ListZones(ctx)
+		if lerr != nil {
+			return provider.Zone{}, lerr
+		}
+		for _, z := range zones {
+			if z.CallerReference == spec.CallerReference {
+				return provider.Zone{}, fmt.Errorf("%w: caller reference %q is used by zone %s (%s)", provider.ErrZoneConflict, spec.CallerReference, z.Name, z.ID)
+			}
+		}
+		ref = spec.CallerReference + retrySuffix + strconv.FormatInt(time.Now().UnixNano(), 36)
+		out, err = p.client.CreateHostedZone(ctx, &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)})
+	}
+	if err != nil {
+		return provider.Zone{}, mapErr("CreateHostedZone", err)
+	}
+	id := stripZoneID(aws.ToString(out.HostedZone.Id))
+	if err := p.tag(ctx, id, spec, nil); err != nil {
+		return provider.Zone{}, err
+	}
+	return p.GetZone(ctx, id)
+}
+
+// tag adds the caller-reference tag and spec.Tags missing from have.
+func (p *Provider) tag(ctx context.Context, id string, spec provider.ZoneSpec, have map[string]string) error {
+	var add []types.Tag
+	want := map[string]string{TagCallerReference: spec.CallerReference}
+	for k, v := range spec.Tags {
+		want[k] = v
+	}
+	for k, v := range want {
+		if cur, ok := have[k]; !ok || cur != v {
+			add = append(add, types.Tag{Key: aws.String(k), Value: aws.String(v)})
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	// Route 53 takes at most 10 tags per request.
+	for len(add) > 0 {
+		n := min(10, len(add))
+		_, err := p.client.ChangeTagsForResource(ctx, &route53.ChangeTagsForResourceInput{ResourceType: types.TagResourceTypeHostedzone, ResourceId: aws.String(id), AddTags: add[:n]})
+		if err != nil {
+			return mapErr("ChangeTagsForResource", err)
+		}
+		add = add[n:]
+	}
+	return nil
+}
+
+// DeleteZone deletes every record set but the apex SOA and NS, then the zone.
+func (p *Provider) DeleteZone(ctx context.Context, id string) error {
+	id = stripZoneID(id)
+	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(id)})
+	if err != nil {
+		return mapErr("GetHostedZone", err)
+	}
+	apex := provider.Fqdn(aws.ToString(hz.HostedZone.Name))
+	raw, err := p.listRaw(ctx, id)
+	if err != nil {
+		return err
+	}
+	var groups [][]types.Change
+	for _, rr := range raw {
+		if decodeName(aws.ToString(rr.Name)) == apex && (rr.Type == types.RRTypeSoa || rr.Type == types.RRTypeNs) {
+			continue
+		}
+		groups = append(groups, []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: &rr}})
+	}
+	if err := p.send(ctx, id, splitExact(groups)); err != nil {
+		return err
+	}
+	if _, err := p.client.DeleteHostedZone(ctx, &route53.DeleteHostedZoneInput{Id: aws.String(id)}); err != nil {
+		return mapErr("DeleteHostedZone", err)
+	}
+	return nil
+}

@@ -1,0 +1,343 @@
+package aws
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/route53"
+	"github.com/aws/aws-sdk-go-v2/service/route53/types"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Route 53 limits per ChangeResourceRecordSets request.
+const (
+	maxElements = 1000
+	maxChars    = 32000
+)
+
+// encodeValue spells a canonical target as Route 53 does: TXT/SPF as quoted
+// 255-byte character-strings, domain names with a trailing dot.
+func encodeValue(rtype, target string) string {
+	switch rtype {
+	case "TXT", "SPF":
+		chunks := provider.SplitTXT(target)
+		for i, c := range chunks {
+			chunks[i] = `"` + escapeTXT(c) + `"`
+		}
+		return strings.Join(chunks, " ")
+	case "CNAME", "NS", "PTR", "DNAME":
+		return dot(target)
+	case "MX", "SRV":
+		f := strings.Fields(target)
+		if len(f) > 0 {
+			f[len(f)-1] = dot(f[len(f)-1])
+		}
+		return strings.Join(f, " ")
+	}
+	return target
+}
+
+// escapeTXT escapes " and \ with a backslash, and bytes outside printable
+// ASCII as \ddd (octal), as Route 53 requires.
+func escapeTXT(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < ' ' || c > '~':
+			fmt.Fprintf(&b, "\\%03o", c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func dot(n string) string {
+	if strings.HasSuffix(n, ".") {
+		return n
+	}
+	return n + "."
+}
+
+// decodeTXT joins Route 53's quoted character-strings, undoing \" \\ and
+// \ddd (octal) escapes.
+func decodeTXT(v string) string {
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			in = !in
+		case c == '\\' && i+3 < len(v) && isOctal(v[i+1]) && isOctal(v[i+2]) && isOctal(v[i+3]):
+			n, _ := strconv.ParseUint(v[i+1:i+4], 8, 8)
+			b.WriteByte(byte(n))
+			i += 3
+		case c == '\\' && i+1 < len(v):
+			b.WriteByte(v[i+1])
+			i++
+		case !in && c == ' ':
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// decodeName turns Route 53's \ddd (octal) escapes back into characters and
+// lower-cases the name, keeping the trailing dot.
+func decodeName(n string) string {
+	if strings.Contains(n, `\`) {
+		var b strings.Builder
+		for i := 0; i < len(n); i++ {
+			if n[i] == '\\' && i+3 < len(n) && isOctal(n[i+1]) && isOctal(n[i+2]) && isOctal(n[i+3]) {
+				v, _ := strconv.ParseUint(n[i+1:i+4], 8, 8)
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+			b.WriteByte(n[i])
+		}
+		n = b.String()
+	}
+	return provider.Fqdn(n)
+}
+
+func toRR(rs provider.RecordSet) *types.ResourceRecordSet {
+	rr := &types.ResourceRecordSet{Name: aws.String(provider.Fqdn(rs.Name)), Type: types.RRType(rs.Type), TTL: aws.Int64(rs.TTL)}
+	if rs.SetIdentifier != "" {
+		rr.SetIdentifier = aws.String(rs.SetIdentifier)
+		rr.Weight = rs.Weight
+	}
+	for _, t := range rs.Targets {
+		rr.ResourceRecords = append(rr.ResourceRecords, types.ResourceRecord{Value: aws.String(encodeValue(rs.Type, t))})
+	}
+	return rr
+}
+
+func fromRR(rr types.ResourceRecordSet) provider.RecordSet {
+	rs := provider.RecordSet{Name: provider.CanonicalName(decodeName(aws.ToString(rr.Name))), Type: string(rr.Type),
+		TTL: aws.ToInt64(rr.TTL), SetIdentifier: aws.ToString(rr.SetIdentifier)}
+	if rr.Weight != nil {
+		w := *rr.Weight
+		rs.Weight = &w
+	}
+	for _, r := range rr.ResourceRecords {
+		v := aws.ToString(r.Value)
+		if rs.Type == "TXT" || rs.Type == "SPF" {
+			v = decodeTXT(v)
+		} else if c, err := provider.CanonicalTarget(rs.Type, v); err == nil {
+			v = c
+		}
+		rs.Targets = append(rs.Targets, v)
+	}
+	return rs
+}
+
+func (p *Provider) listRaw(ctx context.Context, zoneID string) ([]types.ResourceRecordSet, error) {
+	in := &route53.ListResourceRecordSetsInput{HostedZoneId: aws.String(zoneID), MaxItems: aws.Int32(p.pageSize)}
+	var all []types.ResourceRecordSet
+	for {
+		out, err := p.client.ListResourceRecordSets(ctx, in)
+		if err != nil {
+			return nil, mapErr("ListResourceRecordSets", err)
+		}
+		all = append(all, out.ResourceRecordSets...)
+		if !out.IsTruncated {
+			return all, nil
+		}
+		in.StartRecordName, in.StartRecordType, in.StartRecordIdentifier = out.NextRecordName, out.NextRecordType, out.NextRecordIdentifier
+	}
+}
+
+// ListRecordSets lists every record set of the zone, the apex SOA and NS
+// included. Alias record sets are not supported and are left out.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	raw, err := p.listRaw(ctx, stripZoneID(zoneID))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]provider.RecordSet, 0, len(raw))
+	for _, rr := range raw {
+		if rr.AliasTarget != nil {
+			continue
+		}
+		out = append(out, fromRR(rr))
+	}
+	return out, nil
+}
+
+func (p *Provider) validate(ch provider.Change, zone string, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
+	if rs == nil {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s change without %s", provider.ErrInvalidChange, ch.Action, which)
+	}
+	c, err := provider.CanonicalRecordSet(*rs)
+	if err != nil {
+		return provider.RecordSet{}, err
+	}
+	switch {
+	case !provider.IsSubdomain(c.Name, zone):
+		return c, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
+	case len(c.Targets) == 0:
+		return c, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
+	case c.SetIdentifier != "" && c.Weight == nil:
+		return c, fmt.Errorf("%w: %s: a set identifier needs a weight (only weighted routing is supported)", provider.ErrInvalidChange, c.Key())
+	case len(c.ProviderSpecific) > 0:
+		return c, fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
+	case len(c.SetIdentifier) > 128:
+		return c, fmt.Errorf("%w: %s: set identifier longer than 128 characters", provider.ErrInvalidChange, c.Key())
+	}
+	return c, nil
+}
+
+// ApplyChanges validates all changes, then writes them in as few
+// ChangeResourceRecordSets requests as Route 53's limits allow. An Update is
+// an exact DELETE of Before and a CREATE of After.
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	zoneID = stripZoneID(zoneID)
+	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(zoneID)})
+	if err != nil {
+		return mapErr("GetHostedZone", err)
+	}
+	zone := provider.CanonicalName(aws.ToString(hz.HostedZone.Name))
+	canon := make([]provider.Change, 0, len(changes))
+	groups := make([][]types.Change, 0, len(changes))
+	for _, ch := range changes {
+		var (
+			c   = provider.Change{Action: ch.Action}
+			g   []types.Change
+			err error
+		)
+		switch ch.Action {
+		case provider.ActionCreate:
+			var a provider.RecordSet
+			if a, err = p.validate(ch, zone, "After", ch.After); err == nil {
+				c.After = &a
+				g = []types.Change{{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}
+			}
+		case provider.ActionDelete:
+			var b provider.RecordSet
+			if b, err = p.validate(ch, zone, "Before", ch.Before); err == nil {
+				c.Before = &b
+				g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)}}
+			}
+		case provider.ActionUpdate:
+			var a, b provider.RecordSet
+			if b, err = p.validate(ch, zone, "Before", ch.Before); err == nil {
+				if a, err = p.validate(ch, zone, "After", ch.After); err == nil {
+					c.Before, c.After = &b, &a
+					g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)},
+						{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}
+				}
+			}
+		default:
+			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+		}
+		if err != nil {
+			return err
+		}
+		canon = append(canon, c)
+		groups = append(groups, g)
+	}
+	if len(canon) == 0 {
+		return nil
+	}
+	// We send an Update as DELETE+CREATE, so count Before+After; then make
+	// sure of the exact characters sent (trailing dots are extra).
+	caps := p.Capabilities()
+	caps.UpsertCountsTwice = false
+	var batches [][]types.Change
+	off := 0
+	for _, b := range provider.SplitBatches(canon, caps) {
+		batches = append(batches, splitExact(groups[off:off+len(b)])...)
+		off += len(b)
+	}
+	return p.send(ctx, zoneID, batches)
+}
+
+func cost(c types.Change) (elems, chars int) {
+	k := 1
+	if c.Action == types.ChangeActionUpsert {
+		k = 2
+	}
+	if c.ResourceRecordSet == nil {
+		return 0, 0
+	}
+	for _, r := range c.ResourceRecordSet.ResourceRecords {
+		chars += len(aws.ToString(r.Value))
+	}
+	return k * max(1, len(c.ResourceRecordSet.ResourceRecords)), k * chars
+}
+
+// splitExact packs groups (kept whole, in order) into requests within
+// Route 53's limits by the exact values sent.
+func splitExact(groups [][]types.Change) [][]types.Change {
+	var out [][]types.Change
+	var cur []types.Change
+	e, c := 0, 0
+	for _, g := range groups {
+		ge, gc := 0, 0
+		for _, ch := range g {
+			a, b := cost(ch)
+			ge, gc = ge+a, gc+b
+		}
+		if len(cur) > 0 && (e+ge > maxElements || c+gc > maxChars) {
+			out = append(out, cur)
+			cur, e, c = nil, 0, 0
+		}
+		cur = append(cur, g...)
+		e, c = e+ge, c+gc
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (p *Provider) send(ctx context.Context, zoneID string, batches [][]types.Change) error {
+	for i, b := range batches {
+		out, err := p.client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
+			HostedZoneId: aws.String(zoneID), ChangeBatch: &types.ChangeBatch{Changes: b}})
+		if err != nil {
+			err = mapErr("ChangeResourceRecordSets", err)
+			if i > 0 {
+				return fmt.Errorf("request %d of %d (earlier requests applied): %w", i+1, len(batches), err)
+			}
+			return err
+		}
+		if p.wait && out.ChangeInfo != nil {
+			if err := p.waitInSync(ctx, aws.ToString(out.ChangeInfo.Id)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provider) waitInSync(ctx context.Context, id string) error {
+	for {
+		out, err := p.client.GetChange(ctx, &route53.GetChangeInput{Id: aws.String(id)})
+		if err != nil {
+			return mapErr("GetChange", err)
+		}
+		if out.ChangeInfo != nil && out.ChangeInfo.Status == types.ChangeStatusInsync {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(p.poll):
+		}
+	}
+}

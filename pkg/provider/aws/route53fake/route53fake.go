@@ -1,0 +1,669 @@
+// Package route53fake is an in-memory httptest server for the subset of the
+// Route 53 REST/XML API (2013-04-01) that the dnsplane aws provider uses:
+// hosted zones, ChangeResourceRecordSets with atomic batches and the
+// documented request limits, paged ListResourceRecordSets, GetChange and tags.
+package route53fake
+
+import (
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+const ns = "https://route53.amazonaws.com/doc/2013-04-01/"
+
+// Limits of one ChangeResourceRecordSets request (Route 53 API Reference).
+const (
+	MaxRecordElements = 1000
+	MaxValueChars     = 32000
+)
+
+// RR is one resource record set as stored.
+type RR struct {
+	Name          string `xml:"Name"`
+	Type          string `xml:"Type"`
+	SetIdentifier string `xml:"SetIdentifier,omitempty"`
+	Weight        *int64 `xml:"Weight,omitempty"`
+	TTL           *int64 `xml:"TTL,omitempty"`
+	Records       []struct {
+		Value string `xml:"Value"`
+	} `xml:"ResourceRecords>ResourceRecord"`
+}
+
+type zone struct {
+	id, name, ref string
+	private       bool
+	rrs           []RR
+	tags          map[string]string
+}
+
+// Server is the fake. All methods are safe for concurrent use.
+type Server struct {
+	*httptest.Server
+
+	mu        sync.Mutex
+	zones     map[string]*zone
+	order     []string
+	refs      map[string]string
+	changes   map[string]int // change id -> GetChange calls so far
+	seq       int
+	throttle  int
+	counts    map[string]int
+	lastBatch []int
+}
+
+// New starts a fake server; it is closed by t-style cleanup by the caller.
+func New() *Server {
+	s := &Server{zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// Throttle makes the next n requests fail with 400 Throttling.
+func (s *Server) Throttle(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
+
+// Count returns how many requests of an operation ("ChangeResourceRecordSets",
+// "ListResourceRecordSets", ...) were served, throttled ones included.
+func (s *Server) Count(op string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.counts[op] }
+
+// BatchSizes returns the ResourceRecord element count of every accepted
+// ChangeResourceRecordSets request, in order.
+func (s *Server) BatchSizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int(nil), s.lastBatch...)
+}
+
+// AddForeignZone creates a zone as another tool would (own caller reference,
+// no tags) and returns its ID without the /hostedzone/ prefix.
+func (s *Server) AddForeignZone(name, ref string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.createZone(name, ref, false).id
+}
+
+func (s *Server) nextID(prefix string) string {
+	s.seq++
+	return fmt.Sprintf("%s%013d", prefix, s.seq)
+}
+
+func fqdn(n string) string { return strings.TrimSuffix(strings.ToLower(n), ".") + "." }
+
+func (s *Server) createZone(name, ref string, private bool) *zone {
+	z := &zone{id: s.nextID("Z"), name: fqdn(name), ref: ref, private: private, tags: map[string]string{}}
+	ttl, soaTTL := int64(172800), int64(900)
+	nsrr := RR{Name: z.name, Type: "NS", TTL: &ttl}
+	for i := 1; i <= 4; i++ {
+		nsrr.Records = append(nsrr.Records, struct {
+			Value string `xml:"Value"`
+		}{fmt.Sprintf("ns-%d.awsdns-%02d.test.", i, s.seq%100)})
+	}
+	soa := RR{Name: z.name, Type: "SOA", TTL: &soaTTL}
+	soa.Records = append(soa.Records, struct {
+		Value string `xml:"Value"`
+	}{"ns-1.awsdns-00.test. awsdns-hostmaster.amazon.com. 1 7200 900 1209600 86400"})
+	z.rrs = []RR{nsrr, soa}
+	s.zones[z.id] = z
+	s.order = append(s.order, z.id)
+	s.refs[ref] = z.id
+	return z
+}
+
+type apiErr struct {
+	status        int
+	code, message string
+	messages      []string // InvalidChangeBatch
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	p := strings.TrimPrefix(r.URL.Path, "/2013-04-01/")
+	parts := strings.Split(strings.Trim(p, "/"), "/")
+	op := opName(r.Method, parts)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[op]++
+	if s.throttle > 0 {
+		s.throttle--
+		writeErr(w, apiErr{400, "Throttling", "Rate exceeded", nil})
+		return
+	}
+	var (
+		out any
+		st  = http.StatusOK
+		e   *apiErr
+	)
+	switch op {
+	case "CreateHostedZone":
+		out, e = s.opCreateZone(r)
+		st = http.StatusCreated
+	case "ListHostedZones":
+		out, e = s.opListZones(r)
+	case "ListHostedZonesByName":
+		out, e = s.opListZonesByName(r)
+	case "GetHostedZone":
+		out, e = s.opGetZone(parts[1])
+	case "DeleteHostedZone":
+		out, e = s.opDeleteZone(parts[1])
+	case "ChangeResourceRecordSets":
+		out, e = s.opChange(r, parts[1])
+	case "ListResourceRecordSets":
+		out, e = s.opListRRs(r, parts[1])
+	case "GetChange":
+		out, e = s.opGetChange(parts[1])
+	case "ChangeTagsForResource":
+		out, e = s.opChangeTags(r, parts)
+	case "ListTagsForResource":
+		out, e = s.opListTags(parts)
+	default:
+		e = &apiErr{404, "InvalidInput", "unsupported operation " + r.Method + " " + r.URL.Path, nil}
+	}
+	if e != nil {
+		writeErr(w, *e)
+		return
+	}
+	b, err := xml.Marshal(out)
+	if err != nil {
+		writeErr(w, apiErr{500, "InternalFailure", err.Error(), nil})
+		return
+	}
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("X-Amzn-Requestid", "fake-request")
+	w.WriteHeader(st)
+	_, _ = w.Write([]byte(xml.Header))
+	_, _ = w.Write(b)
+}
+
+func opName(method string, parts []string) string {
+	switch {
+	case len(parts) == 1 && parts[0] == "hostedzone" && method == http.MethodPost:
+		return "CreateHostedZone"
+	case len(parts) == 1 && parts[0] == "hostedzone" && method == http.MethodGet:
+		return "ListHostedZones"
+	case len(parts) == 1 && parts[0] == "hostedzonesbyname":
+		return "ListHostedZonesByName"
+	case len(parts) == 2 && parts[0] == "hostedzone" && method == http.MethodGet:
+		return "GetHostedZone"
+	case len(parts) == 2 && parts[0] == "hostedzone" && method == http.MethodDelete:
+		return "DeleteHostedZone"
+	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset" && method == http.MethodPost:
+		return "ChangeResourceRecordSets"
+	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset" && method == http.MethodGet:
+		return "ListResourceRecordSets"
+	case len(parts) == 2 && parts[0] == "change":
+		return "GetChange"
+	case len(parts) == 3 && parts[0] == "tags" && method == http.MethodPost:
+		return "ChangeTagsForResource"
+	case len(parts) == 3 && parts[0] == "tags" && method == http.MethodGet:
+		return "ListTagsForResource"
+	}
+	return "Unknown"
+}
+
+func writeErr(w http.ResponseWriter, e apiErr) {
+	w.Header().Set("Content-Type", "text/xml")
+	w.Header().Set("X-Amzn-Requestid", "fake-request")
+	w.WriteHeader(e.status)
+	if e.code == "InvalidChangeBatch" {
+		type icb struct {
+			XMLName   xml.Name `xml:"InvalidChangeBatch"`
+			Xmlns     string   `xml:"xmlns,attr"`
+			Messages  []string `xml:"Messages>Message"`
+			RequestID string   `xml:"RequestId"`
+		}
+		b, _ := xml.Marshal(icb{Xmlns: ns, Messages: e.messages, RequestID: "fake-request"})
+		_, _ = w.Write(append([]byte(xml.Header), b...))
+		return
+	}
+	type er struct {
+		XMLName xml.Name `xml:"ErrorResponse"`
+		Xmlns   string   `xml:"xmlns,attr"`
+		Error   struct {
+			Type    string `xml:"Type"`
+			Code    string `xml:"Code"`
+			Message string `xml:"Message"`
+		} `xml:"Error"`
+		RequestID string `xml:"RequestId"`
+	}
+	v := er{Xmlns: ns, RequestID: "fake-request"}
+	v.Error.Type, v.Error.Code, v.Error.Message = "Sender", e.code, e.message
+	b, _ := xml.Marshal(v)
+	_, _ = w.Write(append([]byte(xml.Header), b...))
+}
+
+type xmlZone struct {
+	ID              string `xml:"Id"`
+	Name            string `xml:"Name"`
+	CallerReference string `xml:"CallerReference"`
+	Config          struct {
+		PrivateZone bool `xml:"PrivateZone"`
+	} `xml:"Config"`
+	ResourceRecordSetCount int `xml:"ResourceRecordSetCount"`
+}
+
+type changeInfo struct {
+	ID          string `xml:"Id"`
+	Status      string `xml:"Status"`
+	SubmittedAt string `xml:"SubmittedAt"`
+}
+
+type delegationSet struct {
+	NameServers []string `xml:"NameServers>NameServer"`
+}
+
+func (z *zone) xml() xmlZone {
+	x := xmlZone{ID: "/hostedzone/" + z.id, Name: z.name, CallerReference: z.ref, ResourceRecordSetCount: len(z.rrs)}
+	x.Config.PrivateZone = z.private
+	return x
+}
+
+func (z *zone) delegation() *delegationSet {
+	d := &delegationSet{}
+	for _, r := range z.rrs {
+		if r.Type == "NS" && r.Name == z.name {
+			for _, v := range r.Records {
+				d.NameServers = append(d.NameServers, v.Value)
+			}
+		}
+	}
+	return d
+}
+
+func (s *Server) newChange() changeInfo {
+	id := s.nextID("C")
+	s.changes[id] = 0
+	return changeInfo{ID: "/change/" + id, Status: "PENDING", SubmittedAt: time.Now().UTC().Format(time.RFC3339)}
+}
+
+func (s *Server) opCreateZone(r *http.Request) (any, *apiErr) {
+	var in struct {
+		Name             string `xml:"Name"`
+		CallerReference  string `xml:"CallerReference"`
+		HostedZoneConfig struct {
+			PrivateZone bool `xml:"PrivateZone"`
+		} `xml:"HostedZoneConfig"`
+	}
+	if err := xml.NewDecoder(r.Body).Decode(&in); err != nil || in.Name == "" || in.CallerReference == "" {
+		return nil, &apiErr{400, "InvalidInput", "Name and CallerReference are required", nil}
+	}
+	if _, dup := s.refs[in.CallerReference]; dup {
+		return nil, &apiErr{409, "HostedZoneAlreadyExists", "A hosted zone has already been created with the specified caller reference.", nil}
+	}
+	z := s.createZone(in.Name, in.CallerReference, in.HostedZoneConfig.PrivateZone)
+	return struct {
+		XMLName       xml.Name       `xml:"CreateHostedZoneResponse"`
+		Xmlns         string         `xml:"xmlns,attr"`
+		HostedZone    xmlZone        `xml:"HostedZone"`
+		ChangeInfo    changeInfo     `xml:"ChangeInfo"`
+		DelegationSet *delegationSet `xml:"DelegationSet"`
+	}{Xmlns: ns, HostedZone: z.xml(), ChangeInfo: s.newChange(), DelegationSet: z.delegation()}, nil
+}
+
+func maxItems(r *http.Request, def int) int {
+	if n, err := strconv.Atoi(r.URL.Query().Get("maxitems")); err == nil && n > 0 {
+		return min(n, def)
+	}
+	return def
+}
+
+func (s *Server) opListZones(r *http.Request) (any, *apiErr) {
+	type resp struct {
+		XMLName     xml.Name  `xml:"ListHostedZonesResponse"`
+		Xmlns       string    `xml:"xmlns,attr"`
+		HostedZones []xmlZone `xml:"HostedZones>HostedZone"`
+		Marker      string    `xml:"Marker"`
+		IsTruncated bool      `xml:"IsTruncated"`
+		NextMarker  string    `xml:"NextMarker,omitempty"`
+		MaxItems    int       `xml:"MaxItems"`
+	}
+	n := maxItems(r, 100)
+	marker := r.URL.Query().Get("marker")
+	out := resp{Xmlns: ns, Marker: marker, MaxItems: n}
+	started := marker == ""
+	for _, id := range s.order {
+		if !started {
+			started = id == marker
+			if !started {
+				continue
+			}
+		}
+		if len(out.HostedZones) == n {
+			out.IsTruncated, out.NextMarker = true, id
+			break
+		}
+		out.HostedZones = append(out.HostedZones, s.zones[id].xml())
+	}
+	return out, nil
+}
+
+func reverseName(n string) string {
+	l := strings.Split(strings.TrimSuffix(n, "."), ".")
+	for i, j := 0, len(l)-1; i < j; i, j = i+1, j-1 {
+		l[i], l[j] = l[j], l[i]
+	}
+	return strings.Join(l, ".")
+}
+
+func (s *Server) opListZonesByName(r *http.Request) (any, *apiErr) {
+	type resp struct {
+		XMLName          xml.Name  `xml:"ListHostedZonesByNameResponse"`
+		Xmlns            string    `xml:"xmlns,attr"`
+		HostedZones      []xmlZone `xml:"HostedZones>HostedZone"`
+		DNSName          string    `xml:"DNSName,omitempty"`
+		HostedZoneID     string    `xml:"HostedZoneId,omitempty"`
+		IsTruncated      bool      `xml:"IsTruncated"`
+		NextDNSName      string    `xml:"NextDNSName,omitempty"`
+		NextHostedZoneID string    `xml:"NextHostedZoneId,omitempty"`
+		MaxItems         int       `xml:"MaxItems"`
+	}
+	q := r.URL.Query()
+	n := maxItems(r, 100)
+	out := resp{Xmlns: ns, DNSName: q.Get("dnsname"), HostedZoneID: q.Get("hostedzoneid"), MaxItems: n}
+	zs := make([]*zone, 0, len(s.zones))
+	for _, z := range s.zones {
+		zs = append(zs, z)
+	}
+	sort.Slice(zs, func(i, j int) bool {
+		a, b := reverseName(zs[i].name), reverseName(zs[j].name)
+		if a != b {
+			return a < b
+		}
+		return zs[i].id < zs[j].id
+	})
+	startName := ""
+	if d := q.Get("dnsname"); d != "" {
+		startName = reverseName(fqdn(d))
+	}
+	startID := strings.TrimPrefix(q.Get("hostedzoneid"), "/hostedzone/")
+	for _, z := range zs {
+		rn := reverseName(z.name)
+		if rn < startName || (rn == startName && startID != "" && z.id < startID) {
+			continue
+		}
+		if len(out.HostedZones) == n {
+			out.IsTruncated, out.NextDNSName, out.NextHostedZoneID = true, z.name, z.id
+			break
+		}
+		out.HostedZones = append(out.HostedZones, z.xml())
+	}
+	return out, nil
+}
+
+func (s *Server) zone(id string) (*zone, *apiErr) {
+	z, ok := s.zones[strings.TrimPrefix(id, "/hostedzone/")]
+	if !ok {
+		return nil, &apiErr{404, "NoSuchHostedZone", "No hosted zone found with ID: " + id, nil}
+	}
+	return z, nil
+}
+
+func (s *Server) opGetZone(id string) (any, *apiErr) {
+	z, e := s.zone(id)
+	if e != nil {
+		return nil, e
+	}
+	return struct {
+		XMLName       xml.Name       `xml:"GetHostedZoneResponse"`
+		Xmlns         string         `xml:"xmlns,attr"`
+		HostedZone    xmlZone        `xml:"HostedZone"`
+		DelegationSet *delegationSet `xml:"DelegationSet"`
+	}{Xmlns: ns, HostedZone: z.xml(), DelegationSet: z.delegation()}, nil
+}
+
+func (s *Server) opDeleteZone(id string) (any, *apiErr) {
+	z, e := s.zone(id)
+	if e != nil {
+		return nil, e
+	}
+	for _, r := range z.rrs {
+		if r.Name != z.name || (r.Type != "NS" && r.Type != "SOA") {
+			return nil, &apiErr{400, "HostedZoneNotEmpty", "The specified hosted zone contains non-required resource record sets and so cannot be deleted.", nil}
+		}
+	}
+	delete(s.zones, z.id)
+	for i, o := range s.order {
+		if o == z.id {
+			s.order = append(s.order[:i], s.order[i+1:]...)
+			break
+		}
+	}
+	// Route 53 keeps the caller reference used.
+	return struct {
+		XMLName    xml.Name   `xml:"DeleteHostedZoneResponse"`
+		Xmlns      string     `xml:"xmlns,attr"`
+		ChangeInfo changeInfo `xml:"ChangeInfo"`
+	}{Xmlns: ns, ChangeInfo: s.newChange()}, nil
+}
+
+func rrKey(r RR) string { return r.Name + "|" + r.Type + "|" + r.SetIdentifier }
+
+func sameRR(a, b RR) bool {
+	if rrKey(a) != rrKey(b) || (a.TTL == nil) != (b.TTL == nil) || (a.TTL != nil && *a.TTL != *b.TTL) ||
+		(a.Weight == nil) != (b.Weight == nil) || (a.Weight != nil && *a.Weight != *b.Weight) || len(a.Records) != len(b.Records) {
+		return false
+	}
+	seen := map[string]int{}
+	for _, v := range a.Records {
+		seen[v.Value]++
+	}
+	for _, v := range b.Records {
+		seen[v.Value]--
+		if seen[v.Value] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) opChange(r *http.Request, id string) (any, *apiErr) {
+	z, e := s.zone(id)
+	if e != nil {
+		return nil, e
+	}
+	var in struct {
+		Changes []struct {
+			Action string `xml:"Action"`
+			RRSet  RR     `xml:"ResourceRecordSet"`
+		} `xml:"ChangeBatch>Changes>Change"`
+	}
+	if err := xml.NewDecoder(r.Body).Decode(&in); err != nil || len(in.Changes) == 0 {
+		return nil, &apiErr{400, "InvalidInput", "malformed or empty change batch", nil}
+	}
+	elems, chars := 0, 0
+	for _, c := range in.Changes {
+		k := 1
+		if c.Action == "UPSERT" {
+			k = 2
+		}
+		elems += k * len(c.RRSet.Records)
+		for _, v := range c.RRSet.Records {
+			chars += k * len(v.Value)
+		}
+	}
+	if elems > MaxRecordElements {
+		return nil, &apiErr{400, "InvalidChangeBatch", "", []string{fmt.Sprintf("Number of records limit of %d exceeded.", MaxRecordElements)}}
+	}
+	if chars > MaxValueChars {
+		return nil, &apiErr{400, "InvalidChangeBatch", "", []string{fmt.Sprintf("RDATA character limit of %d exceeded.", MaxValueChars)}}
+	}
+	rrs := append([]RR(nil), z.rrs...)
+	idx := func(k string) int {
+		for i := range rrs {
+			if rrKey(rrs[i]) == k {
+				return i
+			}
+		}
+		return -1
+	}
+	var msgs []string
+	for _, c := range in.Changes {
+		rs := c.RRSet
+		rs.Name = fqdn(strings.ReplaceAll(rs.Name, `\052`, "*"))
+		desc := fmt.Sprintf("[%s] of type [%s] with set identifier [%s]", strings.TrimSuffix(rs.Name, "."), rs.Type, rs.SetIdentifier)
+		if rs.Name != z.name && !strings.HasSuffix(rs.Name, "."+z.name) {
+			msgs = append(msgs, fmt.Sprintf("RRSet with DNS name %s is not permitted in zone %s", rs.Name, z.name))
+			continue
+		}
+		if len(rs.Records) == 0 || rs.TTL == nil {
+			msgs = append(msgs, "Invalid request: missing ResourceRecords or TTL for "+desc)
+			continue
+		}
+		i := idx(rrKey(rs))
+		switch c.Action {
+		case "CREATE":
+			if i >= 0 {
+				msgs = append(msgs, "Tried to create resource record set "+desc+" but it already exists")
+				continue
+			}
+			rrs = append(rrs, rs)
+		case "DELETE":
+			if i < 0 {
+				msgs = append(msgs, "Tried to delete resource record set "+desc+" but it was not found")
+				continue
+			}
+			if !sameRR(rrs[i], rs) {
+				msgs = append(msgs, "Tried to delete resource record set "+desc+" but the values provided do not match the current values")
+				continue
+			}
+			rrs = append(rrs[:i], rrs[i+1:]...)
+		case "UPSERT":
+			if i >= 0 {
+				rrs[i] = rs
+			} else {
+				rrs = append(rrs, rs)
+			}
+		default:
+			msgs = append(msgs, "Invalid action "+c.Action)
+		}
+	}
+	if len(msgs) > 0 {
+		return nil, &apiErr{400, "InvalidChangeBatch", "", msgs}
+	}
+	z.rrs = rrs
+	s.lastBatch = append(s.lastBatch, elems)
+	return struct {
+		XMLName    xml.Name   `xml:"ChangeResourceRecordSetsResponse"`
+		Xmlns      string     `xml:"xmlns,attr"`
+		ChangeInfo changeInfo `xml:"ChangeInfo"`
+	}{Xmlns: ns, ChangeInfo: s.newChange()}, nil
+}
+
+func (s *Server) opListRRs(r *http.Request, id string) (any, *apiErr) {
+	z, e := s.zone(id)
+	if e != nil {
+		return nil, e
+	}
+	type resp struct {
+		XMLName              xml.Name `xml:"ListResourceRecordSetsResponse"`
+		Xmlns                string   `xml:"xmlns,attr"`
+		ResourceRecordSets   []RR     `xml:"ResourceRecordSets>ResourceRecordSet"`
+		IsTruncated          bool     `xml:"IsTruncated"`
+		NextRecordName       string   `xml:"NextRecordName,omitempty"`
+		NextRecordType       string   `xml:"NextRecordType,omitempty"`
+		NextRecordIdentifier string   `xml:"NextRecordIdentifier,omitempty"`
+		MaxItems             int      `xml:"MaxItems"`
+	}
+	q := r.URL.Query()
+	n := maxItems(r, 300)
+	sorted := append([]RR(nil), z.rrs...)
+	key := func(r RR) string { return reverseName(r.Name) + "\x00" + r.Type + "\x00" + r.SetIdentifier }
+	sort.Slice(sorted, func(i, j int) bool { return key(sorted[i]) < key(sorted[j]) })
+	out := resp{Xmlns: ns, MaxItems: n}
+	var start string
+	if name := q.Get("name"); name != "" {
+		start = reverseName(fqdn(name)) + "\x00" + q.Get("type") + "\x00" + q.Get("identifier")
+	}
+	for _, rr := range sorted {
+		if key(rr) < start {
+			continue
+		}
+		if len(out.ResourceRecordSets) == n {
+			out.IsTruncated, out.NextRecordName, out.NextRecordType, out.NextRecordIdentifier = true, rr.Name, rr.Type, rr.SetIdentifier
+			break
+		}
+		rr.Name = strings.Replace(rr.Name, "*", `\052`, 1)
+		out.ResourceRecordSets = append(out.ResourceRecordSets, rr)
+	}
+	return out, nil
+}
+
+// GetChange reports PENDING on the first poll of a change, INSYNC after.
+func (s *Server) opGetChange(id string) (any, *apiErr) {
+	n, ok := s.changes[id]
+	if !ok {
+		return nil, &apiErr{404, "NoSuchChange", "A change with the specified change ID does not exist.", nil}
+	}
+	s.changes[id] = n + 1
+	st := "PENDING"
+	if n > 0 {
+		st = "INSYNC"
+	}
+	return struct {
+		XMLName    xml.Name   `xml:"GetChangeResponse"`
+		Xmlns      string     `xml:"xmlns,attr"`
+		ChangeInfo changeInfo `xml:"ChangeInfo"`
+	}{Xmlns: ns, ChangeInfo: changeInfo{ID: "/change/" + id, Status: st, SubmittedAt: time.Now().UTC().Format(time.RFC3339)}}, nil
+}
+
+type tag struct {
+	Key   string `xml:"Key"`
+	Value string `xml:"Value"`
+}
+
+func (s *Server) opChangeTags(r *http.Request, parts []string) (any, *apiErr) {
+	if parts[1] != "hostedzone" {
+		return nil, &apiErr{400, "InvalidInput", "only hostedzone tags are supported", nil}
+	}
+	z, e := s.zone(parts[2])
+	if e != nil {
+		return nil, e
+	}
+	var in struct {
+		Add    []tag    `xml:"AddTags>Tag"`
+		Remove []string `xml:"RemoveTagKeys>Key"`
+	}
+	if err := xml.NewDecoder(r.Body).Decode(&in); err != nil {
+		return nil, &apiErr{400, "InvalidInput", err.Error(), nil}
+	}
+	for _, t := range in.Add {
+		z.tags[t.Key] = t.Value
+	}
+	for _, k := range in.Remove {
+		delete(z.tags, k)
+	}
+	return struct {
+		XMLName xml.Name `xml:"ChangeTagsForResourceResponse"`
+		Xmlns   string   `xml:"xmlns,attr"`
+	}{Xmlns: ns}, nil
+}
+
+func (s *Server) opListTags(parts []string) (any, *apiErr) {
+	z, e := s.zone(parts[2])
+	if e != nil {
+		return nil, e
+	}
+	type set struct {
+		ResourceType string `xml:"ResourceType"`
+		ResourceID   string `xml:"ResourceId"`
+		Tags         []tag  `xml:"Tags>Tag"`
+	}
+	out := set{ResourceType: "hostedzone", ResourceID: z.id}
+	keys := make([]string, 0, len(z.tags))
+	for k := range z.tags {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		out.Tags = append(out.Tags, tag{k, z.tags[k]})
+	}
+	return struct {
+		XMLName        xml.Name `xml:"ListTagsForResourceResponse"`
+		Xmlns          string   `xml:"xmlns,attr"`
+		ResourceTagSet set      `xml:"ResourceTagSet"`
+	}{Xmlns: ns, ResourceTagSet: out}, nil
+}
