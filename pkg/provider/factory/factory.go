@@ -16,6 +16,8 @@ import (
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	awsprovider "github.com/dnsplane/dnsplane/pkg/provider/aws"
+	azureprovider "github.com/dnsplane/dnsplane/pkg/provider/azure"
+	googleprovider "github.com/dnsplane/dnsplane/pkg/provider/google"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 )
@@ -164,8 +166,32 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 		}
 		r.Provider = p
 		return r, s.ResourceVersion, nil
-	case TypeGoogle, TypeAzure:
-		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: provider type %q is not available in this build yet: %w", namespace, name, s.Type, ErrProviderNotFound)
+	case TypeAzure:
+		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+		p, err := azureprovider.New(ctx, azureprovider.Config{
+			SubscriptionID: get("AZURE_SUBSCRIPTION_ID"), ResourceGroup: get("AZURE_RESOURCE_GROUP"),
+			TenantID: get("AZURE_TENANT_ID"), ClientID: get("AZURE_CLIENT_ID"), ClientSecret: get("AZURE_CLIENT_SECRET"),
+			EndpointURL: get("AZURE_ENDPOINT_URL"), AuthorityHost: get("AZURE_AUTHORITY_HOST"),
+		})
+		if err != nil {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, s.ResourceVersion, nil
+	case TypeGoogle:
+		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+		if get("GOOGLE_PROJECT_ID") == "" {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: key GOOGLE_PROJECT_ID is required: %w", namespace, name, ErrInvalidCredentials)
+		}
+		p, err := googleprovider.New(ctx, googleprovider.Config{
+			ProjectID: get("GOOGLE_PROJECT_ID"), CredentialsJSON: get("GOOGLE_APPLICATION_CREDENTIALS_JSON"),
+			EndpointURL: get("GOOGLE_ENDPOINT_URL"),
+		})
+		if err != nil {
+			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, s.ResourceVersion, nil
 	default:
 		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
 	}

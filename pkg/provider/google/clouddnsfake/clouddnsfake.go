@@ -1,0 +1,453 @@
+// Package clouddnsfake is an in-memory httptest server for the subset of the
+// Cloud DNS v1 REST API (JSON) that the dnsplane google provider uses:
+// managedZones create/get/list/delete (with description and labels),
+// resourceRecordSets list with page tokens, and changes.create with atomic
+// additions and deletions.
+//
+// Behaviour follows the Cloud DNS API reference and error messages page:
+//   - a new zone gets an SOA and an NS set of 4 name servers at its apex;
+//   - a change is all-or-nothing; a deletion must match the existing set
+//     exactly (name, type, ttl, rrdatas), else 412 conditionNotMet; deleting a
+//     set that does not exist is 404 notFound naming entity.change.deletions[i];
+//     adding a set that exists (and is not deleted by the same change) is 409
+//     alreadyExists;
+//   - the documented per-change limits (cloud.google.com/dns/quotas: 1,000
+//     additions, 1,000 deletions, 100,000 bytes of rrdata, 100 records per
+//     set) give 403 quotaExceeded;
+//   - deleting a zone that still holds sets other than the apex SOA/NS is 400
+//     containerNotEmpty.
+//
+// Paths are /dns/v1/projects/{project}/managedZones[...]; any project is
+// accepted, but zones are kept per project.
+package clouddnsfake
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Per-change limits (Cloud DNS "Quotas and limits").
+const (
+	MaxAdditionsPerChange   = 1000
+	MaxDeletionsPerChange   = 1000
+	MaxRrdataBytesPerChange = 100000
+	MaxRecordsPerRRSet      = 100
+)
+
+// RRSet is a resource record set in the API's JSON form.
+type RRSet struct {
+	Kind    string   `json:"kind,omitempty"`
+	Name    string   `json:"name"`
+	Type    string   `json:"type"`
+	TTL     int64    `json:"ttl,omitempty"`
+	Rrdatas []string `json:"rrdatas,omitempty"`
+}
+
+// ManagedZone is a managed zone in the API's JSON form.
+type ManagedZone struct {
+	Kind         string            `json:"kind,omitempty"`
+	ID           string            `json:"id,omitempty"`
+	Name         string            `json:"name"`
+	DNSName      string            `json:"dnsName"`
+	Description  string            `json:"description"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	NameServers  []string          `json:"nameServers,omitempty"`
+	CreationTime string            `json:"creationTime,omitempty"`
+	Visibility   string            `json:"visibility,omitempty"`
+}
+
+type change struct {
+	Kind      string   `json:"kind,omitempty"`
+	ID        string   `json:"id,omitempty"`
+	Status    string   `json:"status,omitempty"`
+	StartTime string   `json:"startTime,omitempty"`
+	Additions []*RRSet `json:"additions,omitempty"`
+	Deletions []*RRSet `json:"deletions,omitempty"`
+}
+
+type zone struct {
+	mz      ManagedZone
+	rrsets  []RRSet
+	changes int
+}
+
+// Server is the fake. All methods are safe for concurrent use.
+type Server struct {
+	*httptest.Server
+
+	mu          sync.Mutex
+	zones       map[string]map[string]*zone // project -> zone name -> zone
+	seq         uint64
+	pageSize    int
+	throttle    int
+	counts      map[string]int
+	changeSizes []int
+}
+
+// New starts a fake server. Close it when done.
+func New() *Server {
+	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
+}
+
+// SetPageSize sets the largest page the list methods return (default 100),
+// whatever maxResults asks.
+func (s *Server) SetPageSize(n int) { s.mu.Lock(); s.pageSize = max(1, n); s.mu.Unlock() }
+
+// Throttle makes the next n requests fail with 429 rateLimitExceeded.
+func (s *Server) Throttle(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
+
+// Count returns how many requests of an operation were received, throttled
+// ones included: "managedZones.create", "managedZones.get",
+// "managedZones.list", "managedZones.delete", "rrsets.list",
+// "changes.create".
+func (s *Server) Count(op string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.counts[op] }
+
+// ChangeSizes returns additions+deletions (rrsets) of every accepted
+// changes.create, in order.
+func (s *Server) ChangeSizes() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.changeSizes)
+}
+
+// AddZone creates a zone as another tool would, with the given name, DNS
+// name and labels, and returns its numeric ID.
+func (s *Server) AddZone(project, name, dnsName string, labels map[string]string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.create(project, ManagedZone{Name: name, DNSName: fqdn(dnsName), Description: "foreign", Labels: labels}).mz.ID
+}
+
+func fqdn(n string) string { return strings.TrimSuffix(strings.ToLower(n), ".") + "." }
+
+func (s *Server) create(project string, mz ManagedZone) *zone {
+	s.seq++
+	mz.Kind = "dns#managedZone"
+	mz.ID = strconv.FormatUint(1000000+s.seq, 10)
+	mz.CreationTime = time.Now().UTC().Format(time.RFC3339Nano)
+	mz.Visibility = "public"
+	mz.NameServers = nil
+	for i := 1; i <= 4; i++ {
+		mz.NameServers = append(mz.NameServers, fmt.Sprintf("ns-cloud-%c%d.googledomains.com.", 'a'+rune(s.seq%5), i))
+	}
+	z := &zone{mz: mz}
+	z.rrsets = []RRSet{
+		{Kind: "dns#resourceRecordSet", Name: mz.DNSName, Type: "NS", TTL: 21600, Rrdatas: slices.Clone(mz.NameServers)},
+		{Kind: "dns#resourceRecordSet", Name: mz.DNSName, Type: "SOA", TTL: 21600,
+			Rrdatas: []string{mz.NameServers[0] + " cloud-dns-hostmaster.google.com. 1 21600 3600 259200 300"}},
+	}
+	if s.zones[project] == nil {
+		s.zones[project] = map[string]*zone{}
+	}
+	s.zones[project][mz.Name] = z
+	return z
+}
+
+type apiError struct {
+	code           int
+	reason, msg    string
+	retryAfterSecs int
+}
+
+func (s *Server) fail(w http.ResponseWriter, e apiError) {
+	if e.retryAfterSecs > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfterSecs))
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(e.code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{
+		"code": e.code, "message": e.msg,
+		"errors": []map[string]string{{"domain": "global", "reason": e.reason, "message": e.msg}},
+	}})
+}
+
+func reply(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(code)
+	if v != nil {
+		_ = json.NewEncoder(w).Encode(v)
+	}
+}
+
+var (
+	zoneNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$`)
+	labelKeyRE = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,62}$`)
+	labelValRE = regexp.MustCompile(`^[a-z0-9_-]{0,63}$`)
+)
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+	// dns v1 projects {p} managedZones [{z} [rrsets|changes]]
+	if len(parts) < 5 || parts[0] != "dns" || parts[1] != "v1" || parts[2] != "projects" || parts[4] != "managedZones" {
+		s.fail(w, apiError{code: 404, reason: "notFound", msg: "unknown path " + r.URL.Path})
+		return
+	}
+	project := parts[3]
+	op := ""
+	switch {
+	case len(parts) == 5 && r.Method == http.MethodPost:
+		op = "managedZones.create"
+	case len(parts) == 5 && r.Method == http.MethodGet:
+		op = "managedZones.list"
+	case len(parts) == 6 && r.Method == http.MethodGet:
+		op = "managedZones.get"
+	case len(parts) == 6 && r.Method == http.MethodDelete:
+		op = "managedZones.delete"
+	case len(parts) == 7 && parts[6] == "rrsets" && r.Method == http.MethodGet:
+		op = "rrsets.list"
+	case len(parts) == 7 && parts[6] == "changes" && r.Method == http.MethodPost:
+		op = "changes.create"
+	default:
+		s.fail(w, apiError{code: 404, reason: "notFound", msg: r.Method + " " + r.URL.Path + " not supported"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts[op]++
+	if s.throttle > 0 {
+		s.throttle--
+		s.fail(w, apiError{code: 429, reason: "rateLimitExceeded", msg: "Rate Limit Exceeded", retryAfterSecs: 2})
+		return
+	}
+	zones := s.zones[project]
+	var z *zone
+	if len(parts) >= 6 {
+		z = lookup(zones, parts[5])
+		if z == nil {
+			s.fail(w, apiError{code: 404, reason: "notFound", msg: fmt.Sprintf("The 'parameters.managedZone' resource named '%s' does not exist.", parts[5])})
+			return
+		}
+	}
+	q := r.URL.Query()
+	switch op {
+	case "managedZones.create":
+		var mz ManagedZone
+		if err := json.NewDecoder(r.Body).Decode(&mz); err != nil {
+			s.fail(w, apiError{code: 400, reason: "parseError", msg: err.Error()})
+			return
+		}
+		if e := validateZone(mz); e != nil {
+			s.fail(w, *e)
+			return
+		}
+		if zones[mz.Name] != nil {
+			s.fail(w, apiError{code: 409, reason: "alreadyExists", msg: fmt.Sprintf("The resource 'entity.managedZone' named '%s' already exists", mz.Name)})
+			return
+		}
+		mz.DNSName = strings.ToLower(mz.DNSName)
+		reply(w, 200, s.create(project, mz).mz)
+	case "managedZones.get":
+		reply(w, 200, z.mz)
+	case "managedZones.list":
+		var all []ManagedZone
+		for _, z := range zones {
+			if dn := q.Get("dnsName"); dn == "" || fqdn(dn) == z.mz.DNSName {
+				all = append(all, z.mz)
+			}
+		}
+		slices.SortFunc(all, func(a, b ManagedZone) int { return strings.Compare(a.Name, b.Name) })
+		page, next, e := s.page(len(all), q)
+		if e != nil {
+			s.fail(w, *e)
+			return
+		}
+		reply(w, 200, map[string]any{"kind": "dns#managedZonesListResponse", "managedZones": all[page[0]:page[1]], "nextPageToken": next})
+	case "managedZones.delete":
+		for _, rs := range z.rrsets {
+			if !(rs.Name == z.mz.DNSName && (rs.Type == "SOA" || rs.Type == "NS")) {
+				s.fail(w, apiError{code: 400, reason: "containerNotEmpty", msg: fmt.Sprintf("The resource named '%s' cannot be deleted because it is not empty", z.mz.Name)})
+				return
+			}
+		}
+		delete(zones, z.mz.Name)
+		w.WriteHeader(http.StatusNoContent)
+	case "rrsets.list":
+		var all []RRSet
+		for _, rs := range z.rrsets {
+			if (q.Get("name") == "" || fqdn(q.Get("name")) == rs.Name) && (q.Get("type") == "" || q.Get("type") == rs.Type) {
+				all = append(all, rs)
+			}
+		}
+		page, next, e := s.page(len(all), q)
+		if e != nil {
+			s.fail(w, *e)
+			return
+		}
+		reply(w, 200, map[string]any{"kind": "dns#resourceRecordSetsListResponse", "rrsets": all[page[0]:page[1]], "nextPageToken": next})
+	case "changes.create":
+		var c change
+		if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
+			s.fail(w, apiError{code: 400, reason: "parseError", msg: err.Error()})
+			return
+		}
+		if e := z.apply(c); e != nil {
+			s.fail(w, *e)
+			return
+		}
+		z.changes++
+		s.changeSizes = append(s.changeSizes, len(c.Additions)+len(c.Deletions))
+		c.Kind, c.ID, c.Status, c.StartTime = "dns#change", strconv.Itoa(z.changes), "done", time.Now().UTC().Format(time.RFC3339Nano)
+		reply(w, 200, c)
+	}
+}
+
+func lookup(zones map[string]*zone, ref string) *zone {
+	if z := zones[ref]; z != nil {
+		return z
+	}
+	for _, z := range zones {
+		if z.mz.ID == ref {
+			return z
+		}
+	}
+	return nil
+}
+
+// page returns the [start, end) window for pageToken/maxResults, and the
+// next token ("" on the last page).
+func (s *Server) page(n int, q map[string][]string) ([2]int, string, *apiError) {
+	start := 0
+	if t := first(q["pageToken"]); t != "" {
+		v, err := strconv.Atoi(strings.TrimPrefix(t, "p"))
+		if err != nil || !strings.HasPrefix(t, "p") || v < 0 || v > n {
+			return [2]int{}, "", &apiError{code: 400, reason: "invalid", msg: "Invalid value for 'parameters.pageToken': '" + t + "'"}
+		}
+		start = v
+	}
+	size := s.pageSize
+	if m, err := strconv.Atoi(first(q["maxResults"])); err == nil && m > 0 && m < size {
+		size = m
+	}
+	end := min(n, start+size)
+	next := ""
+	if end < n {
+		next = "p" + strconv.Itoa(end)
+	}
+	return [2]int{start, end}, next, nil
+}
+
+func first(v []string) string {
+	if len(v) == 0 {
+		return ""
+	}
+	return v[0]
+}
+
+func validateZone(mz ManagedZone) *apiError {
+	switch {
+	case !zoneNameRE.MatchString(mz.Name):
+		return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.managedZone.name': '%s'", mz.Name)}
+	case !strings.HasSuffix(mz.DNSName, ".") || len(mz.DNSName) < 2:
+		return &apiError{code: 400, reason: "invalidFieldValue", msg: fmt.Sprintf("Invalid value for 'entity.managedZone.dnsName': '%s'", mz.DNSName)}
+	case len(mz.Description) > 1024:
+		return &apiError{code: 400, reason: "invalid", msg: "Invalid value for 'entity.managedZone.description'"}
+	case len(mz.Labels) > 64:
+		return &apiError{code: 400, reason: "invalid", msg: "too many labels"}
+	}
+	for k, v := range mz.Labels {
+		if !labelKeyRE.MatchString(k) || !labelValRE.MatchString(v) {
+			return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.managedZone.labels': %q=%q", k, v)}
+		}
+	}
+	return nil
+}
+
+func key(rs *RRSet) string { return fqdn(rs.Name) + " " + rs.Type }
+
+func sameSet(a, b *RRSet) bool {
+	if a.TTL != b.TTL || len(a.Rrdatas) != len(b.Rrdatas) {
+		return false
+	}
+	x, y := slices.Clone(a.Rrdatas), slices.Clone(b.Rrdatas)
+	slices.Sort(x)
+	slices.Sort(y)
+	return slices.Equal(x, y)
+}
+
+// apply checks c against the zone and applies it atomically.
+func (z *zone) apply(c change) *apiError {
+	if len(c.Additions)+len(c.Deletions) == 0 {
+		return &apiError{code: 400, reason: "required", msg: "The change must contain at least one addition or deletion."}
+	}
+	if len(c.Additions) > MaxAdditionsPerChange || len(c.Deletions) > MaxDeletionsPerChange {
+		return &apiError{code: 403, reason: "quotaExceeded", msg: "The change would exceed quota for additions or deletions per change."}
+	}
+	size := 0
+	for i, list := range [][]*RRSet{c.Deletions, c.Additions} {
+		field := [2]string{"deletions", "additions"}[i]
+		for j, rs := range list {
+			if rs == nil || rs.Name == "" || rs.Type == "" || !strings.HasSuffix(rs.Name, ".") {
+				return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.change.%s[%d].name'", field, j)}
+			}
+			if name := strings.ToLower(rs.Name); name != z.mz.DNSName && !strings.HasSuffix(name, "."+z.mz.DNSName) {
+				return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.change.%s[%d].name': '%s' is not within the zone", field, j, rs.Name)}
+			}
+			if len(rs.Rrdatas) == 0 {
+				return &apiError{code: 400, reason: "required", msg: fmt.Sprintf("Required field 'entity.change.%s[%d].rrdata' not specified", field, j)}
+			}
+			if len(rs.Rrdatas) > MaxRecordsPerRRSet {
+				return &apiError{code: 403, reason: "quotaExceeded", msg: "The change would exceed quota for resource records per rrset."}
+			}
+			if rs.TTL < 0 {
+				return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.change.%s[%d].ttl'", field, j)}
+			}
+			for _, d := range rs.Rrdatas {
+				size += len(d)
+			}
+		}
+	}
+	if size > MaxRrdataBytesPerChange {
+		return &apiError{code: 403, reason: "quotaExceeded", msg: "The change would exceed quota for total rrdata size per change."}
+	}
+	cur := map[string]int{}
+	for i := range z.rrsets {
+		cur[key(&z.rrsets[i])] = i
+	}
+	deleted := map[string]bool{}
+	for j, d := range c.Deletions {
+		k := key(d)
+		i, ok := cur[k]
+		if !ok || deleted[k] {
+			return &apiError{code: 404, reason: "notFound", msg: fmt.Sprintf("The 'entity.change.deletions[%d]' resource named '%s (%s)' does not exist.", j, d.Name, d.Type)}
+		}
+		if !sameSet(&z.rrsets[i], d) {
+			return &apiError{code: 412, reason: "conditionNotMet", msg: fmt.Sprintf("Precondition not met for 'entity.change.deletions[%d]'", j)}
+		}
+		deleted[k] = true
+	}
+	added := map[string]bool{}
+	for j, a := range c.Additions {
+		k := key(a)
+		if _, exists := cur[k]; (exists && !deleted[k]) || added[k] {
+			return &apiError{code: 409, reason: "alreadyExists", msg: fmt.Sprintf("The resource 'entity.change.additions[%d]' named '%s (%s)' already exists", j, a.Name, a.Type)}
+		}
+		added[k] = true
+	}
+	next := make([]RRSet, 0, len(z.rrsets)+len(c.Additions))
+	for _, rs := range z.rrsets {
+		if !deleted[key(&rs)] {
+			next = append(next, rs)
+		}
+	}
+	for _, a := range c.Additions {
+		next = append(next, RRSet{Kind: "dns#resourceRecordSet", Name: strings.ToLower(a.Name), Type: a.Type, TTL: a.TTL, Rrdatas: slices.Clone(a.Rrdatas)})
+	}
+	slices.SortStableFunc(next, func(a, b RRSet) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Type, b.Type)
+	})
+	z.rrsets = next
+	return nil
+}
