@@ -255,3 +255,28 @@ func GroupRRs(rrs []dns.RR) []RecordSet {
 	}
 	return out
 }
+
+// PresentationValue spells a canonical target as zone-file style APIs (Route 53, Cloud DNS) take
+// it (RFC 1035 §5.1): TXT and SPF as quoted character-strings of at most 255 bytes, each escaped
+// by escapeTXT (the APIs differ: Route 53 wants octal \ooo, Cloud DNS decimal \DDD); CNAME, NS,
+// PTR and DNAME targets, and the host of MX and SRV, absolute with a trailing dot. Other types
+// are returned unchanged.
+func PresentationValue(rtype, target string, escapeTXT func(string) string) string {
+	switch rtype {
+	case "TXT", "SPF":
+		chunks := SplitTXT(target)
+		for i, c := range chunks {
+			chunks[i] = `"` + escapeTXT(c) + `"`
+		}
+		return strings.Join(chunks, " ")
+	case "CNAME", "NS", "PTR", "DNAME":
+		return Fqdn(target)
+	case "MX", "SRV":
+		f := strings.Fields(target)
+		if len(f) > 0 {
+			f[len(f)-1] = Fqdn(f[len(f)-1])
+		}
+		return strings.Join(f, " ")
+	}
+	return target
+}

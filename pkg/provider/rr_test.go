@@ -224,3 +224,23 @@ func TestThrottledError_IsErrThrottledWithRetryAfter(t *testing.T) {
 		t.Fatal("RetryAfter reported throttling for an unrelated error")
 	}
 }
+
+func TestPresentationValue_QuotesTXTAndMakesNamesAbsolute(t *testing.T) {
+	octal := func(s string) string { return strings.ReplaceAll(s, `"`, `\"`) }
+	long := strings.Repeat("a", 300)
+	cases := []struct{ rtype, target, want string }{
+		{"A", "192.0.2.1", "192.0.2.1"},
+		{"CNAME", "www.example.test", "www.example.test."},
+		{"NS", "ns1.example.test.", "ns1.example.test."},
+		{"MX", "10 mail.example.test", "10 mail.example.test."},
+		{"SRV", "0 5 5060 sip.example.test", "0 5 5060 sip.example.test."},
+		{"TXT", `say "hi"`, `"say \"hi\""`},
+		{"TXT", long, `"` + strings.Repeat("a", 255) + `" "` + strings.Repeat("a", 45) + `"`},
+		{"CAA", `0 issue "letsencrypt.org"`, `0 issue "letsencrypt.org"`},
+	}
+	for _, c := range cases {
+		if got := PresentationValue(c.rtype, c.target, octal); got != c.want {
+			t.Errorf("PresentationValue(%s, %q) = %q, want %q", c.rtype, c.target, got, c.want)
+		}
+	}
+}

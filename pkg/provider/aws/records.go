@@ -23,23 +23,7 @@ const (
 // encodeValue spells a canonical target as Route 53 does: TXT/SPF as quoted
 // 255-byte character-strings, domain names with a trailing dot.
 func encodeValue(rtype, target string) string {
-	switch rtype {
-	case "TXT", "SPF":
-		chunks := provider.SplitTXT(target)
-		for i, c := range chunks {
-			chunks[i] = `"` + escapeTXT(c) + `"`
-		}
-		return strings.Join(chunks, " ")
-	case "CNAME", "NS", "PTR", "DNAME":
-		return dot(target)
-	case "MX", "SRV":
-		f := strings.Fields(target)
-		if len(f) > 0 {
-			f[len(f)-1] = dot(f[len(f)-1])
-		}
-		return strings.Join(f, " ")
-	}
-	return target
+	return provider.PresentationValue(rtype, target, escapeTXT)
 }
 
 // escapeTXT escapes " and \ with a backslash, and bytes outside printable
@@ -59,13 +43,6 @@ func escapeTXT(s string) string {
 		}
 	}
 	return b.String()
-}
-
-func dot(n string) string {
-	if strings.HasSuffix(n, ".") {
-		return n
-	}
-	return n + "."
 }
 
 // decodeTXT joins Route 53's quoted character-strings, undoing \" \\ and

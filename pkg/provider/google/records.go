@@ -15,30 +15,7 @@ import (
 // quoted 255-byte character-strings (RFC 1035 §5.1 escapes), domain names
 // absolute, with a trailing dot.
 func encodeValue(rtype, target string) string {
-	switch rtype {
-	case "TXT", "SPF":
-		chunks := provider.SplitTXT(target)
-		for i, c := range chunks {
-			chunks[i] = `"` + escapeTXT(c) + `"`
-		}
-		return strings.Join(chunks, " ")
-	case "CNAME", "NS", "PTR", "DNAME":
-		return dot(target)
-	case "MX", "SRV":
-		f := strings.Fields(target)
-		if len(f) > 0 {
-			f[len(f)-1] = dot(f[len(f)-1])
-		}
-		return strings.Join(f, " ")
-	}
-	return target
-}
-
-func dot(n string) string {
-	if strings.HasSuffix(n, ".") {
-		return n
-	}
-	return n + "."
+	return provider.PresentationValue(rtype, target, escapeTXT)
 }
 
 // escapeTXT escapes '"' and '\' with a backslash and bytes outside printable
