@@ -44,7 +44,7 @@ func JoinTXT(chunks []string) string { return strings.Join(chunks, "") }
 func NewTXT(hdr dns.RR_Header, value string) dns.RR {
 	chunks := SplitTXT(value)
 	for i, c := range chunks {
-		chunks[i] = escapeTXT(c)
+		chunks[i] = EscapeTXT(c)
 	}
 	if hdr.Rrtype == dns.TypeSPF {
 		return &dns.SPF{Hdr: hdr, Txt: chunks}
@@ -63,9 +63,9 @@ func TXTValue(txt []string) string {
 	return b.String()
 }
 
-// escapeTXT turns raw bytes into miekg's escaped form: '"' and '\' get a
-// backslash, bytes outside printable ASCII become \DDD (RFC 1035 §5.1).
-func escapeTXT(raw string) string {
+// EscapeTXT turns raw bytes into the escaped form of RFC 1035 §5.1, as miekg/dns and Cloud DNS
+// use it: '"' and '\' get a backslash, bytes outside printable ASCII become \DDD (decimal).
+func EscapeTXT(raw string) string {
 	var b strings.Builder
 	b.Grow(len(raw))
 	for i := 0; i < len(raw); i++ {
@@ -83,7 +83,7 @@ func escapeTXT(raw string) string {
 	return b.String()
 }
 
-// unescapeTXT reverses escapeTXT (\DDD and \X, RFC 1035 §5.1).
+// unescapeTXT reverses EscapeTXT (\DDD and \X, RFC 1035 §5.1).
 func unescapeTXT(s string) string {
 	if !strings.ContainsRune(s, '\\') {
 		return s
@@ -279,4 +279,27 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 		return strings.Join(f, " ")
 	}
 	return target
+}
+
+// ValidateChangeSet is the check every provider makes of one side of a Change before writing
+// anything: which ("Before" or "After") must be present, canonical (CanonicalRecordSet), inside
+// zone and non-empty, and weighted only where caps.WeightedRouting. It returns the canonical set,
+// or an error wrapping ErrInvalidChange or ErrNotCapable. Providers add their own limits after it.
+func ValidateChangeSet(action Action, which string, rs *RecordSet, zone string, caps Capabilities) (RecordSet, error) {
+	if rs == nil {
+		return RecordSet{}, fmt.Errorf("%w: %s change without %s", ErrInvalidChange, action, which)
+	}
+	c, err := CanonicalRecordSet(*rs)
+	if err != nil {
+		return RecordSet{}, err
+	}
+	switch {
+	case !IsSubdomain(c.Name, zone):
+		return c, fmt.Errorf("%w: %s is not in zone %s", ErrInvalidChange, c.Key(), zone)
+	case len(c.Targets) == 0:
+		return c, fmt.Errorf("%w: %s has no targets", ErrInvalidChange, c.Key())
+	case !caps.WeightedRouting && (c.Weight != nil || c.SetIdentifier != ""):
+		return c, fmt.Errorf("%w: %s: weighted routing", ErrNotCapable, c.Key())
+	}
+	return c, nil
 }

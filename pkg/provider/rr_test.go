@@ -244,3 +244,30 @@ func TestPresentationValue_QuotesTXTAndMakesNamesAbsolute(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateChangeSet_CommonRules(t *testing.T) {
+	w := int64(10)
+	cases := []struct {
+		name string
+		rs   *RecordSet
+		caps Capabilities
+		want error
+	}{
+		{"missing", nil, Capabilities{}, ErrInvalidChange},
+		{"outside the zone", &RecordSet{Name: "www.other.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}, Capabilities{}, ErrInvalidChange},
+		{"no targets", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60}, Capabilities{}, ErrInvalidChange},
+		{"bad target", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"hello"}}, Capabilities{}, ErrInvalidChange},
+		{"weighted without the capability", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w}, Capabilities{}, ErrNotCapable},
+		{"weighted with the capability", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w}, Capabilities{WeightedRouting: true}, nil},
+		{"plain", &RecordSet{Name: "WWW.example.test.", Type: "a", TTL: 60, Targets: []string{"192.0.2.1"}}, Capabilities{}, nil},
+	}
+	for _, c := range cases {
+		got, err := ValidateChangeSet(ActionCreate, "After", c.rs, "example.test", c.caps)
+		if !errors.Is(err, c.want) || (c.want == nil && err != nil) {
+			t.Errorf("%s: got %v, want %v", c.name, err, c.want)
+		}
+		if c.want == nil && (got.Name != "www.example.test" || got.Type != "A") {
+			t.Errorf("%s: not canonical: %+v", c.name, got)
+		}
+	}
+}

@@ -156,18 +156,11 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 }
 
 func (p *Provider) validate(ch provider.Change, zone string, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	if rs == nil {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s change without %s", provider.ErrInvalidChange, ch.Action, which)
-	}
-	c, err := provider.CanonicalRecordSet(*rs)
+	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, p.Capabilities())
 	if err != nil {
-		return provider.RecordSet{}, err
+		return c, err
 	}
 	switch {
-	case !provider.IsSubdomain(c.Name, zone):
-		return c, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
-	case len(c.Targets) == 0:
-		return c, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
 	case c.SetIdentifier != "" && c.Weight == nil:
 		return c, fmt.Errorf("%w: %s: a set identifier needs a weight (only weighted routing is supported)", provider.ErrInvalidChange, c.Key())
 	case len(c.ProviderSpecific) > 0:

@@ -173,24 +173,15 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 }
 
 func validate(ch provider.Change, zone, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	if rs == nil {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s change without %s", provider.ErrInvalidChange, ch.Action, which)
-	}
-	c, err := provider.CanonicalRecordSet(*rs)
+	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, provider.Capabilities{}) // no weighted routing
 	if err != nil {
-		return provider.RecordSet{}, err
+		return c, err
 	}
 	switch {
-	case !provider.IsSubdomain(c.Name, zone):
-		return c, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
-	case c.Weight != nil || c.SetIdentifier != "":
-		return c, fmt.Errorf("%w: %s: Azure DNS has no weighted routing", provider.ErrNotCapable, c.Key())
 	case len(c.ProviderSpecific) > 0:
 		return c, fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
 	case !supportedTypes[c.Type]:
 		return c, fmt.Errorf("%w: %s: type %s not supported", provider.ErrNotCapable, c.Key(), c.Type)
-	case len(c.Targets) == 0:
-		return c, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
 	case c.Type == "CNAME" && len(c.Targets) != 1:
 		return c, fmt.Errorf("%w: %s: a CNAME set holds one target", provider.ErrInvalidChange, c.Key())
 	}

@@ -15,26 +15,7 @@ import (
 // quoted 255-byte character-strings (RFC 1035 §5.1 escapes), domain names
 // absolute, with a trailing dot.
 func encodeValue(rtype, target string) string {
-	return provider.PresentationValue(rtype, target, escapeTXT)
-}
-
-// escapeTXT escapes '"' and '\' with a backslash and bytes outside printable
-// ASCII as \DDD (decimal, RFC 1035 §5.1).
-func escapeTXT(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < ' ' || c > '~':
-			fmt.Fprintf(&b, "\\%03d", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
+	return provider.PresentationValue(rtype, target, provider.EscapeTXT)
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
@@ -122,24 +103,11 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 }
 
 func validate(ch provider.Change, zone, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	if rs == nil {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s change without %s", provider.ErrInvalidChange, ch.Action, which)
+	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, provider.Capabilities{}) // no weighted routing
+	if err == nil && len(c.ProviderSpecific) > 0 {
+		err = fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
 	}
-	c, err := provider.CanonicalRecordSet(*rs)
-	if err != nil {
-		return provider.RecordSet{}, err
-	}
-	switch {
-	case !provider.IsSubdomain(c.Name, zone):
-		return c, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
-	case len(c.Targets) == 0:
-		return c, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
-	case c.SetIdentifier != "" || c.Weight != nil:
-		return c, fmt.Errorf("%w: %s: weighted routing", provider.ErrNotCapable, c.Key())
-	case len(c.ProviderSpecific) > 0:
-		return c, fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
-	}
-	return c, nil
+	return c, err
 }
 
 // group is the deletions and additions of one provider.Change, never split.
