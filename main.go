@@ -240,6 +240,7 @@ func run(ctx context.Context, o options) error {
 		Local:     counting.Wrap(local.New(store, local.Options{}), "local", providerCalls),
 		LocalAddr: srv.Addr(),
 		Resolver:  o.dnsResolver,
+		Requests:  providerCalls,
 	}
 	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter")})
 	scrapeMetrics := scraper.NewMetrics()

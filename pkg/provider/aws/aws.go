@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -75,6 +76,7 @@ type Provider struct {
 	pageSize int32
 	wait     bool
 	poll     time.Duration
+	names    sync.Map // zone ID -> canonical zone name (immutable in Route 53)
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -416,3 +418,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// RecordsPerPage is ListResourceRecordSets' maxitems, so that pkg/provider/guard charges its rate
+// limiter one request per page (Route 53: at most 300 record sets per page, AWS API Reference).
+func (p *Provider) RecordsPerPage() int { return int(p.pageSize) }

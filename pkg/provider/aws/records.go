@@ -176,11 +176,10 @@ func (p *Provider) validate(ch provider.Change, zone string, which string, rs *p
 // an exact DELETE of Before and a CREATE of After.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	zoneID = stripZoneID(zoneID)
-	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(zoneID)})
+	zone, err := p.zoneName(ctx, zoneID)
 	if err != nil {
-		return mapErr("GetHostedZone", err)
+		return err
 	}
-	zone := provider.CanonicalName(aws.ToString(hz.HostedZone.Name))
 	canon := make([]provider.Change, 0, len(changes))
 	groups := make([][]types.Change, 0, len(changes))
 	for _, ch := range changes {
@@ -310,4 +309,20 @@ func (p *Provider) waitInSync(ctx context.Context, id string) error {
 		case <-time.After(p.poll):
 		}
 	}
+}
+
+// zoneName returns the hosted zone's canonical name, from memory after the first GetHostedZone
+// (a hosted zone's name never changes; a deleted zone then fails at ChangeResourceRecordSets with
+// NoSuchHostedZone, mapped to ErrZoneNotFound).
+func (p *Provider) zoneName(ctx context.Context, zoneID string) (string, error) {
+	if v, ok := p.names.Load(zoneID); ok {
+		return v.(string), nil
+	}
+	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(zoneID)})
+	if err != nil {
+		return "", mapErr("GetHostedZone", err)
+	}
+	zone := provider.CanonicalName(aws.ToString(hz.HostedZone.Name))
+	p.names.Store(zoneID, zone)
+	return zone, nil
 }

@@ -372,3 +372,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// RecordsPerPage is the record-set list's $top, so that pkg/provider/guard charges its rate
+// limiter one request per nextLink page.
+func (p *Provider) RecordsPerPage() int { return int(p.top) }

@@ -1,10 +1,12 @@
 // Package counting wraps a provider.Provider and counts its calls by operation, for the provider
-// budget tests and the dnsplane_provider_requests_total metric. It owns no DNS logic and must not
+// budget tests and the dnsplane_provider_requests_total metric. Under pkg/provider/guard (which
+// wraps it) each counted call is one API request: one batch, one attempt. It owns no DNS logic and must not
 // change what the wrapped provider does.
 package counting
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,12 +36,55 @@ type Provider struct {
 }
 
 // NewMetric returns the counter vector dnsplane_provider_requests_total{provider,operation,
-// result}; result is "ok" or "error". Register it once with the manager's registry.
+// code}; code is Code of the call's error. Register it once with the manager's registry.
 func NewMetric() *prometheus.CounterVec {
 	return prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "dnsplane_provider_requests_total",
-		Help: "Calls to DNS providers, by provider, operation and result (ok or error).",
-	}, []string{"provider", "operation", "result"})
+		Help: "Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).",
+	}, []string{"provider", "operation", "code"})
+}
+
+// Outcome codes of the code label, one per typed provider error (pkg/provider/errors.go).
+const (
+	CodeOK                 = "ok"
+	CodeThrottled          = "throttled"
+	CodeConflict           = "conflict"
+	CodeZoneNotFound       = "zone_not_found"
+	CodeZoneConflict       = "zone_conflict"
+	CodeInvalidCredentials = "invalid_credentials"
+	CodeInvalidChange      = "invalid_change"
+	CodeNotCapable         = "not_capable"
+	CodeTimeout            = "timeout"
+	CodeCanceled           = "canceled"
+	CodeError              = "error"
+)
+
+// Code classifies a provider call's error into a bounded label value: CodeOK for nil, the typed
+// error's code, else CodeError.
+func Code(err error) string {
+	switch {
+	case err == nil:
+		return CodeOK
+	case errors.Is(err, provider.ErrThrottled):
+		return CodeThrottled
+	case errors.Is(err, provider.ErrConflict):
+		return CodeConflict
+	case errors.Is(err, provider.ErrZoneNotFound):
+		return CodeZoneNotFound
+	case errors.Is(err, provider.ErrZoneConflict):
+		return CodeZoneConflict
+	case errors.Is(err, provider.ErrInvalidCredentials):
+		return CodeInvalidCredentials
+	case errors.Is(err, provider.ErrInvalidChange):
+		return CodeInvalidChange
+	case errors.Is(err, provider.ErrNotCapable):
+		return CodeNotCapable
+	case errors.Is(err, context.DeadlineExceeded):
+		return CodeTimeout
+	case errors.Is(err, context.Canceled):
+		return CodeCanceled
+	}
+	return CodeError
 }
 
 // Wrap returns p counted under name; vec may be nil.
@@ -91,11 +136,7 @@ func (p *Provider) countZone(op, zoneID string, err error) {
 	}
 	p.mu.Unlock()
 	if p.vec != nil {
-		result := "ok"
-		if err != nil {
-			result = "error"
-		}
-		p.vec.WithLabelValues(p.name, op, result).Inc()
+		p.vec.WithLabelValues(p.name, op, Code(err)).Inc()
 	}
 }
 

@@ -2,13 +2,21 @@ package factory
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -17,7 +25,9 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	awsprovider "github.com/dnsplane/dnsplane/pkg/provider/aws"
 	azureprovider "github.com/dnsplane/dnsplane/pkg/provider/azure"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	googleprovider "github.com/dnsplane/dnsplane/pkg/provider/google"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 )
@@ -31,6 +41,37 @@ const (
 	TypeGoogle  corev1.SecretType = "dnsplane.io/google"
 	TypeAzure   corev1.SecretType = "dnsplane.io/azure"
 )
+
+// Rate-limit keys, accepted by every Secret type but dnsplane.io/local: the client-side request
+// budget of the credential set, shared by every DNSZone whose Secret holds the same credentials.
+const (
+	// KeyRateLimitQPS is requests per second, a decimal number; 0 = unlimited. Default
+	// DefaultQPS of the Secret's type.
+	KeyRateLimitQPS = "RATE_LIMIT_QPS"
+	// KeyRateLimitBurst is the most requests sent at once after a pause; default ceil(QPS).
+	KeyRateLimitBurst = "RATE_LIMIT_BURST"
+)
+
+// DefaultQPS is the client-side request rate per credential set when the Secret does not set
+// RATE_LIMIT_QPS, in requests per second; 0 = unlimited.
+//   - Route 53: 5 requests per second per AWS account (Route 53 Developer Guide, "Quotas on API
+//     requests").
+//   - Azure DNS: 10 per second, below Azure Resource Manager's per-subscription write refill rate
+//     (Azure docs, "Understand how Azure Resource Manager throttles requests").
+//   - Cloud DNS: 10 per second, well under the per-project API quota (Cloud DNS "Quotas").
+//   - PowerDNS, RFC 2136 and the embedded server: unlimited; they are the user's own servers.
+func DefaultQPS(t corev1.SecretType) float64 {
+	switch t {
+	case TypeAWS:
+		return 5
+	case TypeAzure, TypeGoogle:
+		return 10
+	}
+	return 0
+}
+
+// DefaultZoneListTTL is how long a provider's zone list is reused when Factory.ZoneListTTL is 0.
+const DefaultZoneListTTL = 30 * time.Second
 
 // KeyDNSAddress (host:port), accepted by every Secret type, is where SOA checks and name-server
 // queries for the provider's zones go instead of the zones' own name servers on port 53.
@@ -71,9 +112,16 @@ type Factory struct {
 	// Resolver is --dns-resolver: the DNS address when neither the provider nor DNS_ADDRESS
 	// gives one; empty means the zones' own name servers.
 	Resolver string
+	// Requests, when set, counts every API request of the providers it builds:
+	// dnsplane_provider_requests_total{provider,operation,code} (counting.NewMetric).
+	Requests *prometheus.CounterVec
+	// ZoneListTTL is how long a provider's ListZones answer is reused; 0 = DefaultZoneListTTL,
+	// negative = not cached.
+	ZoneListTTL time.Duration
 
-	mu    sync.Mutex
-	cache map[client.ObjectKey]cached
+	mu       sync.Mutex
+	cache    map[client.ObjectKey]cached
+	limiters map[string]*rate.Limiter // credential fingerprint -> the credential set's budget
 }
 
 type cached struct {
@@ -131,30 +179,45 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 		}
 		r.DNSAddress = addr
 	}
+	res, err := f.build(ctx, &s, r)
+	if err != nil || s.Type == TypeLocal {
+		return res, s.ResourceVersion, err
+	}
+	opts, err := f.guardOptions(&s)
+	if err != nil {
+		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+	}
+	res.Provider = guard.New(counting.Wrap(res.Provider, strings.TrimPrefix(string(s.Type), "dnsplane.io/"), f.Requests), opts)
+	return res, s.ResourceVersion, nil
+}
+
+// build returns r with the provider of the Secret's type.
+func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Resolved, error) {
+	namespace, name := s.Namespace, s.Name
 	switch s.Type {
 	case TypeLocal:
 		if f.Local == nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
+			return Resolved{}, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
 		}
 		r.Provider = f.Local
 		if _, ok := s.Data[KeyDNSAddress]; !ok {
 			r.DNSAddress = f.LocalAddr
 		}
-		return r, s.ResourceVersion, nil
+		return r, nil
 	case TypePDNS:
-		p, err := pdnsFromSecret(&s)
+		p, err := pdnsFromSecret(s)
 		if err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+			return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
-		return r, s.ResourceVersion, nil
+		return r, nil
 	case TypeRFC2136:
-		p, err := rfc2136FromSecret(&s)
+		p, err := rfc2136FromSecret(s)
 		if err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+			return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
-		return r, s.ResourceVersion, nil
+		return r, nil
 	case TypeAWS:
 		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 		p, err := awsprovider.New(ctx, awsprovider.Config{
@@ -162,10 +225,10 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
 		})
 		if err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
+			return Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
 		}
 		r.Provider = p
-		return r, s.ResourceVersion, nil
+		return r, nil
 	case TypeAzure:
 		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 		p, err := azureprovider.New(ctx, azureprovider.Config{
@@ -174,27 +237,82 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 			EndpointURL: get("AZURE_ENDPOINT_URL"), AuthorityHost: get("AZURE_AUTHORITY_HOST"),
 		})
 		if err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
+			return Resolved{}, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
 		}
 		r.Provider = p
-		return r, s.ResourceVersion, nil
+		return r, nil
 	case TypeGoogle:
 		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 		if get("GOOGLE_PROJECT_ID") == "" {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: key GOOGLE_PROJECT_ID is required: %w", namespace, name, ErrInvalidCredentials)
+			return Resolved{}, fmt.Errorf("secret %s/%s: key GOOGLE_PROJECT_ID is required: %w", namespace, name, ErrInvalidCredentials)
 		}
 		p, err := googleprovider.New(ctx, googleprovider.Config{
 			ProjectID: get("GOOGLE_PROJECT_ID"), CredentialsJSON: get("GOOGLE_APPLICATION_CREDENTIALS_JSON"),
 			EndpointURL: get("GOOGLE_ENDPOINT_URL"),
 		})
 		if err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
+			return Resolved{}, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
 		}
 		r.Provider = p
-		return r, s.ResourceVersion, nil
+		return r, nil
 	default:
-		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
+		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
 	}
+}
+
+// guardOptions returns the guard of the Secret's credential set: its shared limiter (Secret keys
+// RATE_LIMIT_QPS and RATE_LIMIT_BURST, else DefaultQPS) and the zone-list TTL. Errors wrap
+// ErrInvalidCredentials and name keys, never values.
+func (f *Factory) guardOptions(s *corev1.Secret) (guard.Options, error) {
+	qps, burst := DefaultQPS(s.Type), 0
+	if v := strings.TrimSpace(string(s.Data[KeyRateLimitQPS])); v != "" {
+		q, err := strconv.ParseFloat(v, 64)
+		if err != nil || q < 0 || math.IsInf(q, 0) || math.IsNaN(q) {
+			return guard.Options{}, fmt.Errorf("key %s must be a number of requests per second >= 0: %w", KeyRateLimitQPS, ErrInvalidCredentials)
+		}
+		qps = q
+	}
+	if v := strings.TrimSpace(string(s.Data[KeyRateLimitBurst])); v != "" {
+		b, err := strconv.Atoi(v)
+		if err != nil || b < 1 {
+			return guard.Options{}, fmt.Errorf("key %s must be a whole number >= 1: %w", KeyRateLimitBurst, ErrInvalidCredentials)
+		}
+		burst = b
+	}
+	ttl := f.ZoneListTTL
+	if ttl == 0 {
+		ttl = DefaultZoneListTTL
+	}
+	opts := guard.Options{ZoneListTTL: max(ttl, 0)}
+	if qps == 0 {
+		return opts, nil
+	}
+	key := fingerprint(s, qps, burst)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.limiters == nil {
+		f.limiters = map[string]*rate.Limiter{}
+	}
+	if f.limiters[key] == nil {
+		f.limiters[key] = guard.NewLimiter(qps, burst)
+	}
+	opts.Limiter = f.limiters[key]
+	return opts, nil
+}
+
+// fingerprint identifies a credential set without holding it: a SHA-256 over the Secret's type,
+// its keys and values (DNS_ADDRESS aside, which is not a credential) and the limit, so that two
+// Secrets with the same credentials share one limiter, and an edited Secret gets a new one.
+func fingerprint(s *corev1.Secret, qps float64, burst int) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%g\x00%d", s.Type, qps, burst)
+	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
+		if k == KeyDNSAddress {
+			continue
+		}
+		fmt.Fprintf(h, "\x00%s=%x", k, s.Data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):

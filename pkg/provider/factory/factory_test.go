@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -82,4 +83,61 @@ func TestRFC2136FromSecret_ValidatesKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestGuardOptions_OneLimiterPerCredentialSet(t *testing.T) {
+	secret := func(name string, typ corev1.SecretType, kv ...string) *corev1.Secret {
+		s := &corev1.Secret{Type: typ, Data: map[string][]byte{}}
+		s.Name = name
+		for i := 0; i+1 < len(kv); i += 2 {
+			s.Data[kv[i]] = []byte(kv[i+1])
+		}
+		return s
+	}
+	f := &Factory{}
+	a1, err := f.guardOptions(secret("a1", TypeAWS, "AWS_ACCESS_KEY_ID", "AKIDA", "AWS_SECRET_ACCESS_KEY", "sa", "DNS_ADDRESS", "127.0.0.1:53"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a2, _ := f.guardOptions(secret("a2", TypeAWS, "AWS_ACCESS_KEY_ID", "AKIDA", "AWS_SECRET_ACCESS_KEY", "sa", "DNS_ADDRESS", "127.0.0.2:53"))
+	b, _ := f.guardOptions(secret("b", TypeAWS, "AWS_ACCESS_KEY_ID", "AKIDB", "AWS_SECRET_ACCESS_KEY", "sb"))
+	if a1.Limiter == nil || a1.Limiter != a2.Limiter {
+		t.Fatal("two Secrets with the same credentials must share one limiter")
+	}
+	if b.Limiter == a1.Limiter {
+		t.Fatal("other credentials must get their own limiter")
+	}
+	if got := float64(a1.Limiter.Limit()); got != 5 {
+		t.Fatalf("Route 53 default = %v rps, want 5", got)
+	}
+	if a1.ZoneListTTL != DefaultZoneListTTL {
+		t.Fatalf("zone-list TTL %s, want the default", a1.ZoneListTTL)
+	}
+	custom, err := f.guardOptions(secret("c", TypeAWS, "AWS_ACCESS_KEY_ID", "AKIDA", "AWS_SECRET_ACCESS_KEY", "sa", KeyRateLimitQPS, "2.5", KeyRateLimitBurst, "4"))
+	if err != nil || float64(custom.Limiter.Limit()) != 2.5 || custom.Limiter.Burst() != 4 || custom.Limiter == a1.Limiter {
+		t.Fatalf("RATE_LIMIT_QPS 2.5, RATE_LIMIT_BURST 4: %v, %v", custom.Limiter, err)
+	}
+	if p, _ := f.guardOptions(secret("p", TypePDNS, "PDNS_API_KEY", "k")); p.Limiter != nil {
+		t.Fatal("PowerDNS is unlimited by default")
+	}
+	if off, _ := f.guardOptions(secret("off", TypeAWS, KeyRateLimitQPS, "0")); off.Limiter != nil {
+		t.Fatal("RATE_LIMIT_QPS 0 must mean unlimited")
+	}
+	for _, bad := range [][]string{{KeyRateLimitQPS, "fast"}, {KeyRateLimitQPS, "-1"}, {KeyRateLimitQPS, "NaN"}, {KeyRateLimitBurst, "0"}, {KeyRateLimitBurst, "x"}} {
+		if _, err := f.guardOptions(secret("bad", TypeAWS, bad...)); !errors.Is(err, ErrInvalidCredentials) {
+			t.Errorf("%s=%q: got %v, want ErrInvalidCredentials", bad[0], bad[1], err)
+		}
+	}
+	if (&Factory{ZoneListTTL: -1}).mustTTL(t) != 0 {
+		t.Fatal("a negative ZoneListTTL must disable the cache")
+	}
+}
+
+func (f *Factory) mustTTL(t *testing.T) time.Duration {
+	t.Helper()
+	o, err := f.guardOptions(&corev1.Secret{Type: TypePDNS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.ZoneListTTL
 }

@@ -405,3 +405,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	}
 	return nil
 }
+
+// RecordsPerPage is resourceRecordSets.list's maxResults, so that pkg/provider/guard charges its
+// rate limiter one request per page; 0 when the server chooses the page size (not charged).
+func (p *Provider) RecordsPerPage() int { return int(p.pageSize) }

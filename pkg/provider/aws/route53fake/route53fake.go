@@ -54,6 +54,8 @@ type Server struct {
 	changes   map[string]int // change id -> GetChange calls so far
 	seq       int
 	throttle  int
+	every     int // ThrottleEvery's n; 0 = off
+	served    int // requests seen while ThrottleEvery is on
 	counts    map[string]int
 	lastBatch []int
 }
@@ -67,6 +69,10 @@ func New() *Server {
 
 // Throttle makes the next n requests fail with 400 Throttling.
 func (s *Server) Throttle(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
+
+// ThrottleEvery makes every n-th request from now on fail with 400 Throttling (a throttle storm);
+// 0 turns it off.
+func (s *Server) ThrottleEvery(n int) { s.mu.Lock(); s.every, s.served = n, 0; s.mu.Unlock() }
 
 // Count returns how many requests of an operation ("ChangeResourceRecordSets",
 // "ListResourceRecordSets", ...) were served, throttled ones included.
@@ -128,8 +134,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts[op]++
-	if s.throttle > 0 {
-		s.throttle--
+	if s.every > 0 {
+		s.served++
+	}
+	if s.throttle > 0 || (s.every > 0 && s.served%s.every == 0) {
+		if s.throttle > 0 {
+			s.throttle--
+		}
+		s.counts["Throttled"]++
 		writeErr(w, apiErr{400, "Throttling", "Rate exceeded", nil})
 		return
 	}

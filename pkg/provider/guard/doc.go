@@ -1,0 +1,17 @@
+// Package guard wraps a provider.Provider with the protections every DNS API needs and no
+// provider should implement twice (docs/design.md, "The provider layer"):
+//
+//   - a client-side rate limit per credential set: one *rate.Limiter (golang.org/x/time/rate)
+//     shared by every Provider built from the same credentials, one token per API request,
+//     list pages included;
+//   - back-off with jitter on throttling (provider.ErrThrottled), never shorter than the
+//     backend's Retry-After (provider.ThrottledError.RetryAfter), never past the caller's
+//     deadline (k8s.io/apimachinery's wait.Backoff computes the jittered steps);
+//   - batch splitting by the wrapped provider's declared Capabilities (provider.SplitBatches), so
+//     that a throttled batch is retried alone and batches already applied are not sent again;
+//   - a ListZones cache with a TTL, dropped by EnsureZone and DeleteZone.
+//
+// It must not change what the wrapped provider does: it never edits a Change, never retries an
+// error other than throttling (a conflict or an invalid change is the caller's to handle), and
+// holds no package-level mutable state.
+package guard

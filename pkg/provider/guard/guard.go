@@ -1,0 +1,319 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Options tunes a guarded Provider. The zero value means: no rate limit, the default back-off,
+// no zone-list cache.
+type Options struct {
+	// Limiter is the credential set's request budget, shared by every Provider over the same
+	// credentials; nil = unlimited. Build it with NewLimiter.
+	Limiter *rate.Limiter
+	// MaxRetries is how many times one throttled request is retried; 0 = DefaultMaxRetries,
+	// negative = never retried.
+	MaxRetries int
+	// BaseDelay is the first back-off step, a time.Duration doubled at each retry;
+	// 0 = DefaultBaseDelay.
+	BaseDelay time.Duration
+	// MaxDelay caps one back-off step before its jitter (up to +50%); a longer Retry-After is
+	// still honoured. 0 = DefaultMaxDelay.
+	MaxDelay time.Duration
+	// ZoneListTTL is how long a ListZones answer is reused, a time.Duration; 0 disables the cache.
+	ZoneListTTL time.Duration
+	// Clock reads time and sleeps; nil = the real clock.
+	Clock clock.WithTicker
+}
+
+// Defaults of Options.
+const (
+	// DefaultMaxRetries: eight retries at 0.2 s doubling to a 30 s cap wait about a minute in all
+	// (jitter aside), longer than Route 53's documented one-second throttling window.
+	DefaultMaxRetries = 8
+	DefaultBaseDelay  = 200 * time.Millisecond
+	DefaultMaxDelay   = 30 * time.Second
+)
+
+// NewLimiter returns a token bucket of qps requests per second and the given burst (at least 1;
+// 0 = ceil(qps)), or nil (unlimited) when qps <= 0.
+func NewLimiter(qps float64, burst int) *rate.Limiter {
+	if qps <= 0 {
+		return nil
+	}
+	if burst <= 0 {
+		burst = int(math.Ceil(qps))
+	}
+	return rate.NewLimiter(rate.Limit(qps), burst)
+}
+
+// PageSizer is implemented by providers whose ListRecordSets reads in pages: RecordsPerPage is
+// the page size in record sets, so that the guard charges the limiter one token per page.
+type PageSizer interface {
+	RecordsPerPage() int
+}
+
+// Provider is a guarded provider.Provider, safe for concurrent use.
+type Provider struct {
+	inner provider.Provider
+	opts  Options
+
+	mu        sync.Mutex
+	zones     []provider.Zone
+	zonesRead time.Time
+	zonesOK   bool
+	names     map[string]string // zone ID -> name, for validate
+}
+
+var _ provider.Provider = (*Provider)(nil)
+
+// New wraps inner. Its Capabilities are inner's, unchanged.
+func New(inner provider.Provider, opts Options) *Provider {
+	if opts.MaxRetries == 0 {
+		opts.MaxRetries = DefaultMaxRetries
+	}
+	if opts.BaseDelay <= 0 {
+		opts.BaseDelay = DefaultBaseDelay
+	}
+	if opts.MaxDelay <= 0 {
+		opts.MaxDelay = DefaultMaxDelay
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Provider{inner: inner, opts: opts}
+}
+
+// Unwrap returns the wrapped provider.
+func (p *Provider) Unwrap() provider.Provider { return p.inner }
+
+// do runs one request: it takes a token, calls fn, and retries it while it is throttled. The
+// error is fn's last, or ctx's wrapped when waiting was cut short.
+func (p *Provider) do(ctx context.Context, fn func(context.Context) error) error {
+	b := wait.Backoff{Duration: p.opts.BaseDelay, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: p.opts.MaxDelay}
+	for attempt := 0; ; attempt++ {
+		if err := p.take(ctx, 1); err != nil {
+			return err
+		}
+		err := fn(ctx)
+		retryAfter, throttled := provider.RetryAfter(err)
+		if !throttled || p.opts.MaxRetries < 0 || attempt >= p.opts.MaxRetries {
+			return err
+		}
+		d := max(b.Step(), retryAfter)
+		if dl, ok := ctx.Deadline(); ok && p.opts.Clock.Now().Add(d).After(dl) {
+			return fmt.Errorf("%w (not retried: the back-off of %s passes the deadline)", err, d.Round(time.Millisecond))
+		}
+		t := p.opts.Clock.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("%w (retry abandoned: %w)", err, ctx.Err())
+		case <-t.C():
+		}
+	}
+}
+
+// take waits for n tokens of the credential set's limiter.
+func (p *Provider) take(ctx context.Context, n int) error {
+	l := p.opts.Limiter
+	if l == nil || n <= 0 {
+		return nil
+	}
+	for n > 0 {
+		k := min(n, l.Burst())
+		if err := l.WaitN(ctx, k); err != nil {
+			return fmt.Errorf("client-side rate limit: %w", err)
+		}
+		n -= k
+	}
+	return nil
+}
+
+// Capabilities implements provider.Provider.
+func (p *Provider) Capabilities() provider.Capabilities { return p.inner.Capabilities() }
+
+// EnsureZone implements provider.Provider; it drops the zone-list cache.
+func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	var z provider.Zone
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		z, err = p.inner.EnsureZone(ctx, spec)
+		return err
+	})
+	p.dropZones()
+	return z, err
+}
+
+// GetZone implements provider.Provider.
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	var z provider.Zone
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		z, err = p.inner.GetZone(ctx, id)
+		return err
+	})
+	return z, err
+}
+
+// ListZones implements provider.Provider. Within ZoneListTTL of a successful call it returns a
+// copy of that call's answer without a request.
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	if ttl := p.opts.ZoneListTTL; ttl > 0 {
+		p.mu.Lock()
+		if p.zonesOK && p.opts.Clock.Since(p.zonesRead) < ttl {
+			out := cloneZones(p.zones)
+			p.mu.Unlock()
+			return out, nil
+		}
+		p.mu.Unlock()
+	}
+	var zs []provider.Zone
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		zs, err = p.inner.ListZones(ctx)
+		return err
+	})
+	if err == nil && p.opts.ZoneListTTL > 0 {
+		p.mu.Lock()
+		p.zones, p.zonesRead, p.zonesOK = cloneZones(zs), p.opts.Clock.Now(), true
+		p.mu.Unlock()
+	}
+	return zs, err
+}
+
+// DeleteZone implements provider.Provider; it drops the zone-list cache.
+func (p *Provider) DeleteZone(ctx context.Context, id string) error {
+	err := p.do(ctx, func(ctx context.Context) error { return p.inner.DeleteZone(ctx, id) })
+	p.dropZones()
+	return err
+}
+
+// ListRecordSets implements provider.Provider. A provider that reads in pages (PageSizer) is
+// charged one more token per page beyond the first, after the call, so that the limiter's
+// average rate holds.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	var sets []provider.RecordSet
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		sets, err = p.inner.ListRecordSets(ctx, zoneID)
+		return err
+	})
+	if ps, ok := p.inner.(PageSizer); ok && err == nil {
+		if n := ps.RecordsPerPage(); n > 0 {
+			if extra := (len(sets) - 1) / n; extra > 0 {
+				if err := p.take(ctx, extra); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return sets, err
+}
+
+// ApplyChanges implements provider.Provider. It splits changes by the wrapped provider's
+// Capabilities (provider.SplitBatches) and sends each batch as its own request, in order,
+// retrying a throttled batch alone. It stops at the first failed batch: earlier batches stay
+// applied, as the interface says. Before sending the first of several batches it checks every
+// change with provider.ValidateChangeSet, so that invalid input still fails before anything is
+// written (the zone's name comes from one GetZone per zone ID, then from memory).
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	caps := p.inner.Capabilities()
+	batches := provider.SplitBatches(changes, caps)
+	if len(batches) > 1 {
+		if err := p.validate(ctx, zoneID, changes, caps); err != nil {
+			return err
+		}
+	}
+	for i, b := range batches {
+		err := p.do(ctx, func(ctx context.Context) error { return p.inner.ApplyChanges(ctx, zoneID, b) })
+		if err != nil {
+			if len(batches) > 1 {
+				return fmt.Errorf("batch %d of %d: %w", i+1, len(batches), err)
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// validate checks each change's sides as every provider does before writing; errors wrap
+// provider.ErrInvalidChange or provider.ErrNotCapable.
+func (p *Provider) validate(ctx context.Context, zoneID string, changes []provider.Change, caps provider.Capabilities) error {
+	zone, err := p.zoneName(ctx, zoneID)
+	if err != nil {
+		return err
+	}
+	for _, ch := range changes {
+		switch ch.Action {
+		case provider.ActionCreate:
+			_, err = provider.ValidateChangeSet(ch.Action, "After", ch.After, zone, caps)
+		case provider.ActionDelete:
+			_, err = provider.ValidateChangeSet(ch.Action, "Before", ch.Before, zone, caps)
+		case provider.ActionUpdate:
+			if _, err = provider.ValidateChangeSet(ch.Action, "Before", ch.Before, zone, caps); err == nil {
+				_, err = provider.ValidateChangeSet(ch.Action, "After", ch.After, zone, caps)
+			}
+		default:
+			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// zoneName returns the name of zone ID id: a GetZone the first time, then from memory (a zone's
+// name never changes under its ID).
+func (p *Provider) zoneName(ctx context.Context, id string) (string, error) {
+	p.mu.Lock()
+	name, ok := p.names[id]
+	p.mu.Unlock()
+	if ok {
+		return name, nil
+	}
+	z, err := p.GetZone(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	p.mu.Lock()
+	if p.names == nil {
+		p.names = map[string]string{}
+	}
+	p.names[id] = z.Name
+	p.mu.Unlock()
+	return z.Name, nil
+}
+
+func (p *Provider) dropZones() {
+	p.mu.Lock()
+	p.zones, p.zonesOK = nil, false
+	p.mu.Unlock()
+}
+
+func cloneZones(in []provider.Zone) []provider.Zone {
+	if in == nil {
+		return nil
+	}
+	out := make([]provider.Zone, len(in))
+	for i, z := range in {
+		out[i] = z
+		out[i].NameServers = append([]string(nil), z.NameServers...)
+		if z.Tags != nil {
+			out[i].Tags = make(map[string]string, len(z.Tags))
+			for k, v := range z.Tags {
+				out[i].Tags[k] = v
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,202 @@
+package guard_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+)
+
+// faults answers the local provider's before-apply fault point from a script: the n-th batch
+// gets script[n] (nil past its end).
+type faults struct {
+	mu     sync.Mutex
+	script []error
+	n      int
+}
+
+func (f *faults) hook(_ context.Context, point local.FaultPoint, _ string) error {
+	if point != local.FaultBeforeApplyChanges {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.n++
+	if f.n <= len(f.script) {
+		return f.script[f.n-1]
+	}
+	return nil
+}
+
+func (f *faults) calls() int { f.mu.Lock(); defer f.mu.Unlock(); return f.n }
+
+// setup returns a counted local provider with one zone, guarded with opts.
+func setup(t *testing.T, f *faults, opts guard.Options) (*counting.Provider, *guard.Provider, string) {
+	t.Helper()
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	inner := counting.Wrap(local.New(store, local.Options{FaultHook: f.hook}), "local", nil)
+	z, err := inner.EnsureZone(context.Background(), provider.ZoneSpec{Name: "example.test", CallerReference: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner.Reset()
+	return inner, guard.New(inner, opts), z.ID
+}
+
+func create(name string) []provider.Change {
+	return []provider.Change{{Action: provider.ActionCreate, After: &provider.RecordSet{Name: name, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}}}
+}
+
+// waitForTimer blocks until the fake clock has a pending timer (the guard is backing off).
+func waitForTimer(t *testing.T, c *clocktesting.FakeClock) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !c.HasWaiters() {
+		if time.Now().After(deadline) {
+			t.Fatal("the guard never started a back-off timer")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestThrottledBatchWaitsForRetryAfterThenSucceeds(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	f := &faults{script: []error{&provider.ThrottledError{RetryAfter: 5 * time.Second}}}
+	_, g, zone := setup(t, f, guard.Options{Clock: clk, BaseDelay: 100 * time.Millisecond})
+	done := make(chan error, 1)
+	go func() { done <- g.ApplyChanges(context.Background(), zone, create("www.example.test")) }()
+
+	waitForTimer(t, clk)
+	clk.Step(4900 * time.Millisecond) // the back-off step (<= 150 ms) has passed, Retry-After has not
+	if !clk.HasWaiters() {
+		t.Fatal("retried before the backend's Retry-After of 5 s")
+	}
+	clk.Step(100 * time.Millisecond)
+	if err := <-done; err != nil {
+		t.Fatalf("ApplyChanges after one throttled attempt: %v", err)
+	}
+	if n := f.calls(); n != 2 {
+		t.Fatalf("%d attempts, want 2", n)
+	}
+}
+
+func TestThrottlingGivesUpAfterMaxRetries(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	throttled := &provider.ThrottledError{}
+	f := &faults{script: []error{throttled, throttled, throttled, throttled}}
+	_, g, zone := setup(t, f, guard.Options{Clock: clk, MaxRetries: 2, BaseDelay: time.Second, MaxDelay: 2 * time.Second})
+	done := make(chan error, 1)
+	go func() { done <- g.ApplyChanges(context.Background(), zone, create("www.example.test")) }()
+	for range 2 { // two back-offs: 1 s then 2 s, each with up to 50% jitter
+		waitForTimer(t, clk)
+		clk.Step(3 * time.Second)
+	}
+	err := <-done
+	if !errors.Is(err, provider.ErrThrottled) {
+		t.Fatalf("err = %v, want ErrThrottled after the retries", err)
+	}
+	if n := f.calls(); n != 3 {
+		t.Fatalf("%d attempts, want 1 + MaxRetries(2)", n)
+	}
+}
+
+func TestOnlyThrottlingIsRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+	}{
+		{"conflict", provider.ErrConflict},
+		{"invalid change", provider.ErrInvalidChange},
+		{"credentials", provider.ErrInvalidCredentials},
+		{"other", errors.New("connection reset")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &faults{script: []error{tc.err}}
+			_, g, zone := setup(t, f, guard.Options{})
+			if err := g.ApplyChanges(context.Background(), zone, create("www.example.test")); !errors.Is(err, tc.err) {
+				t.Fatalf("err = %v, want %v", err, tc.err)
+			}
+			if n := f.calls(); n != 1 {
+				t.Fatalf("%d attempts, want 1", n)
+			}
+		})
+	}
+}
+
+func TestBackOffPastTheDeadlineReturnsAtOnce(t *testing.T) {
+	f := &faults{script: []error{&provider.ThrottledError{RetryAfter: time.Hour}}}
+	_, g, zone := setup(t, f, guard.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	err := g.ApplyChanges(ctx, zone, create("www.example.test"))
+	if !errors.Is(err, provider.ErrThrottled) || !strings.Contains(err.Error(), "passes the deadline") {
+		t.Fatalf("err = %v, want the throttling error, not retried", err)
+	}
+	if n := f.calls(); n != 1 {
+		t.Fatalf("%d attempts, want 1", n)
+	}
+}
+
+func TestZoneListIsCachedForItsTTL(t *testing.T) {
+	clk := clocktesting.NewFakeClock(time.Unix(1_800_000_000, 0))
+	inner, g, _ := setup(t, &faults{}, guard.Options{Clock: clk, ZoneListTTL: 30 * time.Second})
+	ctx := context.Background()
+	list := func(want int) {
+		t.Helper()
+		zs, err := g.ListZones(ctx)
+		if err != nil || len(zs) != want {
+			t.Fatalf("ListZones = %v, %v; want %d zones", zs, err, want)
+		}
+	}
+	list(1)
+	list(1)
+	if n := inner.Counts()[counting.OpListZones]; n != 1 {
+		t.Fatalf("%d ListZones requests within the TTL, want 1", n)
+	}
+	clk.Step(31 * time.Second)
+	list(1)
+	if n := inner.Counts()[counting.OpListZones]; n != 2 {
+		t.Fatalf("%d ListZones requests after the TTL, want 2", n)
+	}
+	if _, err := g.EnsureZone(ctx, provider.ZoneSpec{Name: "other.test", CallerReference: "o"}); err != nil {
+		t.Fatal(err)
+	}
+	list(2) // EnsureZone dropped the cache
+	if n := inner.Counts()[counting.OpListZones]; n != 3 {
+		t.Fatalf("%d ListZones requests after EnsureZone, want 3", n)
+	}
+}
+
+func TestLimiterSpacesRequests(t *testing.T) {
+	// 20 requests per second, burst 1: 6 requests span at least 5 intervals of 50 ms. This is
+	// the limiter's guarantee (a lower bound), not a performance claim.
+	_, g, zone := setup(t, &faults{}, guard.Options{Limiter: guard.NewLimiter(20, 1)})
+	start := time.Now()
+	for range 6 {
+		if _, err := g.GetZone(context.Background(), zone); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d := time.Since(start); d < 240*time.Millisecond {
+		t.Fatalf("6 requests at 20 rps took %s, want >= 250 ms", d)
+	}
+}
+
+func TestNewLimiter(t *testing.T) {
+	if guard.NewLimiter(0, 10) != nil {
+		t.Error("qps 0 must mean unlimited (nil)")
+	}
+	if l := guard.NewLimiter(2.5, 0); l == nil || l.Burst() != 3 {
+		t.Errorf("burst default = %v, want ceil(qps) = 3", l)
+	}
+}
