@@ -34,9 +34,11 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
+	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -282,6 +284,30 @@ func run(ctx context.Context, o options) error {
 		LinkEvents:     nsScraper.LinkEvents,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
+	}
+	records := &dnsrecord.Reconciler{
+		Client:         mgr.GetClient(),
+		Recorder:       mgr.GetEventRecorderFor("dnsrecord-controller"),
+		Providers:      providers,
+		Writers:        writers,
+		OwnerID:        ownerID,
+		Threshold:      o.heartbeatThreshold,
+		ResyncInterval: o.zoneResync,
+	}
+	heartbeatMetrics, err := heartbeat.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	reporter := heartbeat.New(heartbeat.Options{
+		Interval: o.heartbeatInterval, Threshold: o.heartbeatThreshold, Metrics: heartbeatMetrics,
+		Log: ctrl.Log.WithName("heartbeat"), OnCheck: records.CheckFunc(ctx, 10*time.Second),
+	})
+	records.Heartbeats = reporter
+	if err := mgr.Add(reporter); err != nil {
+		return err
+	}
+	if err := records.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the DNSRecord controller: %w", err)
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

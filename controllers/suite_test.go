@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -41,6 +42,7 @@ const ownerID = "test-cluster"
 // kube-apiserver and etcd (envtest), with the embedded DNS server on a free loopback port.
 var (
 	k8s       client.Client
+	restCfg   *rest.Config // for tests that need a watch or uncached reads
 	dnsAddr   string
 	provider  *counting.Provider
 	nsScraper *scraper.Scraper
@@ -75,13 +77,20 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel()))))
+	roots, err := trustHTTPTestCert() // first: before anything loads the system roots
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trust the httptest certificate:", err)
+		return 1
+	}
+	defer func() { _ = os.Remove(roots) }()
+	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel())), logs.zapOption()))
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: filepath.Join("..", "bin"),
 	}
 	cfg, err := env.Start()
+	restCfg = cfg
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
 		return 1

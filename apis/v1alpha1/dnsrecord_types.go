@@ -74,6 +74,12 @@ type DNSRecordStatus struct {
 	// +optional
 	AppliedPlan string `json:"appliedPlan,omitempty"`
 
+	// Zones are the DNSZones, as namespace/name, that hold this contributor's records; see
+	// DNSEndpointStatus.Zones.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	Zones []string `json:"zones,omitempty"`
+
 	// Conditions: Ready and Healthy.
 	// +optional
 	// +listType=map

@@ -228,6 +228,11 @@ func (in *DNSRecordStatus) DeepCopyInto(out *DNSRecordStatus) {
 		*out = new(Plan)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.Zones != nil {
+		in, out := &in.Zones, &out.Zones
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

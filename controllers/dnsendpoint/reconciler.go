@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -85,15 +86,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, err
 }
 
-func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
-	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
+func (r *Reconciler) planner() *publish.Planner {
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers}
 }
 
-// zonePlan is the plan of one zone.
-type zonePlan struct {
-	zone   *dnsv1.DNSZone
-	writer *zonewriter.Writer
-	result plan.Result
+func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
+	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
@@ -101,24 +99,24 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 		r.ready(ep, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
 		return ctrl.Result{}, nil
 	}
-	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, ep.Status.Zones, DefaultTTL)
+	a, err := publish.Assign(ctx, r.Client, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plans, waiting, err := r.plan(ctx, ep, a, false)
+	plans, waiting, err := r.planner().Plan(ctx, r.contributor(ep), plan.SingleOwner, a, false, DefaultTTL)
 	if err != nil {
 		return r.failed(ep, err)
 	}
 	var records []provider.Change
 	var conflicts []string
 	for _, p := range plans {
-		records = append(records, p.result.Records...)
-		for _, c := range p.result.Conflicts {
+		records = append(records, p.Result.Records...)
+		for _, c := range p.Result.Conflicts {
 			conflicts = append(conflicts, c.Message)
 		}
 	}
 	id := plan.ID(records, specBytes(ep))
-	ep.Status.Plan = statusPlan(id, records)
+	ep.Status.Plan = publish.StatusPlan(id, records)
 
 	apply := ep.Spec.Strategy != dnsv1.StrategyDryRun
 	prevApplied := ep.Status.AppliedPlan
@@ -129,29 +127,29 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	}
 	if apply {
 		for _, p := range plans {
-			if err := p.writer.Apply(ctx, p.result.Changes); err != nil {
+			if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
 				ep.Status.AppliedPlan = prevApplied
-				return r.failed(ep, fmt.Errorf("zone %s: %w", p.zone.Spec.Zone, err))
+				return r.failed(ep, fmt.Errorf("zone %s: %w", p.Zone.Spec.Zone, err))
 			}
 		}
 		if len(waiting) == 0 {
 			// Every zone was planned and written: the object now holds records only where its
 			// endpoints go.
-			ep.Status.Zones = a.desiredZones()
+			ep.Status.Zones = a.DesiredZones()
 		} else {
-			ep.Status.Zones = union(ep.Status.Zones, a.desiredZones())
+			ep.Status.Zones = union(ep.Status.Zones, a.DesiredZones())
 		}
 	}
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
 		r.ready(ep, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
-	case a.missing != "":
-		r.ready(ep, false, dnsv1.ReasonZoneNotFound, a.missing)
-	case len(a.denied) > 0:
-		r.ready(ep, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.denied, "; "))
-	case len(a.invalid) > 0:
-		r.ready(ep, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.invalid, "; "))
+	case a.Missing != "":
+		r.ready(ep, false, dnsv1.ReasonZoneNotFound, a.Missing)
+	case len(a.Denied) > 0:
+		r.ready(ep, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
+	case len(a.Invalid) > 0:
+		r.ready(ep, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
 	case len(waiting) > 0:
 		r.ready(ep, false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
 		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
@@ -174,55 +172,6 @@ func published(n int) string {
 		return "1 endpoint published"
 	}
 	return fmt.Sprintf("%d endpoints published", n)
-}
-
-// plan computes each usable zone's plan. With release, the object wants nothing: every record
-// it holds is planned for removal. waiting lists zones that hold endpoints but are not usable.
-func (r *Reconciler) plan(ctx context.Context, ep *dnsv1.DNSEndpoint, a *assignment, release bool) ([]zonePlan, []string, error) {
-	self := r.contributor(ep)
-	var out []zonePlan
-	var waiting []string
-	keys := make([]client.ObjectKey, 0, len(a.zones))
-	for k := range a.zones {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i].String() < keys[j].String() })
-	for _, k := range keys {
-		z := a.zones[k]
-		desired := a.byZone[k]
-		if release {
-			desired = nil
-		}
-		if z.Status.ZoneID == "" || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
-			if len(desired) > 0 {
-				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
-			}
-			continue
-		}
-		resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
-		if err != nil {
-			if len(desired) > 0 {
-				return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
-			}
-			continue
-		}
-		w := r.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		snap, err := w.Snapshot(ctx, z.Spec.Zone)
-		if err != nil {
-			if len(desired) == 0 && errors.Is(err, provider.ErrZoneNotFound) {
-				continue
-			}
-			return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
-		}
-		res := plan.Compute(plan.Input{
-			Zone: z.Spec.Zone, Self: self, Mode: plan.SingleOwner,
-			Desired: desired, Snapshot: snap, DefaultTTL: DefaultTTL,
-		})
-		if len(res.Changes) > 0 || len(res.Conflicts) > 0 {
-			out = append(out, zonePlan{zone: z, writer: w, result: res})
-		}
-	}
-	return out, waiting, nil
 }
 
 // failed records a provider or planning error on Ready. Conflicts with a concurrent write are
@@ -255,53 +204,27 @@ func specBytes(ep *dnsv1.DNSEndpoint) []byte {
 	return b
 }
 
-func statusPlan(id string, records []provider.Change) *dnsv1.Plan {
-	p := &dnsv1.Plan{ID: id}
-	for i, c := range records {
-		switch c.Action {
-		case provider.ActionCreate:
-			p.Counts.Create++
-		case provider.ActionUpdate:
-			p.Counts.Update++
-		case provider.ActionDelete:
-			p.Counts.Delete++
-		}
-		if i >= dnsv1.MaxPlanChanges {
-			continue
-		}
-		rs := c.After
-		if rs == nil {
-			rs = c.Before
-		}
-		p.Changes = append(p.Changes, dnsv1.PlanChange{
-			Action: string(c.Action), DNSName: rs.Name, RecordType: rs.Type,
-			SetIdentifier: rs.SetIdentifier, Targets: rs.Targets, TTL: rs.TTL,
-		})
-	}
-	return p
-}
-
 // reconcileDelete removes every record the object holds, then its finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	a, err := assign(ctx, r.Client, ep.Namespace, &ep.Spec, ep.Status.Zones, DefaultTTL)
+	a, err := publish.Assign(ctx, r.Client, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	plans, _, err := r.plan(ctx, ep, a, true)
+	plans, _, err := r.planner().Plan(ctx, r.contributor(ep), plan.SingleOwner, a, true, DefaultTTL)
 	if err != nil {
 		if !errors.Is(err, factory.ErrProviderNotFound) {
 			return ctrl.Result{}, err
 		}
 	}
 	for _, p := range plans {
-		if err := p.writer.Apply(ctx, p.result.Changes); err != nil {
+		if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
 			if errors.Is(err, provider.ErrConflict) {
 				return ctrl.Result{Requeue: true}, nil
 			}
-			return ctrl.Result{}, fmt.Errorf("remove records from %s: %w", p.zone.Spec.Zone, err)
+			return ctrl.Result{}, fmt.Errorf("remove records from %s: %w", p.Zone.Spec.Zone, err)
 		}
 	}
 	controllerutil.RemoveFinalizer(ep, dnsv1.FinalizerRecords)

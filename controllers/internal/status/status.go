@@ -28,6 +28,12 @@ func Set(conds *[]metav1.Condition, generation int64, typ string, ok bool, reaso
 	return changed
 }
 
+// SetUnknown sets condition typ to Unknown with the object's generation, for a condition that
+// cannot be judged (a disabled object, nothing to check yet).
+func SetUnknown(conds *[]metav1.Condition, generation int64, typ, reason, msg string) {
+	meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: reason, Message: msg, ObservedGeneration: generation})
+}
+
 // IsTrue reports whether condition typ is True.
 func IsTrue(conds []metav1.Condition, typ string) bool {
 	return meta.IsStatusConditionTrue(conds, typ)

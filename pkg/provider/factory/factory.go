@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -165,7 +166,9 @@ func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved
 // when it could not be read.
 func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolved, rv string, _ error) {
 	var s corev1.Secret
-	if err := f.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+	// client-go logs response bodies at V(8): for a Secret that is its data. Read it with a
+	// logger that drops everything, so that no verbosity ever prints a credential.
+	if err := f.Client.Get(logr.NewContext(ctx, logr.Discard()), client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			return Resolved{}, "", fmt.Errorf("secret %s/%s does not exist: %w", namespace, name, ErrProviderNotFound)
 		}

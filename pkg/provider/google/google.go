@@ -14,6 +14,7 @@
 package google
 
 import (
+	"cloud.google.com/go/auth"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -139,6 +140,13 @@ func (p *Provider) Capabilities() provider.Capabilities {
 func mapErr(op string, err error) error {
 	if err == nil {
 		return nil
+	}
+	// The token endpoint refused the service account (OAuth 2.0 error response, RFC 6749 §5.2:
+	// 400 invalid_grant or invalid_client, 401): the credentials are wrong, not the request.
+	var ae *auth.Error
+	if errors.As(err, &ae) && ae.Response != nil && (ae.Response.StatusCode == http.StatusBadRequest ||
+		ae.Response.StatusCode == http.StatusUnauthorized || ae.Response.StatusCode == http.StatusForbidden) {
+		return fmt.Errorf("clouddns %s: token endpoint answered %d: %w", op, ae.Response.StatusCode, provider.ErrInvalidCredentials)
 	}
 	var ge *googleapi.Error
 	if !errors.As(err, &ge) {

@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
 // SecretType is the Kubernetes Secret type that selects this provider.
@@ -512,34 +513,226 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 }
 
 // ApplyChanges validates every change first (provider.ErrInvalidChange;
-// weighted sets give provider.ErrNotCapable), then sends them as one PATCH:
-// Create and Update become REPLACE with all of After's records, Delete
-// becomes DELETE. Without conditional writes, Before only addresses the set.
-// Several changes to one key collapse into the last (PowerDNS takes one
-// rrset per key and request).
+// weighted sets give provider.ErrNotCapable), then sends them as one PATCH
+// (PowerDNS takes any number of rrsets per request).
+//
+// PowerDNS has no conditional write, so a plain REPLACE would drop a target
+// another writer added between our read and our write (docs/design.md,
+// "Providers"; dnsplane API contract, "Lost targets heal themselves"). So
+// record sets shared by many writers are written by read-merge-write: just
+// before the PATCH, the current rrsets of the names being changed are read
+// (one GET of the zone filtered with rrset_name when a single name is
+// changed, else one GET of the whole zone), and each change is applied as a
+// delta onto the fresh set:
+//   - Create adds After's targets to whatever the set holds now (nothing,
+//     usually);
+//   - Update adds After-Before and removes Before-After (targets compared
+//     in canonical form), and takes After's TTL;
+//   - Delete removes Before's targets and keeps the rest with its TTL.
+//
+// A set left with no target is deleted. When the fresh set equals Before the
+// result is exactly After (or nothing, for a Delete), so a writer alone sees
+// no difference from REPLACE. The window between the GET and the PATCH
+// remains: a write landing inside it can still be lost, and DNSRecord's
+// periodic self-heal restores it.
+//
+// The read is a second HTTP request of the same ApplyChanges call. It is
+// skipped, and changes are written as they come (REPLACE with all of After's
+// records, DELETE by key), for dnsplane registry records (TXT at
+// registry.IsRegistryName names, which hold one value of one writer and must
+// never gain a second), single-valued types (CNAME, DNAME), and sets whose
+// type or Before this build cannot parse. So a batch of heartbeats (registry
+// records only) costs one PATCH and no GET.
+//
+// Several changes to one key are applied in order and collapse into one
+// rrset, at the position of the first (PowerDNS takes one rrset per key and
+// request). Errors wrap provider.ErrZoneNotFound for an unknown zone and the
+// typed errors of the HTTP status (see the package doc).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	if zoneID == "" {
 		return fmt.Errorf("apply changes: %w", provider.ErrZoneNotFound)
 	}
 	zone := provider.CanonicalName(zoneID)
-	prepared := make([]apiRRSet, 0, len(changes))
+	prepared := make([]change, 0, len(changes))
 	for i, ch := range changes {
-		rs, err := prepare(zone, ch)
+		c, err := prepare(zone, ch)
 		if err != nil {
 			return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
 		}
-		prepared = append(prepared, rs)
+		prepared = append(prepared, c)
 	}
 	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
 		// Batches are sub-slices of changes in order; map them back.
 		n := len(batch)
-		rrsets := coalesce(prepared[:n])
+		part := prepared[:n]
 		prepared = prepared[n:]
-		if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: rrsets}, nil); err != nil {
+		rrsets, err := p.merge(ctx, zoneID, part)
+		if err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+		}
+		if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: coalesce(rrsets)}, nil); err != nil {
 			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 		}
 	}
 	return nil
+}
+
+// change is one validated change: the rrset to send as is, and, for a
+// change applied by read-merge-write, its delta.
+type change struct {
+	key   provider.RecordSetKey // canonical
+	rrset apiRRSet              // REPLACE of after, or DELETE
+	after *provider.RecordSet   // canonical After; nil for a Delete
+	delta *delta                // nil: send rrset as is
+}
+
+// delta is a change expressed as targets to add and remove (canonical).
+type delta struct {
+	add, remove []string
+	// ttl is After's TTL; keep (a Delete) keeps the current TTL.
+	ttl  int64
+	keep bool
+}
+
+// merge returns the rrsets to PATCH for part: each change's own rrset, or,
+// for changes with a delta, the delta applied onto the current set read now.
+func (p *Provider) merge(ctx context.Context, zoneID string, part []change) ([]apiRRSet, error) {
+	names := map[string]bool{}
+	for _, c := range part {
+		if c.delta != nil {
+			names[c.key.Name] = true
+		}
+	}
+	out := make([]apiRRSet, len(part))
+	if len(names) == 0 {
+		for i, c := range part {
+			out[i] = c.rrset
+		}
+		return out, nil
+	}
+	state, err := p.current(ctx, zoneID, names)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range part {
+		if c.delta == nil {
+			out[i] = c.rrset
+			state[c.key] = c.after
+			continue
+		}
+		next := applyDelta(state[c.key], c.key, *c.delta)
+		state[c.key] = next
+		if next == nil {
+			out[i] = apiRRSet{Name: provider.Fqdn(c.key.Name), Type: c.key.Type, ChangeType: "DELETE"}
+			continue
+		}
+		rs, err := toAPI(*next)
+		if err != nil {
+			// A current target this build cannot re-encode: write the
+			// change as it came rather than fail it.
+			out[i] = c.rrset
+			state[c.key] = c.after
+			continue
+		}
+		out[i] = rs
+	}
+	return out, nil
+}
+
+// current reads the zone's current sets at names, canonical, by key: one GET
+// filtered with rrset_name (PowerDNS 4.7 and later) for a single name, else
+// one GET of the whole zone. The result is filtered here too, so a server
+// that ignores the filter is still read correctly.
+func (p *Provider) current(ctx context.Context, zoneID string, names map[string]bool) (map[provider.RecordSetKey]*provider.RecordSet, error) {
+	path := zonePath(zoneID)
+	if len(names) == 1 {
+		for name := range names {
+			path += "?rrset_name=" + url.QueryEscape(provider.Fqdn(name))
+		}
+	}
+	var z apiZone
+	if err := p.do(ctx, http.MethodGet, path, nil, &z); err != nil {
+		return nil, fmt.Errorf("read current record sets: %w", err)
+	}
+	out := map[provider.RecordSetKey]*provider.RecordSet{}
+	for _, rs := range z.RRSets {
+		set, ok := fromAPI(rs)
+		if ok && names[set.Name] {
+			out[set.Key()] = &set
+		}
+	}
+	return out, nil
+}
+
+// applyDelta applies d to cur (nil: no set) and returns the resulting set,
+// nil when no target remains. Current targets keep their order; added ones
+// follow in d's order.
+func applyDelta(cur *provider.RecordSet, key provider.RecordSetKey, d delta) *provider.RecordSet {
+	out := provider.RecordSet{Name: key.Name, Type: key.Type, TTL: d.ttl}
+	if cur != nil {
+		if d.keep {
+			out.TTL = cur.TTL
+		}
+		for _, t := range cur.Targets {
+			if !slices.Contains(d.remove, t) && !slices.Contains(out.Targets, t) {
+				out.Targets = append(out.Targets, t)
+			}
+		}
+	}
+	for _, t := range d.add {
+		if !slices.Contains(out.Targets, t) {
+			out.Targets = append(out.Targets, t)
+		}
+	}
+	if len(out.Targets) == 0 {
+		return nil
+	}
+	return &out
+}
+
+// merged reports whether changes to the set at key are applied by
+// read-merge-write: not a registry record, not a single-valued type, and a
+// type whose targets this build parses (so they compare canonically).
+func merged(key provider.RecordSetKey) bool {
+	switch key.Type {
+	case "CNAME", "DNAME", "SOA":
+		return false
+	case "TXT":
+		if registry.IsRegistryName(key.Name) {
+			return false
+		}
+	}
+	_, known := dns.StringToType[key.Type]
+	return known
+}
+
+// newDelta returns the delta of a change whose canonical After (nil for a
+// Delete) and raw Before (nil for a Create) are given, or nil when Before
+// cannot be read canonically.
+func newDelta(before, after *provider.RecordSet) *delta {
+	var b []string
+	if before != nil {
+		c, err := provider.CanonicalRecordSet(*before)
+		if err != nil {
+			return nil
+		}
+		b = c.Targets
+	}
+	if after == nil {
+		return &delta{remove: b, keep: true}
+	}
+	d := &delta{ttl: after.TTL}
+	for _, t := range after.Targets {
+		if !slices.Contains(b, t) {
+			d.add = append(d.add, t)
+		}
+	}
+	for _, t := range b {
+		if !slices.Contains(after.Targets, t) {
+			d.remove = append(d.remove, t)
+		}
+	}
+	return d
 }
 
 // coalesce keeps, per (name, type), the last rrset change, at the position
@@ -561,7 +754,7 @@ func coalesce(in []apiRRSet) []apiRRSet {
 }
 
 // prepare validates one change against the zone and converts it.
-func prepare(zone string, ch provider.Change) (apiRRSet, error) {
+func prepare(zone string, ch provider.Change) (change, error) {
 	check := func(rs *provider.RecordSet, role string, full bool) (provider.RecordSet, error) {
 		if rs == nil {
 			return provider.RecordSet{}, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
@@ -598,27 +791,41 @@ func prepare(zone string, ch provider.Change) (apiRRSet, error) {
 	case provider.ActionCreate, provider.ActionUpdate:
 		after, err := check(ch.After, "After", true)
 		if err != nil {
-			return apiRRSet{}, err
+			return change{}, err
 		}
+		var before *provider.RecordSet
 		if ch.Action == provider.ActionUpdate {
-			before, err := check(ch.Before, "Before", false)
+			b, err := check(ch.Before, "Before", false)
 			if err != nil {
-				return apiRRSet{}, err
+				return change{}, err
 			}
-			if before.Key() != after.Key() {
-				return apiRRSet{}, fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, before.Key(), after.Key())
+			if b.Key() != after.Key() {
+				return change{}, fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, b.Key(), after.Key())
 			}
+			before = &b
 		}
 		if len(after.Targets) == 0 {
-			return apiRRSet{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
+			return change{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
 		}
-		return toAPI(after)
+		rs, err := toAPI(after)
+		if err != nil {
+			return change{}, err
+		}
+		c := change{key: after.Key(), rrset: rs, after: &after}
+		if merged(c.key) {
+			c.delta = newDelta(before, &after)
+		}
+		return c, nil
 	case provider.ActionDelete:
 		before, err := check(ch.Before, "Before", false)
 		if err != nil {
-			return apiRRSet{}, err
+			return change{}, err
 		}
-		return apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}, nil
+		c := change{key: before.Key(), rrset: apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}}
+		if merged(c.key) {
+			c.delta = newDelta(&before, nil)
+		}
+		return c, nil
 	}
-	return apiRRSet{}, fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+	return change{}, fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
 }

@@ -168,6 +168,9 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 	if !ok {
 		return provider.Zone{}, fmt.Errorf("get zone %s: %w", zone, provider.ErrZoneNotFound)
 	}
+	if err := p.checkKey(ctx, zone); err != nil {
+		return provider.Zone{}, fmt.Errorf("get zone %s: %w", zone, err)
+	}
 	z := provider.Zone{ID: zone, Name: zone}
 	if r, err := p.query(ctx, zone, dns.TypeNS); err == nil && r.Rcode == dns.RcodeSuccess {
 		for _, rr := range r.Answer {
@@ -197,6 +200,30 @@ func (p *Provider) query(ctx context.Context, name string, qtype uint16) (*dns.M
 		return nil, fmt.Errorf("query %s %s at %s: %w", name, dns.TypeToString[qtype], p.addr, err)
 	}
 	return r, nil
+}
+
+// checkKey sends a TSIG-signed SOA query for zone, so that a wrong key is found when a zone is
+// adopted, not at its first write. A NOTAUTH answer, a TSIG error in the answer (BADSIG, BADKEY,
+// BADTIME; RFC 8945 §5.2) or an answer whose signature fails to verify gives
+// ErrInvalidCredentials; network errors are returned wrapped.
+func (p *Provider) checkKey(ctx context.Context, zone string) error {
+	ctx, cancel := p.exchangeCtx(ctx)
+	defer cancel()
+	m := new(dns.Msg)
+	m.SetQuestion(provider.Fqdn(zone), dns.TypeSOA)
+	m.RecursionDesired = false
+	m.SetTsig(p.keyName, p.algorithm, 300, time.Now().Unix())
+	c := &dns.Client{Net: "tcp", Timeout: p.timeout, TsigSecret: p.secrets}
+	r, _, err := c.ExchangeContext(ctx, m, p.addr)
+	switch {
+	case err != nil && isTSIGError(err):
+		return fmt.Errorf("signed SOA query (key %s): %v: %w", p.keyName, err, provider.ErrInvalidCredentials)
+	case err != nil:
+		return fmt.Errorf("signed SOA query %s at %s: %w", zone, p.addr, err)
+	case r.Rcode == dns.RcodeNotAuth || tsigRcode(r) != 0:
+		return fmt.Errorf("signed SOA query (key %s): %s: %w", p.keyName, dns.RcodeToString[max(r.Rcode, tsigRcode(r))], provider.ErrInvalidCredentials)
+	}
+	return nil
 }
 
 // serves reports whether the server is authoritative for zone.

@@ -2,11 +2,19 @@
 // Route 53 REST/XML API (2013-04-01) that the dnsplane aws provider uses:
 // hosted zones, ChangeResourceRecordSets with atomic batches and the
 // documented request limits, paged ListResourceRecordSets, GetChange and tags.
+// Every request must be signed with Signature Version 4 by the one key pair
+// the fake accepts (AccessKeyID, SecretAccessKey), as Route 53 requires; the
+// public hosted zones are also served over DNS (DNSAddr).
 package route53fake
 
 import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/xml"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -14,6 +22,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
+
+	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
 )
 
 const ns = "https://route53.amazonaws.com/doc/2013-04-01/"
@@ -43,9 +56,24 @@ type zone struct {
 	tags          map[string]string
 }
 
+// Default credentials: the only key pair a new fake accepts.
+const (
+	DefaultAccessKeyID     = "AKIDTEST"
+	DefaultSecretAccessKey = "secret"
+)
+
 // Server is the fake. All methods are safe for concurrent use.
 type Server struct {
 	*httptest.Server
+	// AccessKeyID and SecretAccessKey are the only credentials the fake
+	// accepts (default DefaultAccessKeyID, DefaultSecretAccessKey). Set them
+	// before the first request. A request signed with another access key ID
+	// gets 403 InvalidClientTokenId; one whose SigV4 signature does not verify
+	// with SecretAccessKey gets 403 SignatureDoesNotMatch; an unsigned one
+	// gets 403 MissingAuthenticationToken (AWS "Common Errors").
+	AccessKeyID, SecretAccessKey string
+
+	dns *fakedns.Lazy
 
 	mu        sync.Mutex
 	zones     map[string]*zone
@@ -62,9 +90,145 @@ type Server struct {
 
 // New starts a fake server; it is closed by t-style cleanup by the caller.
 func New() *Server {
-	s := &Server{zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
+	s := &Server{AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey,
+		zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
+	s.dns = fakedns.NewLazy(s.dnsZones)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// Close stops the HTTP server and, if DNSAddr started it, the DNS server.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.dns.Close()
+}
+
+// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
+// answering authoritatively for every public hosted zone from the fake's
+// current state, as Route 53's name servers would (see package fakedns): the
+// apex SOA and NS the fake created, every record set, NXDOMAIN and NODATA
+// with the SOA, REFUSED outside every zone. Private zones are not served;
+// of several public zones with one name, the first created answers. It starts
+// on the first call, stops with Close, and panics if it cannot listen, as
+// httptest.NewServer does.
+func (s *Server) DNSAddr() string { return s.dns.Addr() }
+
+// dnsZones is the fakedns.Source: every public zone in creation order, each
+// record set parsed from its zone-file value after turning Route 53's octal
+// escapes into RFC 1035's decimal ones. Alias sets (no TTL, no records) are
+// not modelled by the fake and are skipped.
+func (s *Server) dnsZones() ([]fakedns.Zone, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fakedns.Zone
+	for _, id := range s.order {
+		z := s.zones[id]
+		if z.private {
+			continue
+		}
+		fz := fakedns.Zone{Name: z.name}
+		for _, r := range z.rrs {
+			if r.TTL == nil {
+				continue
+			}
+			values := make([]string, 0, len(r.Records))
+			for _, v := range r.Records {
+				if r.Type == "TXT" || r.Type == "SPF" {
+					values = append(values, octalToDecimal(v.Value))
+				} else {
+					values = append(values, v.Value)
+				}
+			}
+			rs, err := fakedns.RecordSet(r.Name, r.Type, *r.TTL, values)
+			if err != nil {
+				return nil, fmt.Errorf("zone %s: %w", z.id, err)
+			}
+			rs.SetIdentifier, rs.Weight = r.SetIdentifier, r.Weight
+			fz.RecordSets = append(fz.RecordSets, rs)
+		}
+		out = append(out, fz)
+	}
+	return out, nil
+}
+
+// octalToDecimal rewrites the \ooo (three octal digits) escapes Route 53 uses
+// in TXT values as the \DDD (decimal) escapes of RFC 1035 §5.1 that zone-file
+// parsers read; other escapes (\" and \\) are kept.
+func octalToDecimal(v string) string {
+	if !strings.Contains(v, `\`) {
+		return v
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+3 < len(v) && isOctal(v[i+1]) && isOctal(v[i+2]) && isOctal(v[i+3]) {
+			n := int(v[i+1]-'0')*64 + int(v[i+2]-'0')*8 + int(v[i+3]-'0')
+			fmt.Fprintf(&b, `\%03d`, n)
+			i += 3
+			continue
+		}
+		if v[i] == '\\' && i+1 < len(v) {
+			b.WriteString(v[i : i+2])
+			i++
+			continue
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
+
+// authenticate checks a request's Signature Version 4 (AWS General Reference,
+// "Signature Version 4 signing process"): the access key ID of its credential
+// scope must be AccessKeyID, and the signature recomputed over its method,
+// path, query, signed headers and body with SecretAccessKey must equal the one
+// sent. It restores r.Body for the handlers. Callers hold s.mu.
+func (s *Server) authenticate(r *http.Request) *apiErr {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return &apiErr{400, "InvalidInput", "cannot read the request body", nil}
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	auth := r.Header.Get("Authorization")
+	const algo = "AWS4-HMAC-SHA256 "
+	if !strings.HasPrefix(auth, algo) {
+		return &apiErr{403, "MissingAuthenticationToken", "Missing Authentication Token", nil}
+	}
+	fields := map[string]string{}
+	for _, f := range strings.Split(strings.TrimPrefix(auth, algo), ",") {
+		k, v, _ := strings.Cut(strings.TrimSpace(f), "=")
+		fields[k] = v
+	}
+	scope := strings.Split(fields["Credential"], "/") // AKID/date/region/service/aws4_request
+	if len(scope) != 5 || fields["SignedHeaders"] == "" || fields["Signature"] == "" {
+		return &apiErr{403, "IncompleteSignature", "Authorization header requires Credential, SignedHeaders and Signature.", nil}
+	}
+	if scope[0] != s.AccessKeyID {
+		return &apiErr{403, "InvalidClientTokenId", "The security token included in the request is invalid.", nil}
+	}
+	signedAt, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
+	if err != nil {
+		return &apiErr{403, "IncompleteSignature", "X-Amz-Date is missing or malformed.", nil}
+	}
+	c, err := http.NewRequestWithContext(context.Background(), r.Method, "http://"+r.Host+r.URL.RequestURI(), nil)
+	if err != nil {
+		return &apiErr{400, "InvalidInput", err.Error(), nil}
+	}
+	c.ContentLength = r.ContentLength
+	for _, h := range strings.Split(fields["SignedHeaders"], ";") {
+		if h != "host" && h != "content-length" {
+			c.Header[http.CanonicalHeaderKey(h)] = r.Header.Values(h)
+		}
+	}
+	sum := sha256.Sum256(body)
+	creds := aws.Credentials{AccessKeyID: s.AccessKeyID, SecretAccessKey: s.SecretAccessKey, SessionToken: r.Header.Get("X-Amz-Security-Token")}
+	if err := v4.NewSigner().SignHTTP(context.Background(), creds, c, hex.EncodeToString(sum[:]), scope[3], scope[2], signedAt); err != nil {
+		return &apiErr{500, "InternalFailure", err.Error(), nil}
+	}
+	if _, want, _ := strings.Cut(c.Header.Get("Authorization"), "Signature="); want != fields["Signature"] {
+		return &apiErr{403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.", nil}
+	}
+	return nil
 }
 
 // Throttle makes the next n requests fail with 400 Throttling.
@@ -134,6 +298,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts[op]++
+	if e := s.authenticate(r); e != nil {
+		writeErr(w, *e)
+		return
+	}
 	if s.every > 0 {
 		s.served++
 	}

@@ -8,12 +8,14 @@
 // If-Match / If-None-Match: *, 412 PreconditionFailed), Get, Delete (If-Match),
 // ListAllByDnsZone and ListByDnsZone with $top and nextLink paging; injectable
 // 429 with Retry-After; and the OAuth 2.0 client-credentials token endpoint
-// with the OpenID discovery document MSAL reads.
+// with the OpenID discovery document MSAL reads. The zones are also served
+// over DNS (DNSAddr).
 package azurefake
 
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -23,6 +25,9 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
 )
 
 // Server is the fake. Its URL serves both ARM and the token endpoint.
@@ -35,6 +40,8 @@ type Server struct {
 	PageSize int
 	// DeletePolls is how many status polls a zone delete stays InProgress.
 	DeletePolls int
+
+	dns *fakedns.Lazy
 
 	mu         sync.Mutex
 	zones      map[string]*zone // by lower-case name, across resource groups
@@ -63,8 +70,121 @@ type deleteOp struct {
 func New() *Server {
 	s := &Server{ClientID: "fake-client", ClientSecret: "fake-secret", PageSize: 100, DeletePolls: 1,
 		zones: map[string]*zone{}, tokens: map[string]bool{}, counts: map[string]int{}, ops: map[string]*deleteOp{}}
+	s.dns = fakedns.NewLazy(s.dnsZones)
 	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// Close stops the HTTPS server and, if DNSAddr started it, the DNS server.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.dns.Close()
+}
+
+// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
+// answering authoritatively for every zone from the fake's current state, as
+// Azure DNS's name servers would (see package fakedns): the apex SOA and NS
+// the fake created, every record set, NXDOMAIN and NODATA with the SOA,
+// REFUSED outside every zone. A zone whose delete is in progress is served
+// until the delete completes. It starts on the first call, stops with Close,
+// and panics if it cannot listen, as httptest.NewServer does.
+func (s *Server) DNSAddr() string { return s.dns.Addr() }
+
+// dnsZones is the fakedns.Source: every zone by name, each record set
+// written as zone-file values (presentationValues) and parsed by fakedns.
+// Alias record sets (targetResource, no records) are skipped.
+func (s *Server) dnsZones() ([]fakedns.Zone, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fakedns.Zone
+	for _, name := range slices.Sorted(maps.Keys(s.zones)) {
+		z := s.zones[name]
+		fz := fakedns.Zone{Name: z.name}
+		for _, key := range slices.Sorted(maps.Keys(z.sets)) {
+			rtype, rel, _ := strings.Cut(key, "/")
+			p := z.sets[key].Properties
+			values := presentationValues(rtype, p)
+			if len(values) == 0 || p.TTL == nil {
+				continue
+			}
+			owner := z.name
+			if rel != "@" {
+				owner = rel + "." + z.name
+			}
+			rs, err := fakedns.RecordSet(owner, rtype, *p.TTL, values)
+			if err != nil {
+				return nil, fmt.Errorf("zone %s: %w", z.name, err)
+			}
+			fz.RecordSets = append(fz.RecordSets, rs)
+		}
+		out = append(out, fz)
+	}
+	return out, nil
+}
+
+// presentationValues writes the records of rtype that p holds as zone-file
+// values (RFC 1035 §5.1): host names absolute, TXT as quoted, escaped
+// character-strings (the ones Azure stores, in order), CAA values quoted.
+func presentationValues(rtype string, p *armdns.RecordSetProperties) []string {
+	var out []string
+	abs := func(n *string) string { return strings.TrimSuffix(deref(n), ".") + "." }
+	quote := func(v string) string { return `"` + provider.EscapeTXT(v) + `"` }
+	switch rtype {
+	case "A":
+		for _, r := range p.ARecords {
+			out = append(out, deref(r.IPv4Address))
+		}
+	case "AAAA":
+		for _, r := range p.AaaaRecords {
+			out = append(out, deref(r.IPv6Address))
+		}
+	case "CNAME":
+		if p.CnameRecord != nil {
+			out = append(out, abs(p.CnameRecord.Cname))
+		}
+	case "NS":
+		for _, r := range p.NsRecords {
+			out = append(out, abs(r.Nsdname))
+		}
+	case "PTR":
+		for _, r := range p.PtrRecords {
+			out = append(out, abs(r.Ptrdname))
+		}
+	case "MX":
+		for _, r := range p.MxRecords {
+			out = append(out, fmt.Sprintf("%d %s", deref(r.Preference), abs(r.Exchange)))
+		}
+	case "SRV":
+		for _, r := range p.SrvRecords {
+			out = append(out, fmt.Sprintf("%d %d %d %s", deref(r.Priority), deref(r.Weight), deref(r.Port), abs(r.Target)))
+		}
+	case "CAA":
+		for _, r := range p.CaaRecords {
+			out = append(out, fmt.Sprintf("%d %s %s", deref(r.Flags), deref(r.Tag), quote(deref(r.Value))))
+		}
+	case "TXT":
+		for _, r := range p.TxtRecords {
+			chunks := make([]string, 0, len(r.Value))
+			for _, c := range r.Value {
+				chunks = append(chunks, quote(deref(c)))
+			}
+			out = append(out, strings.Join(chunks, " "))
+		}
+	case "SOA":
+		if r := p.SoaRecord; r != nil {
+			out = append(out, fmt.Sprintf("%s %s %d %d %d %d %d", abs(r.Host), abs(r.Email), deref(r.SerialNumber),
+				deref(r.RefreshTime), deref(r.RetryTime), deref(r.ExpireTime), deref(r.MinimumTTL)))
+		}
+	}
+	return out
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 // Count returns how many requests of op were served: "Token",

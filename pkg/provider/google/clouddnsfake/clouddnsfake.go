@@ -19,11 +19,28 @@
 //
 // Paths are /dns/v1/projects/{project}/managedZones[...]; any project is
 // accepted, but zones are kept per project.
+//
+// Credentials: POST /token is an OAuth 2.0 token endpoint for the one service
+// account whose key file ServiceAccountJSON returns (the JWT bearer grant of
+// RFC 7523, as Google's service-account flow uses it). An API request that
+// carries an Authorization header must carry a token it issued, else 401
+// (reason authError); requests without one are accepted, so that tests may
+// use an unauthenticated client.
+//
+// The public zones are also served over DNS (DNSAddr).
 package clouddnsfake
 
 import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -32,6 +49,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
 )
 
 // Per-change limits (Cloud DNS "Quotas and limits").
@@ -83,7 +102,11 @@ type zone struct {
 type Server struct {
 	*httptest.Server
 
+	dns *fakedns.Lazy
+
 	mu          sync.Mutex
+	key         *rsa.PrivateKey             // the service account's key, made by ServiceAccountJSON
+	tokens      map[string]bool             // access tokens issued by /token
 	zones       map[string]map[string]*zone // project -> zone name -> zone
 	seq         uint64
 	pageSize    int
@@ -94,9 +117,131 @@ type Server struct {
 
 // New starts a fake server. Close it when done.
 func New() *Server {
-	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100}
+	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100, tokens: map[string]bool{}}
+	s.dns = fakedns.NewLazy(s.dnsZones)
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
+}
+
+// Close stops the HTTP server and, if DNSAddr started it, the DNS server.
+func (s *Server) Close() {
+	s.Server.Close()
+	s.dns.Close()
+}
+
+// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
+// answering authoritatively for every zone from the fake's current state, as
+// Cloud DNS's name servers would (see package fakedns): the apex SOA and NS
+// the fake created, every record set, NXDOMAIN and NODATA with the SOA,
+// REFUSED outside every zone. Of zones with one DNS name (in several
+// projects, or under several managed-zone names) the first by project, then
+// managed-zone name, answers. It starts on the first call, stops with Close,
+// and panics if it cannot listen, as httptest.NewServer does.
+func (s *Server) DNSAddr() string { return s.dns.Addr() }
+
+// dnsZones is the fakedns.Source: every zone, rrdatas parsed as zone-file
+// values (Cloud DNS stores them so, with RFC 1035 decimal escapes).
+func (s *Server) dnsZones() ([]fakedns.Zone, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []fakedns.Zone
+	for _, project := range slices.Sorted(maps.Keys(s.zones)) {
+		zones := s.zones[project]
+		for _, name := range slices.Sorted(maps.Keys(zones)) {
+			z := zones[name]
+			fz := fakedns.Zone{Name: z.mz.DNSName}
+			for _, rs := range z.rrsets {
+				set, err := fakedns.RecordSet(rs.Name, rs.Type, rs.TTL, rs.Rrdatas)
+				if err != nil {
+					return nil, fmt.Errorf("project %s zone %s: %w", project, name, err)
+				}
+				fz.RecordSets = append(fz.RecordSets, set)
+			}
+			out = append(out, fz)
+		}
+	}
+	return out, nil
+}
+
+// ServiceAccountEmail is the client_email of the service account in
+// ServiceAccountJSON.
+const ServiceAccountEmail = "dnsplane-test@fake-project.iam.gserviceaccount.com"
+
+// ServiceAccountJSON returns a service-account key file (the JSON that
+// GOOGLE_APPLICATION_CREDENTIALS_JSON holds) whose token_uri is this fake's
+// /token and whose RSA key (2,048 bits, made on the first call) is the only
+// one /token accepts. Every call returns the same key.
+func (s *Server) ServiceAccountJSON() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.key == nil {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			panic(fmt.Sprintf("clouddnsfake: generate key: %v", err))
+		}
+		s.key = k
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(s.key)
+	if err != nil {
+		panic(fmt.Sprintf("clouddnsfake: encode key: %v", err))
+	}
+	b, _ := json.Marshal(map[string]string{
+		"type": "service_account", "project_id": "fake-project", "private_key_id": "fake-key-1",
+		"private_key":  string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})),
+		"client_email": ServiceAccountEmail, "client_id": "100000000000000000001", "token_uri": s.URL + "/token",
+	})
+	return string(b)
+}
+
+// token is the OAuth 2.0 token endpoint for the JWT bearer grant (RFC 7523
+// §2.1; Google "Using OAuth 2.0 for Server to Server Applications"): the
+// assertion must be an RS256 JWT signed with the service account's key, whose
+// iss is ServiceAccountEmail, aud this endpoint and exp in the future.
+// Failures are 400 invalid_grant (RFC 6749 §5.2).
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.counts["token"]++
+	invalid := func(desc string) {
+		reply(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": desc})
+	}
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "urn:ietf:params:oauth:grant-type:jwt-bearer" {
+		reply(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type", "error_description": "Invalid grant_type"})
+		return
+	}
+	parts := strings.Split(r.PostForm.Get("assertion"), ".")
+	if len(parts) != 3 {
+		invalid("Invalid JWT: malformed assertion")
+		return
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	if err != nil || s.key == nil || rsa.VerifyPKCS1v15(&s.key.PublicKey, crypto.SHA256, sum[:], sig) != nil {
+		invalid("Invalid JWT Signature.")
+		return
+	}
+	var claims struct {
+		Iss string `json:"iss"`
+		Aud string `json:"aud"`
+		Exp int64  `json:"exp"`
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil || json.Unmarshal(raw, &claims) != nil {
+		invalid("Invalid JWT: claims do not decode")
+		return
+	}
+	switch {
+	case claims.Iss != ServiceAccountEmail:
+		invalid("Invalid grant: account not found")
+	case claims.Aud != s.URL+"/token":
+		invalid("Invalid JWT: Failed audience check.")
+	case claims.Exp < time.Now().Unix():
+		invalid("Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
+	default:
+		tok := fmt.Sprintf("fake-access-token-%d", len(s.tokens)+1)
+		s.tokens[tok] = true
+		reply(w, http.StatusOK, map[string]any{"access_token": tok, "expires_in": 3600, "token_type": "Bearer"})
+	}
 }
 
 // SetPageSize sets the largest page the list methods return (default 100),
@@ -186,6 +331,10 @@ var (
 )
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/token" && r.Method == http.MethodPost {
+		s.token(w, r)
+		return
+	}
 	parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
 	// dns v1 projects {p} managedZones [{z} [rrsets|changes]]
 	if len(parts) < 5 || parts[0] != "dns" || parts[1] != "v1" || parts[2] != "projects" || parts[4] != "managedZones" {
@@ -214,6 +363,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.counts[op]++
+	if auth := r.Header.Get("Authorization"); auth != "" && !s.tokens[strings.TrimPrefix(auth, "Bearer ")] {
+		s.fail(w, apiError{code: 401, reason: "authError", msg: "Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential."})
+		return
+	}
 	if s.throttle > 0 {
 		s.throttle--
 		s.fail(w, apiError{code: 429, reason: "rateLimitExceeded", msg: "Rate Limit Exceeded", retryAfterSecs: 2})

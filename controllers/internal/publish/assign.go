@@ -1,4 +1,4 @@
-package dnsendpoint
+package publish
 
 import (
 	"context"
@@ -13,26 +13,27 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// assignment is the outcome of choosing zones for an object's endpoints.
-type assignment struct {
-	// byZone maps a zone (namespace/name) to its endpoints' record sets.
-	byZone map[client.ObjectKey][]provider.RecordSet
-	// zones are the zones to plan: those the endpoints go to, and those the object's status
+// Assignment is the outcome of choosing zones for an object's endpoints.
+type Assignment struct {
+	// ByZone maps a zone (namespace/name) to its endpoints' record sets.
+	ByZone map[client.ObjectKey][]provider.RecordSet
+	// Zones are the zones to plan: those the endpoints go to, and those the object's status
 	// says hold its records (where an earlier spec may have left some).
-	zones map[client.ObjectKey]*dnsv1.DNSZone
-	// invalid lists endpoints in no usable zone, with why.
-	invalid []string
-	// denied lists endpoints refused by a cross-namespace zone, with why.
-	denied []string
-	// missing says why spec.zoneRef names no DNSZone, if it does not.
-	missing string
+	Zones map[client.ObjectKey]*dnsv1.DNSZone
+	// Invalid lists endpoints in no usable zone, with why.
+	Invalid []string
+	// Denied lists endpoints refused by a cross-namespace zone, with why.
+	Denied []string
+	// Missing says why spec.zoneRef names no DNSZone, if it does not.
+	Missing string
 }
 
-// assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): spec.zoneRef, or
-// the longest-suffix DNSZone of the object's namespace. held are the zones (namespace/name) that
-// hold the object's records now (status.zones). defaultTTL replaces a zero TTL.
-func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndpointSpec, held []string, defaultTTL int64) (*assignment, error) {
-	a := &assignment{byZone: map[client.ObjectKey][]provider.RecordSet{}, zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
+// Assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): zoneRef, or the
+// longest-suffix DNSZone of the object's namespace ns. held are the zones (namespace/name) that
+// hold the object's records now (status.zones). defaultTTL, in seconds, replaces a zero TTL.
+// Errors are API read errors.
+func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (*Assignment, error) {
+	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
 	var local dnsv1.DNSZoneList
 	// Read-only use: no deep copy of every zone on every reconcile.
 	if err := c.List(ctx, &local, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
@@ -72,12 +73,12 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 			return nil, err
 		}
 		if z != nil {
-			a.zones[client.ObjectKeyFromObject(z)] = z
+			a.Zones[client.ObjectKeyFromObject(z)] = z
 		}
 	}
 	var ref *dnsv1.DNSZone
-	if spec.ZoneRef != nil {
-		key := client.ObjectKey{Namespace: spec.ZoneRef.Namespace, Name: spec.ZoneRef.Name}
+	if zoneRef != nil {
+		key := client.ObjectKey{Namespace: zoneRef.Namespace, Name: zoneRef.Name}
 		if key.Namespace == "" {
 			key.Namespace = ns
 		}
@@ -86,26 +87,26 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 			return nil, err
 		}
 		if ref == nil {
-			a.missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", key)
+			a.Missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", key)
 			return a, nil
 		}
 		if ref.Namespace != ns && (ref.Spec.Delegation == nil || !slices.Contains(ref.Spec.Delegation.AllowedNamespaces, ns)) {
-			for _, e := range spec.Endpoints {
-				a.denied = append(a.denied, fmt.Sprintf("%s %s: DNSZone %s/%s does not list namespace %s in delegation.allowedNamespaces", e.DNSName, e.RecordType, ref.Namespace, ref.Name, ns))
+			for _, e := range endpoints {
+				a.Denied = append(a.Denied, fmt.Sprintf("%s %s: DNSZone %s/%s does not list namespace %s in delegation.allowedNamespaces", e.DNSName, e.RecordType, ref.Namespace, ref.Name, ns))
 			}
 			return a, nil
 		}
 	}
 	var nsNames []string // NS names this object delegates, for the glue rule
-	for _, e := range spec.Endpoints {
+	for _, e := range endpoints {
 		if e.RecordType == "NS" {
 			nsNames = append(nsNames, provider.CanonicalName(e.DNSName))
 		}
 	}
-	for _, e := range spec.Endpoints {
+	for _, e := range endpoints {
 		rs, err := toRecordSet(e, defaultTTL)
 		if err != nil {
-			a.invalid = append(a.invalid, fmt.Sprintf("%s %s: %v", e.DNSName, e.RecordType, err))
+			a.Invalid = append(a.Invalid, fmt.Sprintf("%s %s: %v", e.DNSName, e.RecordType, err))
 			continue
 		}
 		z := ref
@@ -113,26 +114,26 @@ func assign(ctx context.Context, c client.Reader, ns string, spec *dnsv1.DNSEndp
 			z = longestSuffix(local.Items, rs.Name)
 		}
 		if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
-			a.invalid = append(a.invalid, fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns))
+			a.Invalid = append(a.Invalid, fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns))
 			continue
 		}
 		if z.Namespace != ns {
 			if why := crossNamespaceRule(rs, z.Spec.Zone, nsNames); why != "" {
-				a.denied = append(a.denied, fmt.Sprintf("%s %s: %s", e.DNSName, e.RecordType, why))
+				a.Denied = append(a.Denied, fmt.Sprintf("%s %s: %s", e.DNSName, e.RecordType, why))
 				continue
 			}
 		}
 		k := client.ObjectKeyFromObject(z)
-		a.zones[k] = z
-		a.byZone[k] = append(a.byZone[k], rs)
+		a.Zones[k] = z
+		a.ByZone[k] = append(a.ByZone[k], rs)
 	}
 	return a, nil
 }
 
-// desiredZones returns the zones endpoints go to, as status.zones stores them.
-func (a *assignment) desiredZones() []string {
-	out := make([]string, 0, len(a.byZone))
-	for k := range a.byZone {
+// DesiredZones returns the zones endpoints go to, as status.zones stores them.
+func (a *Assignment) DesiredZones() []string {
+	out := make([]string, 0, len(a.ByZone))
+	for k := range a.ByZone {
 		out = append(out, k.String())
 	}
 	slices.Sort(out)

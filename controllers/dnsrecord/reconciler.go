@@ -1,0 +1,552 @@
+package dnsrecord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/heartbeat"
+	"github.com/dnsplane/dnsplane/pkg/plan"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+// DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
+const DefaultTTL = 300
+
+// Kind is the registry kind of DNSRecord contributors.
+const Kind = "DNSRecord"
+
+// Heartbeats is what the controller needs of the heartbeat reporter (*heartbeat.Reporter):
+// records to refresh and check every interval.
+type Heartbeats interface {
+	// Set registers or replaces the target of one DNSRecord; it fails on a malformed target.
+	Set(heartbeat.Target) error
+	// Remove forgets a DNSRecord by key.
+	Remove(key string)
+}
+
+// Reconciler reconciles DNSRecords.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  record.EventRecorder
+	Providers *factory.Factory
+	Writers   *zonewriter.Set
+	// OwnerID is this manager's --owner-id.
+	OwnerID string
+	// Heartbeats, when set, refreshes this manager's heartbeats and re-checks every
+	// contributor each --heartbeat-interval; nil = checks only on reconcile.
+	Heartbeats Heartbeats
+	// Threshold is --heartbeat-threshold: a contributor whose heartbeat is older is failing.
+	Threshold time.Duration
+	// Clock reads the time of heartbeats and checks; nil = the real clock.
+	Clock clock.PassiveClock
+	// ResyncInterval re-plans every object this often, a time.Duration; 0 disables.
+	ResyncInterval time.Duration
+	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048 (see the
+	// DNSEndpoint controller: reconciles mostly wait in the zone writer's window).
+	MaxConcurrentReconciles int
+}
+
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsrecords,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsrecords/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsrecords/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+
+// Reconcile publishes one DNSRecord's contribution, or withdraws it when the record is deleted.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	rec := &dnsv1.DNSRecord{}
+	if err := r.Client.Get(ctx, req.NamespacedName, rec); err != nil {
+		if client.IgnoreNotFound(err) == nil && r.Heartbeats != nil {
+			r.Heartbeats.Remove(req.String())
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !rec.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, rec)
+	}
+	if controllerutil.AddFinalizer(rec, dnsv1.FinalizerRecords) {
+		if err := r.Client.Update(ctx, rec); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	base := rec.DeepCopy()
+	res, err := r.reconcileNormal(ctx, rec)
+	rec.Status.ObservedGeneration = rec.Generation
+	rec.Status.OwnerID = r.OwnerID
+	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionReady)
+	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionHealthy)
+	if perr := status.Patch(ctx, r.Client, rec, base, &rec.Status, &base.Status); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	return res, err
+}
+
+func (r *Reconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
+func (r *Reconciler) contributor(rec *dnsv1.DNSRecord) registry.Contributor {
+	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource(Kind, rec.Namespace, rec.Name)}
+}
+
+func (r *Reconciler) planner() *publish.Planner {
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers}
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(rec).String()
+	if rec.Spec.Strategy == dnsv1.StrategyDisabled {
+		if r.Heartbeats != nil {
+			r.Heartbeats.Remove(key)
+		}
+		r.ready(rec, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned, written or heartbeat")
+		status.SetUnknown(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, dnsv1.ReasonDisabled, "strategy is Disabled: contributors are not checked")
+		return ctrl.Result{}, nil
+	}
+	self := r.contributor(rec)
+	a, err := publish.Assign(ctx, r.Client, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plans, waiting, err := r.planner().Plan(ctx, self, plan.Shared, a, false, DefaultTTL)
+	if err != nil {
+		return r.failed(rec, err)
+	}
+	var records []provider.Change
+	var conflicts []string
+	for _, p := range plans {
+		records = append(records, p.Result.Records...)
+		for _, c := range p.Result.Conflicts {
+			conflicts = append(conflicts, c.Message)
+		}
+	}
+	id := plan.ID(records, specBytes(rec))
+	rec.Status.Plan = publish.StatusPlan(id, records)
+
+	apply := rec.Spec.Strategy != dnsv1.StrategyDryRun
+	prevApplied := rec.Status.AppliedPlan
+	if !apply && len(records) > 0 && rec.Spec.ApprovedPlan == id && rec.Status.AppliedPlan != id {
+		apply = true
+		rec.Status.AppliedPlan = id
+		r.Recorder.Eventf(rec, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
+	}
+	if apply {
+		now := r.now()
+		for _, p := range plans {
+			changes := StampHeartbeat(p.Result.Changes, self, rec.Spec.RootHost, now)
+			if err := p.Writer.Apply(ctx, changes); err != nil {
+				rec.Status.AppliedPlan = prevApplied
+				r.track(rec, self, nil, a, false)
+				return r.failed(rec, fmt.Errorf("zone %s: %w", p.Zone.Spec.Zone, err))
+			}
+		}
+		if len(waiting) == 0 {
+			rec.Status.Zones = a.DesiredZones()
+		} else {
+			rec.Status.Zones = union(rec.Status.Zones, a.DesiredZones())
+		}
+	}
+	root := rootPlan(plans, rec.Spec.RootHost)
+	healthy := len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
+	// Only a FullSync record whose reconcile succeeded heartbeats (API contract: DryRun records
+	// do not; an approved DryRun plan is a one-off write, not a sync).
+	r.track(rec, self, root, a, healthy && rec.Spec.Strategy != dnsv1.StrategyDryRun)
+	if root != nil {
+		if snap, err := root.Writer.Snapshot(ctx, root.Zone.Spec.Zone); err == nil {
+			owners := heartbeat.Check(heartbeat.EntriesAt(snap.Index(), rec.Spec.RootHost, Kind), rec.Spec.RootHost, r.now(), r.Threshold)
+			SetOwners(rec, owners, r.now(), r.Threshold)
+		}
+	}
+	switch {
+	case len(conflicts) > 0:
+		sort.Strings(conflicts)
+		r.ready(rec, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
+	case a.Missing != "":
+		r.ready(rec, false, dnsv1.ReasonZoneNotFound, a.Missing)
+	case len(a.Denied) > 0:
+		r.ready(rec, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
+	case len(a.Invalid) > 0:
+		r.ready(rec, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
+	case len(waiting) > 0:
+		r.ready(rec, false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
+		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	case !apply && len(records) > 0:
+		r.ready(rec, false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
+	default:
+		r.ready(rec, true, dnsv1.ReasonPublished, published(len(rec.Spec.Endpoints)))
+	}
+	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+}
+
+// rootPlan returns the plan of the zone that holds rootHost: the longest zone name it is in.
+func rootPlan(plans []publish.ZonePlan, rootHost string) *publish.ZonePlan {
+	var best *publish.ZonePlan
+	for i := range plans {
+		p := &plans[i]
+		if provider.IsSubdomain(rootHost, p.Zone.Spec.Zone) && (best == nil || len(p.Zone.Spec.Zone) > len(best.Zone.Spec.Zone)) {
+			best = p
+		}
+	}
+	return best
+}
+
+// track registers the record with the heartbeat reporter: write says whether it heartbeats and
+// self-heals (its last reconcile succeeded under FullSync); otherwise it is only checked. A
+// record whose rootHost zone is not planned is forgotten.
+func (r *Reconciler) track(rec *dnsv1.DNSRecord, self registry.Contributor, root *publish.ZonePlan, a *publish.Assignment, write bool) {
+	if r.Heartbeats == nil {
+		return
+	}
+	key := client.ObjectKeyFromObject(rec).String()
+	if root == nil {
+		r.Heartbeats.Remove(key)
+		return
+	}
+	if err := r.Heartbeats.Set(heartbeat.Target{
+		Key: key, Self: self, Zone: root.Zone.Spec.Zone, RootHost: rec.Spec.RootHost, DefaultTTL: DefaultTTL,
+		Writer: root.Writer, Desired: a.ByZone[client.ObjectKeyFromObject(root.Zone)], Write: write,
+	}); err != nil {
+		r.Heartbeats.Remove(key)
+	}
+}
+
+// StampHeartbeat returns changes with self's registry records at rootHost carrying heartbeat
+// now: a successful write of this contributor's records is a heartbeat (API contract: "a
+// heartbeat means this contributor is alive and its records are in sync"), so that a new
+// contributor is healthy from its first write. Other changes, and other contributors' records,
+// are returned unchanged; the input is not modified.
+func StampHeartbeat(changes []provider.Change, self registry.Contributor, rootHost string, now time.Time) []provider.Change {
+	rootHost = provider.CanonicalName(rootHost)
+	out, cloned := changes, false
+	for i, c := range changes {
+		if c.After == nil || c.After.Type != "TXT" || !registry.IsRegistryName(c.After.Name) || len(c.After.Targets) != 1 {
+			continue
+		}
+		e, err := registry.Parse(c.After.Targets[0])
+		if err != nil || e.Contributor() != self || e.Name != rootHost {
+			continue
+		}
+		if !cloned {
+			out, cloned = slices.Clone(changes), true
+		}
+		after := c.After.Clone()
+		after.Targets = []string{registry.WithHeartbeat(e, now).Encode()}
+		out[i].After = &after
+	}
+	return out
+}
+
+// SetOwners records owners in status.owners and the Healthy condition: True (AllOwnersHealthy)
+// when every contributor is healthy, else False (HeartbeatFailing) naming each failing one.
+// now dates the message's ages; threshold is --heartbeat-threshold.
+//
+// So that heartbeats do not rewrite every DNSRecord's status at every tick, status.owners is
+// replaced only when a contributor appears, leaves or changes health, or when a recorded
+// lastHeartbeat lags the registry by more than half the threshold: lastHeartbeat in status is
+// at most threshold/2 behind the registry, and health is always current.
+func SetOwners(rec *dnsv1.DNSRecord, owners []heartbeat.Owner, now time.Time, threshold time.Duration) {
+	list := make([]dnsv1.OwnerStatus, 0, len(owners))
+	for _, o := range owners {
+		s := dnsv1.OwnerStatus{OwnerID: o.OwnerID, Resource: o.Resource, Healthy: o.Healthy}
+		if !o.LastHeartbeat.IsZero() {
+			t := metav1.NewTime(o.LastHeartbeat)
+			s.LastHeartbeat = &t
+		}
+		list = append(list, s)
+	}
+	same := ownersCurrent(rec.Status.Owners, list, threshold/2)
+	if !same {
+		rec.Status.Owners = list
+	}
+	failing := heartbeat.Failing(owners)
+	if c := meta.FindStatusCondition(rec.Status.Conditions, dnsv1.ConditionHealthy); same && c != nil && c.ObservedGeneration == rec.Generation &&
+		c.Status == metav1.ConditionFalse && c.Reason == dnsv1.ReasonHeartbeatFailing && len(failing) > 0 {
+		// The same owners fail as at the last check: keep the message (its ages would otherwise
+		// rewrite status at every tick).
+		return
+	}
+	switch {
+	case len(owners) == 0:
+		status.SetUnknown(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, "NoOwners", "no contributor has a registry record at rootHost yet")
+	case len(failing) == 0:
+		status.Set(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, true, dnsv1.ReasonAllOwnersHealthy, allHealthy(len(owners)))
+	default:
+		status.Set(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, false, dnsv1.ReasonHeartbeatFailing, heartbeat.FailingMessage(owners, now))
+	}
+}
+
+// ownersCurrent reports whether have lists the same contributors with the same health as want,
+// each lastHeartbeat at most lag behind.
+func ownersCurrent(have, want []dnsv1.OwnerStatus, lag time.Duration) bool {
+	if len(have) != len(want) {
+		return false
+	}
+	for i := range have {
+		h, w := have[i], want[i]
+		if h.OwnerID != w.OwnerID || h.Resource != w.Resource || h.Healthy != w.Healthy || (h.LastHeartbeat == nil) != (w.LastHeartbeat == nil) {
+			return false
+		}
+		if w.LastHeartbeat != nil && w.LastHeartbeat.Sub(h.LastHeartbeat.Time) > lag {
+			return false
+		}
+	}
+	return true
+}
+
+func allHealthy(n int) string {
+	if n == 1 {
+		return "the only contributor heartbeats"
+	}
+	return fmt.Sprintf("all %d contributors heartbeat", n)
+}
+
+// OnCheck is the heartbeat reporter's callback: it writes a tick's check of one DNSRecord (key
+// "namespace/name") into its status, with an Event on a Healthy transition. It never requeues:
+// status writes do not pass the controller's predicates.
+func (r *Reconciler) OnCheck(ctx context.Context, key string, owners []heartbeat.Owner) error {
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		return fmt.Errorf("heartbeat key %q is not namespace/name", key)
+	}
+	// The reconcile writes the same status concurrently: patch under the resourceVersion read
+	// (optimistic lock), so that a stale copy never drops its Ready condition; on a conflict,
+	// read again and re-apply the check.
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		rec := &dnsv1.DNSRecord{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, rec); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if !rec.DeletionTimestamp.IsZero() || rec.Spec.Strategy == dnsv1.StrategyDisabled {
+			return nil
+		}
+		base := rec.DeepCopy()
+		SetOwners(rec, owners, r.now(), r.Threshold)
+		if equality.Semantic.DeepEqual(rec.Status, base.Status) {
+			return nil
+		}
+		if err := r.Client.Status().Patch(ctx, rec, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+			return err
+		}
+		status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionHealthy)
+		return nil
+	})
+}
+
+func union(a, b []string) []string {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func published(n int) string {
+	if n == 1 {
+		return "1 endpoint contributed"
+	}
+	return fmt.Sprintf("%d endpoints contributed", n)
+}
+
+// failed records a provider or planning error on Ready. Conflicts with a concurrent write are
+// retried at once with a fresh view; the rest go back to the rate limiter.
+func (r *Reconciler) failed(rec *dnsv1.DNSRecord, err error) (ctrl.Result, error) {
+	switch {
+	case errors.Is(err, factory.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
+		r.ready(rec, false, dnsv1.ReasonZoneNotFound, err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	case errors.Is(err, provider.ErrConflict):
+		return ctrl.Result{Requeue: true}, nil
+	}
+	r.ready(rec, false, dnsv1.ReasonProviderError, err.Error())
+	return ctrl.Result{}, err
+}
+
+func (r *Reconciler) ready(rec *dnsv1.DNSRecord, ok bool, reason, msg string) {
+	status.Set(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionReady, ok, reason, msg)
+}
+
+// specBytes is the spec without approvedPlan, the part of the plan ID that approving must not
+// change.
+func specBytes(rec *dnsv1.DNSRecord) []byte {
+	s := rec.Spec.DeepCopy()
+	s.ApprovedPlan = ""
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// reconcileDelete withdraws this contributor's targets and registry records (the set itself
+// goes only with its last contributor), then removes the finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
+	if r.Heartbeats != nil {
+		r.Heartbeats.Remove(client.ObjectKeyFromObject(rec).String())
+	}
+	if !controllerutil.ContainsFinalizer(rec, dnsv1.FinalizerRecords) {
+		return ctrl.Result{}, nil
+	}
+	a, err := publish.Assign(ctx, r.Client, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	plans, _, err := r.planner().Plan(ctx, r.contributor(rec), plan.Shared, a, true, DefaultTTL)
+	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
+		return ctrl.Result{}, err
+	}
+	for _, p := range plans {
+		if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
+			if errors.Is(err, provider.ErrConflict) {
+				return ctrl.Result{Requeue: true}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("withdraw records from %s: %w", p.Zone.Spec.Zone, err)
+		}
+	}
+	controllerutil.RemoveFinalizer(rec, dnsv1.FinalizerRecords)
+	if err := r.Client.Update(ctx, rec); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// indexRootZone indexes DNSRecords by every suffix of rootHost, and by zoneRef, so that a zone
+// event finds the records it concerns.
+const indexDomains = "spec.rootHost.domains"
+
+// SetupWithManager wires the controller: DNSRecords, and the DNSZones they publish into.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
+
+func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSRecord{}, indexDomains, func(o client.Object) []string {
+		rec := o.(*dnsv1.DNSRecord)
+		var out []string
+		for n := provider.CanonicalName(rec.Spec.RootHost); n != ""; n = provider.Parent(n) {
+			out = append(out, n)
+		}
+		if rec.Spec.ZoneRef != nil {
+			ns := rec.Spec.ZoneRef.Namespace
+			if ns == "" {
+				ns = rec.Namespace
+			}
+			out = append(out, "ref:"+ns+"/"+rec.Spec.ZoneRef.Name)
+		}
+		for _, z := range rec.Status.Zones {
+			out = append(out, "ref:"+z)
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}); err != nil {
+		return err
+	}
+	n := r.MaxConcurrentReconciles
+	if n <= 0 {
+		n = 2048
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		// Status writes (heartbeat checks included) never re-trigger a reconcile.
+		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(zoneUsable{})).
+		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
+		Named("dnsrecord").
+		Complete(rec)
+}
+
+// recordsOfZone enqueues the DNSRecords a zone concerns: rootHost under it in its namespace,
+// zoneRef naming it, or records held in it.
+func (r *Reconciler) recordsOfZone(ctx context.Context, o client.Object) []reconcile.Request {
+	z, ok := o.(*dnsv1.DNSZone)
+	if !ok {
+		return nil
+	}
+	seen := map[client.ObjectKey]bool{}
+	var out []reconcile.Request
+	add := func(opts ...client.ListOption) {
+		var list dnsv1.DNSRecordList
+		if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+			return
+		}
+		for i := range list.Items {
+			k := client.ObjectKeyFromObject(&list.Items[i])
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, reconcile.Request{NamespacedName: k})
+			}
+		}
+	}
+	add(client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone})
+	add(client.MatchingFields{indexDomains: "ref:" + z.Namespace + "/" + z.Name})
+	return out
+}
+
+// deletionStarted passes updates that set the deletion timestamp.
+type deletionStarted struct{ predicate.Funcs }
+
+func (deletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+}
+
+// zoneUsable passes DNSZone events that change what records see: creation as available,
+// deletion, and changes of the zone ID or availability.
+type zoneUsable struct{ predicate.Funcs }
+
+func (zoneUsable) Create(e event.CreateEvent) bool {
+	z, ok := e.Object.(*dnsv1.DNSZone)
+	return !ok || status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+}
+
+func (zoneUsable) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
+	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Status.ZoneID != n.Status.ZoneID ||
+		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+}
+
+// CheckFunc adapts OnCheck to heartbeat.Options.OnCheck: each call writes status under its own
+// timeout (a time.Duration) derived from ctx, and logs a failure (the next tick retries).
+func (r *Reconciler) CheckFunc(ctx context.Context, timeout time.Duration) func(key string, owners []heartbeat.Owner) {
+	log := ctrl.LoggerFrom(ctx).WithName("dnsrecord-heartbeat")
+	return func(key string, owners []heartbeat.Owner) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if err := r.OnCheck(cctx, key, owners); err != nil && ctx.Err() == nil {
+			log.Error(err, "write heartbeat check", "dnsrecord", key)
+		}
+	}
+}
+
+// SetupWithManagerAndWrap is SetupWithManager with the reconciler wrapped by wrap, for tests that
+// count reconciles.
+func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconcile.Reconciler) reconcile.Reconciler) error {
+	return r.setup(mgr, wrap(r))
+}

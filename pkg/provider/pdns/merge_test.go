@@ -1,0 +1,171 @@
+package pdns_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+)
+
+// TestRealServer_StaleWritersKeepEachOthersTargets pins read-merge-write
+// against a real PowerDNS: writers whose Before is stale (they read the set
+// before another writer changed it) add and remove only their own targets.
+func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
+	srv := startPDNS(t)
+	p := newProvider(t, srv, srv.Key)
+	z, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "merge.test", CallerReference: "merge"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := func(targets ...string) provider.RecordSet {
+		return provider.RecordSet{Name: "app.merge.test", Type: "A", TTL: 60, Targets: targets}
+	}
+	apply := func(chs ...provider.Change) {
+		t.Helper()
+		if err := p.ApplyChanges(ctx(t), z.ID, chs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	served := func() []string {
+		t.Helper()
+		sets, err := p.ListRecordSets(ctx(t), z.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range sets {
+			if rs.Key() == a().Key() {
+				out := slices.Clone(rs.Targets)
+				slices.Sort(out)
+				return out
+			}
+		}
+		return nil
+	}
+	expect := func(want ...string) {
+		t.Helper()
+		if got := served(); !slices.Equal(got, want) {
+			t.Fatalf("app.merge.test A = %q, want %q", got, want)
+		}
+	}
+
+	// Two writers create the set "at once": both saw no set.
+	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.1"))})
+	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.2"))})
+	expect("192.0.2.1", "192.0.2.2")
+
+	// A third joins from a view that only held .1.
+	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1")), After: ptr(a("192.0.2.1", "192.0.2.3"))})
+	expect("192.0.2.1", "192.0.2.2", "192.0.2.3")
+
+	// The first leaves from the same stale view: only .1 goes.
+	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1", "192.0.2.3")), After: ptr(a("192.0.2.3"))})
+	expect("192.0.2.2", "192.0.2.3")
+
+	// The second believes it is the last and deletes the set: .3 stays.
+	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.2"))})
+	expect("192.0.2.3")
+
+	// The last one leaves: the set is gone.
+	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.3"))})
+	expect()
+
+	// Registry records are replaced whole: never two values.
+	c := registry.Contributor{OwnerID: "c1", Resource: "DNSRecord/ns/app"}
+	e := registry.Entry{OwnerID: c.OwnerID, Resource: c.Resource, Name: "app.merge.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	r1 := registry.RecordSet("merge.test", e)
+	stale := registry.RecordSet("merge.test", registry.WithHeartbeat(e, e.Heartbeat.AddDate(2000, 0, 0)))
+	r2 := registry.RecordSet("merge.test", registry.WithHeartbeat(e, e.Heartbeat.AddDate(2001, 0, 0)))
+	apply(provider.Change{Action: provider.ActionCreate, After: &r1})
+	apply(provider.Change{Action: provider.ActionUpdate, Before: &stale, After: &r2})
+	sets, err := p.ListRecordSets(ctx(t), z.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets {
+		if rs.Key() == r2.Key() && !rs.Equal(r2) {
+			t.Fatalf("registry record = %s, want exactly %s", rs, r2)
+		}
+	}
+}
+
+func ptr(rs provider.RecordSet) *provider.RecordSet { return &rs }
+
+// TestReadMergeWrite_RequestsSent pins what ApplyChanges sends: registry
+// records alone cost one PATCH and no read; a shared set costs one GET
+// filtered to its name, then the PATCH; several names cost one GET of the
+// zone.
+func TestReadMergeWrite_RequestsSent(t *testing.T) {
+	var mu sync.Mutex
+	var reqs []string
+	var patches []string
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		reqs = append(reqs, r.Method+" "+r.URL.RequestURI())
+		switch r.Method {
+		case http.MethodGet:
+			w.Header().Set("Content-Type", "application/json")
+			io.WriteString(w, `{"id":"z.test.","name":"z.test.","rrsets":[
+				{"name":"app.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.1","disabled":false},{"content":"192.0.2.9","disabled":false}]},
+				{"name":"other.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.7","disabled":false}]}]}`)
+		case http.MethodPatch:
+			b, _ := io.ReadAll(r.Body)
+			patches = append(patches, string(b))
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(ts.Close)
+	p, err := pdns.New(pdns.Config{APIURL: ts.URL, APIKey: "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	take := func() ([]string, []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		r, pt := reqs, patches
+		reqs, patches = nil, nil
+		return r, pt
+	}
+	c := registry.Contributor{OwnerID: "c1", Resource: "DNSRecord/ns/app"}
+	e := registry.Entry{OwnerID: c.OwnerID, Resource: c.Resource, Name: "app.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	r1 := registry.RecordSet("z.test", e)
+	r2 := r1.Clone()
+	r2.TTL = 120
+
+	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &r1, After: &r2}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := take(); len(got) != 1 || !strings.HasPrefix(got[0], "PATCH ") {
+		t.Fatalf("a registry-only batch sent %q, want one PATCH", got)
+	}
+
+	before := provider.RecordSet{Name: "app.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	after := provider.RecordSet{Name: "app.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1", "192.0.2.2"}}
+	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after}, {Action: provider.ActionUpdate, Before: &r1, After: &r2}}); err != nil {
+		t.Fatal(err)
+	}
+	got, pt := take()
+	if len(got) != 2 || got[0] != "GET /api/v1/servers/localhost/zones/z.test.?rrset_name=app.z.test." || !strings.HasPrefix(got[1], "PATCH ") {
+		t.Fatalf("a shared-set update sent %q, want one filtered GET then one PATCH", got)
+	}
+	for _, want := range []string{`"192.0.2.9"`, `"192.0.2.2"`, `"192.0.2.1"`} {
+		if !strings.Contains(pt[0], want) {
+			t.Errorf("PATCH %s lacks %s (the target added meanwhile must be kept)", pt[0], want)
+		}
+	}
+
+	other := provider.RecordSet{Name: "other.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.7"}}
+	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after}, {Action: provider.ActionDelete, Before: &other}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := take(); len(got) != 2 || got[0] != "GET /api/v1/servers/localhost/zones/z.test." {
+		t.Fatalf("changes at two names sent %q, want one GET of the zone then one PATCH", got)
+	}
+}
