@@ -1,7 +1,8 @@
 // Package aws is the dnsplane provider for Amazon Route 53 (Secret type
 // dnsplane.io/aws), over the AWS SDK for Go v2.
 //
-// Zones are public hosted zones. EnsureZone is idempotent by caller
+// Zones are public hosted zones, or, with Config.PrivateZoneVPCID, private
+// hosted zones associated with that VPC. EnsureZone is idempotent by caller
 // reference: the zone is created with CreateHostedZone's CallerReference set
 // to the spec's, and tagged TagCallerReference. Updates are written as an
 // exact DELETE of Before plus a CREATE of After in one atomic
@@ -9,6 +10,10 @@
 // (ErrConflict). Changes larger than one request's limits are split into
 // several requests with provider.SplitBatches; each request is atomic, the
 // sequence is not.
+//
+// Route-53-specific record features are set through RecordSet.ProviderSpecific
+// with external-dns' names (KeyAlias, KeyEvaluateTargetHealth,
+// KeyTargetHostedZone, KeyWeight).
 package aws
 
 import (
@@ -42,6 +47,24 @@ const SecretType = "dnsplane.io/aws"
 // reference.
 const TagCallerReference = "dnsplane.io/caller-reference"
 
+// ProviderSpecific keys, as external-dns' AWS provider names them.
+const (
+	// KeyAlias "true" makes an A or AAAA set a Route 53 alias (AliasTarget,
+	// Route 53 API Reference): one target, the alias DNS name, and TTL 0.
+	KeyAlias = "alias"
+	// KeyEvaluateTargetHealth is AliasTarget.EvaluateTargetHealth, "true" or
+	// "false"; default "true".
+	KeyEvaluateTargetHealth = "aws/evaluate-target-health"
+	// KeyTargetHostedZone is AliasTarget.HostedZoneId, the hosted zone ID of
+	// the alias target (an ELB's, CloudFront's "Z2FDTNDATAQYW2", ...); default
+	// the set's own zone (an alias to another record of the zone).
+	KeyTargetHostedZone = "aws/target-hosted-zone"
+	// KeyWeight is the routing weight, an integer 0..255 (Route 53 API
+	// Reference, ResourceRecordSet.Weight); it sets RecordSet.Weight when that
+	// is nil and needs a SetIdentifier. It is not kept in ProviderSpecific.
+	KeyWeight = "aws/weight"
+)
+
 // DefaultRegion is used when Config.Region is empty (Route 53 is global).
 const DefaultRegion = "us-east-1"
 
@@ -57,7 +80,14 @@ type Config struct {
 	Region          string // AWS_REGION; default DefaultRegion
 	RoleARN         string // AWS_ROLE_ARN: assumed with STS over the base credentials
 	EndpointURL     string // AWS_ENDPOINT_URL: Route 53 endpoint override (tests, proxies)
-	HTTPClient      *http.Client
+	// PrivateZoneVPCID (AWS_PRIVATE_ZONE_VPC_ID), when set, makes EnsureZone
+	// create and find private hosted zones associated with this VPC
+	// ("vpc-..."); empty: public zones.
+	PrivateZoneVPCID string
+	// PrivateZoneVPCRegion (AWS_PRIVATE_ZONE_VPC_REGION) is the VPC's region;
+	// default Region, else DefaultRegion. Only with PrivateZoneVPCID.
+	PrivateZoneVPCRegion string
+	HTTPClient           *http.Client
 	// MaxAttempts bounds SDK attempts per call (throttling included); 0 = SDK default (3).
 	MaxAttempts int
 	// MaxBackoff bounds the SDK's retry backoff; 0 = SDK default (20 s).
@@ -76,7 +106,8 @@ type Provider struct {
 	pageSize int32
 	wait     bool
 	poll     time.Duration
-	names    sync.Map // zone ID -> canonical zone name (immutable in Route 53)
+	names    sync.Map   // zone ID -> canonical zone name (immutable in Route 53)
+	vpc      *types.VPC // non-nil: zones are private, associated with this VPC
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -89,6 +120,9 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	region := cfg.Region
 	if region == "" {
 		region = DefaultRegion
+	}
+	if cfg.PrivateZoneVPCID == "" && cfg.PrivateZoneVPCRegion != "" {
+		return nil, fmt.Errorf("%w: AWS_PRIVATE_ZONE_VPC_REGION needs AWS_PRIVATE_ZONE_VPC_ID", provider.ErrInvalidCredentials)
 	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithRegion(region),
@@ -126,6 +160,13 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 		}
 	})
 	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval}
+	if cfg.PrivateZoneVPCID != "" {
+		vr := cfg.PrivateZoneVPCRegion
+		if vr == "" {
+			vr = region
+		}
+		p.vpc = &types.VPC{VPCId: aws.String(cfg.PrivateZoneVPCID), VPCRegion: types.VPCRegion(vr)}
+	}
 	if p.pageSize <= 0 || p.pageSize > 300 {
 		p.pageSize = 300
 	}
@@ -277,7 +318,17 @@ func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
 	}
 }
 
-// zonesNamed returns the public hosted zones named name.
+// kind is "private" or "public", the kind of hosted zone p manages.
+func (p *Provider) kind() string {
+	if p.vpc != nil {
+		return "private"
+	}
+	return "public"
+}
+
+// zonesNamed returns the hosted zones named name of the kind p manages:
+// private ones with a VPC configured, else public ones (Route 53 allows a
+// public and a private zone of one name).
 func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZone, error) {
 	fq := provider.Fqdn(name)
 	in := &route53.ListHostedZonesByNameInput{DNSName: aws.String(fq)}
@@ -291,7 +342,7 @@ func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZ
 			if provider.Fqdn(aws.ToString(hz.Name)) != fq {
 				return res, nil // sorted by name: past ours
 			}
-			if hz.Config == nil || !hz.Config.PrivateZone {
+			if private := hz.Config != nil && hz.Config.PrivateZone; private == (p.vpc != nil) {
 				res = append(res, hz)
 			}
 		}
@@ -302,7 +353,8 @@ func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZ
 	}
 }
 
-// EnsureZone finds the public zone named spec.Name created for
+// EnsureZone finds the zone of p's kind (public, or private with a VPC
+// configured; see zonesNamed) named spec.Name created for
 // spec.CallerReference, or creates it. A same-name zone with another (or no)
 // caller reference is ErrZoneConflict; a duplicate is never created.
 func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
@@ -333,11 +385,11 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 		}
 	}
 	if len(same) > 0 {
-		return provider.Zone{}, fmt.Errorf("%w: public hosted zone %s already exists (ID %s) for another caller reference",
-			provider.ErrZoneConflict, name, stripZoneID(aws.ToString(same[0].Id)))
+		return provider.Zone{}, fmt.Errorf("%w: %s hosted zone %s already exists (ID %s) for another caller reference",
+			provider.ErrZoneConflict, p.kind(), name, stripZoneID(aws.ToString(same[0].Id)))
 	}
 	ref := spec.CallerReference
-	out, err := p.client.CreateHostedZone(ctx, &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)})
+	out, err := p.client.CreateHostedZone(ctx, p.createInput(name, ref))
 	var exists *types.HostedZoneAlreadyExists
 	if errors.As(err, &exists) {
 		// The reference is taken: by a zone with another name (conflict), or
@@ -352,7 +404,7 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 			}
 		}
 		ref = spec.CallerReference + retrySuffix + strconv.FormatInt(time.Now().UnixNano(), 36)
-		out, err = p.client.CreateHostedZone(ctx, &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)})
+		out, err = p.client.CreateHostedZone(ctx, p.createInput(name, ref))
 	}
 	if err != nil {
 		return provider.Zone{}, mapErr("CreateHostedZone", err)
@@ -362,6 +414,19 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 		return provider.Zone{}, err
 	}
 	return p.GetZone(ctx, id)
+}
+
+// createInput is CreateHostedZone's input: with a VPC, a private hosted zone
+// associated with it (VPC and HostedZoneConfig.PrivateZone, Route 53 API
+// Reference).
+func (p *Provider) createInput(name, ref string) *route53.CreateHostedZoneInput {
+	in := &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)}
+	if p.vpc != nil {
+		v := *p.vpc
+		in.VPC = &v
+		in.HostedZoneConfig = &types.HostedZoneConfig{PrivateZone: true}
+	}
+	return in
 }
 
 // tag adds the caller-reference tag and spec.Tags missing from have.

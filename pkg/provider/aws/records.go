@@ -91,24 +91,45 @@ func decodeName(n string) string {
 	return provider.Fqdn(n)
 }
 
+// toRR builds Route 53's ResourceRecordSet from a validated set: an alias
+// (ProviderSpecific "alias" = "true", see validateAlias) becomes an AliasTarget
+// with no TTL and no ResourceRecords, as the Route 53 API Reference requires.
 func toRR(rs provider.RecordSet) *types.ResourceRecordSet {
-	rr := &types.ResourceRecordSet{Name: aws.String(provider.Fqdn(rs.Name)), Type: types.RRType(rs.Type), TTL: aws.Int64(rs.TTL)}
+	rr := &types.ResourceRecordSet{Name: aws.String(provider.Fqdn(rs.Name)), Type: types.RRType(rs.Type)}
 	if rs.SetIdentifier != "" {
 		rr.SetIdentifier = aws.String(rs.SetIdentifier)
 		rr.Weight = rs.Weight
 	}
+	if rs.ProviderSpecific[KeyAlias] == "true" && len(rs.Targets) == 1 {
+		rr.AliasTarget = &types.AliasTarget{DNSName: aws.String(provider.Fqdn(rs.Targets[0])),
+			HostedZoneId:         aws.String(rs.ProviderSpecific[KeyTargetHostedZone]),
+			EvaluateTargetHealth: rs.ProviderSpecific[KeyEvaluateTargetHealth] == "true"}
+		return rr
+	}
+	rr.TTL = aws.Int64(rs.TTL)
 	for _, t := range rs.Targets {
 		rr.ResourceRecords = append(rr.ResourceRecords, types.ResourceRecord{Value: aws.String(encodeValue(rs.Type, t))})
 	}
 	return rr
 }
 
+// fromRR converts a listed ResourceRecordSet to canonical form. An alias is
+// read as one target, the canonical alias DNS name, TTL 0, and all three
+// alias keys in ProviderSpecific, the form validate gives a written alias.
 func fromRR(rr types.ResourceRecordSet) provider.RecordSet {
 	rs := provider.RecordSet{Name: provider.CanonicalName(decodeName(aws.ToString(rr.Name))), Type: string(rr.Type),
 		TTL: aws.ToInt64(rr.TTL), SetIdentifier: aws.ToString(rr.SetIdentifier)}
 	if rr.Weight != nil {
 		w := *rr.Weight
 		rs.Weight = &w
+	}
+	if at := rr.AliasTarget; at != nil {
+		rs.TTL = 0
+		rs.Targets = []string{provider.CanonicalName(decodeName(aws.ToString(at.DNSName)))}
+		rs.ProviderSpecific = map[string]string{KeyAlias: "true",
+			KeyEvaluateTargetHealth: strconv.FormatBool(at.EvaluateTargetHealth),
+			KeyTargetHostedZone:     stripZoneID(aws.ToString(at.HostedZoneId))}
+		return rs
 	}
 	for _, r := range rr.ResourceRecords {
 		v := aws.ToString(r.Value)
@@ -139,7 +160,7 @@ func (p *Provider) listRaw(ctx context.Context, zoneID string) ([]types.Resource
 }
 
 // ListRecordSets lists every record set of the zone, the apex SOA and NS
-// included. Alias record sets are not supported and are left out.
+// included. Alias record sets are listed as fromRR describes.
 func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
 	raw, err := p.listRaw(ctx, stripZoneID(zoneID))
 	if err != nil {
@@ -147,27 +168,113 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	}
 	out := make([]provider.RecordSet, 0, len(raw))
 	for _, rr := range raw {
-		if rr.AliasTarget != nil {
-			continue
-		}
 		out = append(out, fromRR(rr))
 	}
 	return out, nil
 }
 
-func (p *Provider) validate(ch provider.Change, zone string, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, p.Capabilities())
+// validate checks one side of a change and returns it in canonical form, its
+// ProviderSpecific normalised (see the Key constants): "aws/weight" moved into
+// Weight, and an alias given all three alias keys.
+func (p *Provider) validate(ch provider.Change, zone, zoneID string, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
+	if rs == nil {
+		return provider.ValidateChangeSet(ch.Action, which, rs, zone, p.Capabilities())
+	}
+	in := rs.Clone()
+	alias := false
+	for k, v := range in.ProviderSpecific {
+		switch k {
+		case KeyAlias:
+			switch v {
+			case "true":
+				alias = true
+			case "false":
+				delete(in.ProviderSpecific, k)
+			default:
+				return in, fmt.Errorf("%w: %s: providerSpecific %q must be \"true\" or \"false\", not %q", provider.ErrInvalidChange, in.Key(), k, v)
+			}
+		case KeyWeight:
+			w, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || w < 0 || w > 255 {
+				return in, fmt.Errorf("%w: %s: providerSpecific %q must be an integer 0..255, not %q", provider.ErrInvalidChange, in.Key(), k, v)
+			}
+			if in.Weight != nil && *in.Weight != w {
+				return in, fmt.Errorf("%w: %s: providerSpecific %q (%d) differs from weight %d", provider.ErrInvalidChange, in.Key(), k, w, *in.Weight)
+			}
+			in.Weight = &w
+			delete(in.ProviderSpecific, k)
+		case KeyEvaluateTargetHealth, KeyTargetHostedZone:
+		default:
+			if strings.HasPrefix(k, "aws/") {
+				return in, fmt.Errorf("%w: %s: unknown Route 53 providerSpecific %q (known: %s, %s, %s, %s)", provider.ErrInvalidChange,
+					in.Key(), k, KeyAlias, KeyEvaluateTargetHealth, KeyTargetHostedZone, KeyWeight)
+			}
+			return in, fmt.Errorf("%w: %s: provider-specific property %q", provider.ErrNotCapable, in.Key(), k)
+		}
+	}
+	var (
+		c   provider.RecordSet
+		err error
+	)
+	if alias {
+		c, err = validateAlias(ch, zone, zoneID, which, in, p.Capabilities())
+	} else {
+		for _, k := range []string{KeyEvaluateTargetHealth, KeyTargetHostedZone} {
+			if _, ok := in.ProviderSpecific[k]; ok {
+				return in, fmt.Errorf("%w: %s: providerSpecific %q needs %q = \"true\"", provider.ErrInvalidChange, in.Key(), k, KeyAlias)
+			}
+		}
+		c, err = provider.ValidateChangeSet(ch.Action, which, &in, zone, p.Capabilities())
+	}
 	if err != nil {
 		return c, err
 	}
 	switch {
 	case c.SetIdentifier != "" && c.Weight == nil:
 		return c, fmt.Errorf("%w: %s: a set identifier needs a weight (only weighted routing is supported)", provider.ErrInvalidChange, c.Key())
-	case len(c.ProviderSpecific) > 0:
-		return c, fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
+	case c.Weight != nil && *c.Weight > 255:
+		return c, fmt.Errorf("%w: %s: weight %d outside Route 53's 0..255", provider.ErrInvalidChange, c.Key(), *c.Weight)
 	case len(c.SetIdentifier) > 128:
 		return c, fmt.Errorf("%w: %s: set identifier longer than 128 characters", provider.ErrInvalidChange, c.Key())
 	}
+	return c, nil
+}
+
+// validateAlias checks an alias set (Route 53 API Reference, AliasTarget):
+// type A or AAAA, exactly one target (the alias DNS name) and TTL 0 (an alias
+// has no TTL of its own). It fills the defaults: "aws/evaluate-target-health"
+// "true", "aws/target-hosted-zone" this zone's ID (an alias to a record of the
+// same zone).
+func validateAlias(ch provider.Change, zone, zoneID, which string, in provider.RecordSet, caps provider.Capabilities) (provider.RecordSet, error) {
+	t := strings.ToUpper(strings.TrimSpace(in.Type))
+	switch {
+	case t != "A" && t != "AAAA":
+		return in, fmt.Errorf("%w: %s: Route 53 alias records must be type A or AAAA here, not %q", provider.ErrInvalidChange, in.Key(), in.Type)
+	case len(in.Targets) != 1:
+		return in, fmt.Errorf("%w: %s: a Route 53 alias has exactly one target (the alias DNS name), not %d", provider.ErrInvalidChange, in.Key(), len(in.Targets))
+	case in.TTL != 0:
+		return in, fmt.Errorf("%w: %s: Route 53 alias records have no TTL: set recordTTL 0, not %d", provider.ErrInvalidChange, in.Key(), in.TTL)
+	}
+	eth := in.ProviderSpecific[KeyEvaluateTargetHealth]
+	switch eth {
+	case "":
+		eth = "true"
+	case "true", "false":
+	default:
+		return in, fmt.Errorf("%w: %s: providerSpecific %q must be \"true\" or \"false\", not %q", provider.ErrInvalidChange, in.Key(), KeyEvaluateTargetHealth, eth)
+	}
+	tz := stripZoneID(strings.TrimSpace(in.ProviderSpecific[KeyTargetHostedZone]))
+	if tz == "" {
+		tz = zoneID
+	}
+	// The target is a domain name: canonicalise it as a CNAME's.
+	in.Type = "CNAME"
+	c, err := provider.ValidateChangeSet(ch.Action, which, &in, zone, caps)
+	c.Type = t
+	if err != nil {
+		return c, err
+	}
+	c.ProviderSpecific = map[string]string{KeyAlias: "true", KeyEvaluateTargetHealth: eth, KeyTargetHostedZone: tz}
 	return c, nil
 }
 
@@ -191,20 +298,20 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		switch ch.Action {
 		case provider.ActionCreate:
 			var a provider.RecordSet
-			if a, err = p.validate(ch, zone, "After", ch.After); err == nil {
+			if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
 				c.After = &a
 				g = []types.Change{{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}
 			}
 		case provider.ActionDelete:
 			var b provider.RecordSet
-			if b, err = p.validate(ch, zone, "Before", ch.Before); err == nil {
+			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
 				c.Before = &b
 				g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)}}
 			}
 		case provider.ActionUpdate:
 			var a, b provider.RecordSet
-			if b, err = p.validate(ch, zone, "Before", ch.Before); err == nil {
-				if a, err = p.validate(ch, zone, "After", ch.After); err == nil {
+			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
+				if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
 					c.Before, c.After = &b, &a
 					g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)},
 						{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}

@@ -226,6 +226,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Reso
 		p, err := awsprovider.New(ctx, awsprovider.Config{
 			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
+			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
 		})
 		if err != nil {
 			return Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
