@@ -62,7 +62,8 @@ type Input struct {
 	// Current is every record set in the zone now, registry TXT records
 	// included, as the provider lists them. Ignored when Snapshot is set.
 	Current []provider.RecordSet
-	// DefaultTTL replaces a desired TTL of 0.
+	// DefaultTTL replaces a desired TTL of 0, except on an alias (providerSpecific alias=true,
+	// external-dns' name), which answers with its target's TTL.
 	DefaultTTL int64
 	// Snapshot, when not nil, is NewSnapshot(Zone, Current) built once and
 	// shared by every contributor planning against the same read of the
@@ -181,7 +182,7 @@ func newPlanner(in Input) *planner {
 	for _, d := range in.Desired {
 		d = d.Clone()
 		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
-		if d.TTL == 0 {
+		if d.TTL == 0 && d.ProviderSpecific["alias"] != "true" { // an alias has no TTL of its own
 			d.TTL = in.DefaultTTL
 		}
 		k := d.Key()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -181,14 +182,23 @@ func toRecordSet(e dnsv1.Endpoint, defaultTTL int64) (provider.RecordSet, error)
 		SetIdentifier: e.SetIdentifier,
 		Targets:       slices.Compact(slices.Sorted(slices.Values(e.Targets))),
 	}
-	if rs.TTL == 0 {
-		rs.TTL = defaultTTL
-	}
 	if len(e.ProviderSpecific) > 0 {
 		rs.ProviderSpecific = map[string]string{}
 		for _, p := range e.ProviderSpecific {
 			rs.ProviderSpecific[p.Name] = p.Value
 		}
+		// external-dns' names with a meaning outside one provider: an alias has no TTL of its own
+		// (it answers with its target's), and "aws/weight" is the set's weight, which dnsplane
+		// carries in RecordSet.Weight for every provider with weighted routing.
+		if w, ok := rs.ProviderSpecific["aws/weight"]; ok && rs.SetIdentifier != "" {
+			if n, err := strconv.ParseInt(w, 10, 64); err == nil && n >= 0 {
+				rs.Weight = &n
+				delete(rs.ProviderSpecific, "aws/weight")
+			}
+		}
+	}
+	if rs.TTL == 0 && rs.ProviderSpecific["alias"] != "true" {
+		rs.TTL = defaultTTL
 	}
 	out, err := provider.CanonicalRecordSet(rs)
 	if err != nil {

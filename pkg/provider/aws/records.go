@@ -94,16 +94,19 @@ func decodeName(n string) string {
 // toRR builds Route 53's ResourceRecordSet from a validated set: an alias
 // (ProviderSpecific "alias" = "true", see validateAlias) becomes an AliasTarget
 // with no TTL and no ResourceRecords, as the Route 53 API Reference requires.
-func toRR(rs provider.RecordSet) *types.ResourceRecordSet {
+func toRR(rs provider.RecordSet, zoneID string) *types.ResourceRecordSet {
 	rr := &types.ResourceRecordSet{Name: aws.String(provider.Fqdn(rs.Name)), Type: types.RRType(rs.Type)}
 	if rs.SetIdentifier != "" {
 		rr.SetIdentifier = aws.String(rs.SetIdentifier)
 		rr.Weight = rs.Weight
 	}
 	if rs.ProviderSpecific[KeyAlias] == "true" && len(rs.Targets) == 1 {
+		tz := rs.ProviderSpecific[KeyTargetHostedZone]
+		if tz == "" {
+			tz = zoneID
+		}
 		rr.AliasTarget = &types.AliasTarget{DNSName: aws.String(provider.Fqdn(rs.Targets[0])),
-			HostedZoneId:         aws.String(rs.ProviderSpecific[KeyTargetHostedZone]),
-			EvaluateTargetHealth: rs.ProviderSpecific[KeyEvaluateTargetHealth] == "true"}
+			HostedZoneId: aws.String(tz), EvaluateTargetHealth: rs.ProviderSpecific[KeyEvaluateTargetHealth] != "false"}
 		return rr
 	}
 	rr.TTL = aws.Int64(rs.TTL)
@@ -113,10 +116,12 @@ func toRR(rs provider.RecordSet) *types.ResourceRecordSet {
 	return rr
 }
 
-// fromRR converts a listed ResourceRecordSet to canonical form. An alias is
-// read as one target, the canonical alias DNS name, TTL 0, and all three
-// alias keys in ProviderSpecific, the form validate gives a written alias.
-func fromRR(rr types.ResourceRecordSet) provider.RecordSet {
+// fromRR converts a listed ResourceRecordSet of zone zoneID to canonical form. An alias is read
+// as one target, the canonical alias DNS name, TTL 0, and ProviderSpecific in its shortest form,
+// the form validate gives a written alias: "alias", plus "aws/evaluate-target-health" only when
+// "false" and "aws/target-hosted-zone" only when another zone, so that an endpoint written with
+// external-dns' short form (alias "true" alone) equals what is listed.
+func fromRR(rr types.ResourceRecordSet, zoneID string) provider.RecordSet {
 	rs := provider.RecordSet{Name: provider.CanonicalName(decodeName(aws.ToString(rr.Name))), Type: string(rr.Type),
 		TTL: aws.ToInt64(rr.TTL), SetIdentifier: aws.ToString(rr.SetIdentifier)}
 	if rr.Weight != nil {
@@ -126,9 +131,7 @@ func fromRR(rr types.ResourceRecordSet) provider.RecordSet {
 	if at := rr.AliasTarget; at != nil {
 		rs.TTL = 0
 		rs.Targets = []string{provider.CanonicalName(decodeName(aws.ToString(at.DNSName)))}
-		rs.ProviderSpecific = map[string]string{KeyAlias: "true",
-			KeyEvaluateTargetHealth: strconv.FormatBool(at.EvaluateTargetHealth),
-			KeyTargetHostedZone:     stripZoneID(aws.ToString(at.HostedZoneId))}
+		rs.ProviderSpecific = aliasKeys(strconv.FormatBool(at.EvaluateTargetHealth), stripZoneID(aws.ToString(at.HostedZoneId)), zoneID)
 		return rs
 	}
 	for _, r := range rr.ResourceRecords {
@@ -168,7 +171,7 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	}
 	out := make([]provider.RecordSet, 0, len(raw))
 	for _, rr := range raw {
-		out = append(out, fromRR(rr))
+		out = append(out, fromRR(rr, stripZoneID(zoneID)))
 	}
 	return out, nil
 }
@@ -274,8 +277,21 @@ func validateAlias(ch provider.Change, zone, zoneID, which string, in provider.R
 	if err != nil {
 		return c, err
 	}
-	c.ProviderSpecific = map[string]string{KeyAlias: "true", KeyEvaluateTargetHealth: eth, KeyTargetHostedZone: tz}
+	c.ProviderSpecific = aliasKeys(eth, tz, zoneID)
 	return c, nil
+}
+
+// aliasKeys is an alias's ProviderSpecific in its shortest form: defaults (evaluate target
+// health "true", the target in zone zoneID itself) are left out.
+func aliasKeys(eth, targetZone, zoneID string) map[string]string {
+	ps := map[string]string{KeyAlias: "true"}
+	if eth == "false" {
+		ps[KeyEvaluateTargetHealth] = "false"
+	}
+	if targetZone != "" && targetZone != zoneID {
+		ps[KeyTargetHostedZone] = targetZone
+	}
+	return ps
 }
 
 // ApplyChanges validates all changes, then writes them in as few
@@ -300,21 +316,21 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 			var a provider.RecordSet
 			if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
 				c.After = &a
-				g = []types.Change{{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}
+				g = []types.Change{{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a, zoneID)}}
 			}
 		case provider.ActionDelete:
 			var b provider.RecordSet
 			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
 				c.Before = &b
-				g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)}}
+				g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b, zoneID)}}
 			}
 		case provider.ActionUpdate:
 			var a, b provider.RecordSet
 			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
 				if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
 					c.Before, c.After = &b, &a
-					g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b)},
-						{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a)}}
+					g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b, zoneID)},
+						{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a, zoneID)}}
 				}
 			}
 		default:

@@ -1,7 +1,9 @@
 // Package route53fake is an in-memory httptest server for the subset of the
 // Route 53 REST/XML API (2013-04-01) that the dnsplane aws provider uses:
 // hosted zones, ChangeResourceRecordSets with atomic batches and the
-// documented request limits, paged ListResourceRecordSets, GetChange and tags.
+// documented request limits, paged ListResourceRecordSets, GetChange and tags,
+// private hosted zones (CreateHostedZone with a VPC) and alias record sets
+// (AliasTarget).
 // Every request must be signed with Signature Version 4 by the one key pair
 // the fake accepts (AccessKeyID, SecretAccessKey), as Route 53 requires; the
 // public hosted zones are also served over DNS (DNSAddr).
@@ -39,19 +41,36 @@ const (
 
 // RR is one resource record set as stored.
 type RR struct {
-	Name          string `xml:"Name"`
-	Type          string `xml:"Type"`
-	SetIdentifier string `xml:"SetIdentifier,omitempty"`
-	Weight        *int64 `xml:"Weight,omitempty"`
-	TTL           *int64 `xml:"TTL,omitempty"`
+	Name          string       `xml:"Name"`
+	Type          string       `xml:"Type"`
+	SetIdentifier string       `xml:"SetIdentifier,omitempty"`
+	Weight        *int64       `xml:"Weight,omitempty"`
+	TTL           *int64       `xml:"TTL,omitempty"`
+	AliasTarget   *AliasTarget `xml:"AliasTarget,omitempty"`
 	Records       []struct {
 		Value string `xml:"Value"`
 	} `xml:"ResourceRecords>ResourceRecord"`
 }
 
+// AliasTarget is a record set's alias target (Route 53 API Reference,
+// AliasTarget): the hosted zone ID and DNS name of the target, and whether
+// Route 53 evaluates the target's health.
+type AliasTarget struct {
+	HostedZoneID         string `xml:"HostedZoneId"`
+	DNSName              string `xml:"DNSName"`
+	EvaluateTargetHealth bool   `xml:"EvaluateTargetHealth"`
+}
+
+// VPC is the VPC a private hosted zone is associated with.
+type VPC struct {
+	VPCRegion string `xml:"VPCRegion,omitempty"`
+	VPCID     string `xml:"VPCId,omitempty"`
+}
+
 type zone struct {
 	id, name, ref string
 	private       bool
+	vpc           VPC // private zones only
 	rrs           []RR
 	tags          map[string]string
 }
@@ -115,8 +134,9 @@ func (s *Server) DNSAddr() string { return s.dns.Addr() }
 
 // dnsZones is the fakedns.Source: every public zone in creation order, each
 // record set parsed from its zone-file value after turning Route 53's octal
-// escapes into RFC 1035's decimal ones. Alias sets (no TTL, no records) are
-// not modelled by the fake and are skipped.
+// escapes into RFC 1035's decimal ones. An alias set is answered as its
+// target's set of the same type (and TTL) when the target is a plain set of
+// the same zone, as Route 53 does; other aliases are skipped.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,6 +148,13 @@ func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 		}
 		fz := fakedns.Zone{Name: z.name}
 		for _, r := range z.rrs {
+			if r.AliasTarget != nil {
+				t, ok := z.aliasTarget(r)
+				if !ok {
+					continue
+				}
+				r.TTL, r.Records = t.TTL, t.Records
+			}
 			if r.TTL == nil {
 				continue
 			}
@@ -149,6 +176,22 @@ func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 		out = append(out, fz)
 	}
 	return out, nil
+}
+
+// aliasTarget returns the plain set an alias set of z points to: the first
+// set of the alias DNS name and the alias' type in z, when the alias' hosted
+// zone is z.
+func (z *zone) aliasTarget(a RR) (RR, bool) {
+	if strings.TrimPrefix(a.AliasTarget.HostedZoneID, "/hostedzone/") != z.id {
+		return RR{}, false
+	}
+	name := fqdn(a.AliasTarget.DNSName)
+	for _, r := range z.rrs {
+		if r.Name == name && r.Type == a.Type && r.AliasTarget == nil && r.TTL != nil {
+			return r, true
+		}
+	}
+	return RR{}, false
 }
 
 // octalToDecimal rewrites the \ooo (three octal digits) escapes Route 53 uses
@@ -256,6 +299,26 @@ func (s *Server) AddForeignZone(name, ref string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.createZone(name, ref, false).id
+}
+
+// AddForeignPrivateZone is AddForeignZone for a private hosted zone
+// associated with the VPC vpcID in region.
+func (s *Server) AddForeignPrivateZone(name, ref, vpcID, region string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	z := s.createZone(name, ref, true)
+	z.vpc = VPC{VPCRegion: region, VPCID: vpcID}
+	return z.id
+}
+
+// ZoneVPC reports whether the zone id is private, and its VPC.
+func (s *Server) ZoneVPC(id string) (private bool, vpc VPC) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if z, ok := s.zones[strings.TrimPrefix(id, "/hostedzone/")]; ok {
+		return z.private, z.vpc
+	}
+	return false, VPC{}
 }
 
 func (s *Server) nextID(prefix string) string {
@@ -442,6 +505,15 @@ func (z *zone) xml() xmlZone {
 	return x
 }
 
+// vpcs is the zone's VPC for responses, nil for a public zone.
+func (z *zone) vpcs() *VPC {
+	if !z.private {
+		return nil
+	}
+	v := z.vpc
+	return &v
+}
+
 func (z *zone) delegation() *delegationSet {
 	d := &delegationSet{}
 	for _, r := range z.rrs {
@@ -464,6 +536,7 @@ func (s *Server) opCreateZone(r *http.Request) (any, *apiErr) {
 	var in struct {
 		Name             string `xml:"Name"`
 		CallerReference  string `xml:"CallerReference"`
+		VPC              *VPC   `xml:"VPC"`
 		HostedZoneConfig struct {
 			PrivateZone bool `xml:"PrivateZone"`
 		} `xml:"HostedZoneConfig"`
@@ -471,17 +544,30 @@ func (s *Server) opCreateZone(r *http.Request) (any, *apiErr) {
 	if err := xml.NewDecoder(r.Body).Decode(&in); err != nil || in.Name == "" || in.CallerReference == "" {
 		return nil, &apiErr{400, "InvalidInput", "Name and CallerReference are required", nil}
 	}
+	// A VPC makes the zone private (Route 53 API Reference, CreateHostedZone);
+	// a private zone needs one, with both its ID and region.
+	private := in.VPC != nil
+	if private && (in.VPC.VPCID == "" || in.VPC.VPCRegion == "") {
+		return nil, &apiErr{400, "InvalidVPCId", "VPC requires both VPCId and VPCRegion.", nil}
+	}
+	if in.HostedZoneConfig.PrivateZone && !private {
+		return nil, &apiErr{400, "InvalidInput", "A private hosted zone requires a VPC.", nil}
+	}
 	if _, dup := s.refs[in.CallerReference]; dup {
 		return nil, &apiErr{409, "HostedZoneAlreadyExists", "A hosted zone has already been created with the specified caller reference.", nil}
 	}
-	z := s.createZone(in.Name, in.CallerReference, in.HostedZoneConfig.PrivateZone)
+	z := s.createZone(in.Name, in.CallerReference, private)
+	if private {
+		z.vpc = *in.VPC
+	}
 	return struct {
 		XMLName       xml.Name       `xml:"CreateHostedZoneResponse"`
 		Xmlns         string         `xml:"xmlns,attr"`
 		HostedZone    xmlZone        `xml:"HostedZone"`
 		ChangeInfo    changeInfo     `xml:"ChangeInfo"`
 		DelegationSet *delegationSet `xml:"DelegationSet"`
-	}{Xmlns: ns, HostedZone: z.xml(), ChangeInfo: s.newChange(), DelegationSet: z.delegation()}, nil
+		VPC           *VPC           `xml:"VPC,omitempty"`
+	}{Xmlns: ns, HostedZone: z.xml(), ChangeInfo: s.newChange(), DelegationSet: z.delegation(), VPC: z.vpcs()}, nil
 }
 
 func maxItems(r *http.Request, def int) int {
@@ -587,12 +673,20 @@ func (s *Server) opGetZone(id string) (any, *apiErr) {
 	if e != nil {
 		return nil, e
 	}
-	return struct {
+	out := struct {
 		XMLName       xml.Name       `xml:"GetHostedZoneResponse"`
 		Xmlns         string         `xml:"xmlns,attr"`
 		HostedZone    xmlZone        `xml:"HostedZone"`
-		DelegationSet *delegationSet `xml:"DelegationSet"`
-	}{Xmlns: ns, HostedZone: z.xml(), DelegationSet: z.delegation()}, nil
+		DelegationSet *delegationSet `xml:"DelegationSet,omitempty"`
+		VPCs          []VPC          `xml:"VPCs>VPC,omitempty"`
+	}{Xmlns: ns, HostedZone: z.xml()}
+	// Private zones have VPCs and no delegation set (Route 53 API Reference, GetHostedZone).
+	if z.private {
+		out.VPCs = []VPC{z.vpc}
+	} else {
+		out.DelegationSet = z.delegation()
+	}
+	return out, nil
 }
 
 func (s *Server) opDeleteZone(id string) (any, *apiErr) {
@@ -624,7 +718,8 @@ func rrKey(r RR) string { return r.Name + "|" + r.Type + "|" + r.SetIdentifier }
 
 func sameRR(a, b RR) bool {
 	if rrKey(a) != rrKey(b) || (a.TTL == nil) != (b.TTL == nil) || (a.TTL != nil && *a.TTL != *b.TTL) ||
-		(a.Weight == nil) != (b.Weight == nil) || (a.Weight != nil && *a.Weight != *b.Weight) || len(a.Records) != len(b.Records) {
+		(a.Weight == nil) != (b.Weight == nil) || (a.Weight != nil && *a.Weight != *b.Weight) || len(a.Records) != len(b.Records) ||
+		(a.AliasTarget == nil) != (b.AliasTarget == nil) || (a.AliasTarget != nil && !sameAlias(*a.AliasTarget, *b.AliasTarget)) {
 		return false
 	}
 	seen := map[string]int{}
@@ -638,6 +733,11 @@ func sameRR(a, b RR) bool {
 		}
 	}
 	return true
+}
+
+func sameAlias(a, b AliasTarget) bool {
+	return strings.TrimPrefix(a.HostedZoneID, "/hostedzone/") == strings.TrimPrefix(b.HostedZoneID, "/hostedzone/") &&
+		fqdn(a.DNSName) == fqdn(b.DNSName) && a.EvaluateTargetHealth == b.EvaluateTargetHealth
 }
 
 func (s *Server) opChange(r *http.Request, id string) (any, *apiErr) {
@@ -689,7 +789,23 @@ func (s *Server) opChange(r *http.Request, id string) (any, *apiErr) {
 			msgs = append(msgs, fmt.Sprintf("RRSet with DNS name %s is not permitted in zone %s", rs.Name, z.name))
 			continue
 		}
-		if len(rs.Records) == 0 || rs.TTL == nil {
+		if at := rs.AliasTarget; at != nil {
+			// Route 53 API Reference, ResourceRecordSet: an alias has no TTL and no ResourceRecords.
+			if rs.TTL != nil || len(rs.Records) > 0 {
+				msgs = append(msgs, "Invalid request: Expected exactly one of [AliasTarget, all of [TTL, and ResourceRecords], or TrafficPolicyInstanceId], but found more than one in Change with "+desc)
+				continue
+			}
+			if at.DNSName == "" || at.HostedZoneID == "" {
+				msgs = append(msgs, "Invalid request: AliasTarget needs DNSName and HostedZoneId for "+desc)
+				continue
+			}
+			if tz, ok := s.zones[strings.TrimPrefix(at.HostedZoneID, "/hostedzone/")]; ok {
+				if n := fqdn(at.DNSName); n != tz.name && !strings.HasSuffix(n, "."+tz.name) {
+					msgs = append(msgs, fmt.Sprintf("Tried to create an alias that targets %s, type %s in zone %s, but the alias target name does not lie within the target zone", n, rs.Type, tz.id))
+					continue
+				}
+			}
+		} else if len(rs.Records) == 0 || rs.TTL == nil {
 			msgs = append(msgs, "Invalid request: missing ResourceRecords or TTL for "+desc)
 			continue
 		}
