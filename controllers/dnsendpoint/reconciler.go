@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -137,7 +136,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 			// endpoints go.
 			ep.Status.Zones = a.DesiredZones()
 		} else {
-			ep.Status.Zones = union(ep.Status.Zones, a.DesiredZones())
+			ep.Status.Zones = publish.Union(ep.Status.Zones, a.DesiredZones())
 		}
 	}
 	switch {
@@ -159,12 +158,6 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint)
 		r.ready(ep, true, dnsv1.ReasonPublished, published(len(ep.Spec.Endpoints)))
 	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
-}
-
-func union(a, b []string) []string {
-	out := append(slices.Clone(a), b...)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 func published(n int) string {
@@ -284,8 +277,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
-		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(zoneUsabilityChanged{})).
+		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
 	// A deleted object frees its names: the objects that lost a conflict try again.
@@ -314,37 +307,6 @@ func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []rec
 		}
 	}
 	return out
-}
-
-// deletionStarted passes updates that set the deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
-
-func (deletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
-}
-
-// zoneUsabilityChanged passes DNSZone events that change what endpoints see: deletion, and
-// changes of the hosted zone ID, availability and delegation. Other status changes (sync times,
-// parent-link conditions) would re-plan every endpoint of the zone for nothing. A zone created
-// unavailable is passed when it becomes available, so its endpoints reconcile once, together,
-// and their writes land in one batch.
-type zoneUsabilityChanged struct{ predicate.Funcs }
-
-func (zoneUsabilityChanged) Create(e event.CreateEvent) bool {
-	z, ok := e.Object.(*dnsv1.DNSZone)
-	return !ok || status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
-}
-
-func (zoneUsabilityChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
-	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return o.Status.ZoneID != n.Status.ZoneID ||
-		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
-		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
-		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
 }
 
 // endpointsOfZone enqueues the DNSEndpoints a zone concerns: those with names under it in its

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -175,7 +174,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 		if len(waiting) == 0 {
 			rec.Status.Zones = a.DesiredZones()
 		} else {
-			rec.Status.Zones = union(rec.Status.Zones, a.DesiredZones())
+			rec.Status.Zones = publish.Union(rec.Status.Zones, a.DesiredZones())
 		}
 	}
 	root := rootPlan(plans, rec.Spec.RootHost)
@@ -364,12 +363,6 @@ func (r *Reconciler) OnCheck(ctx context.Context, key string, owners []heartbeat
 	})
 }
 
-func union(a, b []string) []string {
-	out := append(slices.Clone(a), b...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 func published(n int) string {
 	if n == 1 {
 		return "1 endpoint contributed"
@@ -471,8 +464,8 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
-		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, deletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(zoneUsable{})).
+		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord").
 		Complete(rec)
@@ -503,33 +496,6 @@ func (r *Reconciler) recordsOfZone(ctx context.Context, o client.Object) []recon
 	add(client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone})
 	add(client.MatchingFields{indexDomains: "ref:" + z.Namespace + "/" + z.Name})
 	return out
-}
-
-// deletionStarted passes updates that set the deletion timestamp.
-type deletionStarted struct{ predicate.Funcs }
-
-func (deletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
-}
-
-// zoneUsable passes DNSZone events that change what records see: creation as available,
-// deletion, and changes of the zone ID or availability.
-type zoneUsable struct{ predicate.Funcs }
-
-func (zoneUsable) Create(e event.CreateEvent) bool {
-	z, ok := e.Object.(*dnsv1.DNSZone)
-	return !ok || status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
-}
-
-func (zoneUsable) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
-	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return o.Status.ZoneID != n.Status.ZoneID ||
-		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
-		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
 }
 
 // CheckFunc adapts OnCheck to heartbeat.Options.OnCheck: each call writes status under its own
