@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -35,9 +34,11 @@ import (
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
+	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -120,13 +121,8 @@ func (o options) validate() error {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
 		}
 	}
-	if o.extGslbClusters != "" {
-		for _, p := range strings.Split(o.extGslbClusters, ",") {
-			tag, addr, ok := strings.Cut(strings.TrimSpace(p), "=")
-			if _, _, err := net.SplitHostPort(addr); !ok || tag == "" || err != nil {
-				errs = append(errs, fmt.Errorf("--ext-gslb-clusters entry %q: want geotag=host:port", p))
-			}
-		}
+	if _, err := gslb.ParsePeers(o.extGslbClusters); err != nil {
+		errs = append(errs, fmt.Errorf("--ext-gslb-clusters: %w", err))
 	}
 	if o.gslbNSAddress != "" {
 		if _, err := netip.ParseAddr(o.gslbNSAddress); err != nil {
@@ -308,6 +304,25 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := records.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up the DNSRecord controller: %w", err)
+	}
+	peers, _ := gslb.ParsePeers(o.extGslbClusters) // validated with the flags
+	gslbMetrics, err := gslbcontroller.NewMetrics(ctrlmetrics.Registry)
+	if err != nil {
+		return err
+	}
+	if err := (&gslbcontroller.Reconciler{
+		Client:    mgr.GetClient(),
+		Recorder:  mgr.GetEventRecorderFor("gslb-controller"),
+		Providers: providers,
+		GeoTag:    o.geoTag,
+		Peers:     peers,
+		Querier:   gslb.Querier{Timeout: o.gslbPeerTimeout},
+		Interval:  o.gslbInterval,
+		NSAddress: o.gslbNSAddress,
+		Resolver:  net.DefaultResolver,
+		Metrics:   gslbMetrics,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up the Gslb controller: %w", err)
 	}
 
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

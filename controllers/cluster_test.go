@@ -23,11 +23,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -43,6 +48,8 @@ type cluster struct {
 	client    client.Client
 	interval  time.Duration
 	threshold time.Duration
+	opts      clusterOptions
+	zoneDir   string // the embedded server's zone data, kept across manager restarts
 
 	// requests counts provider API requests of the current manager, by provider, operation and
 	// code (dnsplane_provider_requests_total).
@@ -61,7 +68,25 @@ type counter struct {
 func (c *counter) inc()     { c.mu.Lock(); c.n++; c.mu.Unlock() }
 func (c *counter) get() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 
+// clusterOptions add the embedded DNS server and the DNSEndpoint and Gslb controllers to a
+// cluster.
+type clusterOptions struct {
+	// DNSAddr, when set, runs the embedded DNS server there (provider dnsplane.io/local) with the
+	// DNSEndpoint controller.
+	DNSAddr string
+	// GeoTag, Peers and GslbInterval run the Gslb controller (with DNSAddr).
+	GeoTag       string
+	Peers        []gslb.Peer
+	GslbInterval time.Duration
+	PeerTimeout  time.Duration
+}
+
 func startCluster(t *testing.T, ownerID string, interval, threshold time.Duration) *cluster {
+	t.Helper()
+	return startClusterWith(t, ownerID, interval, threshold, clusterOptions{})
+}
+
+func startClusterWith(t *testing.T, ownerID string, interval, threshold time.Duration, opts clusterOptions) *cluster {
 	t.Helper()
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
@@ -72,7 +97,7 @@ func startCluster(t *testing.T, ownerID string, interval, threshold time.Duratio
 	if err != nil {
 		t.Fatalf("start envtest for %s: %v", ownerID, err)
 	}
-	c := &cluster{t: t, ownerID: ownerID, cfg: cfg, interval: interval, threshold: threshold}
+	c := &cluster{t: t, ownerID: ownerID, cfg: cfg, interval: interval, threshold: threshold, opts: opts, zoneDir: t.TempDir()}
 	t.Cleanup(func() {
 		c.stopManager()
 		_ = env.Stop()
@@ -105,6 +130,33 @@ func (c *cluster) startManager() {
 	c.reconciles = &counter{}
 	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Requests: c.requests}
 	writers := zonewriter.NewSet(ctx, zonewriter.Options{})
+	if c.opts.DNSAddr != "" {
+		store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: c.zoneDir})
+		srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: c.opts.DNSAddr})
+		if err == nil {
+			err = srv.Listen()
+		}
+		if err != nil {
+			t.Fatalf("%s: embedded DNS server: %v", c.ownerID, err)
+		}
+		_ = mgr.Add(srv)
+		providers.Local, providers.LocalAddr = local.New(store, local.Options{}), srv.Addr()
+		if err := (&dnsendpoint.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
+			Providers: providers, Writers: writers, OwnerID: c.ownerID,
+		}).SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.opts.GeoTag != "" {
+		if err := (&gslbcontroller.Reconciler{
+			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("gslb-controller"), Providers: providers,
+			GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, Querier: gslb.Querier{Timeout: c.opts.PeerTimeout},
+			Interval: c.opts.GslbInterval,
+		}).SetupWithManager(mgr); err != nil {
+			t.Fatal(err)
+		}
+	}
 	ns := scraper.New(scraper.Options{Interval: time.Hour})
 	_ = mgr.Add(ns)
 	if err := (&dnszone.Reconciler{

@@ -1,0 +1,496 @@
+package gslb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+)
+
+// Reconciler reconciles Gslbs.
+type Reconciler struct {
+	Client    client.Client
+	Recorder  record.EventRecorder
+	Providers *factory.Factory
+	// GeoTag is --geo-tag, this cluster's region.
+	GeoTag string
+	// Peers are the other clusters' DNS servers (--ext-gslb-clusters).
+	Peers []gslb.Peer
+	// Querier asks peers for their local targets; its Timeout is --gslb-peer-timeout.
+	Querier gslb.Querier
+	// Interval is --gslb-interval: how often peers are re-queried, a time.Duration.
+	Interval time.Duration
+	// NSAddress is --gslb-ns-address, the glue of this cluster's name server in the edge zone.
+	NSAddress string
+	// Resolver resolves hostname-only load balancers; nil = they count as no address.
+	Resolver Resolver
+	// Metrics, when set, records healthy records and peer errors.
+	Metrics *Metrics
+
+	mu       sync.Mutex
+	lastSeen map[string]metav1.Time // peer address -> last answer
+}
+
+// Metrics are the Gslb controller's metrics.
+type Metrics struct {
+	// HealthyRecords is dnsplane_gslb_healthy_records{namespace,gslb,host}: targets <host> serves.
+	HealthyRecords *prometheus.GaugeVec
+	// PeerErrors is dnsplane_gslb_peer_query_errors_total{peer}: failed peer queries.
+	PeerErrors *prometheus.CounterVec
+}
+
+// NewMetrics registers the Gslb metrics with reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		HealthyRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_gslb_healthy_records",
+			Help: "Targets a Gslb host serves (this cluster's healthy ones plus its peers')."}, []string{"namespace", "gslb", "host"}),
+		PeerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dnsplane_gslb_peer_query_errors_total",
+			Help: "Gslb peer queries that failed (timeout, refused, spoofed or malformed answers), by peer geo tag."}, []string{"peer"}),
+	}
+	for _, c := range []prometheus.Collector{m.HealthyRecords, m.PeerErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// +kubebuilder:rbac:groups=dnsplane.io,resources=gslbs,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=gslbs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=dnsplane.io,resources=gslbs/finalizers,verbs=update
+// +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints;dnsrecords,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+
+// endpointName is the DNSEndpoint a Gslb owns; edgeName its edge DNSRecord.
+func endpointName(g *dnsv1.Gslb) string { return g.Name + "-gslb" }
+func edgeName(g *dnsv1.Gslb) string     { return g.Name + "-gslb-edge" }
+
+// Reconcile publishes one Gslb's local targets and strategy answer.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	g := &dnsv1.Gslb{}
+	if err := r.Client.Get(ctx, req.NamespacedName, g); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !g.DeletionTimestamp.IsZero() {
+		return r.reconcileDelete(ctx, g)
+	}
+	if controllerutil.AddFinalizer(g, dnsv1.FinalizerGslb) {
+		if err := r.Client.Update(ctx, g); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
+	}
+	base := g.DeepCopy()
+	err := r.reconcileNormal(ctx, g)
+	g.Status.ObservedGeneration = g.Generation
+	status.EventOnChange(r.Recorder, g, base.Status.Conditions, g.Status.Conditions, dnsv1.ConditionReady)
+	if perr := status.Patch(ctx, r.Client, g, base, &g.Status, &base.Status); perr != nil {
+		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	return ctrl.Result{RequeueAfter: r.Interval}, err
+}
+
+func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
+	status.Set(&g.Status.Conditions, g.Generation, dnsv1.ConditionReady, ok, reason, msg)
+}
+
+func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
+	g.Status.GeoTag = r.GeoTag
+	if r.GeoTag == "" {
+		r.ready(g, false, dnsv1.ReasonProviderError, "the manager has no --geo-tag: Gslbs need this cluster's geo tag")
+		return nil
+	}
+	resolveTimeout := r.Querier.Timeout
+	if resolveTimeout <= 0 {
+		resolveTimeout = 2 * time.Second
+	}
+	loc, err := readLocal(ctx, r.Client, r.Resolver, g, resolveTimeout)
+	if err != nil {
+		return err
+	}
+	// Read: peers, concurrently, each under the peer timeout.
+	peerTargets, peerStatus := r.queryPeers(ctx, loc.hosts)
+	g.Status.Peers = peerStatus
+
+	// Compute: per host, this cluster's healthy targets and the strategy's answer.
+	weighted := g.Spec.Strategy.Type == gslb.Weighted
+	capable := true
+	if weighted {
+		capable = r.weightedCapable(ctx, g)
+	}
+	ttl := g.Spec.Strategy.DNSTTLSeconds
+	if ttl <= 0 {
+		ttl = 30
+	}
+	var eps []dnsv1.Endpoint
+	g.Status.ServiceHealth = map[string]string{}
+	g.Status.HealthyRecords = map[string][]string{}
+	var unhealthy []string
+	anyTargets := false
+	for _, h := range loc.hosts {
+		g.Status.ServiceHealth[h] = loc.health[h]
+		if why := loc.why[h]; why != "" {
+			unhealthy = append(unhealthy, why)
+		}
+		mine := loc.healthy(h)
+		eps = append(eps, addressEndpoints(gslb.LocalTargetsName(h), mine, ttl, "", nil)...)
+		byGeo := map[string][]string{r.GeoTag: mine}
+		for geo, t := range peerTargets[h] {
+			byGeo[geo] = t
+		}
+		ans, err := gslb.Compute(g.Spec.Strategy.Type, g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
+		if err != nil {
+			r.ready(g, false, dnsv1.ReasonProviderError, err.Error())
+			return nil
+		}
+		var served []string
+		if weighted {
+			for _, ws := range ans.Weighted {
+				served = append(served, ws.Targets...)
+				if capable {
+					w := ws.Weight
+					eps = append(eps, addressEndpoints(h, ws.Targets, ttl, ws.GeoTag, &w)...)
+				}
+			}
+		} else {
+			served = ans.Targets
+			eps = append(eps, addressEndpoints(h, ans.Targets, ttl, "", nil)...)
+		}
+		slices.Sort(served)
+		served = slices.Compact(served)
+		if len(served) > 0 {
+			anyTargets = true
+			g.Status.HealthyRecords[h] = served
+		}
+		if r.Metrics != nil {
+			r.Metrics.HealthyRecords.WithLabelValues(g.Namespace, g.Name, h).Set(float64(len(served)))
+		}
+	}
+
+	// Write: the owned DNSEndpoint, and the edge DNSRecord.
+	if err := r.writeEndpoint(ctx, g, eps); err != nil {
+		return err
+	}
+	if err := r.writeEdge(ctx, g); err != nil {
+		return err
+	}
+
+	var peerErrs []string
+	for _, p := range g.Status.Peers {
+		if p.Error != "" {
+			peerErrs = append(peerErrs, fmt.Sprintf("%s (%s): %s", p.GeoTag, p.Address, p.Error))
+		}
+	}
+	epReady := r.endpointCondition(ctx, g)
+	switch {
+	case !capable:
+		r.ready(g, false, dnsv1.ReasonNotCapable, "strategy weighted needs weighted routing, which the provider of DNSZone "+g.Spec.ZoneRef.Name+" does not have; only localtargets records are published")
+	case epReady != nil && epReady.Status != metav1.ConditionTrue && epReady.Reason != dnsv1.ReasonPublished:
+		reason := dnsv1.ReasonProviderError
+		if epReady.Reason == dnsv1.ReasonZoneNotFound {
+			reason = dnsv1.ReasonZoneNotFound
+		}
+		r.ready(g, false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", endpointName(g), epReady.Reason, epReady.Message))
+	case !anyTargets:
+		msg := "no cluster has healthy targets"
+		if len(unhealthy) > 0 {
+			msg += "; here: " + strings.Join(unhealthy, "; ")
+		}
+		r.ready(g, false, dnsv1.ReasonNoHealthyTargets, msg)
+	case len(peerErrs) > 0:
+		r.ready(g, false, dnsv1.ReasonPeerErrors, "peers count as having no healthy targets: "+strings.Join(peerErrs, "; "))
+	default:
+		msg := fmt.Sprintf("%d hosts published", len(loc.hosts))
+		if len(unhealthy) > 0 {
+			msg += "; here: " + strings.Join(unhealthy, "; ")
+		}
+		r.ready(g, true, dnsv1.ReasonPublished, msg)
+	}
+	return nil
+}
+
+// addressEndpoints returns name's A and AAAA endpoints for targets (none when empty).
+func addressEndpoints(name string, targets []string, ttl int64, setID string, weight *int64) []dnsv1.Endpoint {
+	var v4, v6 dnsv1.Targets
+	for _, t := range targets {
+		if a, err := netip.ParseAddr(t); err == nil && a.Is4() {
+			v4 = append(v4, t)
+		} else if err == nil {
+			v6 = append(v6, t)
+		}
+	}
+	var out []dnsv1.Endpoint
+	for _, x := range []struct {
+		typ     string
+		targets dnsv1.Targets
+	}{{"A", v4}, {"AAAA", v6}} {
+		if len(x.targets) == 0 {
+			continue
+		}
+		e := dnsv1.Endpoint{DNSName: name, RecordType: x.typ, RecordTTL: dnsv1.TTL(ttl), Targets: x.targets, SetIdentifier: setID}
+		if weight != nil {
+			// external-dns' name for a set's weight; the record controllers carry it as the
+			// record set's weight for every provider with weighted routing.
+			e.ProviderSpecific = dnsv1.ProviderSpecific{{Name: "aws/weight", Value: strconv.FormatInt(*weight, 10)}}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// queryPeers asks every peer for every host's localtargets at once; the whole takes at most the
+// peer timeout. It returns targets by host and geo tag, and status.peers.
+func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string]map[string][]string, []dnsv1.PeerStatus) {
+	type result struct {
+		peer    int
+		host    string
+		targets []string
+		err     error
+	}
+	results := make(chan result, len(r.Peers)*len(hosts))
+	var wg sync.WaitGroup
+	for i, p := range r.Peers {
+		for _, h := range hosts {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t, err := r.Querier.Query(ctx, p.Addr, gslb.LocalTargetsName(h))
+				results <- result{peer: i, host: h, targets: t, err: err}
+			}()
+		}
+	}
+	wg.Wait()
+	close(results)
+	out := map[string]map[string][]string{}
+	errs := make([]error, len(r.Peers))
+	for res := range results {
+		if res.err != nil {
+			errs[res.peer] = res.err
+			continue
+		}
+		if out[res.host] == nil {
+			out[res.host] = map[string][]string{}
+		}
+		out[res.host][r.Peers[res.peer].GeoTag] = res.targets
+	}
+	now := metav1.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.lastSeen == nil {
+		r.lastSeen = map[string]metav1.Time{}
+	}
+	st := make([]dnsv1.PeerStatus, 0, len(r.Peers))
+	for i, p := range r.Peers {
+		ps := dnsv1.PeerStatus{GeoTag: p.GeoTag, Address: p.Addr}
+		if errs[i] != nil {
+			ps.Error = errs[i].Error()
+			if r.Metrics != nil {
+				r.Metrics.PeerErrors.WithLabelValues(p.GeoTag).Inc()
+			}
+			// A peer that failed for one host counts as silent for every host.
+			for _, h := range hosts {
+				delete(out[h], p.GeoTag)
+			}
+		} else {
+			r.lastSeen[p.Addr] = now
+		}
+		if t, ok := r.lastSeen[p.Addr]; ok {
+			ps.LastSeen = &t
+		}
+		st = append(st, ps)
+	}
+	return out, st
+}
+
+// weightedCapable reports whether the Gslb zone's provider serves weighted record sets.
+func (r *Reconciler) weightedCapable(ctx context.Context, g *dnsv1.Gslb) bool {
+	ns := g.Spec.ZoneRef.Namespace
+	if ns == "" {
+		ns = g.Namespace
+	}
+	var z dnsv1.DNSZone
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil || r.Providers == nil {
+		return true // the DNSEndpoint reports the missing zone
+	}
+	res, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		return true
+	}
+	return res.Provider.Capabilities().WeightedRouting
+}
+
+// writeEndpoint creates or updates the DNSEndpoint the Gslb owns.
+func (r *Reconciler) writeEndpoint(ctx context.Context, g *dnsv1.Gslb, eps []dnsv1.Endpoint) error {
+	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: endpointName(g)}}
+	zr := g.Spec.ZoneRef
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, ep, func() error {
+		ep.Spec.Endpoints = eps
+		ep.Spec.ZoneRef = &zr
+		return controllerutil.SetControllerReference(g, ep, r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("write DNSEndpoint %s: %w", ep.Name, err)
+	}
+	return nil
+}
+
+// writeEdge publishes, with spec.edge, this cluster's NS ns-<geotag>.<gslb zone> and its glue at
+// the Gslb zone's apex in the edge zone, as a DNSRecord (so every cluster's NS set merges and
+// heartbeats); without spec.edge it removes that DNSRecord.
+func (r *Reconciler) writeEdge(ctx context.Context, g *dnsv1.Gslb) error {
+	rec := &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: edgeName(g)}}
+	if g.Spec.Edge == nil || r.NSAddress == "" {
+		if err := r.Client.Delete(ctx, rec); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("delete DNSRecord %s: %w", rec.Name, err)
+		}
+		return nil
+	}
+	ns := g.Spec.ZoneRef.Namespace
+	if ns == "" {
+		ns = g.Namespace
+	}
+	var z dnsv1.DNSZone
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	nsName := "ns-" + strings.ToLower(r.GeoTag) + "." + z.Spec.Zone
+	glueType := "A"
+	if a, err := netip.ParseAddr(r.NSAddress); err == nil && a.Is6() {
+		glueType = "AAAA"
+	}
+	er := g.Spec.Edge.ZoneRef
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, rec, func() error {
+		rec.Spec.RootHost = z.Spec.Zone
+		rec.Spec.ZoneRef = &er
+		rec.Spec.Endpoints = []dnsv1.Endpoint{
+			{DNSName: z.Spec.Zone, RecordType: "NS", Targets: dnsv1.Targets{nsName}},
+			{DNSName: nsName, RecordType: glueType, Targets: dnsv1.Targets{r.NSAddress}},
+		}
+		return controllerutil.SetControllerReference(g, rec, r.Client.Scheme())
+	})
+	if err != nil {
+		return fmt.Errorf("write DNSRecord %s: %w", rec.Name, err)
+	}
+	return nil
+}
+
+// endpointCondition returns the owned DNSEndpoint's Ready condition, nil when none yet.
+func (r *Reconciler) endpointCondition(ctx context.Context, g *dnsv1.Gslb) *metav1.Condition {
+	var ep dnsv1.DNSEndpoint
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: endpointName(g)}, &ep); err != nil {
+		return nil
+	}
+	if ep.Status.ObservedGeneration != ep.Generation {
+		return nil
+	}
+	return meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+}
+
+// reconcileDelete deletes the DNSEndpoint and DNSRecord the Gslb owns (no garbage collector is
+// assumed), waits until they are gone (their own finalizers remove their records), then removes
+// the finalizer.
+func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(g, dnsv1.FinalizerGslb) {
+		return ctrl.Result{}, nil
+	}
+	pending := false
+	for _, obj := range []client.Object{
+		&dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: endpointName(g)}},
+		&dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: edgeName(g)}},
+	} {
+		if err := r.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return ctrl.Result{}, err
+		}
+		pending = true
+		if obj.GetDeletionTimestamp().IsZero() {
+			if err := r.Client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, fmt.Errorf("delete %s: %w", obj.GetName(), err)
+			}
+		}
+	}
+	if pending {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	if r.Metrics != nil {
+		r.Metrics.HealthyRecords.DeletePartialMatch(prometheus.Labels{"namespace": g.Namespace, "gslb": g.Name})
+	}
+	controllerutil.RemoveFinalizer(g, dnsv1.FinalizerGslb)
+	if err := r.Client.Update(ctx, g); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// SetupWithManager wires the controller: Gslbs; the DNSEndpoints they own; and the Ingresses,
+// Services and EndpointSlices of their namespace, so that a readiness change is published at
+// once, not at the next --gslb-interval.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		Owns(&dnsv1.DNSEndpoint{}).
+		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Ingress"))).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
+		Named("gslb").
+		Complete(r)
+}
+
+// gslbsOf maps an event on a kind to the Gslbs of its namespace it may concern: those referring
+// to it by name (a Service, or the Service of an EndpointSlice), and, for anything else, every
+// Gslb of the namespace over an Ingress (whose backends are known only by reading it).
+func (r *Reconciler) gslbsOf(kind string) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		name := o.GetName()
+		if kind == "EndpointSlice" {
+			name = o.GetLabels()[discoveryv1.LabelServiceName]
+			if name == "" {
+				return nil
+			}
+		}
+		var list dnsv1.GslbList
+		if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+			return nil
+		}
+		var out []reconcile.Request
+		for _, g := range list.Items {
+			ref := g.Spec.ResourceRef
+			if ref.Kind == "Ingress" || (ref.Kind == kind && ref.Name == name) || (kind == "EndpointSlice" && ref.Kind == "Service" && ref.Name == name) {
+				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
+			}
+		}
+		sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+		return out
+	}
+}

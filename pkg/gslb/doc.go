@@ -1,0 +1,16 @@
+// Package gslb owns the DNS side of global server load balancing across clusters (seed 001,
+// k8gb's model), as pure functions and a DNS client:
+//
+//   - ParsePeers reads --ext-gslb-clusters ("geotag=host:port,...") into Peers;
+//   - LocalTargetsName names the record through which clusters exchange their healthy
+//     targets ("localtargets-<host>");
+//   - Querier asks one peer's DNS server for that record, over UDP with EDNS0 (RFC 6891) and a
+//     TCP fallback on truncation (RFC 7766), under one timeout, and accepts only an answer from
+//     the queried server for the queried name and type (RFC 1035 §4.1.1);
+//   - Compute turns healthy targets by geo tag into what <host> serves under a strategy
+//     (roundRobin, failover, weighted).
+//
+// It must not talk to Kubernetes (no client, no API types: the controller in controllers/gslb
+// maps them), must not publish records, resolve recursively, follow CNAMEs or cache, and has no
+// package-level mutable state: everything it needs comes in as arguments.
+package gslb

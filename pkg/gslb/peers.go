@@ -1,0 +1,73 @@
+package gslb
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+)
+
+// Peer is one other cluster's DNS server: geo tag and host:port.
+type Peer struct {
+	// GeoTag is the peer cluster's geo tag, e.g. "us" (the key of strategy weights and of the
+	// primary geo tag).
+	GeoTag string
+	// Addr is the peer's DNS server as host:port, e.g. "127.0.0.12:5353" or "[2001:db8::1]:53".
+	Addr string
+}
+
+// ParsePeers parses the value of --ext-gslb-clusters: a comma-separated list of
+// "geotag=host:port" entries, e.g. "us=127.0.0.12:5353, ap=127.0.0.13:5353". Spaces around
+// entries, geo tags and addresses are trimmed; an empty (or all-space) string means no peers
+// (nil, nil). Peers are returned in input order.
+//
+// Errors name the bad entry (1-based position and text): an empty entry (e.g. a trailing
+// comma), a missing "=", an empty geo tag or one with spaces, an address that is not host:port
+// with a non-empty host and a port in 1-65535, or a geo tag given twice.
+func ParsePeers(s string) ([]Peer, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return nil, nil
+	}
+	var peers []Peer
+	seen := map[string]int{}
+	for i, entry := range strings.Split(s, ",") {
+		pos := i + 1
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			return nil, fmt.Errorf("gslb peers: entry %d is empty", pos)
+		}
+		tag, addr, ok := strings.Cut(entry, "=")
+		if !ok {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: want geotag=host:port", pos, entry)
+		}
+		tag, addr = strings.TrimSpace(tag), strings.TrimSpace(addr)
+		if tag == "" || strings.ContainsAny(tag, " \t\r\n") {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: bad geo tag %q", pos, entry, tag)
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: %w", pos, entry, addr, err)
+		}
+		if host == "" {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q has no host", pos, entry, addr)
+		}
+		if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: port %q is not in 1-65535", pos, entry, addr, port)
+		}
+		if prev, dup := seen[tag]; dup {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: geo tag %q already given in entry %d", pos, entry, tag, prev)
+		}
+		seen[tag] = pos
+		peers = append(peers, Peer{GeoTag: tag, Addr: net.JoinHostPort(host, port)})
+	}
+	return peers, nil
+}
+
+// LocalTargetsName returns the name under which a cluster publishes only its own healthy
+// targets for host, and which peers query: "localtargets-" prefixed to host's first label,
+// e.g. "localtargets-app.gslb.test" for "app.gslb.test". The result is canonical: lower-case,
+// without a trailing dot.
+func LocalTargetsName(host string) string {
+	return "localtargets-" + strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
+}

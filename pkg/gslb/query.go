@@ -1,0 +1,261 @@
+package gslb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// ErrPeerTimeout: the peer gave no acceptable answer within Querier.Timeout (or before the
+// caller's context deadline). A silent peer has no healthy targets.
+var ErrPeerTimeout = errors.New("gslb peer timed out")
+
+// ErrBadAnswer: the peer answered, but the answer was rejected; the wrapping error says why
+// (not a response, wrong ID, wrong question name or type, rcode other than NOERROR/NXDOMAIN,
+// truncated over TCP, malformed, oversized).
+var ErrBadAnswer = errors.New("bad answer from gslb peer")
+
+const (
+	defaultTimeout    = 2 * time.Second
+	defaultMaxAnswers = 64
+	// ednsBufSize is the UDP payload size we advertise (RFC 6891 §6.2.5; 1232 bytes is the
+	// DNS Flag Day 2020 value that avoids IP fragmentation).
+	ednsBufSize = 1232
+)
+
+// Querier asks peers for their local targets. The zero value is usable: Timeout 2s,
+// MaxAnswers 64. It holds no state between queries and is safe for concurrent use.
+type Querier struct {
+	// Timeout bounds one Query to one peer (--gslb-peer-timeout), a time.Duration: the A and
+	// AAAA questions, each with its UDP try and TCP fallback, together. <= 0 means 2s.
+	Timeout time.Duration
+	// MaxAnswers is the most A plus AAAA records (of any owner) one answer message may hold;
+	// a message with more is rejected as oversized (ErrBadAnswer). <= 0 means 64.
+	MaxAnswers int
+}
+
+func (q Querier) timeout() time.Duration {
+	if q.Timeout <= 0 {
+		return defaultTimeout
+	}
+	return q.Timeout
+}
+
+func (q Querier) maxAnswers() int {
+	if q.MaxAnswers <= 0 {
+		return defaultMaxAnswers
+	}
+	return q.MaxAnswers
+}
+
+// Query returns the A and AAAA targets that the DNS server at addr (host:port) serves for name
+// (usually LocalTargetsName(host)): canonical address strings (netip.Addr.String), IPv4 before
+// IPv6, sorted by address, deduplicated. NXDOMAIN and NODATA mean no targets: (nil, nil).
+//
+// It asks one A and one AAAA question, concurrently, each over UDP with EDNS0 (RFC 6891,
+// buffer 1232 bytes, RD clear) and again over TCP when the UDP answer is truncated (TC set;
+// RFC 7766 §5). Timeout bounds all of it, and cancelling ctx stops it at once.
+//
+// An answer is accepted only if (header and question checks per RFC 1035 §4.1.1):
+//   - it came from the queried server: miekg/dns's Client dials a connected UDP socket, so the
+//     kernel drops datagrams from any other address and port; over TCP it is the connection;
+//   - its ID matches ours: over UDP miekg/dns discards datagrams with another ID and keeps
+//     reading until the deadline (so a server that only sends wrong IDs ends in
+//     ErrPeerTimeout), over TCP it fails with dns.ErrId (ErrBadAnswer); Query checks the ID
+//     again;
+//   - QR (response) is set, opcode is QUERY, rcode is NOERROR or NXDOMAIN;
+//   - it holds exactly our question: one entry, same name (case-insensitive), type and class;
+//   - it holds at most MaxAnswers A/AAAA records.
+//
+// Of the answer section only records of the asked type owned by the asked name
+// (case-insensitive) count; records for other names and of other types (e.g. a CNAME, which
+// is not followed) are ignored.
+//
+// Errors wrap ErrPeerTimeout on timeout, ErrBadAnswer with the reason for a rejected answer,
+// or the transport error (e.g. connection refused) or ctx.Err(); each names the query type
+// and the peer. When both questions fail, both errors are joined (errors.Is sees either).
+func (q Querier) Query(ctx context.Context, addr, name string) ([]string, error) {
+	qname := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	if _, ok := dns.IsDomainName(qname); !ok || qname == "." {
+		return nil, fmt.Errorf("query gslb peer %s: %q is not a domain name", addr, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, q.timeout())
+	defer cancel()
+
+	qtypes := [2]uint16{dns.TypeA, dns.TypeAAAA}
+	var (
+		wg      sync.WaitGroup
+		targets [2][]netip.Addr
+		errs    [2]error
+	)
+	for i, qtype := range qtypes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			targets[i], errs[i] = q.ask(ctx, addr, qname, qtype)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs[0], errs[1]); err != nil {
+		return nil, err
+	}
+	all := append(targets[0], targets[1]...)
+	if len(all) == 0 {
+		return nil, nil
+	}
+	out := make([]string, 0, len(all))
+	for _, a := range all {
+		out = append(out, a.String())
+	}
+	return sortTargets(out), nil
+}
+
+// ask sends one question over UDP, then over TCP if the UDP answer is truncated, and returns
+// the addresses of the accepted answer.
+func (q Querier) ask(ctx context.Context, addr, qname string, qtype uint16) ([]netip.Addr, error) {
+	msg := new(dns.Msg)
+	msg.SetQuestion(qname, qtype)
+	msg.RecursionDesired = false
+	msg.SetEdns0(ednsBufSize, false)
+
+	what := fmt.Sprintf("query %s %s at gslb peer %s", qname, dns.TypeToString[qtype], addr)
+	for _, network := range []string{"udp", "tcp"} {
+		resp, err := exchange(ctx, network, msg, addr)
+		if err != nil {
+			return nil, fmt.Errorf("%s over %s: %w", what, network, err)
+		}
+		if resp.Truncated {
+			if network == "udp" {
+				continue // RFC 7766 §5: retry over TCP.
+			}
+			return nil, fmt.Errorf("%s over tcp: truncated: %w", what, ErrBadAnswer)
+		}
+		addrs, err := accept(msg, resp, q.maxAnswers())
+		if err != nil {
+			return nil, fmt.Errorf("%s over %s: %w", what, network, err)
+		}
+		return addrs, nil
+	}
+	panic("unreachable")
+}
+
+// exchange runs one miekg/dns exchange bounded by ctx's deadline and cancellation, and maps
+// its failures to ErrPeerTimeout, ErrBadAnswer or the transport error.
+func exchange(ctx context.Context, network string, msg *dns.Msg, addr string) (*dns.Msg, error) {
+	deadline, _ := ctx.Deadline() // always set by Query
+	client := &dns.Client{Net: network, Timeout: time.Until(deadline), UDPSize: ednsBufSize}
+	if client.Timeout <= 0 {
+		return nil, ErrPeerTimeout
+	}
+	conn, err := client.DialContext(ctx, addr)
+	if err != nil {
+		return nil, classify(ctx, err)
+	}
+	defer conn.Close()
+	// The read deadline only follows ctx's deadline; closing the connection also ends the
+	// exchange when ctx is cancelled.
+	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
+	defer stop()
+	resp, _, err := client.ExchangeWithConnContext(ctx, msg, conn)
+	switch {
+	case err == nil:
+		return resp, nil
+	case errors.Is(err, dns.ErrId):
+		return nil, fmt.Errorf("answer ID does not match: %w", ErrBadAnswer)
+	case resp != nil && resp.Truncated && network == "udp":
+		// A truncated datagram may be cut mid-record and fail to unpack; TC alone sends the
+		// caller to TCP.
+		return resp, nil
+	case resp != nil && ctx.Err() == nil:
+		// miekg/dns returns the message with the error when it could not unpack it.
+		return nil, fmt.Errorf("malformed answer: %v: %w", err, ErrBadAnswer)
+	}
+	return nil, classify(ctx, err)
+}
+
+func classify(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		if errors.Is(ctxErr, context.DeadlineExceeded) {
+			return fmt.Errorf("%w: %w", ErrPeerTimeout, ctxErr)
+		}
+		return ctxErr
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return fmt.Errorf("%w: %w", ErrPeerTimeout, err)
+	}
+	return err
+}
+
+// accept checks resp against the query (RFC 1035 §4.1.1) and returns the addresses of the
+// records of the asked type owned by the asked name.
+func accept(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
+	qq := query.Question[0]
+	if resp.Id != query.Id {
+		return nil, fmt.Errorf("answer ID %d does not match query ID %d: %w", resp.Id, query.Id, ErrBadAnswer)
+	}
+	if !resp.Response {
+		return nil, fmt.Errorf("not a response (QR clear): %w", ErrBadAnswer)
+	}
+	if resp.Opcode != dns.OpcodeQuery {
+		return nil, fmt.Errorf("opcode %s, want QUERY: %w", dns.OpcodeToString[resp.Opcode], ErrBadAnswer)
+	}
+	if len(resp.Question) != 1 {
+		return nil, fmt.Errorf("%d questions in the answer, want 1: %w", len(resp.Question), ErrBadAnswer)
+	}
+	rq := resp.Question[0]
+	if !strings.EqualFold(rq.Name, qq.Name) {
+		return nil, fmt.Errorf("answer is for name %q, asked %q: %w", rq.Name, qq.Name, ErrBadAnswer)
+	}
+	if rq.Qtype != qq.Qtype || rq.Qclass != qq.Qclass {
+		return nil, fmt.Errorf("answer is for %s %s, asked %s %s: %w", dns.ClassToString[rq.Qclass], dns.TypeToString[rq.Qtype],
+			dns.ClassToString[qq.Qclass], dns.TypeToString[qq.Qtype], ErrBadAnswer)
+	}
+	switch resp.Rcode {
+	case dns.RcodeSuccess:
+	case dns.RcodeNameError:
+		return nil, nil // NXDOMAIN: no targets.
+	default:
+		return nil, fmt.Errorf("rcode %s: %w", dns.RcodeToString[resp.Rcode], ErrBadAnswer)
+	}
+	n := 0
+	for _, rr := range resp.Answer {
+		if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
+			n++
+		}
+	}
+	if n > maxAnswers {
+		return nil, fmt.Errorf("oversized: %d A/AAAA records, at most %d allowed: %w", n, maxAnswers, ErrBadAnswer)
+	}
+	var addrs []netip.Addr
+	for _, rr := range resp.Answer {
+		h := rr.Header()
+		if h.Rrtype != qq.Qtype || h.Class != dns.ClassINET || !strings.EqualFold(h.Name, qq.Name) {
+			continue // another name or type: ignored, CNAMEs are not followed.
+		}
+		var (
+			a  netip.Addr
+			ok bool
+		)
+		switch r := rr.(type) {
+		case *dns.A:
+			a, ok = netip.AddrFromSlice(r.A)
+			a = a.Unmap() // miekg/dns may hold an IPv4 address in 16 bytes
+			ok = ok && a.Is4()
+		case *dns.AAAA:
+			a, ok = netip.AddrFromSlice(r.AAAA)
+			ok = ok && a.Is6()
+		}
+		if ok {
+			addrs = append(addrs, a)
+		}
+	}
+	return addrs, nil
+}
