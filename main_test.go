@@ -47,7 +47,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--local-dns-addr=5353"}, "--local-dns-addr"},
 		{[]string{"--dns-resolver=nohost"}, "--dns-resolver"},
 		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
-		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters entry "broken"`},
+		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},
 		{[]string{"--gslb-ns-address=not-an-ip"}, "--gslb-ns-address"},
 		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
 	}
