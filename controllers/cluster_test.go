@@ -50,12 +50,15 @@ type cluster struct {
 	threshold time.Duration
 	opts      clusterOptions
 	zoneDir   string // the embedded server's zone data, kept across manager restarts
+	dnsAddr   string // the embedded server's address, when it runs
 
 	// requests counts provider API requests of the current manager, by provider, operation and
 	// code (dnsplane_provider_requests_total).
 	requests *prometheus.CounterVec
 	// reconciles counts DNSRecord reconciles of the current manager.
 	reconciles *counter
+	// gslbReconcile is the longest Gslb reconcile since its last reset.
+	gslbReconcile longest
 
 	stop func()
 }
@@ -79,7 +82,18 @@ type clusterOptions struct {
 	Peers        []gslb.Peer
 	GslbInterval time.Duration
 	PeerTimeout  time.Duration
+	NSAddress    string
 }
+
+// longest keeps the longest duration observed since the last reset.
+type longest struct {
+	mu sync.Mutex
+	d  time.Duration
+}
+
+func (l *longest) observe(d time.Duration) { l.mu.Lock(); l.d = max(l.d, d); l.mu.Unlock() }
+func (l *longest) reset()                  { l.mu.Lock(); l.d = 0; l.mu.Unlock() }
+func (l *longest) get() time.Duration      { l.mu.Lock(); defer l.mu.Unlock(); return l.d }
 
 func startCluster(t *testing.T, ownerID string, interval, threshold time.Duration) *cluster {
 	t.Helper()
@@ -152,8 +166,14 @@ func (c *cluster) startManager() {
 		if err := (&gslbcontroller.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("gslb-controller"), Providers: providers,
 			GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, Querier: gslb.Querier{Timeout: c.opts.PeerTimeout},
-			Interval: c.opts.GslbInterval,
-		}).SetupWithManager(mgr); err != nil {
+			Interval: c.opts.GslbInterval, NSAddress: c.opts.NSAddress,
+		}).SetupWithManagerAndWrap(mgr, func(r reconcile.Reconciler) reconcile.Reconciler {
+			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				start := time.Now()
+				defer func() { c.gslbReconcile.observe(time.Since(start)) }()
+				return r.Reconcile(ctx, req)
+			})
+		}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -189,6 +209,7 @@ func (c *cluster) startManager() {
 		}
 	}()
 	c.client = mgr.GetClient()
+	c.dnsAddr = providers.LocalAddr
 	c.stop = func() { cancel(); <-done }
 }
 

@@ -312,7 +312,7 @@ func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string
 	for i, p := range r.Peers {
 		ps := dnsv1.PeerStatus{GeoTag: p.GeoTag, Address: p.Addr}
 		if errs[i] != nil {
-			ps.Error = errs[i].Error()
+			ps.Error = strings.ReplaceAll(errs[i].Error(), "\n", "; ")
 			if r.Metrics != nil {
 				r.Metrics.PeerErrors.WithLabelValues(p.GeoTag).Inc()
 			}
@@ -456,7 +456,15 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 // SetupWithManager wires the controller: Gslbs; the DNSEndpoints they own; and the Ingresses,
 // Services and EndpointSlices of their namespace, so that a readiness change is published at
 // once, not at the next --gslb-interval.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
+
+// SetupWithManagerAndWrap is SetupWithManager with the reconciler wrapped by wrap, for tests that
+// time reconciles.
+func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconcile.Reconciler) reconcile.Reconciler) error {
+	return r.setup(mgr, wrap(r))
+}
+
+func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
@@ -464,7 +472,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
 		Named("gslb").
-		Complete(r)
+		Complete(rec)
 }
 
 // gslbsOf maps an event on a kind to the Gslbs of its namespace it may concern: those referring

@@ -1,0 +1,209 @@
+package controllers_test
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+)
+
+// hostilePeer serves, at a loopback address, answers a Gslb must reject: wrongName answers for
+// another owner name in the question's place, oversized sends 100 A records.
+func hostilePeer(t *testing.T, host string, oversized bool) string {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", host+":0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		if oversized {
+			for i := range 100 {
+				rr, _ := dns.NewRR(fmt.Sprintf("%s 30 IN A 203.0.113.%d", q.Question[0].Name, i+1))
+				m.Answer = append(m.Answer, rr)
+			}
+		} else {
+			m.Question[0].Name = "evil.test."
+			rr, _ := dns.NewRR("evil.test. 30 IN A 203.0.113.66")
+			m.Answer = append(m.Answer, rr)
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = srv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return pc.LocalAddr().String()
+}
+
+// gslbStatus reads the Gslb apps/app (an empty one while the cache has not seen it yet).
+func (c *cluster) gslbStatus(t *testing.T) *dnsv1.Gslb {
+	t.Helper()
+	g := &dnsv1.Gslb{}
+	if err := c.client.Get(c.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, g); err != nil {
+		t.Logf("read Gslb: %v", err)
+	}
+	return g
+}
+
+func gslbReady(g *dnsv1.Gslb) (string, string) {
+	for _, c := range g.Status.Conditions {
+		if c.Type == dnsv1.ConditionReady {
+			return c.Reason, c.Message
+		}
+	}
+	return "", ""
+}
+
+// TestGslb_IngressHealthEdgeAndHostilePeers: a Gslb over an Ingress. Ready pods behind an Ingress
+// without a load-balancer address are still Unhealthy (a hidden failure); with an address the
+// host is served. Peers that answer for another name or oversized are rejected and counted as
+// having no targets. With spec.edge the cluster's NS and glue appear in the edge zone. A missing
+// backend Service is NotFound. Deleting the Gslb removes everything it published.
+func TestGslb_IngressHealthEdgeAndHostilePeers(t *testing.T) {
+	wrongName := hostilePeer(t, "127.0.0.13", false)
+	oversized := hostilePeer(t, "127.0.0.14", true)
+	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
+		DNSAddr: "127.0.0.1:0", GeoTag: "eu", GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond, NSAddress: "127.0.0.11",
+		Peers: []gslb.Peer{{GeoTag: "ap", Addr: wrongName}, {GeoTag: "sa", Addr: oversized}},
+	})
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/local"})
+	edge, zone := zoneObj("apps", "edge", "edge.test", nil), zoneObj("apps", "gslb", "gslb.edge.test", nil)
+	c.create(edge, zone)
+	c.waitCondition(edge, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.create(&corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"}, Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}},
+		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web-1", Labels: map[string]string{discoveryv1.LabelServiceName: "web"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.7"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}}})
+	prefix := networkingv1.PathTypePrefix
+	ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: networkingv1.IngressSpec{Rules: []networkingv1.IngressRule{{
+		Host: "app.gslb.edge.test", IngressRuleValue: networkingv1.IngressRuleValue{HTTP: &networkingv1.HTTPIngressRuleValue{Paths: []networkingv1.HTTPIngressPath{{
+			Path: "/", PathType: &prefix, Backend: networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "web", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}}}}}}}
+	c.create(ing)
+	c.create(&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Ingress", Name: "app"}, ZoneRef: dnsv1.ZoneReference{Name: "gslb"},
+		Edge: &dnsv1.GslbEdge{ZoneRef: dnsv1.ZoneReference{Name: "edge"}}, Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
+
+	eventually(t, 20*time.Second, "hidden failure: Unhealthy, NoHealthyTargets", func() error {
+		g := c.gslbStatus(t)
+		reason, msg := gslbReady(g)
+		if g.Status.ServiceHealth["app.gslb.edge.test"] != "Unhealthy" || reason != dnsv1.ReasonNoHealthyTargets || !strings.Contains(msg, "no load-balancer address") {
+			return fmt.Errorf("health %v, Ready %s: %s", g.Status.ServiceHealth, reason, msg)
+		}
+		return nil
+	})
+
+	ing.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "192.0.2.50"}}
+	if err := c.client.Status().Update(c.ctx(), ing); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "served with only this cluster's target", func() error {
+		if got := served(t, c.dnsAddr, "app.gslb.edge.test"); !slices.Equal(got, []string{"192.0.2.50"}) {
+			return fmt.Errorf("served %v", got)
+		}
+		return nil
+	})
+	eventually(t, 10*time.Second, "hostile peers rejected", func() error {
+		g := c.gslbStatus(t)
+		reason, msg := gslbReady(g)
+		if reason != dnsv1.ReasonPeerErrors || len(g.Status.Peers) != 2 || g.Status.Peers[0].Error == "" || g.Status.Peers[1].Error == "" {
+			return fmt.Errorf("Ready %s: %s; peers %+v", reason, msg, g.Status.Peers)
+		}
+		t.Logf("peers: %q / %q", g.Status.Peers[0].Error, g.Status.Peers[1].Error)
+		return nil
+	})
+	for range 20 {
+		for _, ip := range served(t, c.dnsAddr, "app.gslb.edge.test") {
+			if strings.HasPrefix(ip, "203.0.113.") {
+				t.Fatalf("a hostile peer's target is served: %s", ip)
+			}
+		}
+	}
+
+	// Edge delegation: the edge zone holds this cluster's NS and glue for the Gslb zone.
+	eventually(t, 20*time.Second, "edge NS and glue", func() error {
+		tr := &dns.Transfer{}
+		m := new(dns.Msg)
+		m.SetAxfr("edge.test.")
+		ch, err := tr.In(m, c.dnsAddr)
+		if err != nil {
+			return err
+		}
+		var ns, glue bool
+		for env := range ch {
+			if env.Error != nil {
+				return env.Error
+			}
+			for _, rr := range env.RR {
+				if n, ok := rr.(*dns.NS); ok && n.Hdr.Name == "gslb.edge.test." && n.Ns == "ns-eu.gslb.edge.test." {
+					ns = true
+				}
+				if a, ok := rr.(*dns.A); ok && a.Hdr.Name == "ns-eu.gslb.edge.test." && a.A.String() == "127.0.0.11" {
+					glue = true
+				}
+			}
+		}
+		if !ns || !glue {
+			return fmt.Errorf("edge.test: NS %t, glue %t", ns, glue)
+		}
+		return nil
+	})
+
+	// A missing backend Service is NotFound.
+	if err := c.client.Delete(c.ctx(), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "NotFound", func() error {
+		if h := c.gslbStatus(t).Status.ServiceHealth["app.gslb.edge.test"]; h != "NotFound" {
+			return fmt.Errorf("health %s", h)
+		}
+		return nil
+	})
+
+	// Deleting the Gslb removes its DNSEndpoint and edge DNSRecord, and what they published.
+	if err := c.client.Delete(c.ctx(), &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "everything removed", func() error {
+		var g dnsv1.Gslb
+		if err := c.client.Get(c.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, &g); err == nil {
+			return fmt.Errorf("Gslb still there: %+v", g.Status.Conditions)
+		}
+		var eps dnsv1.DNSEndpointList
+		var recs dnsv1.DNSRecordList
+		_ = c.client.List(c.ctx(), &eps, client.InNamespace("apps"))
+		_ = c.client.List(c.ctx(), &recs, client.InNamespace("apps"))
+		if len(eps.Items) != 0 || len(recs.Items) != 0 {
+			return fmt.Errorf("%d DNSEndpoints, %d DNSRecords left", len(eps.Items), len(recs.Items))
+		}
+		m := new(dns.Msg)
+		m.SetQuestion("ns-eu.gslb.edge.test.", dns.TypeA)
+		if r, _, err := new(dns.Client).Exchange(m, c.dnsAddr); err != nil || len(r.Answer)+len(r.Extra) > 0 && hasA(r) {
+			return fmt.Errorf("glue still served: %v %v", r, err)
+		}
+		return nil
+	})
+}
+
+func hasA(r *dns.Msg) bool {
+	for _, rr := range append(r.Answer, r.Extra...) {
+		if _, ok := rr.(*dns.A); ok {
+			return true
+		}
+	}
+	return false
+}
