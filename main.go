@@ -319,6 +319,7 @@ func run(ctx context.Context, o options) error {
 		Querier:   gslb.Querier{Timeout: o.gslbPeerTimeout},
 		Interval:  o.gslbInterval,
 		NSAddress: o.gslbNSAddress,
+		PeerPort:  o.gslbPeerPort,
 		Resolver:  net.DefaultResolver,
 		Metrics:   gslbMetrics,
 	}).SetupWithManager(mgr); err != nil {

@@ -83,6 +83,7 @@ type clusterOptions struct {
 	GslbInterval time.Duration
 	PeerTimeout  time.Duration
 	NSAddress    string
+	PeerPort     int
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -166,7 +167,7 @@ func (c *cluster) startManager() {
 		if err := (&gslbcontroller.Reconciler{
 			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("gslb-controller"), Providers: providers,
 			GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, Querier: gslb.Querier{Timeout: c.opts.PeerTimeout},
-			Interval: c.opts.GslbInterval, NSAddress: c.opts.NSAddress,
+			Interval: c.opts.GslbInterval, NSAddress: c.opts.NSAddress, PeerPort: c.opts.PeerPort,
 		}).SetupWithManagerAndWrap(mgr, func(r reconcile.Reconciler) reconcile.Reconciler {
 			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 				start := time.Now()

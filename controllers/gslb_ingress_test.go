@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,4 +207,99 @@ func hasA(r *dns.Msg) bool {
 		}
 	}
 	return false
+}
+
+// TestGslb_PeersDiscoveredFromTheEdgeNSSet: with no --ext-gslb-clusters, the peers are the other
+// clusters of the edge zone's NS set for the Gslb zone (ns-<geotag>.<zone> with glue), queried at
+// --gslb-peer-port. The edge zone's server is a fake answering that referral; the us peer is a
+// fake serving its localtargets.
+func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
+	// The us peer: localtargets-app.gslb.edge.test A 192.0.2.77 on 127.0.0.15.
+	peerPC, err := net.ListenPacket("udp", "127.0.0.15:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, peerPort, _ := net.SplitHostPort(peerPC.LocalAddr().String())
+	peer := &dns.Server{PacketConn: peerPC, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		m.Authoritative = true
+		if q.Question[0].Qtype == dns.TypeA && strings.EqualFold(q.Question[0].Name, "localtargets-app.gslb.edge.test.") {
+			rr, _ := dns.NewRR("localtargets-app.gslb.edge.test. 5 IN A 192.0.2.77")
+			m.Answer = append(m.Answer, rr)
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = peer.ActivateAndServe() }()
+	t.Cleanup(func() { _ = peer.Shutdown() })
+
+	// The edge zone's server: SOA for edge.test, and the referral for gslb.edge.test naming
+	// this cluster (eu) and us.
+	edgePC, err := net.ListenPacket("udp", "127.0.0.16:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	edgeSrv := &dns.Server{PacketConn: edgePC, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		switch name := strings.ToLower(q.Question[0].Name); {
+		case name == "edge.test." && q.Question[0].Qtype == dns.TypeSOA:
+			m.Authoritative = true
+			rr, _ := dns.NewRR("edge.test. 60 IN SOA ns1.edge.test. hostmaster.edge.test. 1 60 60 600 60")
+			m.Answer = append(m.Answer, rr)
+		case name == "gslb.edge.test." || strings.HasSuffix(name, ".gslb.edge.test."):
+			for _, s := range []string{"gslb.edge.test. 60 IN NS ns-eu.gslb.edge.test.", "gslb.edge.test. 60 IN NS ns-us.gslb.edge.test."} {
+				rr, _ := dns.NewRR(s)
+				m.Ns = append(m.Ns, rr)
+			}
+			for _, s := range []string{"ns-eu.gslb.edge.test. 60 IN A 127.0.0.11", "ns-us.gslb.edge.test. 60 IN A 127.0.0.15"} {
+				rr, _ := dns.NewRR(s)
+				m.Extra = append(m.Extra, rr)
+			}
+		default:
+			m.Rcode = dns.RcodeRefused
+		}
+		_ = w.WriteMsg(m)
+	})}
+	go func() { _ = edgeSrv.ActivateAndServe() }()
+	t.Cleanup(func() { _ = edgeSrv.Shutdown() })
+
+	port, _ := strconv.Atoi(peerPort)
+	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
+		DNSAddr: "127.0.0.1:0", GeoTag: "eu", GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond, PeerPort: port,
+	})
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/local"},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "edge-dns"}, Type: "dnsplane.io/local",
+			StringData: map[string]string{"DNS_ADDRESS": edgePC.LocalAddr().String()}})
+	edge := zoneObj("apps", "edge", "edge.test", func(z *dnsv1.DNSZone) { z.Spec.ProviderRef.Name = "edge-dns" })
+	zone := zoneObj("apps", "gslb", "gslb.edge.test", nil)
+	c.create(edge, zone)
+	c.waitCondition(edge, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
+	c.create(svc)
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+	if err := c.client.Status().Update(c.ctx(), svc); err != nil {
+		t.Fatal(err)
+	}
+	c.create(&discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "apps", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}, &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.gslb.edge.test"},
+		ZoneRef: dnsv1.ZoneReference{Name: "gslb"}, Edge: &dnsv1.GslbEdge{ZoneRef: dnsv1.ZoneReference{Name: "edge"}},
+		Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
+	eventually(t, 20*time.Second, "the discovered peer's target served", func() error {
+		if got := served(t, c.dnsAddr, "app.gslb.edge.test"); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.77"}) {
+			return fmt.Errorf("served %v", got)
+		}
+		return nil
+	})
+	g := c.gslbStatus(t)
+	if len(g.Status.Peers) != 1 || g.Status.Peers[0].GeoTag != "us" || g.Status.Peers[0].Address != "127.0.0.15:"+peerPort {
+		t.Fatalf("peers %+v, want only us at 127.0.0.15:%s", g.Status.Peers, peerPort)
+	}
 }

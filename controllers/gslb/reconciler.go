@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"slices"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -31,6 +33,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
@@ -50,6 +53,9 @@ type Reconciler struct {
 	Interval time.Duration
 	// NSAddress is --gslb-ns-address, the glue of this cluster's name server in the edge zone.
 	NSAddress string
+	// PeerPort is --gslb-peer-port: the DNS port of peers discovered from the edge NS set;
+	// default 53.
+	PeerPort int
 	// Resolver resolves hostname-only load balancers; nil = they count as no address.
 	Resolver Resolver
 	// Metrics, when set, records healthy records and peer errors.
@@ -137,8 +143,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	if err != nil {
 		return err
 	}
-	// Read: peers, concurrently, each under the peer timeout.
-	peerTargets, peerStatus := r.queryPeers(ctx, loc.hosts)
+	// Read: peers (--ext-gslb-clusters, else the edge NS set), concurrently, each under the
+	// peer timeout.
+	peers := r.Peers
+	var discoveryErr error
+	if len(peers) == 0 && g.Spec.Edge != nil {
+		peers, discoveryErr = r.discoverPeers(ctx, g)
+	}
+	peerTargets, peerStatus := r.queryPeers(ctx, peers, loc.hosts)
 	g.Status.Peers = peerStatus
 
 	// Compute: per host, this cluster's healthy targets and the strategy's answer.
@@ -205,6 +217,9 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	}
 
 	var peerErrs []string
+	if discoveryErr != nil {
+		peerErrs = append(peerErrs, "discovering peers from the edge NS set: "+discoveryErr.Error())
+	}
 	for _, p := range g.Status.Peers {
 		if p.Error != "" {
 			peerErrs = append(peerErrs, fmt.Sprintf("%s (%s): %s", p.GeoTag, p.Address, p.Error))
@@ -269,16 +284,16 @@ func addressEndpoints(name string, targets []string, ttl int64, setID string, we
 
 // queryPeers asks every peer for every host's localtargets at once; the whole takes at most the
 // peer timeout. It returns targets by host and geo tag, and status.peers.
-func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string]map[string][]string, []dnsv1.PeerStatus) {
+func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []string) (map[string]map[string][]string, []dnsv1.PeerStatus) {
 	type result struct {
 		peer    int
 		host    string
 		targets []string
 		err     error
 	}
-	results := make(chan result, len(r.Peers)*len(hosts))
+	results := make(chan result, len(peers)*len(hosts))
 	var wg sync.WaitGroup
-	for i, p := range r.Peers {
+	for i, p := range peers {
 		for _, h := range hosts {
 			wg.Add(1)
 			go func() {
@@ -291,7 +306,7 @@ func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string
 	wg.Wait()
 	close(results)
 	out := map[string]map[string][]string{}
-	errs := make([]error, len(r.Peers))
+	errs := make([]error, len(peers))
 	for res := range results {
 		if res.err != nil {
 			errs[res.peer] = res.err
@@ -300,7 +315,7 @@ func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string
 		if out[res.host] == nil {
 			out[res.host] = map[string][]string{}
 		}
-		out[res.host][r.Peers[res.peer].GeoTag] = res.targets
+		out[res.host][peers[res.peer].GeoTag] = res.targets
 	}
 	now := metav1.Now()
 	r.mu.Lock()
@@ -308,8 +323,8 @@ func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string
 	if r.lastSeen == nil {
 		r.lastSeen = map[string]metav1.Time{}
 	}
-	st := make([]dnsv1.PeerStatus, 0, len(r.Peers))
-	for i, p := range r.Peers {
+	st := make([]dnsv1.PeerStatus, 0, len(peers))
+	for i, p := range peers {
 		ps := dnsv1.PeerStatus{GeoTag: p.GeoTag, Address: p.Addr}
 		if errs[i] != nil {
 			ps.Error = strings.ReplaceAll(errs[i].Error(), "\n", "; ")
@@ -329,6 +344,100 @@ func (r *Reconciler) queryPeers(ctx context.Context, hosts []string) (map[string
 		st = append(st, ps)
 	}
 	return out, st
+}
+
+// discoverPeers reads the edge zone's NS set for the Gslb zone (every cluster contributes
+// ns-<geotag>.<gslb zone> with its glue, writeEdge) from the edge zone's DNS server (its Secret's
+// DNS_ADDRESS, else its first name server on port 53) and returns every cluster but this one as
+// a peer at its glue address and PeerPort. Errors: the edge or Gslb DNSZone is unknown, or the
+// query failed.
+func (r *Reconciler) discoverPeers(ctx context.Context, g *dnsv1.Gslb) ([]gslb.Peer, error) {
+	zone, err := r.zone(ctx, g.Namespace, g.Spec.ZoneRef)
+	if err != nil {
+		return nil, err
+	}
+	edge, err := r.zone(ctx, g.Namespace, g.Spec.Edge.ZoneRef)
+	if err != nil {
+		return nil, err
+	}
+	server := ""
+	if r.Providers != nil {
+		if res, err := r.Providers.Resolve(ctx, edge.Namespace, edge.Spec.ProviderRef.Name); err == nil {
+			server = res.DNSAddress
+		}
+	}
+	if server == "" && len(edge.Status.NameServers) > 0 {
+		server = net.JoinHostPort(edge.Status.NameServers[0], "53")
+	}
+	if server == "" {
+		return nil, fmt.Errorf("edge DNSZone %s/%s has no DNS server yet", edge.Namespace, edge.Name)
+	}
+	port := r.PeerPort
+	if port <= 0 {
+		port = 53
+	}
+	return edgePeers(ctx, dnsclient.Client{Timeout: r.Querier.Timeout}, server, zone.Spec.Zone, r.GeoTag, port)
+}
+
+// edgePeers asks server for the NS set of zone (a referral from the edge zone: NS in the
+// authority or answer section, glue in the additional section, else asked for) and returns the
+// clusters named ns-<geotag>.<zone>, this one (geoTag) left out, sorted by geo tag.
+func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag string, port int) ([]gslb.Peer, error) {
+	resp, err := c.Query(ctx, server, zone, dns.TypeNS)
+	if err != nil {
+		return nil, err
+	}
+	fqZone := dns.Fqdn(zone)
+	glue := map[string]string{}
+	for _, rr := range resp.Extra {
+		if a, ok := rr.(*dns.A); ok {
+			glue[strings.ToLower(a.Hdr.Name)] = a.A.String()
+		} else if a, ok := rr.(*dns.AAAA); ok && glue[strings.ToLower(a.Hdr.Name)] == "" {
+			glue[strings.ToLower(a.Hdr.Name)] = a.AAAA.String()
+		}
+	}
+	var peers []gslb.Peer
+	for _, rr := range append(resp.Answer, resp.Ns...) {
+		ns, ok := rr.(*dns.NS)
+		if !ok || !strings.EqualFold(ns.Hdr.Name, fqZone) {
+			continue
+		}
+		name := strings.ToLower(ns.Ns)
+		label, rest, _ := strings.Cut(name, ".")
+		geo, isCluster := strings.CutPrefix(label, "ns-")
+		if !isCluster || rest != strings.ToLower(fqZone) || geo == strings.ToLower(geoTag) {
+			continue
+		}
+		addr := glue[name]
+		if addr == "" {
+			if a, err := c.Query(ctx, server, name, dns.TypeA); err == nil {
+				for _, rr := range a.Answer {
+					if x, ok := rr.(*dns.A); ok {
+						addr = x.A.String()
+						break
+					}
+				}
+			}
+		}
+		if addr == "" {
+			continue
+		}
+		peers = append(peers, gslb.Peer{GeoTag: geo, Addr: net.JoinHostPort(addr, strconv.Itoa(port))})
+	}
+	sort.Slice(peers, func(i, j int) bool { return peers[i].GeoTag < peers[j].GeoTag })
+	return slices.CompactFunc(peers, func(a, b gslb.Peer) bool { return a.GeoTag == b.GeoTag }), nil
+}
+
+// zone reads the DNSZone ref names (in ns unless it says otherwise).
+func (r *Reconciler) zone(ctx context.Context, ns string, ref dnsv1.ZoneReference) (*dnsv1.DNSZone, error) {
+	if ref.Namespace != "" {
+		ns = ref.Namespace
+	}
+	z := &dnsv1.DNSZone{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, z); err != nil {
+		return nil, fmt.Errorf("DNSZone %s/%s: %w", ns, ref.Name, err)
+	}
+	return z, nil
 }
 
 // weightedCapable reports whether the Gslb zone's provider serves weighted record sets.
