@@ -51,6 +51,10 @@ test: envtest-bins ## Run every unit, real-server and envtest test.
 build: ## Build the manager binary into bin/manager.
 	go build -o $(LOCALBIN)/manager .
 
+.PHONY: docker-build
+docker-build: ## Build the manager image $(IMG) from the Dockerfile (needs Docker or podman).
+	$${CONTAINER_TOOL:-docker} build -t $(IMG) .
+
 .PHONY: run
 run: build envtest-bins ## Run the manager on a local control plane and the embedded DNS server.
 	$(LOCALBIN)/manager --local $(RUN_ARGS)

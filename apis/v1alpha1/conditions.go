@@ -66,6 +66,9 @@ const (
 
 	// ReasonAllOwnersHealthy: every contributor heartbeats within --heartbeat-threshold.
 	ReasonAllOwnersHealthy = "AllOwnersHealthy"
+	// ReasonNoOwners: Healthy is Unknown because no contributor has a registry record at rootHost
+	// yet (nothing written so far, or no endpoint at rootHost itself).
+	ReasonNoOwners = "NoOwners"
 	// ReasonHeartbeatFailing: some contributor's heartbeat is missing or older than
 	// --heartbeat-threshold; the message names each.
 	ReasonHeartbeatFailing = "HeartbeatFailing"

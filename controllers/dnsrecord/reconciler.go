@@ -298,7 +298,7 @@ func SetOwners(rec *dnsv1.DNSRecord, owners []heartbeat.Owner, now time.Time, th
 	}
 	switch {
 	case len(owners) == 0:
-		status.SetUnknown(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, "NoOwners", "no contributor has a registry record at rootHost yet")
+		status.SetUnknown(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, dnsv1.ReasonNoOwners, "no contributor has a registry record at rootHost yet")
 	case len(failing) == 0:
 		status.Set(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, true, dnsv1.ReasonAllOwnersHealthy, allHealthy(len(owners)))
 	default:
