@@ -45,6 +45,14 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 test: envtest-bins ## Run every unit, real-server and envtest test.
 	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
 
+.PHONY: e2e
+e2e: build envtest-bins ## Run the end-to-end suite: 3 bin/manager --local processes and a real PowerDNS.
+	go test -tags e2e -count=1 -timeout 15m -v ./e2e/
+
+.PHONY: e2e-kind
+e2e-kind: ## Run the end-to-end suite against kind clusters running config/default (needs kind, docker, kubectl).
+	hack/e2e-kind.sh
+
 ##@ Build
 
 .PHONY: build

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -85,28 +86,37 @@ func startGslbCluster(t *testing.T, geo, dnsAddr, lbIP string, peers []gslb.Peer
 	return g
 }
 
-// setReady flips the ready flag of the cluster's only endpoint.
-func (g *gslbCluster) setReady(ready bool) {
-	g.t.Helper()
-	var es discoveryv1.EndpointSlice
-	if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app-1"}, &es); err != nil {
-		g.t.Fatal(err)
-	}
-	es.Endpoints[0].Conditions.Ready = ptr.To(ready)
-	if err := g.client.Update(g.ctx(), &es); err != nil {
-		g.t.Fatal(err)
+// setReady flips the ready flag of the cluster's only endpoint (read fresh, retried on a
+// conflict).
+func (g *gslbCluster) setReady(t *testing.T, ready bool) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var es discoveryv1.EndpointSlice
+		if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app-1"}, &es); err != nil {
+			return err
+		}
+		es.Endpoints[0].Conditions.Ready = ptr.To(ready)
+		return g.client.Update(g.ctx(), &es)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
-func (g *gslbCluster) setStrategy(s dnsv1.GslbStrategy) {
-	g.t.Helper()
-	var obj dnsv1.Gslb
-	if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, &obj); err != nil {
-		g.t.Fatal(err)
-	}
-	obj.Spec.Strategy = s
-	if err := g.client.Update(g.ctx(), &obj); err != nil {
-		g.t.Fatal(err)
+// setStrategy sets the Gslb's strategy (read fresh, retried on a conflict with the controller's
+// own writes).
+func (g *gslbCluster) setStrategy(t *testing.T, s dnsv1.GslbStrategy) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var obj dnsv1.Gslb
+		if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, &obj); err != nil {
+			return err
+		}
+		obj.Spec.Strategy = s
+		return g.client.Update(g.ctx(), &obj)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -144,11 +154,11 @@ func TestGslb_TwoClustersExchangeTargetsOverDNS(t *testing.T) {
 
 	t.Run("roundRobin", func(t *testing.T) {
 		waitServed(t, "both clusters' IPs", []string{"192.0.2.1", "192.0.2.2"}, eu, us)
-		us.setReady(false)
+		us.setReady(t, false)
 		local := waitServed(t, "us unready: us drops its IP", []string{"192.0.2.1"}, us)
 		remote := waitServed(t, "us unready: eu drops us's IP", []string{"192.0.2.1"}, eu)
 		t.Logf("us unready -> dropped at us after %s, at eu %s later", local.Round(10*time.Millisecond), remote.Round(10*time.Millisecond))
-		us.setReady(true)
+		us.setReady(t, true)
 		waitServed(t, "us ready again", []string{"192.0.2.1", "192.0.2.2"}, eu, us)
 		var g dnsv1.Gslb
 		if err := eu.client.Get(eu.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, &g); err != nil {
@@ -168,17 +178,17 @@ func TestGslb_TwoClustersExchangeTargetsOverDNS(t *testing.T) {
 
 	t.Run("failover", func(t *testing.T) {
 		for _, g := range []*gslbCluster{eu, us} {
-			g.setStrategy(dnsv1.GslbStrategy{Type: "failover", PrimaryGeoTag: "eu", DNSTTLSeconds: 5})
+			g.setStrategy(t, dnsv1.GslbStrategy{Type: "failover", PrimaryGeoTag: "eu", DNSTTLSeconds: 5})
 		}
 		waitServed(t, "primary eu only", []string{"192.0.2.1"}, eu, us)
-		eu.setReady(false)
+		eu.setReady(t, false)
 		start := time.Now()
 		waitServed(t, "eu unhealthy: us's IP", []string{"192.0.2.2"}, eu)
 		atEU := time.Since(start)
 		waitServed(t, "eu unhealthy: us's IP", []string{"192.0.2.2"}, us)
 		atUS := time.Since(start)
 		t.Logf("failover: eu unready -> eu's own server answers us after %s, us's server after %s", atEU.Round(10*time.Millisecond), atUS.Round(10*time.Millisecond))
-		eu.setReady(true)
+		eu.setReady(t, true)
 		start = time.Now()
 		waitServed(t, "failback to eu", []string{"192.0.2.1"}, eu, us)
 		t.Logf("failback: eu ready -> both servers answer eu after %s", time.Since(start).Round(10*time.Millisecond))
@@ -186,7 +196,7 @@ func TestGslb_TwoClustersExchangeTargetsOverDNS(t *testing.T) {
 
 	t.Run("weighted", func(t *testing.T) {
 		for _, g := range []*gslbCluster{eu, us} {
-			g.setStrategy(dnsv1.GslbStrategy{Type: "weighted", Weights: map[string]int32{"eu": 70, "us": 30}, DNSTTLSeconds: 5})
+			g.setStrategy(t, dnsv1.GslbStrategy{Type: "weighted", Weights: map[string]int32{"eu": 70, "us": 30}, DNSTTLSeconds: 5})
 		}
 		// Both weighted sets are published at eu: its answers then mix both IPs.
 		eventually(t, 20*time.Second, "weighted sets at eu", func() error {
@@ -225,7 +235,7 @@ func TestGslb_TwoClustersExchangeTargetsOverDNS(t *testing.T) {
 
 	t.Run("dead peer", func(t *testing.T) {
 		for _, g := range []*gslbCluster{eu, us} {
-			g.setStrategy(dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5})
+			g.setStrategy(t, dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5})
 		}
 		waitServed(t, "both", []string{"192.0.2.1", "192.0.2.2"}, eu, us)
 		us.stopManager() // its DNS server stops with it
