@@ -2,15 +2,11 @@ package dnsendpoint
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -94,70 +90,17 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	if ep.Spec.Strategy == dnsv1.StrategyDisabled {
-		r.ready(ep, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
-		return ctrl.Result{}, nil
-	}
-	a, err := publish.Assign(ctx, r.Client, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	plans, waiting, err := r.planner().Plan(ctx, r.contributor(ep), plan.SingleOwner, a, false, DefaultTTL)
-	if err != nil {
-		return r.failed(ep, err)
-	}
-	var records []provider.Change
-	var conflicts []string
-	for _, p := range plans {
-		records = append(records, p.Result.Records...)
-		for _, c := range p.Result.Conflicts {
-			conflicts = append(conflicts, c.Message)
-		}
-	}
-	id := plan.ID(records, specBytes(ep))
-	ep.Status.Plan = publish.StatusPlan(id, records)
-
-	apply := ep.Spec.Strategy != dnsv1.StrategyDryRun
-	prevApplied := ep.Status.AppliedPlan
-	if !apply && len(records) > 0 && ep.Spec.ApprovedPlan == id && ep.Status.AppliedPlan != id {
-		apply = true
-		ep.Status.AppliedPlan = id
-		r.Recorder.Eventf(ep, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
-	}
-	if apply {
-		for _, p := range plans {
-			if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
-				ep.Status.AppliedPlan = prevApplied
-				return r.failed(ep, fmt.Errorf("zone %s: %w", p.Zone.Spec.Zone, err))
-			}
-		}
-		if len(waiting) == 0 {
-			// Every zone was planned and written: the object now holds records only where its
-			// endpoints go.
-			ep.Status.Zones = a.DesiredZones()
-		} else {
-			ep.Status.Zones = publish.Union(ep.Status.Zones, a.DesiredZones())
-		}
-	}
-	switch {
-	case len(conflicts) > 0:
-		sort.Strings(conflicts)
-		r.ready(ep, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
-	case a.Missing != "":
-		r.ready(ep, false, dnsv1.ReasonZoneNotFound, a.Missing)
-	case len(a.Denied) > 0:
-		r.ready(ep, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
-	case len(a.Invalid) > 0:
-		r.ready(ep, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
-	case len(waiting) > 0:
-		r.ready(ep, false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-	case !apply && len(records) > 0:
-		r.ready(ep, false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
-	default:
-		r.ready(ep, true, dnsv1.ReasonPublished, published(len(ep.Spec.Endpoints)))
-	}
-	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+	spec := ep.Spec.DeepCopy()
+	spec.ApprovedPlan = "" // approving must not change the plan ID
+	_, res, err := r.planner().Run(ctx, r.Client, r.Recorder, publish.Object{
+		Obj: ep, Namespace: ep.Namespace, ZoneRef: ep.Spec.ZoneRef, Endpoints: ep.Spec.Endpoints,
+		Strategy: ep.Spec.Strategy, ApprovedPlan: ep.Spec.ApprovedPlan, Spec: spec, Generation: ep.Generation,
+		Zones: &ep.Status.Zones, AppliedPlan: &ep.Status.AppliedPlan, Plan: &ep.Status.Plan, Conditions: &ep.Status.Conditions,
+	}, publish.Options{
+		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
+		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval,
+	})
+	return res, err
 }
 
 func published(n int) string {
@@ -167,58 +110,14 @@ func published(n int) string {
 	return fmt.Sprintf("%d endpoints published", n)
 }
 
-// failed records a provider or planning error on Ready. Conflicts with a concurrent write are
-// retried at once with a fresh view; the rest go back to the rate limiter.
-func (r *Reconciler) failed(ep *dnsv1.DNSEndpoint, err error) (ctrl.Result, error) {
-	switch {
-	case errors.Is(err, factory.ErrProviderNotFound):
-		r.ready(ep, false, dnsv1.ReasonZoneNotFound, err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	case errors.Is(err, provider.ErrZoneNotFound):
-		r.ready(ep, false, dnsv1.ReasonZoneNotFound, err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	case errors.Is(err, provider.ErrConflict):
-		return ctrl.Result{Requeue: true}, nil
-	}
-	r.ready(ep, false, dnsv1.ReasonProviderError, err.Error())
-	return ctrl.Result{}, err
-}
-
-func (r *Reconciler) ready(ep *dnsv1.DNSEndpoint, ok bool, reason, msg string) {
-	status.Set(&ep.Status.Conditions, ep.Generation, dnsv1.ConditionReady, ok, reason, msg)
-}
-
-// specBytes is the spec without approvedPlan, the part of the plan ID that approving must not
-// change.
-func specBytes(ep *dnsv1.DNSEndpoint) []byte {
-	s := ep.Spec.DeepCopy()
-	s.ApprovedPlan = ""
-	b, _ := json.Marshal(s)
-	return b
-}
-
 // reconcileDelete removes every record the object holds, then its finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	a, err := publish.Assign(ctx, r.Client, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	plans, _, err := r.planner().Plan(ctx, r.contributor(ep), plan.SingleOwner, a, true, DefaultTTL)
-	if err != nil {
-		if !errors.Is(err, factory.ErrProviderNotFound) {
-			return ctrl.Result{}, err
-		}
-	}
-	for _, p := range plans {
-		if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
-			if errors.Is(err, provider.ErrConflict) {
-				return ctrl.Result{Requeue: true}, nil
-			}
-			return ctrl.Result{}, fmt.Errorf("remove records from %s: %w", p.Zone.Spec.Zone, err)
-		}
+	done, err := r.planner().Release(ctx, r.Client, r.contributor(ep), plan.SingleOwner, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
+	if err != nil || !done {
+		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
 	controllerutil.RemoveFinalizer(ep, dnsv1.FinalizerRecords)
 	if err := r.Client.Update(ctx, ep); err != nil {

@@ -2,15 +2,12 @@ package dnsrecord
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -135,78 +132,34 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 		return ctrl.Result{}, nil
 	}
 	self := r.contributor(rec)
-	a, err := publish.Assign(ctx, r.Client, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
-	if err != nil {
-		return ctrl.Result{}, err
+	spec := rec.Spec.DeepCopy()
+	spec.ApprovedPlan = "" // approving must not change the plan ID
+	now := r.now()
+	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, publish.Object{
+		Obj: rec, Namespace: rec.Namespace, ZoneRef: rec.Spec.ZoneRef, Endpoints: rec.Spec.Endpoints,
+		Strategy: rec.Spec.Strategy, ApprovedPlan: rec.Spec.ApprovedPlan, Spec: spec, Generation: rec.Generation,
+		Zones: &rec.Status.Zones, AppliedPlan: &rec.Status.AppliedPlan, Plan: &rec.Status.Plan, Conditions: &rec.Status.Conditions,
+	}, publish.Options{
+		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
+		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval,
+		Stamp: func(changes []provider.Change) []provider.Change {
+			return StampHeartbeat(changes, self, rec.Spec.RootHost, now)
+		},
+	})
+	if out.Assignment == nil {
+		return res, err
 	}
-	plans, waiting, err := r.planner().Plan(ctx, self, plan.Shared, a, false, DefaultTTL)
-	if err != nil {
-		return r.failed(rec, err)
-	}
-	var records []provider.Change
-	var conflicts []string
-	for _, p := range plans {
-		records = append(records, p.Result.Records...)
-		for _, c := range p.Result.Conflicts {
-			conflicts = append(conflicts, c.Message)
-		}
-	}
-	id := plan.ID(records, specBytes(rec))
-	rec.Status.Plan = publish.StatusPlan(id, records)
-
-	apply := rec.Spec.Strategy != dnsv1.StrategyDryRun
-	prevApplied := rec.Status.AppliedPlan
-	if !apply && len(records) > 0 && rec.Spec.ApprovedPlan == id && rec.Status.AppliedPlan != id {
-		apply = true
-		rec.Status.AppliedPlan = id
-		r.Recorder.Eventf(rec, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
-	}
-	if apply {
-		now := r.now()
-		for _, p := range plans {
-			changes := StampHeartbeat(p.Result.Changes, self, rec.Spec.RootHost, now)
-			if err := p.Writer.Apply(ctx, changes); err != nil {
-				rec.Status.AppliedPlan = prevApplied
-				r.track(rec, self, nil, a, false)
-				return r.failed(rec, fmt.Errorf("zone %s: %w", p.Zone.Spec.Zone, err))
-			}
-		}
-		if len(waiting) == 0 {
-			rec.Status.Zones = a.DesiredZones()
-		} else {
-			rec.Status.Zones = publish.Union(rec.Status.Zones, a.DesiredZones())
-		}
-	}
-	root := rootPlan(plans, rec.Spec.RootHost)
-	healthy := len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
+	root := rootPlan(out.Plans, rec.Spec.RootHost)
 	// Only a FullSync record whose reconcile succeeded heartbeats (API contract: DryRun records
-	// do not; an approved DryRun plan is a one-off write, not a sync).
-	r.track(rec, self, root, a, healthy && rec.Spec.Strategy != dnsv1.StrategyDryRun)
+	// do not; an approved DryRun plan is a one-off write, not a sync). The others are checked.
+	r.track(rec, self, root, out.Assignment, out.Clean && out.Written && err == nil && rec.Spec.Strategy != dnsv1.StrategyDryRun)
 	if root != nil {
-		if snap, err := root.Writer.Snapshot(ctx, root.Zone.Spec.Zone); err == nil {
+		if snap, serr := root.Writer.Snapshot(ctx, root.Zone.Spec.Zone); serr == nil {
 			owners := heartbeat.Check(heartbeat.EntriesAt(snap.Index(), rec.Spec.RootHost, Kind), rec.Spec.RootHost, r.now(), r.Threshold)
 			SetOwners(rec, owners, r.now(), r.Threshold)
 		}
 	}
-	switch {
-	case len(conflicts) > 0:
-		sort.Strings(conflicts)
-		r.ready(rec, false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
-	case a.Missing != "":
-		r.ready(rec, false, dnsv1.ReasonZoneNotFound, a.Missing)
-	case len(a.Denied) > 0:
-		r.ready(rec, false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
-	case len(a.Invalid) > 0:
-		r.ready(rec, false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
-	case len(waiting) > 0:
-		r.ready(rec, false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
-		return ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-	case !apply && len(records) > 0:
-		r.ready(rec, false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
-	default:
-		r.ready(rec, true, dnsv1.ReasonPublished, published(len(rec.Spec.Endpoints)))
-	}
-	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+	return res, err
 }
 
 // rootPlan returns the plan of the zone that holds rootHost: the longest zone name it is in.
@@ -370,31 +323,8 @@ func published(n int) string {
 	return fmt.Sprintf("%d endpoints contributed", n)
 }
 
-// failed records a provider or planning error on Ready. Conflicts with a concurrent write are
-// retried at once with a fresh view; the rest go back to the rate limiter.
-func (r *Reconciler) failed(rec *dnsv1.DNSRecord, err error) (ctrl.Result, error) {
-	switch {
-	case errors.Is(err, factory.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
-		r.ready(rec, false, dnsv1.ReasonZoneNotFound, err.Error())
-		return ctrl.Result{RequeueAfter: time.Minute}, nil
-	case errors.Is(err, provider.ErrConflict):
-		return ctrl.Result{Requeue: true}, nil
-	}
-	r.ready(rec, false, dnsv1.ReasonProviderError, err.Error())
-	return ctrl.Result{}, err
-}
-
 func (r *Reconciler) ready(rec *dnsv1.DNSRecord, ok bool, reason, msg string) {
 	status.Set(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionReady, ok, reason, msg)
-}
-
-// specBytes is the spec without approvedPlan, the part of the plan ID that approving must not
-// change.
-func specBytes(rec *dnsv1.DNSRecord) []byte {
-	s := rec.Spec.DeepCopy()
-	s.ApprovedPlan = ""
-	b, _ := json.Marshal(s)
-	return b
 }
 
 // reconcileDelete withdraws this contributor's targets and registry records (the set itself
@@ -406,21 +336,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 	if !controllerutil.ContainsFinalizer(rec, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	a, err := publish.Assign(ctx, r.Client, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	plans, _, err := r.planner().Plan(ctx, r.contributor(rec), plan.Shared, a, true, DefaultTTL)
-	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
-		return ctrl.Result{}, err
-	}
-	for _, p := range plans {
-		if err := p.Writer.Apply(ctx, p.Result.Changes); err != nil {
-			if errors.Is(err, provider.ErrConflict) {
-				return ctrl.Result{Requeue: true}, nil
-			}
-			return ctrl.Result{}, fmt.Errorf("withdraw records from %s: %w", p.Zone.Spec.Zone, err)
-		}
+	done, err := r.planner().Release(ctx, r.Client, r.contributor(rec), plan.Shared, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
+	if err != nil || !done {
+		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
 	controllerutil.RemoveFinalizer(rec, dnsv1.FinalizerRecords)
 	if err := r.Client.Update(ctx, rec); err != nil {

@@ -1,0 +1,199 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/plan"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+)
+
+// Object is what Run needs of a DNSEndpoint or DNSRecord: its identity for Events, its spec's
+// publishing fields and the status fields Run maintains.
+type Object struct {
+	// Obj receives Events.
+	Obj runtime.Object
+	// Namespace is the object's namespace; ZoneRef and Endpoints come from its spec.
+	Namespace string
+	ZoneRef   *dnsv1.ZoneReference
+	Endpoints []dnsv1.Endpoint
+	// Strategy and ApprovedPlan come from the spec; Spec is the spec with approvedPlan cleared,
+	// hashed into the plan ID.
+	Strategy     dnsv1.Strategy
+	ApprovedPlan string
+	Spec         any
+	// Generation is metadata.generation, for conditions.
+	Generation int64
+	// Status fields Run reads and writes.
+	Zones       *[]string
+	AppliedPlan *string
+	Plan        **dnsv1.Plan
+	Conditions  *[]metav1.Condition
+}
+
+// Options are what differs between the two record controllers.
+type Options struct {
+	Self       registry.Contributor
+	Mode       plan.Mode
+	DefaultTTL int64
+	// Published is Ready's message when everything is written.
+	Published string
+	// Resync requeues a published object after this long, a time.Duration; 0 = never.
+	Resync time.Duration
+	// Stamp, when set, edits each zone's changes just before they are written (the DNSRecord
+	// controller stamps its heartbeat).
+	Stamp func([]provider.Change) []provider.Change
+}
+
+// Outcome is what one Run found and did.
+type Outcome struct {
+	Assignment *Assignment
+	// Plans are the usable zones' plans (nil when planning failed).
+	Plans []ZonePlan
+	// Clean: nothing is in conflict, denied, missing or waiting; the object's records are all
+	// it asked for.
+	Clean bool
+	// Written: this reconcile applied its plans (FullSync, or an approved DryRun plan).
+	Written bool
+}
+
+// Run is the reconcile body both record controllers share (docs/api.md, "DNSEndpoint"): choose
+// zones, plan each, apply under FullSync or an approved DryRun plan, keep status.zones,
+// status.plan and status.appliedPlan, and set Ready with its reason. The error is for the
+// controller's back-off; conflicts with a concurrent write requeue at once.
+func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options) (Outcome, ctrl.Result, error) {
+	ready := func(ok bool, reason, msg string) {
+		status.Set(o.Conditions, o.Generation, dnsv1.ConditionReady, ok, reason, msg)
+	}
+	if o.Strategy == dnsv1.StrategyDisabled {
+		ready(false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
+		return Outcome{}, ctrl.Result{}, nil
+	}
+	a, err := Assign(ctx, c, o.Namespace, o.ZoneRef, o.Endpoints, *o.Zones, opts.DefaultTTL)
+	if err != nil {
+		return Outcome{}, ctrl.Result{}, err
+	}
+	out := Outcome{Assignment: a}
+	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
+	if err != nil {
+		res, err := failed(ready, err)
+		return out, res, err
+	}
+	out.Plans = plans
+	var records []provider.Change
+	var conflicts []string
+	for _, zp := range plans {
+		records = append(records, zp.Result.Records...)
+		for _, c := range zp.Result.Conflicts {
+			conflicts = append(conflicts, c.Message)
+		}
+	}
+	spec, _ := json.Marshal(o.Spec)
+	id := plan.ID(records, spec)
+	*o.Plan = StatusPlan(id, records)
+
+	apply := o.Strategy != dnsv1.StrategyDryRun
+	prevApplied := *o.AppliedPlan
+	if !apply && len(records) > 0 && o.ApprovedPlan == id && *o.AppliedPlan != id {
+		apply = true
+		*o.AppliedPlan = id
+		if rec != nil {
+			rec.Eventf(o.Obj, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
+		}
+	}
+	if apply {
+		for _, zp := range plans {
+			changes := zp.Result.Changes
+			if opts.Stamp != nil {
+				changes = opts.Stamp(changes)
+			}
+			if err := zp.Writer.Apply(ctx, changes); err != nil {
+				*o.AppliedPlan = prevApplied
+				res, err := failed(ready, fmt.Errorf("zone %s: %w", zp.Zone.Spec.Zone, err))
+				return out, res, err
+			}
+		}
+		out.Written = true
+		if len(waiting) == 0 {
+			// Every zone was planned and written: the object now holds records only where its
+			// endpoints go.
+			*o.Zones = a.DesiredZones()
+		} else {
+			*o.Zones = Union(*o.Zones, a.DesiredZones())
+		}
+	}
+	out.Clean = len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
+	switch {
+	case len(conflicts) > 0:
+		sort.Strings(conflicts)
+		ready(false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
+	case a.Missing != "":
+		ready(false, dnsv1.ReasonZoneNotFound, a.Missing)
+	case len(a.Denied) > 0:
+		ready(false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
+	case len(a.Invalid) > 0:
+		ready(false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
+	case len(waiting) > 0:
+		ready(false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
+		return out, ctrl.Result{RequeueAfter: 5 * time.Second}, nil
+	case !apply && len(records) > 0:
+		ready(false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
+	default:
+		ready(true, dnsv1.ReasonPublished, opts.Published)
+	}
+	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// failed records a provider or planning error on Ready. Conflicts with a concurrent write are
+// retried at once with a fresh view; the rest go back to the rate limiter.
+func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
+	switch {
+	case errors.Is(err, factory.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
+		ready(false, dnsv1.ReasonZoneNotFound, err.Error())
+		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	case errors.Is(err, provider.ErrConflict):
+		return ctrl.Result{Requeue: true}, nil
+	}
+	ready(false, dnsv1.ReasonProviderError, err.Error())
+	return ctrl.Result{}, err
+}
+
+// Release removes every record self holds for an object being deleted (held: its
+// status.zones), in every usable zone. done is false when a concurrent write got in the way and
+// the caller should requeue; a missing provider Secret releases nothing and is not an error.
+func (p *Planner) Release(ctx context.Context, c client.Reader, self registry.Contributor, mode plan.Mode, namespace string,
+	zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (done bool, _ error) {
+	a, err := Assign(ctx, c, namespace, zoneRef, endpoints, held, defaultTTL)
+	if err != nil {
+		return false, err
+	}
+	plans, _, err := p.Plan(ctx, self, mode, a, true, defaultTTL)
+	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
+		return false, err
+	}
+	for _, zp := range plans {
+		if err := zp.Writer.Apply(ctx, zp.Result.Changes); err != nil {
+			if errors.Is(err, provider.ErrConflict) {
+				return false, nil
+			}
+			return false, fmt.Errorf("remove records from %s: %w", zp.Zone.Spec.Zone, err)
+		}
+	}
+	return true, nil
+}
