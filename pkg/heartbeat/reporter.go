@@ -116,6 +116,7 @@ type Reporter struct {
 	mu      sync.Mutex
 	targets map[string]Target
 	busy    map[*zonewriter.Writer]bool // a zone tick is running
+	idle    *sync.Cond                  // on mu: broadcast when a zone tick ends
 
 	// reportMu serialises reports (the gauge and OnCheck).
 	reportMu sync.Mutex
@@ -135,7 +136,9 @@ func New(opts Options) *Reporter {
 	if opts.Log.GetSink() == nil {
 		opts.Log = logr.Discard()
 	}
-	return &Reporter{opts: opts, targets: map[string]Target{}, busy: map[*zonewriter.Writer]bool{}}
+	r := &Reporter{opts: opts, targets: map[string]Target{}, busy: map[*zonewriter.Writer]bool{}}
+	r.idle = sync.NewCond(&r.mu)
+	return r
 }
 
 // Set adds the Target or replaces the one with the same Key; it takes effect at the next tick.
@@ -175,12 +178,18 @@ func (r *Reporter) Set(t Target) error {
 }
 
 // Remove drops the Target with that key, if any, and the gauge series of its root host when no
-// other Target names it. A zone tick already running may still write for it once.
+// other Target names it. If a tick of its zone is running, Remove waits for it to end (at most
+// the zone writer's call timeouts), so that nothing is written for the Target once Remove has
+// returned: a DNSRecord being deleted releases its records after Remove, and a heartbeat or
+// self-heal that read the zone before could otherwise write them back.
 func (r *Reporter) Remove(key string) {
 	r.mu.Lock()
 	old, had := r.targets[key]
 	delete(r.targets, key)
 	gone := had && !r.namedLocked(old.RootHost)
+	for had && r.busy[old.Writer] {
+		r.idle.Wait()
+	}
 	r.mu.Unlock()
 	if gone {
 		r.opts.Metrics.forget(old.RootHost)
@@ -267,6 +276,7 @@ func (r *Reporter) tick(ctx context.Context, wg *sync.WaitGroup) {
 			defer r.reportMu.Unlock()
 			r.mu.Lock()
 			delete(r.busy, g[0].Writer)
+			r.idle.Broadcast()
 			r.mu.Unlock()
 			r.opts.Metrics.tick(result)
 			r.report(checked, now)

@@ -517,3 +517,47 @@ func TestReporter_RemovedTargetIsNoLongerCheckedOrWritten(t *testing.T) {
 		t.Fatal(ta.Self.String())
 	}
 }
+
+// TestReporter_RemoveWaitsForARunningTick: a DNSRecord being deleted calls Remove and then
+// releases its records. A tick of its zone that read the zone before must not write the
+// heartbeat (or a self-heal) back afterwards, so Remove returns only once that tick has ended,
+// and the ended tick's write is the last one for the Target.
+func TestReporter_RemoveWaitsForARunningTick(t *testing.T) {
+	b := newBackend(t, zone)
+	gate := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	h := &hook{Provider: b.counted, listGate: gate, listEntered: entered}
+	w := newWriter(t, h, zone)
+	r := heartbeat.New(heartbeat.Options{Clock: testclock.NewFakeClock(t0)})
+	ta := target("apps/app", self("cluster-a", "app"), w, "app."+zone, "192.0.2.1")
+	publish(t, b.counted, zone, ta)
+	if err := r.Set(ta); err != nil {
+		t.Fatal(err)
+	}
+	ticked := make(chan struct{})
+	go func() { r.Tick(context.Background()); close(ticked) }()
+	select {
+	case <-entered: // the tick is reading the zone, held at the gate
+	case <-time.After(30 * time.Second):
+		t.Fatal("the tick's read did not start")
+	}
+	removed := make(chan struct{})
+	go func() { r.Remove(ta.Key); close(removed) }()
+	select {
+	case <-removed:
+		t.Fatal("Remove returned while a tick of the Target's zone was running")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(gate)
+	select {
+	case <-removed:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Remove did not return after the tick ended")
+	}
+	<-ticked
+	b.counted.Reset()
+	r.Tick(context.Background())
+	if c := b.counted.Counts(); len(c) != 0 {
+		t.Fatalf("a tick after Remove cost %v", c)
+	}
+}
