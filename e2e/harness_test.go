@@ -286,6 +286,8 @@ func (e *env) startLocalClusters(n int) error {
 			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics),
 			"--health-probe-bind-address=" + c.probeAddr,
 		}
+		// E2E_MANAGER_ARGS adds flags to every manager, e.g. "--zap-log-level=debug".
+		c.args = append(c.args, strings.Fields(os.Getenv("E2E_MANAGER_ARGS"))...)
 		e.clusters = append(e.clusters, c)
 	}
 	// Start them side by side, as three users would.
@@ -309,6 +311,22 @@ func (c *cluster) start(repo string) error {
 	}
 	// The kubeconfig is rewritten on each start (new ports, new certificates): wait for the new one.
 	_ = os.Remove(c.kcfg)
+	// Fresh metrics and probe ports on every start: a port free at the first start may be taken
+	// (an ephemeral client port) by the time of a restart.
+	metrics, err1 := freePort()
+	probe, err2 := freePort()
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	c.probeAddr = "127.0.0.1:" + strconv.Itoa(probe)
+	for i, a := range c.args {
+		switch {
+		case strings.HasPrefix(a, "--metrics-bind-address="):
+			c.args[i] = "--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics)
+		case strings.HasPrefix(a, "--health-probe-bind-address="):
+			c.args[i] = "--health-probe-bind-address=" + c.probeAddr
+		}
+	}
 	logf, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

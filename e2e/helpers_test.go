@@ -68,7 +68,12 @@ func (c *cluster) apply(t *testing.T, objs ...client.Object) {
 		if apierrors.IsAlreadyExists(err) {
 			cur := obj.DeepCopyObject().(client.Object)
 			if err = c.C().Get(ctx(t), client.ObjectKeyFromObject(obj), cur); err == nil {
+				// Keep what the controllers own in metadata: an Update without the finalizers
+				// would drop them, and a deletion right after would skip the cleanup they guard
+				// (kubectl apply keeps them the same way).
 				obj.SetResourceVersion(cur.GetResourceVersion())
+				obj.SetFinalizers(cur.GetFinalizers())
+				obj.SetOwnerReferences(cur.GetOwnerReferences())
 				err = c.C().Update(ctx(t), obj)
 			}
 		}

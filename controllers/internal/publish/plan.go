@@ -52,7 +52,9 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		if release {
 			desired = nil
 		}
-		if z.Status.ZoneID == "" || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+		// A release writes to any zone that has a hosted zone, available or not (an SOA check
+		// failing at that moment must not leak the records); publishing waits for availability.
+		if z.Status.ZoneID == "" || (!release && !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
 			if len(desired) > 0 {
 				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
 			}
