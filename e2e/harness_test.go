@@ -45,10 +45,13 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
@@ -110,6 +113,8 @@ func TestMain(m *testing.M) {
 }
 
 func runMain(m *testing.M) (code int) {
+	// The suite's clients log through controller-runtime: errors only, to stderr.
+	ctrllog.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
 	e := &env{}
 	suite = e
 	// Ctrl-C or SIGTERM: stop everything we started before exiting.
