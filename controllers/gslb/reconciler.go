@@ -122,7 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if perr := status.Patch(ctx, r.Client, g, base, &g.Status, &base.Status); perr != nil {
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
-	return ctrl.Result{RequeueAfter: r.Interval}, err
+	if err != nil {
+		return ctrl.Result{}, err // the controller's back-off
+	}
+	// Peers change without any event here: ask them again every --gslb-interval.
+	return ctrl.Result{RequeueAfter: r.Interval}, nil
 }
 
 func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
