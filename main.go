@@ -40,6 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
+	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -228,6 +229,22 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := mgr.Add(srv); err != nil {
 		return err
+	}
+	// In a pod with leader election, label the leader's pod for the dns Service: only the
+	// leader's zone store is current (pkg/leaderlabel). POD_NAME and POD_NAMESPACE come from the
+	// downward API (config/manager).
+	if podName, podNS := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE"); o.leaderElect && podName != "" && podNS != "" {
+		direct, err := client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			return err
+		}
+		labeler := &leaderlabel.Labeler{Client: direct, Namespace: podNS, Pod: podName, Log: ctrl.Log.WithName("leaderlabel")}
+		if err := labeler.Clear(ctx); err != nil {
+			return fmt.Errorf("clear this pod's leader label: %w", err)
+		}
+		if err := mgr.Add(labeler); err != nil {
+			return err
+		}
 	}
 
 	providerCalls := counting.NewMetric()
