@@ -23,9 +23,9 @@
 #   6. runs `go test -tags e2e ./e2e/` with those clusters, and deletes everything afterwards
 #      (E2E_KIND_KEEP=1 keeps the clusters).
 #
-# Replicas: config/default runs 2 replicas with leader election. Each replica has its own embedded
-# DNS server and zone store, and only the leader writes, so a Service in front of both would
-# answer from the follower's empty store half of the time. The suite therefore runs 1 replica.
+# Replicas: config/default runs 2 replicas with leader election; only the leader's zone store is
+# current, and its dns Service selects the pod the leader labels dnsplane.io/dns-leader=true. The
+# suite's own NodePort Service below selects every manager pod, so it runs 1 replica.
 #
 # Environment: IMG (default dnsplane/manager:dev), E2E_KIND_CLUSTERS (2 or 3), E2E_KIND_PREFIX
 # (default dnsplane-e2e), E2E_KIND_KEEP, E2E_NODE_PORT (default 30053), TEST_ARGS (extra go test
