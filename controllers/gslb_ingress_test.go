@@ -19,6 +19,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // hostilePeer serves, at a loopback address, answers a Gslb must reject: wrongName answers for
@@ -301,5 +302,49 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 	g := c.gslbStatus(t)
 	if len(g.Status.Peers) != 1 || g.Status.Peers[0].GeoTag != "us" || g.Status.Peers[0].Address != "127.0.0.15:"+peerPort {
 		t.Fatalf("peers %+v, want only us at 127.0.0.15:%s", g.Status.Peers, peerPort)
+	}
+}
+
+// TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable: a weighted Gslb whose zone lives on
+// PowerDNS (no weighted routing) says NotCapable rather than pretending, and still publishes
+// localtargets-<host> for its peers.
+func TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable(t *testing.T) {
+	srv := pdnstest.Start(t)
+	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
+		DNSAddr: "127.0.0.1:0", GeoTag: "eu", GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond,
+	})
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/pdns",
+			StringData: map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key, "DNS_ADDRESS": srv.DNSAddr}})
+	zone := zoneObj("apps", "gslb", "weighted.test", nil)
+	c.create(zone)
+	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
+	c.create(svc)
+	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
+	if err := c.client.Status().Update(c.ctx(), svc); err != nil {
+		t.Fatal(err)
+	}
+	c.create(&discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Namespace: "apps", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+	}, &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.weighted.test"},
+		ZoneRef:  dnsv1.ZoneReference{Name: "gslb"},
+		Strategy: dnsv1.GslbStrategy{Type: "weighted", Weights: map[string]int32{"eu": 70, "us": 30}, DNSTTLSeconds: 5}}})
+	eventually(t, 20*time.Second, "NotCapable, localtargets published", func() error {
+		reason, msg := gslbReady(c.gslbStatus(t))
+		if reason != dnsv1.ReasonNotCapable {
+			return fmt.Errorf("Ready reason %s: %s", reason, msg)
+		}
+		if got := served(t, srv.DNSAddr, "localtargets-app.weighted.test"); !slices.Equal(got, []string{"192.0.2.1"}) {
+			return fmt.Errorf("localtargets served %v", got)
+		}
+		return nil
+	})
+	if got := served(t, srv.DNSAddr, "app.weighted.test"); len(got) != 0 {
+		t.Fatalf("app.weighted.test served %v on a provider without weighted routing", got)
 	}
 }
