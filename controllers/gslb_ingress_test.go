@@ -278,18 +278,8 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 	c.create(edge, zone)
 	c.waitCondition(edge, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
 	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
-	c.create(svc)
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
-	if err := c.client.Status().Update(c.ctx(), svc); err != nil {
-		t.Fatal(err)
-	}
-	c.create(&discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "apps", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-	}, &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+	c.loadBalancedApp(t, "192.0.2.1")
+	c.create(&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
 		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.gslb.edge.test"},
 		ZoneRef: dnsv1.ZoneReference{Name: "gslb"}, Edge: &dnsv1.GslbEdge{ZoneRef: dnsv1.ZoneReference{Name: "edge"}},
 		Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
@@ -319,18 +309,8 @@ func TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable(t *testing.T) {
 	zone := zoneObj("apps", "gslb", "weighted.test", nil)
 	c.create(zone)
 	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
-	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
-	c.create(svc)
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.1"}}
-	if err := c.client.Status().Update(c.ctx(), svc); err != nil {
-		t.Fatal(err)
-	}
-	c.create(&discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Namespace: "apps", Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
-		AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
-	}, &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+	c.loadBalancedApp(t, "192.0.2.1")
+	c.create(&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
 		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.weighted.test"},
 		ZoneRef:  dnsv1.ZoneReference{Name: "gslb"},
 		Strategy: dnsv1.GslbStrategy{Type: "weighted", Weights: map[string]int32{"eu": 70, "us": 30}, DNSTTLSeconds: 5}}})

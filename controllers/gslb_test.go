@@ -71,6 +71,15 @@ func startGslbCluster(t *testing.T, geo, dnsAddr, lbIP string, peers []gslb.Peer
 	z := zoneObj("apps", "gslb", "gslb.test", nil)
 	c.create(z)
 	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.loadBalancedApp(t, lbIP)
+	return g
+}
+
+// loadBalancedApp creates, in namespace apps, a selector-less LoadBalancer Service "app" whose
+// status holds lbIP (no cloud controller runs here) and a hand-written EndpointSlice "app-1"
+// with one ready endpoint, the flag the tests flip.
+func (c *cluster) loadBalancedApp(t *testing.T, lbIP string) {
+	t.Helper()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
 	c.create(svc)
@@ -83,7 +92,6 @@ func startGslbCluster(t *testing.T, geo, dnsAddr, lbIP string, peers []gslb.Peer
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.244.0.10"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
 	})
-	return g
 }
 
 // setReady flips the ready flag of the cluster's only endpoint (read fresh, retried on a
