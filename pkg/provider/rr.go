@@ -112,6 +112,35 @@ func unescapeTXT(s string) string {
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
+// ParseQuotedTXT returns the logical value of a TXT record in presentation form: its quoted
+// character-strings (unquoted words count as character-strings too) joined, with \X and \NNN
+// escapes undone. base is the radix of NNN: 10 in RFC 1035 §5.1 (miekg/dns, Cloud DNS), 8 in
+// Route 53's values (Route 53 Developer Guide, "TXT record type"). Malformed escapes are kept as
+// the escaped byte; it never fails.
+func ParseQuotedTXT(v string, base int) string {
+	digit := func(c byte) bool { return c >= '0' && int(c-'0') < base && c <= '9' }
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		switch {
+		case c == '"':
+			in = !in
+		case c == '\\' && i+3 < len(v) && digit(v[i+1]) && digit(v[i+2]) && digit(v[i+3]):
+			n, _ := strconv.ParseUint(v[i+1:i+4], base, 8)
+			b.WriteByte(byte(n))
+			i += 3
+		case c == '\\' && i+1 < len(v):
+			b.WriteByte(v[i+1])
+			i++
+		case !in && c == ' ':
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
 // ToRRs converts a record set into miekg records, one per target, with the
 // owner name as FQDN, class IN and the set's TTL. Targets are read in
 // presentation form; names in them are absolute whether or not they end in a

@@ -271,3 +271,25 @@ func TestValidateChangeSet_CommonRules(t *testing.T) {
 		}
 	}
 }
+
+func TestParseQuotedTXT(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		base int
+		want string
+	}{
+		{`"hello"`, 10, "hello"},
+		{`"v=spf1 " "include:x -all"`, 10, "v=spf1 include:x -all"},
+		{`unquoted words`, 10, "unquotedwords"},
+		{`"a\"b\\c"`, 10, `a"b\c`},
+		{`"caf\195\169"`, 10, "caf\u00e9"},
+		{`"caf\303\251"`, 8, "caf\u00e9"},
+		{`"\009"`, 8, "009"},     // 9 is no octal digit: \0 is an escaped '0'
+		{`"tail\"`, 10, `tail"`}, // a trailing backslash escapes the quote
+		{`""`, 10, ""},
+	} {
+		if got := ParseQuotedTXT(tc.in, tc.base); got != tc.want {
+			t.Errorf("ParseQuotedTXT(%q, %d) = %q, want %q", tc.in, tc.base, got, tc.want)
+		}
+	}
+}

@@ -45,30 +45,8 @@ func escapeTXT(s string) string {
 	return b.String()
 }
 
-// decodeTXT joins Route 53's quoted character-strings, undoing \" \\ and
-// \ddd (octal) escapes.
-func decodeTXT(v string) string {
-	var b strings.Builder
-	in := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '"':
-			in = !in
-		case c == '\\' && i+3 < len(v) && isOctal(v[i+1]) && isOctal(v[i+2]) && isOctal(v[i+3]):
-			n, _ := strconv.ParseUint(v[i+1:i+4], 8, 8)
-			b.WriteByte(byte(n))
-			i += 3
-		case c == '\\' && i+1 < len(v):
-			b.WriteByte(v[i+1])
-			i++
-		case !in && c == ' ':
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+// decodeTXT joins Route 53's quoted character-strings, undoing \" \\ and \ddd (octal) escapes.
+func decodeTXT(v string) string { return provider.ParseQuotedTXT(v, 8) }
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 

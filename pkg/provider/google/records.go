@@ -3,7 +3,6 @@ package google
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	dns "google.golang.org/api/dns/v1"
@@ -18,32 +17,9 @@ func encodeValue(rtype, target string) string {
 	return provider.PresentationValue(rtype, target, provider.EscapeTXT)
 }
 
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
-
-// decodeTXT joins quoted character-strings into the logical value, undoing
-// \X and \DDD escapes. Unquoted words are taken as character-strings too.
-func decodeTXT(v string) string {
-	var b strings.Builder
-	in := false
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '"':
-			in = !in
-		case c == '\\' && i+3 < len(v) && isDigit(v[i+1]) && isDigit(v[i+2]) && isDigit(v[i+3]):
-			n, _ := strconv.Atoi(v[i+1 : i+4])
-			b.WriteByte(byte(n))
-			i += 3
-		case c == '\\' && i+1 < len(v):
-			b.WriteByte(v[i+1])
-			i++
-		case !in && c == ' ':
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+// decodeTXT joins quoted character-strings into the logical value, undoing \X and \DDD
+// (decimal, RFC 1035 §5.1) escapes. Unquoted words are taken as character-strings too.
+func decodeTXT(v string) string { return provider.ParseQuotedTXT(v, 10) }
 
 func toRR(rs provider.RecordSet) *dns.ResourceRecordSet {
 	rr := &dns.ResourceRecordSet{Name: provider.Fqdn(rs.Name), Type: rs.Type, Ttl: rs.TTL, ForceSendFields: []string{"Ttl"}}
