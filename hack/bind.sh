@@ -24,25 +24,10 @@ export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
 KEY=dnsplane-test
 
-log() { printf 'bind.sh: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-
-# pid_of <dir>: the PID from the PID file if that process is a live named, else nothing.
-pid_of() {
-  local pidfile=$1/named.pid pid
-  [ -f "$pidfile" ] || return 0
-  pid=$(tr -dc '0-9' <"$pidfile")
-  [ -n "$pid" ] || return 0
-  if kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = named ]; then
-    echo "$pid"
-  fi
-}
-
-lock() {
-  exec 9>"$1/bind.lock"
-  flock -w 30 9 || die "cannot lock $1/bind.lock"
-}
+PROG=bind.sh
+DAEMON=named
+# shellcheck source=lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
 
 abs() { (cd "$1" && pwd); }
 
@@ -54,12 +39,6 @@ rndc_() { # rndc_ <dir> args...
   timeout 10 rndc -s 127.0.0.1 -p "$rport" -k "$dir/rndc.key" "$@"
 }
 
-log_tail() {
-  if [ -f "$1/named.log" ]; then
-    log "last lines of $1/named.log:"
-    tail -n 25 "$1/named.log" >&2
-  fi
-}
 
 cmd_start() {
   [ $# -eq 3 ] || usage
@@ -71,8 +50,8 @@ cmd_start() {
   command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
   mkdir -p "$dir"
   dir=$(abs "$dir")
-  lock "$dir"
-  pid=$(pid_of "$dir")
+  lock "$dir/bind.lock"
+  pid=$(pid_of "$dir/named.pid")
   if [ -n "$pid" ]; then
     log "already running in $dir (pid $pid)"
     return 0
@@ -109,11 +88,11 @@ CONF
   until rndc_ "$dir" status >/dev/null 2>&1 &&
     dig +short +time=1 +tries=1 -p "$dns_port" @127.0.0.1 version.bind txt chaos >/dev/null 2>&1; do
     if ! kill -0 "$pid" 2>/dev/null; then
-      log_tail "$dir"
+      log_tail "$dir/named.log"
       die "named (pid $pid) exited before it answered"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir"
+      log_tail "$dir/named.log"
       kill -KILL "$pid" 2>/dev/null || true
       die "named (pid $pid) did not answer within ${timeout}s (killed)"
     fi
@@ -129,20 +108,11 @@ cmd_stop() {
   local dir=$1 pid timeout=${BIND_STOP_TIMEOUT:-10}
   [ -d "$dir" ] || return 0
   dir=$(abs "$dir")
-  lock "$dir"
-  pid=$(pid_of "$dir")
+  lock "$dir/bind.lock"
+  pid=$(pid_of "$dir/named.pid")
   [ -n "$pid" ] || { rm -f "$dir/named.pid"; return 0; }
   rndc_ "$dir" stop >/dev/null 2>&1 || kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + timeout))
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log "named (pid $pid) still running after ${timeout}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-      break
-    fi
-    sleep 0.1
-  done
+  wait_gone "$pid" "$timeout"
   rm -f "$dir/named.pid"
 }
 
@@ -155,8 +125,8 @@ cmd_addzone() {
   local dir zone=${2%.}
   dir=$(abs "$1")
   check_zone "$zone"
-  lock "$dir"
-  [ -n "$(pid_of "$dir")" ] || die "named is not running in $dir"
+  lock "$dir/bind.lock"
+  [ -n "$(pid_of "$dir/named.pid")" ] || die "named is not running in $dir"
   local file="$dir/$zone.db"
   rm -f "$file" "$file.jnl"
   cat >"$file" <<ZONE
@@ -174,8 +144,8 @@ cmd_delzone() {
   local dir zone=${2%.}
   dir=$(abs "$1")
   check_zone "$zone"
-  lock "$dir"
-  [ -n "$(pid_of "$dir")" ] || die "named is not running in $dir"
+  lock "$dir/bind.lock"
+  [ -n "$(pid_of "$dir/named.pid")" ] || die "named is not running in $dir"
   rndc_ "$dir" delzone -clean "$zone" >/dev/null || die "rndc delzone $zone failed"
 }
 

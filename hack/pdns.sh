@@ -28,38 +28,15 @@ set -euo pipefail
 
 SCHEMA=/usr/share/pdns-backend-sqlite3/schema/schema.sqlite3.sql
 
-log() { printf 'pdns.sh: %s\n' "$*" >&2; }
-die() { log "$*"; exit 1; }
-usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
-
-# pid_of <dir>: the PID from the PID file if that process is a live pdns_server, else nothing.
-pid_of() {
-  local pidfile=$1/pdns.pid pid
-  [ -f "$pidfile" ] || return 0
-  pid=$(tr -dc '0-9' <"$pidfile")
-  [ -n "$pid" ] || return 0
-  # Guard against a recycled PID: the process must be a pdns_server.
-  if kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = pdns_server ]; then
-    echo "$pid"
-  fi
-}
-
-# lock <dir>: serialise start/stop on one dir (held until this script exits).
-lock() {
-  exec 9>"$1/pdns.lock"
-  flock -w 30 9 || die "cannot lock $1/pdns.lock"
-}
+PROG=pdns.sh
+DAEMON=pdns_server
+# shellcheck source=lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
 
 api_ok() { # api_ok <api-port> <api-key>
   curl -sf -m 2 -o /dev/null -H "X-API-Key: $2" "http://127.0.0.1:$1/api/v1/servers/localhost"
 }
 
-log_tail() {
-  if [ -f "$1/pdns.log" ]; then
-    log "last lines of $1/pdns.log:"
-    tail -n 25 "$1/pdns.log" >&2
-  fi
-}
 
 cmd_start() {
   [ $# -eq 4 ] || usage
@@ -73,10 +50,10 @@ cmd_start() {
   [ -f "$SCHEMA" ] || die "$SCHEMA not found (apt-get install -y pdns-backend-sqlite3)"
   mkdir -p "$dir"
   dir=$(cd "$dir" && pwd)
-  lock "$dir"
+  lock "$dir/pdns.lock"
 
   local deadline=$((SECONDS + timeout))
-  pid=$(pid_of "$dir")
+  pid=$(pid_of "$dir/pdns.pid")
   if [ -n "$pid" ]; then
     log "already running in $dir (pid $pid)"
     deadline=$((SECONDS + 2)) # it is up already: a silent API means another port or key
@@ -121,11 +98,11 @@ EOF
   until api_ok "$api_port" "$key"; do
     if ! kill -0 "$pid" 2>/dev/null; then
       rm -f "$dir/pdns.pid"
-      log_tail "$dir"
+      log_tail "$dir/pdns.log"
       die "pdns_server (pid $pid) exited before its API answered"
     fi
     if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir"
+      log_tail "$dir/pdns.log"
       die "pdns_server (pid $pid) API on 127.0.0.1:$api_port did not answer with that key (left running; hack/pdns.sh stop $dir)"
     fi
     sleep 0.1
@@ -137,30 +114,21 @@ cmd_stop() {
   [ $# -eq 1 ] || usage
   local dir=$1 pid timeout=${PDNS_STOP_TIMEOUT:-10}
   [ -d "$dir" ] || return 0
-  lock "$dir"
-  pid=$(pid_of "$dir")
+  lock "$dir/pdns.lock"
+  pid=$(pid_of "$dir/pdns.pid")
   if [ -z "$pid" ]; then
     rm -f "$dir/pdns.pid"
     return 0
   fi
   kill -TERM "$pid" 2>/dev/null || true
-  local deadline=$((SECONDS + timeout))
-  while kill -0 "$pid" 2>/dev/null; do
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log "pdns_server (pid $pid) ignored SIGTERM for ${timeout}s; sending SIGKILL"
-      kill -KILL "$pid" 2>/dev/null || true
-      sleep 0.2
-      break
-    fi
-    sleep 0.1
-  done
+  wait_gone "$pid" "$timeout"
   rm -f "$dir/pdns.pid"
 }
 
 cmd_status() {
   [ $# -eq 1 ] || usage
   local pid
-  pid=$(pid_of "$1")
+  pid=$(pid_of "$1/pdns.pid")
   if [ -n "$pid" ]; then echo "running (pid $pid)"; else echo "stopped"; return 1; fi
 }
 

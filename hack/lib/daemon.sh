@@ -1,0 +1,50 @@
+# daemon.sh: what hack/pdns.sh and hack/bind.sh share to run one server per directory, by PID,
+# with no systemd. Source it after setting PROG (the script's name, for messages) and DAEMON (the
+# server's process name in /proc/<pid>/comm).
+
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { log "$*"; exit 1; }
+# usage: the script's header comment, up to its `set -euo` line.
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
+
+# pid_of <pidfile>: the PID in pidfile if that process is a live $DAEMON (a recycled PID belongs
+# to another program), else nothing.
+pid_of() {
+  local pidfile=$1 pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(tr -dc '0-9' <"$pidfile")
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$DAEMON" ]; then
+    echo "$pid"
+  fi
+}
+
+# lock <lockfile>: serialise start/stop on one directory (held until the script exits).
+lock() {
+  exec 9>"$1"
+  flock -w 30 9 || die "cannot lock $1"
+}
+
+# log_tail <logfile>: the last 25 lines of the server's log, for a failed start.
+log_tail() {
+  if [ -f "$1" ]; then
+    log "last lines of $1:"
+    tail -n 25 "$1" >&2
+  fi
+}
+
+# wait_gone <pid> <timeout-seconds>: wait for pid to exit after it was asked to; SIGKILL it when
+# the timeout passes.
+wait_gone() {
+  local pid=$1 timeout=$2
+  local deadline=$((SECONDS + timeout))
+  while kill -0 "$pid" 2>/dev/null; do
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log "$DAEMON (pid $pid) still running after ${timeout}s; sending SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+      sleep 0.2
+      return
+    fi
+    sleep 0.1
+  done
+}
