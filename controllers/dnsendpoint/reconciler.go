@@ -216,23 +216,8 @@ func (r *Reconciler) endpointsOfZone(ctx context.Context, o client.Object) []rec
 		return nil
 	}
 	key := z.Namespace + "/" + z.Name
-	seen := map[client.ObjectKey]bool{}
-	var out []reconcile.Request
-	add := func(opts ...client.ListOption) {
-		var list dnsv1.DNSEndpointList
-		if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
-			return
-		}
-		for i := range list.Items {
-			k := client.ObjectKeyFromObject(&list.Items[i])
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, reconcile.Request{NamespacedName: k})
-			}
-		}
-	}
-	add(client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone})
-	add(client.MatchingFields{indexZoneRef: key})
-	add(client.MatchingFields{indexHeld: key})
-	return out
+	return publish.Requests(ctx, r.Client, &dnsv1.DNSEndpointList{},
+		[]client.ListOption{client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone}},
+		[]client.ListOption{client.MatchingFields{indexZoneRef: key}},
+		[]client.ListOption{client.MatchingFields{indexHeld: key}})
 }

@@ -396,24 +396,9 @@ func (r *Reconciler) recordsOfZone(ctx context.Context, o client.Object) []recon
 	if !ok {
 		return nil
 	}
-	seen := map[client.ObjectKey]bool{}
-	var out []reconcile.Request
-	add := func(opts ...client.ListOption) {
-		var list dnsv1.DNSRecordList
-		if err := r.Client.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
-			return
-		}
-		for i := range list.Items {
-			k := client.ObjectKeyFromObject(&list.Items[i])
-			if !seen[k] {
-				seen[k] = true
-				out = append(out, reconcile.Request{NamespacedName: k})
-			}
-		}
-	}
-	add(client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone})
-	add(client.MatchingFields{indexDomains: "ref:" + z.Namespace + "/" + z.Name})
-	return out
+	return publish.Requests(ctx, r.Client, &dnsv1.DNSRecordList{},
+		[]client.ListOption{client.InNamespace(z.Namespace), client.MatchingFields{indexDomains: z.Spec.Zone}},
+		[]client.ListOption{client.MatchingFields{indexDomains: "ref:" + z.Namespace + "/" + z.Name}})
 }
 
 // CheckFunc adapts OnCheck to heartbeat.Options.OnCheck: each call writes status under its own

@@ -8,9 +8,12 @@ import (
 	"sort"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -153,4 +156,31 @@ func (ZoneUsabilityChanged) Update(e event.UpdateEvent) bool {
 		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
+}
+
+// Requests lists objects of list's kind once per query (each a set of ListOptions, typically a
+// field index match) and returns one request per distinct object, in the order found. A failed
+// list is skipped: a mapping function has no error to return, and the next event or resync
+// catches up. Reads are read-only (UnsafeDisableDeepCopy).
+func Requests(ctx context.Context, c client.Reader, list client.ObjectList, queries ...[]client.ListOption) []reconcile.Request {
+	seen := map[client.ObjectKey]bool{}
+	var out []reconcile.Request
+	for _, q := range queries {
+		l := list.DeepCopyObject().(client.ObjectList)
+		if err := c.List(ctx, l, append(q, client.UnsafeDisableDeepCopy)...); err != nil {
+			continue
+		}
+		_ = meta.EachListItem(l, func(o runtime.Object) error {
+			obj, ok := o.(client.Object)
+			if !ok {
+				return nil
+			}
+			if k := client.ObjectKeyFromObject(obj); !seen[k] {
+				seen[k] = true
+				out = append(out, reconcile.Request{NamespacedName: k})
+			}
+			return nil
+		})
+	}
+	return out
 }
