@@ -21,10 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -110,11 +112,18 @@ func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// needsSync: the generation changed, the zone is not available, or the resync interval passed
-// (Hive's rule).
+// needsSync reports whether the hosted zone is synced with the provider in this reconcile: the
+// generation changed, there is no zone ID or sync time yet, the last sync failed, or the resync
+// interval passed (Hive's rule). A zone that only waits for its SOA (AwaitingSOA) was synced for
+// this generation: the SOA poll asks DNS, not the provider, so a failing SOA check costs no
+// provider request and no status write (issue 11: the poll used to re-ensure the zone and
+// rewrite lastSyncTimestamp every time).
 func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
-	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" ||
-		!status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) || z.Status.LastSyncTimestamp == nil {
+	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {
+		return true
+	}
+	if c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable); c == nil ||
+		(c.Status != metav1.ConditionTrue && c.Reason != dnsv1.ReasonAwaitingSOA) {
 		return true
 	}
 	return r.now().Sub(z.Status.LastSyncTimestamp.Time) >= r.ResyncInterval
@@ -380,9 +389,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.DNSZone{}).
+		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
+		// are RequeueAfter (docs/architecture.md).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf)).
+		// A parent's children care about its spec, deletion, zone ID and availability, not its
+		// other status writes (sync times, its own parent link).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
@@ -405,8 +419,9 @@ func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reco
 	return out
 }
 
-// childrenOf enqueues the zones that may link under z, so a parent's arrival or change is seen at
-// once.
+// childrenOf enqueues the zones that may link under z, so a parent's arrival, spec change,
+// availability or deletion is seen at once (the watch's predicate drops its other status
+// writes, which would re-plan every child on every parent poll).
 func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcile.Request {
 	parent := o.(*dnsv1.DNSZone)
 	var all dnsv1.DNSZoneList
