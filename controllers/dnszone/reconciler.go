@@ -122,8 +122,11 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {
 		return true
 	}
-	if c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable); c == nil ||
-		(c.Status != metav1.ConditionTrue && c.Reason != dnsv1.ReasonAwaitingSOA) {
+	c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	synced := c != nil && (c.Status == metav1.ConditionTrue || c.Reason == dnsv1.ReasonAwaitingSOA ||
+		// re-created just now (recoverDeleted); an adopted zone that is gone is looked up again
+		(c.Reason == dnsv1.ReasonZoneDeletedAtProvider && z.Spec.ZoneID == ""))
+	if !synced {
 		return true
 	}
 	return r.now().Sub(z.Status.LastSyncTimestamp.Time) >= r.ResyncInterval
@@ -151,6 +154,9 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
 		return r.providerFailed(z, err)
+	}
+	if res, handled, err := r.recoverDeleted(ctx, z, resolved); handled {
+		return res, err
 	}
 	if r.needsSync(z) {
 		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
@@ -381,11 +387,15 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 	return nil
 }
 
-// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, and the
-// Secrets they name.
+// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, the Secrets
+// they name, the scraper's notifications and the zone writers' ZoneNotFound reports.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexProviderRef,
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
+		return err
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexZoneID,
+		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err
 	}
 	return ctrl.NewControllerManagedBy(mgr).
@@ -399,6 +409,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		Complete(r)
 }
