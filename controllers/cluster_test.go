@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -84,6 +85,11 @@ type clusterOptions struct {
 	PeerTimeout  time.Duration
 	NSAddress    string
 	PeerPort     int
+	// SOAPollInterval is the DNSZone controller's --soa-poll-interval; default 200ms.
+	SOAPollInterval time.Duration
+	// ZoneController names the DNSZone controller (its controller_runtime_* metrics label);
+	// default "dnszone".
+	ZoneController string
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -183,7 +189,8 @@ func (c *cluster) startManager() {
 	if err := (&dnszone.Reconciler{
 		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnszone-controller"),
 		Providers: providers, Writers: writers, OwnerID: c.ownerID, Scraper: ns,
-		SOAPollInterval: 200 * time.Millisecond, ResyncInterval: time.Hour,
+		SOAPollInterval: cmp.Or(c.opts.SOAPollInterval, 200*time.Millisecond), ResyncInterval: time.Hour,
+		ControllerName: c.opts.ZoneController,
 	}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}

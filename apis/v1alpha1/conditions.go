@@ -35,6 +35,10 @@ const (
 	ReasonProviderError = "ProviderError"
 	// ReasonDeleting: the object is being deleted.
 	ReasonDeleting = "Deleting"
+	// ReasonZoneDeletedAtProvider: the hosted zone was deleted at the provider outside dnsplane,
+	// as a zone writer found (ErrZoneNotFound). A zone dnsplane created is re-created and its
+	// records republished; an adopted zone (spec.zoneID) is not.
+	ReasonZoneDeletedAtProvider = "ZoneDeletedAtProvider"
 
 	// ReasonParentLinked: the parent serves exactly this zone's NS set.
 	ReasonParentLinked = "ParentLinked"

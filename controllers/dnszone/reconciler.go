@@ -1,6 +1,7 @@
 package dnszone
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,10 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -57,6 +60,10 @@ type Reconciler struct {
 	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
 	AvailableDelay prometheus.Observer
 	Clock          clock.PassiveClock
+	// ControllerName names the controller in logs and in controller-runtime's metrics
+	// (controller_runtime_reconcile_total{controller}); default "dnszone". Tests that run two
+	// managers in one process tell their metrics apart with it.
+	ControllerName string
 
 	// observed holds the UIDs whose availability delay was recorded by this process, so that a
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
@@ -105,11 +112,21 @@ func (r *Reconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
-// needsSync: the generation changed, the zone is not available, or the resync interval passed
-// (Hive's rule).
+// needsSync reports whether the hosted zone is synced with the provider in this reconcile: the
+// generation changed, there is no zone ID or sync time yet, the last sync failed, or the resync
+// interval passed (Hive's rule). A zone that only waits for its SOA (AwaitingSOA) was synced for
+// this generation: the SOA poll asks DNS, not the provider, so a failing SOA check costs no
+// provider request and no status write (issue 11: the poll used to re-ensure the zone and
+// rewrite lastSyncTimestamp every time).
 func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
-	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" ||
-		!status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) || z.Status.LastSyncTimestamp == nil {
+	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {
+		return true
+	}
+	c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	synced := c != nil && (c.Status == metav1.ConditionTrue || c.Reason == dnsv1.ReasonAwaitingSOA ||
+		// re-created just now (recoverDeleted); an adopted zone that is gone is looked up again
+		(c.Reason == dnsv1.ReasonZoneDeletedAtProvider && z.Spec.ZoneID == ""))
+	if !synced {
 		return true
 	}
 	return r.now().Sub(z.Status.LastSyncTimestamp.Time) >= r.ResyncInterval
@@ -137,6 +154,9 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
 		return r.providerFailed(z, err)
+	}
+	if res, handled, err := r.recoverDeleted(ctx, z, resolved); handled {
+		return res, err
 	}
 	if r.needsSync(z) {
 		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
@@ -367,20 +387,30 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 	return nil
 }
 
-// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, and the
-// Secrets they name.
+// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, the Secrets
+// they name, the scraper's notifications and the zone writers' ZoneNotFound reports.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexProviderRef,
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
 		return err
 	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexZoneID,
+		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.DNSZone{}).
+		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
+		// are RequeueAfter (docs/architecture.md).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf)).
+		// A parent's children care about its spec, deletion, zone ID and availability, not its
+		// other status writes (sync times, its own parent link).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
-		Named("dnszone").
+		WatchesRawSource(r.zoneNotFoundSource()).
+		Named(cmp.Or(r.ControllerName, "dnszone")).
 		Complete(r)
 }
 
@@ -400,8 +430,9 @@ func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reco
 	return out
 }
 
-// childrenOf enqueues the zones that may link under z, so a parent's arrival or change is seen at
-// once.
+// childrenOf enqueues the zones that may link under z, so a parent's arrival, spec change,
+// availability or deletion is seen at once (the watch's predicate drops its other status
+// writes, which would re-plan every child on every parent poll).
 func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcile.Request {
 	parent := o.(*dnsv1.DNSZone)
 	var all dnsv1.DNSZoneList

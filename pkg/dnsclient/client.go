@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/miekg/dns"
@@ -56,7 +58,55 @@ func (c Client) Query(ctx context.Context, server, name string, qtype uint16) (*
 		}
 		return resp, nil
 	}
-	return nil, fmt.Errorf("query %s %s at %s: %w", name, dns.TypeToString[qtype], server, firstErr)
+	return nil, &TransportError{
+		Msg: fmt.Sprintf("query %s %s at %s: %s", name, dns.TypeToString[qtype], server, describe(firstErr, c.timeout())),
+		Err: firstErr,
+	}
+}
+
+// TransportError is a query that got no usable answer over UDP nor TCP. Its text names the
+// question, the server and the cause, but never the local socket address (a random port on
+// every query) nor a time, so it is the same from one attempt to the next and may go into a
+// condition message. Unwrap returns the first attempt's error, for errors.Is and errors.As
+// (context.DeadlineExceeded, syscall.ECONNREFUSED, ...).
+type TransportError struct {
+	// Msg is the stable text.
+	Msg string
+	// Err is the first attempt's error.
+	Err error
+}
+
+// Error implements error.
+func (e *TransportError) Error() string { return e.Msg }
+
+// Unwrap returns the first attempt's error.
+func (e *TransportError) Unwrap() error { return e.Err }
+
+// describe names the cause of a failed exchange without addresses: a timeout (with the
+// per-attempt timeout), a refused or reset connection, else the innermost error of a
+// *net.OpError (which is where Go puts the addresses), else the error's own text.
+func describe(err error, timeout time.Duration) string {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Sprintf("no answer within %s", timeout)
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		inner := op.Err
+		var sys *os.SyscallError
+		if errors.As(inner, &sys) {
+			inner = sys.Err
+		}
+		return op.Op + ": " + inner.Error()
+	}
+	return err.Error()
 }
 
 func check(q, resp *dns.Msg) error {

@@ -3,9 +3,13 @@ package dnsclient_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
@@ -67,5 +71,70 @@ func TestSOAAny_SilentServerTimesOutThenNextAnswers(t *testing.T) {
 	}
 	if err := c.SOAAny(context.Background(), nil, "example.test"); !errors.Is(err, dnsclient.ErrNotAuthoritative) {
 		t.Fatalf("no servers: got %v", err)
+	}
+}
+
+// TestQuery_FailureTextIsStable: a failed query's text is the same from one attempt to the
+// next, so that it can go into a condition message: no local socket address (a random port per
+// query), whether the server's port is closed or the server never answers (issue 11 item 1).
+func TestQuery_FailureTextIsStable(t *testing.T) {
+	dead, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadAddr := dead.LocalAddr().String()
+	_ = dead.Close()
+	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = silent.Close() })
+	silentTCP, err := net.Listen("tcp", silent.LocalAddr().String())
+	if err != nil {
+		t.Skipf("TCP port of the silent server is taken: %v", err)
+	}
+	t.Cleanup(func() { _ = silentTCP.Close() })
+	go func() { // accept and never answer; the connections stay open until the listener closes
+		var held []net.Conn
+		defer func() {
+			for _, c := range held {
+				_ = c.Close()
+			}
+		}()
+		for {
+			conn, err := silentTCP.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, conn)
+		}
+	}()
+	localSocket := regexp.MustCompile(`[0-9.]+:[0-9]+->`)
+	c := dnsclient.Client{Timeout: 300 * time.Millisecond}
+	for _, tc := range []struct {
+		name, server, want string
+	}{
+		{"closed port", deadAddr, "connection refused"},
+		{"silent server", silent.LocalAddr().String(), "no answer within 300ms"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var texts []string
+			for range 2 {
+				_, err := c.Query(context.Background(), tc.server, "example.test", dns.TypeSOA)
+				if err == nil {
+					t.Fatal("query succeeded")
+				}
+				texts = append(texts, err.Error())
+			}
+			if texts[0] != texts[1] {
+				t.Errorf("text differs between attempts:\n  %s\n  %s", texts[0], texts[1])
+			}
+			if s := localSocket.FindString(texts[0]); s != "" {
+				t.Errorf("text names the local socket %s: %s", s, texts[0])
+			}
+			if want := "query example.test SOA at " + tc.server + ": " + tc.want; texts[0] != want {
+				t.Errorf("text %q, want %q", texts[0], want)
+			}
+		})
 	}
 }

@@ -12,6 +12,9 @@ type Set struct {
 	ctx  context.Context
 	opts Options
 
+	// notFound carries the keys of zones whose writer just got provider.ErrZoneNotFound.
+	notFound chan Key
+
 	mu      sync.Mutex
 	writers map[Key]entry
 }
@@ -30,7 +33,32 @@ type Key struct {
 
 // NewSet returns an empty Set whose writers run until ctx ends.
 func NewSet(ctx context.Context, opts Options) *Set {
-	return &Set{ctx: ctx, opts: opts, writers: map[Key]entry{}}
+	return &Set{ctx: ctx, opts: opts, writers: map[Key]entry{}, notFound: make(chan Key, notFoundBuffer)}
+}
+
+// notFoundBuffer is how many ZoneNotFound reports wait for a reader before later ones are
+// dropped (a dropped zone is still caught at its next sync).
+const notFoundBuffer = 1024
+
+// ZoneNotFound delivers the key of a zone each time one of its writer's reads or writes finds
+// the hosted zone missing at the provider (provider.ErrZoneNotFound) after it was there, once
+// per loss: Writer.Reset or a successful call re-arms it. The DNSZone controller reads it, so
+// that a zone deleted at the provider is noticed at once. Reports are dropped, never blocked on,
+// when nobody reads.
+func (s *Set) ZoneNotFound() <-chan Key { return s.notFound }
+
+// Lookup returns the zone's Writer, or nil when there is none; unlike For it never creates one.
+func (s *Set) Lookup(k Key) *Writer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writers[k].w
+}
+
+func (s *Set) report(k Key) {
+	select {
+	case s.notFound <- k:
+	default:
+	}
 }
 
 // For returns the Writer of the zone, creating it on first use. p replaces the writer's provider,
@@ -41,7 +69,7 @@ func (s *Set) For(k Key, p provider.Provider) *Writer {
 	e, ok := s.writers[k]
 	if !ok {
 		ctx, cancel := context.WithCancel(s.ctx)
-		e = entry{w: New(ctx, p, k.ZoneID, s.opts), cancel: cancel}
+		e = entry{w: newWriter(ctx, p, k.ZoneID, s.opts, func() { s.report(k) }), cancel: cancel}
 		s.writers[k] = e
 		return e.w
 	}

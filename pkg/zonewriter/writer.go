@@ -73,6 +73,10 @@ type Writer struct {
 	sets     map[provider.RecordSetKey]provider.RecordSet
 	loadedAt time.Time      // zero: not loaded
 	snap     *plan.Snapshot // indexes sets; nil when sets changed since it was built
+	// notFound: the last provider read or write answered provider.ErrZoneNotFound.
+	notFound bool
+	// onNotFound, when set, is called (without locks held) each time notFound becomes true.
+	onNotFound func()
 }
 
 type submission struct {
@@ -83,9 +87,48 @@ type submission struct {
 // New returns a Writer for the hosted zone zoneID at p. Its batching loop runs until ctx ends;
 // afterwards Apply returns ctx's error.
 func New(ctx context.Context, p provider.Provider, zoneID string, opts Options) *Writer {
-	w := &Writer{zoneID: zoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission)}
+	return newWriter(ctx, p, zoneID, opts, nil)
+}
+
+func newWriter(ctx context.Context, p provider.Provider, zoneID string, opts Options, onNotFound func()) *Writer {
+	w := &Writer{zoneID: zoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission), onNotFound: onNotFound}
 	go w.loop(ctx)
 	return w
+}
+
+// ZoneNotFound reports whether the writer's last provider read or write answered
+// provider.ErrZoneNotFound: the hosted zone was deleted at the provider. A later successful
+// read or write, or Reset, clears it.
+func (w *Writer) ZoneNotFound() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notFound
+}
+
+// Reset drops the view and the ZoneNotFound mark, for example after the zone was re-created:
+// the next RecordSets or Apply re-reads the zone, and a later ErrZoneNotFound is reported again.
+func (w *Writer) Reset() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.loadedAt, w.sets, w.snap, w.notFound = time.Time{}, nil, nil, false
+}
+
+// observe records whether a provider call found the zone, and calls onNotFound when the zone
+// has just been found missing.
+func (w *Writer) observe(err error) {
+	missing := errors.Is(err, provider.ErrZoneNotFound)
+	w.mu.Lock()
+	became := missing && !w.notFound
+	if err == nil || missing {
+		w.notFound = missing
+	}
+	if missing {
+		w.loadedAt = time.Time{} // the view is of a zone that is gone
+	}
+	w.mu.Unlock()
+	if became && w.onNotFound != nil {
+		w.onNotFound()
+	}
 }
 
 // ZoneID returns the provider's identifier of the writer's zone.
@@ -285,7 +328,9 @@ func (w *Writer) commit(sets map[provider.RecordSetKey]provider.RecordSet) {
 func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
-	if err := w.provider().ApplyChanges(cctx, w.zoneID, changes); err != nil {
+	err := w.provider().ApplyChanges(cctx, w.zoneID, changes)
+	w.observe(err)
+	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
 	}
 	return nil
@@ -317,6 +362,7 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	defer cancel()
 	p := w.provider()
 	sets, err := p.ListRecordSets(cctx, w.zoneID)
+	w.observe(err)
 	if err != nil {
 		return fmt.Errorf("read zone %s: %w", w.zoneID, err)
 	}

@@ -183,3 +183,67 @@ func TestWriter_ApplyReturnsWhenContextEnds(t *testing.T) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
 	}
 }
+
+// TestSet_ReportsAZoneDeletedAtTheProviderOnce: a write that finds the hosted zone gone marks
+// the writer ZoneNotFound and delivers its key on Set.ZoneNotFound, once per loss; Reset re-arms
+// it, and the next read sees the re-created zone (issue 11 item 2).
+func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	p := local.New(store, local.Options{})
+	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := zonewriter.NewSet(ctx, zonewriter.Options{Window: 10 * time.Millisecond})
+	key := zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}
+	w := set.For(key, p)
+	if err := w.Apply(ctx, []provider.Change{create(aSet("a."+zone, "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	if set.Lookup(key) != w || set.Lookup(zonewriter.Key{ZoneID: "other"}) != nil {
+		t.Fatal("Lookup does not return the zone's writer only")
+	}
+	if err := p.DeleteZone(ctx, z.ID); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		err := w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("b%d.%s", i, zone), "192.0.2.2"))})
+		if !errors.Is(err, provider.ErrZoneNotFound) {
+			t.Fatalf("write %d to a deleted zone: %v", i, err)
+		}
+	}
+	if !w.ZoneNotFound() {
+		t.Fatal("writer not marked ZoneNotFound")
+	}
+	select {
+	case got := <-set.ZoneNotFound():
+		if got != key {
+			t.Fatalf("reported %v, want %v", got, key)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no ZoneNotFound report")
+	}
+	select {
+	case got := <-set.ZoneNotFound():
+		t.Fatalf("second report %v for the same loss", got)
+	default:
+	}
+	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	w.Reset()
+	if w.ZoneNotFound() {
+		t.Fatal("Reset kept the mark")
+	}
+	sets, err := w.RecordSets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets {
+		if rs.Name == "a."+zone {
+			t.Fatalf("view still holds the deleted zone's %s after Reset", rs.Key())
+		}
+	}
+}
