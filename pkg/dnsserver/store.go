@@ -384,7 +384,7 @@ func containsRR(list []dns.RR, rr dns.RR) bool {
 // pack (a DS digest of odd length, a CAA tag over 255 bytes). The error is
 // miekg's.
 func checkWire(rr dns.RR) error {
-	buf := make([]byte, dns.Len(rr)+1)
+	buf := make([]byte, 2*dns.Len(rr)+64) // Len is exact; the slack only guards against a miscount
 	n, err := dns.PackRR(rr, buf, 0, nil, false)
 	if err != nil {
 		return fmt.Errorf("does not pack: %w", err)

@@ -200,7 +200,7 @@ func targetRR(hdr dns.RR_Header, target string) (dns.RR, error) {
 // does not pack breaks every message it is in: an answer, or a whole zone transfer. The error
 // is miekg's pack or unpack error.
 func CheckWire(rr dns.RR) error {
-	buf := make([]byte, dns.Len(rr)+1)
+	buf := make([]byte, 2*dns.Len(rr)+64) // Len is exact; the slack only guards against a miscount
 	n, err := dns.PackRR(rr, buf, 0, nil, false)
 	if err != nil {
 		return fmt.Errorf("does not pack: %w", err)
