@@ -24,7 +24,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'MX' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+$'))",message="every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'SRV' || !has(self.targets) || self.targets.all(t, t.matches('^([0-9]+ ){3}[^ ]+$'))",message="every target of an SRV record must be '<priority> <weight> <port> <host>', e.g. '0 5 5060 sip.example.com'"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'CAA' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+ .'))",message="every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue \"letsencrypt.org\"'"
-// +kubebuilder:validation:XValidation:rule="self.recordType != 'DS' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [0-9]+ [0-9]+ ([0-9a-fA-F]{2})+$'))",message="every target of a DS record must be '<key tag> <algorithm> <digest type> <digest>' with the digest in hex, two digits per byte (RFC 4034 §5.3), e.g. '12345 13 2 3d6f...'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'DS' || !has(self.targets) || self.targets.all(t, !t.matches('[^0-9a-fA-F ]'))",message="every target of a DS record must be '<key tag> <algorithm> <digest type> <digest>' with the digest in hex, two digits per byte (RFC 4034 §5.3), e.g. '12345 13 2 3d6f...'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'DS' || !has(self.targets) || self.targets.all(t, t.matches('^([0-9]+ ){3}(..)+$'))",message="every target of a DS record must be '<key tag> <algorithm> <digest type> <digest>' with the digest in hex, two digits per byte (RFC 4034 §5.3), e.g. '12345 13 2 3d6f...'"
 type Endpoint struct {
 	// DNSName is the record set's owner name, a host name such as www.example.com, optionally
 	// starting with "*." for a wildcard; a trailing dot is accepted and ignored.
