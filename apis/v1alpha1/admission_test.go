@@ -187,6 +187,26 @@ spec:
   - {dnsName: _sip._tcp.example.com, recordType: SRV, targets: ["0 5 sip.example.com"]}`,
 		want: "every target of an SRV record must be",
 	}, {
+		name: "DS record with an odd number of digest digits",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-ds-odd}
+spec:
+  endpoints:
+  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd"]}`,
+		want: "every target of a DS record must be",
+	}, {
+		name: "DS record with a digest that is not hex",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-ds-hex}
+spec:
+  endpoints:
+  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 zz"]}`,
+		want: "every target of a DS record must be",
+	}, {
 		name: "unknown record type",
 		manifest: `
 apiVersion: dnsplane.io/v1alpha1
@@ -375,5 +395,20 @@ func TestAdmission_AcceptsSamples(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAdmission_AcceptsWellFormedDS: the DS rule lets through the digest forms in use (SHA-256
+// in lower or upper case).
+func TestAdmission_AcceptsWellFormedDS(t *testing.T) {
+	manifest := `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: good-ds}
+spec:
+  endpoints:
+  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd", "2371 13 2 1F987CC6583E92DF0890718C42A5B3A5B7E7DA8C8D6B8C1E7E0A6A3A9F2D6B1C"]}`
+	if err := k8s.Create(ctx(t), object(t, manifest)); err != nil {
+		t.Fatalf("a well-formed DS was refused: %v", err)
 	}
 }

@@ -24,6 +24,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'MX' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+$'))",message="every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'SRV' || !has(self.targets) || self.targets.all(t, t.matches('^([0-9]+ ){3}[^ ]+$'))",message="every target of an SRV record must be '<priority> <weight> <port> <host>', e.g. '0 5 5060 sip.example.com'"
 // +kubebuilder:validation:XValidation:rule="self.recordType != 'CAA' || !has(self.targets) || self.targets.all(t, t.matches('^[0-9]+ [^ ]+ .'))",message="every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue \"letsencrypt.org\"'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'DS' || !has(self.targets) || self.targets.all(t, !t.matches('[^0-9a-fA-F ]'))",message="every target of a DS record must be '<key tag> <algorithm> <digest type> <digest>' with the digest in hex, two digits per byte (RFC 4034 §5.3), e.g. '12345 13 2 3d6f...'"
+// +kubebuilder:validation:XValidation:rule="self.recordType != 'DS' || !has(self.targets) || self.targets.all(t, t.matches('^([0-9]+ ){3}(..)+$'))",message="every target of a DS record must be '<key tag> <algorithm> <digest type> <digest>' with the digest in hex, two digits per byte (RFC 4034 §5.3), e.g. '12345 13 2 3d6f...'"
 type Endpoint struct {
 	// DNSName is the record set's owner name, a host name such as www.example.com, optionally
 	// starting with "*." for a wildcard; a trailing dot is accepted and ignored.
@@ -34,9 +36,11 @@ type Endpoint struct {
 
 	// Targets are the record set's values in presentation format: addresses for A and AAAA, host
 	// names for CNAME, NS and PTR, "<preference> <host>" for MX, "<priority> <weight> <port>
-	// <host>" for SRV, "<flags> <tag> <value>" for CAA, and the plain text for TXT. At most 32
-	// targets of at most 1024 bytes each. Admission checks each type's shape cheaply (CEL's cost
-	// budget); the controller checks the rest and reports InvalidEndpoint.
+	// <host>" for SRV, "<flags> <tag> <value>" for CAA, "<key tag> <algorithm> <digest type>
+	// <hex digest>" for DS, and the plain text for TXT. At most 32 targets of at most 1024 bytes
+	// each. Admission checks each type's shape cheaply (CEL's cost budget); the controller parses
+	// every target with miekg/dns, checks that it packs into wire format (and a DS digest's
+	// length for its digest type), and reports InvalidEndpoint for one that does not.
 	// +optional
 	Targets Targets `json:"targets,omitempty"`
 

@@ -248,6 +248,12 @@ func (s *Store) loadZone(base string) (*zoneData, error) {
 			return nil
 		}
 		k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
+		if err := checkWire(rr); err != nil {
+			// Written before Put checked records, or by hand: serving it would break every
+			// answer holding it and the zone's AXFR.
+			s.opts.Logger.Info("dropping a record that cannot be sent", "zone", origin, "record", rr.String(), "error", err.Error())
+			return nil
+		}
 		rs := sets[k]
 		if rs == nil {
 			rs = &RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, SetIdentifier: setID, Weight: weight}

@@ -1,6 +1,8 @@
 package dnsserver
 
 import (
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -95,7 +97,7 @@ func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
 			if len(resp.Answer) == 0 {
 				resp.Authoritative = false
 			}
-			resp.Ns = append(resp.Ns, sel.all(ns)...)
+			resp.Ns = append(resp.Ns, sel.all(ns, "")...)
 			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Ns), cut)...)
 			return
 		}
@@ -121,29 +123,35 @@ func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
 			name = target
 			continue
 		}
-		var sets []*RRSet
+		var answer []dns.RR
 		if q.Qtype == dns.TypeANY {
-			for _, list := range n.sets {
-				sets = append(sets, list...)
-			}
+			answer = sel.anyType(n, owner)
 		} else {
-			sets = n.sets[q.Qtype]
+			answer = sel.pick(n.sets[q.Qtype], owner)
 		}
-		if len(sets) == 0 {
+		if len(answer) == 0 {
 			resp.Ns = append(resp.Ns, z.negativeSOA()) // NODATA (RFC 2308 §2.2)
 			return
 		}
-		if q.Qtype == dns.TypeANY {
-			resp.Answer = append(resp.Answer, sel.all(sets)...)
-		} else {
-			resp.Answer = append(resp.Answer, sel.pick(sets, owner)...)
-		}
+		resp.Answer = append(resp.Answer, answer...)
 		switch q.Qtype {
 		case dns.TypeNS, dns.TypeMX, dns.TypeSRV:
 			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Answer), z.origin)...)
 		}
 		return
 	}
+}
+
+// anyType returns every record of node n for an ANY query, type by type in
+// ascending type order, each type one RRset with its own TTL (RFC 2181 §5.2
+// applies within an RRset only) and owner as owner name.
+func (sel selector) anyType(n *node, owner string) []dns.RR {
+	types := slices.Sorted(maps.Keys(n.sets))
+	var out []dns.RR
+	for _, t := range types {
+		out = append(out, sel.all(n.sets[t], owner)...)
+	}
+	return out
 }
 
 // targetsOf returns the host names that NS, MX and SRV records point to.

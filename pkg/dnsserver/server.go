@@ -83,9 +83,12 @@ type ServerOptions struct {
 //   - names at or below an NS set strictly below the apex get a referral:
 //     AA clear, the NS set in the authority section, glue A/AAAA in the
 //     additional section; DS at the cut is answered by the parent side;
-//   - EDNS0 (RFC 6891): a query with OPT gets an OPT with UDPSize; other
-//     EDNS versions get BADVERS. UDP answers larger than max(512, the
-//     client's payload size) are truncated with TC set; TCP answers are not;
+//   - EDNS0 (RFC 6891): a request with OPT gets an OPT with UDPSize and the
+//     request's DO bit (RFC 3225 §3), also with an error rcode (NOTIMP for
+//     NOTIFY and UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
+//     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
+//     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
+//     least 512) with it, are truncated with TC set; TCP answers are not;
 //   - AXFR (RFC 5936) only over TCP and only from loopback clients, else
 //     REFUSED;
 //   - an answer of several records rotates their order on every query (one
@@ -206,8 +209,8 @@ func (s *Server) Start(ctx context.Context) error {
 		return errors.New("dnsserver: already started")
 	}
 	s.started = true
-	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize})
-	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s,
+	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize, MsgAcceptFunc: acceptMsg})
+	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
 		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout})
 	s.mu.Unlock()
 
@@ -287,21 +290,15 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 	resp := new(dns.Msg)
 	resp.SetReply(req)
-	if req.Opcode != dns.OpcodeQuery {
-		resp.SetRcode(req, dns.RcodeNotImplemented)
-		return resp
-	}
-	if len(req.Question) != 1 {
-		resp.SetRcode(req, dns.RcodeFormatError)
-		return resp
-	}
 	opt := req.IsEdns0()
 	if opt != nil {
-		resp.SetEdns0(s.opts.UDPSize, false)
-		if opt.Version() != 0 {
-			resp.Rcode = dns.RcodeBadVers // RFC 6891 §6.1.3
-			return resp
-		}
+		// RFC 6891 §6.1.1: an OPT in the request gets one in the response, errors
+		// included; RFC 3225 §3: the DO bit is copied.
+		resp.SetEdns0(s.opts.UDPSize, opt.Do())
+	}
+	if rcode, bad := refuseRequest(req, opt); bad {
+		resp.Rcode = rcode
+		return resp
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
@@ -313,15 +310,66 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 		return s.transfer(w, req, resp, udp)
 	}
 	s.resolve(s.store.load(), q, resp)
-	size := dns.MaxMsgSize
-	if udp {
-		size = dns.MinMsgSize // RFC 1035 §4.2.1: 512 bytes without EDNS0
-		if opt != nil {
-			size = max(size, int(opt.UDPSize()))
+	resp.Truncate(s.payloadSize(opt, udp))
+	return resp
+}
+
+// refuseRequest returns the rcode of a request the server does not answer
+// from its zones, and true; or false. Opcodes other than QUERY (NOTIFY,
+// UPDATE) get NOTIMP. FORMERR goes to requests that do not hold exactly one
+// question, that hold more than one RR in the answer or authority section or
+// more than two in the additional one (the limits of miekg/dns's
+// DefaultMsgAcceptFunc, which acceptMsg replaces so that these answers carry
+// an OPT), or more than one OPT (RFC 6891 §6.1.1). An EDNS version other than
+// 0 gets BADVERS (RFC 6891 §6.1.3).
+func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
+	switch {
+	case req.Opcode != dns.OpcodeQuery:
+		return dns.RcodeNotImplemented, true
+	case len(req.Question) != 1, len(req.Answer) > 1, len(req.Ns) > 1, len(req.Extra) > 2:
+		return dns.RcodeFormatError, true
+	}
+	opts := 0
+	for _, rr := range req.Extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			opts++
 		}
 	}
-	resp.Truncate(size)
-	return resp
+	switch {
+	case opts > 1:
+		return dns.RcodeFormatError, true
+	case opt != nil && opt.Version() != 0:
+		return dns.RcodeBadVers, true
+	}
+	return 0, false
+}
+
+// payloadSize returns the largest response, in bytes, for a request with OPT
+// opt (nil without EDNS0): over TCP the 65,535-byte message limit; over UDP
+// 512 bytes without EDNS0 (RFC 1035 §4.2.1), else the smaller of the client's
+// payload size and the server's ServerOptions.UDPSize (RFC 6891 §6.2.5; the
+// server's own is what it advertises, 1232 by default), never below 512
+// (RFC 6891 §6.2.3). Larger answers are truncated with TC set.
+func (s *Server) payloadSize(opt *dns.OPT, udp bool) int {
+	switch {
+	case !udp:
+		return dns.MaxMsgSize
+	case opt == nil:
+		return dns.MinMsgSize
+	}
+	return max(dns.MinMsgSize, int(min(opt.UDPSize(), s.opts.UDPSize)))
+}
+
+// acceptMsg is the server's dns.MsgAcceptFunc: it ignores responses and
+// accepts every request, so that refuseRequest, not miekg/dns, answers the
+// ones it refuses, with an OPT where the request had one. Messages that do
+// not parse still get miekg's FORMERR, without OPT: their OPT is unknown.
+func acceptMsg(dh dns.Header) dns.MsgAcceptAction {
+	const qr = 1 << 15 // the QR bit of the header's flags (RFC 1035 §4.1.1)
+	if dh.Bits&qr != 0 {
+		return dns.MsgIgnore
+	}
+	return dns.MsgAccept
 }
 
 // newSelector returns the per-query record selection state.
@@ -370,13 +418,15 @@ func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
 	return sel.finish(out, owner)
 }
 
-// all returns every record of the sets (referrals, ANY), rotated.
-func (sel selector) all(sets []*RRSet) []dns.RR {
+// all returns every record of the sets of one name and type (a referral's NS
+// sets, one type of an ANY answer) as one RRset, rotated, with owner as owner
+// name when not "" (wildcard synthesis).
+func (sel selector) all(sets []*RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	for _, rs := range sets {
 		out = append(out, rs.RRs...)
 	}
-	return sel.finish(out, "")
+	return sel.finish(out, owner)
 }
 
 // finish rotates rrs and, when needed, copies them to rewrite the owner or

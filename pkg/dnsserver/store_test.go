@@ -400,3 +400,68 @@ func TestStore_UnspecifiedListenAddressGetsNoGlue(t *testing.T) {
 		t.Fatalf("glue %q, want only the AAAA ::1", glue)
 	}
 }
+
+// TestStore_RefusesRecordsThatDoNotPack is item 3 of issue 11 at the store: miekg/dns reads a DS
+// with a 65-digit digest (and a CAA tag over 255 bytes) from presentation form, but cannot pack
+// it. Stored, such a record made every answer that held it time out and the zone's AXFR fail.
+// Put refuses it, and the zone keeps answering and transferring.
+func TestStore_RefusesRecordsThatDoNotPack(t *testing.T) {
+	s := exampleStore(t, t.TempDir())
+	srv := startServer(t, s, ServerOptions{})
+	for _, line := range []string{
+		"bad.example.test. 300 IN DS 12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd",
+		"bad.example.test. 300 IN DS 12345 13 2 ZZ",
+		"bad.example.test. 300 IN CAA 0 " + strings.Repeat("t", 256) + " \"ca.test\"",
+	} {
+		t.Run(line[:40], func(t *testing.T) {
+			before, _ := s.Zone("example.test")
+			err := s.Update("example.test", func(tx *Tx) error {
+				list := rrs(t, line)
+				h := list[0].Header()
+				return tx.Put(RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, RRs: list})
+			})
+			if !errors.Is(err, ErrInvalidRRSet) {
+				t.Fatalf("Put error = %v, want ErrInvalidRRSet", err)
+			}
+			if after, _ := s.Zone("example.test"); after.Serial != before.Serial {
+				t.Fatal("a refused record bumped the serial")
+			}
+			got, err := transferIn(t, srv.Addr(), "example.test.")
+			if err != nil || len(got) < 2 {
+				t.Fatalf("AXFR after the refused write: %d records, %v", len(got), err)
+			}
+			if r := ask(t, srv.Addr(), "tcp", "bad.example.test", dns.TypeDS); r.Rcode != dns.RcodeNameError {
+				t.Fatalf("bad.example.test: rcode %s, want NXDOMAIN", dns.RcodeToString[r.Rcode])
+			}
+		})
+	}
+}
+
+// TestStore_LoadDropsRecordsThatDoNotPack: a master file written before the store checked
+// records (or by hand) may hold one that does not pack. Load drops it with a log line and serves
+// the rest of the zone, answers and AXFR included.
+func TestStore_LoadDropsRecordsThatDoNotPack(t *testing.T) {
+	dir := t.TempDir()
+	content := "$ORIGIN hand.test.\n@ 300 IN SOA ns1 hostmaster 7 3600 600 86400 60\n@ 300 IN NS ns1\nns1 300 IN A 127.0.0.1\n" +
+		"sub 300 IN NS ns1.sub\nns1.sub 300 IN A 192.0.2.53\n" +
+		"sub 300 IN DS 12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd\n" +
+		"www 60 IN A 192.0.2.7\n"
+	if err := os.WriteFile(filepath.Join(dir, "hand.test.zone"), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := NewStore(StoreOptions{Dir: dir})
+	if err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, s, ServerOptions{})
+	if r := ask(t, srv.Addr(), "udp", "sub.hand.test", dns.TypeDS); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+		t.Fatalf("sub.hand.test DS: rcode %s, answers %v; want NODATA", dns.RcodeToString[r.Rcode], r.Answer)
+	}
+	if r := ask(t, srv.Addr(), "udp", "www.hand.test", dns.TypeA); len(r.Answer) != 1 {
+		t.Fatalf("www.hand.test A = %v", r.Answer)
+	}
+	got, err := transferIn(t, srv.Addr(), "hand.test.")
+	if err != nil || len(got) != 7 { // SOA, NS, ns1 A, sub NS, ns1.sub A, www A, SOA
+		t.Fatalf("AXFR: %d records, %v; want 7", len(got), err)
+	}
+}

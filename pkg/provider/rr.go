@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -143,9 +144,11 @@ func ParseQuotedTXT(v string, base int) string {
 
 // ToRRs converts a record set into miekg records, one per target, with the
 // owner name as FQDN, class IN and the set's TTL. Targets are read in
-// presentation form; names in them are absolute whether or not they end in a
-// dot. TXT/SPF targets are logical values (see NewTXT). Errors wrap
-// ErrInvalidChange.
+// presentation form with dns.NewRR; names in them are absolute whether or not
+// they end in a dot. TXT/SPF targets are logical values (see NewTXT). Every
+// record must also pass checkRdata and CheckWire (pack and unpack), so that no
+// provider is sent, and no store keeps, a record that cannot go on the wire.
+// Errors wrap ErrInvalidChange and name the set and the target.
 func ToRRs(rs RecordSet) ([]dns.RR, error) {
 	t, ok := dns.StringToType[strings.ToUpper(rs.Type)]
 	if !ok || t == dns.TypeNone {
@@ -157,20 +160,86 @@ func ToRRs(rs RecordSet) ([]dns.RR, error) {
 	hdr := dns.RR_Header{Name: Fqdn(rs.Name), Rrtype: t, Class: dns.ClassINET, Ttl: uint32(rs.TTL)}
 	out := make([]dns.RR, 0, len(rs.Targets))
 	for _, target := range rs.Targets {
-		if t == dns.TypeTXT || t == dns.TypeSPF {
-			out = append(out, NewTXT(hdr, target))
-			continue
-		}
-		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", hdr.Name, hdr.Ttl, dns.TypeToString[t], target))
+		rr, err := targetRR(hdr, target)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s: target %q: %v", ErrInvalidChange, rs.Key(), target, err)
-		}
-		if rr == nil || rr.Header().Rrtype != t {
-			return nil, fmt.Errorf("%w: %s: target %q is not %s rdata", ErrInvalidChange, rs.Key(), target, rs.Type)
 		}
 		out = append(out, rr)
 	}
 	return out, nil
+}
+
+// targetRR reads one target of a set with header hdr and checks that it is valid rdata of
+// hdr.Rrtype that goes on the wire (checkRdata, CheckWire).
+func targetRR(hdr dns.RR_Header, target string) (dns.RR, error) {
+	var rr dns.RR
+	if hdr.Rrtype == dns.TypeTXT || hdr.Rrtype == dns.TypeSPF {
+		rr = NewTXT(hdr, target)
+	} else {
+		var err error
+		rr, err = dns.NewRR(fmt.Sprintf("%s %d IN %s %s", hdr.Name, hdr.Ttl, dns.TypeToString[hdr.Rrtype], target))
+		if err != nil {
+			return nil, err
+		}
+		if rr == nil || rr.Header().Rrtype != hdr.Rrtype {
+			return nil, fmt.Errorf("not %s rdata", dns.TypeToString[hdr.Rrtype])
+		}
+	}
+	if err := checkRdata(rr); err != nil {
+		return nil, err
+	}
+	if err := CheckWire(rr); err != nil {
+		return nil, err
+	}
+	return rr, nil
+}
+
+// CheckWire reports whether rr can be written on the wire and read back: miekg/dns reads some
+// rdata in presentation form that it cannot pack (a DS digest of odd length or with non-hex
+// digits, a CAA tag over 255 bytes, rdata over 65,535 bytes, RFC 1035 §3.2.1). A record that
+// does not pack breaks every message it is in: an answer, or a whole zone transfer. The error
+// is miekg's pack or unpack error.
+func CheckWire(rr dns.RR) error {
+	buf := make([]byte, 2*dns.Len(rr)+64) // Len is exact; the slack only guards against a miscount
+	n, err := dns.PackRR(rr, buf, 0, nil, false)
+	if err != nil {
+		return fmt.Errorf("does not pack: %w", err)
+	}
+	if _, _, err := dns.UnpackRR(buf[:n], 0); err != nil {
+		return fmt.Errorf("does not unpack: %w", err)
+	}
+	return nil
+}
+
+// dsDigestLen returns the digest length, in bytes, of a DS digest type with a fixed length:
+// SHA-1 (RFC 4034 §5.1.4), SHA-256 (RFC 4509 §2.2), GOST R 34.11-94 (RFC 5933 §4) and SHA-384
+// (RFC 6605 §2); false for other types.
+func dsDigestLen(digestType uint8) (int, bool) {
+	switch digestType {
+	case dns.SHA1:
+		return 20, true
+	case dns.SHA256, dns.GOST94:
+		return 32, true
+	case dns.SHA384:
+		return 48, true
+	}
+	return 0, false
+}
+
+// checkRdata applies the rules of a type's rdata that miekg/dns's parser leaves out: a DS has a
+// digest (RFC 4034 §5.1.4), of its digest type's length where that is fixed (dsDigestLen).
+func checkRdata(rr dns.RR) error {
+	ds, ok := rr.(*dns.DS)
+	if !ok {
+		return nil
+	}
+	if ds.Digest == "" {
+		return errors.New("a DS needs a digest (RFC 4034 §5.1.4)")
+	}
+	if want, fixed := dsDigestLen(ds.DigestType); fixed && len(ds.Digest) != 2*want {
+		return fmt.Errorf("digest type %d takes %d hex digits, not %d", ds.DigestType, 2*want, len(ds.Digest))
+	}
+	return nil
 }
 
 // TargetFromRR returns the canonical target of one record: the rdata in
@@ -206,16 +275,16 @@ func TargetFromRR(rr dns.RR) string {
 
 // CanonicalTarget returns target in canonical presentation form for rtype
 // ("192.0.2.1", "a.example.test", "10 mail.example.test",
-// "0 5 5060 sip.example.test", `0 issue "letsencrypt.org"`; TXT unchanged).
-// Errors wrap ErrInvalidChange.
+// "0 5 5060 sip.example.test", `0 issue "letsencrypt.org"`; TXT unchanged). Every target is
+// parsed with miekg/dns and must pack (ToRRs). Errors wrap ErrInvalidChange.
 func CanonicalTarget(rtype, target string) (string, error) {
 	rtype = strings.ToUpper(rtype)
-	if rtype == "TXT" || rtype == "SPF" {
-		return target, nil
-	}
 	rrs, err := ToRRs(RecordSet{Name: "target.invalid", Type: rtype, TTL: 0, Targets: []string{target}})
 	if err != nil {
 		return "", err
+	}
+	if rtype == "TXT" || rtype == "SPF" {
+		return target, nil
 	}
 	return TargetFromRR(rrs[0]), nil
 }

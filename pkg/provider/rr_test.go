@@ -25,7 +25,8 @@ func TestCanonicalTarget_PresentationFormWithoutTrailingDots(t *testing.T) {
 		{"PTR", "host.example.test.", "host.example.test"},
 		{"TXT", `v=spf1 "quoted" -all`, `v=spf1 "quoted" -all`},
 		{"SOA", "NS1.example.test. hostmaster.example.test. 7 3600 600 1209600 60", "ns1.example.test hostmaster.example.test 7 3600 600 1209600 60"},
-		{"DS", "12345 13 2 0123456789abcdef", "12345 13 2 0123456789ABCDEF"},
+		{"DS", "12345 13 1 0123456789abcdef0123456789abcdef01234567", "12345 13 1 0123456789ABCDEF0123456789ABCDEF01234567"},
+		{"DS", "12345 13 250 0123456789abcdef", "12345 13 250 0123456789ABCDEF"}, // a digest type of no fixed length
 	} {
 		got, err := CanonicalTarget(tc.rtype, tc.in)
 		if err != nil || got != tc.want {
@@ -291,5 +292,73 @@ func TestParseQuotedTXT(t *testing.T) {
 		if got := ParseQuotedTXT(tc.in, tc.base); got != tc.want {
 			t.Errorf("ParseQuotedTXT(%q, %d) = %q, want %q", tc.in, tc.base, got, tc.want)
 		}
+	}
+}
+
+// TestToRRs_EverySupportedTypeParsesAndPacks is the table of item 3 of issue 11: every record type
+// a DNSEndpoint may hold (apis/v1alpha1 Endpoint.RecordType) with a good target and with bad
+// ones. A bad target must fail here, before any provider writes it, including targets that
+// miekg/dns reads in presentation form but cannot put on the wire (an odd-length DS digest broke
+// the embedded server's answers and AXFR for the whole zone).
+func TestToRRs_EverySupportedTypeParsesAndPacks(t *testing.T) {
+	const sha256 = "3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd"
+	for _, tc := range []struct {
+		rtype, target string
+		ok            bool
+	}{
+		{"A", "192.0.2.1", true},
+		{"A", "192.0.2.256", false},
+		{"A", "2001:db8::1", false},
+		{"AAAA", "2001:db8::1", true},
+		{"AAAA", "2001:db8:::1", false},
+		{"CNAME", "www.example.test", true},
+		{"CNAME", "www..example.test", false},
+		{"CNAME", strings.Repeat("a", 64) + ".example.test", false},
+		{"TXT", `v=spf1 -all "quoted" \ backslash`, true},
+		{"TXT", strings.Repeat("x", 1024), true}, // split into 255-byte character-strings
+		{"TXT", strings.Repeat("x", 70000), false},
+		{"NS", "ns1.example.test", true},
+		{"NS", "ns1 example.test", false},
+		{"MX", "10 mail.example.test", true},
+		{"MX", "70000 mail.example.test", false},
+		{"MX", "mail.example.test", false},
+		{"SRV", "0 5 5060 sip.example.test", true},
+		{"SRV", "0 5 70000 sip.example.test", false},
+		{"CAA", `0 issue "letsencrypt.org"`, true},
+		{"CAA", `256 issue "letsencrypt.org"`, false},
+		{"CAA", `0 ` + strings.Repeat("t", 256) + ` "letsencrypt.org"`, false}, // tag over 255 bytes
+		{"PTR", "host.example.test", true},
+		{"PTR", "host..example.test", false},
+		{"DS", "12345 13 2 " + sha256, true},
+		{"DS", "12345 13 2 " + sha256 + "d", false}, // 65 hex digits: the issue's target
+		{"DS", "12345 13 2 " + strings.Repeat("zz", 32), false},
+		{"DS", "12345 13 2", false},
+		{"DS", "70000 13 2 " + sha256, false},
+	} {
+		name := tc.rtype + " " + tc.target
+		if len(name) > 60 {
+			name = name[:60]
+		}
+		t.Run(name, func(t *testing.T) {
+			rrs, err := ToRRs(RecordSet{Name: "x.example.test", Type: tc.rtype, TTL: 300, Targets: []string{tc.target}})
+			if !tc.ok {
+				if !errors.Is(err, ErrInvalidChange) {
+					t.Fatalf("error = %v, want ErrInvalidChange", err)
+				}
+				if _, err := CanonicalTarget(tc.rtype, tc.target); !errors.Is(err, ErrInvalidChange) {
+					t.Fatalf("CanonicalTarget error = %v, want ErrInvalidChange", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := new(dns.Msg)
+			m.SetQuestion("x.example.test.", dns.TypeANY)
+			m.Answer = rrs
+			if _, err := m.Pack(); err != nil {
+				t.Fatalf("a target ToRRs accepted does not pack: %v", err)
+			}
+		})
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -271,5 +274,48 @@ func TestNew_RejectsMalformedConfig(t *testing.T) {
 		if _, err := pdns.New(cfg); !errors.Is(err, provider.ErrInvalidCredentials) {
 			t.Errorf("New(%+v): %v, want ErrInvalidCredentials", cfg, err)
 		}
+	}
+}
+
+// TestRealServer_MalformedTargetIsInvalidChangeBeforeAnyRequest is item 3 of issue 11 on
+// PowerDNS: a DS with a 65-digit digest got HTTP 422 (ProviderError) from the server. The
+// provider now refuses it with ErrInvalidChange without sending anything, and the well-formed
+// DS of the same batch shape is accepted by the real server.
+func TestRealServer_MalformedTargetIsInvalidChangeBeforeAnyRequest(t *testing.T) {
+	srv := startPDNS(t)
+	upstream, err := url.Parse(srv.APIURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent atomic.Int64
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sent.Add(1)
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	p, err := pdns.New(pdns.Config{APIURL: ts.URL, APIKey: srv.Key, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "ds.example.test", CallerReference: "uid-ds"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const digest = "3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd"
+	ds := func(target string) []provider.Change {
+		rs := provider.RecordSet{Name: "sub.ds.example.test", Type: "DS", TTL: 300, Targets: []string{target}}
+		return []provider.Change{{Action: provider.ActionCreate, After: &rs}}
+	}
+	sent.Store(0)
+	err = p.ApplyChanges(ctx(t), z.ID, ds("12345 13 2 "+digest+"d"))
+	if !errors.Is(err, provider.ErrInvalidChange) {
+		t.Fatalf("ApplyChanges with a 65-digit DS digest: %v, want ErrInvalidChange", err)
+	}
+	if n := sent.Load(); n != 0 {
+		t.Fatalf("%d requests sent for a change the provider must refuse itself", n)
+	}
+	if err := p.ApplyChanges(ctx(t), z.ID, ds("12345 13 2 "+digest)); err != nil {
+		t.Fatalf("the well-formed DS: %v", err)
 	}
 }
