@@ -57,6 +57,9 @@ type Reconciler struct {
 	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
 	AvailableDelay prometheus.Observer
 	Clock          clock.PassiveClock
+	// NSResolver looks up out-of-bailiwick name servers when no DNS address is configured
+	// (checkDelegation); nil means net.DefaultResolver.
+	NSResolver HostResolver
 
 	// observed holds the UIDs whose availability delay was recorded by this process, so that a
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
