@@ -29,7 +29,8 @@ type HostResolver interface {
 type delegation struct {
 	// glue are the A/AAAA sets of the in-bailiwick NS names, from the zone's own records.
 	glue []dnsv1.Endpoint
-	// missing are the NS names found without an address, in NS order.
+	// missing are the NS names found without an address, in NS order: in-bailiwick names
+	// without glue, and out-of-bailiwick names looked up in vain (others are not looked up).
 	missing []string
 	// lame: no NS name has an address.
 	lame bool
@@ -58,7 +59,7 @@ func (r *Reconciler) checkDelegation(ctx context.Context, z, parent *dnsv1.DNSZo
 			return delegation{}, err
 		}
 	}
-	addressed := map[string]bool{}
+	addressed, checked := map[string]bool{}, inside
 	for _, g := range d.glue {
 		addressed[g.DNSName] = true
 	}
@@ -69,6 +70,7 @@ func (r *Reconciler) checkDelegation(ctx context.Context, z, parent *dnsv1.DNSZo
 		servers := r.lookupServers(ctx, z, parent)
 		for _, ns := range outside {
 			ok, answered := r.resolves(lctx, servers, ns)
+			checked[ns] = true
 			unsure = unsure || !answered
 			if ok {
 				addressed[ns] = true
@@ -77,7 +79,7 @@ func (r *Reconciler) checkDelegation(ctx context.Context, z, parent *dnsv1.DNSZo
 		}
 	}
 	for _, ns := range z.Status.NameServers {
-		if !addressed[ns] {
+		if checked[ns] && !addressed[ns] {
 			d.missing = append(d.missing, ns)
 		}
 	}
@@ -132,6 +134,9 @@ func (r *Reconciler) resolves(ctx context.Context, servers []string, name string
 
 // lameMessage is the LameDelegation message: stable from poll to poll (no error text).
 func lameMessage(z *dnsv1.DNSZone, d delegation) string {
+	if len(d.missing) == 0 {
+		return fmt.Sprintf("%s has no name servers (status.nameServers is empty): the parent link is not published", z.Spec.Zone)
+	}
 	return fmt.Sprintf("no name server of %s has an address, so no resolver can follow a delegation to %s: "+
 		"add an A or AAAA record for an in-zone name server (e.g. %s), or use name servers that resolve; "+
 		"the parent link is not published until then",
