@@ -53,6 +53,10 @@ const (
 	ReasonAwaitingScrape = "AwaitingScrape"
 	// ReasonLinkDisabled: linkToParentDomain is false.
 	ReasonLinkDisabled = "LinkDisabled"
+	// ReasonLameDelegation: none of the zone's NS names has an address (no A/AAAA in the zone for
+	// an in-bailiwick name, none resolved for another), so no resolver could follow the
+	// delegation; the link is not published (docs/api.md, "Parent link").
+	ReasonLameDelegation = "LameDelegation"
 
 	// ReasonPublished: every endpoint is published.
 	ReasonPublished = "Published"

@@ -11,6 +11,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -24,7 +25,8 @@ const LabelParentLink = "dnsplane.io/parent-link-of"
 const linkTTL = 3600
 
 // reconcileParentLink keeps the <name>-parent-link DNSEndpoint and reports whether the parent
-// serves exactly this zone's NS set.
+// serves exactly this zone's NS set and its glue. A lame delegation (checkDelegation) is not
+// published, and an existing link is left as it is.
 func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	if !z.Spec.LinkToParentDomain {
 		r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
@@ -41,7 +43,21 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 		_, err := r.deleteParentLink(ctx, z)
 		return ctrl.Result{}, err
 	}
-	link, err := r.ensureLinkEndpoint(ctx, z, parent)
+	d, err := r.checkDelegation(ctx, z, parent)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if d.lame {
+		logger := log.FromContext(ctx)
+		if c := findCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated); c != nil && c.Reason == dnsv1.ReasonLameDelegation {
+			logger = logger.V(1) // said once, when it became lame
+		}
+		logger.Info("lame delegation: not linked", "zone", z.Spec.Zone, "nameServers", d.missing)
+		// Re-checked every poll: the address record may be published at any time.
+		r.setLink(z, false, dnsv1.ReasonLameDelegation, lameMessage(z, d))
+		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
+	}
+	link, err := r.ensureLinkEndpoint(ctx, z, parent, d.glue)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -58,6 +74,12 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("DNSEndpoint %s: %s", link.Name, why))
 		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
 	}
+	return r.confirmLink(ctx, z, parent, link, d)
+}
+
+// confirmLink registers the published link with the scraper and sets ParentLinkCreated from what
+// the last scrape of the parent saw.
+func (r *Reconciler) confirmLink(ctx context.Context, z, parent *dnsv1.DNSZone, link *dnsv1.DNSEndpoint, d delegation) (ctrl.Result, error) {
 	parentRes, err := r.Providers.Resolve(ctx, parent.Namespace, parent.Spec.ProviderRef.Name)
 	if err != nil {
 		r.setLink(z, false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s: %v", parent.Namespace, parent.Name, err))
@@ -67,7 +89,7 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 	r.Scraper.Register(
 		scraper.Parent{Key: client.ObjectKeyFromObject(parent), Zone: parent.Spec.Zone,
 			Lister: r.Writers.For(writerKey(parentRes.Account, parent.Status.ZoneID), parentRes.Provider)},
-		scraper.Child{Key: childKey, Zone: z.Spec.Zone, Want: z.Status.NameServers, Link: client.ObjectKeyFromObject(link)})
+		scraper.Child{Key: childKey, Zone: z.Spec.Zone, Want: z.Status.NameServers, Glue: glueSets(d.glue), Link: client.ObjectKeyFromObject(link)})
 	linked, _, scraped := r.Scraper.Linked(childKey)
 	if !scraped && status.IsTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) {
 		// A restarted manager has not scraped yet: keep the confirmed link rather than flap;
@@ -78,15 +100,31 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 		// The link is published; have the parent scraped now instead of at the next interval.
 		// The scraper notifies this controller when it sees the delegation.
 		r.Scraper.Rescrape(childKey)
-		msg := fmt.Sprintf("waiting for the scraper to see parent zone %s serve the NS set %s", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "))
+		msg := fmt.Sprintf("waiting for the scraper to see parent zone %s serve the NS set %s%s", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
 		if scraped {
-			msg = fmt.Sprintf("the last scrape of parent zone %s did not find exactly the NS set %s; re-publishing", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "))
+			msg = fmt.Sprintf("the last scrape of parent zone %s did not find exactly the NS set %s%s; re-publishing", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
 		}
 		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, msg)
 		return ctrl.Result{}, nil
 	}
-	r.setLink(z, true, dnsv1.ReasonParentLinked, fmt.Sprintf("parent zone %s delegates %s to %s", parent.Spec.Zone, z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+	msg := fmt.Sprintf("parent zone %s delegates %s to %s%s", parent.Spec.Zone, z.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
+	if len(d.missing) > 0 {
+		msg += fmt.Sprintf("; no address for %s", strings.Join(d.missing, ", "))
+	}
+	r.setLink(z, true, dnsv1.ReasonParentLinked, msg)
 	return ctrl.Result{}, nil
+}
+
+// glueNote names the glue the parent must serve, for condition messages.
+func glueNote(d delegation) string {
+	if len(d.glue) == 0 {
+		return ""
+	}
+	var names []string
+	for _, g := range d.glue {
+		names = append(names, g.DNSName+" "+g.RecordType)
+	}
+	return " with glue " + strings.Join(names, ", ")
 }
 
 // findParent returns the parent DNSZone, or nil with a reason: parentRef, else the DNSZone in any
@@ -135,21 +173,17 @@ func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.D
 	return parent, "", "", nil
 }
 
-// ensureLinkEndpoint creates or updates the parent-link DNSEndpoint: the NS set, plus glue for
-// name servers inside the zone, taken from the zone's own address records.
-func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DNSZone) (*dnsv1.DNSEndpoint, error) {
+// ensureLinkEndpoint creates or updates the parent-link DNSEndpoint: the NS set, plus the glue
+// of the name servers inside the zone (checkDelegation).
+func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) (*dnsv1.DNSEndpoint, error) {
 	endpoints := []dnsv1.Endpoint{{DNSName: z.Spec.Zone, RecordType: "NS", RecordTTL: linkTTL, Targets: slices.Clone(z.Status.NameServers)}}
-	glue, err := r.glue(ctx, z)
-	if err != nil {
-		return nil, err
-	}
 	endpoints = append(endpoints, glue...)
 	ref := &dnsv1.ZoneReference{Name: parent.Name}
 	if parent.Namespace != z.Namespace {
 		ref.Namespace = parent.Namespace
 	}
 	link := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: z.Name + ParentLinkSuffix}}
-	_, err = controllerutil.CreateOrUpdate(ctx, r.Client, link, func() error {
+	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, link, func() error {
 		if link.Labels == nil {
 			link.Labels = map[string]string{}
 		}
@@ -165,18 +199,9 @@ func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DN
 	return link, nil
 }
 
-// glue returns A/AAAA endpoints for the zone's in-bailiwick name servers (RFC 1034 §4.2.1), read
-// from the zone's own records through its writer.
-func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone) ([]dnsv1.Endpoint, error) {
-	var inside []string
-	for _, ns := range z.Status.NameServers {
-		if strings.HasSuffix(ns, "."+z.Spec.Zone) {
-			inside = append(inside, ns)
-		}
-	}
-	if len(inside) == 0 {
-		return nil, nil
-	}
+// glue returns A/AAAA endpoints (sorted by name and type) for the zone's in-bailiwick name
+// servers inside (RFC 1034 §4.2.1), read from the zone's own records through its writer.
+func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone, inside map[string]bool) ([]dnsv1.Endpoint, error) {
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
 		return nil, err
@@ -187,7 +212,7 @@ func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone) ([]dnsv1.Endpoi
 	}
 	var out []dnsv1.Endpoint
 	for _, rs := range sets {
-		if (rs.Type == "A" || rs.Type == "AAAA") && slices.Contains(inside, rs.Name) {
+		if (rs.Type == "A" || rs.Type == "AAAA") && inside[rs.Name] && len(rs.Targets) > 0 {
 			out = append(out, dnsv1.Endpoint{DNSName: rs.Name, RecordType: rs.Type, RecordTTL: linkTTL, Targets: slices.Clone(rs.Targets)})
 		}
 	}

@@ -64,6 +64,9 @@ type Reconciler struct {
 	// (controller_runtime_reconcile_total{controller}); default "dnszone". Tests that run two
 	// managers in one process tell their metrics apart with it.
 	ControllerName string
+	// NSResolver looks up out-of-bailiwick name servers when no DNS address is configured
+	// (checkDelegation); nil means net.DefaultResolver.
+	NSResolver HostResolver
 
 	// observed holds the UIDs whose availability delay was recorded by this process, so that a
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp

@@ -3,6 +3,7 @@ package scraper
 import (
 	"context"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -42,6 +43,10 @@ type Child struct {
 	Zone string
 	// Want is the NS set the parent must serve for Zone, canonical names.
 	Want []string
+	// Glue are the address sets (A/AAAA, canonical) the parent must serve below the cut for the
+	// in-bailiwick names of Want (RFC 1034 §4.2.1); only their names, types and targets are
+	// compared.
+	Glue []provider.RecordSet
 	// Link names the parent-link DNSEndpoint to notify for repair.
 	Link types.NamespacedName
 }
@@ -92,7 +97,8 @@ type Options struct {
 type parentState struct {
 	parent   Parent
 	children map[types.NamespacedName]Child
-	ns       map[string][]string // subdomain -> sorted NS targets
+	ns       map[string][]string                // subdomain -> sorted NS targets
+	glue     map[provider.RecordSetKey][]string // A/AAAA below a cut -> sorted targets
 	scraped  time.Time
 	linked   map[types.NamespacedName]bool // last reported state per child
 }
@@ -137,6 +143,7 @@ func New(opts Options) *Scraper {
 // cheap.
 func (s *Scraper) Register(parent Parent, child Child) {
 	child.Want = sortedCopy(child.Want)
+	child.Glue = sortedGlue(child.Glue)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if old, ok := s.childOf[child.Key]; ok && old != parent.Key {
@@ -151,7 +158,7 @@ func (s *Scraper) Register(parent Parent, child Child) {
 	prev, had := ps.children[child.Key]
 	ps.children[child.Key] = child
 	s.childOf[child.Key] = parent.Key
-	if !ok || !had || !slices.Equal(prev.Want, child.Want) || prev.Zone != child.Zone {
+	if !ok || !had || !slices.Equal(prev.Want, child.Want) || prev.Zone != child.Zone || !slices.EqualFunc(prev.Glue, child.Glue, sameSet) {
 		s.queue.Add(parent.Key)
 	}
 }
@@ -188,8 +195,8 @@ func (s *Scraper) Rescrape(child types.NamespacedName) {
 	}
 }
 
-// Linked reports whether the last scrape saw the child's parent serve exactly its wanted NS set,
-// and when that scrape ran; ok is false before the first scrape after registration.
+// Linked reports whether the last scrape saw the child's parent serve exactly its wanted NS set
+// and its wanted glue, and when that scrape ran; ok is false before the first scrape after registration.
 func (s *Scraper) Linked(child types.NamespacedName) (linked bool, scraped time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,8 +208,7 @@ func (s *Scraper) Linked(child types.NamespacedName) (linked bool, scraped time.
 	if ps.scraped.IsZero() {
 		return false, time.Time{}, false
 	}
-	c := ps.children[child]
-	return slices.Equal(ps.ns[c.Zone], c.Want), ps.scraped, true
+	return ps.serves(ps.children[child]), ps.scraped, true
 }
 
 // NeedLeaderElection: only the leader scrapes.
@@ -253,21 +259,16 @@ func (s *Scraper) scrape(ctx context.Context, key types.NamespacedName) {
 		return
 	}
 	s.queue.Forget(key)
-	ns := map[string][]string{}
-	for _, rs := range sets {
-		if rs.Type == "NS" && provider.IsStrictSubdomain(rs.Name, parent.Zone) {
-			ns[rs.Name] = sortedCopy(rs.Targets)
-		}
-	}
+	ns, glue := delegations(sets, parent.Zone)
 	if s.opts.Metrics != nil {
 		s.opts.Metrics.Subdomains.WithLabelValues(parent.Zone).Set(float64(len(ns)))
 	}
 	var zoneEvents, linkEvents []types.NamespacedName
 	s.mu.Lock()
 	if ps, ok = s.parents[key]; ok {
-		ps.ns, ps.scraped = ns, time.Now()
+		ps.ns, ps.glue, ps.scraped = ns, glue, time.Now()
 		for ck, c := range ps.children {
-			linked := slices.Equal(ns[c.Zone], c.Want)
+			linked := ps.serves(c)
 			if prev, seen := ps.linked[ck]; !seen || prev != linked {
 				zoneEvents = append(zoneEvents, ck)
 			}
@@ -300,4 +301,64 @@ func sortedCopy(in []string) []string {
 	out := slices.Clone(in)
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// serves reports whether the scraped parent serves exactly c's NS set and each of its glue sets.
+func (ps *parentState) serves(c Child) bool {
+	if !slices.Equal(ps.ns[c.Zone], c.Want) {
+		return false
+	}
+	for _, g := range c.Glue {
+		if !slices.Equal(ps.glue[g.Key()], g.Targets) {
+			return false
+		}
+	}
+	return true
+}
+
+// delegations returns the parent zone's subdomain NS sets (name -> sorted targets) and the
+// address sets at or below those cuts, the glue (key -> sorted targets).
+func delegations(sets []provider.RecordSet, zone string) (map[string][]string, map[provider.RecordSetKey][]string) {
+	ns := map[string][]string{}
+	for _, rs := range sets {
+		if rs.Type == "NS" && provider.IsStrictSubdomain(rs.Name, zone) {
+			ns[rs.Name] = sortedCopy(rs.Targets)
+		}
+	}
+	glue := map[provider.RecordSetKey][]string{}
+	for _, rs := range sets {
+		if (rs.Type == "A" || rs.Type == "AAAA") && belowCut(rs.Name, zone, ns) {
+			glue[rs.Key()] = sortedCopy(rs.Targets)
+		}
+	}
+	return ns, glue
+}
+
+// belowCut reports whether name is at or below one of the cuts, walking up to zone.
+func belowCut(name, zone string, cuts map[string][]string) bool {
+	for n := name; provider.IsStrictSubdomain(n, zone); {
+		if _, ok := cuts[n]; ok {
+			return true
+		}
+		_, parent, found := strings.Cut(n, ".")
+		if !found {
+			return false
+		}
+		n = parent
+	}
+	return false
+}
+
+// sortedGlue returns the glue sets with sorted targets, sorted by key.
+func sortedGlue(in []provider.RecordSet) []provider.RecordSet {
+	out := make([]provider.RecordSet, 0, len(in))
+	for _, g := range in {
+		out = append(out, provider.RecordSet{Name: g.Name, Type: g.Type, TTL: g.TTL, Targets: sortedCopy(g.Targets)})
+	}
+	slices.SortFunc(out, func(a, b provider.RecordSet) int { return strings.Compare(a.Name+"/"+a.Type, b.Name+"/"+b.Type) })
+	return out
+}
+
+func sameSet(a, b provider.RecordSet) bool {
+	return a.Name == b.Name && a.Type == b.Type && slices.Equal(a.Targets, b.Targets)
 }

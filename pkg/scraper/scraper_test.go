@@ -138,3 +138,41 @@ func TestScraper_FailedScrapeGoesToTheRateLimiter(t *testing.T) {
 		t.Fatal("a failed scrape reported a result")
 	}
 }
+
+// TestScraper_LinkedNeedsTheWantedGlue: a child that wants glue is linked only once the parent
+// serves its NS set and exactly the wanted A/AAAA sets below the cut; a changed glue set
+// registers as a change and is scraped at once.
+func TestScraper_LinkedNeedsTheWantedGlue(t *testing.T) {
+	f := setup(t, "example.test", nil)
+	want := []string{"ns1.c1.example.test"}
+	glue := []provider.RecordSet{{Name: "ns1.c1.example.test", Type: "A", TTL: 3600, Targets: []string{"192.0.2.53"}}}
+	register := func(glue []provider.RecordSet) {
+		f.s.Register(scraper.Parent{Key: parentKey, Zone: "example.test", Lister: f.writer},
+			scraper.Child{Key: childKey, Zone: "c1.example.test", Want: want, Glue: glue, Link: linkKey})
+	}
+	apply := func(chs ...provider.Change) {
+		t.Helper()
+		if err := f.writer.Apply(context.Background(), chs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(provider.Change{Action: provider.ActionCreate, After: &provider.RecordSet{Name: "c1.example.test", Type: "NS", TTL: 3600, Targets: want}})
+	register(glue)
+	waitFor(t, "first scrape", func() bool { _, _, ok := f.s.Linked(childKey); return ok })
+	if linked, _, _ := f.s.Linked(childKey); linked {
+		t.Fatal("linked although the parent has the NS set but not the glue")
+	}
+	apply(provider.Change{Action: provider.ActionCreate, After: &glue[0]})
+	f.s.Rescrape(childKey)
+	waitFor(t, "linked once the glue is served", func() bool { linked, _, _ := f.s.Linked(childKey); return linked })
+
+	// New glue for the same name: a changed registration, scraped at once; not linked until the
+	// parent serves it.
+	glue2 := []provider.RecordSet{{Name: "ns1.c1.example.test", Type: "A", TTL: 3600, Targets: []string{"192.0.2.54"}}}
+	f.p.Reset()
+	register(glue2)
+	waitFor(t, "the changed glue is scraped", func() bool { return f.p.Counts()[counting.OpListRecordSets] > 0 })
+	if linked, _, _ := f.s.Linked(childKey); linked {
+		t.Fatal("linked although the parent serves the old glue")
+	}
+}

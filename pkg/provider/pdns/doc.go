@@ -16,6 +16,9 @@
 //     X-DNSPLANE-CALLER-REFERENCE and X-DNSPLANE-TAG ("key=value" items).
 //     A zone of the same name whose caller reference differs, or that has
 //     none, is a provider.ErrZoneConflict;
+//   - the SOA of the zones it creates: MNAME the zone's first name server,
+//     RNAME hostmaster.<zone> (RFC 1035 §3.3.13), never PowerDNS'
+//     default-soa-content placeholder;
 //   - the mapping of HTTP status codes onto provider's typed errors
 //     (401/403 ErrInvalidCredentials, 404 ErrZoneNotFound, 422
 //     ErrInvalidChange with PowerDNS' own message, 429/503 ThrottledError).

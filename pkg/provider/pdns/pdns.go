@@ -273,11 +273,14 @@ func retryAfter(h string) time.Duration {
 func zonePath(id string) string { return "/zones/" + url.PathEscape(id) }
 
 // EnsureZone creates the zone (kind Native, with the configured name servers
-// or ns1.<zone>), or returns it when it exists with the same caller
+// or ns1.<zone>, and an SOA naming the first of them: see SOASerial), or
+// returns it when it exists with the same caller
 // reference. The caller reference is written with the zone itself (its
 // account field) and mirrored in metadata together with the tags; tags of an
 // existing zone are not updated. A zone of that name with another caller
-// reference, or none, gives provider.ErrZoneConflict.
+// reference, or none, gives provider.ErrZoneConflict. An own zone whose SOA
+// still has PowerDNS' placeholder MNAME (PlaceholderMNAME: created by a
+// build that sent no SOA) gets this provider's SOA, one more PATCH.
 func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
 	name, err := provider.ValidateName(spec.Name)
 	if err != nil {
@@ -304,6 +307,9 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 	if z.CallerReference != spec.CallerReference {
 		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w (existing caller reference %q)", name, provider.ErrZoneConflict, z.CallerReference)
 	}
+	if err := p.repairSOA(ctx, z); err != nil {
+		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
+	}
 	if !z.metaRef {
 		// A crash between creation and the metadata write: complete it.
 		if err := p.writeMeta(ctx, z.ID, spec); err != nil {
@@ -319,7 +325,8 @@ func (p *Provider) createZone(ctx context.Context, name string, spec provider.Zo
 	if len(ns) == 0 {
 		ns = []string{"ns1." + name}
 	}
-	req := apiZone{Name: provider.Fqdn(name), Kind: "Native", Account: spec.CallerReference}
+	req := apiZone{Name: provider.Fqdn(name), Kind: "Native", Account: spec.CallerReference,
+		RRSets: []apiRRSet{soaRRSet(name, ns, SOASerial)}}
 	for _, n := range ns {
 		req.Nameservers = append(req.Nameservers, provider.Fqdn(n))
 	}
@@ -356,10 +363,12 @@ func (p *Provider) writeMeta(ctx context.Context, id string, spec provider.ZoneS
 	return p.do(ctx, http.MethodPut, path+MetaCallerReference, apiMetadata{Kind: MetaCallerReference, Metadata: []string{spec.CallerReference}}, nil)
 }
 
-// zoneInfo is a zone and whether its caller reference came from metadata.
+// zoneInfo is a zone, whether its caller reference came from metadata, and its SOA when that
+// is PowerDNS' placeholder.
 type zoneInfo struct {
 	provider.Zone
-	metaRef bool
+	metaRef     bool
+	placeholder *dns.SOA
 }
 
 // getZone reads the zone (with its rrsets, for the name servers) and its
@@ -394,7 +403,7 @@ func (p *Provider) getZone(ctx context.Context, id string) (zoneInfo, error) {
 			}
 		}
 	}
-	return zoneInfo{Zone: toZone(z, ref, tags), metaRef: metaRef}, nil
+	return zoneInfo{Zone: toZone(z, ref, tags), metaRef: metaRef, placeholder: placeholderSOA(z)}, nil
 }
 
 func toZone(z apiZone, ref string, tags map[string]string) provider.Zone {
