@@ -257,7 +257,10 @@ func run(ctx context.Context, o options) error {
 		Resolver:  o.dnsResolver,
 		Requests:  providerCalls,
 	}
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter")})
+	// Writers resolve their account's provider from the current Secret before each call, so that
+	// a rotated Secret reaches the heartbeat reporter and the scraper too (they never plan).
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter"),
+		Resolve: providers.ResolveAccount})
 	scrapeMetrics := scraper.NewMetrics()
 	if err := scrapeMetrics.Register(ctrlmetrics.Registry); err != nil {
 		return err

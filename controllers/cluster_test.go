@@ -150,7 +150,7 @@ func (c *cluster) startManager() {
 	c.requests = counting.NewMetric()
 	c.reconciles = &counter{}
 	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Requests: c.requests}
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{})
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resolve: providers.ResolveAccount}) // as the manager runs
 	if c.opts.DNSAddr != "" {
 		store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: c.zoneDir})
 		srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: c.opts.DNSAddr})

@@ -122,7 +122,7 @@ func runSuite(m *testing.M) int {
 	dnsAddr = srv.Addr()
 	provider = counting.Wrap(local.New(store, local.Options{FaultHook: faults.hook}), "local", nil)
 	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Local: provider, LocalAddr: dnsAddr}
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{}) // the defaults, as the manager runs
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resolve: providers.ResolveAccount}) // the defaults, as the manager runs
 	nsScraper = scraper.New(scraper.Options{Interval: 2 * time.Second})
 	_ = mgr.Add(nsScraper)
 	if err := (&dnszone.Reconciler{

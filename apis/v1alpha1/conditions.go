@@ -71,6 +71,11 @@ const (
 	ReasonInvalidEndpoint = "InvalidEndpoint"
 	// ReasonZoneNotFound: the DNSZone is missing or its hosted zone is gone.
 	ReasonZoneNotFound = "ZoneNotFound"
+	// ReasonRecordsKept (a Warning Event of a deleted DNSEndpoint or DNSRecord): its release
+	// left record sets behind: beside a registry record it cannot read (malformed, or of a newer
+	// version), which may claim them, or in a zone whose provider Secret cannot be resolved. Its
+	// own readable registry records are removed all the same.
+	ReasonRecordsKept = "RecordsKept"
 
 	// ReasonAllOwnersHealthy: every contributor heartbeats within --heartbeat-threshold.
 	ReasonAllOwnersHealthy = "AllOwnersHealthy"

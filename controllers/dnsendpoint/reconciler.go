@@ -115,7 +115,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	done, err := r.planner().Release(ctx, r.Client, r.contributor(ep), plan.SingleOwner, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, ep, r.contributor(ep), plan.SingleOwner, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}

@@ -336,7 +336,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 	if !controllerutil.ContainsFinalizer(rec, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	done, err := r.planner().Release(ctx, r.Client, r.contributor(rec), plan.Shared, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, r.contributor(rec), plan.Shared, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}

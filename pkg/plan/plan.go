@@ -65,6 +65,13 @@ type Input struct {
 	// DefaultTTL replaces a desired TTL of 0, except on an alias (providerSpecific alias=true,
 	// external-dns' name), which answers with its target's TTL.
 	DefaultTTL int64
+	// Release: Self is being deleted and gives up every key it holds; Desired must be empty
+	// (it is ignored). A held key that a registry record Self cannot read blocks (malformed, or
+	// of a newer registry version) is released all the same: Self's registry records for it
+	// are deleted and its set is left as it is, reported in Result.Kept. Without Release such a
+	// key is a conflict and Self keeps its claim, so that it can still clean up once the record
+	// is repaired.
+	Release bool
 	// Snapshot, when not nil, is NewSnapshot(Zone, Current) built once and
 	// shared by every contributor planning against the same read of the
 	// zone; Current is then ignored. nil builds one from Current.
@@ -83,6 +90,13 @@ type Result struct {
 	Records []provider.Change
 	// Conflicts are the keys that nothing was written for, sorted by key.
 	Conflicts []Conflict
+	// Kept are the keys Self no longer desires (all of them, for an object being deleted) whose
+	// record set this plan leaves in place although it releases Self's registry records for
+	// them (their deletes are in Changes): a registry record for the key that cannot be read
+	// (malformed, or of a newer registry version) may be another contributor's claim on the set.
+	// Message names that record and why it cannot be read; Reason is ReasonOwnershipConflict.
+	// Sorted by key. Callers report them: they are records left behind.
+	Kept []Conflict
 }
 
 // Conflict is a key the plan refused to write.
@@ -160,6 +174,7 @@ type planner struct {
 	conflicts map[provider.RecordSetKey]Conflict
 	after     map[provider.RecordSetKey]*provider.RecordSet // decided set per considered key; nil = absent
 	keys      []provider.RecordSetKey                       // considered keys, sorted
+	kept      []Conflict                                    // released keys whose set stays (Result.Kept), in key order
 }
 
 func newPlanner(in Input) *planner {
@@ -179,6 +194,9 @@ func newPlanner(in Input) *planner {
 		p.snap = NewSnapshot(p.zone, in.Current)
 	}
 	p.ix = p.snap.index
+	if in.Release {
+		in.Desired = nil
+	}
 	for _, d := range in.Desired {
 		d = d.Clone()
 		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
@@ -234,6 +252,10 @@ func (p *planner) run() Result {
 	}
 	for _, k := range p.keys {
 		if msg, ok := p.ownership(k); !ok {
+			if p.releasable(k) {
+				p.keep(k, msg)
+				continue
+			}
 			p.conflict(k, ReasonOwnershipConflict, msg)
 			continue
 		}
@@ -267,6 +289,26 @@ func (p *planner) run() Result {
 			delete(p.after, k)
 		}
 	}
+}
+
+// releasable reports whether Self may still release k although ownership refused it: Self is
+// being deleted (Input.Release) and holds a readable registry record for k. The refusal is then
+// a registry record Self cannot read (the only refusal for a held key nobody desires), which may
+// be another contributor's claim on the set.
+func (p *planner) releasable(k provider.RecordSetKey) bool {
+	return p.in.Release && len(p.ix.Records(p.in.Self, k)) > 0
+}
+
+// keep leaves k's record set as it is (the unreadable claim may be on it) while Self's registry
+// records for k are released, and reports k in Result.Kept with msg.
+func (p *planner) keep(k provider.RecordSetKey, msg string) {
+	if cur, exists := p.snap.managed[k]; exists {
+		c := cur.Clone()
+		p.after[k] = &c
+	} else {
+		p.after[k] = nil
+	}
+	p.kept = append(p.kept, Conflict{Key: k, Reason: ReasonOwnershipConflict, Message: msg})
 }
 
 // ownership applies the registry rules that do not depend on other keys.
@@ -559,6 +601,11 @@ func (p *planner) result(ps []planned) Result {
 	}
 	for _, c := range p.conflicts {
 		r.Conflicts = append(r.Conflicts, c)
+	}
+	for _, c := range p.kept {
+		if _, conflicted := p.conflicts[c.Key]; !conflicted {
+			r.Kept = append(r.Kept, c)
+		}
 	}
 	slices.SortFunc(r.Conflicts, func(a, b Conflict) int { return compareKeys(a.Key, b.Key) })
 	return r

@@ -70,6 +70,8 @@ type planCase struct {
 	ttl       int64 // DefaultTTL
 	want      []provider.Change
 	conflicts map[string]string // key string -> substring of the message
+	kept      map[string]string // key string -> substring of the message (Result.Kept)
+	release   bool              // Input.Release
 	reasons   map[string]string // key string -> Reason, when not OwnershipConflict
 }
 
@@ -81,7 +83,7 @@ func (tc planCase) input() Input {
 			c = rec
 		}
 	}
-	return Input{Zone: zone, Self: c, Mode: tc.mode, Desired: tc.desired, Current: tc.current, DefaultTTL: tc.ttl}
+	return Input{Zone: zone, Self: c, Mode: tc.mode, Desired: tc.desired, Current: tc.current, DefaultTTL: tc.ttl, Release: tc.release}
 }
 
 var singleOwnerCases = []planCase{
@@ -245,6 +247,37 @@ var foreignCases = []planCase{
 		current: []provider.RecordSet{set("old.example.test", "A", 300, "192.0.2.1"), claim(self, "old.example.test", "A", 300, "192.0.2.1"), set(claim(stranger, "old.example.test", "A", 1).Name, "TXT", 300, "junk")},
 		conflicts: map[string]string{
 			"old.example.test/A": "not a dnsplane registry value",
+		},
+	},
+	{
+		// Issue 11, item 4: the set may be the unreadable claimant's, so it stays (and is
+		// reported as kept), but Self's own registry record goes.
+		name:    "release: a malformed registry record beside a set we held: release our claim, keep the set",
+		release: true,
+		current: []provider.RecordSet{set("old.example.test", "A", 300, "192.0.2.1"), claim(self, "old.example.test", "A", 300, "192.0.2.1"), set(claim(stranger, "old.example.test", "A", 1).Name, "TXT", 300, "junk")},
+		want:    []provider.Change{del(claim(self, "old.example.test", "A", 300, "192.0.2.1"))},
+		kept: map[string]string{
+			"old.example.test/A": "not a dnsplane registry value",
+		},
+	},
+	{
+		name:    "release: a newer version's claim beside a set we held: release our claim, keep the set",
+		release: true,
+		current: []provider.RecordSet{set("api.example.test", "A", 300, "192.0.2.1"), claim(self, "api.example.test", "A", 300, "192.0.2.1"),
+			set(claim(stranger, "api.example.test", "A", 300).Name, "TXT", 300, strings.Replace(claim(stranger, "api.example.test", "A", 300).Targets[0], "v=1", "v=2", 1))},
+		want: []provider.Change{del(claim(self, "api.example.test", "A", 300, "192.0.2.1"))},
+		kept: map[string]string{
+			"api.example.test/A": `unknown version "2"`,
+		},
+	},
+	{
+		name:    "release, shared: a malformed record beside a set we held: release our claim, keep the set",
+		mode:    Shared,
+		release: true,
+		current: []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.1"), claim(rec, "app.example.test", "A", 300, "192.0.2.1"), set(claim(peer, "app.example.test", "A", 1).Name, "TXT", 300, "junk")},
+		want:    []provider.Change{del(claim(rec, "app.example.test", "A", 300, "192.0.2.1"))},
+		kept: map[string]string{
+			"app.example.test/A": "not a dnsplane registry value",
 		},
 	},
 	{
@@ -616,7 +649,25 @@ func runCases(t *testing.T, cases []planCase) {
 				t.Errorf("Changes:\n%s\nwant:\n%s", got, want)
 			}
 			checkConflicts(t, res.Conflicts, tc)
+			checkKept(t, res.Kept, tc.kept)
 		})
+	}
+}
+
+func checkKept(t *testing.T, got []Conflict, want map[string]string) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, c := range got {
+		k := c.Key.String()
+		seen[k] = true
+		if w, ok := want[k]; !ok || !strings.Contains(c.Message, w) {
+			t.Errorf("kept %s: %q, want a message containing %q", k, c.Message, w)
+		}
+	}
+	for k := range want {
+		if !seen[k] {
+			t.Errorf("%s not reported as kept", k)
+		}
 	}
 }
 

@@ -1,5 +1,7 @@
 package provider
 
+import "strings"
+
 // SplitBatches splits changes into write requests that respect c, keeping
 // their order and never splitting one Change:
 //   - without c.BatchWrites every change is its own request;
@@ -72,22 +74,35 @@ func ChangeCost(ch Change, c Capabilities) (elements, valueBytes int) {
 	return 0, 0
 }
 
-// ValueBytes is the length of one target as backends spell it in a request:
-// TXT (and SPF) values are split into 255-byte character-strings, each
-// quoted, with '"' and '\' escaped and the strings separated by one space
-// (RFC 1035 §5.1 presentation form, the form Route 53 counts); other types
-// are their canonical presentation form.
+// ValueBytes is the length of one target as zone-file style APIs spell it in a request (RFC
+// 1035 §5.1 presentation form, the form Route 53 and Cloud DNS count against their per-request
+// character limits; see PresentationValue):
+//   - TXT (and SPF) values are split into 255-byte character-strings, each quoted, with '"' and
+//     '\' escaped (2 characters), bytes outside printable ASCII escaped as \ddd (4 characters,
+//     Route 53's octal and Cloud DNS's decimal alike), and the strings separated by one space;
+//   - other types are their canonical form (CanonicalTarget; the target as given when it does
+//     not parse), names in CNAME, NS, PTR and DNAME targets and the host of MX and SRV absolute
+//     with their trailing dot.
+//
+// It is never below what those APIs count, so that a batch of SplitBatches is one request there.
 func ValueBytes(rtype, target string) int {
+	rtype = strings.ToUpper(rtype)
 	if rtype != "TXT" && rtype != "SPF" {
-		return len(target)
+		if c, err := CanonicalTarget(rtype, target); err == nil {
+			target = c
+		}
+		return len(PresentationValue(rtype, target, nil))
 	}
 	chunks := SplitTXT(target)
 	n := len(chunks) - 1 // separating spaces
 	for _, c := range chunks {
 		n += 2 + len(c)
 		for i := 0; i < len(c); i++ {
-			if c[i] == '"' || c[i] == '\\' {
+			switch b := c[i]; {
+			case b == '"' || b == '\\':
 				n++
+			case b < ' ' || b > '~':
+				n += 3
 			}
 		}
 	}

@@ -34,7 +34,7 @@ func names(batches [][]Change) [][]string {
 }
 
 func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
-	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000, UpsertCountsTwice: true}
+	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000}
 	for _, tc := range []struct {
 		name    string
 		changes []Change
@@ -52,6 +52,8 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a", "b"}}},
 		{"update counts delete plus create", []Change{update("a", 2, 2), create("b", 1)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"b"}}},
+		{"a shrinking update counts its old records too", []Change{update("a", 5, 1), create("b", 2)},
+			Capabilities{BatchWrites: true, MaxChangesPerBatch: 6}, [][]string{{"a"}, {"b"}}},
 		{"upsert counts twice", []Change{update("a", 1, 2), create("b", 1)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a"}, {"b"}}},
 		{"upsert counts After twice, not Before", []Change{update("a", 5, 1), create("b", 2)},
@@ -74,7 +76,7 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 }
 
 func TestSplitBatches_Route53ThousandCreatesFitOneRequestButNotThousandAndOne(t *testing.T) {
-	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000, UpsertCountsTwice: true}
+	route53 := Capabilities{BatchWrites: true, MaxChangesPerBatch: 1000, MaxValueBytesPerBatch: 32000}
 	var changes []Change
 	for i := range 1001 {
 		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("h%d", i), Type: "A", TTL: 60, Targets: []string{"10.0.0.1"}}})
@@ -124,6 +126,14 @@ func TestValueBytes_CountsTXTQuotedAndEscaped(t *testing.T) {
 		{"TXT", `a\b`, 6},
 		{"TXT", "", 2},
 		{"TXT", strings.Repeat("x", 256), 256 + 4 + 1},
+		{"TXT", "a\tb", 2 + 1 + 4 + 1}, // \011 or \009
+		{"txt", `"`, 4},
+		{"CNAME", "www.example.test", 17},
+		{"CNAME", "WWW.Example.Test.", 17},
+		{"MX", "10 mail.example.test", 21},
+		{"SRV", "0 5 5060 sip.example.test", 26},
+		{"AAAA", "2001:0db8:0000::0001", 11},
+		{"CAA", "0 issue letsencrypt.org", 25},
 	} {
 		if got := ValueBytes(tc.rtype, tc.value); got != tc.want {
 			t.Errorf("ValueBytes(%s, %q) = %d, want %d", tc.rtype, tc.value, got, tc.want)

@@ -19,7 +19,8 @@ type Capabilities struct {
 	MaxChangesPerBatch int
 	// MaxValueBytesPerBatch is the most characters of record values one
 	// request may carry; 0 = unlimited. Values are counted as the backend
-	// spells them (see ValueBytes: TXT is counted quoted and escaped).
+	// spells them (see ValueBytes: TXT quoted and escaped, names with their
+	// trailing dot).
 	//   - Route 53: 32,000 characters, spaces included, over all Value
 	//     elements of a request (AWS Route 53 API Reference,
 	//     ChangeResourceRecordSets).
@@ -31,7 +32,11 @@ type Capabilities struct {
 	// backend counts its records and value characters twice (Route 53: "when
 	// the value of the Action element is UPSERT, each ResourceRecord element
 	// is counted twice"). False: an Update is a DELETE of Before plus a
-	// CREATE of After.
+	// CREATE of After. It must describe what the provider really sends: the
+	// guard (pkg/provider/guard) splits by it and sends each batch as one
+	// request for one rate-limit token. No provider here sets it; Route 53's
+	// sends DELETE+CREATE, which costs Before+After (an update that shrinks a
+	// set costs more than twice its new records).
 	UpsertCountsTwice bool
 	// ConditionalWrites: a write is applied only if Before still matches, and
 	// a batch is all-or-nothing (Route 53 exact DELETE+CREATE, Azure ETags,

@@ -62,14 +62,15 @@ func (s *Set) report(k Key) {
 }
 
 // For returns the Writer of the zone, creating it on first use. p replaces the writer's provider,
-// so a rotated credential takes effect at once.
+// so a rotated credential takes effect at once; with Options.Resolve the writer also resolves
+// k.Account's provider before each call, so that it does for callers that never call For.
 func (s *Set) For(k Key, p provider.Provider) *Writer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.writers[k]
 	if !ok {
 		ctx, cancel := context.WithCancel(s.ctx)
-		e = entry{w: newWriter(ctx, p, k.ZoneID, s.opts, func() { s.report(k) }), cancel: cancel}
+		e = entry{w: start(ctx, p, k, s.opts, func() { s.report(k) }), cancel: cancel}
 		s.writers[k] = e
 		return e.w
 	}

@@ -30,6 +30,15 @@ type Options struct {
 	Resync time.Duration
 	// CallTimeout bounds each provider call, a time.Duration; default 2m.
 	CallTimeout time.Duration
+	// Resolve returns the provider of an account (Key.Account, the Secret's "namespace/name")
+	// from its current credentials. When set, the writers of a Set call it before each provider
+	// call, read or write, so that a rotated Secret takes effect at the next call of every
+	// writer of the account: the heartbeat reporter's and the nameserver scraper's too, which
+	// never call Set.For. Its error fails that call, wrapped. It must be cheap when nothing
+	// changed (factory.Factory.ResolveAccount answers from memory while the Secret's
+	// resourceVersion is unchanged). nil: a writer uses the provider last given to Set.For
+	// (or New).
+	Resolve func(ctx context.Context, account string) (provider.Provider, error)
 	// Clock is injected for tests; default the real clock.
 	Clock clock.PassiveClock
 	// Log receives one line per applied batch.
@@ -60,9 +69,10 @@ func (o Options) withDefaults() Options {
 
 // Writer applies record changes to one hosted zone. It is safe for concurrent use.
 type Writer struct {
-	zoneID string
-	opts   Options
-	subs   chan *submission
+	zoneID  string
+	account string // Key.Account for Options.Resolve; "" = never resolved
+	opts    Options
+	subs    chan *submission
 
 	// io serialises provider I/O: the loop's writes and the reads that load the view. Readers
 	// of a fresh view never wait for it, so planning goes on while a batch is in flight.
@@ -87,11 +97,17 @@ type submission struct {
 // New returns a Writer for the hosted zone zoneID at p. Its batching loop runs until ctx ends;
 // afterwards Apply returns ctx's error.
 func New(ctx context.Context, p provider.Provider, zoneID string, opts Options) *Writer {
-	return newWriter(ctx, p, zoneID, opts, nil)
+	return start(ctx, p, Key{ZoneID: zoneID}, opts, nil)
 }
 
-func newWriter(ctx context.Context, p provider.Provider, zoneID string, opts Options, onNotFound func()) *Writer {
-	w := &Writer{zoneID: zoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission), onNotFound: onNotFound}
+// start returns a running Writer for k; with Options.Resolve and k.Account set it resolves its
+// provider before each call. onNotFound, when set, is called each time the writer finds its
+// hosted zone gone.
+func start(ctx context.Context, p provider.Provider, k Key, opts Options, onNotFound func()) *Writer {
+	w := &Writer{zoneID: k.ZoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission), onNotFound: onNotFound}
+	if w.opts.Resolve != nil {
+		w.account = k.Account
+	}
 	go w.loop(ctx)
 	return w
 }
@@ -328,7 +344,11 @@ func (w *Writer) commit(sets map[provider.RecordSetKey]provider.RecordSet) {
 func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
-	err := w.provider().ApplyChanges(cctx, w.zoneID, changes)
+	p, err := w.provider(cctx)
+	if err != nil {
+		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+	}
+	err = p.ApplyChanges(cctx, w.zoneID, changes)
 	w.observe(err)
 	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
@@ -360,7 +380,10 @@ func (w *Writer) ensureLoaded(ctx context.Context) error {
 func (w *Writer) loadLocked(ctx context.Context) error {
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
-	p := w.provider()
+	p, err := w.provider(cctx)
+	if err != nil {
+		return fmt.Errorf("read zone %s: %w", w.zoneID, err)
+	}
 	sets, err := p.ListRecordSets(cctx, w.zoneID)
 	w.observe(err)
 	if err != nil {
@@ -376,10 +399,20 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	return nil
 }
 
-func (w *Writer) provider() provider.Provider {
+// provider returns the provider for the next call: resolved from the account's current
+// credentials with Options.Resolve (and kept as the writer's provider), else the one last set.
+func (w *Writer) provider(ctx context.Context) (provider.Provider, error) {
+	if w.account != "" {
+		p, err := w.opts.Resolve(ctx, w.account)
+		if err != nil {
+			return nil, fmt.Errorf("resolve the provider of %s: %w", w.account, err)
+		}
+		w.SetProvider(p)
+		return p, nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.p
+	return w.p, nil
 }
 
 func isTransient(err error) bool {

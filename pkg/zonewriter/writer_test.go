@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -245,5 +246,57 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 		if rs.Name == "a."+zone {
 			t.Fatalf("view still holds the deleted zone's %s after Reset", rs.Key())
 		}
+	}
+}
+
+// TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall (issue 11, item 8): with
+// Options.Resolve, a Set's writer reads and writes through the provider the account's current
+// credentials give, although nobody calls For again after the rotation (the heartbeat reporter
+// and the scraper never do); a resolve error fails the call and names the account.
+func TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	old := counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	rotated := counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	z, err := old.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	current, resolveErr := provider.Provider(old), error(nil)
+	set := zonewriter.NewSet(ctx, zonewriter.Options{Window: time.Millisecond, Resolve: func(_ context.Context, account string) (provider.Provider, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if account != "ns/dns" {
+			return nil, fmt.Errorf("unexpected account %q", account)
+		}
+		return current, resolveErr
+	}})
+	w := set.For(zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}, old)
+	if _, err := w.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	old.Reset()
+	mu.Lock()
+	current = rotated // the Secret now holds new credentials
+	mu.Unlock()
+	if _, err := w.Reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(ctx, []provider.Change{create(aSet("www."+zone, "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	if n := old.Counts(); len(n) != 0 {
+		t.Errorf("calls through the old provider after the rotation: %v", n)
+	}
+	if n := rotated.Counts(); n["ListRecordSets"] != 1 || n["ApplyChanges"] != 1 {
+		t.Errorf("calls through the rotated provider: %v, want one read and one write", n)
+	}
+	mu.Lock()
+	resolveErr = errors.New("secret ns/dns does not exist")
+	mu.Unlock()
+	if _, err := w.Reload(ctx); err == nil || !strings.Contains(err.Error(), "ns/dns") {
+		t.Errorf("Reload with the Secret gone: %v, want an error naming the account", err)
 	}
 }

@@ -39,10 +39,11 @@ type Planner struct {
 }
 
 // Plan computes the plan of every usable zone of a, in zone-key order, for contributor self
-// under mode. With release the object wants nothing: every record it holds is planned for
-// removal. waiting lists zones that should receive endpoints but are not usable yet (no zone ID
-// or not ZoneAvailable). Errors wrap factory.ErrProviderNotFound, provider errors from the
-// zone's snapshot read, or API read errors.
+// under mode. With release the object is being deleted and wants nothing: every record it holds
+// is planned for removal (plan.Input.Release). waiting lists zones that should receive endpoints
+// but are not usable yet (no zone ID or not ZoneAvailable); with release, the zones whose
+// provider cannot be resolved (their records stay), with why. Errors wrap
+// factory.ErrProviderNotFound, provider errors from the zone's snapshot read, or API read errors.
 func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan.Mode, a *Assignment, release bool, defaultTTL int64) (plans []ZonePlan, waiting []string, _ error) {
 	keys := make([]client.ObjectKey, 0, len(a.Zones))
 	for k := range a.Zones {
@@ -68,6 +69,9 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			if len(desired) > 0 {
 				return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
 			}
+			if release {
+				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s): %v", k, z.Spec.Zone, err))
+			}
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
@@ -79,7 +83,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
 		}
 		res := plan.Compute(plan.Input{
-			Zone: z.Spec.Zone, Self: self, Mode: mode,
+			Zone: z.Spec.Zone, Self: self, Mode: mode, Release: release,
 			Desired: desired, Snapshot: snap, DefaultTTL: defaultTTL,
 		})
 		plans = append(plans, ZonePlan{Zone: z, Writer: w, Snapshot: snap, Result: res})

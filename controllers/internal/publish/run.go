@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -175,15 +176,19 @@ func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
 }
 
 // Release removes every record self holds for an object being deleted (held: its
-// status.zones), in every usable zone. done is false when a concurrent write got in the way and
-// the caller should requeue; a missing provider Secret releases nothing and is not an error.
-func (p *Planner) Release(ctx context.Context, c client.Reader, self registry.Contributor, mode plan.Mode, namespace string,
-	zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (done bool, _ error) {
+// status.zones), in every usable zone, even where a foreign registry record it cannot read sits
+// beside one of its records (plan.Input.Release). What it cannot remove, the record sets such a
+// record may claim, any other conflict, and the zones whose provider Secret cannot be resolved,
+// is named in one Warning Event on obj (reason dnsv1.ReasonRecordsKept) and one log line. done
+// is false when a concurrent write got in the way and the caller should requeue; a missing
+// provider Secret releases nothing and is not an error.
+func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.EventRecorder, obj runtime.Object, self registry.Contributor,
+	mode plan.Mode, namespace string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (done bool, _ error) {
 	a, err := Assign(ctx, c, namespace, zoneRef, endpoints, held, defaultTTL)
 	if err != nil {
 		return false, err
 	}
-	plans, _, err := p.Plan(ctx, self, mode, a, true, defaultTTL)
+	plans, unresolved, err := p.Plan(ctx, self, mode, a, true, defaultTTL)
 	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
 		return false, err
 	}
@@ -195,5 +200,40 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, self registry.Co
 			return false, fmt.Errorf("remove records from %s: %w", zp.Zone.Spec.Zone, err)
 		}
 	}
+	reportLeftBehind(ctx, rec, obj, plans, unresolved)
 	return true, nil
+}
+
+// maxLeftInEvent caps how many left-behind records one Event names; the log line names all.
+const maxLeftInEvent = 10
+
+// reportLeftBehind names what a release left in place, once it is applied: record sets kept for
+// an unreadable registry record beside them, keys in conflict, and zones not reached.
+func reportLeftBehind(ctx context.Context, rec record.EventRecorder, obj runtime.Object, plans []ZonePlan, unresolved []string) {
+	var left []string
+	for _, zp := range plans {
+		for _, k := range zp.Result.Kept {
+			left = append(left, fmt.Sprintf("%s in zone %s (kept: %s)", k.Key, zp.Zone.Spec.Zone, k.Message))
+		}
+		for _, k := range zp.Result.Conflicts {
+			left = append(left, fmt.Sprintf("%s in zone %s (not released: %s)", k.Key, zp.Zone.Spec.Zone, k.Message))
+		}
+	}
+	for _, u := range unresolved {
+		left = append(left, "every record in "+u)
+	}
+	if len(left) == 0 {
+		return
+	}
+	log.FromContext(ctx).Info("deleted object's records left behind; its own registry records were removed where they could be read",
+		"reason", dnsv1.ReasonRecordsKept, "left", left)
+	if rec == nil {
+		return
+	}
+	shown := left
+	more := ""
+	if len(shown) > maxLeftInEvent {
+		shown, more = shown[:maxLeftInEvent], fmt.Sprintf("; and %d more (see the manager log)", len(left)-maxLeftInEvent)
+	}
+	rec.Eventf(obj, corev1.EventTypeWarning, dnsv1.ReasonRecordsKept, "deleted; left behind: %s%s", strings.Join(shown, "; "), more)
 }

@@ -7,9 +7,12 @@
 // to the spec's, and tagged TagCallerReference. Updates are written as an
 // exact DELETE of Before plus a CREATE of After in one atomic
 // ChangeResourceRecordSets batch, so a stale Before fails the batch
-// (ErrConflict). Changes larger than one request's limits are split into
-// several requests with provider.SplitBatches; each request is atomic, the
-// sequence is not.
+// (ErrConflict); Capabilities declares that cost (UpsertCountsTwice false: an
+// Update costs its old plus its new records), so that a batch that
+// pkg/provider/guard splits with provider.SplitBatches leaves as exactly one
+// ChangeResourceRecordSets request. Changes larger than one request's limits
+// (unguarded callers) are split into several requests the same way; each
+// request is atomic, the sequence is not.
 //
 // Route-53-specific record features are set through RecordSet.ProviderSpecific
 // with external-dns' names (KeyAlias, KeyEvaluateTargetHealth,
@@ -176,12 +179,16 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities reports Route 53's limits (see provider.Capabilities).
+// Capabilities reports Route 53's limits (see provider.Capabilities). An
+// Update is sent as an exact DELETE plus a CREATE, never as an UPSERT, so it
+// costs len(Before)+len(After) ResourceRecord elements (UpsertCountsTwice
+// false): declaring the UPSERT cost (twice After) under-counts an update that
+// shrinks a set, and one guarded batch then left as several requests.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
-		MaxChangesPerBatch:    1000,
-		MaxValueBytesPerBatch: 32000,
-		UpsertCountsTwice:     true,
+		MaxChangesPerBatch:    maxElements,
+		MaxValueBytesPerBatch: maxChars,
+		UpsertCountsTwice:     false,
 		ConditionalWrites:     true,
 		WeightedRouting:       true,
 		CreateZones:           true,

@@ -3,9 +3,13 @@ package aws_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
@@ -140,4 +144,130 @@ func TestThrottleStormConverges(t *testing.T) {
 	if !slices.ContainsFunc(fake.BatchSizes(), func(n int) bool { return n > 0 }) {
 		t.Fatal("no batch accepted")
 	}
+}
+
+// shrinkingUpdates creates n A sets of 4 targets through p and returns updates that shrink each
+// to 1 target: Route 53 counts such an update as 4+1 ResourceRecord elements (the DELETE of the
+// old set plus the CREATE of the new one), not as twice the new set.
+func shrinkingUpdates(t *testing.T, p provider.Provider, zoneID string, n int) (updates, final []provider.Change) {
+	t.Helper()
+	var creates []provider.Change
+	for i := range n {
+		old := provider.RecordSet{Name: fmt.Sprintf("s%04d.example.test", i), Type: "A", TTL: 60}
+		for j := range 4 {
+			old.Targets = append(old.Targets, fmt.Sprintf("10.%d.%d.%d", j, i/256, i%256))
+		}
+		nw := old.Clone()
+		nw.Targets = nw.Targets[:1]
+		creates = append(creates, provider.Change{Action: provider.ActionCreate, After: &old})
+		updates = append(updates, provider.Change{Action: provider.ActionUpdate, Before: &old, After: &nw})
+		final = append(final, provider.Change{Action: provider.ActionCreate, After: &nw})
+	}
+	if err := p.ApplyChanges(context.Background(), zoneID, creates); err != nil {
+		t.Fatalf("creates: %v", err)
+	}
+	return updates, final
+}
+
+// limitedGuard returns a Route 53 provider guarded with a token bucket that does not refill
+// during a test (what it loses is what the guard took), and one zone.
+func limitedGuard(t *testing.T, fake *route53fake.Server) (*guard.Provider, *rate.Limiter, provider.Zone) {
+	t.Helper()
+	lim := guard.NewLimiter(1e-9, 100)
+	p := guard.New(newProvider(t, fake, func(c *aws.Config) { c.MaxAttempts = 1 }), guard.Options{Limiter: lim})
+	z, err := p.EnsureZone(context.Background(), provider.ZoneSpec{Name: "example.test", CallerReference: "ref-exact"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, lim, z
+}
+
+// applyOneRequestPerBatch applies changes through p and asserts that each guarded batch
+// (provider.SplitBatches under p's Capabilities) left as exactly one ChangeResourceRecordSets
+// request and cost exactly one token of lim.
+func applyOneRequestPerBatch(t *testing.T, fake *route53fake.Server, p *guard.Provider, lim *rate.Limiter, zoneID string, changes []provider.Change) {
+	t.Helper()
+	batches := provider.SplitBatches(changes, p.Capabilities())
+	requests, reads, tokens := fake.Count("ChangeResourceRecordSets"), fake.Count("ListTagsForResource"), lim.Tokens()
+	if err := p.ApplyChanges(context.Background(), zoneID, changes); err != nil {
+		t.Fatal(err)
+	}
+	sent := fake.Count("ChangeResourceRecordSets") - requests
+	// Before a multi-batch apply the guard may read the zone's name: one GetZone, one token, the
+	// only ListTagsForResource here (the provider's own name lookup is a bare GetHostedZone).
+	taken := int(math.Round(tokens-lim.Tokens())) - (fake.Count("ListTagsForResource") - reads)
+	t.Logf("%d changes: %d guarded batches, %d requests, %d tokens", len(changes), len(batches), sent, taken)
+	if sent != len(batches) || taken != len(batches) {
+		t.Errorf("%d guarded batches left as %d ChangeResourceRecordSets requests for %d tokens, want one request and one token each",
+			len(batches), sent, taken)
+	}
+}
+
+// TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch (issue 11, item 8): the guard counts
+// an Update as Route 53 does for the DELETE+CREATE the provider sends, so one guarded batch leaves
+// as exactly one ChangeResourceRecordSets request and costs exactly one rate-limit token.
+func TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch(t *testing.T) {
+	fake := route53fake.New()
+	t.Cleanup(fake.Close)
+	p, lim, z := limitedGuard(t, fake)
+	updates, final := shrinkingUpdates(t, p, z.ID, 300)
+	applyOneRequestPerBatch(t, fake, p, lim, z.ID, updates)
+	checkZone(t, p, z.ID, final)
+}
+
+// TestValueCharactersCountedAsSentOneRequestPerGuardedBatch (issue 11, item 8): value characters
+// are counted as Route 53 receives them, a name target with its trailing dot and a TXT byte
+// outside printable ASCII as its 4-character \ooo escape, so one guarded batch is one request.
+func TestValueCharactersCountedAsSentOneRequestPerGuardedBatch(t *testing.T) {
+	for _, tc := range []struct {
+		name, rtype string
+		target      func(i int) string
+	}{
+		// 800 CNAME targets of 40 characters: 32,000 without the dots, 32,800 as sent.
+		{"cname", "CNAME", func(i int) string { return fmt.Sprintf("%03d%s.example.test", i, strings.Repeat("c", 24)) }},
+		// 800 TXT values of 37 bytes and a tab: 40 characters quoted, 43 as sent.
+		{"txt", "TXT", func(i int) string { return fmt.Sprintf("%03d%s\t", i, strings.Repeat("t", 34)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := route53fake.New()
+			t.Cleanup(fake.Close)
+			p, lim, z := limitedGuard(t, fake)
+			var creates []provider.Change
+			for i := range 800 {
+				rs := provider.RecordSet{Name: fmt.Sprintf("v%04d.example.test", i), Type: tc.rtype, TTL: 60, Targets: []string{tc.target(i)}}
+				creates = append(creates, provider.Change{Action: provider.ActionCreate, After: &rs})
+			}
+			applyOneRequestPerBatch(t, fake, p, lim, z.ID, creates)
+			checkZone(t, p, z.ID, creates)
+		})
+	}
+}
+
+// TestShrinkingUpdatesThrottledBatchNotResent (issue 11, item 8): when the second request of a
+// guarded apply is throttled, the guard retries that batch alone; a batch already applied is never
+// sent again (resending its exact DELETE would fail: the old set is gone).
+func TestShrinkingUpdatesThrottledBatchNotResent(t *testing.T) {
+	fake := route53fake.New()
+	t.Cleanup(fake.Close)
+	p, z := guarded(t, fake, 1)
+	ctx := context.Background()
+	updates, final := shrinkingUpdates(t, p, z.ID, 300)
+	accepted := len(fake.BatchSizes())
+	// Warm the guard's zone-name memory so that every request below is a ChangeResourceRecordSets.
+	if _, err := p.GetZone(ctx, z.ID); err != nil {
+		t.Fatal(err)
+	}
+	fake.ThrottleEvery(2) // the 2nd, 4th, ... request from now on is throttled
+	if err := p.ApplyChanges(ctx, z.ID, updates); err != nil {
+		t.Fatalf("updates with the 2nd request throttled: %v", err)
+	}
+	fake.ThrottleEvery(0)
+	elems := 0
+	for _, n := range fake.BatchSizes()[accepted:] {
+		elems += n
+	}
+	if want := 300 * (4 + 1); elems != want {
+		t.Errorf("%d ResourceRecord elements accepted for the updates, want %d (each change sent once)", elems, want)
+	}
+	checkZone(t, p, z.ID, final)
 }

@@ -323,13 +323,12 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if len(canon) == 0 {
 		return nil
 	}
-	// We send an Update as DELETE+CREATE, so count Before+After; then make
-	// sure of the exact characters sent (trailing dots are extra).
-	caps := p.Capabilities()
-	caps.UpsertCountsTwice = false
+	// Capabilities counts an Update as the DELETE+CREATE sent; splitExact
+	// then makes sure of the exact characters sent (it never splits a batch
+	// of SplitBatches, whose value count is never below the exact one).
 	var batches [][]types.Change
 	off := 0
-	for _, b := range provider.SplitBatches(canon, caps) {
+	for _, b := range provider.SplitBatches(canon, p.Capabilities()) {
 		batches = append(batches, splitExact(groups[off:off+len(b)])...)
 		off += len(b)
 	}

@@ -162,6 +162,23 @@ func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved
 	return res, err
 }
 
+// ResolveAccount returns the provider of account, a Resolved.Account ("<namespace>/<secret
+// name>"), as Resolve does: from memory while the Secret's resourceVersion is unchanged (with
+// Metadata), else built from the Secret as it is now. It is the zone writers' resolver
+// (zonewriter.Options.Resolve), so that a rotated Secret reaches every writer of the account at
+// its next call. Errors are Resolve's, or wrap ErrProviderNotFound for a malformed account.
+func (f *Factory) ResolveAccount(ctx context.Context, account string) (provider.Provider, error) {
+	namespace, name, ok := strings.Cut(account, "/")
+	if !ok || namespace == "" || name == "" {
+		return nil, fmt.Errorf("account %q is not namespace/name: %w", account, ErrProviderNotFound)
+	}
+	res, err := f.Resolve(ctx, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return res.Provider, nil
+}
+
 // resolve reads the Secret and builds its provider; rv is the Secret's resourceVersion, empty
 // when it could not be read.
 func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolved, rv string, _ error) {

@@ -89,7 +89,8 @@ type Server struct {
 	// before the first request. A request signed with another access key ID
 	// gets 403 InvalidClientTokenId; one whose SigV4 signature does not verify
 	// with SecretAccessKey gets 403 SignatureDoesNotMatch; an unsigned one
-	// gets 403 MissingAuthenticationToken (AWS "Common Errors").
+	// gets 403 MissingAuthenticationToken (AWS "Common Errors"). Rotate
+	// changes them later.
 	AccessKeyID, SecretAccessKey string
 
 	dns *fakedns.Lazy
@@ -272,6 +273,14 @@ func (s *Server) authenticate(r *http.Request) *apiErr {
 		return &apiErr{403, "SignatureDoesNotMatch", "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.", nil}
 	}
 	return nil
+}
+
+// Rotate replaces the only credentials the fake accepts, as a key rotation in IAM that deletes
+// the old access key: from now on a request signed with the old ones gets 403.
+func (s *Server) Rotate(accessKeyID, secretAccessKey string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.AccessKeyID, s.SecretAccessKey = accessKeyID, secretAccessKey
 }
 
 // Throttle makes the next n requests fail with 400 Throttling.
