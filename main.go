@@ -289,6 +289,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := (&dnsendpoint.Reconciler{
 		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
 		Recorder:       mgr.GetEventRecorderFor("dnsendpoint-controller"),
 		Providers:      providers,
 		Writers:        writers,
@@ -300,6 +301,7 @@ func run(ctx context.Context, o options) error {
 	}
 	records := &dnsrecord.Reconciler{
 		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
 		Recorder:       mgr.GetEventRecorderFor("dnsrecord-controller"),
 		Providers:      providers,
 		Writers:        writers,

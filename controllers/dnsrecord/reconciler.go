@@ -51,7 +51,9 @@ type Heartbeats interface {
 
 // Reconciler reconciles DNSRecords.
 type Reconciler struct {
-	Client    client.Client
+	Client client.Client
+	// APIReader, when set, reads from the API server: see dnsendpoint.Reconciler.APIReader.
+	APIReader client.Reader
 	Recorder  record.EventRecorder
 	Providers *factory.Factory
 	Writers   *zonewriter.Set
@@ -98,9 +100,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcileNormal(ctx, rec)
 	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.OwnerID = r.OwnerID
-	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionReady)
-	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionHealthy)
-	if perr := status.Patch(ctx, r.Client, rec, base, &rec.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
+		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return res, err
@@ -118,7 +122,7 @@ func (r *Reconciler) contributor(rec *dnsv1.DNSRecord) registry.Contributor {
 }
 
 func (r *Reconciler) planner() *publish.Planner {
-	return &publish.Planner{Providers: r.Providers, Writers: r.Writers}
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader}
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {

@@ -90,9 +90,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcileNormal(ctx, zone)
 	zone.Status.ObservedGeneration = zone.Generation
 	r.summarise(zone)
-	status.EventOnChange(r.Recorder, zone, base.Status.Conditions, zone.Status.Conditions,
-		dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated)
-	if perr := status.Patch(ctx, r.Client, zone, base, &zone.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: zone, Base: base, New: &zone.Status, Old: &base.Status,
+		After: zone.Status.Conditions, Before: base.Status.Conditions,
+		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return res, err

@@ -118,8 +118,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := g.DeepCopy()
 	err := r.reconcileNormal(ctx, g)
 	g.Status.ObservedGeneration = g.Generation
-	status.EventOnChange(r.Recorder, g, base.Status.Conditions, g.Status.Conditions, dnsv1.ConditionReady)
-	if perr := status.Patch(ctx, r.Client, g, base, &g.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: g, Base: base, New: &g.Status, Old: &base.Status,
+		After: g.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	if err != nil {

@@ -89,12 +89,16 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	if err != nil {
 		return Outcome{}, ctrl.Result{}, err
 	}
+	if err := a.Confirm(ctx, p.Live, o.Namespace); err != nil {
+		return Outcome{}, ctrl.Result{}, err
+	}
 	out := Outcome{Assignment: a}
 	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
 	if err != nil {
 		res, err := failed(ready, err)
 		return out, res, err
 	}
+	waiting = append(waiting, a.Awaiting...)
 	out.Plans = plans
 	var records []provider.Change
 	var conflicts []string
@@ -118,17 +122,22 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		}
 	}
 	if apply {
-		for _, zp := range plans {
+		for i, zp := range plans {
 			changes := zp.Result.Changes
 			if opts.Stamp != nil {
 				changes = opts.Stamp(changes)
 			}
 			if err := zp.Writer.Apply(ctx, changes); err != nil {
 				*o.AppliedPlan = prevApplied
+				// status.plan shows what remains: the zones from this one on.
+				rest := remaining(plans[i:])
+				*o.Plan = StatusPlan(plan.ID(rest, spec), rest)
 				res, err := failed(ready, fmt.Errorf("zone %s: %w", zp.Zone.Spec.Zone, err))
 				return out, res, err
 			}
 		}
+		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
+		*o.Plan = StatusPlan(plan.ID(nil, spec), nil)
 		out.Written = true
 		if len(waiting) == 0 {
 			// Every zone was planned and written: the object now holds records only where its
@@ -150,7 +159,7 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	case len(a.Invalid) > 0:
 		ready(false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
 	case len(waiting) > 0:
-		ready(false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
+		ready(false, dnsv1.ReasonAwaitingZone, "waiting for "+strings.Join(waiting, "; "))
 		return out, ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	case !apply && len(records) > 0:
 		ready(false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
@@ -158,6 +167,15 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// remaining returns the record changes of plans, in order.
+func remaining(plans []ZonePlan) []provider.Change {
+	var out []provider.Change
+	for _, zp := range plans {
+		out = append(out, zp.Result.Records...)
+	}
+	return out
 }
 
 // failed records a provider or planning error on Ready. Conflicts with a concurrent write are
