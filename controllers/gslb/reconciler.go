@@ -139,7 +139,7 @@ func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
 func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.GeoTag = r.GeoTag
 	if r.GeoTag == "" {
-		r.ready(g, false, dnsv1.ReasonProviderError, "the manager has no --geo-tag: Gslbs need this cluster's geo tag")
+		r.ready(g, false, dnsv1.ReasonNoGeoTag, "the manager runs without --geo-tag: restart it with --geo-tag=<this cluster's region> (Gslbs need it to name this cluster's targets)")
 		return nil
 	}
 	resolveTimeout := r.Querier.Timeout
@@ -175,6 +175,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.HealthyRecords = map[string][]string{}
 	var unhealthy []string
 	anyTargets := false
+	if loc.missing != "" && len(loc.hosts) == 0 {
+		// No host is known (an Ingress gives them): the resource itself is NotFound.
+		g.Status.ServiceHealth[g.Spec.ResourceRef.Kind+"/"+g.Spec.ResourceRef.Name] = NotFound
+	}
 	for _, h := range loc.hosts {
 		g.Status.ServiceHealth[h] = loc.health[h]
 		if why := loc.why[h]; why != "" {
@@ -188,7 +192,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		}
 		ans, err := gslb.Compute(g.Spec.Strategy.Type, g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
 		if err != nil {
-			r.ready(g, false, dnsv1.ReasonProviderError, err.Error())
+			r.ready(g, false, dnsv1.ReasonInvalidStrategy, "spec.strategy: "+err.Error())
 			return nil
 		}
 		var served []string
@@ -242,6 +246,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 			reason = dnsv1.ReasonZoneNotFound
 		}
 		r.ready(g, false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", endpointName(g), epReady.Reason, epReady.Message))
+	case loc.missing != "":
+		msg := loc.missing + ": this cluster serves no targets"
+		if anyTargets {
+			msg += "; peers' targets are still published"
+		}
+		r.ready(g, false, dnsv1.ReasonResourceNotFound, msg)
 	case !anyTargets:
 		msg := "no cluster has healthy targets"
 		if len(unhealthy) > 0 {
