@@ -27,4 +27,3 @@ func TestReconcileNormal_NoGeoTagHasItsOwnReason(t *testing.T) {
 		t.Fatalf("message %q does not name %s", c.Message, want)
 	}
 }
-
