@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -166,6 +167,50 @@ func TestDNSEndpoint_PlanShowsWhatRemainsAndWhatAnUpdateReplaces(t *testing.T) {
 		}
 		if ep.Status.AppliedPlan != p.ID || ep.Status.Plan == nil || len(ep.Status.Plan.Changes) != 0 {
 			return fmt.Errorf("appliedPlan %q, plan %+v", ep.Status.AppliedPlan, ep.Status.Plan)
+		}
+		return nil
+	})
+}
+
+// reconcileTotal reads controller_runtime_reconcile_total{controller,result} from
+// controller-runtime's registry, as /metrics serves it.
+func reconcileTotal(t *testing.T, controller, result string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["controller"] == controller && labels["result"] == result {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestReconcileTotal_ResyncedSuccessCountsAsSuccess (issue 11, item 7): a DNSZone reconcile that
+// succeeds ends by scheduling its next resync; controller-runtime counts a RequeueAfter result
+// as requeue_after, never success. Through the requeue wrapper a successful reconcile is counted
+// under result="success", and the zone is still resynced (the wrapper requeues it).
+func TestReconcileTotal_ResyncedSuccessCountsAsSuccess(t *testing.T) {
+	before := reconcileTotal(t, "dnszone", "success")
+	ns := namespace(t, "metricsok")
+	z := zoneObj(ns, "z", "metricsok.test", nil)
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	eventually(t, 20*time.Second, "a dnszone reconcile counted as success", func() error {
+		if got := reconcileTotal(t, "dnszone", "success"); got <= before {
+			return fmt.Errorf("controller_runtime_reconcile_total{controller=dnszone,result=success} = %v (before: %v; requeue_after: %v)",
+				got, before, reconcileTotal(t, "dnszone", "requeue_after"))
 		}
 		return nil
 	})

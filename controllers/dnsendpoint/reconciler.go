@@ -22,6 +22,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -197,7 +198,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	return requeue.Complete(b, r) // a resynced success counts as a success
 }
 
 // conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.

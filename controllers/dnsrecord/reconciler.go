@@ -25,6 +25,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
@@ -384,13 +385,13 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	if n <= 0 {
 		n = 2048
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
 		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
-		Named("dnsrecord").
-		Complete(rec)
+		Named("dnsrecord")
+	return requeue.Complete(b, rec) // a resynced success counts as a success
 }
 
 // recordsOfZone enqueues the DNSRecords a zone concerns: rootHost under it in its namespace,

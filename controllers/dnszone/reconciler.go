@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -377,6 +378,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
 		return err
 	}
+	periodic := requeue.New(r)
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.DNSZone{}).
 		Owns(&dnsv1.DNSEndpoint{}).
@@ -384,7 +386,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
 		Named("dnszone").
-		Complete(r)
+		// Periodic: a reconcile that succeeds and polls again counts as a success.
+		WatchesRawSource(periodic.Source()).
+		Complete(periodic)
 }
 
 const indexProviderRef = "spec.providerRef.name"

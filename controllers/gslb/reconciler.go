@@ -32,6 +32,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -591,14 +592,14 @@ func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconci
 }
 
 func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Ingress"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
-		Named("gslb").
-		Complete(rec)
+		Named("gslb")
+	return requeue.Complete(b, rec) // the peer re-query every --gslb-interval counts as a success
 }
 
 // gslbsOf maps an event on a kind to the Gslbs of its namespace it may concern: those referring
