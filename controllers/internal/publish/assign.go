@@ -31,6 +31,8 @@ type Assignment struct {
 	// (see Confirm), as "DNSZone <namespace>/<name> (<zone>) to be available".
 	Awaiting []string
 
+	// namespace is the object's, where Confirm looks for zones.
+	namespace string
 	// unheld maps an Invalid message to its record-set name, for the endpoints no cached
 	// DNSZone holds.
 	unheld map[string]string
@@ -41,7 +43,7 @@ type Assignment struct {
 // hold the object's records now (status.zones). defaultTTL, in seconds, replaces a zero TTL.
 // Errors are API read errors.
 func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (*Assignment, error) {
-	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
+	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}, namespace: ns}
 	var local dnsv1.DNSZoneList
 	// Read-only use: no deep copy of every zone on every reconcile.
 	if err := c.List(ctx, &local, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
@@ -145,18 +147,18 @@ func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.Zone
 	return a, nil
 }
 
-// Confirm re-reads the DNSZones of namespace ns from live (an uncached reader) when some
+// Confirm re-reads the DNSZones of the object's namespace from live (an uncached reader) when some
 // endpoints fell in no cached zone: a zone created a moment ago may not be in the cache yet, and
 // its endpoints are then waiting for it, not invalid. Those endpoints move from Invalid to
 // Awaiting; the rest stay Invalid. The zone's availability event reconciles them. live nil, or
 // nothing unheld, reads nothing. Errors are API read errors.
-func (a *Assignment) Confirm(ctx context.Context, live client.Reader, ns string) error {
+func (a *Assignment) Confirm(ctx context.Context, live client.Reader) error {
 	if live == nil || len(a.unheld) == 0 {
 		return nil
 	}
 	var zones dnsv1.DNSZoneList
-	if err := live.List(ctx, &zones, client.InNamespace(ns)); err != nil {
-		return fmt.Errorf("list DNSZones of %s: %w", ns, err)
+	if err := live.List(ctx, &zones, client.InNamespace(a.namespace)); err != nil {
+		return fmt.Errorf("list DNSZones of %s: %w", a.namespace, err)
 	}
 	invalid := a.Invalid[:0:0]
 	for _, msg := range a.Invalid {

@@ -54,7 +54,7 @@ func TestAssignConfirm_ZoneNotYetCachedIsAwaitingNotInvalid(t *testing.T) {
 			if c.live {
 				r = live
 			}
-			if err := a.Confirm(ctx, r, "default"); err != nil {
+			if err := a.Confirm(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(a.Invalid, c.wantInvalid) || !slices.Equal(a.Awaiting, c.wantAwaiting) {

@@ -44,9 +44,16 @@ type Planner struct {
 // Plan computes the plan of every usable zone of a, in zone-key order, for contributor self
 // under mode. With release the object wants nothing: every record it holds is planned for
 // removal. waiting lists zones that should receive endpoints but are not usable yet (no zone ID
-// or not ZoneAvailable). Errors wrap factory.ErrProviderNotFound, provider errors from the
-// zone's snapshot read, or API read errors.
+// or not ZoneAvailable, or not cached yet: Assignment.Confirm with p.Live, when publishing).
+// Errors wrap factory.ErrProviderNotFound, provider errors from the zone's snapshot read, or API
+// read errors.
 func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan.Mode, a *Assignment, release bool, defaultTTL int64) (plans []ZonePlan, waiting []string, _ error) {
+	if !release {
+		if err := a.Confirm(ctx, p.Live); err != nil {
+			return nil, nil, err
+		}
+		waiting = append(waiting, a.Awaiting...)
+	}
 	keys := make([]client.ObjectKey, 0, len(a.Zones))
 	for k := range a.Zones {
 		keys = append(keys, k)

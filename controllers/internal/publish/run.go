@@ -89,16 +89,12 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	if err != nil {
 		return Outcome{}, ctrl.Result{}, err
 	}
-	if err := a.Confirm(ctx, p.Live, o.Namespace); err != nil {
-		return Outcome{}, ctrl.Result{}, err
-	}
 	out := Outcome{Assignment: a}
 	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
 	if err != nil {
 		res, err := failed(ready, err)
 		return out, res, err
 	}
-	waiting = append(waiting, a.Awaiting...)
 	out.Plans = plans
 	var records []provider.Change
 	var conflicts []string
@@ -122,19 +118,13 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		}
 	}
 	if apply {
-		for i, zp := range plans {
-			changes := zp.Result.Changes
-			if opts.Stamp != nil {
-				changes = opts.Stamp(changes)
-			}
-			if err := zp.Writer.Apply(ctx, changes); err != nil {
-				*o.AppliedPlan = prevApplied
-				// status.plan shows what remains: the zones from this one on.
-				rest := remaining(plans[i:])
-				*o.Plan = StatusPlan(plan.ID(rest, spec), rest)
-				res, err := failed(ready, fmt.Errorf("zone %s: %w", zp.Zone.Spec.Zone, err))
-				return out, res, err
-			}
+		if i, err := applyPlans(ctx, plans, opts.Stamp); err != nil {
+			*o.AppliedPlan = prevApplied
+			// status.plan shows what remains: the zones from the failed one on.
+			rest := remaining(plans[i:])
+			*o.Plan = StatusPlan(plan.ID(rest, spec), rest)
+			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, err))
+			return out, res, err
 		}
 		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
 		*o.Plan = StatusPlan(plan.ID(nil, spec), nil)
@@ -167,6 +157,21 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// applyPlans writes each plan's changes in order, through stamp when set, and stops at the first
+// failure: failedAt is its index in plans, err the zone writer's error.
+func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (failedAt int, err error) {
+	for i, zp := range plans {
+		changes := zp.Result.Changes
+		if stamp != nil {
+			changes = stamp(changes)
+		}
+		if err := zp.Writer.Apply(ctx, changes); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
 }
 
 // remaining returns the record changes of plans, in order.
