@@ -149,14 +149,54 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o); err != nil {
-		ctrl.Log.Error(err, "manager stopped")
+		// The reason to exit, for a person at a terminal as much as for a pod log: one line, no
+		// stack trace (zap adds one to every Error).
+		fmt.Fprintln(os.Stderr, "manager stopped:", err)
 		os.Exit(1)
 	}
+}
+
+// checkAddrs binds and releases every address the manager will listen on — the embedded DNS
+// server's (UDP and TCP), /metrics and the probes — before anything starts: a busy port then
+// fails at once, naming the flag to change, rather than after a local control plane came up.
+// Errors name each flag and address.
+func checkAddrs(o options) error {
+	var errs []error
+	busy := func(flag, addr string, err error) {
+		errs = append(errs, fmt.Errorf("%s %s cannot be used (%w): pass %s with a free host:port", flag, addr, err, flag))
+	}
+	if pc, err := net.ListenPacket("udp", o.localDNSAddr); err != nil {
+		busy("--local-dns-addr", o.localDNSAddr, err)
+	} else {
+		_ = pc.Close()
+	}
+	if l, err := net.Listen("tcp", o.localDNSAddr); err != nil {
+		busy("--local-dns-addr", o.localDNSAddr, err)
+	} else {
+		_ = l.Close()
+	}
+	for _, a := range []struct{ flag, addr string }{
+		{"--metrics-bind-address", o.metricsAddr}, {"--health-probe-bind-address", o.probeAddr},
+	} {
+		if a.addr == "" || a.addr == "0" {
+			continue
+		}
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			busy(a.flag, a.addr, err)
+			continue
+		}
+		_ = l.Close()
+	}
+	return errors.Join(errs...)
 }
 
 func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
 	start := time.Now()
+	if err := checkAddrs(o); err != nil {
+		return err
+	}
 
 	var cfg *rest.Config
 	if o.local {
@@ -292,6 +332,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := (&dnsendpoint.Reconciler{
 		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
 		Recorder:       mgr.GetEventRecorderFor("dnsendpoint-controller"),
 		Providers:      providers,
 		Writers:        writers,
@@ -303,6 +344,7 @@ func run(ctx context.Context, o options) error {
 	}
 	records := &dnsrecord.Reconciler{
 		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
 		Recorder:       mgr.GetEventRecorderFor("dnsrecord-controller"),
 		Providers:      providers,
 		Writers:        writers,

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -59,5 +62,47 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {
 		t.Errorf("valid Gslb flags refused: %v", err)
+	}
+}
+
+// TestRun_BusyAddressFailsBeforeAnythingStarts (issue 11, item 7): a second `make run` while
+// 5353 (or the metrics port) is taken must fail at once, naming the flag to change, and start
+// nothing: no local control plane, no lock in --local-dir.
+func TestRun_BusyAddressFailsBeforeAnythingStarts(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = pc.Close() }()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tcp.Close() }()
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"DNS", []string{"--local-dns-addr=" + pc.LocalAddr().String(), "--metrics-bind-address=0"}, "--local-dns-addr " + pc.LocalAddr().String()},
+		{"metrics", []string{"--local-dns-addr=127.0.0.1:0", "--metrics-bind-address=" + tcp.Addr().String()}, "--metrics-bind-address " + tcp.Addr().String()},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			o, _, err := parseFlags(append([]string{"--local", "--local-dir=" + dir, "--health-probe-bind-address=0"}, c.args...))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			err = run(ctx, o)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "pass "+strings.Fields(c.want)[0]) {
+				t.Fatalf("run: %v, want an error naming %q and the flag to change", err, c.want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("something started before the check: %s holds %d entries", dir, len(entries))
+			}
+		})
 	}
 }

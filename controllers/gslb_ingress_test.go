@@ -328,3 +328,31 @@ func TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable(t *testing.T) {
 		t.Fatalf("app.weighted.test served %v on a provider without weighted routing", got)
 	}
 }
+
+// TestGslb_MissingIngressIsResourceNotFound (issue 11, item 7): a Gslb whose Ingress does not
+// exist says so with ResourceNotFound and shows it in status.serviceHealth, rather than only "no
+// cluster has healthy targets" with an empty serviceHealth.
+func TestGslb_MissingIngressIsResourceNotFound(t *testing.T) {
+	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
+		DNSAddr: "127.0.0.1:0", GeoTag: "eu", GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond,
+	})
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/local"})
+	zone := zoneObj("apps", "gslb", "missing.test", nil)
+	c.create(zone)
+	c.waitCondition(zone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.create(&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Ingress", Name: "web"},
+		ZoneRef:     dnsv1.ZoneReference{Name: "gslb"}, Strategy: dnsv1.GslbStrategy{Type: "roundRobin"}}})
+	eventually(t, 20*time.Second, "ResourceNotFound naming the Ingress, in serviceHealth", func() error {
+		g := c.gslbStatus(t)
+		reason, msg := gslbReady(g)
+		if reason != dnsv1.ReasonResourceNotFound || !strings.Contains(msg, "Ingress apps/web does not exist") {
+			return fmt.Errorf("Ready reason %s: %s", reason, msg)
+		}
+		if h := g.Status.ServiceHealth["Ingress/web"]; h != "NotFound" {
+			return fmt.Errorf("serviceHealth %v", g.Status.ServiceHealth)
+		}
+		return nil
+	})
+}

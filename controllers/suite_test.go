@@ -134,7 +134,7 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	if err := (&dnsendpoint.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
+		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
 		Providers: providers, Writers: writers, OwnerID: ownerID, LinkEvents: nsScraper.LinkEvents,
 	}).SetupWithManager(mgr); err != nil {
 		fmt.Fprintln(os.Stderr, err)

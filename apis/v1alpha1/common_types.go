@@ -136,7 +136,9 @@ const (
 // MaxPlanChanges is the most changes a status plan lists; the counts cover all of them.
 const MaxPlanChanges = 100
 
-// Plan is the set of changes that would bring the provider to the object's spec.
+// Plan is the set of changes that would bring the provider to the object's spec: what remains to
+// be written. Under DryRun these are the pending changes; once a plan is applied (FullSync, or an
+// approved DryRun plan) it is empty, with counts of zero.
 type Plan struct {
 	// ID is a hash of the planned changes and of the spec without approvedPlan. Copy it into
 	// spec.approvedPlan to apply this plan once under DryRun.
@@ -165,6 +167,12 @@ type PlanChange struct {
 	// TTL after the change, in seconds.
 	// +optional
 	TTL int64 `json:"ttl,omitempty"`
+	// OldTargets are the targets an Update replaces (empty for Create and Delete).
+	// +optional
+	OldTargets []string `json:"oldTargets,omitempty"`
+	// OldTTL is the TTL, in seconds, an Update replaces (0 for Create and Delete).
+	// +optional
+	OldTTL int64 `json:"oldTTL,omitempty"`
 }
 
 // PlanCounts counts planned changes by action.

@@ -76,6 +76,10 @@ const (
 	// version), which may claim them, or in a zone whose provider Secret cannot be resolved. Its
 	// own readable registry records are removed all the same.
 	ReasonRecordsKept = "RecordsKept"
+	// ReasonAwaitingZone: the DNSZone that holds the names exists but is not available yet (no
+	// hosted zone, or no authoritative SOA answer); retried every 5 s, and at once when the zone
+	// becomes available. Not a failure: its Events are Normal.
+	ReasonAwaitingZone = "AwaitingZone"
 
 	// ReasonAllOwnersHealthy: every contributor heartbeats within --heartbeat-threshold.
 	ReasonAllOwnersHealthy = "AllOwnersHealthy"
@@ -92,7 +96,27 @@ const (
 	ReasonPeerErrors = "PeerErrors"
 	// ReasonNotCapable: the provider lacks a capability the object needs, e.g. weighted routing.
 	ReasonNotCapable = "NotCapable"
+	// ReasonNoGeoTag: the manager runs without --geo-tag, so a Gslb cannot say which cluster its
+	// targets belong to; nothing is published.
+	ReasonNoGeoTag = "NoGeoTag"
+	// ReasonInvalidStrategy: the Gslb's strategy cannot be computed (unknown type, failover
+	// without primaryGeoTag); nothing is published until the spec changes.
+	ReasonInvalidStrategy = "InvalidStrategy"
+	// ReasonResourceNotFound: the Ingress or Service a Gslb's resourceRef names does not exist;
+	// its hosts are NotFound in status.serviceHealth and this cluster serves no targets.
+	ReasonResourceNotFound = "ResourceNotFound"
 )
+
+// IsWaitingReason reports whether a False condition with this reason is a normal wait (for a
+// zone, an SOA answer, a parent, the scraper or an approval) rather than a failure: its Events
+// are Normal, not Warning.
+func IsWaitingReason(reason string) bool {
+	switch reason {
+	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval:
+		return true
+	}
+	return false
+}
 
 // Finalizers.
 const (

@@ -33,7 +33,9 @@ type DNSEndpointStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Plan is the latest plan: under DryRun the pending changes, otherwise the last applied ones.
+	// Plan is what remains to be written: under DryRun the pending changes; after an apply
+	// (FullSync, or an approved plan) empty, or the changes of the zones a failed apply did not
+	// reach. Updates show the targets and TTL they replace.
 	// +optional
 	Plan *Plan `json:"plan,omitempty"`
 

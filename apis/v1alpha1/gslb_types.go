@@ -100,7 +100,9 @@ type GslbStatus struct {
 	// GeoTag is this cluster's geo tag.
 	// +optional
 	GeoTag string `json:"geoTag,omitempty"`
-	// ServiceHealth per host: Healthy, Unhealthy or NotFound.
+	// ServiceHealth per host: Healthy, Unhealthy or NotFound. When the resourceRef is missing its
+	// hosts are NotFound (for an Ingress, the hosts last served); when no host is known the key
+	// is the resource itself, "<kind>/<name>", NotFound.
 	// +optional
 	ServiceHealth map[string]string `json:"serviceHealth,omitempty"`
 	// HealthyRecords per host: the targets served.

@@ -22,6 +22,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -35,7 +36,11 @@ const DefaultTTL = 300
 
 // Reconciler reconciles DNSEndpoints.
 type Reconciler struct {
-	Client    client.Client
+	Client client.Client
+	// APIReader, when set, reads from the API server, not the cache: an endpoint that no cached
+	// DNSZone holds is checked against it before it is reported InvalidEndpoint, since a zone
+	// created a moment ago may not be cached yet (it is then AwaitingZone).
+	APIReader client.Reader
 	Recorder  record.EventRecorder
 	Providers *factory.Factory
 	Writers   *zonewriter.Set
@@ -74,15 +79,18 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := ep.DeepCopy()
 	res, err := r.reconcileNormal(ctx, ep)
 	ep.Status.ObservedGeneration = ep.Generation
-	status.EventOnChange(r.Recorder, ep, base.Status.Conditions, ep.Status.Conditions, dnsv1.ConditionReady)
-	if perr := status.Patch(ctx, r.Client, ep, base, &ep.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: ep, Base: base, New: &ep.Status, Old: &base.Status,
+		After: ep.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return res, err
 }
 
 func (r *Reconciler) planner() *publish.Planner {
-	return &publish.Planner{Providers: r.Providers, Writers: r.Writers}
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader}
 }
 
 func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
@@ -190,7 +198,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	return requeue.Complete(b, r) // a resynced success counts as a success
 }
 
 // conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.

@@ -25,6 +25,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
@@ -51,7 +52,9 @@ type Heartbeats interface {
 
 // Reconciler reconciles DNSRecords.
 type Reconciler struct {
-	Client    client.Client
+	Client client.Client
+	// APIReader, when set, reads from the API server: see dnsendpoint.Reconciler.APIReader.
+	APIReader client.Reader
 	Recorder  record.EventRecorder
 	Providers *factory.Factory
 	Writers   *zonewriter.Set
@@ -98,9 +101,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcileNormal(ctx, rec)
 	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.OwnerID = r.OwnerID
-	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionReady)
-	status.EventOnChange(r.Recorder, rec, base.Status.Conditions, rec.Status.Conditions, dnsv1.ConditionHealthy)
-	if perr := status.Patch(ctx, r.Client, rec, base, &rec.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
+		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return res, err
@@ -118,7 +123,7 @@ func (r *Reconciler) contributor(rec *dnsv1.DNSRecord) registry.Contributor {
 }
 
 func (r *Reconciler) planner() *publish.Planner {
-	return &publish.Planner{Providers: r.Providers, Writers: r.Writers}
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader}
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
@@ -380,13 +385,13 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	if n <= 0 {
 		n = 2048
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
 		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
-		Named("dnsrecord").
-		Complete(rec)
+		Named("dnsrecord")
+	return requeue.Complete(b, rec) // a resynced success counts as a success
 }
 
 // recordsOfZone enqueues the DNSRecords a zone concerns: rootHost under it in its namespace,

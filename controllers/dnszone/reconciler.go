@@ -27,6 +27,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -100,9 +101,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res, err := r.reconcileNormal(ctx, zone)
 	zone.Status.ObservedGeneration = zone.Generation
 	r.summarise(zone)
-	status.EventOnChange(r.Recorder, zone, base.Status.Conditions, zone.Status.Conditions,
-		dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated)
-	if perr := status.Patch(ctx, r.Client, zone, base, &zone.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: zone, Base: base, New: &zone.Status, Old: &base.Status,
+		After: zone.Status.Conditions, Before: base.Status.Conditions,
+		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	return res, err
@@ -401,6 +405,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err
 	}
+	periodic := requeue.New(r)
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).
@@ -414,7 +419,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
-		Complete(r)
+		// Periodic: a reconcile that succeeds and polls again counts as a success.
+		WatchesRawSource(periodic.Source()).
+		Complete(periodic)
 }
 
 const indexProviderRef = "spec.providerRef.name"

@@ -40,6 +40,9 @@ type local struct {
 	targets []string
 	// why explains Unhealthy and NotFound hosts, for the condition message.
 	why map[string]string
+	// missing, when the referenced Ingress or Service does not exist, says so
+	// ("Ingress <namespace>/<name> does not exist").
+	missing string
 }
 
 // healthy returns host's targets when it is Healthy, else nil.
@@ -117,8 +120,13 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 		l.hosts[i] = provider.CanonicalName(h)
 	}
 	if !found {
+		l.missing = fmt.Sprintf("%s %s does not exist", g.Spec.ResourceRef.Kind, key)
+		if len(l.hosts) == 0 {
+			// An Ingress gives the hosts, and it is gone: its hosts are those last served.
+			l.hosts = knownHosts(g)
+		}
 		for _, h := range l.hosts {
-			l.health[h], l.why[h] = NotFound, fmt.Sprintf("%s %s does not exist", g.Spec.ResourceRef.Kind, key.Name)
+			l.health[h], l.why[h] = NotFound, fmt.Sprintf("%s: %s", h, l.missing)
 		}
 		return l, nil
 	}
@@ -164,6 +172,21 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 		}
 	}
 	return l, nil
+}
+
+// knownHosts returns the hosts g's status last reported, sorted.
+func knownHosts(g *dnsv1.Gslb) []string {
+	var out []string
+	for h := range g.Status.ServiceHealth {
+		if !strings.Contains(h, "/") { // not a resource key (see reconcileNormal)
+			out = append(out, h)
+		}
+	}
+	for h := range g.Status.HealthyRecords {
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // readyEndpoints counts the ready endpoints of Service ns/name over its EndpointSlices

@@ -32,6 +32,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -118,8 +119,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	base := g.DeepCopy()
 	err := r.reconcileNormal(ctx, g)
 	g.Status.ObservedGeneration = g.Generation
-	status.EventOnChange(r.Recorder, g, base.Status.Conditions, g.Status.Conditions, dnsv1.ConditionReady)
-	if perr := status.Patch(ctx, r.Client, g, base, &g.Status, &base.Status); perr != nil {
+	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: g, Base: base, New: &g.Status, Old: &base.Status,
+		After: g.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}}); perr != nil {
+		if errors.Is(perr, status.ErrStale) {
+			return status.StaleRequeue(), nil
+		}
 		return ctrl.Result{}, errors.Join(err, perr)
 	}
 	if err != nil {
@@ -136,7 +140,7 @@ func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
 func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.GeoTag = r.GeoTag
 	if r.GeoTag == "" {
-		r.ready(g, false, dnsv1.ReasonProviderError, "the manager has no --geo-tag: Gslbs need this cluster's geo tag")
+		r.ready(g, false, dnsv1.ReasonNoGeoTag, "the manager runs without --geo-tag: restart it with --geo-tag=<this cluster's region> (Gslbs need it to name this cluster's targets)")
 		return nil
 	}
 	resolveTimeout := r.Querier.Timeout
@@ -172,6 +176,10 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.HealthyRecords = map[string][]string{}
 	var unhealthy []string
 	anyTargets := false
+	if loc.missing != "" && len(loc.hosts) == 0 {
+		// No host is known (an Ingress gives them): the resource itself is NotFound.
+		g.Status.ServiceHealth[g.Spec.ResourceRef.Kind+"/"+g.Spec.ResourceRef.Name] = NotFound
+	}
 	for _, h := range loc.hosts {
 		g.Status.ServiceHealth[h] = loc.health[h]
 		if why := loc.why[h]; why != "" {
@@ -185,7 +193,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		}
 		ans, err := gslb.Compute(g.Spec.Strategy.Type, g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
 		if err != nil {
-			r.ready(g, false, dnsv1.ReasonProviderError, err.Error())
+			r.ready(g, false, dnsv1.ReasonInvalidStrategy, "spec.strategy: "+err.Error())
 			return nil
 		}
 		var served []string
@@ -239,6 +247,12 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 			reason = dnsv1.ReasonZoneNotFound
 		}
 		r.ready(g, false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", endpointName(g), epReady.Reason, epReady.Message))
+	case loc.missing != "":
+		msg := loc.missing + ": this cluster serves no targets"
+		if anyTargets {
+			msg += "; peers' targets are still published"
+		}
+		r.ready(g, false, dnsv1.ReasonResourceNotFound, msg)
 	case !anyTargets:
 		msg := "no cluster has healthy targets"
 		if len(unhealthy) > 0 {
@@ -578,14 +592,14 @@ func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconci
 }
 
 func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Ingress"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
-		Named("gslb").
-		Complete(rec)
+		Named("gslb")
+	return requeue.Complete(b, rec) // the peer re-query every --gslb-interval counts as a success
 }
 
 // gslbsOf maps an event on a kind to the Gslbs of its namespace it may concern: those referring

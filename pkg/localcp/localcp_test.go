@@ -417,3 +417,27 @@ func TestStart_MissingBinariesNameTheScript(t *testing.T) {
 		t.Fatalf("Start without binaries: %v, want ErrBinaryNotFound naming hack/envtest-bins.sh", err)
 	}
 }
+
+// TestLockDir_InUseNamesTheHoldersPID (issue 11, item 7): after `kill -9` of make, the manager
+// keeps running and holds the directory; the next start must say which PID holds it (the owner
+// recorded in localcp.pid), not only that the directory is in use.
+func TestLockDir_InUseNamesTheHoldersPID(t *testing.T) {
+	dir := t.TempDir()
+	held, err := lockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = held.Close() }()
+	if err := writePIDFile(dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err = lockDir(dir) // a second open file description: flock refuses it, as for another process
+	if !errors.Is(err, ErrDirInUse) {
+		t.Fatalf("second lock: %v, want ErrDirInUse", err)
+	}
+	for _, want := range []string{"PID " + strconv.Itoa(os.Getpid()), filepath.Join(dir, pidFile), "kill " + strconv.Itoa(os.Getpid())} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}

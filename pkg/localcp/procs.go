@@ -26,6 +26,8 @@ const (
 
 // lockDir takes an exclusive flock on <dir>/localcp.lock. The kernel drops it when its holder
 // dies, however it dies, so holding it proves that processes named in the PID file are stale.
+// A held lock gives ErrDirInUse naming the holder's PID from <dir>/localcp.pid (a manager left
+// running after `kill -9` of the make that started it, typically).
 func lockDir(dir string) (*os.File, error) {
 	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
@@ -34,11 +36,23 @@ func lockDir(dir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w: %s (another dnsplane --local runs on it)", ErrDirInUse, dir)
+			return nil, fmt.Errorf("%w: %s (%s)", ErrDirInUse, dir, lockHolder(dir))
 		}
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
 	return f, nil
+}
+
+// lockHolder says who holds dir's lock, from the PID file's owner: the dnsplane process that
+// started the control plane.
+func lockHolder(dir string) string {
+	path := filepath.Join(dir, pidFile)
+	b, err := os.ReadFile(path)
+	var rec pidRecord
+	if err != nil || json.Unmarshal(b, &rec) != nil || rec.Owner <= 0 {
+		return "another dnsplane --local runs on it and has not recorded its PID in " + path + " yet"
+	}
+	return fmt.Sprintf("another dnsplane --local runs on it: PID %d, as %s records; stop it with `kill %d`, or use another --local-dir", rec.Owner, path, rec.Owner)
 }
 
 // proc is one process of a control plane, as recorded in the PID file.

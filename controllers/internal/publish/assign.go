@@ -27,6 +27,15 @@ type Assignment struct {
 	Denied []string
 	// Missing says why spec.zoneRef names no DNSZone, if it does not.
 	Missing string
+	// Awaiting lists zones that hold some endpoints' names but that the cache did not show yet
+	// (see Confirm), as "DNSZone <namespace>/<name> (<zone>) to be available".
+	Awaiting []string
+
+	// namespace is the object's, where Confirm looks for zones.
+	namespace string
+	// unheld maps an Invalid message to its record-set name, for the endpoints no cached
+	// DNSZone holds.
+	unheld map[string]string
 }
 
 // Assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): zoneRef, or the
@@ -34,7 +43,7 @@ type Assignment struct {
 // hold the object's records now (status.zones). defaultTTL, in seconds, replaces a zero TTL.
 // Errors are API read errors.
 func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (*Assignment, error) {
-	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}}
+	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}, namespace: ns}
 	var local dnsv1.DNSZoneList
 	// Read-only use: no deep copy of every zone on every reconcile.
 	if err := c.List(ctx, &local, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
@@ -115,7 +124,14 @@ func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.Zone
 			z = longestSuffix(local.Items, rs.Name)
 		}
 		if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
-			a.Invalid = append(a.Invalid, fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns))
+			msg := fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns)
+			a.Invalid = append(a.Invalid, msg)
+			if ref == nil {
+				if a.unheld == nil {
+					a.unheld = map[string]string{}
+				}
+				a.unheld[msg] = rs.Name
+			}
 			continue
 		}
 		if z.Namespace != ns {
@@ -129,6 +145,36 @@ func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.Zone
 		a.ByZone[k] = append(a.ByZone[k], rs)
 	}
 	return a, nil
+}
+
+// Confirm re-reads the DNSZones of the object's namespace from live (an uncached reader) when some
+// endpoints fell in no cached zone: a zone created a moment ago may not be in the cache yet, and
+// its endpoints are then waiting for it, not invalid. Those endpoints move from Invalid to
+// Awaiting; the rest stay Invalid. The zone's availability event reconciles them. live nil, or
+// nothing unheld, reads nothing. Errors are API read errors.
+func (a *Assignment) Confirm(ctx context.Context, live client.Reader) error {
+	if live == nil || len(a.unheld) == 0 {
+		return nil
+	}
+	var zones dnsv1.DNSZoneList
+	if err := live.List(ctx, &zones, client.InNamespace(a.namespace)); err != nil {
+		return fmt.Errorf("list DNSZones of %s: %w", a.namespace, err)
+	}
+	invalid := a.Invalid[:0:0]
+	for _, msg := range a.Invalid {
+		name, ok := a.unheld[msg]
+		z := longestSuffix(zones.Items, name)
+		if !ok || z == nil {
+			invalid = append(invalid, msg)
+			continue
+		}
+		a.Awaiting = append(a.Awaiting, fmt.Sprintf("DNSZone %s/%s (%s) to be available", z.Namespace, z.Name, z.Spec.Zone))
+	}
+	a.Invalid = invalid
+	slices.Sort(a.Awaiting)
+	a.Awaiting = slices.Compact(a.Awaiting)
+	a.unheld = nil
+	return nil
 }
 
 // DesiredZones returns the zones endpoints go to, as status.zones stores them.

@@ -36,15 +36,25 @@ type ZonePlan struct {
 type Planner struct {
 	Providers *factory.Factory
 	Writers   *zonewriter.Set
+	// Live, when set, is an uncached reader: before an endpoint is reported as in no DNSZone,
+	// Run confirms it against the API server (Assignment.Confirm).
+	Live client.Reader
 }
 
 // Plan computes the plan of every usable zone of a, in zone-key order, for contributor self
 // under mode. With release the object is being deleted and wants nothing: every record it holds
 // is planned for removal (plan.Input.Release). waiting lists zones that should receive endpoints
-// but are not usable yet (no zone ID or not ZoneAvailable); with release, the zones whose
-// provider cannot be resolved (their records stay), with why. Errors wrap
-// factory.ErrProviderNotFound, provider errors from the zone's snapshot read, or API read errors.
+// but are not usable yet (no zone ID or not ZoneAvailable, or not cached yet: Assignment.Confirm
+// with p.Live, when publishing); with release, the zones whose provider cannot be resolved (their
+// records stay), with why. Errors wrap factory.ErrProviderNotFound, provider errors from the
+// zone's snapshot read, or API read errors.
 func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan.Mode, a *Assignment, release bool, defaultTTL int64) (plans []ZonePlan, waiting []string, _ error) {
+	if !release {
+		if err := a.Confirm(ctx, p.Live); err != nil {
+			return nil, nil, err
+		}
+		waiting = append(waiting, a.Awaiting...)
+	}
 	keys := make([]client.ObjectKey, 0, len(a.Zones))
 	for k := range a.Zones {
 		keys = append(keys, k)
@@ -92,7 +102,9 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 }
 
 // StatusPlan summarises records (the plan's record changes, registry changes left out) for
-// status: counts of every action and at most dnsv1.MaxPlanChanges changes.
+// status: counts of every action and at most dnsv1.MaxPlanChanges changes. An Update shows the
+// targets and TTL it replaces (oldTargets, oldTTL) beside the new ones; a Delete the targets it
+// removes.
 func StatusPlan(id string, records []provider.Change) *dnsv1.Plan {
 	p := &dnsv1.Plan{ID: id}
 	for i, c := range records {
@@ -111,10 +123,14 @@ func StatusPlan(id string, records []provider.Change) *dnsv1.Plan {
 		if rs == nil {
 			rs = c.Before
 		}
-		p.Changes = append(p.Changes, dnsv1.PlanChange{
+		pc := dnsv1.PlanChange{
 			Action: string(c.Action), DNSName: rs.Name, RecordType: rs.Type,
 			SetIdentifier: rs.SetIdentifier, Targets: rs.Targets, TTL: rs.TTL,
-		})
+		}
+		if c.Action == provider.ActionUpdate && c.Before != nil {
+			pc.OldTargets, pc.OldTTL = c.Before.Targets, c.Before.TTL
+		}
+		p.Changes = append(p.Changes, pc)
 	}
 	return p
 }

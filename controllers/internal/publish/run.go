@@ -119,17 +119,16 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		}
 	}
 	if apply {
-		for _, zp := range plans {
-			changes := zp.Result.Changes
-			if opts.Stamp != nil {
-				changes = opts.Stamp(changes)
-			}
-			if err := zp.Writer.Apply(ctx, changes); err != nil {
-				*o.AppliedPlan = prevApplied
-				res, err := failed(ready, fmt.Errorf("zone %s: %w", zp.Zone.Spec.Zone, err))
-				return out, res, err
-			}
+		if i, err := applyPlans(ctx, plans, opts.Stamp); err != nil {
+			*o.AppliedPlan = prevApplied
+			// status.plan shows what remains: the zones from the failed one on.
+			rest := remaining(plans[i:])
+			*o.Plan = StatusPlan(plan.ID(rest, spec), rest)
+			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, err))
+			return out, res, err
 		}
+		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
+		*o.Plan = StatusPlan(plan.ID(nil, spec), nil)
 		out.Written = true
 		if len(waiting) == 0 {
 			// Every zone was planned and written: the object now holds records only where its
@@ -151,7 +150,7 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	case len(a.Invalid) > 0:
 		ready(false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
 	case len(waiting) > 0:
-		ready(false, dnsv1.ReasonZoneNotFound, "waiting for "+strings.Join(waiting, "; "))
+		ready(false, dnsv1.ReasonAwaitingZone, "waiting for "+strings.Join(waiting, "; "))
 		return out, ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	case !apply && len(records) > 0:
 		ready(false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
@@ -159,6 +158,30 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// applyPlans writes each plan's changes in order, through stamp when set, and stops at the first
+// failure: failedAt is its index in plans, err the zone writer's error.
+func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (failedAt int, err error) {
+	for i, zp := range plans {
+		changes := zp.Result.Changes
+		if stamp != nil {
+			changes = stamp(changes)
+		}
+		if err := zp.Writer.Apply(ctx, changes); err != nil {
+			return i, err
+		}
+	}
+	return 0, nil
+}
+
+// remaining returns the record changes of plans, in order.
+func remaining(plans []ZonePlan) []provider.Change {
+	var out []provider.Change
+	for _, zp := range plans {
+		out = append(out, zp.Result.Records...)
+	}
+	return out
 }
 
 // failed records a provider or planning error on Ready. Conflicts with a concurrent write are

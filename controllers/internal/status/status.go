@@ -5,14 +5,21 @@ package status
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
 // Set sets condition typ on conds with the object's generation. It returns true when the status
@@ -40,7 +47,9 @@ func IsTrue(conds []metav1.Condition, typ string) bool {
 }
 
 // EventOnChange emits one Event per condition whose status or reason differs between before and
-// after: Normal when it became True, Warning when False.
+// after: Normal when it became True or waits (dnsv1.IsWaitingReason), Warning when it failed.
+// Callers emit only after the status that records the change was written (Commit does both), so
+// that a reconcile of a stale copy, whose write is refused, emits nothing.
 func EventOnChange(rec record.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types ...string) {
 	if rec == nil {
 		return
@@ -54,22 +63,60 @@ func EventOnChange(rec record.EventRecorder, obj runtime.Object, before, after [
 		if b != nil && b.Status == a.Status && b.Reason == a.Reason {
 			continue
 		}
-		kind := "Normal"
-		if a.Status != metav1.ConditionTrue {
-			kind = "Warning"
+		kind := corev1.EventTypeNormal
+		if a.Status != metav1.ConditionTrue && !dnsv1.IsWaitingReason(a.Reason) {
+			kind = corev1.EventTypeWarning
 		}
 		rec.Event(obj, kind, a.Reason, fmt.Sprintf("%s=%s: %s", t, a.Status, a.Message))
 	}
 }
 
-// Patch writes obj's status with a merge patch against base, only if the status changed. The
-// caller passes pointers to the two status structs for the comparison.
+// Update is one reconcile's status change, for Commit.
+type Update struct {
+	// Obj is the object with its new status; Base the copy read at the start of the reconcile.
+	Obj, Base client.Object
+	// New and Old point to the two status structs, for the comparison.
+	New, Old any
+	// After and Before are the two condition lists; Types the conditions whose changes emit an
+	// Event.
+	After, Before []metav1.Condition
+	Types         []string
+}
+
+// ErrStale: the status was not written because the object changed since it was read, typically
+// a reconcile that started from a cached copy older than the last status write. Nothing was
+// emitted; the caller requeues and the next reconcile reads the current object.
+var ErrStale = errors.New("status not written: the object changed since it was read")
+
+// Commit writes u's status with Patch and then emits the condition Events (EventOnChange). A
+// reconcile of a stale copy (its base resourceVersion is no longer current) gets ErrStale and
+// emits nothing: otherwise two reconciles, the second from a cache that has not seen the first's
+// write yet, would each see the same transition and emit the same Event twice. Other errors are
+// the API server's, wrapped.
+func Commit(ctx context.Context, c client.Client, rec record.EventRecorder, u Update) error {
+	if err := Patch(ctx, c, u.Obj, u.Base, u.New, u.Old); err != nil {
+		return err
+	}
+	EventOnChange(rec, u.Obj, u.Before, u.After, u.Types...)
+	return nil
+}
+
+// Patch writes obj's status with a merge patch against base, only if the status changed, under
+// base's resourceVersion (optimistic lock). The caller passes pointers to the two status structs
+// for the comparison. A refused precondition returns ErrStale (wrapping the Conflict).
 func Patch(ctx context.Context, c client.Client, obj, base client.Object, newStatus, oldStatus any) error {
 	if equality.Semantic.DeepEqual(newStatus, oldStatus) {
 		return nil
 	}
-	if err := c.Status().Patch(ctx, obj, client.MergeFrom(base)); err != nil {
+	if err := c.Status().Patch(ctx, obj, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
+		if apierrors.IsConflict(err) {
+			return fmt.Errorf("%w: %w", ErrStale, err)
+		}
 		return fmt.Errorf("patch status: %w", err)
 	}
 	return nil
 }
+
+// StaleRequeue is the result of a reconcile whose status write got ErrStale: soon again, once
+// the cache holds the object's current version.
+func StaleRequeue() ctrl.Result { return ctrl.Result{RequeueAfter: 200 * time.Millisecond} }

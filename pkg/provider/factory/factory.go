@@ -133,7 +133,8 @@ type cached struct {
 
 // Resolve reads the Secret namespace/name and returns its provider. Errors wrap
 // ErrProviderNotFound (missing Secret, unknown or unbuilt type) or ErrInvalidCredentials
-// (malformed keys); messages name keys, never values.
+// (malformed keys); messages name keys, never values. The provider's own ErrInvalidCredentials
+// errors (credentials the backend rejects) name the Secret and its credential keys too.
 func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	if f.Metadata == nil {
@@ -208,6 +209,8 @@ func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolv
 		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.Provider = guard.New(counting.Wrap(res.Provider, strings.TrimPrefix(string(s.Type), "dnsplane.io/"), f.Requests), opts)
+	// A rejected credential names its Secret and keys (docs/runbooks.md, InvalidCredentials).
+	res.Provider = namedCredentials{inner: res.Provider, hint: credentialHint(&s)}
 	return res, s.ResourceVersion, nil
 }
 

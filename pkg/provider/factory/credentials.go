@@ -1,0 +1,105 @@
+package factory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// credentialKeys returns the keys of Secret s that hold its provider's credentials and are set,
+// in the order docs/api.md lists them: what a user edits when the provider rejects them.
+func credentialKeys(s *corev1.Secret) []string {
+	var all []string
+	switch s.Type {
+	case TypePDNS:
+		all = []string{"PDNS_API_KEY"}
+	case TypeRFC2136:
+		all = []string{"RFC2136_TSIG_KEYNAME", "RFC2136_TSIG_SECRET", "RFC2136_TSIG_ALGORITHM"}
+	case TypeAWS:
+		all = []string{"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ROLE_ARN"}
+	case TypeGoogle:
+		all = []string{"GOOGLE_APPLICATION_CREDENTIALS_JSON"}
+	case TypeAzure:
+		all = []string{"AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"}
+	}
+	var set []string
+	for _, k := range all {
+		if len(strings.TrimSpace(string(s.Data[k]))) > 0 {
+			set = append(set, k)
+		}
+	}
+	return set
+}
+
+// credentialHint names where the rejected credentials come from: the Secret (namespace/name) and
+// its credential keys, never their values.
+func credentialHint(s *corev1.Secret) string {
+	keys := credentialKeys(s)
+	if len(keys) == 0 {
+		return fmt.Sprintf("secret %s/%s sets no credential key; the manager's ambient credentials were rejected", s.Namespace, s.Name)
+	}
+	noun := "key"
+	if len(keys) > 1 {
+		noun = "keys"
+	}
+	return fmt.Sprintf("the provider rejected the credentials of secret %s/%s (%s %s)", s.Namespace, s.Name, noun, strings.Join(keys, ", "))
+}
+
+// namedCredentials prefixes every error that wraps provider.ErrInvalidCredentials with hint
+// (credentialHint), so that an InvalidCredentials condition says which Secret and key to fix
+// rather than only "HTTP 401: Unauthorized". Other errors pass unchanged.
+type namedCredentials struct {
+	inner provider.Provider
+	hint  string
+}
+
+var _ provider.Provider = namedCredentials{}
+
+func (p namedCredentials) wrap(err error) error {
+	if err == nil || !errors.Is(err, provider.ErrInvalidCredentials) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", p.hint, err)
+}
+
+// Capabilities implements provider.Provider.
+func (p namedCredentials) Capabilities() provider.Capabilities { return p.inner.Capabilities() }
+
+// EnsureZone implements provider.Provider.
+func (p namedCredentials) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	z, err := p.inner.EnsureZone(ctx, spec)
+	return z, p.wrap(err)
+}
+
+// GetZone implements provider.Provider.
+func (p namedCredentials) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	z, err := p.inner.GetZone(ctx, id)
+	return z, p.wrap(err)
+}
+
+// ListZones implements provider.Provider.
+func (p namedCredentials) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	z, err := p.inner.ListZones(ctx)
+	return z, p.wrap(err)
+}
+
+// DeleteZone implements provider.Provider.
+func (p namedCredentials) DeleteZone(ctx context.Context, id string) error {
+	return p.wrap(p.inner.DeleteZone(ctx, id))
+}
+
+// ListRecordSets implements provider.Provider.
+func (p namedCredentials) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	rs, err := p.inner.ListRecordSets(ctx, zoneID)
+	return rs, p.wrap(err)
+}
+
+// ApplyChanges implements provider.Provider.
+func (p namedCredentials) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	return p.wrap(p.inner.ApplyChanges(ctx, zoneID, changes))
+}
