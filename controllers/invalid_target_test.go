@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint is item 3 of issue 11 end to end on
@@ -64,4 +66,37 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 	if r := query(t, "sub.badtarget.test", dns.TypeDS); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
 		t.Errorf("sub.badtarget.test DS: rcode %s, answers %v; want NODATA", dns.RcodeToString[r.Rcode], r.Answer)
 	}
+}
+
+// TestPowerDNS_MalformedTargetIsInvalidEndpoint: on PowerDNS the issue's 65-digit DS got
+// ProviderError (the server's HTTP 422), and a CAA tag over 255 bytes was even accepted by
+// PowerDNS and reported Published. Both are now InvalidEndpoint naming the endpoint, decided
+// before any request (pkg/provider/pdns pins the request count), and the valid endpoint of the
+// same object is served by PowerDNS.
+func TestPowerDNS_MalformedTargetIsInvalidEndpoint(t *testing.T) {
+	srv := pdnstest.Start(t)
+	ns := "pdns-badtarget"
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/pdns",
+			StringData: map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key,
+				"PDNS_NAMESERVERS": "ns1.badtarget-pdns.test", "DNS_ADDRESS": srv.DNSAddr}})
+	z := zoneObj(ns, "z", "badtarget-pdns.test", nil)
+	ep := endpointObj(ns, "mixed",
+		dnsv1.Endpoint{DNSName: "www.badtarget-pdns.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.81"}},
+		dnsv1.Endpoint{DNSName: "ca.badtarget-pdns.test", RecordType: "CAA", Targets: dnsv1.Targets{"0 " + strings.Repeat("t", 256) + ` "ca.test"`}})
+	create(t, z, ep)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonInvalidEndpoint)
+	if !strings.Contains(c.Message, "ca.badtarget-pdns.test CAA") {
+		t.Errorf("message does not name the endpoint: %q", c.Message)
+	}
+	eventually(t, 30*time.Second, "www served by PowerDNS", func() error {
+		m := new(dns.Msg)
+		m.SetQuestion("www.badtarget-pdns.test.", dns.TypeA)
+		r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, srv.DNSAddr)
+		if err != nil || len(r.Answer) != 1 {
+			return fmt.Errorf("answer %v, %v", r, err)
+		}
+		return nil
+	})
 }
