@@ -36,7 +36,7 @@ const (
 	// ReasonDeleting: the object is being deleted.
 	ReasonDeleting = "Deleting"
 
-	// ReasonParentLinked: the parent serves exactly this zone's NS set.
+	// ReasonParentLinked: the parent serves exactly this zone's NS set and its glue.
 	ReasonParentLinked = "ParentLinked"
 	// ReasonAwaitingParent: the parent zone exists but is not available yet.
 	ReasonAwaitingParent = "AwaitingParent"
