@@ -40,7 +40,7 @@ const (
 	// records republished; an adopted zone (spec.zoneID) is not.
 	ReasonZoneDeletedAtProvider = "ZoneDeletedAtProvider"
 
-	// ReasonParentLinked: the parent serves exactly this zone's NS set.
+	// ReasonParentLinked: the parent serves exactly this zone's NS set and its glue.
 	ReasonParentLinked = "ParentLinked"
 	// ReasonAwaitingParent: the parent zone exists but is not available yet.
 	ReasonAwaitingParent = "AwaitingParent"
