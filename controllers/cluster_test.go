@@ -258,6 +258,8 @@ func (c *cluster) waitCondition(obj client.Object, typ string, status metav1.Con
 			conds = o.Status.Conditions
 		case *dnsv1.DNSRecord:
 			conds = o.Status.Conditions
+		case *dnsv1.DNSEndpoint:
+			conds = o.Status.Conditions
 		}
 		cond := meta.FindStatusCondition(conds, typ)
 		if cond == nil {

@@ -114,7 +114,7 @@ func TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll(t *testing.T) {
 		controller = "dnszone-soa"
 	)
 	srv := pdnstest.Start(t)
-	c := startClusterWith(t, "soa-cluster", time.Hour, 5*time.Hour, clusterOptions{SOAPollInterval: poll, ZoneController: controller})
+	c := startClusterWith(t, "soa-cluster", time.Hour, 5*time.Hour, clusterOptions{SOAPollInterval: poll, ZoneController: controller, DNSAddr: "127.0.0.1:0"})
 	silent := loopbackDNS(t, func(dns.ResponseWriter, *dns.Msg) {})
 	refused := loopbackDNS(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
@@ -139,6 +139,13 @@ func TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll(t *testing.T) {
 	all := append(append([]*dnsv1.DNSZone{}, failing...), children...)
 	for _, z := range all {
 		c.create(z)
+	}
+	// The children's in-zone name servers get addresses, so their delegations are not lame
+	// (issue 11 item 6): they wait for their dead parent only.
+	for _, z := range children {
+		ep := endpointObj(ns, "ns1-"+z.Name, dnsv1.Endpoint{DNSName: "ns1." + z.Spec.Zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.53"}})
+		c.create(ep)
+		c.waitCondition(ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 60*time.Second)
 	}
 	for _, z := range failing {
 		c.waitCondition(z, dnsv1.ConditionZoneAvailable, metav1.ConditionFalse, dnsv1.ReasonAwaitingSOA, 60*time.Second)
