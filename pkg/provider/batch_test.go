@@ -54,10 +54,6 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"b"}}},
 		{"a shrinking update counts its old records too", []Change{update("a", 5, 1), create("b", 2)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 6}, [][]string{{"a"}, {"b"}}},
-		{"upsert counts twice", []Change{update("a", 1, 2), create("b", 1)},
-			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a"}, {"b"}}},
-		{"upsert counts After twice, not Before", []Change{update("a", 5, 1), create("b", 2)},
-			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a", "b"}}},
 		{"oversized change gets its own batch, unsplit", []Change{create("a", 1), create("big", 10), create("c", 1)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"big"}, {"c"}}},
 		{"empty target set counts one element", []Change{create("a", 0), create("b", 0), create("c", 0)},
@@ -67,7 +63,7 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 			Capabilities{BatchWrites: true, MaxValueBytesPerBatch: 27}, [][]string{{"a", "b"}, {"c"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := names(SplitBatches(tc.changes, tc.caps))
+			got := names(SplitBatches(tc.changes, tc.caps, nil))
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("SplitBatches = %v, want %v", got, tc.want)
 			}
@@ -81,11 +77,11 @@ func TestSplitBatches_Route53ThousandCreatesFitOneRequestButNotThousandAndOne(t 
 	for i := range 1001 {
 		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("h%d", i), Type: "A", TTL: 60, Targets: []string{"10.0.0.1"}}})
 	}
-	got := SplitBatches(changes[:1000], route53)
+	got := SplitBatches(changes[:1000], route53, nil)
 	if len(got) != 1 || len(got[0]) != 1000 {
 		t.Fatalf("1000 single-record creates: %d batches, want 1", len(got))
 	}
-	got = SplitBatches(changes, route53)
+	got = SplitBatches(changes, route53, nil)
 	if len(got) != 2 || len(got[0]) != 1000 || len(got[1]) != 1 {
 		t.Fatalf("1001 creates: batch sizes %d, want [1000 1]", len(got))
 	}
@@ -108,7 +104,7 @@ func TestSplitBatches_Route53ValueCharactersSplitLargeTXT(t *testing.T) {
 	for i := range 40 {
 		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("t%d", i), Type: "TXT", TTL: 60, Targets: []string{value}}})
 	}
-	batches := SplitBatches(changes, route53)
+	batches := SplitBatches(changes, route53, nil)
 	// 32000 / 1011 = 31 per batch.
 	if len(batches) != 2 || len(batches[0]) != 31 || len(batches[1]) != 9 {
 		t.Fatalf("batch sizes: %d batches, first %d", len(batches), len(batches[0]))

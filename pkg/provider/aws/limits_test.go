@@ -183,11 +183,11 @@ func limitedGuard(t *testing.T, fake *route53fake.Server) (*guard.Provider, *rat
 }
 
 // applyOneRequestPerBatch applies changes through p and asserts that each guarded batch
-// (provider.SplitBatches under p's Capabilities) left as exactly one ChangeResourceRecordSets
+// (guard.Provider.Batches: provider.SplitBatches under p's Capabilities and RequestCost) left as exactly one ChangeResourceRecordSets
 // request and cost exactly one token of lim.
 func applyOneRequestPerBatch(t *testing.T, fake *route53fake.Server, p *guard.Provider, lim *rate.Limiter, zoneID string, changes []provider.Change) {
 	t.Helper()
-	batches := provider.SplitBatches(changes, p.Capabilities())
+	batches := p.Batches(changes)
 	requests, reads, tokens := fake.Count("ChangeResourceRecordSets"), fake.Count("ListTagsForResource"), lim.Tokens()
 	if err := p.ApplyChanges(context.Background(), zoneID, changes); err != nil {
 		t.Fatal(err)

@@ -401,11 +401,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 		}
 		dels = append(dels, &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, ForceSendFields: []string{"Ttl"}})
 	}
-	var groups []group
-	for _, d := range dels {
-		groups = append(groups, group{deletions: []*dns.ResourceRecordSet{d}})
-	}
-	if err := p.send(ctx, mz.Name, splitExact(groups)); err != nil {
+	if err := p.send(ctx, mz.Name, deletionRequests(dels)); err != nil {
 		return err
 	}
 	if err := p.svc.ManagedZones.Delete(p.project, mz.Name).Context(ctx).Do(); err != nil {

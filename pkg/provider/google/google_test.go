@@ -11,6 +11,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/google"
 	"github.com/dnsplane/dnsplane/pkg/provider/google/clouddnsfake"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )
 
@@ -81,7 +82,8 @@ func TestThrottlingIsMapped(t *testing.T) {
 }
 
 func TestLargeBatchSplit(t *testing.T) {
-	fake, p, z := setup(t)
+	fake, raw, z := setup(t)
+	p := guard.New(raw, guard.Options{}) // the only splitter, as the factory builds the provider
 	ctx := context.Background()
 	var changes []provider.Change
 	for i := range 2500 {
