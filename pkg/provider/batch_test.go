@@ -136,3 +136,52 @@ func TestValueBytes_CountsTXTQuotedAndEscaped(t *testing.T) {
 		}
 	}
 }
+
+// sized is a Provider (nil embedded: only its RequestCost is called) that counts every change as
+// one element and no value characters.
+type sized struct{ Provider }
+
+func (sized) RequestCost(Change) (int, int) { return 1, 0 }
+
+func TestSplitBatches_CostFunctionReplacesChangeCost(t *testing.T) {
+	caps := Capabilities{BatchWrites: true, MaxChangesPerBatch: 2, MaxValueBytesPerBatch: 9}
+	changes := []Change{create("a", 3), create("b", 3), update("c", 3, 3)}
+	for _, tc := range []struct {
+		name string
+		cost func(Change) (int, int)
+		want [][]string
+	}{
+		// ChangeCost: a and b cost 3 elements each, c 6: every change over the limit alone.
+		{"nil is ChangeCost", nil, [][]string{{"a"}, {"b"}, {"c"}}},
+		{"ChangeCost", ChangeCost, [][]string{{"a"}, {"b"}, {"c"}}},
+		{"a provider's RequestSizer", func(ch Change) (int, int) { return RequestCost(sized{}, ch) }, [][]string{{"a", "b"}, {"c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(SplitBatches(changes, caps, tc.cost)); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("SplitBatches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequestCost_AsksTheSizerElseChangeCost(t *testing.T) {
+	ch := update("a", 5, 1) // "192.0.2.N" is 9 characters
+	for _, tc := range []struct {
+		name         string
+		p            Provider
+		elems, bytes int
+	}{
+		{"no sizer: Before plus After", nil, 6, 54},
+		{"sizer", sized{}, 1, 0},
+	} {
+		if e, b := RequestCost(tc.p, ch); e != tc.elems || b != tc.bytes {
+			t.Errorf("%s: RequestCost = %d, %d; want %d, %d", tc.name, e, b, tc.elems, tc.bytes)
+		}
+	}
+	if e, b := SetCost(nil); e != 0 || b != 0 {
+		t.Errorf("SetCost(nil) = %d, %d", e, b)
+	}
+	if e, _ := SetCost(aSet("empty", 0)); e != 1 {
+		t.Errorf("an empty set costs %d elements, want 1", e)
+	}
+}

@@ -188,3 +188,29 @@ func TestNewRequiresProject(t *testing.T) {
 		t.Fatalf("New with an unknown credential type: %v", err)
 	}
 }
+
+// TestApplyChangesIsOneRequestTheGuardSplits (issue 12, item 2): the provider's ApplyChanges
+// sends one changes.create and never splits (1,001 additions exceed Cloud DNS's quota, nothing is
+// written); the guard is the only splitter and sends them as 1,000 + 1.
+func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
+	fake, p, z := setup(t)
+	ctx := context.Background()
+	var changes []provider.Change
+	for i := range 1001 {
+		rs := provider.RecordSet{Name: fmt.Sprintf("o%04d.example.test", i), Type: "A", TTL: 60, Targets: []string{fmt.Sprintf("10.4.%d.%d", i/256, i%256)}}
+		changes = append(changes, provider.Change{Action: provider.ActionCreate, After: &rs})
+	}
+	before := fake.Count("changes.create")
+	if err := p.ApplyChanges(ctx, z.ID, changes); err == nil {
+		t.Fatal("1,001 additions in one ApplyChanges were accepted; want Cloud DNS's quota error")
+	}
+	if n := fake.Count("changes.create") - before; n != 1 {
+		t.Errorf("one ApplyChanges sent %d changes.create requests, want 1", n)
+	}
+	if err := guard.New(p, guard.Options{}).ApplyChanges(ctx, z.ID, changes); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fake.ChangeSizes()); got != "[1000 1]" {
+		t.Errorf("guarded: changes of %s, want [1000 1]", got)
+	}
+}
