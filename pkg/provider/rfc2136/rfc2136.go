@@ -122,8 +122,9 @@ func New(cfg Config) (*Provider, error) {
 	}, nil
 }
 
-// Capabilities: conditional, atomic UPDATE messages of at most 64 KiB; no
-// zone creation, no weighted routing.
+// Capabilities: conditional, atomic UPDATE messages of at most 64 KiB (RFC
+// 1035 §4.2.2, TCP; maxRecords and maxValueBytes keep a margin for headers,
+// prerequisites and TSIG); no zone creation, no weighted routing.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		BatchWrites:           true,
