@@ -2,17 +2,41 @@ package provider
 
 import "strings"
 
+// RequestSizer is the optional interface of a Provider that knows exactly what one change costs
+// in the request it sends, where ChangeCost (which knows only the presentation form) would count
+// more: Route 53 sends an alias as an AliasTarget with no Value element, for example. The guard's
+// splitter (pkg/provider/guard, the only caller of SplitBatches) asks it through RequestCost;
+// decorators between the guard and the provider (pkg/provider/counting) forward it.
+type RequestSizer interface {
+	// RequestCost returns the ResourceRecord elements and value characters ch costs against
+	// Capabilities' per-request limits in the request the provider sends for it. It must never be
+	// below what the backend counts, is pure (no I/O) and accepts changes not yet validated.
+	RequestCost(ch Change) (elements, valueBytes int)
+}
+
+// RequestCost returns what ch costs in one write request of p: p.RequestCost when p is a
+// RequestSizer, else ChangeCost.
+func RequestCost(p Provider, ch Change) (elements, valueBytes int) {
+	if s, ok := p.(RequestSizer); ok {
+		return s.RequestCost(ch)
+	}
+	return ChangeCost(ch)
+}
+
 // SplitBatches splits changes into write requests that respect c, keeping
 // their order and never splitting one Change:
 //   - without c.BatchWrites every change is its own request;
 //   - otherwise a request holds at most c.MaxChangesPerBatch ResourceRecord
 //     elements and c.MaxValueBytesPerBatch value characters (0 = no limit),
-//     counted by ChangeCost.
+//     each change counted by cost (nil = ChangeCost).
 //
 // A change that alone exceeds a limit gets a request of its own (the backend
 // will reject it; splitting it would break its atomicity). The result shares
 // the Change values of the input; nil or empty input gives nil.
-func SplitBatches(changes []Change, c Capabilities) [][]Change {
+//
+// The guard (pkg/provider/guard) is its one caller: a Provider's ApplyChanges sends one request
+// and never splits again.
+func SplitBatches(changes []Change, c Capabilities, cost func(Change) (elements, valueBytes int)) [][]Change {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -23,13 +47,16 @@ func SplitBatches(changes []Change, c Capabilities) [][]Change {
 		}
 		return out
 	}
+	if cost == nil {
+		cost = ChangeCost
+	}
 	var (
 		out          [][]Change
 		start        int
 		elems, bytes int
 	)
 	for i, ch := range changes {
-		e, b := ChangeCost(ch, c)
+		e, b := cost(ch)
 		overElems := c.MaxChangesPerBatch > 0 && elems+e > c.MaxChangesPerBatch
 		overBytes := c.MaxValueBytesPerBatch > 0 && bytes+b > c.MaxValueBytesPerBatch
 		if i > start && (overElems || overBytes) {
@@ -42,36 +69,37 @@ func SplitBatches(changes []Change, c Capabilities) [][]Change {
 	return append(out, changes[start:len(changes):len(changes)])
 }
 
-// ChangeCost returns what one change costs against c's per-request limits:
-// the number of ResourceRecord elements and the value characters (ValueBytes).
-// A set contributes at least one element even with no targets (an alias or
-// an empty set is still one element). An Update costs Before plus After, or
-// twice After under c.UpsertCountsTwice (Route 53's UPSERT accounting).
-func ChangeCost(ch Change, c Capabilities) (elements, valueBytes int) {
-	set := func(rs *RecordSet) (int, int) {
-		if rs == nil {
-			return 0, 0
-		}
-		n := 0
-		for _, t := range rs.Targets {
-			n += ValueBytes(rs.Type, t)
-		}
-		return max(1, len(rs.Targets)), n
-	}
+// ChangeCost returns what one change costs against Capabilities' per-request limits: the number
+// of ResourceRecord elements and the value characters (ValueBytes). A Create costs After, a
+// Delete Before, and an Update Before plus After: every provider here writes an Update as a
+// deletion of Before and an addition of After (Route 53's exact DELETE+CREATE, Cloud DNS's
+// deletions and additions, RFC 2136's prerequisite and delete plus add). Malformed changes cost
+// what their present sides cost.
+func ChangeCost(ch Change) (elements, valueBytes int) {
 	switch ch.Action {
 	case ActionCreate:
-		return set(ch.After)
+		return SetCost(ch.After)
 	case ActionDelete:
-		return set(ch.Before)
+		return SetCost(ch.Before)
 	case ActionUpdate:
-		ae, ab := set(ch.After)
-		if c.UpsertCountsTwice {
-			return 2 * ae, 2 * ab
-		}
-		be, bb := set(ch.Before)
+		ae, ab := SetCost(ch.After)
+		be, bb := SetCost(ch.Before)
 		return ae + be, ab + bb
 	}
 	return 0, 0
+}
+
+// SetCost is what one side of a change costs: max(1, len(rs.Targets)) ResourceRecord elements
+// (an alias or an empty set is still one element) and the ValueBytes of its targets; 0, 0 for nil.
+func SetCost(rs *RecordSet) (elements, valueBytes int) {
+	if rs == nil {
+		return 0, 0
+	}
+	n := 0
+	for _, t := range rs.Targets {
+		n += ValueBytes(rs.Type, t)
+	}
+	return max(1, len(rs.Targets)), n
 }
 
 // ValueBytes is the length of one target as zone-file style APIs spell it in a request (RFC

@@ -54,10 +54,6 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"b"}}},
 		{"a shrinking update counts its old records too", []Change{update("a", 5, 1), create("b", 2)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 6}, [][]string{{"a"}, {"b"}}},
-		{"upsert counts twice", []Change{update("a", 1, 2), create("b", 1)},
-			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a"}, {"b"}}},
-		{"upsert counts After twice, not Before", []Change{update("a", 5, 1), create("b", 2)},
-			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, UpsertCountsTwice: true}, [][]string{{"a", "b"}}},
 		{"oversized change gets its own batch, unsplit", []Change{create("a", 1), create("big", 10), create("c", 1)},
 			Capabilities{BatchWrites: true, MaxChangesPerBatch: 4}, [][]string{{"a"}, {"big"}, {"c"}}},
 		{"empty target set counts one element", []Change{create("a", 0), create("b", 0), create("c", 0)},
@@ -67,7 +63,7 @@ func TestSplitBatches_RespectsLimitsKeepsOrderNeverSplitsAChange(t *testing.T) {
 			Capabilities{BatchWrites: true, MaxValueBytesPerBatch: 27}, [][]string{{"a", "b"}, {"c"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := names(SplitBatches(tc.changes, tc.caps))
+			got := names(SplitBatches(tc.changes, tc.caps, nil))
 			if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 				t.Errorf("SplitBatches = %v, want %v", got, tc.want)
 			}
@@ -81,11 +77,11 @@ func TestSplitBatches_Route53ThousandCreatesFitOneRequestButNotThousandAndOne(t 
 	for i := range 1001 {
 		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("h%d", i), Type: "A", TTL: 60, Targets: []string{"10.0.0.1"}}})
 	}
-	got := SplitBatches(changes[:1000], route53)
+	got := SplitBatches(changes[:1000], route53, nil)
 	if len(got) != 1 || len(got[0]) != 1000 {
 		t.Fatalf("1000 single-record creates: %d batches, want 1", len(got))
 	}
-	got = SplitBatches(changes, route53)
+	got = SplitBatches(changes, route53, nil)
 	if len(got) != 2 || len(got[0]) != 1000 || len(got[1]) != 1 {
 		t.Fatalf("1001 creates: batch sizes %d, want [1000 1]", len(got))
 	}
@@ -108,7 +104,7 @@ func TestSplitBatches_Route53ValueCharactersSplitLargeTXT(t *testing.T) {
 	for i := range 40 {
 		changes = append(changes, Change{Action: ActionCreate, After: &RecordSet{Name: fmt.Sprintf("t%d", i), Type: "TXT", TTL: 60, Targets: []string{value}}})
 	}
-	batches := SplitBatches(changes, route53)
+	batches := SplitBatches(changes, route53, nil)
 	// 32000 / 1011 = 31 per batch.
 	if len(batches) != 2 || len(batches[0]) != 31 || len(batches[1]) != 9 {
 		t.Fatalf("batch sizes: %d batches, first %d", len(batches), len(batches[0]))
@@ -138,5 +134,54 @@ func TestValueBytes_CountsTXTQuotedAndEscaped(t *testing.T) {
 		if got := ValueBytes(tc.rtype, tc.value); got != tc.want {
 			t.Errorf("ValueBytes(%s, %q) = %d, want %d", tc.rtype, tc.value, got, tc.want)
 		}
+	}
+}
+
+// sized is a Provider (nil embedded: only its RequestCost is called) that counts every change as
+// one element and no value characters.
+type sized struct{ Provider }
+
+func (sized) RequestCost(Change) (int, int) { return 1, 0 }
+
+func TestSplitBatches_CostFunctionReplacesChangeCost(t *testing.T) {
+	caps := Capabilities{BatchWrites: true, MaxChangesPerBatch: 2, MaxValueBytesPerBatch: 9}
+	changes := []Change{create("a", 3), create("b", 3), update("c", 3, 3)}
+	for _, tc := range []struct {
+		name string
+		cost func(Change) (int, int)
+		want [][]string
+	}{
+		// ChangeCost: a and b cost 3 elements each, c 6: every change over the limit alone.
+		{"nil is ChangeCost", nil, [][]string{{"a"}, {"b"}, {"c"}}},
+		{"ChangeCost", ChangeCost, [][]string{{"a"}, {"b"}, {"c"}}},
+		{"a provider's RequestSizer", func(ch Change) (int, int) { return RequestCost(sized{}, ch) }, [][]string{{"a", "b"}, {"c"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := names(SplitBatches(changes, caps, tc.cost)); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("SplitBatches = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRequestCost_AsksTheSizerElseChangeCost(t *testing.T) {
+	ch := update("a", 5, 1) // "192.0.2.N" is 9 characters
+	for _, tc := range []struct {
+		name         string
+		p            Provider
+		elems, bytes int
+	}{
+		{"no sizer: Before plus After", nil, 6, 54},
+		{"sizer", sized{}, 1, 0},
+	} {
+		if e, b := RequestCost(tc.p, ch); e != tc.elems || b != tc.bytes {
+			t.Errorf("%s: RequestCost = %d, %d; want %d, %d", tc.name, e, b, tc.elems, tc.bytes)
+		}
+	}
+	if e, b := SetCost(nil); e != 0 || b != 0 {
+		t.Errorf("SetCost(nil) = %d, %d", e, b)
+	}
+	if e, _ := SetCost(aSet("empty", 0)); e != 1 {
+		t.Errorf("an empty set costs %d elements, want 1", e)
 	}
 }

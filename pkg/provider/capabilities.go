@@ -8,7 +8,8 @@ type Capabilities struct {
 	// records, not record sets) one write request may carry; 0 = unlimited.
 	// SplitBatches counts a Create as len(After.Targets), a Delete as
 	// len(Before.Targets), and an Update as len(Before)+len(After) (a DELETE
-	// plus a CREATE), or 2*len(After) under UpsertCountsTwice.
+	// plus a CREATE, what every provider here sends; see ChangeCost), unless
+	// the provider counts exactly (RequestSizer).
 	//   - Route 53: 1,000 ResourceRecord elements per ChangeResourceRecordSets
 	//     request (AWS Route 53 API Reference, ChangeResourceRecordSets,
 	//     "Limits"; Developer Guide, "Quotas on API requests").
@@ -28,16 +29,6 @@ type Capabilities struct {
 	//   - RFC 2136: an UPDATE must fit one DNS message, 65,535 bytes over
 	//     TCP (RFC 1035 §4.2.2); providers set a margin below that.
 	MaxValueBytesPerBatch int
-	// UpsertCountsTwice: the provider writes an Update as one UPSERT and the
-	// backend counts its records and value characters twice (Route 53: "when
-	// the value of the Action element is UPSERT, each ResourceRecord element
-	// is counted twice"). False: an Update is a DELETE of Before plus a
-	// CREATE of After. It must describe what the provider really sends: the
-	// guard (pkg/provider/guard) splits by it and sends each batch as one
-	// request for one rate-limit token. No provider here sets it; Route 53's
-	// sends DELETE+CREATE, which costs Before+After (an update that shrinks a
-	// set costs more than twice its new records).
-	UpsertCountsTwice bool
 	// ConditionalWrites: a write is applied only if Before still matches, and
 	// a batch is all-or-nothing (Route 53 exact DELETE+CREATE, Azure ETags,
 	// Cloud DNS exact deletions, RFC 2136 prerequisites, the embedded

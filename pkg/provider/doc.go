@@ -3,13 +3,18 @@
 // RecordSet, Change), the Capabilities a provider declares, the typed errors
 // callers branch on, and pure helpers every provider shares (name and target
 // canonicalisation, TXT chunking, conversion to and from miekg/dns records,
-// and SplitBatches).
+// ValidateChanges and SplitBatches).
 //
 // What it owns:
 //   - the canonical forms of names and targets (see CanonicalName and
 //     CanonicalTarget): every Provider accepts and returns only those;
-//   - the batch arithmetic of SplitBatches, so that no provider re-implements
-//     its cloud's request limits differently.
+//   - the rule every change obeys by its Action (ValidateChanges), which each
+//     provider completes with its own SideCheck;
+//   - the batch arithmetic of SplitBatches (ChangeCost, ValueBytes, and the
+//     optional RequestSizer a provider implements where only it can count
+//     exactly), so that no provider re-implements its cloud's request
+//     limits. Its one caller is pkg/provider/guard: a Provider's ApplyChanges
+//     is one request, and each Capabilities describes that request.
 //
 // What it must not do:
 //   - know anything about Kubernetes (no k8s.io imports, no Secrets, no

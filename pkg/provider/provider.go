@@ -46,15 +46,19 @@ type Provider interface {
 	// ErrZoneNotFound.
 	ListRecordSets(ctx context.Context, zoneID string) ([]RecordSet, error)
 
-	// ApplyChanges applies changes in order. It splits them into requests
-	// with SplitBatches under its own Capabilities; each request is atomic
-	// where the backend's batches are. With Capabilities().ConditionalWrites,
-	// a Create whose set already exists, or an Update/Delete whose Before no
-	// longer equals the current set, gives ErrConflict and nothing of that
-	// batch is applied (earlier batches stay applied). Invalid input gives
-	// ErrInvalidChange before anything is written; weighted sets on a provider
-	// without WeightedRouting give ErrNotCapable. Unknown zone:
-	// ErrZoneNotFound.
+	// ApplyChanges applies changes in order as one API request (with
+	// BatchWrites false, as one request per record set, as Azure DNS's API
+	// has no batch), atomic where the backend's requests are. It never
+	// splits: a write over Capabilities' per-request limits is sent as is and
+	// rejected by the backend. The guard (pkg/provider/guard) is the one
+	// splitter: it sends batches of SplitBatches, each one ApplyChanges, and
+	// earlier batches stay applied when a later one fails. With
+	// Capabilities().ConditionalWrites, a Create whose set already exists, or
+	// an Update/Delete whose Before no longer equals the current set, gives
+	// ErrConflict and nothing of that request is applied. Invalid input
+	// (ValidateChanges) gives ErrInvalidChange before anything is written;
+	// weighted sets on a provider without WeightedRouting give ErrNotCapable.
+	// Unknown zone: ErrZoneNotFound.
 	ApplyChanges(ctx context.Context, zoneID string, changes []Change) error
 }
 

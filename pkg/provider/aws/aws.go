@@ -7,12 +7,11 @@
 // to the spec's, and tagged TagCallerReference. Updates are written as an
 // exact DELETE of Before plus a CREATE of After in one atomic
 // ChangeResourceRecordSets batch, so a stale Before fails the batch
-// (ErrConflict); Capabilities declares that cost (UpsertCountsTwice false: an
-// Update costs its old plus its new records), so that a batch that
-// pkg/provider/guard splits with provider.SplitBatches leaves as exactly one
-// ChangeResourceRecordSets request. Changes larger than one request's limits
-// (unguarded callers) are split into several requests the same way; each
-// request is atomic, the sequence is not.
+// (ErrConflict). One ApplyChanges is one ChangeResourceRecordSets request;
+// Capabilities and RequestCost (provider.RequestSizer) declare what it costs
+// (an Update its old plus its new records, values as sent), so that
+// pkg/provider/guard, the only splitter, sends batches within Route 53's
+// limits, each as exactly one request.
 //
 // Route-53-specific record features are set through RecordSet.ProviderSpecific
 // with external-dns' names (KeyAlias, KeyEvaluateTargetHealth,
@@ -179,16 +178,16 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	return p, nil
 }
 
-// Capabilities reports Route 53's limits (see provider.Capabilities). An
-// Update is sent as an exact DELETE plus a CREATE, never as an UPSERT, so it
-// costs len(Before)+len(After) ResourceRecord elements (UpsertCountsTwice
-// false): declaring the UPSERT cost (twice After) under-counts an update that
-// shrinks a set, and one guarded batch then left as several requests.
+// Capabilities reports Route 53's limits per ChangeResourceRecordSets request
+// (AWS Route 53 API Reference, ChangeResourceRecordSets; Developer Guide,
+// "Quotas on API requests"): 1,000 ResourceRecord elements and 32,000 value
+// characters. An Update is sent as an exact DELETE plus a CREATE, never as an
+// UPSERT, so it costs len(Before)+len(After) elements (provider.ChangeCost;
+// the UPSERT cost, twice After, under-counts an update that shrinks a set).
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		MaxChangesPerBatch:    maxElements,
 		MaxValueBytesPerBatch: maxChars,
-		UpsertCountsTwice:     false,
 		ConditionalWrites:     true,
 		WeightedRouting:       true,
 		CreateZones:           true,
@@ -475,14 +474,14 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	var groups [][]types.Change
+	var dels []types.Change
 	for _, rr := range raw {
 		if decodeName(aws.ToString(rr.Name)) == apex && (rr.Type == types.RRTypeSoa || rr.Type == types.RRTypeNs) {
 			continue
 		}
-		groups = append(groups, []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: &rr}})
+		dels = append(dels, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: &rr})
 	}
-	if err := p.send(ctx, id, splitExact(groups)); err != nil {
+	if err := p.send(ctx, id, deletionRequests(dels)); err != nil {
 		return err
 	}
 	if _, err := p.client.DeleteHostedZone(ctx, &route53.DeleteHostedZoneInput{Id: aws.String(id)}); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )
 
@@ -78,7 +79,8 @@ func TestThrottlingIsRetriedThenMapped(t *testing.T) {
 }
 
 func TestLargeBatchSplitByBothLimits(t *testing.T) {
-	fake, p, z := setup(t, nil)
+	fake, raw, z := setup(t, nil)
+	p := guard.New(raw, guard.Options{}) // the only splitter, as the factory builds the provider
 	ctx := context.Background()
 	// 2,000 single-record A creates (element limit), then 500 TXT sets of
 	// 1,000 characters each (value limit: 1,011 characters quoted).

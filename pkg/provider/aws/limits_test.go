@@ -2,6 +2,7 @@ package aws_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -183,11 +184,11 @@ func limitedGuard(t *testing.T, fake *route53fake.Server) (*guard.Provider, *rat
 }
 
 // applyOneRequestPerBatch applies changes through p and asserts that each guarded batch
-// (provider.SplitBatches under p's Capabilities) left as exactly one ChangeResourceRecordSets
+// (guard.Provider.Batches: provider.SplitBatches under p's Capabilities and RequestCost) left as exactly one ChangeResourceRecordSets
 // request and cost exactly one token of lim.
 func applyOneRequestPerBatch(t *testing.T, fake *route53fake.Server, p *guard.Provider, lim *rate.Limiter, zoneID string, changes []provider.Change) {
 	t.Helper()
-	batches := provider.SplitBatches(changes, p.Capabilities())
+	batches := p.Batches(changes)
 	requests, reads, tokens := fake.Count("ChangeResourceRecordSets"), fake.Count("ListTagsForResource"), lim.Tokens()
 	if err := p.ApplyChanges(context.Background(), zoneID, changes); err != nil {
 		t.Fatal(err)
@@ -270,4 +271,78 @@ func TestShrinkingUpdatesThrottledBatchNotResent(t *testing.T) {
 		t.Errorf("%d ResourceRecord elements accepted for the updates, want %d (each change sent once)", elems, want)
 	}
 	checkZone(t, p, z.ID, final)
+}
+
+// singleCreates returns n creates of one-target A sets.
+func singleCreates(n int) []provider.Change {
+	var out []provider.Change
+	for i := range n {
+		rs := provider.RecordSet{Name: fmt.Sprintf("o%04d.example.test", i), Type: "A", TTL: 60, Targets: []string{fmt.Sprintf("10.4.%d.%d", i/256, i%256)}}
+		out = append(out, provider.Change{Action: provider.ActionCreate, After: &rs})
+	}
+	return out
+}
+
+// TestApplyChangesIsOneRequestTheGuardSplits (issue 12, item 2): the provider's ApplyChanges
+// sends one ChangeResourceRecordSets request and never splits (1,001 elements are rejected by
+// Route 53, nothing is written); the guard is the only splitter and sends them as 1,000 + 1.
+func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
+	fake, p, z := setup(t, func(c *aws.Config) { c.MaxAttempts = 1 })
+	ctx := context.Background()
+	changes := singleCreates(1001)
+	before := fake.Count("ChangeResourceRecordSets")
+	if err := p.ApplyChanges(ctx, z.ID, changes); !errors.Is(err, provider.ErrInvalidChange) {
+		t.Fatalf("1,001 elements in one ApplyChanges: %v, want Route 53's ErrInvalidChange", err)
+	}
+	if n := fake.Count("ChangeResourceRecordSets") - before; n != 1 {
+		t.Errorf("one ApplyChanges sent %d ChangeResourceRecordSets requests, want 1", n)
+	}
+	checkZone(t, p, z.ID, nil)
+	if err := guard.New(p, guard.Options{}).ApplyChanges(ctx, z.ID, changes); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fake.BatchSizes()); got != "[1000 1]" {
+		t.Errorf("guarded: requests of %s elements, want [1000 1]", got)
+	}
+	checkZone(t, p, z.ID, changes)
+}
+
+// TestAliasesCostNoValueCharactersOneRequestPerGuardedBatch (issue 12, item 2): Route 53 sends an
+// alias as an AliasTarget with no Value element, and says so through provider.RequestSizer, so
+// 1,000 aliases whose DNS names total 41,000 characters (over the 32,000 of a request, were they
+// values) are one guarded batch, one request and one token.
+func TestAliasesCostNoValueCharactersOneRequestPerGuardedBatch(t *testing.T) {
+	fake := route53fake.New()
+	t.Cleanup(fake.Close)
+	p, lim, z := limitedGuard(t, fake)
+	var aliases []provider.Change
+	for i := range 1000 {
+		rs := provider.RecordSet{Name: fmt.Sprintf("l%04d.example.test", i), Type: "A", Targets: []string{fmt.Sprintf("%04d-%s.elb.amazonaws.com", i, strings.Repeat("e", 18))},
+			ProviderSpecific: map[string]string{aws.KeyAlias: "true", aws.KeyTargetHostedZone: "Z35SXDOTRQ7X7K"}}
+		aliases = append(aliases, provider.Change{Action: provider.ActionCreate, After: &rs})
+	}
+	if e, b := provider.ChangeCost(aliases[0]); e != 1 || b != 41 {
+		t.Fatalf("ChangeCost of an alias = %d elements, %d characters; the test needs 1 and 41", e, b)
+	}
+	if e, b := provider.RequestCost(unwrap(t, p), aliases[0]); e != 1 || b != 0 {
+		t.Errorf("Route 53's RequestCost of an alias = %d elements, %d characters; want 1 and 0", e, b)
+	}
+	if n := len(provider.SplitBatches(aliases, p.Capabilities(), nil)); n != 2 {
+		t.Fatalf("by ChangeCost the aliases are %d batches; the test needs 2", n)
+	}
+	applyOneRequestPerBatch(t, fake, p, lim, z.ID, aliases)
+	if n := len(p.Batches(aliases)); n != 1 {
+		t.Errorf("the guard sends 1,000 aliases as %d requests, want 1", n)
+	}
+	checkZone(t, p, z.ID, aliases)
+}
+
+// unwrap returns the Route 53 provider under g.
+func unwrap(t *testing.T, g *guard.Provider) provider.Provider {
+	t.Helper()
+	p, ok := g.Unwrap().(*aws.Provider)
+	if !ok {
+		t.Fatalf("guard wraps %T", g.Unwrap())
+	}
+	return p
 }

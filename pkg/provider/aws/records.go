@@ -157,10 +157,7 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 // validate checks one side of a change and returns it in canonical form, its
 // ProviderSpecific normalised (see the Key constants): "aws/weight" moved into
 // Weight, and an alias given all three alias keys.
-func (p *Provider) validate(ch provider.Change, zone, zoneID string, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	if rs == nil {
-		return provider.ValidateChangeSet(ch.Action, which, rs, zone, p.Capabilities())
-	}
+func (p *Provider) validate(action provider.Action, zone, zoneID, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 	in := rs.Clone()
 	alias := false
 	for k, v := range in.ProviderSpecific {
@@ -198,14 +195,14 @@ func (p *Provider) validate(ch provider.Change, zone, zoneID string, which strin
 		err error
 	)
 	if alias {
-		c, err = validateAlias(ch, zone, zoneID, which, in, p.Capabilities())
+		c, err = validateAlias(action, zone, zoneID, which, in, p.Capabilities())
 	} else {
 		for _, k := range []string{KeyEvaluateTargetHealth, KeyTargetHostedZone} {
 			if _, ok := in.ProviderSpecific[k]; ok {
 				return in, fmt.Errorf("%w: %s: providerSpecific %q needs %q = \"true\"", provider.ErrInvalidChange, in.Key(), k, KeyAlias)
 			}
 		}
-		c, err = provider.ValidateChangeSet(ch.Action, which, &in, zone, p.Capabilities())
+		c, err = provider.ValidateChangeSet(action, which, &in, zone, p.Capabilities())
 	}
 	if err != nil {
 		return c, err
@@ -226,7 +223,7 @@ func (p *Provider) validate(ch provider.Change, zone, zoneID string, which strin
 // has no TTL of its own). It fills the defaults: "aws/evaluate-target-health"
 // "true", "aws/target-hosted-zone" this zone's ID (an alias to a record of the
 // same zone).
-func validateAlias(ch provider.Change, zone, zoneID, which string, in provider.RecordSet, caps provider.Capabilities) (provider.RecordSet, error) {
+func validateAlias(action provider.Action, zone, zoneID, which string, in provider.RecordSet, caps provider.Capabilities) (provider.RecordSet, error) {
 	t := strings.ToUpper(strings.TrimSpace(in.Type))
 	switch {
 	case t != "A" && t != "AAAA":
@@ -250,7 +247,7 @@ func validateAlias(ch provider.Change, zone, zoneID, which string, in provider.R
 	}
 	// The target is a domain name: canonicalise it as a CNAME's.
 	in.Type = "CNAME"
-	c, err := provider.ValidateChangeSet(ch.Action, which, &in, zone, caps)
+	c, err := provider.ValidateChangeSet(action, which, &in, zone, caps)
 	c.Type = t
 	if err != nil {
 		return c, err
@@ -272,101 +269,85 @@ func aliasKeys(eth, targetZone, zoneID string) map[string]string {
 	return ps
 }
 
-// ApplyChanges validates all changes, then writes them in as few
-// ChangeResourceRecordSets requests as Route 53's limits allow. An Update is
-// an exact DELETE of Before and a CREATE of After.
+// ApplyChanges validates all changes (provider.ValidateChanges, then Route 53's own rules), then
+// writes them in one ChangeResourceRecordSets request, atomic: an Update is an exact DELETE of
+// Before and a CREATE of After. It never splits: a batch over Route 53's limits (Capabilities,
+// RequestCost) is rejected by Route 53 as ErrInvalidChange; pkg/provider/guard sends batches
+// within them.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	zoneID = stripZoneID(zoneID)
 	zone, err := p.zoneName(ctx, zoneID)
 	if err != nil {
 		return err
 	}
-	canon := make([]provider.Change, 0, len(changes))
-	groups := make([][]types.Change, 0, len(changes))
-	for _, ch := range changes {
-		var (
-			c   = provider.Change{Action: ch.Action}
-			g   []types.Change
-			err error
-		)
-		switch ch.Action {
-		case provider.ActionCreate:
-			var a provider.RecordSet
-			if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
-				c.After = &a
-				g = []types.Change{{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a, zoneID)}}
-			}
-		case provider.ActionDelete:
-			var b provider.RecordSet
-			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
-				c.Before = &b
-				g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b, zoneID)}}
-			}
-		case provider.ActionUpdate:
-			var a, b provider.RecordSet
-			if b, err = p.validate(ch, zone, zoneID, "Before", ch.Before); err == nil {
-				if a, err = p.validate(ch, zone, zoneID, "After", ch.After); err == nil {
-					c.Before, c.After = &b, &a
-					g = []types.Change{{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(b, zoneID)},
-						{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(a, zoneID)}}
-				}
-			}
-		default:
-			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
-		}
-		if err != nil {
-			return err
-		}
-		canon = append(canon, c)
-		groups = append(groups, g)
+	canon, err := provider.ValidateChanges(changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return p.validate(action, zone, zoneID, which, rs)
+	})
+	if err != nil {
+		return err
 	}
 	if len(canon) == 0 {
 		return nil
 	}
-	// Capabilities counts an Update as the DELETE+CREATE sent; splitExact
-	// then makes sure of the exact characters sent (it never splits a batch
-	// of SplitBatches, whose value count is never below the exact one).
-	var batches [][]types.Change
-	off := 0
-	for _, b := range provider.SplitBatches(canon, p.Capabilities()) {
-		batches = append(batches, splitExact(groups[off:off+len(b)])...)
-		off += len(b)
+	batch := make([]types.Change, 0, len(canon))
+	for _, c := range canon {
+		if c.Before != nil {
+			batch = append(batch, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(*c.Before, zoneID)})
+		}
+		if c.After != nil {
+			batch = append(batch, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(*c.After, zoneID)})
+		}
 	}
-	return p.send(ctx, zoneID, batches)
+	return p.send(ctx, zoneID, [][]types.Change{batch})
 }
 
-func cost(c types.Change) (elems, chars int) {
-	k := 1
-	if c.Action == types.ChangeActionUpsert {
-		k = 2
+// RequestCost implements provider.RequestSizer: a set costs what toRR sends, provider.SetCost
+// except for an alias (ProviderSpecific "alias" "true", one target), which is an AliasTarget
+// with no Value element: one element, no value characters. An Update costs its DELETE plus its
+// CREATE (Route 53 API Reference, ChangeResourceRecordSets: "each ResourceRecord element" and
+// "the sum of the number of characters (including spaces) in all Value elements").
+func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
+	side := func(rs *provider.RecordSet) (int, int) {
+		if rs != nil && rs.ProviderSpecific[KeyAlias] == "true" && len(rs.Targets) == 1 {
+			return 1, 0
+		}
+		return provider.SetCost(rs)
 	}
-	if c.ResourceRecordSet == nil {
-		return 0, 0
+	switch ch.Action {
+	case provider.ActionCreate:
+		return side(ch.After)
+	case provider.ActionDelete:
+		return side(ch.Before)
+	case provider.ActionUpdate:
+		be, bb := side(ch.Before)
+		ae, ab := side(ch.After)
+		return be + ae, bb + ab
 	}
-	for _, r := range c.ResourceRecordSet.ResourceRecords {
-		chars += len(aws.ToString(r.Value))
-	}
-	return k * max(1, len(c.ResourceRecordSet.ResourceRecords)), k * chars
+	return 0, 0
 }
 
-// splitExact packs groups (kept whole, in order) into requests within
-// Route 53's limits by the exact values sent.
-func splitExact(groups [][]types.Change) [][]types.Change {
+// deletionRequests packs DeleteZone's deletions of raw record sets (as listed, kept whole, in
+// order) into requests within Route 53's limits by the exact values sent. DeleteZone deletes sets
+// the canonical interface may not express (other routing policies), so it cannot go through
+// provider.Change and the guard's splitter.
+func deletionRequests(dels []types.Change) [][]types.Change {
 	var out [][]types.Change
 	var cur []types.Change
 	e, c := 0, 0
-	for _, g := range groups {
-		ge, gc := 0, 0
-		for _, ch := range g {
-			a, b := cost(ch)
-			ge, gc = ge+a, gc+b
+	for _, d := range dels {
+		de, dc := 1, 0
+		if rr := d.ResourceRecordSet; rr != nil {
+			de = max(1, len(rr.ResourceRecords))
+			for _, r := range rr.ResourceRecords {
+				dc += len(aws.ToString(r.Value))
+			}
 		}
-		if len(cur) > 0 && (e+ge > maxElements || c+gc > maxChars) {
+		if len(cur) > 0 && (e+de > maxElements || c+dc > maxChars) {
 			out = append(out, cur)
 			cur, e, c = nil, 0, 0
 		}
-		cur = append(cur, g...)
-		e, c = e+ge, c+gc
+		cur = append(cur, d)
+		e, c = e+de, c+dc
 	}
 	if len(cur) > 0 {
 		out = append(out, cur)

@@ -172,8 +172,11 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	return list, err
 }
 
-func validate(ch provider.Change, zone, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, provider.Capabilities{}) // no weighted routing
+// validate is the SideCheck of Azure DNS: the common rules without weighted routing, no
+// provider-specific properties, the types Azure serves, one CNAME target, and properties toProps
+// can build.
+func validate(action provider.Action, zone, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+	c, err := provider.ValidateChangeSet(action, which, &rs, zone, provider.Capabilities{}) // no weighted routing
 	if err != nil {
 		return c, err
 	}
@@ -191,9 +194,11 @@ func validate(ch provider.Change, zone, which string, rs *provider.RecordSet) (p
 	return c, nil
 }
 
-// ApplyChanges validates every change, reads the touched record sets and
-// their ETags, checks every precondition against them, then writes one
-// conditional request per change, in order.
+// ApplyChanges validates every change (provider.ValidateChanges), reads the
+// touched record sets and their ETags, checks every precondition against
+// them, then writes one conditional request per change, in order: Azure DNS
+// has no batch API (Capabilities.BatchWrites false), so the guard sends one
+// change per call.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	zone := zoneName(zoneID)
 	if zone == "" {
@@ -202,36 +207,11 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if _, err := p.zones.Get(ctx, p.rg, zone, nil); err != nil {
 		return mapErr("Zones.Get", err)
 	}
-	canonical := make([]provider.Change, 0, len(changes))
-	for _, ch := range changes {
-		c := provider.Change{Action: ch.Action}
-		var err error
-		switch ch.Action {
-		case provider.ActionCreate:
-			var a provider.RecordSet
-			if a, err = validate(ch, zone, "After", ch.After); err == nil {
-				c.After = &a
-			}
-		case provider.ActionDelete:
-			var b provider.RecordSet
-			if b, err = validate(ch, zone, "Before", ch.Before); err == nil {
-				c.Before = &b
-			}
-		case provider.ActionUpdate:
-			var a, b provider.RecordSet
-			if b, err = validate(ch, zone, "Before", ch.Before); err == nil {
-				if a, err = validate(ch, zone, "After", ch.After); err == nil && a.Key() != b.Key() {
-					err = fmt.Errorf("%w: update changes the key %s to %s", provider.ErrInvalidChange, b.Key(), a.Key())
-				}
-				c.Before, c.After = &b, &a
-			}
-		default:
-			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
-		}
-		if err != nil {
-			return err
-		}
-		canonical = append(canonical, c)
+	canonical, err := provider.ValidateChanges(changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return validate(action, zone, which, rs)
+	})
+	if err != nil {
+		return err
 	}
 	if len(canonical) == 0 {
 		return nil

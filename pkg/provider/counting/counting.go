@@ -143,6 +143,12 @@ func (p *Provider) countZone(op, zoneID string, err error) {
 // Capabilities implements provider.Provider; it is not counted (no I/O).
 func (p *Provider) Capabilities() provider.Capabilities { return p.inner.Capabilities() }
 
+// RequestCost implements provider.RequestSizer for the guard's splitter: the wrapped provider's
+// provider.RequestCost. It is not counted (no I/O).
+func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
+	return provider.RequestCost(p.inner, ch)
+}
+
 // EnsureZone implements provider.Provider.
 func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
 	z, err := p.inner.EnsureZone(ctx, spec)
@@ -178,7 +184,7 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	return s, err
 }
 
-// ApplyChanges implements provider.Provider; one call counts once, however the provider splits it.
+// ApplyChanges implements provider.Provider; one call is one write request (provider.Provider).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	err := p.inner.ApplyChanges(ctx, zoneID, changes)
 	p.countZone(OpApplyChanges, zoneID, err)

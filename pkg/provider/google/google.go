@@ -7,8 +7,9 @@
 // and verbatim in the description. EnsureZone never creates a second zone for
 // a DNS name: a same-name zone without our label is ErrZoneConflict.
 //
-// ApplyChanges writes each batch as one changes.create whose deletions are
-// the exact Before sets and additions the After sets. Cloud DNS applies a
+// ApplyChanges writes its changes as one changes.create (pkg/provider/guard
+// splits larger writes by Capabilities) whose deletions are the exact Before
+// sets and additions the After sets. Cloud DNS applies a
 // change atomically and requires deletions to match existing data exactly,
 // so a stale Before fails the whole batch: that is the conditional write.
 package google
@@ -120,10 +121,13 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	return &Provider{svc: svc, project: cfg.ProjectID, pageSize: cfg.ListPageSize}, nil
 }
 
-// Capabilities reports Cloud DNS's limits (see provider.Capabilities).
-// MaxChangesPerBatch counts records, which is at least the number of sets
-// Cloud DNS counts, and an Update as Before+After, so a batch of 1,000
-// elements never exceeds 1,000 additions nor 1,000 deletions.
+// Capabilities reports Cloud DNS's per-change limits (cloud.google.com/dns/quotas,
+// "Resource limits": 1,000 additions, 1,000 deletions and 100,000 bytes of
+// rrdata per change). MaxChangesPerBatch counts records, which is at least
+// the number of sets Cloud DNS counts, and an Update as Before+After, so a
+// batch of 1,000 elements never exceeds 1,000 additions nor 1,000 deletions;
+// values are counted as sent (provider.ValueBytes: TXT quoted with \ddd
+// escapes, names with their trailing dot), so no RequestSizer is needed.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		MaxChangesPerBatch:    maxAdditions,
@@ -401,11 +405,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 		}
 		dels = append(dels, &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, ForceSendFields: []string{"Ttl"}})
 	}
-	var groups []group
-	for _, d := range dels {
-		groups = append(groups, group{deletions: []*dns.ResourceRecordSet{d}})
-	}
-	if err := p.send(ctx, mz.Name, splitExact(groups)); err != nil {
+	if err := p.send(ctx, mz.Name, deletionRequests(dels)); err != nil {
 		return err
 	}
 	if err := p.svc.ManagedZones.Delete(p.project, mz.Name).Context(ctx).Do(); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/google"
 	"github.com/dnsplane/dnsplane/pkg/provider/google/clouddnsfake"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )
 
@@ -81,7 +82,8 @@ func TestThrottlingIsMapped(t *testing.T) {
 }
 
 func TestLargeBatchSplit(t *testing.T) {
-	fake, p, z := setup(t)
+	fake, raw, z := setup(t)
+	p := guard.New(raw, guard.Options{}) // the only splitter, as the factory builds the provider
 	ctx := context.Background()
 	var changes []provider.Change
 	for i := range 2500 {
@@ -184,5 +186,31 @@ func TestNewRequiresProject(t *testing.T) {
 	}
 	if _, err := google.New(context.Background(), google.Config{ProjectID: "p", CredentialsJSON: `{"type":"weird"}`}); !errors.Is(err, provider.ErrInvalidCredentials) {
 		t.Fatalf("New with an unknown credential type: %v", err)
+	}
+}
+
+// TestApplyChangesIsOneRequestTheGuardSplits (issue 12, item 2): the provider's ApplyChanges
+// sends one changes.create and never splits (1,001 additions exceed Cloud DNS's quota, nothing is
+// written); the guard is the only splitter and sends them as 1,000 + 1.
+func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
+	fake, p, z := setup(t)
+	ctx := context.Background()
+	var changes []provider.Change
+	for i := range 1001 {
+		rs := provider.RecordSet{Name: fmt.Sprintf("o%04d.example.test", i), Type: "A", TTL: 60, Targets: []string{fmt.Sprintf("10.4.%d.%d", i/256, i%256)}}
+		changes = append(changes, provider.Change{Action: provider.ActionCreate, After: &rs})
+	}
+	before := fake.Count("changes.create")
+	if err := p.ApplyChanges(ctx, z.ID, changes); err == nil {
+		t.Fatal("1,001 additions in one ApplyChanges were accepted; want Cloud DNS's quota error")
+	}
+	if n := fake.Count("changes.create") - before; n != 1 {
+		t.Errorf("one ApplyChanges sent %d changes.create requests, want 1", n)
+	}
+	if err := guard.New(p, guard.Options{}).ApplyChanges(ctx, z.ID, changes); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fake.ChangeSizes()); got != "[1000 1]" {
+		t.Errorf("guarded: changes of %s, want [1000 1]", got)
 	}
 }

@@ -78,121 +78,81 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	return out, nil
 }
 
-func validate(ch provider.Change, zone, which string, rs *provider.RecordSet) (provider.RecordSet, error) {
-	c, err := provider.ValidateChangeSet(ch.Action, which, rs, zone, provider.Capabilities{}) // no weighted routing
+// validate is the SideCheck of Cloud DNS: the common rules without weighted routing, and no
+// provider-specific properties.
+func validate(action provider.Action, zone, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+	c, err := provider.ValidateChangeSet(action, which, &rs, zone, provider.Capabilities{}) // no weighted routing
 	if err == nil && len(c.ProviderSpecific) > 0 {
 		err = fmt.Errorf("%w: %s: provider-specific properties", provider.ErrNotCapable, c.Key())
 	}
 	return c, err
 }
 
-// group is the deletions and additions of one provider.Change, never split.
+// group is the deletions and additions of one request.
 type group struct {
 	deletions, additions []*dns.ResourceRecordSet
 }
 
-// ApplyChanges validates all changes, then writes them with one
-// changes.create per batch: Before as exact deletions, After as additions.
+// ApplyChanges validates all changes (provider.ValidateChanges), then writes them with one
+// changes.create, atomic: Before as exact deletions, After as additions. It never splits: a
+// change over Cloud DNS's per-change limits (Capabilities) is rejected by Cloud DNS;
+// pkg/provider/guard sends batches within them.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	mz, err := p.getRaw(ctx, zoneID)
 	if err != nil {
 		return err
 	}
 	zone := provider.CanonicalName(mz.DnsName)
-	canon := make([]provider.Change, 0, len(changes))
-	groups := make([]group, 0, len(changes))
-	for _, ch := range changes {
-		var (
-			c   = provider.Change{Action: ch.Action}
-			g   group
-			err error
-		)
-		switch ch.Action {
-		case provider.ActionCreate:
-			var a provider.RecordSet
-			if a, err = validate(ch, zone, "After", ch.After); err == nil {
-				c.After = &a
-				g.additions = []*dns.ResourceRecordSet{toRR(a)}
-			}
-		case provider.ActionDelete:
-			var b provider.RecordSet
-			if b, err = validate(ch, zone, "Before", ch.Before); err == nil {
-				c.Before = &b
-				g.deletions = []*dns.ResourceRecordSet{toRR(b)}
-			}
-		case provider.ActionUpdate:
-			var a, b provider.RecordSet
-			if b, err = validate(ch, zone, "Before", ch.Before); err == nil {
-				if a, err = validate(ch, zone, "After", ch.After); err == nil {
-					if a.Key() != b.Key() {
-						err = fmt.Errorf("%w: update changes the key %s to %s", provider.ErrInvalidChange, b.Key(), a.Key())
-					}
-					c.Before, c.After = &b, &a
-					g.deletions = []*dns.ResourceRecordSet{toRR(b)}
-					g.additions = []*dns.ResourceRecordSet{toRR(a)}
-				}
-			}
-		default:
-			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
-		}
-		if err != nil {
-			return err
-		}
-		canon = append(canon, c)
-		groups = append(groups, g)
+	canon, err := provider.ValidateChanges(changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return validate(action, zone, which, rs)
+	})
+	if err != nil {
+		return err
 	}
 	if len(canon) == 0 {
 		return nil
 	}
-	// SplitBatches by the declared capabilities, then make sure of the exact
-	// bytes sent (trailing dots are extra).
-	var batches [][]group
-	off := 0
-	for _, b := range provider.SplitBatches(canon, p.Capabilities()) {
-		batches = append(batches, splitExact(groups[off:off+len(b)])...)
-		off += len(b)
-	}
-	return p.send(ctx, mz.Name, batches)
-}
-
-func cost(rs []*dns.ResourceRecordSet) (sets, bytes int) {
-	for _, r := range rs {
-		for _, d := range r.Rrdatas {
-			bytes += len(d)
+	var g group
+	for _, c := range canon {
+		if c.Before != nil {
+			g.deletions = append(g.deletions, toRR(*c.Before))
+		}
+		if c.After != nil {
+			g.additions = append(g.additions, toRR(*c.After))
 		}
 	}
-	return len(rs), bytes
+	return p.send(ctx, mz.Name, []group{g})
 }
 
-// splitExact packs groups (kept whole, in order) into requests within the
-// Cloud DNS per-change limits, by the exact rrdata sent.
-func splitExact(groups []group) [][]group {
-	var out [][]group
-	var cur []group
-	adds, dels, size := 0, 0, 0
-	for _, g := range groups {
-		d, db := cost(g.deletions)
-		a, ab := cost(g.additions)
-		if len(cur) > 0 && (adds+a > maxAdditions || dels+d > maxDeletions || size+db+ab > maxRrdataBytes) {
+// deletionRequests packs DeleteZone's deletions of raw record sets (as listed, in order) into
+// requests within the Cloud DNS per-change limits by the exact rrdata sent. DeleteZone deletes
+// sets the canonical interface does not list (routing policies), so it cannot go through
+// provider.Change and the guard's splitter.
+func deletionRequests(dels []*dns.ResourceRecordSet) []group {
+	var out []group
+	var cur group
+	size := 0
+	for _, d := range dels {
+		n := 0
+		for _, r := range d.Rrdatas {
+			n += len(r)
+		}
+		if len(cur.deletions) > 0 && (len(cur.deletions)+1 > maxDeletions || size+n > maxRrdataBytes) {
 			out = append(out, cur)
-			cur, adds, dels, size = nil, 0, 0, 0
+			cur, size = group{}, 0
 		}
-		cur = append(cur, g)
-		adds, dels, size = adds+a, dels+d, size+db+ab
+		cur.deletions = append(cur.deletions, d)
+		size += n
 	}
-	if len(cur) > 0 {
+	if len(cur.deletions) > 0 {
 		out = append(out, cur)
 	}
 	return out
 }
 
-func (p *Provider) send(ctx context.Context, zone string, batches [][]group) error {
+func (p *Provider) send(ctx context.Context, zone string, batches []group) error {
 	for i, b := range batches {
-		c := &dns.Change{}
-		for _, g := range b {
-			c.Deletions = append(c.Deletions, g.deletions...)
-			c.Additions = append(c.Additions, g.additions...)
-		}
+		c := &dns.Change{Deletions: b.deletions, Additions: b.additions}
 		if _, err := p.svc.Changes.Create(p.project, zone, c).Context(ctx).Do(); err != nil {
 			err = mapErr("changes.create", err)
 			if i > 0 {

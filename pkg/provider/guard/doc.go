@@ -7,8 +7,10 @@
 //   - back-off with jitter on throttling (provider.ErrThrottled), never shorter than the
 //     backend's Retry-After (provider.ThrottledError.RetryAfter), never past the caller's
 //     deadline (k8s.io/apimachinery's wait.Backoff computes the jittered steps);
-//   - batch splitting by the wrapped provider's declared Capabilities (provider.SplitBatches), so
-//     that a throttled batch is retried alone and batches already applied are not sent again;
+//   - batch splitting, the only one in dnsplane (Batches): provider.SplitBatches by the wrapped
+//     provider's declared Capabilities, each change counted by the provider's own
+//     provider.RequestSizer where it has one, so that each batch is one request of the provider,
+//     a throttled batch is retried alone and batches already applied are not sent again;
 //   - a ListZones cache with a TTL, dropped by EnsureZone and DeleteZone.
 //
 // It must not change what the wrapped provider does: it never edits a Change, never retries an

@@ -216,20 +216,29 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	return sets, err
 }
 
-// ApplyChanges implements provider.Provider. It splits changes by the wrapped provider's
-// Capabilities (provider.SplitBatches) and sends each batch as its own request, in order,
-// retrying a throttled batch alone. It stops at the first failed batch: earlier batches stay
-// applied, as the interface says. Before sending the first of several batches it checks every
-// change with provider.ValidateChangeSet, so that invalid input still fails before anything is
-// written (the zone's name comes from one GetZone per zone ID, then from memory).
+// Batches returns the write requests ApplyChanges sends for changes, in order: provider.SplitBatches
+// under the wrapped provider's Capabilities, each change counted by provider.RequestCost (the
+// provider's own RequestSizer where it has one, else provider.ChangeCost). This is the only place
+// where dnsplane splits a write into requests.
+func (p *Provider) Batches(changes []provider.Change) [][]provider.Change {
+	return provider.SplitBatches(changes, p.inner.Capabilities(), func(ch provider.Change) (int, int) {
+		return provider.RequestCost(p.inner, ch)
+	})
+}
+
+// ApplyChanges implements provider.Provider. It splits changes into Batches and sends each batch
+// as its own request (one inner ApplyChanges, one token), in order, retrying a throttled batch
+// alone. It stops at the first failed batch: earlier batches stay applied, as the interface says.
+// Before sending the first of several batches it checks every change with
+// provider.ValidateChanges, so that invalid input still fails before anything is written (the
+// zone's name comes from one GetZone per zone ID, then from memory).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	caps := p.inner.Capabilities()
-	batches := provider.SplitBatches(changes, caps)
+	batches := p.Batches(changes)
 	if len(batches) > 1 {
-		if err := p.validate(ctx, zoneID, changes, caps); err != nil {
+		if err := p.validate(ctx, zoneID, changes, p.inner.Capabilities()); err != nil {
 			return err
 		}
 	}
@@ -245,31 +254,18 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	return nil
 }
 
-// validate checks each change's sides as every provider does before writing; errors wrap
+// validate checks each change's sides as every provider does before writing
+// (provider.ValidateChanges with provider.ValidateChangeSet); errors wrap
 // provider.ErrInvalidChange or provider.ErrNotCapable.
 func (p *Provider) validate(ctx context.Context, zoneID string, changes []provider.Change, caps provider.Capabilities) error {
 	zone, err := p.zoneName(ctx, zoneID)
 	if err != nil {
 		return err
 	}
-	for _, ch := range changes {
-		switch ch.Action {
-		case provider.ActionCreate:
-			_, err = provider.ValidateChangeSet(ch.Action, "After", ch.After, zone, caps)
-		case provider.ActionDelete:
-			_, err = provider.ValidateChangeSet(ch.Action, "Before", ch.Before, zone, caps)
-		case provider.ActionUpdate:
-			if _, err = provider.ValidateChangeSet(ch.Action, "Before", ch.Before, zone, caps); err == nil {
-				_, err = provider.ValidateChangeSet(ch.Action, "After", ch.After, zone, caps)
-			}
-		default:
-			err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = provider.ValidateChanges(changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return provider.ValidateChangeSet(action, which, &rs, zone, caps)
+	})
+	return err
 }
 
 // zoneName returns the name of zone ID id: a GetZone the first time, then from memory (a zone's

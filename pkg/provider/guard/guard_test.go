@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -198,5 +199,50 @@ func TestNewLimiter(t *testing.T) {
 	}
 	if l := guard.NewLimiter(2.5, 0); l == nil || l.Burst() != 3 {
 		t.Errorf("burst default = %v, want ceil(qps) = 3", l)
+	}
+}
+
+// limited is the local provider with a limit of 4 records per request and a RequestSizer that
+// counts a set named "wide.example.test" as 4 records whatever its targets.
+type limited struct{ *local.Provider }
+
+func (limited) Capabilities() provider.Capabilities {
+	return provider.Capabilities{BatchWrites: true, ConditionalWrites: true, CreateZones: true, MaxChangesPerBatch: 4}
+}
+
+func (limited) RequestCost(ch provider.Change) (int, int) {
+	if ch.Key().Name == "wide.example.test" {
+		return 4, 0
+	}
+	return provider.ChangeCost(ch)
+}
+
+// TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting (issue 12, item 2): the guard
+// splits by the wrapped provider's Capabilities, counting each change with the provider's own
+// RequestCost, which pkg/provider/counting forwards; each batch is one inner ApplyChanges.
+func TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting(t *testing.T) {
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	inner := counting.Wrap(limited{local.New(store, local.Options{})}, "local", nil)
+	ctx := context.Background()
+	z, err := inner.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(inner, guard.Options{})
+	changes := append(append(append(create("a.example.test"), create("wide.example.test")...), create("b.example.test")...), create("c.example.test")...)
+	var sizes []int
+	for _, b := range g.Batches(changes) {
+		sizes = append(sizes, len(b))
+	}
+	// a (1) | wide (4) | b, c (2): by ChangeCost alone all four would fit one request.
+	if got := fmt.Sprint(sizes); got != "[1 1 2]" {
+		t.Fatalf("batch sizes %s, want [1 1 2]", got)
+	}
+	inner.Reset()
+	if err := g.ApplyChanges(ctx, z.ID, changes); err != nil {
+		t.Fatal(err)
+	}
+	if n := inner.Counts()[counting.OpApplyChanges]; n != 3 {
+		t.Errorf("%d inner ApplyChanges, want one per batch (3)", n)
 	}
 }

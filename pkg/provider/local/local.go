@@ -211,12 +211,12 @@ type change struct {
 	after  *dnsserver.RRSet
 }
 
-// ApplyChanges applies the changes as one atomic, conditional batch (the
-// capabilities have no limits, so SplitBatches gives one batch): a Create of
-// an existing set, or an Update/Delete whose Before differs from the current
-// set, gives provider.ErrConflict and nothing is applied. Input is validated
-// before anything is written (provider.ErrInvalidChange): canonical names
-// inside the zone, no SOA, Update keeping its key, at least one target.
+// ApplyChanges applies the changes as one atomic, conditional store transaction (one request;
+// the capabilities have no limits, so the guard never splits): a Create of an existing set, or an
+// Update/Delete whose Before differs from the current set, gives provider.ErrConflict and nothing
+// is applied. Input is validated before anything is written (provider.ValidateChanges and
+// checkSet, provider.ErrInvalidChange): canonical names inside the zone, no SOA, Update keeping
+// its key, at least one target in After. No changes: nothing is done (no fault point runs).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -225,25 +225,32 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
+	if len(changes) == 0 {
+		return nil
+	}
 	zoneName := provider.CanonicalName(zi.Origin)
-	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
-		prepared := make([]change, 0, len(batch))
-		for i, ch := range batch {
-			c, err := prepare(zoneName, ch)
-			if err != nil {
-				return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
-			}
-			prepared = append(prepared, c)
+	canon, err := provider.ValidateChanges(changes, func(_ provider.Action, _ string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return checkSet(zoneName, rs)
+	})
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	prepared := make([]change, 0, len(canon))
+	for i, ch := range canon {
+		c, err := prepare(ch)
+		if err != nil {
+			return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
 		}
-		if err := p.fault(ctx, FaultBeforeApplyChanges, zoneName); err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
-		}
-		if err := p.store.Update(zi.Origin, func(tx *dnsserver.Tx) error { return applyTx(tx, prepared) }); err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zoneID, mapErr(err))
-		}
-		if err := p.fault(ctx, FaultAfterApplyChanges, zoneName); err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
-		}
+		prepared = append(prepared, c)
+	}
+	if err := p.fault(ctx, FaultBeforeApplyChanges, zoneName); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	if err := p.store.Update(zi.Origin, func(tx *dnsserver.Tx) error { return applyTx(tx, prepared) }); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, mapErr(err))
+	}
+	if err := p.fault(ctx, FaultAfterApplyChanges, zoneName); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
 	return nil
 }
@@ -277,52 +284,28 @@ func applyTx(tx *dnsserver.Tx, changes []change) error {
 	return nil
 }
 
-// prepare validates one change and converts it to the store's form.
-func prepare(zone string, ch provider.Change) (change, error) {
-	canon := func(rs *provider.RecordSet, role string) (*provider.RecordSet, error) {
-		if rs == nil {
-			return nil, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
-		}
-		c, err := provider.CanonicalRecordSet(*rs)
-		if err != nil {
-			return nil, err
-		}
-		if !provider.IsSubdomain(c.Name, zone) {
-			return nil, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
-		}
-		if c.Type == "SOA" {
-			return nil, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
-		}
-		return &c, nil
-	}
-	var (
-		out    = change{action: ch.Action}
-		before *provider.RecordSet
-		after  *provider.RecordSet
-		err    error
-	)
-	switch ch.Action {
-	case provider.ActionCreate:
-		after, err = canon(ch.After, "After")
-	case provider.ActionUpdate:
-		if before, err = canon(ch.Before, "Before"); err == nil {
-			after, err = canon(ch.After, "After")
-		}
-		if err == nil && before.Key() != after.Key() {
-			err = fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, before.Key(), after.Key())
-		}
-	case provider.ActionDelete:
-		before, err = canon(ch.Before, "Before")
-	default:
-		err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
-	}
+// checkSet is the SideCheck of the embedded server: canonical, inside zone, not the SOA (the
+// store's).
+func checkSet(zone string, rs provider.RecordSet) (provider.RecordSet, error) {
+	c, err := provider.CanonicalRecordSet(rs)
 	if err != nil {
-		return change{}, err
+		return provider.RecordSet{}, err
 	}
-	out.before = before
-	var key provider.RecordSetKey
-	if after != nil {
-		key = after.Key()
+	if !provider.IsSubdomain(c.Name, zone) {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
+	}
+	if c.Type == "SOA" {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
+	}
+	return c, nil
+}
+
+// prepare converts one validated change (its sides checked by checkSet) to the store's form; an
+// After without targets is provider.ErrInvalidChange.
+func prepare(ch provider.Change) (change, error) {
+	out := change{action: ch.Action, before: ch.Before}
+	key := ch.Key()
+	if after := ch.After; after != nil {
 		if len(after.Targets) == 0 {
 			return change{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
 		}
@@ -331,8 +314,6 @@ func prepare(zone string, ch provider.Change) (change, error) {
 			return change{}, err
 		}
 		out.after = &rs
-	} else {
-		key = before.Key()
 	}
 	out.key = dnsserver.SetKey{Name: provider.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
 	return out, nil

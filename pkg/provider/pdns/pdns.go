@@ -562,26 +562,29 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		return fmt.Errorf("apply changes: %w", provider.ErrZoneNotFound)
 	}
 	zone := provider.CanonicalName(zoneID)
-	prepared := make([]change, 0, len(changes))
-	for i, ch := range changes {
-		c, err := prepare(zone, ch)
+	canon, err := provider.ValidateChanges(changes, func(_ provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return checkSet(zone, which, rs)
+	})
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	prepared := make([]change, 0, len(canon))
+	for i, ch := range canon {
+		c, err := prepare(ch)
 		if err != nil {
 			return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
 		}
 		prepared = append(prepared, c)
 	}
-	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
-		// Batches are sub-slices of changes in order; map them back.
-		n := len(batch)
-		part := prepared[:n]
-		prepared = prepared[n:]
-		rrsets, err := p.merge(ctx, zoneID, part)
-		if err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
-		}
-		if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: coalesce(rrsets)}, nil); err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zoneID, err)
-		}
+	if len(prepared) == 0 {
+		return nil
+	}
+	rrsets, err := p.merge(ctx, zoneID, prepared)
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: coalesce(rrsets)}, nil); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
 	return nil
 }
@@ -762,79 +765,60 @@ func coalesce(in []apiRRSet) []apiRRSet {
 	return out
 }
 
-// prepare validates one change against the zone and converts it.
-func prepare(zone string, ch provider.Change) (change, error) {
-	check := func(rs *provider.RecordSet, role string, full bool) (provider.RecordSet, error) {
-		if rs == nil {
-			return provider.RecordSet{}, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
+// checkSet is the SideCheck of PowerDNS: After canonical in full; Before by its key only (a
+// Delete or Update addresses the set by key, and its targets may be of a type this build cannot
+// parse: ALIAS, LUA); inside zone, not the SOA (PowerDNS's), no weighted routing.
+func checkSet(zone, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+	var c provider.RecordSet
+	var err error
+	if which == "After" {
+		c, err = provider.CanonicalRecordSet(rs)
+	} else {
+		c = rs.Clone()
+		c.Name, err = provider.ValidateName(rs.Name)
+		c.Type = strings.ToUpper(strings.TrimSpace(rs.Type))
+		if err == nil && c.Type == "" {
+			err = fmt.Errorf("%w: %s: empty record type", provider.ErrInvalidChange, c.Name)
 		}
-		var c provider.RecordSet
-		var err error
-		if full {
-			c, err = provider.CanonicalRecordSet(*rs)
-		} else {
-			// A Delete addresses the set by key only: its targets may be of
-			// a type this build cannot parse (ALIAS, LUA).
-			c = rs.Clone()
-			c.Name, err = provider.ValidateName(rs.Name)
-			c.Type = strings.ToUpper(strings.TrimSpace(rs.Type))
-			if err == nil && c.Type == "" {
-				err = fmt.Errorf("%w: %s: empty record type", provider.ErrInvalidChange, c.Name)
-			}
-		}
-		if err != nil {
-			return provider.RecordSet{}, err
-		}
-		if !provider.IsSubdomain(c.Name, zone) {
-			return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
-		}
-		if c.Type == "SOA" {
-			return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by PowerDNS", provider.ErrInvalidChange, c.Key())
-		}
-		if c.Weight != nil || c.SetIdentifier != "" {
-			return provider.RecordSet{}, fmt.Errorf("%w: %s: PowerDNS has no weighted routing or set identifiers", provider.ErrNotCapable, c.Key())
-		}
-		return c, nil
 	}
-	switch ch.Action {
-	case provider.ActionCreate, provider.ActionUpdate:
-		after, err := check(ch.After, "After", true)
-		if err != nil {
-			return change{}, err
-		}
-		var before *provider.RecordSet
-		if ch.Action == provider.ActionUpdate {
-			b, err := check(ch.Before, "Before", false)
-			if err != nil {
-				return change{}, err
-			}
-			if b.Key() != after.Key() {
-				return change{}, fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, b.Key(), after.Key())
-			}
-			before = &b
-		}
-		if len(after.Targets) == 0 {
-			return change{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
-		}
-		rs, err := toAPI(after)
-		if err != nil {
-			return change{}, err
-		}
-		c := change{key: after.Key(), rrset: rs, after: &after}
-		if merged(c.key) {
-			c.delta = newDelta(before, &after)
-		}
-		return c, nil
-	case provider.ActionDelete:
-		before, err := check(ch.Before, "Before", false)
-		if err != nil {
-			return change{}, err
-		}
+	if err != nil {
+		return provider.RecordSet{}, err
+	}
+	if !provider.IsSubdomain(c.Name, zone) {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
+	}
+	if c.Type == "SOA" {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by PowerDNS", provider.ErrInvalidChange, c.Key())
+	}
+	if c.Weight != nil || c.SetIdentifier != "" {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: PowerDNS has no weighted routing or set identifiers", provider.ErrNotCapable, c.Key())
+	}
+	return c, nil
+}
+
+// prepare converts one validated change (its sides checked by checkSet): a Create or Update is a
+// REPLACE of After (at least one target), a Delete a DELETE by key; registry and other merged keys
+// also carry their delta.
+func prepare(ch provider.Change) (change, error) {
+	if ch.Action == provider.ActionDelete {
+		before := *ch.Before
 		c := change{key: before.Key(), rrset: apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}}
 		if merged(c.key) {
 			c.delta = newDelta(&before, nil)
 		}
 		return c, nil
 	}
-	return change{}, fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
+	after := *ch.After
+	if len(after.Targets) == 0 {
+		return change{}, fmt.Errorf("%w: %s has no targets (delete it instead)", provider.ErrInvalidChange, after.Key())
+	}
+	rs, err := toAPI(after)
+	if err != nil {
+		return change{}, err
+	}
+	c := change{key: after.Key(), rrset: rs, after: &after}
+	if merged(c.key) {
+		c.delta = newDelta(ch.Before, &after)
+	}
+	return c, nil
 }

@@ -6,8 +6,11 @@
 //
 // What it owns: the observable contract of provider.Provider (idempotent zone
 // creation by caller reference, zone conflicts, exact round trips of every
-// record type including long and quoted TXT values, batch splitting under
-// the provider's own limits, conditional writes, typed errors).
+// record type including long and quoted TXT values, large writes within the
+// provider's declared limits, conditional writes, typed errors). It runs each
+// provider as pkg/provider/factory builds it, guard over counting (Guarded):
+// the guard is the only splitter, so a provider whose Capabilities do not
+// describe the one request its ApplyChanges sends fails.
 //
 // What it must not do:
 //   - know any provider: differences are read from Capabilities, never from

@@ -13,6 +13,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 )
 
 // Harness gives the suite a backend per subtest.
@@ -29,11 +31,11 @@ type Harness struct {
 
 // Backend is one provider instance and what the suite may do around it.
 type Backend struct {
-	// Provider is the instance under test. Required.
+	// Provider is the instance under test, unwrapped: Run wraps it with Guarded. Required.
 	Provider provider.Provider
 	// Restart, when set, returns a new provider instance over the same
 	// backend, as after a manager restart; the suite then checks that state
-	// survives it.
+	// survives it. The suite guards it as it guards Provider.
 	Restart func(t *testing.T) provider.Provider
 	// DNSAddr, when set, is host:port of a DNS server authoritative for the
 	// backend's zones; the suite verifies answers with real queries (TCP).
@@ -78,7 +80,8 @@ func Run(t *testing.T, h Harness) {
 			if b.Provider == nil {
 				t.Fatal("providertest: Backend.Provider is nil")
 			}
-			st.fn(t, &suite{h: h, b: b, p: b.Provider, caps: b.Provider.Capabilities()})
+			g := Guarded(b.Provider)
+			st.fn(t, &suite{h: h, b: b, p: g, g: g, caps: g.Capabilities()})
 		})
 	}
 }
@@ -87,8 +90,19 @@ type suite struct {
 	h    Harness
 	b    Backend
 	p    provider.Provider
+	g    *guard.Provider // p, the provider as the factory wraps it
 	caps provider.Capabilities
 }
+
+// Guarded wraps p as pkg/provider/factory does, guard over counting (without limits, metrics or
+// a zone-list cache), so that the suite checks the provider as the controllers use it: the guard
+// is the only splitter, and each of p's ApplyChanges is one request within its Capabilities.
+func Guarded(p provider.Provider) *guard.Provider {
+	return guard.New(counting.Wrap(p, "conformance", nil), guard.Options{})
+}
+
+// restart returns the harness's Restart provider, guarded as Run guards Backend.Provider.
+func (s *suite) restart(t *testing.T) provider.Provider { return Guarded(s.b.Restart(t)) }
 
 func (s *suite) ctx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), s.h.Timeout)
@@ -382,8 +396,8 @@ func testThousandChanges(t *testing.T, s *suite) {
 		sets = append(sets, rs)
 		changes = append(changes, create(rs))
 	}
-	if b := provider.SplitBatches(changes, s.caps); len(b) > 1 {
-		t.Logf("the provider's limits split %d changes into %d requests", n, len(b))
+	if b := s.g.Batches(changes); len(b) > 1 {
+		t.Logf("the guard splits %d changes into %d requests by the provider's limits", n, len(b))
 	}
 	s.apply(t, z.ID, changes...)
 	listed := s.list(t, z.ID)
@@ -443,7 +457,7 @@ func testEnsureZoneIdempotent(t *testing.T, s *suite) {
 	}
 	p := s.p
 	if s.b.Restart != nil {
-		p = s.b.Restart(t)
+		p = s.restart(t)
 		restarted, err := p.EnsureZone(s.ctx(t), spec)
 		if err != nil || restarted.ID != first.ID {
 			t.Fatalf("EnsureZone on a new instance = %+v, %v; want the same zone %s", restarted, err, first.ID)
@@ -556,7 +570,7 @@ func testRoundTrip(t *testing.T, s *suite) {
 		}
 	}
 	if s.b.Restart != nil {
-		p := s.b.Restart(t)
+		p := s.restart(t)
 		listed, err := p.ListRecordSets(s.ctx(t), z.ID)
 		if err != nil {
 			t.Fatal(err)
@@ -601,6 +615,13 @@ func testConditionalWrites(t *testing.T, s *suite) {
 				t.Fatalf("ApplyChanges: %v, want ErrConflict", err)
 			}
 			s.expectListed(t, z.ID, cur)
+			if batches := s.g.Batches(tc.changes); len(batches) > 1 {
+				// Without BatchWrites the guard sends each change as its own request, and
+				// earlier requests stay applied (provider.Provider.ApplyChanges): the create
+				// before the stale update landed; the stale update failed alone.
+				s.expectListed(t, z.ID, other)
+				s.apply(t, z.ID, del(other))
+			}
 			s.expectNotListed(t, z.ID, other.Key())
 			s.expectServed(t, cur)
 		})

@@ -28,7 +28,7 @@ type broken struct {
 
 func (b broken) Capabilities() provider.Capabilities {
 	c := b.Provider.Capabilities()
-	if b.mode == "ignores-batch-limit" {
+	if b.mode == "misdeclares-batch-limit" {
 		c.MaxChangesPerBatch = 100
 	}
 	return c
@@ -59,11 +59,12 @@ func (b broken) ListRecordSets(ctx context.Context, zoneID string) ([]provider.R
 
 func (b broken) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	switch b.mode {
-	case "ignores-batch-limit":
-		// Sends everything in one request, which the "backend" rejects
-		// beyond its limit instead of splitting with SplitBatches.
-		if len(changes) > 100 {
-			return fmt.Errorf("backend: %d changes exceed 100 per request", len(changes))
+	case "misdeclares-batch-limit":
+		// Its Capabilities do not describe the request it sends: it declares
+		// 100 records per request, the "backend" takes 50, so the guard's
+		// batches are rejected.
+		if len(changes) > 50 {
+			return fmt.Errorf("backend: %d changes exceed 50 per request", len(changes))
 		}
 	case "unconditional":
 		// Addresses sets by key only, overwriting whatever is there.
@@ -120,7 +121,7 @@ func TestRun_FailsOnBrokenProviders(t *testing.T) {
 		{"truncates-long-txt", "ListRoundTripsExactly"},
 		{"ignores-caller-reference", "ZoneConflict"},
 		{"unconditional", "ConditionalWrites"},
-		{"ignores-batch-limit", "ThousandChangeBatch"},
+		{"misdeclares-batch-limit", "ThousandChangeBatch"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

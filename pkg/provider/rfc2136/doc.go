@@ -14,9 +14,9 @@
 //     GetZone checks the zone by an SOA query;
 //   - reading a zone: ListRecordSets is one TSIG-signed AXFR, grouped with
 //     provider.GroupRRs (the apex SOA included, once);
-//   - writing: ApplyChanges sends UPDATE messages over TCP, split with
-//     provider.SplitBatches so that each fits one 64 KiB TCP DNS message.
-//     Each UPDATE is atomic and conditional (RFC 2136 §2.4 prerequisites):
+//   - writing: ApplyChanges sends one UPDATE message over TCP; pkg/provider/guard
+//     splits larger writes by Capabilities so that each fits one 64 KiB TCP
+//     DNS message (RFC 1035 §4.2.2). Each UPDATE is atomic and conditional (RFC 2136 §2.4 prerequisites):
 //     a Create requires "RRset does not exist", an Update or Delete requires
 //     "RRset exists (value dependent)" with Before's records, so a stale
 //     Before fails the whole message with NXRRSET and nothing of it applies;

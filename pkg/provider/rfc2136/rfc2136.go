@@ -122,8 +122,9 @@ func New(cfg Config) (*Provider, error) {
 	}, nil
 }
 
-// Capabilities: conditional, atomic UPDATE messages of at most 64 KiB; no
-// zone creation, no weighted routing.
+// Capabilities: conditional, atomic UPDATE messages of at most 64 KiB (RFC
+// 1035 §4.2.2, TCP; maxRecords and maxValueBytes keep a margin for headers,
+// prerequisites and TSIG); no zone creation, no weighted routing.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		BatchWrites:           true,
@@ -350,85 +351,81 @@ type prepared struct {
 	afterRRs      []dns.RR
 }
 
-// ApplyChanges validates every change first (provider.ErrInvalidChange;
-// weighted sets give provider.ErrNotCapable), then sends one UPDATE per
-// batch of provider.SplitBatches, in order. Within an UPDATE, a Create adds
-// After under "RRset does not exist"; an Update or Delete deletes the RRset
-// (and an Update adds After) under "RRset exists (value dependent)" with
-// Before's records. A failed prerequisite is provider.ErrConflict and
-// nothing of that batch is applied (earlier batches stay applied).
+// ApplyChanges validates every change first (provider.ValidateChanges and checkSet:
+// provider.ErrInvalidChange; weighted sets give provider.ErrNotCapable), then sends them in one
+// UPDATE. A Create adds After under "RRset does not exist"; an Update or Delete deletes the RRset
+// (and an Update adds After) under "RRset exists (value dependent)" with Before's records. A
+// failed prerequisite is provider.ErrConflict and nothing is applied. It never splits: an UPDATE
+// over one DNS message is refused by the server; pkg/provider/guard sends batches within
+// Capabilities.
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	zone, err := provider.ValidateName(zoneID)
 	if err != nil {
 		return fmt.Errorf("apply changes to %q: %w", zoneID, provider.ErrZoneNotFound)
 	}
-	preps := make([]prepared, 0, len(changes))
-	for i, ch := range changes {
-		pc, err := prepare(zone, ch)
+	canon, err := provider.ValidateChanges(changes, func(_ provider.Action, _ string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return checkSet(zone, rs)
+	})
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	}
+	preps := make([]prepared, 0, len(canon))
+	for i, c := range canon {
+		pc, err := prepare(c)
 		if err != nil {
 			return fmt.Errorf("apply changes to %s: change %d: %w", zone, i, err)
 		}
 		preps = append(preps, pc)
 	}
-	for _, batch := range provider.SplitBatches(changes, p.Capabilities()) {
-		n := len(batch)
-		if err := p.applyBatch(ctx, zone, preps[:n]); err != nil {
-			return fmt.Errorf("apply changes to %s: %w", zone, err)
-		}
-		preps = preps[n:]
+	if len(preps) == 0 {
+		return nil
+	}
+	if err := p.applyBatch(ctx, zone, preps); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
 	}
 	return nil
 }
 
-func prepare(zone string, ch provider.Change) (prepared, error) {
-	check := func(rs *provider.RecordSet, role string) (provider.RecordSet, []dns.RR, error) {
-		if rs == nil {
-			return provider.RecordSet{}, nil, fmt.Errorf("%w: %s needs %s", provider.ErrInvalidChange, ch.Action, role)
-		}
-		if rs.Weight != nil || rs.SetIdentifier != "" {
-			return provider.RecordSet{}, nil, fmt.Errorf("%w: %s: RFC 2136 has no weighted routing or set identifiers", provider.ErrNotCapable, rs.Key())
-		}
-		c, err := provider.CanonicalRecordSet(*rs)
-		if err != nil {
-			return provider.RecordSet{}, nil, err
-		}
-		if !provider.IsSubdomain(c.Name, zone) {
-			return provider.RecordSet{}, nil, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
-		}
-		if c.Type == "SOA" {
-			return provider.RecordSet{}, nil, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
-		}
-		if len(c.Targets) == 0 {
-			return provider.RecordSet{}, nil, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
-		}
-		rrs, err := provider.ToRRs(c)
-		if err != nil {
-			return provider.RecordSet{}, nil, err
-		}
-		return c, rrs, nil
+// checkSet is the SideCheck of RFC 2136: no weighted routing, canonical, inside zone, not the
+// SOA (the server's), at least one target, and records miekg/dns can build.
+func checkSet(zone string, rs provider.RecordSet) (provider.RecordSet, error) {
+	if rs.Weight != nil || rs.SetIdentifier != "" {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: RFC 2136 has no weighted routing or set identifiers", provider.ErrNotCapable, rs.Key())
 	}
+	c, err := provider.CanonicalRecordSet(rs)
+	if err != nil {
+		return provider.RecordSet{}, err
+	}
+	if !provider.IsSubdomain(c.Name, zone) {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
+	}
+	if c.Type == "SOA" {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
+	}
+	if len(c.Targets) == 0 {
+		return provider.RecordSet{}, fmt.Errorf("%w: %s has no targets", provider.ErrInvalidChange, c.Key())
+	}
+	if _, err := provider.ToRRs(c); err != nil {
+		return provider.RecordSet{}, err
+	}
+	return c, nil
+}
+
+// prepare converts one validated change (its sides checked by checkSet) to DNS records.
+func prepare(ch provider.Change) (prepared, error) {
 	pc := prepared{action: ch.Action}
 	var err error
-	switch ch.Action {
-	case provider.ActionCreate:
-		pc.after, pc.afterRRs, err = check(ch.After, "After")
-	case provider.ActionUpdate:
-		if pc.before, pc.beforeRRs, err = check(ch.Before, "Before"); err != nil {
+	if ch.Before != nil {
+		pc.before = *ch.Before
+		if pc.beforeRRs, err = provider.ToRRs(pc.before); err != nil {
 			return prepared{}, err
 		}
-		if pc.after, pc.afterRRs, err = check(ch.After, "After"); err != nil {
-			return prepared{}, err
-		}
-		if pc.before.Key() != pc.after.Key() {
-			err = fmt.Errorf("%w: update must keep the key: %s -> %s", provider.ErrInvalidChange, pc.before.Key(), pc.after.Key())
-		}
-	case provider.ActionDelete:
-		pc.before, pc.beforeRRs, err = check(ch.Before, "Before")
-	default:
-		err = fmt.Errorf("%w: unknown action %q", provider.ErrInvalidChange, ch.Action)
 	}
-	if err != nil {
-		return prepared{}, err
+	if ch.After != nil {
+		pc.after = *ch.After
+		if pc.afterRRs, err = provider.ToRRs(pc.after); err != nil {
+			return prepared{}, err
+		}
 	}
 	return pc, nil
 }

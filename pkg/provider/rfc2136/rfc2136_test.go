@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
@@ -150,7 +151,8 @@ func TestStaleBeforeIsConflictAndChangesNothing(t *testing.T) {
 func TestBatchLargerThan64KiBIsSplitAndFullyApplied(t *testing.T) {
 	s := startBIND(t)
 	zone := s.AddZone(t, "big")
-	p := s.Provider(t, s.Secret)
+	// Through the guard, the only splitter, as the factory builds the provider.
+	p := guard.New(s.Provider(t, s.Secret), guard.Options{})
 	const n = 120
 	value := strings.Repeat("0123456789", 100) // 1,000 bytes
 	var changes []provider.Change
@@ -163,7 +165,7 @@ func TestBatchLargerThan64KiBIsSplitAndFullyApplied(t *testing.T) {
 	if total <= 64<<10 {
 		t.Fatalf("test data is only %d bytes", total)
 	}
-	batches := provider.SplitBatches(changes, p.Capabilities())
+	batches := p.Batches(changes)
 	if len(batches) < 2 {
 		t.Fatalf("%d bytes of TXT in %d batch(es), want a split", total, len(batches))
 	}
