@@ -147,11 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if ep.Spec.ZoneRef == nil {
 			return nil
 		}
-		ns := ep.Spec.ZoneRef.Namespace
-		if ns == "" {
-			ns = ep.Namespace
-		}
-		return []string{ns + "/" + ep.Spec.ZoneRef.Name}
+		return []string{ep.Spec.ZoneRef.NamespacedName(ep.Namespace).String()}
 	}); err != nil {
 		return err
 	}

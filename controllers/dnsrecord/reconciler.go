@@ -361,11 +361,7 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 			out = append(out, n)
 		}
 		if rec.Spec.ZoneRef != nil {
-			ns := rec.Spec.ZoneRef.Namespace
-			if ns == "" {
-				ns = rec.Namespace
-			}
-			out = append(out, "ref:"+ns+"/"+rec.Spec.ZoneRef.Name)
+			out = append(out, "ref:"+rec.Spec.ZoneRef.NamespacedName(rec.Namespace).String())
 		}
 		for _, z := range rec.Status.Zones {
 			out = append(out, "ref:"+z)

@@ -448,24 +448,18 @@ func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag str
 
 // zone reads the DNSZone ref names (in ns unless it says otherwise).
 func (r *Reconciler) zone(ctx context.Context, ns string, ref dnsv1.ZoneReference) (*dnsv1.DNSZone, error) {
-	if ref.Namespace != "" {
-		ns = ref.Namespace
-	}
+	key := ref.NamespacedName(ns)
 	z := &dnsv1.DNSZone{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, z); err != nil {
-		return nil, fmt.Errorf("DNSZone %s/%s: %w", ns, ref.Name, err)
+	if err := r.Client.Get(ctx, key, z); err != nil {
+		return nil, fmt.Errorf("DNSZone %s: %w", key, err)
 	}
 	return z, nil
 }
 
 // weightedCapable reports whether the Gslb zone's provider serves weighted record sets.
 func (r *Reconciler) weightedCapable(ctx context.Context, g *dnsv1.Gslb) bool {
-	ns := g.Spec.ZoneRef.Namespace
-	if ns == "" {
-		ns = g.Namespace
-	}
 	var z dnsv1.DNSZone
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil || r.Providers == nil {
+	if err := r.Client.Get(ctx, g.Spec.ZoneRef.NamespacedName(g.Namespace), &z); err != nil || r.Providers == nil {
 		return true // the DNSEndpoint reports the missing zone
 	}
 	res, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
@@ -501,12 +495,8 @@ func (r *Reconciler) writeEdge(ctx context.Context, g *dnsv1.Gslb) error {
 		}
 		return nil
 	}
-	ns := g.Spec.ZoneRef.Namespace
-	if ns == "" {
-		ns = g.Namespace
-	}
 	var z dnsv1.DNSZone
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil {
+	if err := r.Client.Get(ctx, g.Spec.ZoneRef.NamespacedName(g.Namespace), &z); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	nsName := "ns-" + strings.ToLower(r.GeoTag) + "." + z.Spec.Zone
