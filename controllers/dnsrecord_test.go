@@ -49,7 +49,7 @@ func (c *cluster) adopt(srv pdnstest.Server, zone, zoneID string) {
 }
 
 func recordObj(name, rootHost string, eps ...dnsv1.Endpoint) *dnsv1.DNSRecord {
-	return &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}, Spec: dnsv1.DNSRecordSpec{RootHost: rootHost, Endpoints: eps}}
+	return &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: name}, Spec: dnsv1.DNSRecordSpec{RootHost: rootHost, PublishingSpec: dnsv1.PublishingSpec{Endpoints: eps}}}
 }
 
 // served returns the A targets srv answers for name, sorted.

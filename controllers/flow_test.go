@@ -79,7 +79,7 @@ func zoneObj(ns, name, zone string, mut func(*dnsv1.DNSZone)) *dnsv1.DNSZone {
 }
 
 func endpointObj(ns, name string, eps ...dnsv1.Endpoint) *dnsv1.DNSEndpoint {
-	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: dnsv1.DNSEndpointSpec{Endpoints: eps}}
+	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{Endpoints: eps}}}
 }
 
 func create(t *testing.T, objs ...client.Object) {

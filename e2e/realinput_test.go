@@ -230,22 +230,22 @@ func TestRealInput_AdoptedLegacyZone(t *testing.T) {
 
 	// Publish beside the legacy records, and try to take two names that are not ours.
 	fq := func(l string) string { return l + "." + legacyZone }
-	newEP := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "new-service"}, Spec: dnsv1.DNSEndpointSpec{
+	newEP := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "new-service"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 		Endpoints: []dnsv1.Endpoint{
 			{DNSName: fq("new-api"), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.150", "192.0.2.151"}},
 			{DNSName: fq("new-www"), RecordType: "CNAME", RecordTTL: 60, Targets: dnsv1.Targets{fq("web-lb")}},
 			{DNSName: fq("new-verify"), RecordType: "TXT", RecordTTL: 60, Targets: dnsv1.Targets{"new-verification=d1e2f3"}},
-		}}}
+		}}}}
 	shared := &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "shared"}, Spec: dnsv1.DNSRecordSpec{
-		RootHost:  fq("shared"),
-		Endpoints: []dnsv1.Endpoint{{DNSName: fq("shared"), RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.160"}}}}}
-	claimLegacy := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "claim-web-001"}, Spec: dnsv1.DNSEndpointSpec{
+		RootHost: fq("shared"), PublishingSpec: dnsv1.PublishingSpec{
+			Endpoints: []dnsv1.Endpoint{{DNSName: fq("shared"), RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.160"}}}}}}
+	claimLegacy := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "claim-web-001"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 		Endpoints: []dnsv1.Endpoint{
 			{DNSName: fq("web-001"), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.99"}},
 			{DNSName: fq("www"), RecordType: "CNAME", RecordTTL: 60, Targets: dnsv1.Targets{fq("new-www")}},
-		}}}
-	claimExternal := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "claim-legacy"}, Spec: dnsv1.DNSEndpointSpec{
-		Endpoints: []dnsv1.Endpoint{{DNSName: fq("legacy"), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.98"}}}}}
+		}}}}
+	claimExternal := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: legacyNS, Name: "claim-legacy"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
+		Endpoints: []dnsv1.Endpoint{{DNSName: fq("legacy"), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.98"}}}}}}
 	start := time.Now()
 	c.apply(t, newEP, shared, claimLegacy, claimExternal)
 	c.waitCondition(t, newEP, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 60*time.Second)

@@ -105,8 +105,8 @@ func TestOnboarding(t *testing.T) {
 func wwwTarget(c *cluster) string { return fmt.Sprintf("192.0.2.%d", 10*(c.idx+1)) }
 
 func wwwEndpoint(c *cluster) *dnsv1.DNSEndpoint {
-	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "www"}, Spec: dnsv1.DNSEndpointSpec{
-		Endpoints: []dnsv1.Endpoint{{DNSName: "www." + c.clusterZone(), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{wwwTarget(c)}}}}}
+	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "www"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
+		Endpoints: []dnsv1.Endpoint{{DNSName: "www." + c.clusterZone(), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{wwwTarget(c)}}}}}}
 }
 
 const appHost = "app." + rootZone
@@ -115,8 +115,8 @@ func appTarget(c *cluster) string { return fmt.Sprintf("198.51.100.%d", c.idx+1)
 
 func appRecord(c *cluster) *dnsv1.DNSRecord {
 	return &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: "app"}, Spec: dnsv1.DNSRecordSpec{
-		RootHost:  appHost,
-		Endpoints: []dnsv1.Endpoint{{DNSName: appHost, RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{appTarget(c)}}}}}
+		RootHost: appHost, PublishingSpec: dnsv1.PublishingSpec{
+			Endpoints: []dnsv1.Endpoint{{DNSName: appHost, RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{appTarget(c)}}}}}}
 }
 
 func allAppTargets() []string {
@@ -305,9 +305,9 @@ func TestDryRun(t *testing.T) {
 	onboard(t)
 	c := suite.clusters[0]
 	host := "dry." + c.clusterZone()
-	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "dry"}, Spec: dnsv1.DNSEndpointSpec{
+	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "dry"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 		Strategy:  dnsv1.StrategyDryRun,
-		Endpoints: []dnsv1.Endpoint{{DNSName: host, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.77"}}}}}
+		Endpoints: []dnsv1.Endpoint{{DNSName: host, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.77"}}}}}}
 	c.apply(t, ep)
 	cond, _ := c.waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonAwaitingApproval, 30*time.Second)
 	if ep.Status.Plan == nil || ep.Status.Plan.ID == "" || ep.Status.Plan.Counts.Create == 0 {
@@ -362,8 +362,8 @@ func TestRestarts(t *testing.T) {
 
 	// Mid-scenario: new records are applied, and the managers die before or while reconciling.
 	mid := func(c *cluster) *dnsv1.DNSEndpoint {
-		return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "mid"}, Spec: dnsv1.DNSEndpointSpec{
-			Endpoints: []dnsv1.Endpoint{{DNSName: "mid." + c.clusterZone(), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.200", "192.0.2.201"}}}}}
+		return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: clusterNS, Name: "mid"}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
+			Endpoints: []dnsv1.Endpoint{{DNSName: "mid." + c.clusterZone(), RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.200", "192.0.2.201"}}}}}}
 	}
 	for _, c := range suite.clusters {
 		c.apply(t, mid(c))

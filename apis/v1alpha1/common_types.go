@@ -120,6 +120,47 @@ type ZoneReference struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// PublishingSpec is the part of a DNSEndpoint's and a DNSRecord's spec that says what to publish
+// and how. Both specs embed it inline, so its fields sit directly under spec on the wire.
+type PublishingSpec struct {
+	// Endpoints to publish; at most 128. In a DNSRecord each dnsName is rootHost or below it.
+	// +optional
+	// +kubebuilder:validation:MaxItems=128
+	Endpoints []Endpoint `json:"endpoints,omitempty"`
+
+	// ZoneRef names the DNSZone to publish into. Without it, each endpoint goes to the DNSZone in
+	// this namespace whose zone is the longest suffix of its dnsName.
+	// +optional
+	ZoneRef *ZoneReference `json:"zoneRef,omitempty"`
+
+	// Strategy is FullSync (apply every plan), DryRun (only plan) or Disabled. DryRun and
+	// Disabled DNSRecords do not heartbeat.
+	// +optional
+	// +kubebuilder:default=FullSync
+	Strategy Strategy `json:"strategy,omitempty"`
+
+	// ApprovedPlan, under DryRun, applies the plan whose ID equals it, once.
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	ApprovedPlan string `json:"approvedPlan,omitempty"`
+}
+
+// PublishingStatus is the part of a DNSEndpoint's and a DNSRecord's status that the shared
+// publishing code maintains (controllers/internal/publish). Both statuses embed it inline.
+// status.zones is not part of it: a DNSRecord caps it at 128 items and a DNSEndpoint does not, so
+// each kind keeps its own field (Publisher.HeldZones).
+type PublishingStatus struct {
+	// Plan is what remains to be written: under DryRun the pending changes; after an apply
+	// (FullSync, or an approved plan) empty, or the changes of the zones a failed apply did not
+	// reach. Updates show the targets and TTL they replace.
+	// +optional
+	Plan *Plan `json:"plan,omitempty"`
+
+	// AppliedPlan is the ID of the last plan applied through spec.approvedPlan under DryRun.
+	// +optional
+	AppliedPlan string `json:"appliedPlan,omitempty"`
+}
+
 // Strategy says what a DNSEndpoint or DNSRecord does with its plan.
 // +kubebuilder:validation:Enum=FullSync;DryRun;Disabled
 type Strategy string

@@ -71,11 +71,6 @@ const (
 	ReasonInvalidEndpoint = "InvalidEndpoint"
 	// ReasonZoneNotFound: the DNSZone is missing or its hosted zone is gone.
 	ReasonZoneNotFound = "ZoneNotFound"
-	// ReasonRecordsKept (a Warning Event of a deleted DNSEndpoint or DNSRecord): its release
-	// left record sets behind: beside a registry record it cannot read (malformed, or of a newer
-	// version), which may claim them, or in a zone whose provider Secret cannot be resolved. Its
-	// own readable registry records are removed all the same.
-	ReasonRecordsKept = "RecordsKept"
 	// ReasonAwaitingZone: the DNSZone that holds the names exists but is not available yet (no
 	// hosted zone, or no authoritative SOA answer); retried every 5 s, and at once when the zone
 	// becomes available. Not a failure: its Events are Normal.
@@ -105,6 +100,32 @@ const (
 	// ReasonResourceNotFound: the Ingress or Service a Gslb's resourceRef names does not exist;
 	// its hosts are NotFound in status.serviceHealth and this cluster serves no targets.
 	ReasonResourceNotFound = "ResourceNotFound"
+)
+
+// Event reasons: the reasons of Events that are not a condition's change (those carry the
+// condition's reason, see controllers/internal/status). CamelCase, as Events require.
+const (
+	// ReasonRecordsKept (a Warning Event of a deleted DNSEndpoint or DNSRecord): its release
+	// left record sets behind: beside a registry record it cannot read (malformed, or of a newer
+	// version), which may claim them, or in a zone whose provider Secret cannot be resolved. Its
+	// own readable registry records are removed all the same.
+	ReasonRecordsKept = "RecordsKept"
+	// ReasonPlanApproved (Normal, DNSEndpoint or DNSRecord): spec.approvedPlan matched the
+	// DryRun plan, which is being applied once.
+	ReasonPlanApproved = "PlanApproved"
+	// ReasonPreserved (Normal, deleted DNSZone): the hosted zone and its parent link are
+	// kept (preserveOnDelete, or an adopted spec.zoneID).
+	ReasonPreserved = "Preserved"
+	// ReasonZoneKept (deleted DNSZone): the hosted zone is kept: Warning when records of
+	// other owners remain in it, Normal when this DNSZone did not create it.
+	ReasonZoneKept = "ZoneKept"
+	// ReasonZoneDeleted (Normal, deleted DNSZone): the hosted zone was deleted at the
+	// provider.
+	ReasonZoneDeleted = "ZoneDeleted"
+	// ReasonZoneRecreated (Normal, DNSZone): the hosted zone was deleted at the provider
+	// outside dnsplane and has been re-created; its records are republished (see
+	// ReasonZoneDeletedAtProvider).
+	ReasonZoneRecreated = "ZoneRecreated"
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a

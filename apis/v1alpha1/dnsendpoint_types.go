@@ -6,25 +6,8 @@ import (
 
 // DNSEndpointSpec lists endpoints to publish. Each name has a single owner.
 type DNSEndpointSpec struct {
-	// Endpoints to publish; at most 128.
-	// +optional
-	// +kubebuilder:validation:MaxItems=128
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
-
-	// ZoneRef names the DNSZone to publish into. Without it, each endpoint goes to the DNSZone in
-	// this namespace whose zone is the longest suffix of its dnsName.
-	// +optional
-	ZoneRef *ZoneReference `json:"zoneRef,omitempty"`
-
-	// Strategy is FullSync (apply every plan), DryRun (only plan) or Disabled.
-	// +optional
-	// +kubebuilder:default=FullSync
-	Strategy Strategy `json:"strategy,omitempty"`
-
-	// ApprovedPlan, under DryRun, applies the plan whose ID equals it, once.
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	ApprovedPlan string `json:"approvedPlan,omitempty"`
+	// PublishingSpec: endpoints, zoneRef, strategy and approvedPlan, shared with DNSRecord.
+	PublishingSpec `json:",inline"`
 }
 
 // DNSEndpointStatus is what the DNSEndpoint controller observed.
@@ -33,15 +16,8 @@ type DNSEndpointStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// Plan is what remains to be written: under DryRun the pending changes; after an apply
-	// (FullSync, or an approved plan) empty, or the changes of the zones a failed apply did not
-	// reach. Updates show the targets and TTL they replace.
-	// +optional
-	Plan *Plan `json:"plan,omitempty"`
-
-	// AppliedPlan is the ID of the last plan applied through spec.approvedPlan under DryRun.
-	// +optional
-	AppliedPlan string `json:"appliedPlan,omitempty"`
+	// PublishingStatus: plan and appliedPlan, shared with DNSRecord.
+	PublishingStatus `json:",inline"`
 
 	// Zones are the DNSZones, as namespace/name, that hold this object's records. The
 	// controller plans these and the zones the endpoints choose, so records left by an earlier

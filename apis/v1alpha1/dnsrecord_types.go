@@ -17,26 +17,9 @@ type DNSRecordSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="rootHost is immutable"
 	RootHost string `json:"rootHost"`
 
-	// Endpoints this contributor adds to the shared record sets; each dnsName is rootHost or below
-	// it. At most 128.
-	// +optional
-	// +kubebuilder:validation:MaxItems=128
-	Endpoints []Endpoint `json:"endpoints,omitempty"`
-
-	// ZoneRef names the DNSZone to publish into; see DNSEndpointSpec.ZoneRef.
-	// +optional
-	ZoneRef *ZoneReference `json:"zoneRef,omitempty"`
-
-	// Strategy is FullSync (apply every plan), DryRun (only plan) or Disabled. DryRun and
-	// Disabled records do not heartbeat.
-	// +optional
-	// +kubebuilder:default=FullSync
-	Strategy Strategy `json:"strategy,omitempty"`
-
-	// ApprovedPlan, under DryRun, applies the plan whose ID equals it, once.
-	// +optional
-	// +kubebuilder:validation:MaxLength=64
-	ApprovedPlan string `json:"approvedPlan,omitempty"`
+	// PublishingSpec: endpoints (each dnsName is rootHost or below it), zoneRef, strategy (DryRun
+	// and Disabled records do not heartbeat) and approvedPlan, shared with DNSEndpoint.
+	PublishingSpec `json:",inline"`
 }
 
 // OwnerStatus is one contributor to a DNSRecord's rootHost, as read from the TXT registry.
@@ -66,13 +49,8 @@ type DNSRecordStatus struct {
 	// +optional
 	Owners []OwnerStatus `json:"owners,omitempty"`
 
-	// Plan is the latest plan; see DNSEndpointStatus.Plan.
-	// +optional
-	Plan *Plan `json:"plan,omitempty"`
-
-	// AppliedPlan is the ID of the last plan applied through spec.approvedPlan under DryRun.
-	// +optional
-	AppliedPlan string `json:"appliedPlan,omitempty"`
+	// PublishingStatus: plan and appliedPlan, shared with DNSEndpoint.
+	PublishingStatus `json:",inline"`
 
 	// Zones are the DNSZones, as namespace/name, that hold this contributor's records; see
 	// DNSEndpointStatus.Zones.

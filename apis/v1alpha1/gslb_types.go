@@ -36,12 +36,23 @@ type GslbSpec struct {
 type ResourceReference struct {
 	// Kind is Ingress or Service.
 	// +kubebuilder:validation:Enum=Ingress;Service
-	Kind string `json:"kind"`
+	Kind ResourceKind `json:"kind"`
 	// Name of the object.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
+
+// ResourceKind is the kind of object a Gslb's resourceRef names. The allowed values are listed by
+// the Enum marker on ResourceReference.Kind.
+type ResourceKind string
+
+const (
+	// ResourceKindIngress: a networking.k8s.io/v1 Ingress; its rules' hosts are the default hosts.
+	ResourceKindIngress ResourceKind = "Ingress"
+	// ResourceKindService: a LoadBalancer core/v1 Service; spec.hosts is required.
+	ResourceKindService ResourceKind = "Service"
+)
 
 // GslbEdge names the edge zone that delegates the Gslb zone to every cluster's name server.
 type GslbEdge struct {
@@ -58,7 +69,7 @@ type GslbStrategy struct {
 	// it has any) or weighted (a per-query choice by geo tag weight).
 	// +kubebuilder:validation:Enum=roundRobin;failover;weighted
 	// +kubebuilder:default=roundRobin
-	Type string `json:"type"`
+	Type GslbStrategyType `json:"type"`
 
 	// PrimaryGeoTag is the geo tag served first under failover.
 	// +optional
@@ -77,6 +88,32 @@ type GslbStrategy struct {
 	// +kubebuilder:validation:Maximum=86400
 	DNSTTLSeconds int64 `json:"dnsTtlSeconds,omitempty"`
 }
+
+// GslbStrategyType is the way a Gslb chooses its answers. The allowed values are listed by the
+// Enum marker on GslbStrategy.Type; pkg/gslb computes each.
+type GslbStrategyType string
+
+const (
+	// GslbRoundRobin serves every healthy target of every cluster.
+	GslbRoundRobin GslbStrategyType = "roundRobin"
+	// GslbFailover serves the primary geo tag's targets while it has any, else every other's.
+	GslbFailover GslbStrategyType = "failover"
+	// GslbWeighted chooses per query by geo tag weight.
+	GslbWeighted GslbStrategyType = "weighted"
+)
+
+// ServiceHealth is the health of one Gslb host in status.serviceHealth.
+type ServiceHealth string
+
+const (
+	// ServiceHealthy: the host's backends have ready endpoints and the resource has a
+	// load-balancer address.
+	ServiceHealthy ServiceHealth = "Healthy"
+	// ServiceUnhealthy: no ready endpoint, or no load-balancer address.
+	ServiceUnhealthy ServiceHealth = "Unhealthy"
+	// ServiceNotFound: the resourceRef, or the host's backend, does not exist.
+	ServiceNotFound ServiceHealth = "NotFound"
+)
 
 // PeerStatus is the last exchange with one peer cluster.
 type PeerStatus struct {
@@ -104,7 +141,7 @@ type GslbStatus struct {
 	// hosts are NotFound (for an Ingress, the hosts last served); when no host is known the key
 	// is the resource itself, "<kind>/<name>", NotFound.
 	// +optional
-	ServiceHealth map[string]string `json:"serviceHealth,omitempty"`
+	ServiceHealth map[string]ServiceHealth `json:"serviceHealth,omitempty"`
 	// HealthyRecords per host: the targets served.
 	// +optional
 	HealthyRecords map[string][]string `json:"healthyRecords,omitempty"`

@@ -98,13 +98,7 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	spec := ep.Spec.DeepCopy()
-	spec.ApprovedPlan = "" // approving must not change the plan ID
-	_, res, err := r.planner().Run(ctx, r.Client, r.Recorder, publish.Object{
-		Obj: ep, Namespace: ep.Namespace, ZoneRef: ep.Spec.ZoneRef, Endpoints: ep.Spec.Endpoints,
-		Strategy: ep.Spec.Strategy, ApprovedPlan: ep.Spec.ApprovedPlan, Spec: spec, Generation: ep.Generation,
-		Zones: &ep.Status.Zones, AppliedPlan: &ep.Status.AppliedPlan, Plan: &ep.Status.Plan, Conditions: &ep.Status.Conditions,
-	}, publish.Options{
+	_, res, err := r.planner().Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval,
 	})
@@ -123,7 +117,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	done, err := r.planner().Release(ctx, r.Client, r.Recorder, ep, r.contributor(ep), plan.SingleOwner, ep.Namespace, ep.Spec.ZoneRef, ep.Spec.Endpoints, ep.Status.Zones, DefaultTTL)
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
@@ -153,11 +147,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		if ep.Spec.ZoneRef == nil {
 			return nil
 		}
-		ns := ep.Spec.ZoneRef.Namespace
-		if ns == "" {
-			ns = ep.Namespace
-		}
-		return []string{ns + "/" + ep.Spec.ZoneRef.Name}
+		return []string{ep.Spec.ZoneRef.NamespacedName(ep.Namespace).String()}
 	}); err != nil {
 		return err
 	}

@@ -137,14 +137,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 		return ctrl.Result{}, nil
 	}
 	self := r.contributor(rec)
-	spec := rec.Spec.DeepCopy()
-	spec.ApprovedPlan = "" // approving must not change the plan ID
 	now := r.now()
-	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, publish.Object{
-		Obj: rec, Namespace: rec.Namespace, ZoneRef: rec.Spec.ZoneRef, Endpoints: rec.Spec.Endpoints,
-		Strategy: rec.Spec.Strategy, ApprovedPlan: rec.Spec.ApprovedPlan, Spec: spec, Generation: rec.Generation,
-		Zones: &rec.Status.Zones, AppliedPlan: &rec.Status.AppliedPlan, Plan: &rec.Status.Plan, Conditions: &rec.Status.Conditions,
-	}, publish.Options{
+	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, rec, publish.Options{
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
 		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval,
 		Stamp: func(changes []provider.Change) []provider.Change {
@@ -341,7 +335,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 	if !controllerutil.ContainsFinalizer(rec, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, r.contributor(rec), plan.Shared, rec.Namespace, rec.Spec.ZoneRef, rec.Spec.Endpoints, rec.Status.Zones, DefaultTTL)
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: DefaultTTL})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
@@ -367,11 +361,7 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 			out = append(out, n)
 		}
 		if rec.Spec.ZoneRef != nil {
-			ns := rec.Spec.ZoneRef.Namespace
-			if ns == "" {
-				ns = rec.Namespace
-			}
-			out = append(out, "ref:"+ns+"/"+rec.Spec.ZoneRef.Name)
+			out = append(out, "ref:"+rec.Spec.ZoneRef.NamespacedName(rec.Namespace).String())
 		}
 		for _, z := range rec.Status.Zones {
 			out = append(out, "ref:"+z)

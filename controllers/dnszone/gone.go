@@ -73,7 +73,7 @@ func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resol
 	z.Status.ZoneID, z.Status.NameServers, z.Status.LastSyncGeneration = pz.ID, pz.NameServers, z.Generation
 	now := metav1.NewTime(r.now())
 	z.Status.LastSyncTimestamp = &now
-	r.Recorder.Eventf(z, corev1.EventTypeNormal, "ZoneRecreated",
+	r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonZoneRecreated,
 		"hosted zone %s of %s was deleted at the provider; re-created it as %s, and its DNSEndpoints and DNSRecords are republished", old, z.Spec.Zone, pz.ID)
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, dnsv1.ReasonZoneDeletedAtProvider,
 		fmt.Sprintf("hosted zone %s was deleted at the provider outside dnsplane; re-created as %s, its records are republished once it answers SOA", old, pz.ID))

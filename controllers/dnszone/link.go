@@ -133,12 +133,10 @@ func glueNote(d delegation) string {
 func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.DNSZone, string, string, error) {
 	var parent *dnsv1.DNSZone
 	if ref := z.Spec.ParentRef; ref != nil {
-		ns := ref.Namespace
-		if ns == "" {
-			ns = z.Namespace
-		}
+		key := ref.NamespacedName(z.Namespace)
+		ns := key.Namespace
 		p := &dnsv1.DNSZone{}
-		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, p); err != nil {
+		if err := r.Client.Get(ctx, key, p); err != nil {
 			if apierrors.IsNotFound(err) {
 				return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s does not exist", ns, ref.Name), nil
 			}

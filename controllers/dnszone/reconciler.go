@@ -314,7 +314,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 			}
 		}
 	} else {
-		r.Recorder.Eventf(z, corev1.EventTypeNormal, "Preserved", "hosted zone %s and its parent link are kept (preserveOnDelete or adopted zoneID)", z.Status.ZoneID)
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonPreserved, "hosted zone %s and its parent link are kept (preserveOnDelete or adopted zoneID)", z.Status.ZoneID)
 	}
 	controllerutil.RemoveFinalizer(z, dnsv1.FinalizerZone)
 	if err := r.Client.Update(ctx, z); err != nil && !apierrors.IsNotFound(err) {
@@ -367,7 +367,7 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 	}
 	if len(foreign) > 0 {
 		slices.Sort(foreign)
-		r.Recorder.Eventf(z, corev1.EventTypeWarning, "ZoneKept", "hosted zone %s kept: records of other owners remain (%s)", z.Status.ZoneID, strings.Join(foreign, ", "))
+		r.Recorder.Eventf(z, corev1.EventTypeWarning, dnsv1.ReasonZoneKept, "hosted zone %s kept: records of other owners remain (%s)", z.Status.ZoneID, strings.Join(foreign, ", "))
 		r.Writers.Forget(key)
 		return nil
 	}
@@ -380,7 +380,7 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 		return err
 	}
 	if pz.CallerReference != string(z.UID) {
-		r.Recorder.Eventf(z, corev1.EventTypeNormal, "ZoneKept", "hosted zone %s was not created by this DNSZone; kept", z.Status.ZoneID)
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonZoneKept, "hosted zone %s was not created by this DNSZone; kept", z.Status.ZoneID)
 		r.Writers.Forget(key)
 		return nil
 	}
@@ -390,7 +390,7 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 		return fmt.Errorf("delete hosted zone %s: %w", z.Status.ZoneID, err)
 	}
 	r.Writers.Forget(key)
-	r.Recorder.Eventf(z, corev1.EventTypeNormal, "ZoneDeleted", "hosted zone %s deleted", z.Status.ZoneID)
+	r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonZoneDeleted, "hosted zone %s deleted", z.Status.ZoneID)
 	return nil
 }
 

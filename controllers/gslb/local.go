@@ -18,13 +18,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Health values of status.serviceHealth.
-const (
-	Healthy   = "Healthy"
-	Unhealthy = "Unhealthy"
-	NotFound  = "NotFound"
-)
-
 // Resolver resolves load-balancer hostnames; *net.Resolver satisfies it.
 type Resolver interface {
 	LookupHost(ctx context.Context, host string) ([]string, error)
@@ -34,7 +27,7 @@ type Resolver interface {
 type local struct {
 	hosts []string
 	// health per host: Healthy, Unhealthy or NotFound.
-	health map[string]string
+	health map[string]dnsv1.ServiceHealth
 	// targets are the load balancer's addresses, canonical, sorted (every host of one
 	// resource shares them).
 	targets []string
@@ -47,7 +40,7 @@ type local struct {
 
 // healthy returns host's targets when it is Healthy, else nil.
 func (l *local) healthy(host string) []string {
-	if l.health[host] != Healthy {
+	if l.health[host] != dnsv1.ServiceHealthy {
 		return nil
 	}
 	return l.targets
@@ -56,13 +49,13 @@ func (l *local) healthy(host string) []string {
 // readLocal reads the referenced Ingress or Service, its load-balancer addresses and its
 // backends' EndpointSlices. resolveTimeout bounds hostname resolution.
 func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb, resolveTimeout time.Duration) (*local, error) {
-	l := &local{health: map[string]string{}, why: map[string]string{}}
+	l := &local{health: map[string]dnsv1.ServiceHealth{}, why: map[string]string{}}
 	var lb []corev1.LoadBalancerIngress
 	backends := map[string][]string{} // host -> Service names
 	key := client.ObjectKey{Namespace: g.Namespace, Name: g.Spec.ResourceRef.Name}
 	found := true
 	switch g.Spec.ResourceRef.Kind {
-	case "Ingress":
+	case dnsv1.ResourceKindIngress:
 		var ing networkingv1.Ingress
 		if err := c.Get(ctx, key, &ing); err != nil {
 			if !apierrors.IsNotFound(err) {
@@ -100,7 +93,7 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 			slices.Sort(svcs)
 			backends[h] = slices.Compact(svcs)
 		}
-	case "Service":
+	case dnsv1.ResourceKindService:
 		var svc corev1.Service
 		if err := c.Get(ctx, key, &svc); err != nil {
 			if !apierrors.IsNotFound(err) {
@@ -126,7 +119,7 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 			l.hosts = knownHosts(g)
 		}
 		for _, h := range l.hosts {
-			l.health[h], l.why[h] = NotFound, fmt.Sprintf("%s: %s", h, l.missing)
+			l.health[h], l.why[h] = dnsv1.ServiceNotFound, fmt.Sprintf("%s: %s", h, l.missing)
 		}
 		return l, nil
 	}
@@ -159,16 +152,16 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 		}
 		switch {
 		case len(backends[h]) == 0:
-			l.health[h], l.why[h] = NotFound, fmt.Sprintf("%s: no backend Service", h)
+			l.health[h], l.why[h] = dnsv1.ServiceNotFound, fmt.Sprintf("%s: no backend Service", h)
 		case len(missing) == len(backends[h]):
-			l.health[h], l.why[h] = NotFound, fmt.Sprintf("%s: backend Service %s not found", h, strings.Join(missing, ", "))
+			l.health[h], l.why[h] = dnsv1.ServiceNotFound, fmt.Sprintf("%s: backend Service %s not found", h, strings.Join(missing, ", "))
 		case len(live) == 0:
-			l.health[h], l.why[h] = Unhealthy, fmt.Sprintf("%s: no ready endpoints in Service %s", h, strings.Join(backends[h], ", "))
+			l.health[h], l.why[h] = dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: no ready endpoints in Service %s", h, strings.Join(backends[h], ", "))
 		case len(l.targets) == 0:
 			// A hidden failure is still a failure: ready pods that no load balancer reaches.
-			l.health[h], l.why[h] = Unhealthy, fmt.Sprintf("%s: ready endpoints but no load-balancer address on %s %s", h, g.Spec.ResourceRef.Kind, key.Name)
+			l.health[h], l.why[h] = dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: ready endpoints but no load-balancer address on %s %s", h, g.Spec.ResourceRef.Kind, key.Name)
 		default:
-			l.health[h] = Healthy
+			l.health[h] = dnsv1.ServiceHealthy
 		}
 	}
 	return l, nil

@@ -162,7 +162,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.Peers = peerStatus
 
 	// Compute: per host, this cluster's healthy targets and the strategy's answer.
-	weighted := g.Spec.Strategy.Type == gslb.Weighted
+	weighted := g.Spec.Strategy.Type == dnsv1.GslbWeighted
 	capable := true
 	if weighted {
 		capable = r.weightedCapable(ctx, g)
@@ -172,13 +172,13 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		ttl = 30
 	}
 	var eps []dnsv1.Endpoint
-	g.Status.ServiceHealth = map[string]string{}
+	g.Status.ServiceHealth = map[string]dnsv1.ServiceHealth{}
 	g.Status.HealthyRecords = map[string][]string{}
 	var unhealthy []string
 	anyTargets := false
 	if loc.missing != "" && len(loc.hosts) == 0 {
 		// No host is known (an Ingress gives them): the resource itself is NotFound.
-		g.Status.ServiceHealth[g.Spec.ResourceRef.Kind+"/"+g.Spec.ResourceRef.Name] = NotFound
+		g.Status.ServiceHealth[string(g.Spec.ResourceRef.Kind)+"/"+g.Spec.ResourceRef.Name] = dnsv1.ServiceNotFound
 	}
 	for _, h := range loc.hosts {
 		g.Status.ServiceHealth[h] = loc.health[h]
@@ -191,7 +191,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		for geo, t := range peerTargets[h] {
 			byGeo[geo] = t
 		}
-		ans, err := gslb.Compute(g.Spec.Strategy.Type, g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
+		ans, err := gslb.Compute(string(g.Spec.Strategy.Type), g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
 		if err != nil {
 			r.ready(g, false, dnsv1.ReasonInvalidStrategy, "spec.strategy: "+err.Error())
 			return nil
@@ -448,24 +448,18 @@ func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag str
 
 // zone reads the DNSZone ref names (in ns unless it says otherwise).
 func (r *Reconciler) zone(ctx context.Context, ns string, ref dnsv1.ZoneReference) (*dnsv1.DNSZone, error) {
-	if ref.Namespace != "" {
-		ns = ref.Namespace
-	}
+	key := ref.NamespacedName(ns)
 	z := &dnsv1.DNSZone{}
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: ref.Name}, z); err != nil {
-		return nil, fmt.Errorf("DNSZone %s/%s: %w", ns, ref.Name, err)
+	if err := r.Client.Get(ctx, key, z); err != nil {
+		return nil, fmt.Errorf("DNSZone %s: %w", key, err)
 	}
 	return z, nil
 }
 
 // weightedCapable reports whether the Gslb zone's provider serves weighted record sets.
 func (r *Reconciler) weightedCapable(ctx context.Context, g *dnsv1.Gslb) bool {
-	ns := g.Spec.ZoneRef.Namespace
-	if ns == "" {
-		ns = g.Namespace
-	}
 	var z dnsv1.DNSZone
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil || r.Providers == nil {
+	if err := r.Client.Get(ctx, g.Spec.ZoneRef.NamespacedName(g.Namespace), &z); err != nil || r.Providers == nil {
 		return true // the DNSEndpoint reports the missing zone
 	}
 	res, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
@@ -501,12 +495,8 @@ func (r *Reconciler) writeEdge(ctx context.Context, g *dnsv1.Gslb) error {
 		}
 		return nil
 	}
-	ns := g.Spec.ZoneRef.Namespace
-	if ns == "" {
-		ns = g.Namespace
-	}
 	var z dnsv1.DNSZone
-	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: g.Spec.ZoneRef.Name}, &z); err != nil {
+	if err := r.Client.Get(ctx, g.Spec.ZoneRef.NamespacedName(g.Namespace), &z); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	nsName := "ns-" + strings.ToLower(r.GeoTag) + "." + z.Spec.Zone
@@ -595,8 +585,8 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
-		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Ingress"))).
-		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
+		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindIngress)))).
+		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindService)))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
 		Named("gslb")
 	return requeue.Complete(b, rec) // the peer re-query every --gslb-interval counts as a success
@@ -621,7 +611,7 @@ func (r *Reconciler) gslbsOf(kind string) handler.MapFunc {
 		var out []reconcile.Request
 		for _, g := range list.Items {
 			ref := g.Spec.ResourceRef
-			if ref.Kind == "Ingress" || (ref.Kind == kind && ref.Name == name) || (kind == "EndpointSlice" && ref.Kind == "Service" && ref.Name == name) {
+			if ref.Kind == dnsv1.ResourceKindIngress || (string(ref.Kind) == kind && ref.Name == name) || (kind == "EndpointSlice" && ref.Kind == dnsv1.ResourceKindService && ref.Name == name) {
 				out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&g)})
 			}
 		}

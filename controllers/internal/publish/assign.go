@@ -88,10 +88,7 @@ func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.Zone
 	}
 	var ref *dnsv1.DNSZone
 	if zoneRef != nil {
-		key := client.ObjectKey{Namespace: zoneRef.Namespace, Name: zoneRef.Name}
-		if key.Namespace == "" {
-			key.Namespace = ns
-		}
+		key := zoneRef.NamespacedName(ns)
 		var err error
 		if ref, err = get(key); err != nil {
 			return nil, err

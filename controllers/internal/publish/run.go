@@ -10,7 +10,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,30 +24,13 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
-// Object is what Run needs of a DNSEndpoint or DNSRecord: its identity for Events, its spec's
-// publishing fields and the status fields Run maintains.
-type Object struct {
-	// Obj receives Events.
-	Obj runtime.Object
-	// Namespace is the object's namespace; ZoneRef and Endpoints come from its spec.
-	Namespace string
-	ZoneRef   *dnsv1.ZoneReference
-	Endpoints []dnsv1.Endpoint
-	// Strategy and ApprovedPlan come from the spec; Spec is the spec with approvedPlan cleared,
-	// hashed into the plan ID.
-	Strategy     dnsv1.Strategy
-	ApprovedPlan string
-	Spec         any
-	// Generation is metadata.generation, for conditions.
-	Generation int64
-	// Status fields Run reads and writes.
-	Zones       *[]string
-	AppliedPlan *string
-	Plan        **dnsv1.Plan
-	Conditions  *[]metav1.Condition
-}
+// Object is what Run and Release need of a DNSEndpoint or DNSRecord (dnsv1.Publisher): its
+// identity, which receives Events, its spec's publishing block, and the status it maintains (the
+// publishing block, status.zones and Ready).
+type Object = dnsv1.Publisher
 
-// Options are what differs between the two record controllers.
+// Options are what differs between the two record controllers. Release reads Self, Mode and
+// DefaultTTL only.
 type Options struct {
 	Self       registry.Contributor
 	Mode       plan.Mode
@@ -79,14 +61,13 @@ type Outcome struct {
 // status.plan and status.appliedPlan, and set Ready with its reason. The error is for the
 // controller's back-off; conflicts with a concurrent write requeue at once.
 func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options) (Outcome, ctrl.Result, error) {
-	ready := func(ok bool, reason, msg string) {
-		status.Set(o.Conditions, o.Generation, dnsv1.ConditionReady, ok, reason, msg)
-	}
-	if o.Strategy == dnsv1.StrategyDisabled {
+	ready := func(ok bool, reason, msg string) { setReady(o, ok, reason, msg) }
+	ps, st := o.PublishingSpec(), o.PublishingStatus()
+	if ps.Strategy == dnsv1.StrategyDisabled {
 		ready(false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
 		return Outcome{}, ctrl.Result{}, nil
 	}
-	a, err := Assign(ctx, c, o.Namespace, o.ZoneRef, o.Endpoints, *o.Zones, opts.DefaultTTL)
+	a, err := Assign(ctx, c, o.GetNamespace(), ps.ZoneRef, ps.Endpoints, o.HeldZones(), opts.DefaultTTL)
 	if err != nil {
 		return Outcome{}, ctrl.Result{}, err
 	}
@@ -105,37 +86,37 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 			conflicts = append(conflicts, c.Message)
 		}
 	}
-	spec, _ := json.Marshal(o.Spec)
+	spec, _ := json.Marshal(o.PlanSpec())
 	id := plan.ID(records, spec)
-	*o.Plan = StatusPlan(id, records)
+	st.Plan = StatusPlan(id, records)
 
-	apply := o.Strategy != dnsv1.StrategyDryRun
-	prevApplied := *o.AppliedPlan
-	if !apply && len(records) > 0 && o.ApprovedPlan == id && *o.AppliedPlan != id {
+	apply := ps.Strategy != dnsv1.StrategyDryRun
+	prevApplied := st.AppliedPlan
+	if !apply && len(records) > 0 && ps.ApprovedPlan == id && st.AppliedPlan != id {
 		apply = true
-		*o.AppliedPlan = id
+		st.AppliedPlan = id
 		if rec != nil {
-			rec.Eventf(o.Obj, corev1.EventTypeNormal, "PlanApproved", "applying approved plan %s (%d changes)", id, len(records))
+			rec.Eventf(o, corev1.EventTypeNormal, dnsv1.ReasonPlanApproved, "applying approved plan %s (%d changes)", id, len(records))
 		}
 	}
 	if apply {
 		if i, err := applyPlans(ctx, plans, opts.Stamp); err != nil {
-			*o.AppliedPlan = prevApplied
+			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the zones from the failed one on.
 			rest := remaining(plans[i:])
-			*o.Plan = StatusPlan(plan.ID(rest, spec), rest)
+			st.Plan = StatusPlan(plan.ID(rest, spec), rest)
 			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, err))
 			return out, res, err
 		}
 		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
-		*o.Plan = StatusPlan(plan.ID(nil, spec), nil)
+		st.Plan = StatusPlan(plan.ID(nil, spec), nil)
 		out.Written = true
 		if len(waiting) == 0 {
 			// Every zone was planned and written: the object now holds records only where its
 			// endpoints go.
-			*o.Zones = a.DesiredZones()
+			o.SetHeldZones(a.DesiredZones())
 		} else {
-			*o.Zones = Union(*o.Zones, a.DesiredZones())
+			o.SetHeldZones(Union(o.HeldZones(), a.DesiredZones()))
 		}
 	}
 	out.Clean = len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
@@ -158,6 +139,13 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// setReady sets o's Ready condition for its current generation.
+func setReady(o Object, ok bool, reason, msg string) {
+	conds := o.GetConditions()
+	status.Set(&conds, o.GetGeneration(), dnsv1.ConditionReady, ok, reason, msg)
+	o.SetConditions(conds)
 }
 
 // applyPlans writes each plan's changes in order, through stamp when set, and stops at the first
@@ -198,20 +186,20 @@ func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
 	return ctrl.Result{}, err
 }
 
-// Release removes every record self holds for an object being deleted (held: its
+// Release removes every record opts.Self holds for o, an object being deleted (held: its
 // status.zones), in every usable zone, even where a foreign registry record it cannot read sits
 // beside one of its records (plan.Input.Release). What it cannot remove, the record sets such a
 // record may claim, any other conflict, and the zones whose provider Secret cannot be resolved,
-// is named in one Warning Event on obj (reason dnsv1.ReasonRecordsKept) and one log line. done
+// is named in one Warning Event on o (reason dnsv1.ReasonRecordsKept) and one log line. done
 // is false when a concurrent write got in the way and the caller should requeue; a missing
 // provider Secret releases nothing and is not an error.
-func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.EventRecorder, obj runtime.Object, self registry.Contributor,
-	mode plan.Mode, namespace string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (done bool, _ error) {
-	a, err := Assign(ctx, c, namespace, zoneRef, endpoints, held, defaultTTL)
+func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options) (done bool, _ error) {
+	ps := o.PublishingSpec()
+	a, err := Assign(ctx, c, o.GetNamespace(), ps.ZoneRef, ps.Endpoints, o.HeldZones(), opts.DefaultTTL)
 	if err != nil {
 		return false, err
 	}
-	plans, unresolved, err := p.Plan(ctx, self, mode, a, true, defaultTTL)
+	plans, unresolved, err := p.Plan(ctx, opts.Self, opts.Mode, a, true, opts.DefaultTTL)
 	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
 		return false, err
 	}
@@ -223,7 +211,7 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 			return false, fmt.Errorf("remove records from %s: %w", zp.Zone.Spec.Zone, err)
 		}
 	}
-	reportLeftBehind(ctx, rec, obj, plans, unresolved)
+	reportLeftBehind(ctx, rec, o, plans, unresolved)
 	return true, nil
 }
 
