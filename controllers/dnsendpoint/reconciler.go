@@ -18,9 +18,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -28,6 +28,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -50,7 +51,7 @@ type Reconciler struct {
 	// disables.
 	ResyncInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
-	LinkEvents <-chan event.GenericEvent
+	LinkEvents <-chan scraper.Notice
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
 	// mostly wait in the zone writer's window, so many of them in flight is what lets a burst
 	// of objects land in a few provider calls.
@@ -196,7 +197,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}))
 	if r.LinkEvents != nil {
-		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
+		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
 	}
 	return requeue.Complete(b, r) // a resynced success counts as a success
 }

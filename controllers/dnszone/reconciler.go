@@ -23,9 +23,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -416,7 +416,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
-		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(notice.Source(r.Scraper.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.
