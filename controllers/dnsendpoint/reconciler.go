@@ -21,6 +21,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -185,8 +186,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
-		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
+		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
 	// A deleted object frees its names: the objects that lost a conflict try again.

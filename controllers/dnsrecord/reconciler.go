@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -387,8 +388,8 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
-		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
+		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord")
 	return requeue.Complete(b, rec) // a resynced success counts as a success

@@ -26,7 +26,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
-	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
@@ -409,12 +409,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		// A parent's children care about its spec, deletion, zone ID and availability, not its
 		// other status writes (sync times, its own parent link).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
-			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(notice.Source(r.Scraper.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).

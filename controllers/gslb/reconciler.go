@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
@@ -593,7 +593,7 @@ func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconci
 
 func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Ingress"))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("Service"))).
