@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -129,7 +130,7 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {
 		return true
 	}
-	c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
 	synced := c != nil && (c.Status == metav1.ConditionTrue || c.Reason == dnsv1.ReasonAwaitingSOA ||
 		// re-created just now (recoverDeleted); an adopted zone that is gone is looked up again
 		(c.Reason == dnsv1.ReasonZoneDeletedAtProvider && z.Spec.ZoneID == ""))
@@ -141,11 +142,11 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	res, err := r.reconcileZone(ctx, z)
-	if err != nil || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+	if err != nil || !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
 		switch {
 		case !z.Spec.LinkToParentDomain:
 			r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
-		case findCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
+		case meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
 			// The link waits for this zone's name servers; an existing link state is kept.
 			r.setLink(z, false, dnsv1.ReasonAwaitingParent, "the link is published once this zone is available")
 		}
@@ -260,7 +261,7 @@ func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
 		if t == dnsv1.ConditionParentLinkCreated && !z.Spec.LinkToParentDomain {
 			continue
 		}
-		c := findCondition(z.Status.Conditions, t)
+		c := meta.FindStatusCondition(z.Status.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			reason, msg := dnsv1.ReasonProviderError, t+" is unknown"
 			if c != nil {
@@ -272,15 +273,6 @@ func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
 	}
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, true, dnsv1.ReasonReady,
 		fmt.Sprintf("zone %s is served by %s", z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 func minResult(a, b ctrl.Result) ctrl.Result {

@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -65,7 +64,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		}
 		// A release writes to any zone that has a hosted zone, available or not (an SOA check
 		// failing at that moment must not leak the records); publishing waits for availability.
-		if z.Status.ZoneID == "" || (!release && !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
+		if z.Status.ZoneID == "" || (!release && !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
 			if len(desired) > 0 {
 				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
 			}
