@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -207,6 +208,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []reconcile.Request {
 	var all dnsv1.DNSEndpointList
 	if err := r.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing DNSEndpoints to retry their conflicts failed; the next deletion or resync retries them")
 		return nil
 	}
 	var out []reconcile.Request

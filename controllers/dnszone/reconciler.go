@@ -423,6 +423,8 @@ const indexProviderRef = "spec.providerRef.name"
 func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	var zones dnsv1.DNSZoneList
 	if err := r.Client.List(ctx, &zones, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexProviderRef: o.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the DNSZones of a Secret failed; the next event or resync catches up",
+			"namespace", o.GetNamespace(), "name", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(zones.Items))
@@ -439,6 +441,8 @@ func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcil
 	parent := o.(*dnsv1.DNSZone)
 	var all dnsv1.DNSZoneList
 	if err := r.Client.List(ctx, &all); err != nil {
+		log.FromContext(ctx).Error(err, "listing the children of a DNSZone failed; the next event or resync catches up",
+			"namespace", parent.Namespace, "name", parent.Name)
 		return nil
 	}
 	var out []reconcile.Request

@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -616,6 +617,8 @@ func (r *Reconciler) gslbsOf(kind string) handler.MapFunc {
 		}
 		var list dnsv1.GslbList
 		if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+			log.FromContext(ctx).Error(err, "listing Gslbs for a watched object failed; the next event or resync catches up",
+				"kind", kind, "namespace", o.GetNamespace(), "name", o.GetName())
 			return nil
 		}
 		var out []reconcile.Request

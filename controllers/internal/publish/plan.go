@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -140,14 +141,16 @@ func Union(a, b []string) []string {
 
 // Requests lists objects of list's kind once per query (each a set of ListOptions, typically a
 // field index match) and returns one request per distinct object, in the order found. A failed
-// list is skipped: a mapping function has no error to return, and the next event or resync
-// catches up. Reads are read-only (UnsafeDisableDeepCopy).
+// list is logged (the context's logger) and skipped: a mapping function has no error to return,
+// and the next event or resync catches up. Reads are read-only (UnsafeDisableDeepCopy).
 func Requests(ctx context.Context, c client.Reader, list client.ObjectList, queries ...[]client.ListOption) []reconcile.Request {
 	seen := map[client.ObjectKey]bool{}
 	var out []reconcile.Request
 	for _, q := range queries {
 		l := list.DeepCopyObject().(client.ObjectList)
 		if err := c.List(ctx, l, append(q, client.UnsafeDisableDeepCopy)...); err != nil {
+			log.FromContext(ctx).Error(err, "listing objects for a watch event failed; the next event or resync catches up",
+				"list", fmt.Sprintf("%T", list))
 			continue
 		}
 		_ = meta.EachListItem(l, func(o runtime.Object) error {
