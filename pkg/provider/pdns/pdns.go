@@ -20,9 +20,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Kubernetes Secret type that selects this provider.
-const SecretType = "dnsplane.io/pdns"
-
 // Metadata kinds dnsplane writes on the zones it creates. PowerDNS accepts
 // any kind starting with "X-" through the API.
 const (
