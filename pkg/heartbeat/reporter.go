@@ -214,7 +214,7 @@ func (r *Reporter) NeedLeaderElection() bool { return true }
 // it waits for the zone ticks still running and returns nil. It implements
 // controller-runtime's manager.Runnable.
 //
-// The rate is fixed (seed 004): each tick starts the zones' work in goroutines and returns at
+// The rate is fixed (docs/api.md, "Heartbeats"): each tick starts the zones' work in goroutines and returns at
 // once, so a slow zone never delays the next tick. Ticks never pile up: the loop never blocks
 // (a ticker drops the ticks nobody takes, but none goes untaken), and a zone whose previous tick
 // is still running when the next one fires is skipped for that tick (logged at V(1), counted as
