@@ -1,7 +1,14 @@
-// Command manager is dnsplane's operator: the DNSZone and DNSEndpoint controllers, the zone
-// writers and the embedded authoritative DNS server, in one controller-runtime manager. With
-// --local it also starts a local control plane (etcd, kube-apiserver, kube-controller-manager) so
-// the whole product runs on one machine with no cluster and no cloud account.
+// Command manager is dnsplane's operator. It runs, in one controller-runtime manager: the
+// DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the provider factory (credentials from
+// Secrets; each provider it builds is counted and guarded); one zone writer per hosted zone; the
+// nameserver scraper of parent zones; the DNSRecord heartbeat reporter; and the embedded
+// authoritative DNS server with its persistent store (the "local" provider, counted). The
+// scraper and the reporter run in the leader only. In a pod with leader election (POD_NAME and
+// POD_NAMESPACE set) the leader labels its own pod for the dns Service (pkg/leaderlabel); POD_IP
+// is the embedded server's glue address when --local-dns-addr listens on every address. With
+// --local it also starts a local control plane (etcd, kube-apiserver, kube-controller-manager)
+// so the whole product runs on one machine with no cluster and no cloud account. Flags are
+// listed in docs/api.md, "The manager".
 package main
 
 import (

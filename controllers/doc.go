@@ -1,5 +1,13 @@
-// Package controllers groups dnsplane's reconcilers, one package per kind: dnszone and
-// dnsendpoint. Each reconciler reads its object, computes, writes the provider through a zone
-// writer, and records the outcome in status conditions and Events. Shared helpers live in
-// controllers/internal.
+// Package controllers holds the envtest suites of dnsplane's reconcilers; the reconcilers
+// themselves live one package per kind: dnszone (hosted zones, parent links, the scraper's
+// registrations), dnsendpoint (external-dns style endpoint lists), dnsrecord (shared record sets
+// with heartbeats) and gslb (one host load-balanced across clusters). Each reconciler reads its
+// object, computes, writes the provider through a zone writer (pkg/zonewriter), and records the
+// outcome in status conditions and Events.
+//
+// Shared code lives in controllers/internal: publish (zone assignment, planning and the release
+// of an object's records, used by dnsendpoint and dnsrecord), status (conditions, Events and
+// status patches), predicates (the event filters every controller uses), requeue (periodic
+// re-reconciles that count as successes) and notice (the scraper's notifications as a
+// controller-runtime source).
 package controllers

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # pdns.sh runs a throw-away PowerDNS Authoritative server (4.7, gsqlite3 backend) on loopback for
 # tests and benchmarks. Everything lives in <dir>: pdns.conf, pdns.sqlite3, pdns.pid, pdns.log, the
-# control socket and pdns.lock (serialises start/stop on <dir>). All caches are off (see
-# shared/design/real-servers.md: with the default caches a re-created zone keeps answering REFUSED
-# for ~20 s).
+# control socket and pdns.lock (serialises start/stop on <dir>). All caches are off: with the
+# default caches a re-created zone keeps answering REFUSED for about 20 s.
 #
 # Usage:
 #   hack/pdns.sh start  <dir> <dns-port> <api-port> <api-key>

@@ -8,9 +8,6 @@ const (
 	MaxEndpoints = 128
 	// MaxTargets is the most targets one endpoint holds.
 	MaxTargets = 32
-	// MaxTargetLength is the longest target, in bytes; TXT values longer than 255 bytes are split
-	// into character-strings by the provider (RFC 1035 §3.3.14).
-	MaxTargetLength = 1024
 )
 
 // Endpoint is one record set to publish. Its field names and meaning are external-dns' own
@@ -74,7 +71,8 @@ type Endpoint struct {
 }
 
 // Targets is a list of record values in presentation format; at most MaxTargets of at most
-// MaxTargetLength bytes.
+// 1024 bytes each (TXT values longer than 255 bytes are split into character-strings by the
+// provider, RFC 1035 §3.3.14).
 // +kubebuilder:validation:MaxItems=32
 // +kubebuilder:validation:items:MaxLength=1024
 type Targets []string

@@ -33,8 +33,6 @@ const (
 	ReasonInvalidCredentials = "InvalidCredentials"
 	// ReasonProviderError: the provider failed; retried with back-off.
 	ReasonProviderError = "ProviderError"
-	// ReasonDeleting: the object is being deleted.
-	ReasonDeleting = "Deleting"
 	// ReasonZoneDeletedAtProvider: the hosted zone was deleted at the provider outside dnsplane,
 	// as a zone writer found (ErrZoneNotFound). A zone dnsplane created is re-created and its
 	// records republished; an adopted zone (spec.zoneID) is not.

@@ -16,11 +16,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -28,6 +30,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -50,7 +53,7 @@ type Reconciler struct {
 	// disables.
 	ResyncInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
-	LinkEvents <-chan event.GenericEvent
+	LinkEvents <-chan scraper.Notice
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
 	// mostly wait in the zone writer's window, so many of them in flight is what lets a burst
 	// of objects land in a few provider calls.
@@ -174,8 +177,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
-		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
+		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
 	// A deleted object frees its names: the objects that lost a conflict try again.
@@ -186,7 +189,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		GenericFunc: func(event.GenericEvent) bool { return false },
 	}))
 	if r.LinkEvents != nil {
-		b = b.WatchesRawSource(source.Channel(r.LinkEvents, &handler.EnqueueRequestForObject{}))
+		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
 	}
 	return requeue.Complete(b, r) // a resynced success counts as a success
 }
@@ -195,6 +198,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []reconcile.Request {
 	var all dnsv1.DNSEndpointList
 	if err := r.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
+		log.FromContext(ctx).Error(err, "listing DNSEndpoints to retry their conflicts failed; the next deletion or resync retries them")
 		return nil
 	}
 	var out []reconcile.Request

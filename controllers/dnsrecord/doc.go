@@ -1,5 +1,5 @@
 // Package dnsrecord reconciles DNSRecords: one contributor's endpoints merged into record sets
-// that several clusters share (dnsplane API contract, "DNSRecord"; seed 000).
+// that several clusters share (dnsplane API contract, "DNSRecord").
 //
 // What it owns: planning each record in Shared mode (pkg/plan) and writing it through the zone
 // writer; the DryRun approval flow, as for DNSEndpoints; stamping this contributor's heartbeat

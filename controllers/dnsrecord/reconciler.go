@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -142,7 +143,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
 		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval,
 		Stamp: func(changes []provider.Change) []provider.Change {
-			return StampHeartbeat(changes, self, rec.Spec.RootHost, now)
+			return heartbeat.Stamp(changes, self, rec.Spec.RootHost, now)
 		},
 	})
 	if out.Assignment == nil {
@@ -191,32 +192,6 @@ func (r *Reconciler) track(rec *dnsv1.DNSRecord, self registry.Contributor, root
 	}); err != nil {
 		r.Heartbeats.Remove(key)
 	}
-}
-
-// StampHeartbeat returns changes with self's registry records at rootHost carrying heartbeat
-// now: a successful write of this contributor's records is a heartbeat (API contract: "a
-// heartbeat means this contributor is alive and its records are in sync"), so that a new
-// contributor is healthy from its first write. Other changes, and other contributors' records,
-// are returned unchanged; the input is not modified.
-func StampHeartbeat(changes []provider.Change, self registry.Contributor, rootHost string, now time.Time) []provider.Change {
-	rootHost = provider.CanonicalName(rootHost)
-	out, cloned := changes, false
-	for i, c := range changes {
-		if c.After == nil || c.After.Type != "TXT" || !registry.IsRegistryName(c.After.Name) || len(c.After.Targets) != 1 {
-			continue
-		}
-		e, err := registry.Parse(c.After.Targets[0])
-		if err != nil || e.Contributor() != self || e.Name != rootHost {
-			continue
-		}
-		if !cloned {
-			out, cloned = slices.Clone(changes), true
-		}
-		after := c.After.Clone()
-		after.Targets = []string{registry.WithHeartbeat(e, now).Encode()}
-		out[i].After = &after
-	}
-	return out
 }
 
 // SetOwners records owners in status.owners and the Healthy condition: True (AllOwnersHealthy)
@@ -377,8 +352,8 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
-		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(publish.ZoneUsabilityChanged{})).
+		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord")
 	return requeue.Complete(b, rec) // a resynced success counts as a success

@@ -11,81 +11,9 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
-	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
-var (
-	t0   = time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
-	self = registry.Contributor{OwnerID: "cluster-a", Resource: "DNSRecord/apps/app"}
-	peer = registry.Contributor{OwnerID: "cluster-b", Resource: "DNSRecord/apps/app"}
-)
-
-func entry(c registry.Contributor, name, typ string) registry.Entry {
-	return registry.Entry{OwnerID: c.OwnerID, Resource: c.Resource, Name: name, Type: typ, TTL: 60, Targets: []string{"192.0.2.1"}}
-}
-
-func regChange(action provider.Action, e registry.Entry) provider.Change {
-	rs := registry.RecordSet("example.test", e)
-	switch action {
-	case provider.ActionDelete:
-		return provider.Change{Action: action, Before: &rs}
-	case provider.ActionUpdate:
-		before := rs.Clone()
-		return provider.Change{Action: action, Before: &before, After: &rs}
-	}
-	return provider.Change{Action: action, After: &rs}
-}
-
-func heartbeatOf(t *testing.T, c provider.Change) time.Time {
-	t.Helper()
-	e, err := registry.Parse(c.After.Targets[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e.Heartbeat
-}
-
-func TestStampHeartbeat(t *testing.T) {
-	a := provider.RecordSet{Name: "app.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
-	cases := []struct {
-		name    string
-		change  provider.Change
-		stamped bool
-	}{
-		{"own registry create at rootHost", regChange(provider.ActionCreate, entry(self, "app.example.test", "A")), true},
-		{"own registry update at rootHost", regChange(provider.ActionUpdate, entry(self, "app.example.test", "AAAA")), true},
-		{"own registry below rootHost", regChange(provider.ActionCreate, entry(self, "www.app.example.test", "A")), false},
-		{"peer registry at rootHost", regChange(provider.ActionCreate, entry(peer, "app.example.test", "A")), false},
-		{"own registry delete", regChange(provider.ActionDelete, entry(self, "app.example.test", "A")), false},
-		{"the record set itself", provider.Change{Action: provider.ActionCreate, After: &a}, false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			in := []provider.Change{tc.change}
-			var before string
-			if tc.change.After != nil {
-				before = tc.change.After.Targets[0]
-			}
-			out := dnsrecord.StampHeartbeat(in, self, "App.Example.Test.", t0)
-			if tc.change.After != nil && in[0].After.Targets[0] != before {
-				t.Fatal("the input was modified")
-			}
-			if !tc.stamped {
-				if out[0].After != tc.change.After {
-					t.Fatalf("changed: %v", out[0].After)
-				}
-				return
-			}
-			if got := heartbeatOf(t, out[0]); !got.Equal(t0) {
-				t.Fatalf("heartbeat %v, want %v", got, t0)
-			}
-			if out[0].Before != tc.change.Before {
-				t.Fatal("Before must stay the exact current set (the write's precondition)")
-			}
-		})
-	}
-}
+var t0 = time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC)
 
 func owner(id string, last time.Time, healthy bool) heartbeat.Owner {
 	return heartbeat.Owner{OwnerID: id, Resource: "DNSRecord/apps/app", LastHeartbeat: last, Healthy: healthy}

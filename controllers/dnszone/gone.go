@@ -36,7 +36,7 @@ const recreatedRecheck = time.Second
 // an adopted one (spec.zoneID) is not. Either way ZoneAvailable=False, reason
 // ZoneDeletedAtProvider, whose transition emits the Warning Event; the next SOA check sets it
 // True again, which republishes every DNSEndpoint and DNSRecord of the zone
-// (publish.ZoneUsabilityChanged). handled is false when nothing was reported, or the zone is
+// (predicates.ZoneUsabilityChanged). handled is false when nothing was reported, or the zone is
 // there after all (the report is then cleared). Errors are the provider's, for back-off.
 func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resolved factory.Resolved) (res ctrl.Result, handled bool, err error) {
 	if z.Status.ZoneID == "" || (z.Spec.ZoneID != "" && z.Spec.ZoneID != z.Status.ZoneID) {

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -84,7 +84,7 @@ func (r *Reconciler) checkDelegation(ctx context.Context, z, parent *dnsv1.DNSZo
 		}
 	}
 	// A confirmed link is not withdrawn for lookups that failed: a resolver outage is not proof.
-	d.lame = len(addressed) == 0 && !(unsure && status.IsTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated))
+	d.lame = len(addressed) == 0 && !(unsure && meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated))
 	return d, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 )
 
@@ -49,7 +49,7 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 	}
 	if d.lame {
 		logger := log.FromContext(ctx)
-		if c := findCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated); c != nil && c.Reason == dnsv1.ReasonLameDelegation {
+		if c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated); c != nil && c.Reason == dnsv1.ReasonLameDelegation {
 			logger = logger.V(1) // said once, when it became lame
 		}
 		logger.Info("lame delegation: not linked", "zone", z.Spec.Zone, "nameServers", d.missing)
@@ -61,11 +61,11 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if parent.Status.ZoneID == "" || !status.IsTrue(parent.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+	if parent.Status.ZoneID == "" || !meta.IsStatusConditionTrue(parent.Status.Conditions, dnsv1.ConditionZoneAvailable) {
 		r.setLink(z, false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s (%s) is not available yet", parent.Namespace, parent.Name, parent.Spec.Zone))
 		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
 	}
-	ready := findCondition(link.Status.Conditions, dnsv1.ConditionReady)
+	ready := meta.FindStatusCondition(link.Status.Conditions, dnsv1.ConditionReady)
 	if ready == nil || link.Status.ObservedGeneration != link.Generation || ready.Status != metav1.ConditionTrue {
 		why := "the link is not published yet"
 		if ready != nil && ready.Status != metav1.ConditionTrue {
@@ -91,7 +91,7 @@ func (r *Reconciler) confirmLink(ctx context.Context, z, parent *dnsv1.DNSZone, 
 			Lister: r.Writers.For(writerKey(parentRes.Account, parent.Status.ZoneID), parentRes.Provider)},
 		scraper.Child{Key: childKey, Zone: z.Spec.Zone, Want: z.Status.NameServers, Glue: glueSets(d.glue), Link: client.ObjectKeyFromObject(link)})
 	linked, _, scraped := r.Scraper.Linked(childKey)
-	if !scraped && status.IsTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) {
+	if !scraped && meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) {
 		// A restarted manager has not scraped yet: keep the confirmed link rather than flap;
 		// the first scrape (queued by Register) re-checks it.
 		return ctrl.Result{}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
@@ -23,10 +24,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
@@ -129,7 +130,7 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {
 		return true
 	}
-	c := findCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
 	synced := c != nil && (c.Status == metav1.ConditionTrue || c.Reason == dnsv1.ReasonAwaitingSOA ||
 		// re-created just now (recoverDeleted); an adopted zone that is gone is looked up again
 		(c.Reason == dnsv1.ReasonZoneDeletedAtProvider && z.Spec.ZoneID == ""))
@@ -141,11 +142,11 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	res, err := r.reconcileZone(ctx, z)
-	if err != nil || !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+	if err != nil || !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
 		switch {
 		case !z.Spec.LinkToParentDomain:
 			r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
-		case findCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
+		case meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
 			// The link waits for this zone's name servers; an existing link state is kept.
 			r.setLink(z, false, dnsv1.ReasonAwaitingParent, "the link is published once this zone is available")
 		}
@@ -260,7 +261,7 @@ func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
 		if t == dnsv1.ConditionParentLinkCreated && !z.Spec.LinkToParentDomain {
 			continue
 		}
-		c := findCondition(z.Status.Conditions, t)
+		c := meta.FindStatusCondition(z.Status.Conditions, t)
 		if c == nil || c.Status != metav1.ConditionTrue {
 			reason, msg := dnsv1.ReasonProviderError, t+" is unknown"
 			if c != nil {
@@ -272,15 +273,6 @@ func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
 	}
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, true, dnsv1.ReasonReady,
 		fmt.Sprintf("zone %s is served by %s", z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
-}
-
-func findCondition(conds []metav1.Condition, t string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == t {
-			return &conds[i]
-		}
-	}
-	return nil
 }
 
 func minResult(a, b ctrl.Result) ctrl.Result {
@@ -409,14 +401,14 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		// A parent's children care about its spec, deletion, zone ID and availability, not its
 		// other status writes (sync times, its own parent link).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
-			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.ZoneUsabilityChanged{}))).
+			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
-		WatchesRawSource(source.Channel(r.Scraper.ZoneEvents, &handler.EnqueueRequestForObject{})).
+		WatchesRawSource(notice.Source(r.Scraper.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.
@@ -431,6 +423,8 @@ const indexProviderRef = "spec.providerRef.name"
 func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reconcile.Request {
 	var zones dnsv1.DNSZoneList
 	if err := r.Client.List(ctx, &zones, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexProviderRef: o.GetName()}); err != nil {
+		log.FromContext(ctx).Error(err, "listing the DNSZones of a Secret failed; the next event or resync catches up",
+			"namespace", o.GetNamespace(), "name", o.GetName())
 		return nil
 	}
 	out := make([]reconcile.Request, 0, len(zones.Items))
@@ -447,6 +441,8 @@ func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcil
 	parent := o.(*dnsv1.DNSZone)
 	var all dnsv1.DNSZoneList
 	if err := r.Client.List(ctx, &all); err != nil {
+		log.FromContext(ctx).Error(err, "listing the children of a DNSZone failed; the next event or resync catches up",
+			"namespace", parent.Namespace, "name", parent.Name)
 		return nil
 	}
 	var out []reconcile.Request

@@ -1,5 +1,5 @@
 // Package gslb reconciles Gslbs: one host load-balanced across clusters through DNS alone
-// (dnsplane API contract, "Gslb"; seed 001, k8gb's model).
+// (docs/api.md, "Gslb"; k8gb's model).
 //
 // What it owns:
 //   - the local view: this cluster's load-balancer addresses for each host (the referenced

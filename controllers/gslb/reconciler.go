@@ -27,11 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/publish"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
@@ -583,7 +584,7 @@ func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconci
 
 func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, publish.DeletionStarted{}))).
+		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindIngress)))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindService)))).
@@ -606,6 +607,8 @@ func (r *Reconciler) gslbsOf(kind string) handler.MapFunc {
 		}
 		var list dnsv1.GslbList
 		if err := r.Client.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+			log.FromContext(ctx).Error(err, "listing Gslbs for a watched object failed; the next event or resync catches up",
+				"kind", kind, "namespace", o.GetNamespace(), "name", o.GetName())
 			return nil
 		}
 		var out []reconcile.Request

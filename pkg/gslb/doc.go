@@ -1,5 +1,5 @@
-// Package gslb owns the DNS side of global server load balancing across clusters (seed 001,
-// k8gb's model), as pure functions and a DNS client:
+// Package gslb owns the DNS side of global server load balancing across clusters
+// (docs/api.md, "Gslb"; k8gb's model), as pure functions and a DNS client:
 //
 //   - ParsePeers reads --ext-gslb-clusters ("geotag=host:port,...") into Peers;
 //   - LocalTargetsName names the record through which clusters exchange their healthy

@@ -1,5 +1,5 @@
 // Package heartbeat keeps and checks the heartbeats of DNSRecord contributors (dnsplane API
-// contract, "DNSRecord", "Heartbeats"; seed 000, improved; issue 5).
+// contract, "DNSRecord", "Heartbeats").
 //
 // A heartbeat is a Unix timestamp in seconds carried by a contributor's registry records of the
 // record sets named exactly rootHost (registry.Entry.Heartbeat). It means "this contributor is
@@ -10,7 +10,7 @@
 //     failing, given the zone's registry and a time. It is pure and used both on every reconcile
 //     (by the DNSRecord controller, from the zone writer's snapshot) and on every tick;
 //   - the Reporter, a controller-runtime Runnable that runs in the leader only and ticks at a
-//     fixed rate (seed 004: a slow tick never delays the next one, and ticks never pile up). Per
+//     fixed rate (a slow tick never delays the next one, and ticks never pile up). Per
 //     zone writer and tick it reads the zone once (zonewriter.Writer.Reload), checks every
 //     registered rootHost, and writes at most once (one zonewriter.Writer.Apply): the heartbeat
 //     refresh of every contributor that may write, and the self-heal of those whose own targets

@@ -214,7 +214,7 @@ func (r *Reporter) NeedLeaderElection() bool { return true }
 // it waits for the zone ticks still running and returns nil. It implements
 // controller-runtime's manager.Runnable.
 //
-// The rate is fixed (seed 004): each tick starts the zones' work in goroutines and returns at
+// The rate is fixed (docs/api.md, "Heartbeats"): each tick starts the zones' work in goroutines and returns at
 // once, so a slow zone never delays the next tick. Ticks never pile up: the loop never blocks
 // (a ticker drops the ticks nobody takes, but none goes untaken), and a zone whose previous tick
 // is still running when the next one fires is skipped for that tick (logged at V(1), counted as
@@ -421,21 +421,22 @@ func (r *Reporter) writes(log logr.Logger, zone string, sets []provider.RecordSe
 		if !t.Write {
 			continue
 		}
+		// A registry record a self-heal writes carries its heartbeat in that same change.
+		changes = Stamp(changes, t.Self, t.RootHost, now)
 		for _, e := range ix.Of(t.Self) {
 			if e.Name != t.RootHost {
 				continue
 			}
 			for _, rec := range ix.Records(t.Self, e.Key()) {
+				if _, healed := written[rec.Set.Key()]; healed {
+					continue // stamped above
+				}
 				stamped := registry.WithHeartbeat(rec.Entry, now)
 				if stamped.Heartbeat.Equal(rec.Entry.Heartbeat) {
 					continue
 				}
 				after := rec.Set.Clone()
 				after.Targets = []string{stamped.Encode()}
-				if i, ok := written[after.Key()]; ok {
-					changes[i].After = &after
-					continue
-				}
 				before := rec.Set.Clone()
 				written[after.Key()] = len(changes)
 				changes = append(changes, provider.Change{Action: provider.ActionUpdate, Before: &before, After: &after})

@@ -193,7 +193,7 @@ func newPlanner(in Input) *planner {
 	if p.snap == nil {
 		p.snap = NewSnapshot(p.zone, in.Current)
 	}
-	p.ix = p.snap.index
+	p.ix = p.snap.Index()
 	if in.Release {
 		in.Desired = nil
 	}
@@ -302,7 +302,7 @@ func (p *planner) releasable(k provider.RecordSetKey) bool {
 // keep leaves k's record set as it is (the unreadable claim may be on it) while Self's registry
 // records for k are released, and reports k in Result.Kept with msg.
 func (p *planner) keep(k provider.RecordSetKey, msg string) {
-	if cur, exists := p.snap.managed[k]; exists {
+	if cur, exists := p.snap.Managed(k); exists {
 		c := cur.Clone()
 		p.after[k] = &c
 	} else {
@@ -317,7 +317,7 @@ func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
 		return "registry record malformed: " + reason, false
 	}
 	entries := p.ix.Entries(k)
-	if _, exists := p.snap.managed[k]; exists && len(entries) == 0 {
+	if _, exists := p.snap.Managed(k); exists && len(entries) == 0 {
 		if c, ok := p.ix.ExternalDNS(k); ok {
 			return fmt.Sprintf("%s is held by external-dns %s", k, c), false
 		}
@@ -342,7 +342,7 @@ func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
 
 // decide returns the record set k should hold after this plan (nil: none).
 func (p *planner) decide(k provider.RecordSetKey) *provider.RecordSet {
-	cur, exists := p.snap.managed[k]
+	cur, exists := p.snap.Managed(k)
 	want, desired := p.desired[k]
 	var others, otherKinds []registry.Entry
 	for _, e := range p.ix.Entries(k) {
@@ -417,13 +417,13 @@ func (p *planner) cnameClash(k provider.RecordSetKey) (string, bool) {
 		return (k.Type == "CNAME" && !cnameCompatible(t)) || (t == "CNAME" && !cnameCompatible(k.Type))
 	}
 	var found []string
-	for _, ok := range slices.Concat(p.snap.byName[k.Name], p.byName[k.Name]) {
+	for _, ok := range slices.Concat(p.snap.KeysAt(k.Name), p.byName[k.Name]) {
 		if !clashes(ok.Type) {
 			continue
 		}
 		// A set at the name after this plan: a current one this plan does
 		// not delete.
-		if _, exists := p.snap.managed[ok]; exists {
+		if _, exists := p.snap.Managed(ok); exists {
 			if a, decided := p.after[ok]; !decided || a != nil {
 				found = append(found, fmt.Sprintf("%s exists", ok))
 			}
@@ -452,7 +452,7 @@ func (p *planner) cnameClash(k provider.RecordSetKey) (string, bool) {
 // NS sets in the zone.
 func (p *planner) cuts() []string {
 	var out []string
-	for _, c := range p.snap.cuts {
+	for _, c := range p.snap.Cuts() {
 		if a, decided := p.after[provider.RecordSetKey{Name: c, Type: "NS"}]; !decided || a != nil {
 			out = append(out, c)
 		}
@@ -496,7 +496,7 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 		if !decided {
 			continue
 		}
-		if ch, ok := diff(p.snap.managed, k, after); ok {
+		if ch, ok := diff(p.snap, k, after); ok {
 			g := map[provider.Action]int{provider.ActionCreate: groupCreate, provider.ActionUpdate: groupUpdate, provider.ActionDelete: groupDelete}[ch.Action]
 			out = append(out, planned{group: g, key: k, change: ch, isRecord: true})
 		}
@@ -555,7 +555,7 @@ func (p *planner) registryChanges(k provider.RecordSetKey, cuts []string) ([]pla
 		out = append(out, planned{group: groupClaim, key: k, regName: loc,
 			change: provider.Change{Action: provider.ActionUpdate, Before: &before, After: &rs}})
 	case at == nil:
-		if taken, ok := p.snap.all[rs.Key()]; ok {
+		if taken, ok := p.snap.Lookup(rs.Key()); ok {
 			return nil, fmt.Sprintf("%s: registry name %s is taken by a record that is not ours (%s)", k, loc, taken)
 		}
 		out = append(out, planned{group: groupClaim, key: k, regName: loc,
@@ -570,8 +570,8 @@ func (p *planner) registryChanges(k provider.RecordSetKey, cuts []string) ([]pla
 }
 
 // diff returns the change that turns current[k] into after, if any.
-func diff(current map[provider.RecordSetKey]provider.RecordSet, k provider.RecordSetKey, after *provider.RecordSet) (provider.Change, bool) {
-	cur, exists := current[k]
+func diff(current *Snapshot, k provider.RecordSetKey, after *provider.RecordSet) (provider.Change, bool) {
+	cur, exists := current.Managed(k)
 	switch {
 	case !exists && after == nil:
 		return provider.Change{}, false

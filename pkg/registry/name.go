@@ -33,8 +33,8 @@ const RecordTTL = 300
 //
 // The markers all start with '-', so they never equal a real first label.
 const (
-	labelPrefix = "dp-"
-	hashLen     = 10
+	labelPrefix = provider.RegistryLabelPrefix
+	hashLen     = provider.RegistryHashLen
 	nameHashLen = 16
 	maxLabelLen = 63
 	maxNameLen  = 253
@@ -115,39 +115,15 @@ func RecordSet(zone string, e Entry, cuts ...string) provider.RecordSet {
 
 // IsRegistryName reports whether name's first label has the syntax of a
 // dnsplane registry name ("dp-<type>-<hash>-<suffix>", see Name). It looks
-// at the syntax only: the zone's records are not consulted.
-func IsRegistryName(name string) bool {
-	label, _, _ := strings.Cut(provider.CanonicalName(name), ".")
-	_, _, _, ok := parseLabel(label)
-	return ok
-}
+// at the syntax only: the zone's records are not consulted. The syntax is
+// provider.IsRegistryName's, so that providers recognise registry records
+// without importing this package.
+func IsRegistryName(name string) bool { return provider.IsRegistryName(name) }
 
 // parseLabel splits a registry first label into its type (lower-case),
-// contributor hash and suffix.
+// contributor hash and suffix (provider.ParseRegistryLabel).
 func parseLabel(label string) (typ, hash, suffix string, ok bool) {
-	rest, found := strings.CutPrefix(label, labelPrefix)
-	if !found {
-		return "", "", "", false
-	}
-	typ, rest, found = strings.Cut(rest, "-")
-	if !found || typ == "" {
-		return "", "", "", false
-	}
-	for i := 0; i < len(typ); i++ {
-		if c := typ[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
-			return "", "", "", false
-		}
-	}
-	if len(rest) < hashLen+2 || rest[hashLen] != '-' {
-		return "", "", "", false
-	}
-	hash, suffix = rest[:hashLen], rest[hashLen+1:]
-	for i := 0; i < len(hash); i++ {
-		if c := hash[i]; !(c >= 'a' && c <= 'z' || c >= '2' && c <= '7') {
-			return "", "", "", false
-		}
-	}
-	return typ, hash, suffix, true
+	return provider.ParseRegistryLabel(label)
 }
 
 // nameMatches reports whether regName is a name Name can give for e in

@@ -9,5 +9,7 @@
 //
 // Parents are scraped at start-up (first registration), every interval, and at once when a new
 // child registers or a child's wanted set changes. Failed scrapes back off exponentially through
-// a client-go workqueue rate limiter. It must not write to the provider.
+// a client-go workqueue rate limiter. Notifications are the scraper's own Notice values, on
+// buffered channels; it must not import the API types or controller-runtime's events (the
+// controllers adapt Notices to their work queues), and it must not write to the provider.
 package scraper

@@ -9,15 +9,21 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 
-	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
+
+// Notice asks a controller to reconcile one object again: a child DNSZone whose link state
+// changed (Scraper.ZoneEvents), or a parent-link DNSEndpoint to re-publish (Scraper.LinkEvents).
+// It is the scraper's own type, so that the scraper knows neither the API types nor
+// controller-runtime's events; controllers adapt it to their work queues.
+type Notice struct {
+	// Key names the object (namespace/name): a DNSZone on ZoneEvents, a DNSEndpoint on
+	// LinkEvents.
+	Key types.NamespacedName
+}
 
 // Lister reads a zone's record sets; *zonewriter.Writer's Reload satisfies it, so a scrape also
 // refreshes the writer's view.
@@ -108,9 +114,10 @@ type Scraper struct {
 	opts  Options
 	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
 	// ZoneEvents notifies the DNSZone controller (child DNSZones); LinkEvents the DNSEndpoint
-	// controller (parent-link DNSEndpoints). Buffered; read them with source.Channel.
-	ZoneEvents chan event.GenericEvent
-	LinkEvents chan event.GenericEvent
+	// controller (parent-link DNSEndpoints). Buffered (1024 each); a send blocks the scrape
+	// loop while full, until the scraper's context ends.
+	ZoneEvents chan Notice
+	LinkEvents chan Notice
 
 	mu      sync.Mutex
 	parents map[types.NamespacedName]*parentState
@@ -131,8 +138,8 @@ func New(opts Options) *Scraper {
 	return &Scraper{
 		opts:       opts,
 		queue:      workqueue.NewTypedRateLimitingQueueWithConfig(opts.RateLimiter, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "scraper"}),
-		ZoneEvents: make(chan event.GenericEvent, 1024),
-		LinkEvents: make(chan event.GenericEvent, 1024),
+		ZoneEvents: make(chan Notice, 1024),
+		LinkEvents: make(chan Notice, 1024),
 		parents:    map[types.NamespacedName]*parentState{},
 		childOf:    map[types.NamespacedName]types.NamespacedName{},
 	}
@@ -280,19 +287,19 @@ func (s *Scraper) scrape(ctx context.Context, key types.NamespacedName) {
 	}
 	s.mu.Unlock()
 	for _, k := range zoneEvents {
-		s.send(ctx, s.ZoneEvents, &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+		s.send(ctx, s.ZoneEvents, k)
 	}
 	for _, k := range linkEvents {
-		s.send(ctx, s.LinkEvents, &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name}})
+		s.send(ctx, s.LinkEvents, k)
 	}
 	if s.opts.Interval > 0 {
 		s.queue.AddAfter(key, s.opts.Interval)
 	}
 }
 
-func (s *Scraper) send(ctx context.Context, ch chan event.GenericEvent, obj client.Object) {
+func (s *Scraper) send(ctx context.Context, ch chan Notice, key types.NamespacedName) {
 	select {
-	case ch <- event.GenericEvent{Object: obj}:
+	case ch <- Notice{Key: key}:
 	case <-ctx.Done():
 	}
 }

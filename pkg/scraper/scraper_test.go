@@ -67,14 +67,14 @@ func TestScraper_SeedScrapesAtOnceAndNotifiesRepair(t *testing.T) {
 	// DNSEndpoint controller to re-publish the link, and tells the DNSZone controller.
 	select {
 	case ev := <-f.s.LinkEvents:
-		if ev.Object.GetName() != linkKey.Name || ev.Object.GetNamespace() != linkKey.Namespace {
-			t.Fatalf("link event for %s/%s", ev.Object.GetNamespace(), ev.Object.GetName())
+		if ev.Key != linkKey {
+			t.Fatalf("link event for %s", ev.Key)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no repair event after the seed scrape")
 	}
-	if ev := <-f.s.ZoneEvents; ev.Object.GetName() != childKey.Name {
-		t.Fatalf("zone event for %s", ev.Object.GetName())
+	if ev := <-f.s.ZoneEvents; ev.Key != childKey {
+		t.Fatalf("zone event for %s", ev.Key)
 	}
 	if linked, _, ok := f.s.Linked(childKey); !ok || linked {
 		t.Fatalf("Linked = %t, %t; want scraped and not linked", linked, ok)
@@ -90,8 +90,8 @@ func TestScraper_SeedScrapesAtOnceAndNotifiesRepair(t *testing.T) {
 		linked, _, _ := f.s.Linked(childKey)
 		return linked
 	})
-	if ev := <-f.s.ZoneEvents; ev.Object.GetName() != childKey.Name {
-		t.Fatalf("zone event for %s", ev.Object.GetName())
+	if ev := <-f.s.ZoneEvents; ev.Key != childKey {
+		t.Fatalf("zone event for %s", ev.Key)
 	}
 	if got := f.p.Counts()[counting.OpListRecordSets]; got != 1 {
 		t.Fatalf("one scrape cost %d listings, want 1", got)

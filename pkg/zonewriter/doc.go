@@ -1,6 +1,6 @@
 // Package zonewriter owns the one path from dnsplane to a provider for record changes: one Writer
 // per hosted zone, shared by the DNSEndpoint and DNSRecord controllers and the heartbeat reporter
-// (docs/design.md, "The zone writer"; the design's scale.md).
+// (docs/design.md, "The zone writer" and "Provider budgets").
 //
 // A Writer holds the zone's record sets, read once from the provider and kept current from its
 // own writes; it re-reads after the resync interval, after Invalidate, and after any failed

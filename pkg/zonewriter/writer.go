@@ -10,8 +10,8 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
-	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zoneview"
 )
 
 // Options tunes a Writer. Zero values take the defaults below.
@@ -81,8 +81,8 @@ type Writer struct {
 	mu       sync.Mutex
 	p        provider.Provider
 	sets     map[provider.RecordSetKey]provider.RecordSet
-	loadedAt time.Time      // zero: not loaded
-	snap     *plan.Snapshot // indexes sets; nil when sets changed since it was built
+	loadedAt time.Time          // zero: not loaded
+	snap     *zoneview.Snapshot // indexes sets; nil when sets changed since it was built
 	// notFound: the last provider read or write answered provider.ErrZoneNotFound.
 	notFound bool
 	// onNotFound, when set, is called (without locks held) each time notFound becomes true.
@@ -175,7 +175,7 @@ func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
 
 // view returns the fresh view, loading it when needed; with zone set it returns only the
 // snapshot, built once per view, and no copy of the sets.
-func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *plan.Snapshot, error) {
+func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *zoneview.Snapshot, error) {
 	if err := w.ensureLoaded(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -191,14 +191,14 @@ func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *
 	if zone == "" {
 		return out, nil, nil
 	}
-	w.snap = plan.NewSnapshot(zone, out)
+	w.snap = zoneview.New(zone, out)
 	return nil, w.snap, nil
 }
 
-// Snapshot returns the zone's record sets indexed for planning (plan.NewSnapshot), built once per
+// Snapshot returns the zone's record sets indexed for planning (zoneview.New, which plan.NewSnapshot is), built once per
 // view and shared by every reconciler that plans against it; zone is the zone's name. It reads
 // the provider as RecordSets does.
-func (w *Writer) Snapshot(ctx context.Context, zone string) (*plan.Snapshot, error) {
+func (w *Writer) Snapshot(ctx context.Context, zone string) (*zoneview.Snapshot, error) {
 	_, snap, err := w.view(ctx, zone)
 	return snap, err
 }

@@ -7,16 +7,13 @@ import (
 	"slices"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -68,7 +65,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		}
 		// A release writes to any zone that has a hosted zone, available or not (an SOA check
 		// failing at that moment must not leak the records); publishing waits for availability.
-		if z.Status.ZoneID == "" || (!release && !status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
+		if z.Status.ZoneID == "" || (!release && !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
 			if len(desired) > 0 {
 				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
 			}
@@ -142,52 +139,18 @@ func Union(a, b []string) []string {
 	return slices.Compact(out)
 }
 
-// DeletionStarted passes updates that set the deletion timestamp; with
-// GenerationChangedPredicate it makes a controller see spec changes and deletion, never its
-// own status writes.
-type DeletionStarted struct{ predicate.Funcs }
-
-// Update implements predicate.Predicate.
-func (DeletionStarted) Update(e event.UpdateEvent) bool {
-	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
-}
-
-// ZoneUsabilityChanged passes DNSZone events that change what the objects publishing into the
-// zone see: deletion, and changes of the hosted zone ID, availability and delegation. Other
-// status changes (sync times, parent-link conditions) would re-plan every object of the zone for
-// nothing. A zone created unavailable is passed when it becomes available, so its objects
-// reconcile once, together, and their writes land in one batch.
-type ZoneUsabilityChanged struct{ predicate.Funcs }
-
-// Create implements predicate.Predicate.
-func (ZoneUsabilityChanged) Create(e event.CreateEvent) bool {
-	z, ok := e.Object.(*dnsv1.DNSZone)
-	return !ok || status.IsTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
-}
-
-// Update implements predicate.Predicate.
-func (ZoneUsabilityChanged) Update(e event.UpdateEvent) bool {
-	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
-	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
-	if !ok1 || !ok2 {
-		return true
-	}
-	return o.Status.ZoneID != n.Status.ZoneID ||
-		status.IsTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != status.IsTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
-		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
-		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
-}
-
 // Requests lists objects of list's kind once per query (each a set of ListOptions, typically a
 // field index match) and returns one request per distinct object, in the order found. A failed
-// list is skipped: a mapping function has no error to return, and the next event or resync
-// catches up. Reads are read-only (UnsafeDisableDeepCopy).
+// list is logged (the context's logger) and skipped: a mapping function has no error to return,
+// and the next event or resync catches up. Reads are read-only (UnsafeDisableDeepCopy).
 func Requests(ctx context.Context, c client.Reader, list client.ObjectList, queries ...[]client.ListOption) []reconcile.Request {
 	seen := map[client.ObjectKey]bool{}
 	var out []reconcile.Request
 	for _, q := range queries {
 		l := list.DeepCopyObject().(client.ObjectList)
 		if err := c.List(ctx, l, append(q, client.UnsafeDisableDeepCopy)...); err != nil {
+			log.FromContext(ctx).Error(err, "listing objects for a watch event failed; the next event or resync catches up",
+				"list", fmt.Sprintf("%T", list))
 			continue
 		}
 		_ = meta.EachListItem(l, func(o runtime.Object) error {

@@ -41,11 +41,6 @@ func SetUnknown(conds *[]metav1.Condition, generation int64, typ, reason, msg st
 	meta.SetStatusCondition(conds, metav1.Condition{Type: typ, Status: metav1.ConditionUnknown, Reason: reason, Message: msg, ObservedGeneration: generation})
 }
 
-// IsTrue reports whether condition typ is True.
-func IsTrue(conds []metav1.Condition, typ string) bool {
-	return meta.IsStatusConditionTrue(conds, typ)
-}
-
 // EventOnChange emits one Event per condition whose status or reason differs between before and
 // after: Normal when it became True or waits (dnsv1.IsWaitingReason), Warning when it failed.
 // Callers emit only after the status that records the change was written (Commit does both), so

@@ -42,9 +42,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Secret type this provider is configured from.
-const SecretType = "dnsplane.io/aws"
-
 // TagCallerReference is the hosted-zone tag holding the ZoneSpec's caller
 // reference.
 const TagCallerReference = "dnsplane.io/caller-reference"

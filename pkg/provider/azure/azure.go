@@ -45,9 +45,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Secret type this provider is configured from.
-const SecretType = "dnsplane.io/azure"
-
 // TagCallerReference is the zone tag holding the ZoneSpec's caller
 // reference. (Azure tag names cannot contain '/'; see sanitizeTag.)
 const TagCallerReference = "dnsplane-caller-reference"

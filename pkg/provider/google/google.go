@@ -34,9 +34,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Secret type this provider is configured from.
-const SecretType = "dnsplane.io/google"
-
 // LabelCallerReference is the managed-zone label holding the sanitised
 // caller reference.
 const LabelCallerReference = "dnsplane-caller-reference"

@@ -13,10 +13,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Kubernetes Secret type that selects this provider (the
-// Secret has no keys).
-const SecretType = "dnsplane.io/local"
-
 // FaultPoint names a point in an operation where Options.FaultHook runs.
 type FaultPoint string
 

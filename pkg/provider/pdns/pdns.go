@@ -18,11 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/registry"
 )
-
-// SecretType is the Kubernetes Secret type that selects this provider.
-const SecretType = "dnsplane.io/pdns"
 
 // Metadata kinds dnsplane writes on the zones it creates. PowerDNS accepts
 // any kind starting with "X-" through the API.
@@ -548,7 +544,7 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // The read is a second HTTP request of the same ApplyChanges call. It is
 // skipped, and changes are written as they come (REPLACE with all of After's
 // records, DELETE by key), for dnsplane registry records (TXT at
-// registry.IsRegistryName names, which hold one value of one writer and must
+// provider.IsRegistryName names, which hold one value of one writer and must
 // never gain a second), single-valued types (CNAME, DNAME), and sets whose
 // type or Before this build cannot parse. So a batch of heartbeats (registry
 // records only) costs one PATCH and no GET.
@@ -710,7 +706,7 @@ func merged(key provider.RecordSetKey) bool {
 	case "CNAME", "DNAME", "SOA":
 		return false
 	case "TXT":
-		if registry.IsRegistryName(key.Name) {
+		if provider.IsRegistryName(key.Name) {
 			return false
 		}
 	}

@@ -15,9 +15,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// SecretType is the Kubernetes Secret type that selects this provider.
-const SecretType = "dnsplane.io/rfc2136"
-
 // DefaultPort is the DNS port used when Config.Port is 0.
 const DefaultPort = 53
 

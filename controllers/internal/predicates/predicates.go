@@ -1,0 +1,49 @@
+// Package predicates holds the event filters the dnsplane controllers share, so that every
+// controller finds them in one place (controller-runtime's predicate.Predicate).
+package predicates
+
+import (
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+)
+
+// DeletionStarted passes updates that set the deletion timestamp; with
+// GenerationChangedPredicate it makes a controller see spec changes and deletion, never its
+// own status writes. Create, Delete and Generic events pass.
+type DeletionStarted struct{ predicate.Funcs }
+
+// Update implements predicate.Predicate.
+func (DeletionStarted) Update(e event.UpdateEvent) bool {
+	return e.ObjectOld.GetDeletionTimestamp() == nil && e.ObjectNew.GetDeletionTimestamp() != nil
+}
+
+// ZoneUsabilityChanged passes DNSZone events that change what the objects publishing into the
+// zone see: deletion, and changes of the hosted zone ID, availability and delegation. Other
+// status changes (sync times, parent-link conditions) would re-plan every object of the zone for
+// nothing. A zone created unavailable is passed when it becomes available, so its objects
+// reconcile once, together, and their writes land in one batch. Objects that are not DNSZones
+// pass; Delete and Generic events pass.
+type ZoneUsabilityChanged struct{ predicate.Funcs }
+
+// Create implements predicate.Predicate.
+func (ZoneUsabilityChanged) Create(e event.CreateEvent) bool {
+	z, ok := e.Object.(*dnsv1.DNSZone)
+	return !ok || meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+}
+
+// Update implements predicate.Predicate.
+func (ZoneUsabilityChanged) Update(e event.UpdateEvent) bool {
+	o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
+	n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
+	if !ok1 || !ok2 {
+		return true
+	}
+	return o.Status.ZoneID != n.Status.ZoneID ||
+		meta.IsStatusConditionTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != meta.IsStatusConditionTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
+		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
+}
