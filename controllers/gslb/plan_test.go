@@ -151,3 +151,27 @@ func TestPeerErrors_DiscoveryFirstThenEachFailedPeer(t *testing.T) {
 		t.Fatalf("peerErrors = %q, want %q", got, want)
 	}
 }
+
+func TestHostHealth_BackendsEndpointsAndAddress(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		backends []string
+		ready    map[string]int
+		targets  bool
+		want     dnsv1.ServiceHealth
+		why      string
+	}{
+		{"no backend", nil, nil, true, dnsv1.ServiceNotFound, "h: no backend Service"},
+		{"every backend missing", []string{"a", "b"}, map[string]int{}, true, dnsv1.ServiceNotFound, "h: backend Service a, b not found"},
+		{"no ready endpoint", []string{"a", "b"}, map[string]int{"a": 0}, true, dnsv1.ServiceUnhealthy, "h: no ready endpoints in Service a, b"},
+		{"ready but no address", []string{"a"}, map[string]int{"a": 2}, false, dnsv1.ServiceUnhealthy, "h: ready endpoints but no load-balancer address on Service web"},
+		{"healthy: one backend live is enough", []string{"a", "b"}, map[string]int{"b": 1}, true, dnsv1.ServiceHealthy, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, why := hostHealth("h", tc.backends, tc.ready, tc.targets, "Service web")
+			if got != tc.want || why != tc.why {
+				t.Fatalf("hostHealth = %s %q, want %s %q", got, why, tc.want, tc.why)
+			}
+		})
+	}
+}
