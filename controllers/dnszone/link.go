@@ -61,17 +61,8 @@ func (r *Reconciler) reconcileParentLink(ctx context.Context, z *dnsv1.DNSZone) 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if parent.Status.ZoneID == "" || !meta.IsStatusConditionTrue(parent.Status.Conditions, dnsv1.ConditionZoneAvailable) {
-		r.setLink(z, false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s (%s) is not available yet", parent.Namespace, parent.Name, parent.Spec.Zone))
-		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
-	}
-	ready := meta.FindStatusCondition(link.Status.Conditions, dnsv1.ConditionReady)
-	if ready == nil || link.Status.ObservedGeneration != link.Generation || ready.Status != metav1.ConditionTrue {
-		why := "the link is not published yet"
-		if ready != nil && ready.Status != metav1.ConditionTrue {
-			why = fmt.Sprintf("the link is not published: %s: %s", ready.Reason, ready.Message)
-		}
-		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("DNSEndpoint %s: %s", link.Name, why))
+	if ok, reason, msg := linkPublished(parent, link); !ok {
+		r.setLink(z, false, reason, msg)
 		return ctrl.Result{RequeueAfter: r.SOAPollInterval}, nil
 	}
 	return r.confirmLink(ctx, z, parent, link, d)
@@ -100,19 +91,47 @@ func (r *Reconciler) confirmLink(ctx context.Context, z, parent *dnsv1.DNSZone, 
 		// The link is published; have the parent scraped now instead of at the next interval.
 		// The scraper notifies this controller when it sees the delegation.
 		r.Scraper.Rescrape(childKey)
-		msg := fmt.Sprintf("waiting for the scraper to see parent zone %s serve the NS set %s%s", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
-		if scraped {
-			msg = fmt.Sprintf("the last scrape of parent zone %s did not find exactly the NS set %s%s; re-publishing", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
-		}
-		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, msg)
+		r.setLink(z, false, dnsv1.ReasonAwaitingScrape, scrapeMessage(z, parent, d, scraped))
 		return ctrl.Result{}, nil
 	}
+	r.setLink(z, true, dnsv1.ReasonParentLinked, linkedMessage(z, parent, d))
+	return ctrl.Result{}, nil
+}
+
+// linkPublished decides, once the link DNSEndpoint is written, whether it is published: the
+// parent must be available (else AwaitingParent) and the link Ready at its generation (else
+// AwaitingScrape, with the link's own reason when it failed). Pure.
+func linkPublished(parent *dnsv1.DNSZone, link *dnsv1.DNSEndpoint) (bool, string, string) {
+	if parent.Status.ZoneID == "" || !meta.IsStatusConditionTrue(parent.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+		return false, dnsv1.ReasonAwaitingParent, fmt.Sprintf("parent DNSZone %s/%s (%s) is not available yet", parent.Namespace, parent.Name, parent.Spec.Zone)
+	}
+	ready := meta.FindStatusCondition(link.Status.Conditions, dnsv1.ConditionReady)
+	if ready == nil || link.Status.ObservedGeneration != link.Generation || ready.Status != metav1.ConditionTrue {
+		why := "the link is not published yet"
+		if ready != nil && ready.Status != metav1.ConditionTrue {
+			why = fmt.Sprintf("the link is not published: %s: %s", ready.Reason, ready.Message)
+		}
+		return false, dnsv1.ReasonAwaitingScrape, fmt.Sprintf("DNSEndpoint %s: %s", link.Name, why)
+	}
+	return true, "", ""
+}
+
+// scrapeMessage is the AwaitingScrape message of a published link the scraper has not seen
+// served: not scraped yet, or scraped without exactly the NS set. Pure.
+func scrapeMessage(z, parent *dnsv1.DNSZone, d delegation, scraped bool) string {
+	if scraped {
+		return fmt.Sprintf("the last scrape of parent zone %s did not find exactly the NS set %s%s; re-publishing", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
+	}
+	return fmt.Sprintf("waiting for the scraper to see parent zone %s serve the NS set %s%s", parent.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
+}
+
+// linkedMessage is the ParentLinked message, naming name servers without an address. Pure.
+func linkedMessage(z, parent *dnsv1.DNSZone, d delegation) string {
 	msg := fmt.Sprintf("parent zone %s delegates %s to %s%s", parent.Spec.Zone, z.Spec.Zone, strings.Join(z.Status.NameServers, ", "), glueNote(d))
 	if len(d.missing) > 0 {
 		msg += fmt.Sprintf("; no address for %s", strings.Join(d.missing, ", "))
 	}
-	r.setLink(z, true, dnsv1.ReasonParentLinked, msg)
-	return ctrl.Result{}, nil
+	return msg
 }
 
 // glueNote names the glue the parent must serve, for condition messages.
@@ -128,22 +147,22 @@ func glueNote(d delegation) string {
 }
 
 // findParent returns the parent DNSZone, or nil with a reason: parentRef, else the DNSZone in any
-// namespace whose zone is the longest proper suffix (this namespace wins a tie). A parent in
-// another namespace must list this namespace in delegation.allowedNamespaces.
+// namespace whose zone is the longest proper suffix (chooseParent). A parent in another namespace
+// must list this namespace in delegation.allowedNamespaces (parentAllowed). Errors are API read
+// errors other than NotFound.
 func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.DNSZone, string, string, error) {
 	var parent *dnsv1.DNSZone
 	if ref := z.Spec.ParentRef; ref != nil {
 		key := ref.NamespacedName(z.Namespace)
-		ns := key.Namespace
 		p := &dnsv1.DNSZone{}
 		if err := r.Client.Get(ctx, key, p); err != nil {
 			if apierrors.IsNotFound(err) {
-				return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s does not exist", ns, ref.Name), nil
+				return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s does not exist", key.Namespace, ref.Name), nil
 			}
 			return nil, "", "", err
 		}
 		if !strings.HasSuffix(z.Spec.Zone, "."+p.Spec.Zone) {
-			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s is zone %s, which is not a parent of %s", ns, ref.Name, p.Spec.Zone, z.Spec.Zone), nil
+			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s is zone %s, which is not a parent of %s", key.Namespace, ref.Name, p.Spec.Zone, z.Spec.Zone), nil
 		}
 		parent = p
 	} else {
@@ -151,35 +170,58 @@ func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.D
 		if err := r.Client.List(ctx, &all); err != nil {
 			return nil, "", "", err
 		}
-		for i := range all.Items {
-			c := &all.Items[i]
-			if !c.DeletionTimestamp.IsZero() || !strings.HasSuffix(z.Spec.Zone, "."+c.Spec.Zone) {
-				continue
-			}
-			if parent == nil || len(c.Spec.Zone) > len(parent.Spec.Zone) ||
-				(len(c.Spec.Zone) == len(parent.Spec.Zone) && c.Namespace == z.Namespace) {
-				parent = c
-			}
-		}
-		if parent == nil {
+		if parent = chooseParent(z, all.Items); parent == nil {
 			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("no DNSZone's zone is a parent of %s", z.Spec.Zone), nil
 		}
 	}
-	if parent.Namespace != z.Namespace && (parent.Spec.Delegation == nil || !slices.Contains(parent.Spec.Delegation.AllowedNamespaces, z.Namespace)) {
-		return nil, dnsv1.ReasonDelegationNotAllowed, fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace), nil
+	if reason, msg := parentAllowed(z, parent); reason != "" {
+		return nil, reason, msg, nil
 	}
 	return parent, "", "", nil
 }
 
-// ensureLinkEndpoint creates or updates the parent-link DNSEndpoint: the NS set, plus the glue
-// of the name servers inside the zone (checkDelegation).
-func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) (*dnsv1.DNSEndpoint, error) {
+// chooseParent returns the zone among all (not being deleted) whose zone is the longest proper
+// suffix of z's, this namespace winning a tie; nil when none. Pure.
+func chooseParent(z *dnsv1.DNSZone, all []dnsv1.DNSZone) *dnsv1.DNSZone {
+	var parent *dnsv1.DNSZone
+	for i := range all {
+		c := &all[i]
+		if !c.DeletionTimestamp.IsZero() || !strings.HasSuffix(z.Spec.Zone, "."+c.Spec.Zone) {
+			continue
+		}
+		if parent == nil || len(c.Spec.Zone) > len(parent.Spec.Zone) ||
+			(len(c.Spec.Zone) == len(parent.Spec.Zone) && c.Namespace == z.Namespace) {
+			parent = c
+		}
+	}
+	return parent
+}
+
+// parentAllowed returns DelegationNotAllowed and why when parent is another namespace's zone that
+// does not list z's namespace in delegation.allowedNamespaces, else "". Pure.
+func parentAllowed(z, parent *dnsv1.DNSZone) (string, string) {
+	if parent.Namespace != z.Namespace && (parent.Spec.Delegation == nil || !slices.Contains(parent.Spec.Delegation.AllowedNamespaces, z.Namespace)) {
+		return dnsv1.ReasonDelegationNotAllowed, fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace)
+	}
+	return "", ""
+}
+
+// desiredLink returns the parent-link DNSEndpoint's endpoints (the NS set with TTL linkTTL, then
+// glue) and zoneRef (namespace only when the parent's differs). Pure.
+func desiredLink(z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) ([]dnsv1.Endpoint, *dnsv1.ZoneReference) {
 	endpoints := []dnsv1.Endpoint{{DNSName: z.Spec.Zone, RecordType: "NS", RecordTTL: linkTTL, Targets: slices.Clone(z.Status.NameServers)}}
 	endpoints = append(endpoints, glue...)
 	ref := &dnsv1.ZoneReference{Name: parent.Name}
 	if parent.Namespace != z.Namespace {
 		ref.Namespace = parent.Namespace
 	}
+	return endpoints, ref
+}
+
+// ensureLinkEndpoint creates or updates the parent-link DNSEndpoint: the NS set, plus the glue
+// of the name servers inside the zone (checkDelegation).
+func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) (*dnsv1.DNSEndpoint, error) {
+	endpoints, ref := desiredLink(z, parent, glue)
 	link := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: z.Name + ParentLinkSuffix}}
 	_, err := controllerutil.CreateOrUpdate(ctx, r.Client, link, func() error {
 		if link.Labels == nil {

@@ -50,69 +50,25 @@ func (l *local) healthy(host string) []string {
 // backends' EndpointSlices. resolveTimeout bounds hostname resolution.
 func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb, resolveTimeout time.Duration) (*local, error) {
 	l := &local{health: map[string]dnsv1.ServiceHealth{}, why: map[string]string{}}
-	var lb []corev1.LoadBalancerIngress
-	backends := map[string][]string{} // host -> Service names
 	key := client.ObjectKey{Namespace: g.Namespace, Name: g.Spec.ResourceRef.Name}
-	found := true
+	var rr *resourceRead
+	var err error
 	switch g.Spec.ResourceRef.Kind {
 	case dnsv1.ResourceKindIngress:
-		var ing networkingv1.Ingress
-		if err := c.Get(ctx, key, &ing); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("get Ingress %s: %w", key, err)
-			}
-			found = false
-		}
-		l.hosts = g.Spec.Hosts
-		if len(l.hosts) == 0 {
-			for _, r := range ing.Spec.Rules {
-				if r.Host != "" && !strings.HasPrefix(r.Host, "*") {
-					l.hosts = append(l.hosts, provider.CanonicalName(r.Host))
-				}
-			}
-		}
-		for _, in := range ing.Status.LoadBalancer.Ingress {
-			lb = append(lb, corev1.LoadBalancerIngress{IP: in.IP, Hostname: in.Hostname})
-		}
-		var def []string
-		if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil {
-			def = append(def, b.Service.Name)
-		}
-		for _, h := range l.hosts {
-			svcs := slices.Clone(def)
-			for _, r := range ing.Spec.Rules {
-				if provider.CanonicalName(r.Host) != h || r.HTTP == nil {
-					continue
-				}
-				for _, p := range r.HTTP.Paths {
-					if p.Backend.Service != nil {
-						svcs = append(svcs, p.Backend.Service.Name)
-					}
-				}
-			}
-			slices.Sort(svcs)
-			backends[h] = slices.Compact(svcs)
-		}
+		rr, err = readIngress(ctx, c, key, g.Spec.Hosts)
 	case dnsv1.ResourceKindService:
-		var svc corev1.Service
-		if err := c.Get(ctx, key, &svc); err != nil {
-			if !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("get Service %s: %w", key, err)
-			}
-			found = false
-		}
-		l.hosts = g.Spec.Hosts
-		lb = svc.Status.LoadBalancer.Ingress
-		for _, h := range l.hosts {
-			backends[h] = []string{svc.Name}
-		}
+		rr, err = readService(ctx, c, key, g.Spec.Hosts)
 	default:
-		return nil, fmt.Errorf("resourceRef.kind %q is neither Ingress nor Service", g.Spec.ResourceRef.Kind)
+		err = fmt.Errorf("resourceRef.kind %q is neither Ingress nor Service", g.Spec.ResourceRef.Kind)
 	}
+	if err != nil {
+		return nil, err
+	}
+	l.hosts = rr.hosts
 	for i, h := range l.hosts {
 		l.hosts[i] = provider.CanonicalName(h)
 	}
-	if !found {
+	if !rr.found {
 		l.missing = fmt.Sprintf("%s %s does not exist", g.Spec.ResourceRef.Kind, key)
 		if len(l.hosts) == 0 {
 			// An Ingress gives the hosts, and it is gone: its hosts are those last served.
@@ -123,14 +79,100 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 		}
 		return l, nil
 	}
-	l.targets = lbTargets(ctx, res, lb, resolveTimeout)
-	ready := map[string]int{} // Service -> ready endpoints; absent = Service missing
+	l.targets = lbTargets(ctx, res, rr.lb, resolveTimeout)
+	ready, err := readBackends(ctx, c, g.Namespace, l.hosts, rr.backends)
+	if err != nil {
+		return nil, err
+	}
 	for _, h := range l.hosts {
+		l.health[h], l.why[h] = hostHealth(h, rr.backends[h], ready, len(l.targets) > 0, fmt.Sprintf("%s %s", g.Spec.ResourceRef.Kind, key.Name))
+	}
+	return l, nil
+}
+
+// resourceRead is what readIngress or readService read of the referenced resource.
+type resourceRead struct {
+	// found: the resource exists.
+	found bool
+	// hosts are spec.hosts, else (an Ingress) its rules' non-wildcard hosts.
+	hosts []string
+	lb    []corev1.LoadBalancerIngress
+	// backends maps a host to its backend Service names, sorted.
+	backends map[string][]string
+}
+
+// readIngress reads the Ingress key: hosts (spec hosts, else its rules'), load-balancer
+// addresses and each host's backend Services (the default backend's and its rules' paths').
+// Errors: the Get failed other than NotFound.
+func readIngress(ctx context.Context, c client.Reader, key client.ObjectKey, specHosts []string) (*resourceRead, error) {
+	rr := &resourceRead{found: true, hosts: specHosts, backends: map[string][]string{}}
+	var ing networkingv1.Ingress
+	if err := c.Get(ctx, key, &ing); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("get Ingress %s: %w", key, err)
+		}
+		rr.found = false
+	}
+	if len(rr.hosts) == 0 {
+		for _, r := range ing.Spec.Rules {
+			if r.Host != "" && !strings.HasPrefix(r.Host, "*") {
+				rr.hosts = append(rr.hosts, provider.CanonicalName(r.Host))
+			}
+		}
+	}
+	for _, in := range ing.Status.LoadBalancer.Ingress {
+		rr.lb = append(rr.lb, corev1.LoadBalancerIngress{IP: in.IP, Hostname: in.Hostname})
+	}
+	var def []string
+	if b := ing.Spec.DefaultBackend; b != nil && b.Service != nil {
+		def = append(def, b.Service.Name)
+	}
+	for _, h := range rr.hosts {
+		svcs := slices.Clone(def)
+		for _, r := range ing.Spec.Rules {
+			if provider.CanonicalName(r.Host) != h || r.HTTP == nil {
+				continue
+			}
+			for _, p := range r.HTTP.Paths {
+				if p.Backend.Service != nil {
+					svcs = append(svcs, p.Backend.Service.Name)
+				}
+			}
+		}
+		slices.Sort(svcs)
+		rr.backends[h] = slices.Compact(svcs)
+	}
+	return rr, nil
+}
+
+// readService reads the Service key: its load-balancer addresses, and itself as every spec
+// host's backend. Errors: the Get failed other than NotFound.
+func readService(ctx context.Context, c client.Reader, key client.ObjectKey, specHosts []string) (*resourceRead, error) {
+	rr := &resourceRead{found: true, hosts: specHosts, backends: map[string][]string{}}
+	var svc corev1.Service
+	if err := c.Get(ctx, key, &svc); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("get Service %s: %w", key, err)
+		}
+		rr.found = false
+	}
+	rr.lb = svc.Status.LoadBalancer.Ingress
+	for _, h := range rr.hosts {
+		rr.backends[h] = []string{svc.Name}
+	}
+	return rr, nil
+}
+
+// readBackends returns the ready endpoints of every backend Service of hosts, each read once; a
+// Service that does not exist is absent. Errors are API read errors.
+func readBackends(ctx context.Context, c client.Reader, ns string, hosts []string, backends map[string][]string) (map[string]int, error) {
+	ready := map[string]int{}
+	for _, h := range hosts {
 		for _, s := range backends[h] {
 			if _, seen := ready[s]; seen {
 				continue
 			}
-			n, exists, err := readyEndpoints(ctx, c, g.Namespace, s)
+			n, exists, err := readyEndpoints(ctx, c, ns, s)
 			if err != nil {
 				return nil, err
 			}
@@ -139,32 +181,35 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 			}
 		}
 	}
-	for _, h := range l.hosts {
-		var missing, live []string
-		for _, s := range backends[h] {
-			n, ok := ready[s]
-			switch {
-			case !ok:
-				missing = append(missing, s)
-			case n > 0:
-				live = append(live, s)
-			}
-		}
+	return ready, nil
+}
+
+// hostHealth decides host's health and why from its backend Services, their ready endpoints
+// (ready: Service -> count, absent = missing) and whether the resource (named res, "<Kind>
+// <name>") has a load-balancer address. Pure.
+func hostHealth(h string, backends []string, ready map[string]int, hasTargets bool, res string) (dnsv1.ServiceHealth, string) {
+	var missing, live []string
+	for _, s := range backends {
+		n, ok := ready[s]
 		switch {
-		case len(backends[h]) == 0:
-			l.health[h], l.why[h] = dnsv1.ServiceNotFound, fmt.Sprintf("%s: no backend Service", h)
-		case len(missing) == len(backends[h]):
-			l.health[h], l.why[h] = dnsv1.ServiceNotFound, fmt.Sprintf("%s: backend Service %s not found", h, strings.Join(missing, ", "))
-		case len(live) == 0:
-			l.health[h], l.why[h] = dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: no ready endpoints in Service %s", h, strings.Join(backends[h], ", "))
-		case len(l.targets) == 0:
-			// A hidden failure is still a failure: ready pods that no load balancer reaches.
-			l.health[h], l.why[h] = dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: ready endpoints but no load-balancer address on %s %s", h, g.Spec.ResourceRef.Kind, key.Name)
-		default:
-			l.health[h] = dnsv1.ServiceHealthy
+		case !ok:
+			missing = append(missing, s)
+		case n > 0:
+			live = append(live, s)
 		}
 	}
-	return l, nil
+	switch {
+	case len(backends) == 0:
+		return dnsv1.ServiceNotFound, fmt.Sprintf("%s: no backend Service", h)
+	case len(missing) == len(backends):
+		return dnsv1.ServiceNotFound, fmt.Sprintf("%s: backend Service %s not found", h, strings.Join(missing, ", "))
+	case len(live) == 0:
+		return dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: no ready endpoints in Service %s", h, strings.Join(backends, ", "))
+	case !hasTargets:
+		// A hidden failure is still a failure: ready pods that no load balancer reaches.
+		return dnsv1.ServiceUnhealthy, fmt.Sprintf("%s: ready endpoints but no load-balancer address on %s", h, res)
+	}
+	return dnsv1.ServiceHealthy, ""
 }
 
 // knownHosts returns the hosts g's status last reported, sorted.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,138 +137,85 @@ func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
 	status.Set(&g.Status.Conditions, g.Generation, dnsv1.ConditionReady, ok, reason, msg)
 }
 
+// reconcileNormal observes the Gslb's world, plans its records (plan.go, pure), writes them, and
+// sets Ready from what it saw (readyCondition, pure).
 func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	g.Status.GeoTag = r.GeoTag
 	if r.GeoTag == "" {
 		r.ready(g, false, dnsv1.ReasonNoGeoTag, "the manager runs without --geo-tag: restart it with --geo-tag=<this cluster's region> (Gslbs need it to name this cluster's targets)")
 		return nil
 	}
+	obs, err := r.observe(ctx, g)
+	if err != nil {
+		return err
+	}
+	g.Status.Peers = obs.peerStatus
+	p := planRecords(planInput{GeoTag: r.GeoTag, Spec: g.Spec, Local: obs.local, PeerTargets: obs.peerTargets, Capable: obs.capable})
+	g.Status.ServiceHealth, g.Status.HealthyRecords = p.ServiceHealth, p.HealthyRecords
+	r.recordHealthy(g, p.Served)
+	if p.StrategyErr != nil {
+		r.ready(g, false, dnsv1.ReasonInvalidStrategy, "spec.strategy: "+p.StrategyErr.Error())
+		return nil
+	}
+	// Write: the owned DNSEndpoint, and the edge DNSRecord.
+	if err := r.writeEndpoint(ctx, g, p.Endpoints); err != nil {
+		return err
+	}
+	if err := r.writeEdge(ctx, g); err != nil {
+		return err
+	}
+	ok, reason, msg := readyCondition(readyInput{
+		Capable: obs.capable, ZoneName: g.Spec.ZoneRef.Name, EndpointName: endpointName(g),
+		EndpointReady: r.endpointCondition(ctx, g), Missing: obs.local.missing, AnyTargets: p.AnyTargets,
+		Unhealthy: p.Unhealthy, PeerErrors: peerErrors(obs.discoveryErr, g.Status.Peers), Hosts: len(obs.local.hosts),
+	})
+	r.ready(g, ok, reason, msg)
+	return nil
+}
+
+// observed is what the observe phase read for one Gslb.
+type observed struct {
+	local *local
+	// peerTargets are the peers' targets by host and geo tag; peerStatus is status.peers.
+	peerTargets  map[string]map[string][]string
+	peerStatus   []dnsv1.PeerStatus
+	discoveryErr error
+	// capable: the Gslb zone's provider serves weighted record sets (true unless weighted).
+	capable bool
+}
+
+// observe reads this cluster's targets, the peers' (--ext-gslb-clusters, else the edge NS set;
+// concurrently, each under the peer timeout) and, for a weighted Gslb, its provider's
+// capability. Errors: reading the local resources failed.
+func (r *Reconciler) observe(ctx context.Context, g *dnsv1.Gslb) (*observed, error) {
 	resolveTimeout := r.Querier.Timeout
 	if resolveTimeout <= 0 {
 		resolveTimeout = 2 * time.Second
 	}
 	loc, err := readLocal(ctx, r.Client, r.Resolver, g, resolveTimeout)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	// Read: peers (--ext-gslb-clusters, else the edge NS set), concurrently, each under the
-	// peer timeout.
+	obs := &observed{local: loc, capable: true}
 	peers := r.Peers
-	var discoveryErr error
 	if len(peers) == 0 && g.Spec.Edge != nil {
-		peers, discoveryErr = r.discoverPeers(ctx, g)
+		peers, obs.discoveryErr = r.discoverPeers(ctx, g)
 	}
-	peerTargets, peerStatus := r.queryPeers(ctx, peers, loc.hosts)
-	g.Status.Peers = peerStatus
+	obs.peerTargets, obs.peerStatus = r.queryPeers(ctx, peers, loc.hosts)
+	if g.Spec.Strategy.Type == dnsv1.GslbWeighted {
+		obs.capable = r.weightedCapable(ctx, g)
+	}
+	return obs, nil
+}
 
-	// Compute: per host, this cluster's healthy targets and the strategy's answer.
-	weighted := g.Spec.Strategy.Type == dnsv1.GslbWeighted
-	capable := true
-	if weighted {
-		capable = r.weightedCapable(ctx, g)
+// recordHealthy sets dnsplane_gslb_healthy_records for each planned host (served: host -> targets).
+func (r *Reconciler) recordHealthy(g *dnsv1.Gslb, served map[string]int) {
+	if r.Metrics == nil {
+		return
 	}
-	ttl := g.Spec.Strategy.DNSTTLSeconds
-	if ttl <= 0 {
-		ttl = 30
+	for h, n := range served {
+		r.Metrics.HealthyRecords.WithLabelValues(g.Namespace, g.Name, h).Set(float64(n))
 	}
-	var eps []dnsv1.Endpoint
-	g.Status.ServiceHealth = map[string]dnsv1.ServiceHealth{}
-	g.Status.HealthyRecords = map[string][]string{}
-	var unhealthy []string
-	anyTargets := false
-	if loc.missing != "" && len(loc.hosts) == 0 {
-		// No host is known (an Ingress gives them): the resource itself is NotFound.
-		g.Status.ServiceHealth[string(g.Spec.ResourceRef.Kind)+"/"+g.Spec.ResourceRef.Name] = dnsv1.ServiceNotFound
-	}
-	for _, h := range loc.hosts {
-		g.Status.ServiceHealth[h] = loc.health[h]
-		if why := loc.why[h]; why != "" {
-			unhealthy = append(unhealthy, why)
-		}
-		mine := loc.healthy(h)
-		eps = append(eps, addressEndpoints(gslb.LocalTargetsName(h), mine, ttl, "", nil)...)
-		byGeo := map[string][]string{r.GeoTag: mine}
-		for geo, t := range peerTargets[h] {
-			byGeo[geo] = t
-		}
-		ans, err := gslb.Compute(string(g.Spec.Strategy.Type), g.Spec.Strategy.PrimaryGeoTag, g.Spec.Strategy.Weights, byGeo)
-		if err != nil {
-			r.ready(g, false, dnsv1.ReasonInvalidStrategy, "spec.strategy: "+err.Error())
-			return nil
-		}
-		var served []string
-		if weighted {
-			for _, ws := range ans.Weighted {
-				served = append(served, ws.Targets...)
-				if capable {
-					w := ws.Weight
-					eps = append(eps, addressEndpoints(h, ws.Targets, ttl, ws.GeoTag, &w)...)
-				}
-			}
-		} else {
-			served = ans.Targets
-			eps = append(eps, addressEndpoints(h, ans.Targets, ttl, "", nil)...)
-		}
-		slices.Sort(served)
-		served = slices.Compact(served)
-		if len(served) > 0 {
-			anyTargets = true
-			g.Status.HealthyRecords[h] = served
-		}
-		if r.Metrics != nil {
-			r.Metrics.HealthyRecords.WithLabelValues(g.Namespace, g.Name, h).Set(float64(len(served)))
-		}
-	}
-
-	// Write: the owned DNSEndpoint, and the edge DNSRecord.
-	if err := r.writeEndpoint(ctx, g, eps); err != nil {
-		return err
-	}
-	if err := r.writeEdge(ctx, g); err != nil {
-		return err
-	}
-
-	var peerErrs []string
-	if discoveryErr != nil {
-		peerErrs = append(peerErrs, "discovering peers from the edge NS set: "+discoveryErr.Error())
-	}
-	for _, p := range g.Status.Peers {
-		if p.Error != "" {
-			peerErrs = append(peerErrs, fmt.Sprintf("%s (%s): %s", p.GeoTag, p.Address, p.Error))
-		}
-	}
-	epReady := r.endpointCondition(ctx, g)
-	switch {
-	case !capable:
-		r.ready(g, false, dnsv1.ReasonNotCapable, "strategy weighted needs weighted routing, which the provider of DNSZone "+g.Spec.ZoneRef.Name+" does not have; only localtargets records are published")
-	case epReady != nil && epReady.Status != metav1.ConditionTrue && epReady.Reason != dnsv1.ReasonPublished:
-		reason := dnsv1.ReasonProviderError
-		if epReady.Reason == dnsv1.ReasonZoneNotFound {
-			reason = dnsv1.ReasonZoneNotFound
-		}
-		r.ready(g, false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", endpointName(g), epReady.Reason, epReady.Message))
-	case loc.missing != "":
-		msg := loc.missing + ": this cluster serves no targets"
-		if anyTargets {
-			msg += "; peers' targets are still published"
-		}
-		r.ready(g, false, dnsv1.ReasonResourceNotFound, msg)
-	case !anyTargets:
-		msg := "no cluster has healthy targets"
-		if len(unhealthy) > 0 {
-			msg += "; here: " + strings.Join(unhealthy, "; ")
-		}
-		r.ready(g, false, dnsv1.ReasonNoHealthyTargets, msg)
-	case len(peerErrs) > 0:
-		r.ready(g, false, dnsv1.ReasonPeerErrors, "peers count as having no healthy targets: "+strings.Join(peerErrs, "; "))
-	default:
-		msg := fmt.Sprintf("%d hosts published", len(loc.hosts))
-		if len(unhealthy) > 0 {
-			msg += "; here: " + strings.Join(unhealthy, "; ")
-		}
-		r.ready(g, true, dnsv1.ReasonPublished, msg)
-	}
-	return nil
 }
 
 // addressEndpoints returns name's A and AAAA endpoints for targets (none when empty).
@@ -398,53 +344,24 @@ func (r *Reconciler) discoverPeers(ctx context.Context, g *dnsv1.Gslb) ([]gslb.P
 	return edgePeers(ctx, dnsclient.Client{Timeout: r.Querier.Timeout}, server, zone.Spec.Zone, r.GeoTag, port)
 }
 
-// edgePeers asks server for the NS set of zone (a referral from the edge zone: NS in the
-// authority or answer section, glue in the additional section, else asked for) and returns the
-// clusters named ns-<geotag>.<zone>, this one (geoTag) left out, sorted by geo tag.
+// edgePeers asks server for the NS set of zone and returns the clusters of the referral
+// (gslb.ParseReferral), this one (geoTag) left out, at their glue (else asked for) and port,
+// sorted by geo tag. Errors: the NS query failed.
 func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag string, port int) ([]gslb.Peer, error) {
 	resp, err := c.Query(ctx, server, zone, dns.TypeNS)
 	if err != nil {
-		return nil, err
+		return nil, err // the condition message quotes it as it is
 	}
-	fqZone := dns.Fqdn(zone)
-	glue := map[string]string{}
-	for _, rr := range resp.Extra {
-		if a, ok := rr.(*dns.A); ok {
-			glue[strings.ToLower(a.Hdr.Name)] = a.A.String()
-		} else if a, ok := rr.(*dns.AAAA); ok && glue[strings.ToLower(a.Hdr.Name)] == "" {
-			glue[strings.ToLower(a.Hdr.Name)] = a.AAAA.String()
-		}
-	}
-	var peers []gslb.Peer
-	for _, rr := range append(resp.Answer, resp.Ns...) {
-		ns, ok := rr.(*dns.NS)
-		if !ok || !strings.EqualFold(ns.Hdr.Name, fqZone) {
+	servers := gslb.ParseReferral(resp, zone, geoTag)
+	for i := range servers {
+		if servers[i].Addr != "" {
 			continue
 		}
-		name := strings.ToLower(ns.Ns)
-		label, rest, _ := strings.Cut(name, ".")
-		geo, isCluster := strings.CutPrefix(label, "ns-")
-		if !isCluster || rest != strings.ToLower(fqZone) || geo == strings.ToLower(geoTag) {
-			continue
+		if a, err := c.Query(ctx, server, servers[i].Name, dns.TypeA); err == nil {
+			servers[i].Addr = gslb.FirstA(a)
 		}
-		addr := glue[name]
-		if addr == "" {
-			if a, err := c.Query(ctx, server, name, dns.TypeA); err == nil {
-				for _, rr := range a.Answer {
-					if x, ok := rr.(*dns.A); ok {
-						addr = x.A.String()
-						break
-					}
-				}
-			}
-		}
-		if addr == "" {
-			continue
-		}
-		peers = append(peers, gslb.Peer{GeoTag: geo, Addr: net.JoinHostPort(addr, strconv.Itoa(port))})
 	}
-	sort.Slice(peers, func(i, j int) bool { return peers[i].GeoTag < peers[j].GeoTag })
-	return slices.CompactFunc(peers, func(a, b gslb.Peer) bool { return a.GeoTag == b.GeoTag }), nil
+	return gslb.EdgePeers(servers, port), nil
 }
 
 // zone reads the DNSZone ref names (in ns unless it says otherwise).

@@ -222,62 +222,25 @@ func (s *Store) loadZone(base string) (*zoneData, error) {
 	if err != nil || fileBase(origin) != base {
 		return nil, fmt.Errorf("%w: %s%s: not a zone file name", ErrCorruptZone, base, zoneFileSuffix)
 	}
-	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: zone %s: %s", ErrCorruptZone, origin, fmt.Sprintf(format, args...))
-	}
+	l := &zoneLoader{s: s, origin: origin, sets: map[SetKey]*RRSet{}}
 	zonePath := filepath.Join(s.opts.Dir, base+zoneFileSuffix)
 	f, err := os.Open(zonePath)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, l.corrupt("%v", err)
 	}
 	defer f.Close()
-
-	var soa *dns.SOA
-	sets := map[SetKey]*RRSet{}
-	add := func(rr dns.RR, setID string, weight *int64) error {
-		h := rr.Header()
-		h.Name = strings.ToLower(h.Name)
-		if !dns.IsSubDomain(origin, h.Name) {
-			return fmt.Errorf("record %q is outside the zone", rr.String())
-		}
-		if h.Rrtype == dns.TypeSOA {
-			if soa != nil || h.Name != origin {
-				return fmt.Errorf("unexpected SOA %q", rr.String())
-			}
-			soa = rr.(*dns.SOA)
-			return nil
-		}
-		k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
-		if err := checkWire(rr); err != nil {
-			// Written before Put checked records, or by hand: serving it would break every
-			// answer holding it and the zone's AXFR.
-			s.opts.Logger.Info("dropping a record that cannot be sent", "zone", origin, "record", rr.String(), "error", err.Error())
-			return nil
-		}
-		rs := sets[k]
-		if rs == nil {
-			rs = &RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, SetIdentifier: setID, Weight: weight}
-			sets[k] = rs
-		}
-		rs.TTL = min(rs.TTL, h.Ttl) // RFC 2181 §5.2: one TTL per set
-		if !containsRR(rs.RRs, rr) {
-			rs.RRs = append(rs.RRs, rr)
-		}
-		return nil
-	}
 	zp := dns.NewZoneParser(f, origin, zonePath)
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
-		if err := add(rr, "", nil); err != nil {
-			return nil, corrupt("%v", err)
+		if err := l.add(rr, "", nil); err != nil {
+			return nil, l.corrupt("%v", err)
 		}
 	}
 	if err := zp.Err(); err != nil {
-		return nil, corrupt("%v", err)
+		return nil, l.corrupt("%v", err)
 	}
-	if soa == nil {
-		return nil, corrupt("no SOA at the apex")
+	if l.soa == nil {
+		return nil, l.corrupt("no SOA at the apex")
 	}
-
 	meta := ZoneMeta{}
 	raw, err := os.ReadFile(filepath.Join(s.opts.Dir, base+metaFileSuffix))
 	switch {
@@ -288,58 +251,115 @@ func (s *Store) loadZone(base string) (*zoneData, error) {
 			meta.Created = st.ModTime().UTC()
 		}
 	case err != nil:
-		return nil, corrupt("%v", err)
+		return nil, l.corrupt("%v", err)
 	default:
-		var sc sidecar
-		if err := json.Unmarshal(raw, &sc); err != nil {
-			return nil, corrupt("sidecar: %v", err)
-		}
-		if sc.Version != sidecarVersion || sc.Origin != origin {
-			return nil, corrupt("sidecar version %d origin %q", sc.Version, sc.Origin)
-		}
-		if sc.Serial != soa.Serial {
-			s.opts.Logger.Info("zone files are from different writes (crash between renames); serving both as found",
-				"zone", origin, "masterSerial", soa.Serial, "sidecarSerial", sc.Serial)
-			// Keep the serial moving forward for secondaries and caches.
-			if int32(sc.Serial-soa.Serial) > 0 { // RFC 1982 comparison
-				soa.Serial = sc.Serial
-			}
-		}
-		meta = sc.ZoneMeta
-		for _, ss := range sc.RecordSets {
-			if ss.SetIdentifier == "" {
-				continue // labels, applied below
-			}
-			for _, text := range ss.Records {
-				rr, err := dns.NewRR(text)
-				if err != nil || rr == nil {
-					return nil, corrupt("sidecar record %q: %v", text, err)
-				}
-				if err := add(rr, ss.SetIdentifier, ss.Weight); err != nil {
-					return nil, corrupt("sidecar: %v", err)
-				}
-			}
-			if rs := sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type], SetIdentifier: ss.SetIdentifier}]; rs != nil {
-				rs.Labels = ss.Labels
-			}
-		}
-		for _, ss := range sc.RecordSets {
-			if ss.SetIdentifier != "" {
-				continue
-			}
-			if rs := sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type]}]; rs != nil {
-				rs.Labels = ss.Labels
-			}
+		if meta, err = l.applySidecar(raw); err != nil {
+			return nil, err
 		}
 	}
-	for _, rs := range sets {
+	for _, rs := range l.sets {
 		for _, rr := range rs.RRs {
 			rr.Header().Ttl = rs.TTL
 		}
 	}
-	z, err := newZoneData(origin, meta, soa, sets)
+	z, err := newZoneData(origin, meta, l.soa, l.sets)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, l.corrupt("%v", err)
 	}
 	return z, nil
+}
+
+// zoneLoader collects one zone's records while loadZone reads its files.
+type zoneLoader struct {
+	s      *Store
+	origin string
+	soa    *dns.SOA
+	sets   map[SetKey]*RRSet
+}
+
+// corrupt returns an ErrCorruptZone error for the zone.
+func (l *zoneLoader) corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: zone %s: %s", ErrCorruptZone, l.origin, fmt.Sprintf(format, args...))
+}
+
+// add puts rr into its set (setID, weight) or takes it as the SOA. A record that cannot be sent
+// is dropped with a log line. Errors: rr is outside the zone, or a second or non-apex SOA.
+func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
+	h := rr.Header()
+	h.Name = strings.ToLower(h.Name)
+	if !dns.IsSubDomain(l.origin, h.Name) {
+		return fmt.Errorf("record %q is outside the zone", rr.String())
+	}
+	if h.Rrtype == dns.TypeSOA {
+		if l.soa != nil || h.Name != l.origin {
+			return fmt.Errorf("unexpected SOA %q", rr.String())
+		}
+		l.soa = rr.(*dns.SOA)
+		return nil
+	}
+	k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
+	if err := checkWire(rr); err != nil {
+		// Written before Put checked records, or by hand: serving it would break every
+		// answer holding it and the zone's AXFR.
+		l.s.opts.Logger.Info("dropping a record that cannot be sent", "zone", l.origin, "record", rr.String(), "error", err.Error())
+		return nil
+	}
+	rs := l.sets[k]
+	if rs == nil {
+		rs = &RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, SetIdentifier: setID, Weight: weight}
+		l.sets[k] = rs
+	}
+	rs.TTL = min(rs.TTL, h.Ttl) // RFC 2181 §5.2: one TTL per set
+	if !containsRR(rs.RRs, rr) {
+		rs.RRs = append(rs.RRs, rr)
+	}
+	return nil
+}
+
+// applySidecar checks the sidecar raw against the master file, adds its identified sets and
+// applies its labels, and returns its metadata. Errors are ErrCorruptZone.
+func (l *zoneLoader) applySidecar(raw []byte) (ZoneMeta, error) {
+	var sc sidecar
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		return ZoneMeta{}, l.corrupt("sidecar: %v", err)
+	}
+	if sc.Version != sidecarVersion || sc.Origin != l.origin {
+		return ZoneMeta{}, l.corrupt("sidecar version %d origin %q", sc.Version, sc.Origin)
+	}
+	if sc.Serial != l.soa.Serial {
+		l.s.opts.Logger.Info("zone files are from different writes (crash between renames); serving both as found",
+			"zone", l.origin, "masterSerial", l.soa.Serial, "sidecarSerial", sc.Serial)
+		// Keep the serial moving forward for secondaries and caches.
+		if int32(sc.Serial-l.soa.Serial) > 0 { // RFC 1982 comparison
+			l.soa.Serial = sc.Serial
+		}
+	}
+	for _, ss := range sc.RecordSets {
+		if ss.SetIdentifier == "" {
+			continue // labels, applied below
+		}
+		for _, text := range ss.Records {
+			rr, err := dns.NewRR(text)
+			if err != nil || rr == nil {
+				return ZoneMeta{}, l.corrupt("sidecar record %q: %v", text, err)
+			}
+			if err := l.add(rr, ss.SetIdentifier, ss.Weight); err != nil {
+				return ZoneMeta{}, l.corrupt("sidecar: %v", err)
+			}
+		}
+		l.label(ss, ss.SetIdentifier)
+	}
+	for _, ss := range sc.RecordSets {
+		if ss.SetIdentifier == "" {
+			l.label(ss, "")
+		}
+	}
+	return sc.ZoneMeta, nil
+}
+
+// label applies ss's labels to its set (setID), if the set was loaded.
+func (l *zoneLoader) label(ss sidecarSet, setID string) {
+	if rs := l.sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type], SetIdentifier: setID}]; rs != nil {
+		rs.Labels = ss.Labels
+	}
 }

@@ -41,107 +41,165 @@ type Assignment struct {
 // Assign chooses a zone for every endpoint (docs/api.md, "Choosing the zone"): zoneRef, or the
 // longest-suffix DNSZone of the object's namespace ns. held are the zones (namespace/name) that
 // hold the object's records now (status.zones). defaultTTL, in seconds, replaces a zero TTL.
-// Errors are API read errors.
+// It is ListCandidates, then the pure AssignZones. Errors are API read errors.
 func Assign(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.ZoneReference, endpoints []dnsv1.Endpoint, held []string, defaultTTL int64) (*Assignment, error) {
-	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}, namespace: ns}
+	cands, err := ListCandidates(ctx, c, ns, zoneRef, held)
+	if err != nil {
+		return nil, err
+	}
+	return AssignZones(cands, endpoints, defaultTTL), nil
+}
+
+// Candidates are the DNSZones an object's endpoints may go to, as ListCandidates read them.
+type Candidates struct {
+	// Namespace is the object's.
+	Namespace string
+	// Local are the DNSZones of Namespace, those being deleted included (the cache's objects:
+	// read only).
+	Local []dnsv1.DNSZone
+	// Held are the zones of status.zones that exist and are not being deleted.
+	Held []*dnsv1.DNSZone
+	// RefKey is spec.zoneRef's zone (namespace defaulted), nil without a zoneRef; Ref is that
+	// zone, nil when it does not exist or is being deleted.
+	RefKey *client.ObjectKey
+	Ref    *dnsv1.DNSZone
+}
+
+// ListCandidates reads the zones Assign chooses from: every DNSZone of ns (one List), and the
+// held and zoneRef zones (a Get each when in another namespace). Malformed held entries are
+// skipped. Errors are API read errors other than NotFound.
+func ListCandidates(ctx context.Context, c client.Reader, ns string, zoneRef *dnsv1.ZoneReference, held []string) (*Candidates, error) {
+	cands := &Candidates{Namespace: ns}
 	var local dnsv1.DNSZoneList
 	// Read-only use: no deep copy of every zone on every reconcile.
 	if err := c.List(ctx, &local, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list DNSZones: %w", err)
 	}
-	get := func(key client.ObjectKey) (*dnsv1.DNSZone, error) {
-		if key.Namespace == ns {
-			for i := range local.Items {
-				if z := &local.Items[i]; z.Name == key.Name {
-					if !z.DeletionTimestamp.IsZero() {
-						return nil, nil
-					}
-					return z, nil
-				}
-			}
-			return nil, nil
-		}
-		z := &dnsv1.DNSZone{}
-		err := c.Get(ctx, key, z)
-		switch {
-		case apierrors.IsNotFound(err):
-			return nil, nil
-		case err != nil:
-			return nil, fmt.Errorf("get DNSZone %s: %w", key, err)
-		case !z.DeletionTimestamp.IsZero():
-			return nil, nil
-		}
-		return z, nil
-	}
+	cands.Local = local.Items
 	for _, h := range held {
 		nsName, name, ok := strings.Cut(h, "/")
 		if !ok {
 			continue
 		}
-		z, err := get(client.ObjectKey{Namespace: nsName, Name: name})
+		z, err := cands.get(ctx, c, client.ObjectKey{Namespace: nsName, Name: name})
 		if err != nil {
 			return nil, err
 		}
 		if z != nil {
-			a.Zones[client.ObjectKeyFromObject(z)] = z
+			cands.Held = append(cands.Held, z)
 		}
 	}
-	var ref *dnsv1.DNSZone
 	if zoneRef != nil {
 		key := zoneRef.NamespacedName(ns)
-		var err error
-		if ref, err = get(key); err != nil {
+		z, err := cands.get(ctx, c, key)
+		if err != nil {
 			return nil, err
 		}
+		cands.RefKey, cands.Ref = &key, z
+	}
+	return cands, nil
+}
+
+// get returns the live (not being deleted) DNSZone key names: from Local in the object's
+// namespace, else read with c; nil when there is none.
+func (cands *Candidates) get(ctx context.Context, c client.Reader, key client.ObjectKey) (*dnsv1.DNSZone, error) {
+	if key.Namespace == cands.Namespace {
+		for i := range cands.Local {
+			if z := &cands.Local[i]; z.Name == key.Name {
+				if !z.DeletionTimestamp.IsZero() {
+					return nil, nil
+				}
+				return z, nil
+			}
+		}
+		return nil, nil
+	}
+	z := &dnsv1.DNSZone{}
+	err := c.Get(ctx, key, z)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("get DNSZone %s: %w", key, err)
+	case !z.DeletionTimestamp.IsZero():
+		return nil, nil
+	}
+	return z, nil
+}
+
+// AssignZones chooses each endpoint's zone among cands: the zoneRef's (Missing when it is gone;
+// every endpoint Denied when it is another namespace's that does not list this one in
+// delegation.allowedNamespaces), else the longest-suffix zone of the namespace. An endpoint that
+// does not convert or that no zone holds is Invalid; one another namespace's zone refuses
+// (crossNamespaceRule) is Denied. Zones holds cands.Held and every zone chosen. Pure.
+func AssignZones(cands *Candidates, endpoints []dnsv1.Endpoint, defaultTTL int64) *Assignment {
+	ns := cands.Namespace
+	a := &Assignment{ByZone: map[client.ObjectKey][]provider.RecordSet{}, Zones: map[client.ObjectKey]*dnsv1.DNSZone{}, namespace: ns}
+	for _, z := range cands.Held {
+		a.Zones[client.ObjectKeyFromObject(z)] = z
+	}
+	ref := cands.Ref
+	if cands.RefKey != nil {
 		if ref == nil {
-			a.Missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", key)
-			return a, nil
+			a.Missing = fmt.Sprintf("zoneRef names DNSZone %s, which does not exist or is being deleted", *cands.RefKey)
+			return a
 		}
 		if ref.Namespace != ns && (ref.Spec.Delegation == nil || !slices.Contains(ref.Spec.Delegation.AllowedNamespaces, ns)) {
 			for _, e := range endpoints {
 				a.Denied = append(a.Denied, fmt.Sprintf("%s %s: DNSZone %s/%s does not list namespace %s in delegation.allowedNamespaces", e.DNSName, e.RecordType, ref.Namespace, ref.Name, ns))
 			}
-			return a, nil
+			return a
 		}
 	}
-	var nsNames []string // NS names this object delegates, for the glue rule
+	nsNames := delegatedNames(endpoints)
+	for _, e := range endpoints {
+		a.place(cands.Local, ref, e, nsNames, defaultTTL)
+	}
+	return a
+}
+
+// delegatedNames returns the canonical names of endpoints' NS records, for the glue rule.
+func delegatedNames(endpoints []dnsv1.Endpoint) []string {
+	var out []string
 	for _, e := range endpoints {
 		if e.RecordType == "NS" {
-			nsNames = append(nsNames, provider.CanonicalName(e.DNSName))
+			out = append(out, provider.CanonicalName(e.DNSName))
 		}
 	}
-	for _, e := range endpoints {
-		rs, err := toRecordSet(e, defaultTTL)
-		if err != nil {
-			a.Invalid = append(a.Invalid, fmt.Sprintf("%s %s: %v", e.DNSName, e.RecordType, err))
-			continue
-		}
-		z := ref
-		if z == nil {
-			z = longestSuffix(local.Items, rs.Name)
-		}
-		if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
-			msg := fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, ns)
-			a.Invalid = append(a.Invalid, msg)
-			if ref == nil {
-				if a.unheld == nil {
-					a.unheld = map[string]string{}
-				}
-				a.unheld[msg] = rs.Name
-			}
-			continue
-		}
-		if z.Namespace != ns {
-			if why := crossNamespaceRule(rs, z.Spec.Zone, nsNames); why != "" {
-				a.Denied = append(a.Denied, fmt.Sprintf("%s %s: %s", e.DNSName, e.RecordType, why))
-				continue
-			}
-		}
-		k := client.ObjectKeyFromObject(z)
-		a.Zones[k] = z
-		a.ByZone[k] = append(a.ByZone[k], rs)
+	return out
+}
+
+// place puts e into ref, else the longest-suffix zone of local, or records why it cannot.
+func (a *Assignment) place(local []dnsv1.DNSZone, ref *dnsv1.DNSZone, e dnsv1.Endpoint, nsNames []string, defaultTTL int64) {
+	rs, err := toRecordSet(e, defaultTTL)
+	if err != nil {
+		a.Invalid = append(a.Invalid, fmt.Sprintf("%s %s: %v", e.DNSName, e.RecordType, err))
+		return
 	}
-	return a, nil
+	z := ref
+	if z == nil {
+		z = longestSuffix(local, rs.Name)
+	}
+	if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
+		msg := fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, a.namespace)
+		a.Invalid = append(a.Invalid, msg)
+		if ref == nil {
+			if a.unheld == nil {
+				a.unheld = map[string]string{}
+			}
+			a.unheld[msg] = rs.Name
+		}
+		return
+	}
+	if z.Namespace != a.namespace {
+		if why := crossNamespaceRule(rs, z.Spec.Zone, nsNames); why != "" {
+			a.Denied = append(a.Denied, fmt.Sprintf("%s %s: %s", e.DNSName, e.RecordType, why))
+			return
+		}
+	}
+	k := client.ObjectKeyFromObject(z)
+	a.Zones[k] = z
+	a.ByZone[k] = append(a.ByZone[k], rs)
 }
 
 // Confirm re-reads the DNSZones of the object's namespace from live (an uncached reader) when some

@@ -1,0 +1,174 @@
+package gslb
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+)
+
+// planInput is what the observe phase read, the only input of planRecords.
+type planInput struct {
+	// GeoTag is this cluster's (--geo-tag).
+	GeoTag string
+	Spec   dnsv1.GslbSpec
+	Local  *local
+	// PeerTargets are the peers' targets by host, then geo tag.
+	PeerTargets map[string]map[string][]string
+	// Capable: the provider serves weighted record sets.
+	Capable bool
+}
+
+// planResult is the records and status planRecords computed.
+type planResult struct {
+	// Endpoints are the owned DNSEndpoint's: per host, localtargets.<host> with this cluster's
+	// healthy targets, and <host> with the strategy's answer (weighted sets only when Capable).
+	Endpoints []dnsv1.Endpoint
+	// ServiceHealth and HealthyRecords are status.serviceHealth and status.healthyRecords.
+	ServiceHealth  map[string]dnsv1.ServiceHealth
+	HealthyRecords map[string][]string
+	// Served is the number of targets each planned host serves, for the metric.
+	Served map[string]int
+	// Unhealthy explains this cluster's unhealthy hosts, for the condition message.
+	Unhealthy []string
+	// AnyTargets: some host serves some target.
+	AnyTargets bool
+	// StrategyErr is gslb.Compute's error for an invalid spec.strategy; the other fields then
+	// hold the hosts before the failing one, and Endpoints must not be written.
+	StrategyErr error
+}
+
+// planRecords computes, per host in in.Local's order, this cluster's healthy targets and the
+// strategy's answer over them and the peers' (gslb.Compute). The record TTL is
+// spec.strategy.dnsTtlSeconds in seconds, 30 when unset. Pure.
+func planRecords(in planInput) planResult {
+	ttl := in.Spec.Strategy.DNSTTLSeconds
+	if ttl <= 0 {
+		ttl = 30
+	}
+	weighted := in.Spec.Strategy.Type == dnsv1.GslbWeighted
+	loc := in.Local
+	p := planResult{ServiceHealth: map[string]dnsv1.ServiceHealth{}, HealthyRecords: map[string][]string{}, Served: map[string]int{}}
+	if loc.missing != "" && len(loc.hosts) == 0 {
+		// No host is known (an Ingress gives them): the resource itself is NotFound.
+		p.ServiceHealth[string(in.Spec.ResourceRef.Kind)+"/"+in.Spec.ResourceRef.Name] = dnsv1.ServiceNotFound
+	}
+	for _, h := range loc.hosts {
+		p.ServiceHealth[h] = loc.health[h]
+		if why := loc.why[h]; why != "" {
+			p.Unhealthy = append(p.Unhealthy, why)
+		}
+		mine := loc.healthy(h)
+		p.Endpoints = append(p.Endpoints, addressEndpoints(gslb.LocalTargetsName(h), mine, ttl, "", nil)...)
+		byGeo := map[string][]string{in.GeoTag: mine}
+		for geo, t := range in.PeerTargets[h] {
+			byGeo[geo] = t
+		}
+		ans, err := gslb.Compute(string(in.Spec.Strategy.Type), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo)
+		if err != nil {
+			p.StrategyErr = err
+			return p
+		}
+		served, eps := answerEndpoints(h, ans, ttl, weighted, in.Capable)
+		p.Endpoints = append(p.Endpoints, eps...)
+		if len(served) > 0 {
+			p.AnyTargets = true
+			p.HealthyRecords[h] = served
+		}
+		p.Served[h] = len(served)
+	}
+	return p
+}
+
+// answerEndpoints returns the targets host serves by ans (sorted, unique) and its endpoints: one
+// weighted set per geo tag when weighted (none unless capable), else one plain set.
+func answerEndpoints(host string, ans gslb.Answer, ttl int64, weighted, capable bool) ([]string, []dnsv1.Endpoint) {
+	var served []string
+	var eps []dnsv1.Endpoint
+	if weighted {
+		for _, ws := range ans.Weighted {
+			served = append(served, ws.Targets...)
+			if capable {
+				w := ws.Weight
+				eps = append(eps, addressEndpoints(host, ws.Targets, ttl, ws.GeoTag, &w)...)
+			}
+		}
+	} else {
+		served = ans.Targets
+		eps = append(eps, addressEndpoints(host, ans.Targets, ttl, "", nil)...)
+	}
+	slices.Sort(served)
+	return slices.Compact(served), eps
+}
+
+// peerErrors returns one line per failed peer (and the discovery error first), for the
+// condition message.
+func peerErrors(discoveryErr error, peers []dnsv1.PeerStatus) []string {
+	var out []string
+	if discoveryErr != nil {
+		out = append(out, "discovering peers from the edge NS set: "+discoveryErr.Error())
+	}
+	for _, p := range peers {
+		if p.Error != "" {
+			out = append(out, fmt.Sprintf("%s (%s): %s", p.GeoTag, p.Address, p.Error))
+		}
+	}
+	return out
+}
+
+// readyInput is what Ready is decided from.
+type readyInput struct {
+	Capable      bool
+	ZoneName     string
+	EndpointName string
+	// EndpointReady is the owned DNSEndpoint's Ready at its generation, nil when none yet.
+	EndpointReady *metav1.Condition
+	// Missing says the referenced resource does not exist, "" when it does.
+	Missing    string
+	AnyTargets bool
+	Unhealthy  []string
+	PeerErrors []string
+	// Hosts is the number of hosts published.
+	Hosts int
+}
+
+// readyCondition decides Ready (status, reason, message), first match wins: the provider is not
+// weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound, else ProviderError);
+// the resource is missing (ResourceNotFound); no cluster has targets (NoHealthyTargets); a peer
+// failed (PeerErrors); else Published. Pure.
+func readyCondition(in readyInput) (bool, string, string) {
+	ep := in.EndpointReady
+	switch {
+	case !in.Capable:
+		return false, dnsv1.ReasonNotCapable, "strategy weighted needs weighted routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
+	case ep != nil && ep.Status != metav1.ConditionTrue && ep.Reason != dnsv1.ReasonPublished:
+		reason := dnsv1.ReasonProviderError
+		if ep.Reason == dnsv1.ReasonZoneNotFound {
+			reason = dnsv1.ReasonZoneNotFound
+		}
+		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)
+	case in.Missing != "":
+		msg := in.Missing + ": this cluster serves no targets"
+		if in.AnyTargets {
+			msg += "; peers' targets are still published"
+		}
+		return false, dnsv1.ReasonResourceNotFound, msg
+	case !in.AnyTargets:
+		msg := "no cluster has healthy targets"
+		if len(in.Unhealthy) > 0 {
+			msg += "; here: " + strings.Join(in.Unhealthy, "; ")
+		}
+		return false, dnsv1.ReasonNoHealthyTargets, msg
+	case len(in.PeerErrors) > 0:
+		return false, dnsv1.ReasonPeerErrors, "peers count as having no healthy targets: " + strings.Join(in.PeerErrors, "; ")
+	}
+	msg := fmt.Sprintf("%d hosts published", in.Hosts)
+	if len(in.Unhealthy) > 0 {
+		msg += "; here: " + strings.Join(in.Unhealthy, "; ")
+	}
+	return true, dnsv1.ReasonPublished, msg
+}
