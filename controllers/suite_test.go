@@ -97,7 +97,7 @@ func runSuite(m *testing.M) int {
 
 	cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
 	a, err := app.New(ctx, testConfig(cfg, app.Config{
-		OwnerID: ownerID, ZoneDir: mustTemp(), ScrapeInterval: 2 * time.Second,
+		OwnerID: ownerID, ZoneDir: mustTemp(), NameServerAddr: netip.MustParseAddr("127.0.0.1"), ScrapeInterval: 2 * time.Second,
 		LocalFaultHook: faults.hook, Registerer: prometheus.NewRegistry(),
 	}))
 	if err != nil {
@@ -124,9 +124,6 @@ func testConfig(rest *rest.Config, c app.Config) app.Config {
 	c.Rest = rest
 	c.MetricsAddr, c.ProbeAddr = "0", "0"
 	c.DNSAddr = cmp.Or(c.DNSAddr, "127.0.0.1:0")
-	if !c.NameServerAddr.IsValid() {
-		c.NameServerAddr = netip.MustParseAddr("127.0.0.1")
-	}
 	c.SOAPollInterval = cmp.Or(c.SOAPollInterval, 200*time.Millisecond)
 	c.ZoneResync = cmp.Or(c.ZoneResync, time.Hour)
 	c.ScrapeInterval = cmp.Or(c.ScrapeInterval, time.Hour)

@@ -63,7 +63,8 @@ type Config struct {
 	// DNSAddr is --local-dns-addr, the embedded server's host:port (UDP and TCP); port 0 picks
 	// a free one (App.Server.Addr).
 	DNSAddr string
-	// NameServerAddr is the glue address of the embedded server's NS records.
+	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
+	// the store's default.
 	NameServerAddr netip.Addr
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
@@ -191,9 +192,11 @@ func (a *App) Run(ctx context.Context) error {
 // addDNSServer loads the zone store from cfg.ZoneDir and starts listening on cfg.DNSAddr.
 func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	log := cfg.Log.WithName("dnsserver")
-	a.Store = dnsserver.NewStore(dnsserver.StoreOptions{
-		Dir: cfg.ZoneDir, NameServerAddrs: []netip.Addr{cfg.NameServerAddr}, Logger: log,
-	})
+	var glue []netip.Addr
+	if cfg.NameServerAddr.IsValid() {
+		glue = []netip.Addr{cfg.NameServerAddr}
+	}
+	a.Store = dnsserver.NewStore(dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log})
 	if err := a.Store.Load(); err != nil {
 		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
 	}
