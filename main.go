@@ -1,14 +1,15 @@
-// Command manager is dnsplane's operator. It runs, in one controller-runtime manager: the
-// DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the provider factory (credentials from
-// Secrets; each provider it builds is counted and guarded); one zone writer per hosted zone; the
-// nameserver scraper of parent zones; the DNSRecord heartbeat reporter; and the embedded
-// authoritative DNS server with its persistent store (the "local" provider, counted). The
-// scraper and the reporter run in the leader only. In a pod with leader election (POD_NAME and
-// POD_NAMESPACE set) the leader labels its own pod for the dns Service (pkg/leaderlabel); POD_IP
-// is the embedded server's glue address when --local-dns-addr listens on every address. With
-// --local it also starts a local control plane (etcd, kube-apiserver, kube-controller-manager)
-// so the whole product runs on one machine with no cluster and no cloud account. Flags are
-// listed in docs/api.md, "The manager".
+// Command manager is dnsplane's operator. It parses and validates flags and environment
+// (POD_NAME, POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
+// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the
+// provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
+// included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
+// parent zones; the DNSRecord heartbeat reporter; and the embedded authoritative DNS server with
+// its persistent store. The scraper and the reporter run in the leader only. In a pod with leader
+// election (POD_NAME and POD_NAMESPACE set) the leader labels its own pod for the dns Service
+// (pkg/leaderlabel); POD_IP is the embedded server's glue address when --local-dns-addr listens on
+// every address. With --local it also starts a local control plane (etcd, kube-apiserver,
+// kube-controller-manager) so the whole product runs on one machine with no cluster and no cloud
+// account. Flags are listed in docs/api.md, "The manager".
 package main
 
 import (
@@ -24,36 +25,14 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/config/crd"
-	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
-	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
-	"github.com/dnsplane/dnsplane/controllers/dnszone"
-	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
-	"github.com/dnsplane/dnsplane/pkg/dnsclient"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/heartbeat"
-	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
-	"github.com/dnsplane/dnsplane/pkg/provider/counting"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
-	"github.com/dnsplane/dnsplane/pkg/provider/local"
-	"github.com/dnsplane/dnsplane/pkg/scraper"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // options are the manager's flags; docs/api.md lists them.
@@ -198,20 +177,17 @@ func checkAddrs(o options) error {
 	return errors.Join(errs...)
 }
 
+// run checks the addresses, starts the local control plane with --local, then builds the
+// manager through the composition root (internal/app) and runs it until ctx ends.
 func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
 	start := time.Now()
 	if err := checkAddrs(o); err != nil {
 		return err
 	}
-
 	var cfg *rest.Config
 	if o.local {
-		cp, err := localcp.Start(ctx, localcp.Options{
-			Dir:  o.localDir,
-			CRDs: crd.Definitions(),
-			Log:  ctrl.Log.WithName("localcp"),
-		})
+		cp, err := localcp.Start(ctx, localcp.Options{Dir: o.localDir, CRDs: crd.Definitions(), Log: ctrl.Log.WithName("localcp")})
 		if err != nil {
 			return fmt.Errorf("start local control plane: %w", err)
 		}
@@ -229,216 +205,57 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
-
-	scheme := runtime.NewScheme()
-	utilruntime.Must(clientgoscheme.AddToScheme(scheme))
-	utilruntime.Must(dnsv1.AddToScheme(scheme))
-
-	ownerID, err := resolveOwnerID(ctx, cfg, scheme, o.ownerID)
+	appCfg, err := o.config(cfg, environ{podName: os.Getenv("POD_NAME"), podNamespace: os.Getenv("POD_NAMESPACE"), podIP: os.Getenv("POD_IP")})
 	if err != nil {
 		return err
 	}
-
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       "manager.dnsplane.io",
-	})
-	if err != nil {
-		return fmt.Errorf("new manager: %w", err)
-	}
-
-	// The embedded authoritative DNS server and the dnsplane.io/local provider on top of it.
-	listenIP, err := listenAddr(o.localDNSAddr)
+	a, err := app.New(ctx, appCfg)
 	if err != nil {
 		return err
 	}
-	store := dnsserver.NewStore(dnsserver.StoreOptions{
-		Dir:             filepath.Join(o.localDir, "zones"),
-		NameServerAddrs: []netip.Addr{listenIP},
-		Logger:          ctrl.Log.WithName("dnsserver"),
-	})
-	if err := store.Load(); err != nil {
-		return fmt.Errorf("load zones from %s: %w", filepath.Join(o.localDir, "zones"), err)
-	}
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{
-		Addr:       o.localDNSAddr,
-		Logger:     ctrl.Log.WithName("dnsserver"),
-		Registerer: ctrlmetrics.Registry,
-	})
-	if err != nil {
-		return err
-	}
-	if err := srv.Listen(); err != nil {
-		return fmt.Errorf("embedded DNS server on %s: %w", o.localDNSAddr, err)
-	}
-	if err := mgr.Add(srv); err != nil {
-		return err
-	}
-	// In a pod with leader election, label the leader's pod for the dns Service: only the
-	// leader's zone store is current (pkg/leaderlabel). POD_NAME and POD_NAMESPACE come from the
-	// downward API (config/manager).
-	if podName, podNS := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE"); o.leaderElect && podName != "" && podNS != "" {
-		direct, err := client.New(cfg, client.Options{Scheme: scheme})
-		if err != nil {
-			return err
-		}
-		labeler := &leaderlabel.Labeler{Client: direct, Namespace: podNS, Pod: podName, Log: ctrl.Log.WithName("leaderlabel")}
-		if err := labeler.Clear(ctx); err != nil {
-			return fmt.Errorf("clear this pod's leader label: %w", err)
-		}
-		if err := mgr.Add(labeler); err != nil {
-			return err
-		}
-	}
-
-	providerCalls := counting.NewMetric()
-	ctrlmetrics.Registry.MustRegister(providerCalls)
-	providers := &factory.Factory{
-		Client:    mgr.GetAPIReader(),
-		Metadata:  mgr.GetClient(),
-		Local:     counting.Wrap(local.New(store, local.Options{}), "local", providerCalls),
-		LocalAddr: srv.Addr(),
-		Resolver:  o.dnsResolver,
-		Requests:  providerCalls,
-	}
-	// Writers resolve their account's provider from the current Secret before each call, so that
-	// a rotated Secret reaches the heartbeat reporter and the scraper too (they never plan).
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: o.zoneResync, Log: ctrl.Log.WithName("zonewriter"),
-		Resolve: providers.ResolveAccount})
-	scrapeMetrics := scraper.NewMetrics()
-	if err := scrapeMetrics.Register(ctrlmetrics.Registry); err != nil {
-		return err
-	}
-	nsScraper := scraper.New(scraper.Options{Interval: o.scrape, Metrics: &scrapeMetrics, Log: ctrl.Log.WithName("scraper")})
-	if err := mgr.Add(nsScraper); err != nil {
-		return err
-	}
-	availableDelay := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "dnsplane_dnszone_available_delay_seconds",
-		Help:    "Seconds from a DNSZone's creation until its hosted zone first answered SOA; observed once per zone.",
-		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14),
-	})
-	ctrlmetrics.Registry.MustRegister(availableDelay)
-
-	if err := (&dnszone.Reconciler{
-		Client:          mgr.GetClient(),
-		Recorder:        mgr.GetEventRecorderFor("dnszone-controller"),
-		Providers:       providers,
-		Writers:         writers,
-		Scraper:         nsScraper,
-		DNS:             dnsclient.Client{},
-		OwnerID:         ownerID,
-		SOAPollInterval: o.soaPollInterval,
-		ResyncInterval:  o.zoneResync,
-		AvailableDelay:  availableDelay,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the DNSZone controller: %w", err)
-	}
-	if err := (&dnsendpoint.Reconciler{
-		Client:         mgr.GetClient(),
-		APIReader:      mgr.GetAPIReader(),
-		Recorder:       mgr.GetEventRecorderFor("dnsendpoint-controller"),
-		Providers:      providers,
-		Writers:        writers,
-		OwnerID:        ownerID,
-		ResyncInterval: o.zoneResync,
-		LinkEvents:     nsScraper.LinkEvents,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
-	}
-	records := &dnsrecord.Reconciler{
-		Client:         mgr.GetClient(),
-		APIReader:      mgr.GetAPIReader(),
-		Recorder:       mgr.GetEventRecorderFor("dnsrecord-controller"),
-		Providers:      providers,
-		Writers:        writers,
-		OwnerID:        ownerID,
-		Threshold:      o.heartbeatThreshold,
-		ResyncInterval: o.zoneResync,
-	}
-	heartbeatMetrics, err := heartbeat.NewMetrics(ctrlmetrics.Registry)
-	if err != nil {
-		return err
-	}
-	reporter := heartbeat.New(heartbeat.Options{
-		Interval: o.heartbeatInterval, Threshold: o.heartbeatThreshold, Metrics: heartbeatMetrics,
-		Log: ctrl.Log.WithName("heartbeat"), OnCheck: records.CheckFunc(ctx, 10*time.Second),
-	})
-	records.Heartbeats = reporter
-	if err := mgr.Add(reporter); err != nil {
-		return err
-	}
-	if err := records.SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the DNSRecord controller: %w", err)
-	}
-	peers, _ := gslb.ParsePeers(o.extGslbClusters) // validated with the flags
-	gslbMetrics, err := gslbcontroller.NewMetrics(ctrlmetrics.Registry)
-	if err != nil {
-		return err
-	}
-	if err := (&gslbcontroller.Reconciler{
-		Client:    mgr.GetClient(),
-		Recorder:  mgr.GetEventRecorderFor("gslb-controller"),
-		Providers: providers,
-		GeoTag:    o.geoTag,
-		Peers:     peers,
-		Querier:   gslb.Querier{Timeout: o.gslbPeerTimeout},
-		Interval:  o.gslbInterval,
-		NSAddress: o.gslbNSAddress,
-		PeerPort:  o.gslbPeerPort,
-		Resolver:  net.DefaultResolver,
-		Metrics:   gslbMetrics,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("set up the Gslb controller: %w", err)
-	}
-
-	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
-	}
-	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
-		return err
-	}
-	log.Info("starting manager", "ownerID", ownerID, "dns", srv.Addr(), "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
-	return mgr.Start(ctx)
+	log.Info("manager built", "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
+	return a.Run(ctx)
 }
 
-// resolveOwnerID returns flag, or else the UID of the kube-system namespace.
-func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return "", err
-	}
-	var ns corev1.Namespace
-	// kube-apiserver creates kube-system shortly after it starts serving.
-	for i := 0; ; i++ {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		err = c.Get(cctx, client.ObjectKey{Name: "kube-system"}, &ns)
-		cancel()
-		if err == nil {
-			return string(ns.UID), nil
-		}
-		if i == 30 || ctx.Err() != nil {
-			return "", fmt.Errorf("default --owner-id: read namespace kube-system: %w", err)
-		}
-		time.Sleep(time.Second)
-	}
+// environ is the manager's environment: the downward API's POD_NAME, POD_NAMESPACE and POD_IP
+// (config/manager); each may be empty outside a pod.
+type environ struct {
+	podName, podNamespace, podIP string
 }
 
-func listenAddr(hostport string) (netip.Addr, error) {
+// config returns the composition root's Config of the flags o and the environment env, over the
+// API server rest. Errors name the flag.
+func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
+	glue, err := listenAddr(o.localDNSAddr, env.podIP)
+	if err != nil {
+		return app.Config{}, err
+	}
+	peers, err := gslb.ParsePeers(o.extGslbClusters)
+	if err != nil {
+		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
+	}
+	return app.Config{
+		Rest: rest, MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect,
+		PodName: env.podName, PodNamespace: env.podNamespace,
+		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
+		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
+		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
+		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
+		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, LBResolver: net.DefaultResolver,
+	}, nil
+}
+
+// listenAddr returns the glue address of the embedded server on hostport: its host, or, for a
+// wildcard host, podIP (POD_IP), else 127.0.0.1. Errors name --local-dns-addr.
+func listenAddr(hostport, podIP string) (netip.Addr, error) {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return netip.Addr{}, fmt.Errorf("--local-dns-addr %q: %w", hostport, err)
 	}
 	if host == "" || host == "0.0.0.0" || host == "::" {
 		// Glue must be reachable: use the pod's address where we have one.
-		if ip := os.Getenv("POD_IP"); ip != "" {
-			host = ip
+		if podIP != "" {
+			host = podIP
 		} else {
 			host = "127.0.0.1"
 		}

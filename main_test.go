@@ -106,3 +106,41 @@ func TestRun_BusyAddressFailsBeforeAnythingStarts(t *testing.T) {
 		})
 	}
 }
+
+// TestOptionsConfig_MapsFlagsAndEnvironment: the flags and POD_* reach the composition root's
+// Config; a wildcard --local-dns-addr takes POD_IP (else loopback) as the glue address.
+func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		env      environ
+		wantGlue string
+	}{
+		{"loopback", []string{"--local-dns-addr=127.0.0.9:5353"}, environ{podIP: "10.0.0.7"}, "127.0.0.9"},
+		{"wildcard in a pod", []string{"--local-dns-addr=0.0.0.0:53"}, environ{podIP: "10.0.0.7"}, "10.0.0.7"},
+		{"wildcard outside a pod", []string{"--local-dns-addr=:53"}, environ{}, "127.0.0.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"--local-dir=/tmp/x", "--ext-gslb-clusters=us=127.0.0.12:5353", "--owner-id=me", "--leader-elect"}, c.args...)
+			o, _, err := parseFlags(args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.env.podName, c.env.podNamespace = "pod-a", "dns-system"
+			cfg, err := o.config(nil, c.env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.NameServerAddr.String(); got != c.wantGlue {
+				t.Errorf("glue = %s, want %s", got, c.wantGlue)
+			}
+			if cfg.ZoneDir != "/tmp/x/zones" || cfg.OwnerID != "me" || !cfg.LeaderElect || cfg.PodName != "pod-a" || cfg.PodNamespace != "dns-system" {
+				t.Errorf("config = %+v", cfg)
+			}
+			if len(cfg.Peers) != 1 || cfg.Peers[0].GeoTag != "us" || cfg.ZoneResync != 2*time.Hour || cfg.LBResolver == nil {
+				t.Errorf("peers %+v, resync %s, LB resolver %v", cfg.Peers, cfg.ZoneResync, cfg.LBResolver)
+			}
+		})
+	}
+}

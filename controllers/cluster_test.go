@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -15,31 +14,17 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
-	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
-	"github.com/dnsplane/dnsplane/controllers/dnszone"
-	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/heartbeat"
-	"github.com/dnsplane/dnsplane/pkg/provider/counting"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
-	"github.com/dnsplane/dnsplane/pkg/provider/local"
-	"github.com/dnsplane/dnsplane/pkg/scraper"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // cluster is one more "cluster" for multi-cluster tests: its own kube-apiserver and etcd
-// (envtest) and a manager with the DNSZone and DNSRecord controllers and the heartbeat reporter,
+// (envtest) and a manager built by the composition root (internal/app), as main.go builds it,
 // under its own --owner-id. Its manager can be stopped and started again, as a crashed and
 // restarted cluster would be.
 type cluster struct {
@@ -75,10 +60,10 @@ func (c *counter) get() int { c.mu.Lock(); defer c.mu.Unlock(); return c.n }
 // clusterOptions add the embedded DNS server and the DNSEndpoint and Gslb controllers to a
 // cluster.
 type clusterOptions struct {
-	// DNSAddr, when set, runs the embedded DNS server there (provider dnsplane.io/local) with the
-	// DNSEndpoint controller.
+	// DNSAddr is the embedded DNS server's address (provider dnsplane.io/local); default
+	// 127.0.0.1:0. Every cluster runs the manager's four controllers (internal/app).
 	DNSAddr string
-	// GeoTag, Peers and GslbInterval run the Gslb controller (with DNSAddr).
+	// GeoTag, Peers and GslbInterval configure the Gslb controller.
 	GeoTag       string
 	Peers        []gslb.Peer
 	GslbInterval time.Duration
@@ -141,74 +126,22 @@ func (c *cluster) startManager() {
 	t.Helper()
 	cfg := rest.CopyConfig(c.cfg)
 	cfg.QPS, cfg.Burst = 1000, 2000
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: c.scheme(), Metrics: metricsserver.Options{BindAddress: "0"},
-		Controller: config.Controller{SkipNameValidation: ptr.To(true)}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	c.requests = counting.NewMetric()
 	c.reconciles = &counter{}
-	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Requests: c.requests}
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resolve: providers.ResolveAccount}) // as the manager runs
-	if c.opts.DNSAddr != "" {
-		store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: c.zoneDir})
-		srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: c.opts.DNSAddr})
-		if err == nil {
-			err = srv.Listen()
-		}
-		if err != nil {
-			t.Fatalf("%s: embedded DNS server: %v", c.ownerID, err)
-		}
-		_ = mgr.Add(srv)
-		providers.Local, providers.LocalAddr = local.New(store, local.Options{}), srv.Addr()
-		if err := (&dnsendpoint.Reconciler{
-			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
-			Providers: providers, Writers: writers, OwnerID: c.ownerID,
-		}).SetupWithManager(mgr); err != nil {
-			t.Fatal(err)
-		}
+	a, err := app.New(ctx, testConfig(cfg, app.Config{
+		OwnerID: c.ownerID, ZoneDir: c.zoneDir, DNSAddr: c.opts.DNSAddr,
+		HeartbeatInterval: c.interval, HeartbeatThreshold: c.threshold,
+		SOAPollInterval: c.opts.SOAPollInterval, ZoneControllerName: c.opts.ZoneController,
+		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
+		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
+		Registerer: prometheus.NewRegistry(), SkipNameValidation: true, Decorate: c.observe,
+	}))
+	if err != nil {
+		cancel()
+		t.Fatalf("%s: %v", c.ownerID, err)
 	}
-	if c.opts.GeoTag != "" {
-		if err := (&gslbcontroller.Reconciler{
-			Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("gslb-controller"), Providers: providers,
-			GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, Querier: gslb.Querier{Timeout: c.opts.PeerTimeout},
-			Interval: c.opts.GslbInterval, NSAddress: c.opts.NSAddress, PeerPort: c.opts.PeerPort,
-		}).SetupWithManagerAndWrap(mgr, func(r reconcile.Reconciler) reconcile.Reconciler {
-			return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-				start := time.Now()
-				defer func() { c.gslbReconcile.observe(time.Since(start)) }()
-				return r.Reconcile(ctx, req)
-			})
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ns := scraper.New(scraper.Options{Interval: time.Hour})
-	_ = mgr.Add(ns)
-	if err := (&dnszone.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnszone-controller"),
-		Providers: providers, Writers: writers, OwnerID: c.ownerID, Scraper: ns,
-		SOAPollInterval: cmp.Or(c.opts.SOAPollInterval, 200*time.Millisecond), ResyncInterval: time.Hour,
-		ControllerName: c.opts.ZoneController,
-	}).SetupWithManager(mgr); err != nil {
-		t.Fatal(err)
-	}
-	records := &dnsrecord.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnsrecord-controller"),
-		Providers: providers, Writers: writers, OwnerID: c.ownerID, Threshold: c.threshold,
-	}
-	reporter := heartbeat.New(heartbeat.Options{Interval: c.interval, Threshold: c.threshold, OnCheck: records.CheckFunc(ctx, 10*time.Second)})
-	records.Heartbeats = reporter
-	_ = mgr.Add(reporter)
-	if err := records.SetupWithManagerAndWrap(mgr, func(r reconcile.Reconciler) reconcile.Reconciler {
-		return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			c.reconciles.inc()
-			return r.Reconcile(ctx, req)
-		})
-	}); err != nil {
-		t.Fatal(err)
-	}
+	mgr := a.Manager
+	c.requests = a.Requests
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -217,8 +150,27 @@ func (c *cluster) startManager() {
 		}
 	}()
 	c.client = mgr.GetClient()
-	c.dnsAddr = providers.LocalAddr
+	c.dnsAddr = a.Server.Addr()
 	c.stop = func() { cancel(); <-done }
+}
+
+// observe counts the DNSRecord controller's reconciles and times the Gslb controller's
+// (app.Config.Decorate).
+func (c *cluster) observe(name string, r reconcile.Reconciler) reconcile.Reconciler {
+	switch name {
+	case app.ControllerDNSRecord:
+		return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			c.reconciles.inc()
+			return r.Reconcile(ctx, req)
+		})
+	case app.ControllerGslb:
+		return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			start := time.Now()
+			defer func() { c.gslbReconcile.observe(time.Since(start)) }()
+			return r.Reconcile(ctx, req)
+		})
+	}
+	return r
 }
 
 func (c *cluster) stopManager() {

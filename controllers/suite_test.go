@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/netip"
@@ -10,35 +11,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
-	"github.com/dnsplane/dnsplane/controllers/dnszone"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/app"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 const ownerID = "test-cluster"
 
-// The suite runs the DNSZone and DNSEndpoint controllers in a manager against a real
+// The suite runs the manager built by the composition root (internal/app) against a real
 // kube-apiserver and etcd (envtest), with the embedded DNS server on a free loopback port.
 var (
 	k8s       client.Client
@@ -97,49 +92,22 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { _ = env.Stop() }()
 
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = dnsv1.AddToScheme(scheme)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
 	cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	a, err := app.New(ctx, testConfig(cfg, app.Config{
+		OwnerID: ownerID, ZoneDir: mustTemp(), NameServerAddr: netip.MustParseAddr("127.0.0.1"), ScrapeInterval: 2 * time.Second,
+		LocalFaultHook: faults.hook, Registerer: prometheus.NewRegistry(),
+	}))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: mustTemp(), NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
-	if err == nil {
-		err = srv.Listen()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	_ = mgr.Add(srv)
-	dnsAddr = srv.Addr()
-	provider = counting.Wrap(local.New(store, local.Options{FaultHook: faults.hook}), "local", nil)
-	providers := &factory.Factory{Client: mgr.GetAPIReader(), Metadata: mgr.GetClient(), Local: provider, LocalAddr: dnsAddr}
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resolve: providers.ResolveAccount}) // the defaults, as the manager runs
-	nsScraper = scraper.New(scraper.Options{Interval: 2 * time.Second})
-	_ = mgr.Add(nsScraper)
-	if err := (&dnszone.Reconciler{
-		Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dnszone-controller"),
-		Providers: providers, Writers: writers, OwnerID: ownerID, Scraper: nsScraper,
-		SOAPollInterval: 200 * time.Millisecond, ResyncInterval: time.Hour,
-	}).SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	if err := (&dnsendpoint.Reconciler{
-		Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorderFor("dnsendpoint-controller"),
-		Providers: providers, Writers: writers, OwnerID: ownerID, LinkEvents: nsScraper.LinkEvents,
-	}).SetupWithManager(mgr); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	mgr := a.Manager
+	dnsAddr = a.Server.Addr()
+	provider = a.Local
+	nsScraper = a.Scraper
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
@@ -147,6 +115,24 @@ func runSuite(m *testing.M) int {
 	}()
 	k8s = mgr.GetClient()
 	return m.Run()
+}
+
+// testConfig returns c over rest with the test settings of every envtest manager filled in
+// where c leaves them zero: the embedded server on a free loopback port, no /metrics or probes,
+// a 200ms SOA poll, hourly zone and NS resyncs, and the manager's heartbeat and Gslb defaults.
+func testConfig(rest *rest.Config, c app.Config) app.Config {
+	c.Rest = rest
+	c.MetricsAddr, c.ProbeAddr = "0", "0"
+	c.DNSAddr = cmp.Or(c.DNSAddr, "127.0.0.1:0")
+	c.SOAPollInterval = cmp.Or(c.SOAPollInterval, 200*time.Millisecond)
+	c.ZoneResync = cmp.Or(c.ZoneResync, time.Hour)
+	c.ScrapeInterval = cmp.Or(c.ScrapeInterval, time.Hour)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, 30*time.Second)
+	c.HeartbeatThreshold = cmp.Or(c.HeartbeatThreshold, 5*time.Minute)
+	c.GslbInterval = cmp.Or(c.GslbInterval, 30*time.Second)
+	c.GslbPeerTimeout = cmp.Or(c.GslbPeerTimeout, 2*time.Second)
+	c.GslbPeerPort = cmp.Or(c.GslbPeerPort, 53)
+	return c
 }
 
 func zapLevel() int8 {

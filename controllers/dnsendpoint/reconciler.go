@@ -143,7 +143,8 @@ const (
 )
 
 // SetupWithManager wires the controller: DNSEndpoints, and the DNSZones they publish into.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
 		ep := o.(*dnsv1.DNSEndpoint)
@@ -191,7 +192,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
 	}
-	return requeue.Complete(b, r) // a resynced success counts as a success
+	var rec reconcile.Reconciler = r
+	if decorate != nil {
+		rec = decorate(r)
+	}
+	return requeue.Complete(b, rec) // a resynced success counts as a success
 }
 
 // conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.

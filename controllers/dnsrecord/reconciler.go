@@ -326,9 +326,8 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 const indexDomains = "spec.rootHost.domains"
 
 // SetupWithManager wires the controller: DNSRecords, and the DNSZones they publish into.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
-
-func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
+// decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSRecord{}, indexDomains, func(o client.Object) []string {
 		rec := o.(*dnsv1.DNSRecord)
 		var out []string
@@ -356,6 +355,10 @@ func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord")
+	var rec reconcile.Reconciler = r
+	if decorate != nil {
+		rec = decorate(r)
+	}
 	return requeue.Complete(b, rec) // a resynced success counts as a success
 }
 
@@ -382,10 +385,4 @@ func (r *Reconciler) CheckFunc(ctx context.Context, timeout time.Duration) func(
 			log.Error(err, "write heartbeat check", "dnsrecord", key)
 		}
 	}
-}
-
-// SetupWithManagerAndWrap is SetupWithManager with the reconciler wrapped by wrap, for tests that
-// count reconciles.
-func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconcile.Reconciler) reconcile.Reconciler) error {
-	return r.setup(mgr, wrap(r))
 }

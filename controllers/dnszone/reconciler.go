@@ -388,7 +388,8 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 
 // SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, the Secrets
 // they name, the scraper's notifications and the zone writers' ZoneNotFound reports.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+// decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexProviderRef,
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
 		return err
@@ -397,7 +398,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err
 	}
-	periodic := requeue.New(r)
+	var rec reconcile.Reconciler = r
+	if decorate != nil {
+		rec = decorate(r)
+	}
+	periodic := requeue.New(rec)
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).

@@ -491,15 +491,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 // SetupWithManager wires the controller: Gslbs; the DNSEndpoints they own; and the Ingresses,
 // Services and EndpointSlices of their namespace, so that a readiness change is published at
 // once, not at the next --gslb-interval.
-func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error { return r.setup(mgr, r) }
-
-// SetupWithManagerAndWrap is SetupWithManager with the reconciler wrapped by wrap, for tests that
-// time reconciles.
-func (r *Reconciler) SetupWithManagerAndWrap(mgr ctrl.Manager, wrap func(reconcile.Reconciler) reconcile.Reconciler) error {
-	return r.setup(mgr, wrap(r))
-}
-
-func (r *Reconciler) setup(mgr ctrl.Manager, rec reconcile.Reconciler) error {
+// decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
+	var rec reconcile.Reconciler = r
+	if decorate != nil {
+		rec = decorate(r)
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
 		Owns(&dnsv1.DNSEndpoint{}).

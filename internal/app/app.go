@@ -1,0 +1,296 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
+	"github.com/dnsplane/dnsplane/pkg/provider/counting"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/guard"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/scraper"
+)
+
+// Controller names, as in logs and controller-runtime's metrics (controller label), and as
+// passed to Config.Decorate.
+const (
+	ControllerDNSZone     = "dnszone"
+	ControllerDNSEndpoint = "dnsendpoint"
+	ControllerDNSRecord   = "dnsrecord"
+	ControllerGslb        = "gslb"
+)
+
+// Config is everything New needs: the manager's flags and environment (docs/api.md lists the
+// flags), validated by the caller, and a few settings only tests use. Durations are
+// time.Duration values and must be positive.
+type Config struct {
+	// Rest reaches the API server; its QPS and Burst are the caller's (--kube-api-qps/-burst).
+	Rest *rest.Config
+	// MetricsAddr and ProbeAddr are --metrics-bind-address and --health-probe-bind-address;
+	// "0" disables them.
+	MetricsAddr, ProbeAddr string
+	// LeaderElect is --leader-elect.
+	LeaderElect bool
+	// PodName and PodNamespace (downward API, config/manager): with LeaderElect, the leader's
+	// pod is labelled for the dns Service (pkg/leaderlabel). Empty = no label.
+	PodName, PodNamespace string
+
+	// ZoneDir holds the embedded server's zone data (<--local-dir>/zones).
+	ZoneDir string
+	// DNSAddr is --local-dns-addr, the embedded server's host:port (UDP and TCP); port 0 picks
+	// a free one (App.Server.Addr).
+	DNSAddr string
+	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
+	// the store's default.
+	NameServerAddr netip.Addr
+
+	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
+	OwnerID string
+	// HeartbeatInterval and HeartbeatThreshold are --heartbeat-interval and
+	// --heartbeat-threshold.
+	HeartbeatInterval, HeartbeatThreshold time.Duration
+	// SOAPollInterval is --soa-poll-interval.
+	SOAPollInterval time.Duration
+	// ZoneResync is --zone-resync-interval: the DNSZone sync period and the zone writers'
+	// re-read age.
+	ZoneResync time.Duration
+	// ScrapeInterval is --scrape-interval.
+	ScrapeInterval time.Duration
+	// DNSResolver is --dns-resolver (host:port); empty = the zones' own name servers.
+	DNSResolver string
+
+	// GeoTag, Peers, GslbInterval, GslbPeerTimeout, GslbPeerPort and GslbNSAddress are the
+	// --geo-tag, --ext-gslb-clusters, --gslb-interval, --gslb-peer-timeout, --gslb-peer-port and
+	// --gslb-ns-address flags.
+	GeoTag          string
+	Peers           []gslb.Peer
+	GslbInterval    time.Duration
+	GslbPeerTimeout time.Duration
+	GslbPeerPort    int
+	GslbNSAddress   string
+	// LBResolver resolves hostname-only load balancers for Gslb (net.DefaultResolver in the
+	// manager); nil = they count as no address.
+	LBResolver gslbcontroller.Resolver
+
+	// Registerer receives every dnsplane metric; nil = controller-runtime's registry (served
+	// on /metrics). Tests that start several managers in one process give each its own.
+	Registerer prometheus.Registerer
+	// Log is the root logger; the zero value = ctrl.Log.
+	Log logr.Logger
+
+	// Test settings; the manager leaves them zero.
+
+	// ZoneControllerName renames the DNSZone controller (default ControllerDNSZone), for tests
+	// that read its controller_runtime_* metrics apart from other managers'.
+	ZoneControllerName string
+	// SkipNameValidation lets several managers in one process use the same controller names.
+	SkipNameValidation bool
+	// LocalFaultHook, when set, injects failures into the local provider (local.Options).
+	LocalFaultHook local.FaultHook
+	// Decorate, when set, wraps each controller's reconciler; name is one of the Controller*
+	// constants (the DNSZone controller's is ControllerDNSZone whatever its ZoneControllerName).
+	Decorate func(name string, r reconcile.Reconciler) reconcile.Reconciler
+}
+
+// App is the built manager and the parts tests look at. Its fields are read-only.
+type App struct {
+	Manager ctrl.Manager
+	// OwnerID is the resolved owner ID.
+	OwnerID string
+	// Store and Server are the embedded zone store and authoritative DNS server.
+	Store  *dnsserver.Store
+	Server *dnsserver.Server
+	// Local is the counted local provider (the factory guards it like every other provider).
+	Local *counting.Provider
+	// Providers resolves provider Secrets.
+	Providers *factory.Factory
+	// Requests is dnsplane_provider_requests_total{provider,operation,code}.
+	Requests *prometheus.CounterVec
+	// Scraper is the NS scraper.
+	Scraper *scraper.Scraper
+
+	log logr.Logger
+}
+
+// NewScheme returns the scheme of every kind the manager reads: client-go's and dnsplane's.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(dnsv1.AddToScheme(s))
+	return s
+}
+
+// New builds the manager and everything it runs, not yet started; ctx bounds the zone writers
+// and the heartbeat checks, and must live as long as Run's. The embedded DNS server is already
+// listening when New returns. Errors name the part that failed, wrapped.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.Log.GetSink() == nil {
+		cfg.Log = ctrl.Log
+	}
+	if cfg.Registerer == nil {
+		cfg.Registerer = ctrlmetrics.Registry
+	}
+	scheme := NewScheme()
+	ownerID, err := resolveOwnerID(ctx, cfg.Rest, scheme, cfg.OwnerID)
+	if err != nil {
+		return nil, err
+	}
+	opts := ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: cfg.MetricsAddr},
+		HealthProbeBindAddress: cfg.ProbeAddr,
+		LeaderElection:         cfg.LeaderElect,
+		LeaderElectionID:       "manager.dnsplane.io",
+	}
+	if cfg.SkipNameValidation {
+		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	}
+	mgr, err := ctrl.NewManager(cfg.Rest, opts)
+	if err != nil {
+		return nil, fmt.Errorf("new manager: %w", err)
+	}
+	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
+	for _, step := range []func(context.Context, Config) error{
+		a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addProbes,
+	} {
+		if err := step(ctx, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// Run starts the manager and blocks until ctx ends or the manager fails.
+func (a *App) Run(ctx context.Context) error {
+	a.log.Info("starting manager", "ownerID", a.OwnerID, "dns", a.Server.Addr())
+	return a.Manager.Start(ctx)
+}
+
+// addDNSServer loads the zone store from cfg.ZoneDir and starts listening on cfg.DNSAddr.
+func (a *App) addDNSServer(_ context.Context, cfg Config) error {
+	log := cfg.Log.WithName("dnsserver")
+	var glue []netip.Addr
+	if cfg.NameServerAddr.IsValid() {
+		glue = []netip.Addr{cfg.NameServerAddr}
+	}
+	a.Store = dnsserver.NewStore(dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log})
+	if err := a.Store.Load(); err != nil {
+		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
+	}
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Registerer: cfg.Registerer})
+	if err != nil {
+		return fmt.Errorf("embedded DNS server: %w", err)
+	}
+	if err := srv.Listen(); err != nil {
+		return fmt.Errorf("embedded DNS server on %s: %w", cfg.DNSAddr, err)
+	}
+	a.Server = srv
+	return a.Manager.Add(srv)
+}
+
+// addLeaderLabel labels the leader's pod for the dns Service, with leader election in a pod:
+// only the leader's zone store is current (pkg/leaderlabel).
+func (a *App) addLeaderLabel(ctx context.Context, cfg Config) error {
+	if !cfg.LeaderElect || cfg.PodName == "" || cfg.PodNamespace == "" {
+		return nil
+	}
+	direct, err := client.New(cfg.Rest, client.Options{Scheme: a.Manager.GetScheme()})
+	if err != nil {
+		return fmt.Errorf("leader label client: %w", err)
+	}
+	labeler := &leaderlabel.Labeler{Client: direct, Namespace: cfg.PodNamespace, Pod: cfg.PodName, Log: cfg.Log.WithName("leaderlabel")}
+	if err := labeler.Clear(ctx); err != nil {
+		return fmt.Errorf("clear this pod's leader label: %w", err)
+	}
+	return a.Manager.Add(labeler)
+}
+
+// addProviders builds the provider factory, its request counter and the scraper.
+func (a *App) addProviders(_ context.Context, cfg Config) error {
+	a.Requests = counting.NewMetric()
+	if err := cfg.Registerer.Register(a.Requests); err != nil {
+		return fmt.Errorf("register provider metrics: %w", err)
+	}
+	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
+	a.Providers = &factory.Factory{
+		Client:    a.Manager.GetAPIReader(),
+		Metadata:  a.Manager.GetClient(),
+		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store
+		LocalAddr: a.Server.Addr(),
+		Resolver:  cfg.DNSResolver,
+		Requests:  a.Requests,
+	}
+	scrapeMetrics := scraper.NewMetrics()
+	if err := scrapeMetrics.Register(cfg.Registerer); err != nil {
+		return fmt.Errorf("register scraper metrics: %w", err)
+	}
+	a.Scraper = scraper.New(scraper.Options{Interval: cfg.ScrapeInterval, Metrics: &scrapeMetrics, Log: cfg.Log.WithName("scraper")})
+	return a.Manager.Add(a.Scraper)
+}
+
+func (a *App) addProbes(context.Context, Config) error {
+	if err := a.Manager.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("healthz: %w", err)
+	}
+	if err := a.Manager.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("readyz: %w", err)
+	}
+	return nil
+}
+
+// decorator returns cfg.Decorate for the controller name, or nil.
+func decorator(cfg Config, name string) func(reconcile.Reconciler) reconcile.Reconciler {
+	if cfg.Decorate == nil {
+		return nil
+	}
+	return func(r reconcile.Reconciler) reconcile.Reconciler { return cfg.Decorate(name, r) }
+}
+
+// resolveOwnerID returns flag, or else the UID of the kube-system namespace, waiting up to
+// about 30 s for kube-apiserver to create it.
+func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return "", fmt.Errorf("default --owner-id: %w", err)
+	}
+	var ns corev1.Namespace
+	// kube-apiserver creates kube-system shortly after it starts serving.
+	for i := 0; ; i++ {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = c.Get(cctx, client.ObjectKey{Name: "kube-system"}, &ns)
+		cancel()
+		if err == nil {
+			return string(ns.UID), nil
+		}
+		if i == 30 || ctx.Err() != nil {
+			return "", fmt.Errorf("default --owner-id: read namespace kube-system: %w", err)
+		}
+		time.Sleep(time.Second)
+	}
+}

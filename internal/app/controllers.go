@@ -1,0 +1,125 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
+	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
+	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/heartbeat"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+// addControllers builds the zone writers and the four controllers over them.
+func (a *App) addControllers(ctx context.Context, cfg Config) error {
+	// Writers resolve their account's provider from the current Secret before each call, so that
+	// a rotated Secret reaches the heartbeat reporter and the scraper too (they never plan).
+	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"),
+		Resolve: a.Providers.ResolveAccount})
+	if err := a.addDNSZone(cfg, writers); err != nil {
+		return fmt.Errorf("set up the DNSZone controller: %w", err)
+	}
+	mgr := a.Manager
+	if err := (&dnsendpoint.Reconciler{
+		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
+		Recorder:       mgr.GetEventRecorderFor("dnsendpoint-controller"),
+		Providers:      a.Providers,
+		Writers:        writers,
+		OwnerID:        a.OwnerID,
+		ResyncInterval: cfg.ZoneResync,
+		LinkEvents:     a.Scraper.LinkEvents,
+	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSEndpoint)); err != nil {
+		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
+	}
+	if err := a.addDNSRecord(ctx, cfg, writers); err != nil {
+		return fmt.Errorf("set up the DNSRecord controller: %w", err)
+	}
+	if err := a.addGslb(cfg); err != nil {
+		return fmt.Errorf("set up the Gslb controller: %w", err)
+	}
+	return nil
+}
+
+func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
+	availableDelay := prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "dnsplane_dnszone_available_delay_seconds",
+		Help:    "Seconds from a DNSZone's creation until its hosted zone first answered SOA; observed once per zone.",
+		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14),
+	})
+	if err := cfg.Registerer.Register(availableDelay); err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	mgr := a.Manager
+	return (&dnszone.Reconciler{
+		Client:          mgr.GetClient(),
+		Recorder:        mgr.GetEventRecorderFor("dnszone-controller"),
+		Providers:       a.Providers,
+		Writers:         writers,
+		Scraper:         a.Scraper,
+		DNS:             dnsclient.Client{},
+		OwnerID:         a.OwnerID,
+		SOAPollInterval: cfg.SOAPollInterval,
+		ResyncInterval:  cfg.ZoneResync,
+		AvailableDelay:  availableDelay,
+		ControllerName:  cmp.Or(cfg.ZoneControllerName, ControllerDNSZone),
+	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSZone))
+}
+
+// addDNSRecord builds the DNSRecord controller and the heartbeat reporter that checks its
+// contributors.
+func (a *App) addDNSRecord(ctx context.Context, cfg Config, writers *zonewriter.Set) error {
+	mgr := a.Manager
+	records := &dnsrecord.Reconciler{
+		Client:         mgr.GetClient(),
+		APIReader:      mgr.GetAPIReader(),
+		Recorder:       mgr.GetEventRecorderFor("dnsrecord-controller"),
+		Providers:      a.Providers,
+		Writers:        writers,
+		OwnerID:        a.OwnerID,
+		Threshold:      cfg.HeartbeatThreshold,
+		ResyncInterval: cfg.ZoneResync,
+	}
+	heartbeatMetrics, err := heartbeat.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return fmt.Errorf("register heartbeat metrics: %w", err)
+	}
+	reporter := heartbeat.New(heartbeat.Options{
+		Interval: cfg.HeartbeatInterval, Threshold: cfg.HeartbeatThreshold, Metrics: heartbeatMetrics,
+		Log: cfg.Log.WithName("heartbeat"), OnCheck: records.CheckFunc(ctx, 10*time.Second),
+	})
+	records.Heartbeats = reporter
+	if err := mgr.Add(reporter); err != nil {
+		return fmt.Errorf("add the heartbeat reporter: %w", err)
+	}
+	return records.SetupWithManager(mgr, decorator(cfg, ControllerDNSRecord))
+}
+
+func (a *App) addGslb(cfg Config) error {
+	gslbMetrics, err := gslbcontroller.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	mgr := a.Manager
+	return (&gslbcontroller.Reconciler{
+		Client:    mgr.GetClient(),
+		Recorder:  mgr.GetEventRecorderFor("gslb-controller"),
+		Providers: a.Providers,
+		GeoTag:    cfg.GeoTag,
+		Peers:     cfg.Peers,
+		Querier:   gslb.Querier{Timeout: cfg.GslbPeerTimeout},
+		Interval:  cfg.GslbInterval,
+		NSAddress: cfg.GslbNSAddress,
+		PeerPort:  cfg.GslbPeerPort,
+		Resolver:  cfg.LBResolver,
+		Metrics:   gslbMetrics,
+	}).SetupWithManager(mgr, decorator(cfg, ControllerGslb))
+}
