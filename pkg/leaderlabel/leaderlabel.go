@@ -36,10 +36,14 @@ func (l *Labeler) NeedLeaderElection() bool { return true }
 // Start labels the pod, waits for ctx to end, then removes the label (best effort, under its
 // own timeout, since ctx is over). Errors: the first patch failed.
 func (l *Labeler) Start(ctx context.Context) error {
-	if err := l.set(ctx, true); err != nil {
+	switch err := l.set(ctx, true); {
+	case err != nil && ctx.Err() == nil:
 		return err
+	case err == nil:
+		l.Log.Info("this replica leads: labelled its pod for DNS traffic", "pod", l.Namespace+"/"+l.Pod, "label", Key)
 	}
-	l.Log.Info("this replica leads: labelled its pod for DNS traffic", "pod", l.Namespace+"/"+l.Pod, "label", Key)
+	// Leadership may end while the label patch is in flight: the server may have applied it
+	// although the call reports the cancelled context, so the label is removed all the same.
 	<-ctx.Done()
 	if err := l.set(context.Background(), false); err != nil {
 		l.Log.Error(err, "remove the leader label")
