@@ -1,44 +1,20 @@
 package dnszone
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr/funcr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
 )
 
-// failingList returns a client whose every List fails, and a context whose logger collects
-// what is logged.
-func failingList(t *testing.T) (client.Client, context.Context, *[]string) {
-	t.Helper()
-	s := runtime.NewScheme()
-	if err := dnsv1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c := fake.NewClientBuilder().WithScheme(s).WithInterceptorFuncs(interceptor.Funcs{
-		List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
-			return errors.New("apiserver unavailable")
-		},
-	}).Build()
-	logged := &[]string{}
-	ctx := log.IntoContext(context.Background(), funcr.New(func(_, args string) { *logged = append(*logged, args) }, funcr.Options{}))
-	return c, ctx, logged
-}
-
 func TestMapFuncs_LogAFailedList(t *testing.T) {
-	c, ctx, logged := failingList(t)
+	c, ctx, logged := testclient.FailingList(t)
 	r := &Reconciler{Client: c}
 	for _, tc := range []struct {
 		name string
