@@ -43,4 +43,15 @@ type Capabilities struct {
 	// BatchWrites: one request carries changes to many record sets. Azure DNS
 	// has no batch API (one PUT per record set, guarded by its ETag).
 	BatchWrites bool
+	// MaxWritesInFlight is how many write requests (ApplyChanges calls) the
+	// backend takes at once from one account; 0 = no limit. The zone
+	// writers of one account share it (zonewriter.Set): a writer waits for a
+	// free slot before each write.
+	//   - PowerDNS: 1 by default, raised by the Secret key
+	//     PDNS_MAX_WRITES_IN_FLIGHT. Its sqlite backends (gsqlite3) take one
+	//     write transaction at a time and answer overlapping PATCHes with
+	//     HTTP 500 "database is locked" (SQLite, "File Locking And
+	//     Concurrency In SQLite Version 3": one writer at a time).
+	//   - Every other provider here: 0.
+	MaxWritesInFlight int
 }

@@ -74,6 +74,11 @@ func DefaultQPS(t corev1.SecretType) float64 {
 // DefaultZoneListTTL is how long a provider's zone list is reused when Factory.ZoneListTTL is 0.
 const DefaultZoneListTTL = 30 * time.Second
 
+// KeyPDNSMaxWritesInFlight, of dnsplane.io/pdns Secrets, is how many PATCHes the zone writers
+// of the Secret send the server at once (pdns.Config.MaxWritesInFlight); default 1, since the
+// sqlite backend takes one write at a time. Raise it for a backend that takes concurrent writes.
+const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
+
 // KeyDNSAddress (host:port), accepted by every Secret type, is where SOA checks and name-server
 // queries for the provider's zones go instead of the zones' own name servers on port 53.
 const KeyDNSAddress = "DNS_ADDRESS"
@@ -340,8 +345,8 @@ func fingerprint(s *corev1.Secret, qps float64, burst int) string {
 }
 
 // pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):
-// PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID and PDNS_NAMESERVERS (a comma list).
-// Errors wrap ErrInvalidCredentials and name keys, never values.
+// PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID, PDNS_NAMESERVERS (a comma list) and
+// KeyPDNSMaxWritesInFlight. Errors wrap ErrInvalidCredentials and name keys, never values.
 func pdnsFromSecret(s *corev1.Secret) (provider.Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 	cfg := pdns.Config{APIURL: get("PDNS_API_URL"), APIKey: get("PDNS_API_KEY"), ServerID: get("PDNS_SERVER_ID")}
@@ -352,6 +357,13 @@ func pdnsFromSecret(s *corev1.Secret) (provider.Provider, error) {
 		if ns = strings.TrimSpace(ns); ns != "" {
 			cfg.Nameservers = append(cfg.Nameservers, ns)
 		}
+	}
+	if v := get(KeyPDNSMaxWritesInFlight); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("key %s must be a whole number >= 1: %w", KeyPDNSMaxWritesInFlight, ErrInvalidCredentials)
+		}
+		cfg.MaxWritesInFlight = n
 	}
 	p, err := pdns.New(cfg)
 	if err != nil {

@@ -21,6 +21,9 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 		{"no url", map[string]string{"PDNS_API_KEY": "s3cret"}, false},
 		{"not a url", map[string]string{"PDNS_API_URL": "127.0.0.1 8081", "PDNS_API_KEY": "s3cret"}, false},
 		{"bad name server", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", "PDNS_NAMESERVERS": "not a name"}, false},
+		{"writes in flight", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "4"}, true},
+		{"zero writes in flight", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "0"}, false},
+		{"writes in flight not a number", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "many"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -32,6 +35,13 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 			if c.ok {
 				if err != nil || p == nil {
 					t.Fatalf("got %v, want a provider", err)
+				}
+				want := 1
+				if v := c.data[KeyPDNSMaxWritesInFlight]; v != "" {
+					want = 4
+				}
+				if got := p.Capabilities().MaxWritesInFlight; got != want {
+					t.Fatalf("MaxWritesInFlight = %d, want %d", got, want)
 				}
 				return
 			}

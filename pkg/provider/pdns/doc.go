@@ -21,7 +21,10 @@
 //     default-soa-content placeholder;
 //   - the mapping of HTTP status codes onto provider's typed errors
 //     (401/403 ErrInvalidCredentials, 404 ErrZoneNotFound, 422
-//     ErrInvalidChange with PowerDNS' own message, 429/503 ThrottledError).
+//     ErrInvalidChange with PowerDNS' own message, 429 and every 5xx
+//     ThrottledError: 500 "database is locked" is a busy sqlite backend);
+//   - Capabilities().MaxWritesInFlight, one PATCH at a time by default
+//     (Config.MaxWritesInFlight, the Secret key PDNS_MAX_WRITES_IN_FLIGHT).
 //
 // What it must not do:
 //   - log, return or wrap the API key anywhere (errors carry method, path,

@@ -53,7 +53,18 @@ type Config struct {
 	HTTPClient *http.Client
 	// Timeout bounds each request; default DefaultTimeout.
 	Timeout time.Duration
+	// MaxWritesInFlight is Capabilities().MaxWritesInFlight: how many
+	// PATCHes dnsplane sends this server at once; 0 = DefaultMaxWritesInFlight.
+	// Raise it only for a backend that takes concurrent writes (gpgsql,
+	// gmysql); the Secret key PDNS_MAX_WRITES_IN_FLIGHT sets it.
+	MaxWritesInFlight int
 }
+
+// DefaultMaxWritesInFlight is one write at a time: PowerDNS' sqlite backend
+// (gsqlite3, the default of most packages) takes one write transaction at a
+// time and answers a PATCH that overlaps another with HTTP 500 "database is
+// locked".
+const DefaultMaxWritesInFlight = 1
 
 // Provider implements provider.Provider over the PowerDNS HTTP API. It is
 // safe for concurrent use.
@@ -63,6 +74,7 @@ type Provider struct {
 	nameservers []string // canonical
 	client      *http.Client
 	timeout     time.Duration
+	writes      int // MaxWritesInFlight
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -104,17 +116,23 @@ func New(cfg Config) (*Provider, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
+	writes := cfg.MaxWritesInFlight
+	if writes <= 0 {
+		writes = DefaultMaxWritesInFlight
+	}
 	return &Provider{
 		base:        strings.TrimRight(u.String(), "/") + "/api/v1/servers/" + url.PathEscape(serverID),
 		key:         cfg.APIKey,
 		nameservers: ns,
 		client:      client,
 		timeout:     timeout,
+		writes:      writes,
 	}, nil
 }
 
 // Capabilities: one PATCH carries any number of rrsets; no conditional
-// writes, no weighted routing; zones can be created.
+// writes, no weighted routing; zones can be created; Config.MaxWritesInFlight
+// PATCHes at once (default 1, see DefaultMaxWritesInFlight).
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		BatchWrites:        true,
@@ -122,6 +140,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		ConditionalWrites:  false,
 		WeightedRouting:    false,
 		CreateZones:        true,
+		MaxWritesInFlight:  p.writes,
 	}
 }
 
@@ -219,7 +238,12 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any) err
 	return fmt.Errorf("%s %s: %w", method, path, statusError(resp, data))
 }
 
-// statusError maps a non-2xx response onto the provider's typed errors.
+// statusError maps a non-2xx response onto the provider's typed errors. A
+// 5xx means the server is busy or failing, not that the request is wrong:
+// PowerDNS answers 500 "database is locked" when its sqlite backend is
+// writing for another request, and 503 when overloaded. Those are a
+// provider.ThrottledError, so that the guard backs off and retries the same
+// request, and the zone writer never splits it into per-submission retries.
 func statusError(resp *http.Response, data []byte) error {
 	se := &errStatus{code: resp.StatusCode, msg: errorText(data)}
 	switch resp.StatusCode {
@@ -229,7 +253,10 @@ func statusError(resp *http.Response, data []byte) error {
 		return fmt.Errorf("%w: %w", provider.ErrZoneNotFound, se)
 	case http.StatusBadRequest, http.StatusUnprocessableEntity:
 		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, se)
-	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+	case http.StatusTooManyRequests:
+		return &provider.ThrottledError{RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: se}
+	}
+	if resp.StatusCode >= 500 {
 		return &provider.ThrottledError{RetryAfter: retryAfter(resp.Header.Get("Retry-After")), Err: se}
 	}
 	return se

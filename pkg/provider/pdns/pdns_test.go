@@ -220,6 +220,10 @@ func TestStatusMapping(t *testing.T) {
 		{422, nil, `{"error": "RRset www.z.test. IN CNAME: Conflicts with pre-existing RRset"}`, provider.ErrInvalidChange},
 		{429, map[string]string{"Retry-After": "7"}, "", provider.ErrThrottled},
 		{503, nil, "", provider.ErrThrottled},
+		// A busy sqlite backend (issue 13): backed off as throttling, never taken as a rejection.
+		{500, nil, `{"error": "Updating RRsets: database is locked"}`, provider.ErrThrottled},
+		{502, nil, "Bad Gateway", provider.ErrThrottled},
+		{400, nil, `{"error": "bad request"}`, provider.ErrInvalidChange},
 	} {
 		t.Run(strconv.Itoa(tc.status), func(t *testing.T) {
 			err := apply(fake(t, tc.status, tc.header, tc.body))
@@ -232,12 +236,32 @@ func TestStatusMapping(t *testing.T) {
 			if tc.status == 422 && !strings.Contains(err.Error(), "Conflicts with pre-existing RRset") {
 				t.Errorf("422 error lacks PowerDNS' message: %v", err)
 			}
+			if tc.status >= 500 && errors.Is(err, provider.ErrInvalidChange) {
+				t.Errorf("HTTP %d taken as a rejection: %v", tc.status, err)
+			}
 			if tc.status == 429 {
 				if d, ok := provider.RetryAfter(err); !ok || d != 7*time.Second {
 					t.Errorf("RetryAfter = %v, %v; want 7s", d, ok)
 				}
 			}
 		})
+	}
+}
+
+// TestCapabilities_OneWriteInFlightByDefault: PowerDNS declares one PATCH at a time unless
+// Config.MaxWritesInFlight (the Secret key PDNS_MAX_WRITES_IN_FLIGHT) raises it (issue 13).
+func TestCapabilities_OneWriteInFlightByDefault(t *testing.T) {
+	for _, tc := range []struct{ set, want int }{{0, pdns.DefaultMaxWritesInFlight}, {-1, 1}, {4, 4}} {
+		p, err := pdns.New(pdns.Config{APIURL: "http://127.0.0.1:1", APIKey: "k", MaxWritesInFlight: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Capabilities().MaxWritesInFlight; got != tc.want {
+			t.Errorf("MaxWritesInFlight %d: Capabilities says %d, want %d", tc.set, got, tc.want)
+		}
+	}
+	if pdns.DefaultMaxWritesInFlight != 1 {
+		t.Errorf("DefaultMaxWritesInFlight = %d, want 1 (sqlite takes one write at a time)", pdns.DefaultMaxWritesInFlight)
 	}
 }
 
