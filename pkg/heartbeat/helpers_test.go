@@ -101,7 +101,7 @@ func newWriter(t *testing.T, p provider.Provider, z string) *zonewriter.Writer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	return zonewriter.New(ctx, p, local.ZoneID(z), zonewriter.Options{Window: 5 * time.Millisecond})
+	return zonewriter.New(ctx, p, local.ZoneID(z), zonewriter.Options{})
 }
 
 func aSet(name string, targets ...string) provider.RecordSet {

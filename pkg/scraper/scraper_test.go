@@ -36,7 +36,7 @@ func setup(t *testing.T, parentZoneID string, rl workqueue.TypedRateLimiter[type
 	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "root"}); err != nil {
 		t.Fatal(err)
 	}
-	w := zonewriter.New(ctx, p, parentZoneID, zonewriter.Options{Window: time.Millisecond})
+	w := zonewriter.New(ctx, p, parentZoneID, zonewriter.Options{})
 	s := scraper.New(scraper.Options{Interval: time.Hour, RateLimiter: rl})
 	done := make(chan struct{})
 	go func() { _ = s.Start(ctx); close(done) }()

@@ -7,7 +7,9 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Set holds one Writer per hosted zone. It is safe for concurrent use.
+// Set holds one Writer per hosted zone. The writers of one account (Key.Account) share its
+// write budget: at most the provider's Capabilities.MaxWritesInFlight writes in flight across
+// all of them (PowerDNS on sqlite takes one). It is safe for concurrent use.
 type Set struct {
 	ctx  context.Context
 	opts Options
@@ -15,8 +17,9 @@ type Set struct {
 	// notFound carries the keys of zones whose writer just got provider.ErrZoneNotFound.
 	notFound chan Key
 
-	mu      sync.Mutex
-	writers map[Key]entry
+	mu       sync.Mutex
+	writers  map[Key]entry
+	accounts map[string]*slots // Key.Account -> its write budget; kept while the Set lives
 }
 
 type entry struct {
@@ -33,7 +36,8 @@ type Key struct {
 
 // NewSet returns an empty Set whose writers run until ctx ends.
 func NewSet(ctx context.Context, opts Options) *Set {
-	return &Set{ctx: ctx, opts: opts, writers: map[Key]entry{}, notFound: make(chan Key, notFoundBuffer)}
+	return &Set{ctx: ctx, opts: opts, writers: map[Key]entry{}, accounts: map[string]*slots{},
+		notFound: make(chan Key, notFoundBuffer)}
 }
 
 // notFoundBuffer is how many ZoneNotFound reports wait for a reader before later ones are
@@ -69,8 +73,13 @@ func (s *Set) For(k Key, p provider.Provider) *Writer {
 	defer s.mu.Unlock()
 	e, ok := s.writers[k]
 	if !ok {
+		sl := s.accounts[k.Account]
+		if sl == nil {
+			sl = newSlots()
+			s.accounts[k.Account] = sl
+		}
 		ctx, cancel := context.WithCancel(s.ctx)
-		e = entry{w: start(ctx, p, k, s.opts, func() { s.report(k) }), cancel: cancel}
+		e = entry{w: start(ctx, p, k, s.opts, func() { s.report(k) }, sl), cancel: cancel}
 		s.writers[k] = e
 		return e.w
 	}
@@ -79,7 +88,7 @@ func (s *Set) For(k Key, p provider.Provider) *Writer {
 }
 
 // Forget drops the zone's Writer, for example after the zone was deleted, and ends its loop;
-// a later For makes a new one.
+// a later For makes a new one. Apply on the dropped Writer fails at once.
 func (s *Set) Forget(k Key) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

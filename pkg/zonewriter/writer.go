@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -16,19 +17,15 @@ import (
 
 // Options tunes a Writer. Zero values take the defaults below.
 type Options struct {
-	// Window is the quiet period that ends a batch, a time.Duration; default 200ms. A Writer
-	// keeps collecting while submissions keep arriving less than Window apart, up to MaxWait
-	// after the first, so a burst (a start-up, a mass change) lands as one call.
-	Window time.Duration
-	// MaxWait caps how long the first submission of a batch waits, a time.Duration; default
-	// 2s.
-	MaxWait time.Duration
-	// MaxPending flushes a batch early once it holds this many changes; default 5,000.
+	// MaxPending bounds one flush and the queue behind it, in changes (Change elements); default
+	// 5,000. A flush takes queued submissions in order up to MaxPending changes (at least one
+	// submission); while MaxPending changes wait for the next flush, Apply blocks.
 	MaxPending int
 	// Resync re-reads the zone when the view is older than this, a time.Duration; 0 never
 	// re-reads on age (the --zone-resync-interval flag).
 	Resync time.Duration
-	// CallTimeout bounds each provider call, a time.Duration; default 2m.
+	// CallTimeout bounds each provider call, a time.Duration; default 2m. Waiting for the
+	// account's write slot (Capabilities.MaxWritesInFlight) is not counted.
 	CallTimeout time.Duration
 	// Resolve returns the provider of an account (Key.Account, the Secret's "namespace/name")
 	// from its current credentials. When set, the writers of a Set call it before each provider
@@ -39,19 +36,14 @@ type Options struct {
 	// resourceVersion is unchanged). nil: a writer uses the provider last given to Set.For
 	// (or New).
 	Resolve func(ctx context.Context, account string) (provider.Provider, error)
-	// Clock is injected for tests; default the real clock.
+	// Clock is injected for tests; default the real clock. The writer never waits on it: it
+	// only dates the view for Resync.
 	Clock clock.PassiveClock
 	// Log receives one line per applied batch.
 	Log logr.Logger
 }
 
 func (o Options) withDefaults() Options {
-	if o.Window <= 0 {
-		o.Window = 200 * time.Millisecond
-	}
-	if o.MaxWait < o.Window {
-		o.MaxWait = 10 * o.Window
-	}
 	if o.MaxPending <= 0 {
 		o.MaxPending = 5000
 	}
@@ -73,6 +65,13 @@ type Writer struct {
 	account string // Key.Account for Options.Resolve; "" = never resolved
 	opts    Options
 	subs    chan *submission
+	// stopped is closed when the loop has ended (its context ended); Apply then fails at once.
+	stopped chan struct{}
+	stopErr func() error // the loop context's error
+	// slots is the account's write budget, shared by the writers of a Set; nil: none.
+	slots *slots
+	// queued counts the submissions waiting for the next flush (for Queued).
+	queued atomic.Int64
 
 	// io serialises provider I/O: the loop's writes and the reads that load the view. Readers
 	// of a fresh view never wait for it, so planning goes on while a batch is in flight.
@@ -90,21 +89,24 @@ type Writer struct {
 }
 
 type submission struct {
+	ctx     context.Context // the submitter's; a submission whose ctx ended is not sent
 	changes []provider.Change
-	done    chan error
+	done    chan error // buffered: the writer never blocks on an answer
 }
 
-// New returns a Writer for the hosted zone zoneID at p. Its batching loop runs until ctx ends;
-// afterwards Apply returns ctx's error.
+// New returns a Writer for the hosted zone zoneID at p. Its loop runs until ctx ends;
+// afterwards Apply returns ctx's error. A Writer made by New shares no write budget with other
+// writers; a Set's writers share their account's (Capabilities.MaxWritesInFlight).
 func New(ctx context.Context, p provider.Provider, zoneID string, opts Options) *Writer {
-	return start(ctx, p, Key{ZoneID: zoneID}, opts, nil)
+	return start(ctx, p, Key{ZoneID: zoneID}, opts, nil, nil)
 }
 
 // start returns a running Writer for k; with Options.Resolve and k.Account set it resolves its
 // provider before each call. onNotFound, when set, is called each time the writer finds its
-// hosted zone gone.
-func start(ctx context.Context, p provider.Provider, k Key, opts Options, onNotFound func()) *Writer {
-	w := &Writer{zoneID: k.ZoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission), onNotFound: onNotFound}
+// hosted zone gone; sl, when set, is the account's write budget.
+func start(ctx context.Context, p provider.Provider, k Key, opts Options, onNotFound func(), sl *slots) *Writer {
+	w := &Writer{zoneID: k.ZoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission),
+		stopped: make(chan struct{}), stopErr: ctx.Err, slots: sl, onNotFound: onNotFound}
 	if w.opts.Resolve != nil {
 		w.account = k.Account
 	}
@@ -203,77 +205,124 @@ func (w *Writer) Snapshot(ctx context.Context, zone string) (*zoneview.Snapshot,
 	return snap, err
 }
 
-// Apply submits changes and waits until they are applied, together with whatever else was
-// submitted within the window. It returns nil once the provider accepted them, an error
-// wrapping provider.ErrConflict when a Change.Before no longer matches the zone (re-plan and try
-// again), ctx's error when ctx ends first, or the provider's error. An empty list returns nil at
-// once.
+// Apply submits changes and waits until they are applied. When no flush is in flight they go
+// out at once; otherwise they wait for the flush in flight to end and go in the next one,
+// together with everything else submitted meanwhile (group commit; see the package doc). It
+// returns nil once the provider accepted them, an error wrapping provider.ErrConflict when a
+// Change.Before no longer matches the zone (re-plan and try again), ctx's error when ctx ends
+// first, the writer context's error once the writer stopped (Set.Forget), or the provider's
+// error. An empty list returns nil at once.
 func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
 	if len(changes) == 0 {
 		return nil
 	}
-	s := &submission{changes: changes, done: make(chan error, 1)}
+	s := &submission{ctx: ctx, changes: changes, done: make(chan error, 1)}
 	select {
 	case w.subs <- s:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-w.stopped:
+		return fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr())
 	}
 	select {
 	case err := <-s.done:
 		return err
 	case <-ctx.Done():
-		// The batch may still be applied; the caller's next plan sees it.
+		// Not sent yet: the flush drops it. In flight: the caller's next plan sees it.
 		return ctx.Err()
 	}
 }
 
-// loop collects submissions until Window passes without one, MaxWait passes since the first, or
-// MaxPending changes are pending; then it flushes them.
+// Queued returns how many submissions wait for the next flush, received while a flush is in
+// flight; submitters blocked in Apply by a full queue (Options.MaxPending) are not counted.
+func (w *Writer) Queued() int { return int(w.queued.Load()) }
+
+// loop is the group commit: it starts a flush as soon as a submission is queued and no flush
+// is in flight, and queues the submissions that arrive meanwhile for the next one. It runs
+// until ctx ends, then fails what is queued and waits for the flush in flight.
 func (w *Writer) loop(ctx context.Context) {
+	defer close(w.stopped)
+	var (
+		queue   []*submission
+		n       int           // changes in queue
+		flushed chan struct{} // non-nil while a flush is in flight; closed when it ends
+	)
 	for {
-		var batch []*submission
+		in := w.subs
+		if n >= w.opts.MaxPending {
+			in = nil // full: submitters wait in Apply
+		}
 		select {
 		case <-ctx.Done():
-			return
-		case s := <-w.subs:
-			batch = append(batch, s)
-		}
-		n := len(batch[0].changes)
-		timer := time.NewTimer(w.opts.Window)
-		deadline := time.NewTimer(w.opts.MaxWait)
-	collect:
-		for n < w.opts.MaxPending {
-			select {
-			case s := <-w.subs:
-				batch = append(batch, s)
-				n += len(s.changes)
-				timer.Reset(w.opts.Window)
-			case <-timer.C:
-				break collect
-			case <-deadline.C:
-				break collect
-			case <-ctx.Done():
-				timer.Stop()
-				deadline.Stop()
-				for _, s := range batch {
-					s.done <- ctx.Err()
-				}
-				return
+			answer(queue, ctx.Err())
+			w.queued.Store(0)
+			if flushed != nil {
+				<-flushed
 			}
+			return
+		case s := <-in:
+			queue = append(queue, s)
+			n += len(s.changes)
+		case <-flushed:
+			flushed = nil
 		}
-		timer.Stop()
-		deadline.Stop()
-		w.flush(ctx, batch)
+		if flushed == nil && len(queue) > 0 {
+			var batch []*submission
+			batch, queue, n = cut(queue, w.opts.MaxPending)
+			flushed = make(chan struct{})
+			go func(done chan struct{}) {
+				defer close(done)
+				w.flush(ctx, batch)
+			}(flushed)
+		}
+		w.queued.Store(int64(len(queue)))
 	}
+}
+
+// cut splits queue into the next batch (submissions in order up to maxChanges changes, at
+// least one) and the rest, which it copies so that the batch's array is not retained, and
+// returns the rest's number of changes.
+func cut(queue []*submission, maxChanges int) (batch, rest []*submission, restChanges int) {
+	i, n := 0, 0
+	for i < len(queue) && (i == 0 || n+len(queue[i].changes) <= maxChanges) {
+		n += len(queue[i].changes)
+		i++
+	}
+	for _, s := range queue[i:] {
+		restChanges += len(s.changes)
+	}
+	return queue[:i:i], append([]*submission(nil), queue[i:]...), restChanges
+}
+
+func answer(subs []*submission, err error) {
+	for _, s := range subs {
+		s.done <- err
+	}
+}
+
+// live answers the submissions whose submitter gave up (ctx ended) with that error and returns
+// the others: nothing is written for a caller that no longer waits, whose next plan would
+// submit it again.
+func live(batch []*submission) []*submission {
+	out := batch[:0:0]
+	for _, s := range batch {
+		if err := s.ctx.Err(); err != nil {
+			s.done <- err
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
 }
 
 // flush checks each submission against the view, applies the valid ones in one provider call,
 // and answers every submitter.
 func (w *Writer) flush(ctx context.Context, batch []*submission) {
+	if batch = live(batch); len(batch) == 0 {
+		return
+	}
 	if err := w.ensureLoaded(ctx); err != nil {
-		for _, s := range batch {
-			s.done <- err
-		}
+		answer(batch, err)
 		return
 	}
 	w.io.Lock()
@@ -284,7 +333,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	var ok []*submission
 	var all []provider.Change
 	for _, s := range batch {
-		if err := ApplyTo(work, s.changes); err != nil {
+		if _, err := tryApply(work, s.changes); err != nil {
 			s.done <- err
 			continue
 		}
@@ -299,39 +348,67 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	case err == nil:
 		w.commit(work)
 		w.opts.Log.V(1).Info("applied batch", "zoneID", w.zoneID, "submissions", len(ok), "changes", len(all))
-		for _, s := range ok {
-			s.done <- nil
-		}
-	case len(ok) > 1 && !errors.Is(err, provider.ErrConflict) && !isTransient(err):
-		// One submission may carry a change the provider rejects: re-read, then apply them one
-		// by one so that only the bad one fails.
-		for _, s := range ok {
-			if lerr := w.loadLocked(ctx); lerr != nil {
-				s.done <- lerr
-				continue
-			}
-			w.mu.Lock()
-			one := cloneSets(w.sets)
-			w.mu.Unlock()
-			if aerr := ApplyTo(one, s.changes); aerr != nil {
-				s.done <- aerr
-				continue
-			}
-			if cerr := w.call(ctx, s.changes); cerr != nil {
-				s.done <- cerr
-				continue
-			}
-			w.commit(one)
-			s.done <- nil
-		}
-		w.Invalidate()
+		answer(ok, nil)
+	case len(ok) > 1 && rejected(err):
+		w.opts.Log.V(1).Info("batch rejected; retrying its submissions one by one", "zoneID", w.zoneID, "submissions", len(ok), "error", err.Error())
+		w.oneByOne(ctx, ok)
 	default:
-		// Part of a split batch may have landed, or another writer changed the zone: re-read.
+		// Busy, throttled past the guard's retries, timed out, or the zone or credentials are
+		// gone: the whole batch fails and nothing is split. Part of a split batch may have
+		// landed, or another writer changed the zone: the next flush re-reads (once).
 		w.Invalidate()
-		for _, s := range ok {
-			s.done <- err
+		answer(ok, err)
+	}
+}
+
+// oneByOne retries the submissions of a rejected batch one at a time, so that only the bad
+// one fails. It reads the zone once for all of them (part of a split batch may have landed),
+// never once per submission, and stops sending as soon as an answer is not a rejection of that
+// submission (busy, throttled, zone gone): the rest fail with it rather than each trying alone.
+// w.io must be held.
+func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
+	if err := w.loadLocked(ctx); err != nil {
+		answer(subs, err)
+		return
+	}
+	w.mu.Lock()
+	view := cloneSets(w.sets)
+	w.mu.Unlock()
+	results := make([]error, len(subs)) // answered once the view holds the accepted ones
+	unsure := false
+	for i, s := range subs {
+		undo, err := tryApply(view, s.changes)
+		if err == nil {
+			if err = w.call(ctx, s.changes); err != nil {
+				undo()
+				// A refused change wrote nothing; anything else may have, or the zone moved.
+				unsure = unsure || !errors.Is(err, provider.ErrInvalidChange) && !errors.Is(err, provider.ErrNotCapable)
+			}
+		}
+		results[i] = err
+		if err != nil && !errors.Is(err, provider.ErrConflict) && !rejected(err) {
+			// Not this submission's fault (busy, throttled, zone or credentials gone).
+			for j := i + 1; j < len(subs); j++ {
+				results[j] = err
+			}
+			break
 		}
 	}
+	w.commit(view)
+	if unsure {
+		w.Invalidate()
+	}
+	for i, s := range subs {
+		s.done <- results[i]
+	}
+}
+
+// rejected reports whether err may be the fault of one submission of a combined batch, so that
+// applying the submissions alone makes only the bad one fail: not a conflict (the submitter
+// re-plans), not transient (busy, throttled, a deadline), not a missing zone or credentials.
+func rejected(err error) bool {
+	return !errors.Is(err, provider.ErrConflict) && !isTransient(err) &&
+		!errors.Is(err, provider.ErrZoneNotFound) && !errors.Is(err, provider.ErrInvalidCredentials)
 }
 
 // commit installs a view that the provider now holds.
@@ -341,13 +418,23 @@ func (w *Writer) commit(sets map[provider.RecordSetKey]provider.RecordSet) {
 	w.sets, w.snap = sets, nil
 }
 
+// call sends changes in one ApplyChanges, under one of the account's write slots
+// (Capabilities.MaxWritesInFlight): waiting for the slot is bounded by ctx only, the call by
+// Options.CallTimeout.
 func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
-	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
-	defer cancel()
-	p, err := w.provider(cctx)
+	p, err := w.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
 	}
+	if w.slots != nil {
+		release, err := w.slots.acquire(ctx, p.Capabilities().MaxWritesInFlight)
+		if err != nil {
+			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+		}
+		defer release()
+	}
+	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
+	defer cancel()
 	err = p.ApplyChanges(cctx, w.zoneID, changes)
 	w.observe(err)
 	if err != nil {
@@ -403,7 +490,9 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 // credentials with Options.Resolve (and kept as the writer's provider), else the one last set.
 func (w *Writer) provider(ctx context.Context) (provider.Provider, error) {
 	if w.account != "" {
-		p, err := w.opts.Resolve(ctx, w.account)
+		rctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
+		defer cancel()
+		p, err := w.opts.Resolve(rctx, w.account)
 		if err != nil {
 			return nil, fmt.Errorf("resolve the provider of %s: %w", w.account, err)
 		}
@@ -420,6 +509,43 @@ func isTransient(err error) bool {
 		errors.Is(err, context.Canceled)
 }
 
+// tryApply applies changes to view as ApplyTo does, but leaves view as it was when a
+// precondition fails; undo restores view as it was before, for a write the provider refused. It
+// costs the size of changes, not of view.
+func tryApply(view map[provider.RecordSetKey]provider.RecordSet, changes []provider.Change) (undo func(), err error) {
+	type prior struct {
+		rs  provider.RecordSet
+		had bool
+	}
+	saved := make(map[provider.RecordSetKey]prior, 2*len(changes))
+	for _, c := range changes {
+		for _, rs := range []*provider.RecordSet{c.Before, c.After} {
+			if rs == nil {
+				continue
+			}
+			k := rs.Key()
+			if _, ok := saved[k]; !ok {
+				cur, had := view[k]
+				saved[k] = prior{cur, had}
+			}
+		}
+	}
+	undo = func() {
+		for k, p := range saved {
+			if p.had {
+				view[k] = p.rs
+			} else {
+				delete(view, k)
+			}
+		}
+	}
+	if err := ApplyTo(view, changes); err != nil {
+		undo()
+		return nil, err
+	}
+	return undo, nil
+}
+
 func cloneSets(in map[provider.RecordSetKey]provider.RecordSet) map[provider.RecordSetKey]provider.RecordSet {
 	out := make(map[provider.RecordSetKey]provider.RecordSet, len(in))
 	for k, v := range in {
@@ -432,7 +558,7 @@ func cloneSets(in map[provider.RecordSetKey]provider.RecordSet) map[provider.Rec
 // precondition: a Create needs the key absent (or equal), an Update or Delete needs Before equal
 // to the view. On a failed precondition it returns an error wrapping provider.ErrConflict (or
 // provider.ErrInvalidChange for a malformed change) and leaves view partly changed, so callers
-// apply to a copy.
+// apply to a copy (the writer restores the keys it touched).
 func ApplyTo(view map[provider.RecordSetKey]provider.RecordSet, changes []provider.Change) error {
 	for _, c := range changes {
 		switch c.Action {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,6 +36,101 @@ func setup(t *testing.T, opts zonewriter.Options) (*counting.Provider, *zonewrit
 	return p, zonewriter.New(ctx, p, z.ID, opts)
 }
 
+// ctxT is a generous deadline for one test, never a timing assertion.
+func ctxT(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// waitFor polls cond until it holds, failing the test after a generous minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// gated wraps a provider so that a test decides when each ApplyChanges runs: while hold is set,
+// a call reports its number of changes on calls and waits for release. busyAfter > 0 makes
+// calls answer provider.ErrThrottled (as PowerDNS' 500 "database is locked" is) from that call
+// on, 1-based, counting every call.
+type gated struct {
+	provider.Provider
+	calls                 chan int
+	release               chan struct{}
+	hold                  atomic.Bool
+	busyAfter, n          atomic.Int64
+	inFlight, maxInFlight atomic.Int64
+}
+
+func newGated(p provider.Provider) *gated {
+	g := &gated{Provider: p, calls: make(chan int, 1000), release: make(chan struct{})}
+	g.hold.Store(true)
+	return g
+}
+
+func (g *gated) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	n := g.inFlight.Add(1)
+	defer g.inFlight.Add(-1)
+	for m := g.maxInFlight.Load(); n > m && !g.maxInFlight.CompareAndSwap(m, n); m = g.maxInFlight.Load() {
+	}
+	if g.hold.Load() {
+		g.calls <- len(changes)
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if after := g.busyAfter.Load(); g.n.Add(1) >= after && after > 0 {
+		return &provider.ThrottledError{Err: errors.New("HTTP 500: database is locked")}
+	}
+	return g.Provider.ApplyChanges(ctx, zoneID, changes)
+}
+
+// entered waits for the next held call and returns its number of changes.
+func (g *gated) entered(t *testing.T) int {
+	t.Helper()
+	select {
+	case n := <-g.calls:
+		return n
+	case <-time.After(time.Minute):
+		t.Fatal("no provider call")
+		return 0
+	}
+}
+
+// setupGated is setup with the writer's provider calls gated (hold is set).
+func setupGated(t *testing.T, opts zonewriter.Options) (*counting.Provider, *gated, *zonewriter.Writer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	p.Reset()
+	g := newGated(p)
+	t.Cleanup(func() { g.hold.Store(false); close(g.release) })
+	return p, g, zonewriter.New(ctx, g, local.ZoneID(zone), opts)
+}
+
+// oneAtATime declares one write in flight, as PowerDNS does by default.
+type oneAtATime struct{ provider.Provider }
+
+func (o oneAtATime) Capabilities() provider.Capabilities {
+	c := o.Provider.Capabilities()
+	c.MaxWritesInFlight = 1
+	return c
+}
+
 func aSet(name string, targets ...string) *provider.RecordSet {
 	return &provider.RecordSet{Name: name, Type: "A", TTL: 60, Targets: targets}
 }
@@ -43,9 +139,17 @@ func create(rs *provider.RecordSet) provider.Change {
 	return provider.Change{Action: provider.ActionCreate, After: rs}
 }
 
-func TestWriter_CoalescesConcurrentSubmissionsIntoOneCall(t *testing.T) {
-	p, w := setup(t, zonewriter.Options{Window: 300 * time.Millisecond})
-	ctx := context.Background()
+// TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext pins group commit (issue 13 item 2):
+// while a flush is in flight, new submissions queue, and they all go in the next flush when it
+// ends, as one call; the view is read once.
+func TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext(t *testing.T) {
+	p, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	first := make(chan error, 1)
+	go func() { first <- w.Apply(ctx, []provider.Change{create(aSet("first."+zone, "192.0.2.1"))}) }()
+	if n := g.entered(t); n != 1 {
+		t.Fatalf("the first flush carries %d changes, want 1 (the lone submission)", n)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 50)
 	for i := range errs {
@@ -55,15 +159,23 @@ func TestWriter_CoalescesConcurrentSubmissionsIntoOneCall(t *testing.T) {
 			errs[i] = w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
 		}()
 	}
+	waitFor(t, "50 submissions queued behind the flush in flight", func() bool { return w.Queued() == 50 })
+	g.release <- struct{}{}
+	if n := g.entered(t); n != 50 {
+		t.Fatalf("the next flush carries %d changes, want the 50 queued during the first", n)
+	}
+	g.release <- struct{}{}
 	wg.Wait()
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("submission %d: %v", i, err)
 		}
 	}
-	c := p.Counts()
-	if c[counting.OpApplyChanges] > 2 || c[counting.OpListRecordSets] != 1 {
-		t.Fatalf("50 concurrent submissions cost %v; want 1 read and at most 2 writes", c)
+	if c := p.Counts(); c[counting.OpApplyChanges] != 2 || c[counting.OpListRecordSets] != 1 {
+		t.Fatalf("51 submissions cost %v; want 1 read and 2 writes", c)
 	}
 	sets, err := p.ListRecordSets(ctx, zone)
 	if err != nil {
@@ -75,13 +187,75 @@ func TestWriter_CoalescesConcurrentSubmissionsIntoOneCall(t *testing.T) {
 			n++
 		}
 	}
-	if n != 50 {
-		t.Fatalf("provider holds %d A sets, want 50", n)
+	if n != 51 {
+		t.Fatalf("provider holds %d A sets, want 51", n)
+	}
+}
+
+// TestWriter_IdleWriterSendsALoneSubmissionAtOnce (issue 13 item 2): with no flush in flight a
+// submission goes out at once, alone. The clock is a fake that never moves, so a writer that
+// waited for any window on it would never send.
+func TestWriter_IdleWriterSendsALoneSubmissionAtOnce(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	p, g, w := setupGated(t, zonewriter.Options{Clock: clk})
+	ctx := ctxT(t)
+	if _, err := w.RecordSets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		done := make(chan error, 1)
+		go func() {
+			done <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
+		}()
+		if n := g.entered(t); n != 1 {
+			t.Fatalf("submission %d went out with %d changes, want alone", i, n)
+		}
+		g.release <- struct{}{}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := p.Counts(); c[counting.OpApplyChanges] != 3 || c[counting.OpListRecordSets] != 1 {
+		t.Fatalf("3 submissions one after another cost %v; want 1 read and 3 writes", c)
+	}
+}
+
+// TestWriter_MaxPendingBoundsAFlush: a flush takes queued submissions in order up to
+// MaxPending changes; the rest go in the flush after.
+func TestWriter_MaxPendingBoundsAFlush(t *testing.T) {
+	_, g, w := setupGated(t, zonewriter.Options{MaxPending: 3})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	apply := func(name string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Apply(ctx, []provider.Change{create(aSet(name+"."+zone, "192.0.2.1"))}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	apply("first")
+	g.entered(t)
+	for i := range 5 {
+		apply(fmt.Sprintf("h%d", i))
+	}
+	// The queue holds MaxPending changes; the other submitters wait in Apply.
+	waitFor(t, "3 submissions queued", func() bool { return w.Queued() == 3 })
+	var sizes []int
+	for range 2 {
+		g.release <- struct{}{}
+		sizes = append(sizes, g.entered(t))
+	}
+	g.release <- struct{}{}
+	wg.Wait()
+	if fmt.Sprint(sizes) != "[3 2]" {
+		t.Fatalf("flush sizes after the first: %v, want [3 2]", sizes)
 	}
 }
 
 func TestWriter_ViewFollowsOwnWritesWithoutReads(t *testing.T) {
-	p, w := setup(t, zonewriter.Options{Window: time.Millisecond})
+	p, w := setup(t, zonewriter.Options{})
 	ctx := context.Background()
 	if _, err := w.RecordSets(ctx); err != nil {
 		t.Fatal(err)
@@ -106,7 +280,7 @@ func TestWriter_ViewFollowsOwnWritesWithoutReads(t *testing.T) {
 }
 
 func TestWriter_StalePreconditionFailsOnlyThatSubmission(t *testing.T) {
-	_, w := setup(t, zonewriter.Options{Window: 200 * time.Millisecond})
+	_, w := setup(t, zonewriter.Options{})
 	ctx := context.Background()
 	if err := w.Apply(ctx, []provider.Change{create(aSet("a."+zone, "192.0.2.1"))}); err != nil {
 		t.Fatal(err)
@@ -129,24 +303,143 @@ func TestWriter_StalePreconditionFailsOnlyThatSubmission(t *testing.T) {
 	}
 }
 
-func TestWriter_RejectedSubmissionDoesNotFailOthers(t *testing.T) {
-	_, w := setup(t, zonewriter.Options{Window: 200 * time.Millisecond})
-	ctx := context.Background()
-	bad := create(&provider.RecordSet{Name: "bad." + zone, Type: "A", TTL: 60, Targets: []string{"not-an-address"}})
+// TestWriter_RejectedBatchIsRetriedOneByOneWithOneRead: when the provider rejects a combined
+// batch, its submissions are retried one at a time so that only the bad one fails, after one
+// read of the zone for all of them, never one per submission (issue 13 item 1: the storm
+// re-read a 10,000-set zone before each retry).
+func TestWriter_RejectedBatchIsRetriedOneByOneWithOneRead(t *testing.T) {
+	p, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
 	var wg sync.WaitGroup
-	var badErr, goodErr error
-	wg.Add(2)
-	go func() { defer wg.Done(); badErr = w.Apply(ctx, []provider.Change{bad}) }()
+	errs := map[string]error{}
+	var mu sync.Mutex
+	apply := func(name string, rs *provider.RecordSet) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := w.Apply(ctx, []provider.Change{create(rs)})
+			mu.Lock()
+			errs[name] = err
+			mu.Unlock()
+		}()
+	}
+	apply("first", aSet("first."+zone, "192.0.2.1"))
+	g.entered(t)
+	apply("bad", &provider.RecordSet{Name: "bad." + zone, Type: "A", TTL: 60, Targets: []string{"not-an-address"}})
+	for i := range 4 {
+		apply(fmt.Sprintf("good%d", i), aSet(fmt.Sprintf("good%d.%s", i, zone), "192.0.2.3"))
+	}
+	waitFor(t, "5 submissions queued", func() bool { return w.Queued() == 5 })
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	wg.Wait()
+	for name, err := range errs {
+		switch {
+		case name == "bad" && !errors.Is(err, provider.ErrInvalidChange):
+			t.Errorf("bad submission: got %v, want ErrInvalidChange", err)
+		case name != "bad" && err != nil:
+			t.Errorf("%s failed because of a bad one in its batch: %v", name, err)
+		}
+	}
+	// 1 read at first use, 1 for the whole fallback; 1 + 1 combined + 5 single writes.
+	if c := p.Counts(); c[counting.OpListRecordSets] != 2 || c[counting.OpApplyChanges] != 7 {
+		t.Errorf("a rejected batch of 5 cost %v; want 2 reads and 7 writes", c)
+	}
+	// The view holds the good ones without another read.
+	sets, err := w.RecordSets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for _, rs := range sets {
+		if strings.HasPrefix(rs.Name, "good") {
+			got++
+		}
+	}
+	if got != 4 || p.Counts()[counting.OpListRecordSets] != 2 {
+		t.Errorf("view holds %d of the 4 good sets, after %d reads", got, p.Counts()[counting.OpListRecordSets])
+	}
+}
+
+// TestWriter_BusyProviderFailsTheBatchWithoutSplittingIt: a batch the provider answers busy
+// (provider.ErrThrottled, as PowerDNS' 500 "database is locked" is, after the guard's own
+// back-off) fails as a whole: no per-submission retry, no read per submission; once the
+// provider recovers the next submissions go through with one re-read.
+func TestWriter_BusyProviderFailsTheBatchWithoutSplittingIt(t *testing.T) {
+	p, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 10)
+	wg.Add(1)
+	var firstErr error
 	go func() {
 		defer wg.Done()
-		goodErr = w.Apply(ctx, []provider.Change{create(aSet("good."+zone, "192.0.2.3"))})
+		firstErr = w.Apply(ctx, []provider.Change{create(aSet("first."+zone, "192.0.2.1"))})
 	}()
-	wg.Wait()
-	if !errors.Is(badErr, provider.ErrInvalidChange) {
-		t.Fatalf("bad submission: got %v, want ErrInvalidChange", badErr)
+	g.entered(t)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
+		}()
 	}
-	if goodErr != nil {
-		t.Fatalf("a good submission failed because of a bad one in its batch: %v", goodErr)
+	waitFor(t, "10 submissions queued", func() bool { return w.Queued() == 10 })
+	g.busyAfter.Store(2) // the first passes, the batch finds the provider busy
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	wg.Wait()
+	if firstErr != nil {
+		t.Fatal(firstErr)
+	}
+	for i, err := range errs {
+		if !errors.Is(err, provider.ErrThrottled) {
+			t.Fatalf("submission %d: %v, want ErrThrottled", i, err)
+		}
+	}
+	if c, calls := p.Counts(), g.n.Load(); c[counting.OpListRecordSets] != 1 || calls != 2 {
+		t.Fatalf("a busy batch of 10 cost %v and %d write calls; want 1 read and 2 writes (first, then the batch once)", c, calls)
+	}
+	g.busyAfter.Store(0)
+	if err := w.Apply(ctx, []provider.Change{create(aSet("h0."+zone, "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	if c, calls := p.Counts(), g.n.Load(); c[counting.OpListRecordSets] != 2 || calls != 3 {
+		t.Fatalf("after recovery %v and %d write calls; want one re-read and one more write", c, calls)
+	}
+}
+
+// TestWriter_BusyDuringTheOneByOneRetryStopsIt: when a single retry of a rejected batch is
+// answered busy, the other submissions fail with it instead of each trying alone.
+func TestWriter_BusyDuringTheOneByOneRetryStopsIt(t *testing.T) {
+	_, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 5)
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = w.Apply(ctx, []provider.Change{create(aSet("first."+zone, "192.0.2.1"))}) }()
+	g.entered(t)
+	for i := range errs {
+		rs := aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1")
+		if i == 0 {
+			rs.Targets = []string{"not-an-address"}
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = w.Apply(ctx, []provider.Change{create(rs)}) }()
+	}
+	waitFor(t, "5 submissions queued", func() bool { return w.Queued() == 5 })
+	g.busyAfter.Store(3) // the combined batch is rejected, then the first single retry finds it busy
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	wg.Wait()
+	busy := 0
+	for _, err := range errs {
+		if errors.Is(err, provider.ErrThrottled) {
+			busy++
+		}
+	}
+	if calls := g.n.Load(); calls != 3 || busy != 5 {
+		t.Fatalf("%d write calls, %d busy answers (errors %v); want 3 (the first, the combined batch, one single retry) and all 5 failed busy", calls, busy, errs)
 	}
 }
 
@@ -175,13 +468,109 @@ func TestWriter_ResyncRereadsAfterInterval(t *testing.T) {
 	}
 }
 
+// TestWriter_ApplyReturnsWhenContextEnds: a submitter whose context ends while its submission
+// waits behind a flush gets ctx's error, and its changes are never sent.
 func TestWriter_ApplyReturnsWhenContextEnds(t *testing.T) {
-	_, w := setup(t, zonewriter.Options{Window: time.Hour, MaxPending: 1 << 20})
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	p, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	first := make(chan error, 1)
+	go func() { first <- w.Apply(ctx, []provider.Change{create(aSet("first."+zone, "192.0.2.1"))}) }()
+	g.entered(t)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
 	defer cancel()
-	err := w.Apply(ctx, []provider.Change{create(aSet("x."+zone, "192.0.2.1"))})
+	err := w.Apply(short, []provider.Change{create(aSet("x."+zone, "192.0.2.1"))})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want DeadlineExceeded", err)
+	}
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Apply(ctx, []provider.Change{create(aSet("y."+zone, "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	if c := p.Counts(); c[counting.OpApplyChanges] != 2 {
+		t.Fatalf("writes %v; want 2 (the abandoned submission is not sent)", c)
+	}
+	sets, err := p.ListRecordSets(ctx, zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets {
+		if rs.Name == "x."+zone {
+			t.Fatal("the abandoned submission reached the provider")
+		}
+	}
+}
+
+// TestSet_ApplyToAForgottenWriterFailsAtOnce: a writer whose loop ended (Set.Forget) fails
+// Apply at once instead of holding the submitter's goroutine until its context ends.
+func TestSet_ApplyToAForgottenWriterFailsAtOnce(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	p := local.New(store, local.Options{})
+	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := zonewriter.NewSet(ctx, zonewriter.Options{})
+	key := zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}
+	w := set.For(key, p)
+	set.Forget(key)
+	err = w.Apply(ctxT(t), []provider.Change{create(aSet("a."+zone, "192.0.2.1"))})
+	if err == nil || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Apply to a forgotten writer: %v, want a stopped-writer error before the deadline", err)
+	}
+}
+
+// TestSet_WritersOfAnAccountShareItsWriteSlots (issue 13 item 1): with a provider that takes
+// one write at a time (Capabilities.MaxWritesInFlight 1, PowerDNS on sqlite), a write of one
+// zone's writer waits while another zone's writer of the same account has a write in flight;
+// another account does not wait.
+func TestSet_WritersOfAnAccountShareItsWriteSlots(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	g := newGated(oneAtATime{local.New(store, local.Options{})})
+	var ids []string
+	for _, name := range []string{"a.test", "b.test", "c.test"} {
+		z, err := g.EnsureZone(ctx, provider.ZoneSpec{Name: name, CallerReference: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, z.ID)
+	}
+	set := zonewriter.NewSet(ctx, zonewriter.Options{})
+	wa := set.For(zonewriter.Key{Account: "ns/one", ZoneID: ids[0]}, g)
+	wb := set.For(zonewriter.Key{Account: "ns/one", ZoneID: ids[1]}, g)
+	wc := set.For(zonewriter.Key{Account: "ns/other", ZoneID: ids[2]}, g)
+	for _, w := range []*zonewriter.Writer{wa, wb, wc} {
+		if _, err := w.RecordSets(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := make(chan error, 3)
+	go func() { done <- wa.Apply(ctx, []provider.Change{create(aSet("www.a.test", "192.0.2.1"))}) }()
+	g.entered(t)
+	go func() { done <- wb.Apply(ctx, []provider.Change{create(aSet("www.b.test", "192.0.2.1"))}) }()
+	waitFor(t, "b's write waiting for the account's slot", func() bool { return zonewriter.WritesWaiting(set, "ns/one") == 1 })
+	go func() { done <- wc.Apply(ctx, []provider.Change{create(aSet("www.c.test", "192.0.2.1"))}) }()
+	g.entered(t) // c, of another account, is not held back by a
+	if got := g.maxInFlight.Load(); got != 2 {
+		t.Fatalf("%d writes in flight, want a's and c's", got)
+	}
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	g.release <- struct{}{}
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := g.maxInFlight.Load(); got != 2 {
+		t.Fatalf("at most %d writes were in flight, want 2 (one per account)", got)
 	}
 }
 
@@ -197,7 +586,7 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set := zonewriter.NewSet(ctx, zonewriter.Options{Window: 10 * time.Millisecond})
+	set := zonewriter.NewSet(ctx, zonewriter.Options{})
 	key := zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}
 	w := set.For(key, p)
 	if err := w.Apply(ctx, []provider.Change{create(aSet("a."+zone, "192.0.2.1"))}); err != nil {
@@ -265,7 +654,7 @@ func TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall(t *testing.T) {
 	}
 	var mu sync.Mutex
 	current, resolveErr := provider.Provider(old), error(nil)
-	set := zonewriter.NewSet(ctx, zonewriter.Options{Window: time.Millisecond, Resolve: func(_ context.Context, account string) (provider.Provider, error) {
+	set := zonewriter.NewSet(ctx, zonewriter.Options{Resolve: func(_ context.Context, account string) (provider.Provider, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		if account != "ns/dns" {
