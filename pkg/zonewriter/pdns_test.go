@@ -78,7 +78,7 @@ func (lp *lockingProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 type proxyFigures struct {
 	requests, gets, patches, locked, zoneListings, maxPatching int
-	reads int // the writers' reads of a whole zone (ListRecordSets), attempts included
+	reads                                                      int // the writers' reads of a whole zone (ListRecordSets), attempts included
 }
 
 func (lp *lockingProxy) figures() proxyFigures {
