@@ -327,9 +327,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	}
 	w.io.Lock()
 	defer w.io.Unlock()
-	w.mu.Lock()
-	work := cloneSets(w.sets)
-	w.mu.Unlock()
+	work := w.overlay()
 	var ok []*submission
 	var all []provider.Change
 	for _, s := range batch {
@@ -371,9 +369,7 @@ func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
 		answer(subs, err)
 		return
 	}
-	w.mu.Lock()
-	view := cloneSets(w.sets)
-	w.mu.Unlock()
+	view := w.overlay()
 	results := make([]error, len(subs)) // answered once the view holds the accepted ones
 	unsure := false
 	for i, s := range subs {
@@ -411,11 +407,30 @@ func rejected(err error) bool {
 		!errors.Is(err, provider.ErrZoneNotFound) && !errors.Is(err, provider.ErrInvalidCredentials)
 }
 
-// commit installs a view that the provider now holds.
-func (w *Writer) commit(sets map[provider.RecordSetKey]provider.RecordSet) {
+// overlay returns the view with room for a flush's changes on top; w.io must be held, so
+// that nothing else changes the view until commit.
+func (w *Writer) overlay() *overlay {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sets, w.snap = sets, nil
+	return &overlay{base: w.sets, changed: map[provider.RecordSetKey]entryOf{}}
+}
+
+// commit writes a flush's accepted changes, which the provider now holds, into the view; w.io
+// must be held. A view dropped meanwhile (Reset) stays dropped: the next use re-reads.
+func (w *Writer) commit(o *overlay) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.sets == nil || len(o.changed) == 0 {
+		return
+	}
+	for k, e := range o.changed {
+		if e.ok {
+			w.sets[k] = e.rs
+		} else {
+			delete(w.sets, k)
+		}
+	}
+	w.snap = nil
 }
 
 // call sends changes in one ApplyChanges, under one of the account's write slots
@@ -509,12 +524,52 @@ func isTransient(err error) bool {
 		errors.Is(err, context.Canceled)
 }
 
-// tryApply applies changes to view as ApplyTo does, but leaves view as it was when a
-// precondition fails; undo restores view as it was before, for a write the provider refused. It
-// costs the size of changes, not of view.
-func tryApply(view map[provider.RecordSetKey]provider.RecordSet, changes []provider.Change) (undo func(), err error) {
+// setView is what ApplyTo reads and writes: a zone's record sets by key.
+type setView interface {
+	get(k provider.RecordSetKey) (provider.RecordSet, bool)
+	put(k provider.RecordSetKey, rs provider.RecordSet)
+	del(k provider.RecordSetKey)
+}
+
+type mapView map[provider.RecordSetKey]provider.RecordSet
+
+func (m mapView) get(k provider.RecordSetKey) (provider.RecordSet, bool) {
+	rs, ok := m[k]
+	return rs, ok
+}
+func (m mapView) put(k provider.RecordSetKey, rs provider.RecordSet) { m[k] = rs }
+func (m mapView) del(k provider.RecordSetKey)                        { delete(m, k) }
+
+// entryOf is one key of an overlay: the set it now holds, or ok false for a deletion.
+type entryOf struct {
+	rs provider.RecordSet
+	ok bool
+}
+
+// overlay is a view (base, never written) with a flush's changes on top (changed), so that a
+// flush costs the size of its changes, not a copy of the zone. base may be nil.
+type overlay struct {
+	base    map[provider.RecordSetKey]provider.RecordSet
+	changed map[provider.RecordSetKey]entryOf
+}
+
+func (o *overlay) get(k provider.RecordSetKey) (provider.RecordSet, bool) {
+	if e, ok := o.changed[k]; ok {
+		return e.rs, e.ok
+	}
+	rs, ok := o.base[k]
+	return rs, ok
+}
+func (o *overlay) put(k provider.RecordSetKey, rs provider.RecordSet) {
+	o.changed[k] = entryOf{rs, true}
+}
+func (o *overlay) del(k provider.RecordSetKey) { o.changed[k] = entryOf{} }
+
+// tryApply applies changes to o as ApplyTo does, but leaves o as it was when a precondition
+// fails; undo restores o as it was before, for a write the provider refused.
+func tryApply(o *overlay, changes []provider.Change) (undo func(), err error) {
 	type prior struct {
-		rs  provider.RecordSet
+		e   entryOf
 		had bool
 	}
 	saved := make(map[provider.RecordSetKey]prior, 2*len(changes))
@@ -525,65 +580,61 @@ func tryApply(view map[provider.RecordSetKey]provider.RecordSet, changes []provi
 			}
 			k := rs.Key()
 			if _, ok := saved[k]; !ok {
-				cur, had := view[k]
-				saved[k] = prior{cur, had}
+				e, had := o.changed[k]
+				saved[k] = prior{e, had}
 			}
 		}
 	}
 	undo = func() {
 		for k, p := range saved {
 			if p.had {
-				view[k] = p.rs
+				o.changed[k] = p.e
 			} else {
-				delete(view, k)
+				delete(o.changed, k)
 			}
 		}
 	}
-	if err := ApplyTo(view, changes); err != nil {
+	if err := applyTo(o, changes); err != nil {
 		undo()
 		return nil, err
 	}
 	return undo, nil
 }
 
-func cloneSets(in map[provider.RecordSetKey]provider.RecordSet) map[provider.RecordSetKey]provider.RecordSet {
-	out := make(map[provider.RecordSetKey]provider.RecordSet, len(in))
-	for k, v := range in {
-		out[k] = v
-	}
-	return out
-}
-
 // ApplyTo applies changes to view as a provider with conditional writes would, checking each
 // precondition: a Create needs the key absent (or equal), an Update or Delete needs Before equal
 // to the view. On a failed precondition it returns an error wrapping provider.ErrConflict (or
 // provider.ErrInvalidChange for a malformed change) and leaves view partly changed, so callers
-// apply to a copy (the writer restores the keys it touched).
+// apply to a copy (the writer's own flushes apply to an overlay and undo what they touched).
 func ApplyTo(view map[provider.RecordSetKey]provider.RecordSet, changes []provider.Change) error {
+	return applyTo(mapView(view), changes)
+}
+
+func applyTo(view setView, changes []provider.Change) error {
 	for _, c := range changes {
 		switch c.Action {
 		case provider.ActionCreate:
 			if c.After == nil {
 				return fmt.Errorf("create without a record set: %w", provider.ErrInvalidChange)
 			}
-			if cur, ok := view[c.After.Key()]; ok && !cur.Equal(*c.After) {
+			if cur, ok := view.get(c.After.Key()); ok && !cur.Equal(*c.After) {
 				return fmt.Errorf("create %s: it already exists: %w", c.After.Key(), provider.ErrConflict)
 			}
-			view[c.After.Key()] = *c.After
+			view.put(c.After.Key(), *c.After)
 		case provider.ActionUpdate, provider.ActionDelete:
 			if c.Before == nil {
 				return fmt.Errorf("%s without the current record set: %w", c.Action, provider.ErrInvalidChange)
 			}
-			cur, ok := view[c.Before.Key()]
+			cur, ok := view.get(c.Before.Key())
 			if !ok || !cur.Equal(*c.Before) {
 				return fmt.Errorf("%s %s: it changed since it was read: %w", c.Action, c.Before.Key(), provider.ErrConflict)
 			}
-			delete(view, c.Before.Key())
+			view.del(c.Before.Key())
 			if c.Action == provider.ActionUpdate {
 				if c.After == nil {
 					return fmt.Errorf("update without a new record set: %w", provider.ErrInvalidChange)
 				}
-				view[c.After.Key()] = *c.After
+				view.put(c.After.Key(), *c.After)
 			}
 		default:
 			return fmt.Errorf("unknown action %q: %w", c.Action, provider.ErrInvalidChange)
