@@ -120,3 +120,51 @@ func TestApplyPlans_AFailedZoneLeavesTheOthersWritten(t *testing.T) {
 		t.Fatalf("remaining = %v, want the records of b.test and d.test", rest)
 	}
 }
+
+// readBarrier is a provider whose ListRecordSets answers only once every one of want zones is
+// being read (or fails after 20 s).
+type readBarrier struct {
+	provider.Provider
+	want int
+
+	mu      sync.Mutex
+	reading map[string]bool
+	all     chan struct{}
+}
+
+func (b *readBarrier) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	b.mu.Lock()
+	b.reading[zoneID] = true
+	if len(b.reading) == b.want {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+		return []provider.RecordSet{{Name: zoneID, Type: "NS", TTL: 60, Targets: []string{"ns1." + zoneID}}}, nil
+	case <-time.After(20 * time.Second):
+		return nil, fmt.Errorf("zone %s: the other zones were not read while this one was", zoneID)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestLoadSnapshots_ReadsEveryZoneAtOnce: planning an object over cold zone writers reads all
+// its zones at the same time (the provider answers only when every read arrived), not one
+// after another.
+func TestLoadSnapshots_ReadsEveryZoneAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	zones := []string{"z0.test", "z1.test", "z2.test", "z3.test", "z4.test", "z5.test", "z6.test", "z7.test", "z8.test", "z9.test"}
+	b := &readBarrier{want: len(zones), reading: map[string]bool{}, all: make(chan struct{})}
+	var tasks []zoneTask
+	for _, z := range zones {
+		tasks = append(tasks, zoneTask{zone: &dnsv1.DNSZone{Spec: dnsv1.DNSZoneSpec{Zone: z}}, w: zonewriter.New(ctx, b, z, zonewriter.Options{})})
+	}
+	loadSnapshots(ctx, tasks)
+	for _, zt := range tasks {
+		if zt.err != nil || zt.snap == nil {
+			t.Fatalf("zone %s: snapshot %v, error %v", zt.zone.Spec.Zone, zt.snap, zt.err)
+		}
+	}
+}

@@ -150,9 +150,10 @@ func setReady(o Object, ok bool, reason, msg string) {
 	o.SetConditions(conds)
 }
 
-// maxZoneWrites bounds how many of one object's zones are written at once. Each write is a
-// submission to that zone's writer, which batches it with other objects' submissions; the
-// provider calls themselves are bounded by the writers, not here.
+// maxZoneWrites bounds how many of one object's zones are read (Plan) or written at once. Each
+// write is a submission to that zone's writer, which batches it with other objects'
+// submissions, and each read a zone writer's view, loaded once for every planner; the provider
+// calls themselves are bounded by the writers, not here.
 const maxZoneWrites = 16
 
 // applyPlans submits each plan's changes (through stamp when set) to its zone's writer, every
