@@ -120,7 +120,9 @@ func formatCounts(m map[string]int) string {
 // owner: no read-merge-write), and each zone is listed at most once unless a write failed.
 // The number of PATCHes depends on how the zone writers batch and is only logged. With
 // DNSPLANE_FIRSTSYNC_ONE_WRITE=1 the proxy passes one PATCH at a time (PowerDNS on sqlite takes
-// one write at a time and answers overlapping ones 500 "database is locked").
+// one write at a time and answers overlapping ones 500 "database is locked"); with
+// DNSPLANE_FIRSTSYNC_NEW_ZONES=1 the DNSZones are created with the objects, so their adoption
+// (GetZone) is part of the first sync.
 func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("scale test: skipped with -short")
@@ -152,18 +154,27 @@ func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/pdns",
 			StringData: map[string]string{"PDNS_API_URL": apiURL, "PDNS_API_KEY": srv.Key, "DNS_ADDRESS": srv.DNSAddr}})
-	for i := range zones {
-		z := zoneObj(ns, fmt.Sprintf("z%d", i), zoneName(i), func(z *dnsv1.DNSZone) { z.Spec.ZoneID = pdns.ZoneID(zoneName(i)) })
-		c.create(z)
-		c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, time.Minute)
-	}
-
-	// The objects exist when the manager starts, as after a restart or an upgrade.
-	c.stopManager()
+	newZones := os.Getenv("DNSPLANE_FIRSTSYNC_NEW_ZONES") == "1"
 	kc, err := client.New(c.cfg, client.Options{Scheme: c.scheme()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if newZones {
+		c.stopManager()
+	}
+	for i := range zones {
+		z := zoneObj(ns, fmt.Sprintf("z%d", i), zoneName(i), func(z *dnsv1.DNSZone) { z.Spec.ZoneID = pdns.ZoneID(zoneName(i)) })
+		if err := kc.Create(ctxT(t), z); err != nil {
+			t.Fatal(err)
+		}
+		if !newZones {
+			c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, time.Minute)
+		}
+	}
+
+	// The objects exist when the manager starts, as after a restart or an upgrade (with
+	// DNSPLANE_FIRSTSYNC_NEW_ZONES=1, their DNSZones too, never synced yet).
+	c.stopManager()
 	createEndpoints(t, kc, ns, objects, zones, zoneName)
 	counter.take()
 	start := time.Now()
