@@ -83,7 +83,11 @@ type Result struct {
 	// Changes are every write, record sets and registry records, in the
 	// order to apply them (see Compute). Update and Delete carry as Before a
 	// copy of the exact set Current held, so providers with conditional
-	// writes apply them only if nothing changed meanwhile.
+	// writes apply them only if nothing changed meanwhile. In Shared mode
+	// every record-set change carries provider.Change.Shared (other
+	// contributors, of this cluster or another, may change the set between
+	// the read and the write); registry records and SingleOwner sets have
+	// one writer and never do.
 	Changes []provider.Change
 	// Records are the record-set changes of Changes, in the same order,
 	// without registry records: the plan shown in status and hashed by ID.
@@ -497,6 +501,7 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 			continue
 		}
 		if ch, ok := diff(p.snap, k, after); ok {
+			ch.Shared = p.in.Mode == Shared
 			g := map[provider.Action]int{provider.ActionCreate: groupCreate, provider.ActionUpdate: groupUpdate, provider.ActionDelete: groupDelete}[ch.Action]
 			out = append(out, planned{group: g, key: k, change: ch, isRecord: true})
 		}

@@ -938,3 +938,34 @@ func BenchmarkCompute_OneObjectInABigZone(b *testing.B) {
 		}
 	})
 }
+
+// TestPlan_SharedMarksSharedRecordSetChanges: a Shared-mode plan marks each record-set change
+// provider.Change.Shared (a provider without conditional writes read-merge-writes it); its
+// registry records, and every change of a SingleOwner plan, have one writer and are not.
+func TestPlan_SharedMarksSharedRecordSetChanges(t *testing.T) {
+	for _, tc := range []struct {
+		mode Mode
+		self registry.Contributor
+	}{{SingleOwner, self}, {Shared, rec}} {
+		current := []provider.RecordSet{apexSOA, apexNS,
+			set("old.example.test", "A", 60, "192.0.2.1"), claim(tc.self, "old.example.test", "A", 60, "192.0.2.1"),
+			set("upd.example.test", "A", 60, "192.0.2.1"), claim(tc.self, "upd.example.test", "A", 60, "192.0.2.1")}
+		res := Compute(Input{Zone: zone, Self: tc.self, Mode: tc.mode, Current: current, Desired: []provider.RecordSet{
+			set("new.example.test", "A", 60, "192.0.2.2"), set("upd.example.test", "A", 60, "192.0.2.3")}})
+		var records, regs int
+		for _, ch := range res.Changes {
+			isReg := registry.IsRegistryName(ch.Key().Name)
+			if isReg {
+				regs++
+			} else {
+				records++
+			}
+			if want := tc.mode == Shared && !isReg; ch.Shared != want {
+				t.Errorf("%s: %s %s: Shared = %v, want %v", tc.mode, ch.Action, ch.Key(), ch.Shared, want)
+			}
+		}
+		if records != 3 || regs != 3 {
+			t.Fatalf("%s: %d record and %d registry changes, want 3 and 3:\n%s", tc.mode, records, regs, render(res.Changes))
+		}
+	}
+}

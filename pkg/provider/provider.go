@@ -200,6 +200,16 @@ type Change struct {
 	Before *RecordSet
 	// After is the desired set, for Create and Update.
 	After *RecordSet
+	// Shared: other writers may add or remove targets of this set at any time, so a provider
+	// without ConditionalWrites must apply the change as a delta onto the set as it is just
+	// before the write (read-merge-write), never replace it whole. The planner (pkg/plan)
+	// sets it on every record-set change of a Shared-mode plan: a DNSRecord set, which
+	// DNSRecords of this and of other clusters (other owner IDs) merge into, and which one may
+	// join between our read and our write. False: the set has one writer, the change's
+	// contributor (a DNSEndpoint's set, every registry record), and may be written as is.
+	// Providers with ConditionalWrites ignore it: a concurrent writer makes their Before
+	// stale, the change fails with ErrConflict, and the caller re-plans from a fresh read.
+	Shared bool
 }
 
 // Key is the key of the set the change touches (After's for Create, else

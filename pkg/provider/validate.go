@@ -12,9 +12,9 @@ type SideCheck func(action Action, which string, rs RecordSet) (RecordSet, error
 // and Action): a Create needs After, a Delete needs Before, an Update needs both with one key
 // (RecordSetKey: name, type and set identifier), and any other action is unknown. check is
 // called on each side present, Before first. It returns new Changes holding the sides check
-// returned, in the input's order, or the first error, wrapping ErrInvalidChange (a missing side,
-// an Update that changes its key, an unknown action) or check's, prefixed "change i: " with i the
-// change's index in changes.
+// returned and each change's Shared, in the input's order, or the first error, wrapping
+// ErrInvalidChange (a missing side, an Update that changes its key, an unknown action) or
+// check's, prefixed "change i: " with i the change's index in changes.
 func ValidateChanges(changes []Change, check SideCheck) ([]Change, error) {
 	out := make([]Change, 0, len(changes))
 	for i, ch := range changes {
@@ -39,7 +39,7 @@ func validateChange(ch Change, check SideCheck) (Change, error) {
 		}
 		return &c, nil
 	}
-	out := Change{Action: ch.Action}
+	out := Change{Action: ch.Action, Shared: ch.Shared}
 	var err error
 	switch ch.Action {
 	case ActionCreate:

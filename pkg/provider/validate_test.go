@@ -68,3 +68,14 @@ func TestValidateChanges_ChecksEachChangeByItsAction(t *testing.T) {
 		})
 	}
 }
+
+func TestValidateChanges_KeepsShared(t *testing.T) {
+	a := &RecordSet{Name: "a", Type: "a", Targets: []string{"192.0.2.1"}}
+	out, err := ValidateChanges([]Change{{Action: ActionCreate, After: a, Shared: true}, {Action: ActionDelete, Before: a}}, upper)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out[0].Shared || out[1].Shared {
+		t.Fatalf("Shared = %v, %v; want true, false (as given)", out[0].Shared, out[1].Shared)
+	}
+}

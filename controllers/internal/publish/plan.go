@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -43,8 +44,10 @@ type Planner struct {
 // is planned for removal (plan.Input.Release). waiting lists zones that should receive endpoints
 // but are not usable yet (no zone ID or not ZoneAvailable, or not cached yet: Assignment.Confirm
 // with p.Live, when publishing); with release, the zones whose provider cannot be resolved (their
-// records stay), with why. Errors wrap factory.ErrProviderNotFound, provider errors from the
-// zone's snapshot read, or API read errors.
+// records stay), with why. The zones' snapshots are read at once (a zone writer reads its zone
+// only when its view is not fresh), so a cold start waits for one read, not one per zone. Errors
+// wrap factory.ErrProviderNotFound, provider errors from the zone's snapshot read (the first
+// zone's in key order), or API read errors.
 func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan.Mode, a *Assignment, release bool, defaultTTL int64) (plans []ZonePlan, waiting []string, _ error) {
 	if !release {
 		if err := a.Confirm(ctx, p.Live); err != nil {
@@ -52,6 +55,42 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		}
 		waiting = append(waiting, a.Awaiting...)
 	}
+	zones, unusable, err := p.usableZones(ctx, a, release)
+	if err != nil {
+		return nil, nil, err
+	}
+	waiting = append(waiting, unusable...)
+	loadSnapshots(ctx, zones)
+	for _, zt := range zones {
+		if zt.err != nil {
+			if len(zt.desired) == 0 && errors.Is(zt.err, provider.ErrZoneNotFound) {
+				continue
+			}
+			return nil, nil, fmt.Errorf("zone %s: %w", zt.zone.Spec.Zone, zt.err)
+		}
+		res := plan.Compute(plan.Input{
+			Zone: zt.zone.Spec.Zone, Self: self, Mode: mode, Release: release,
+			Desired: zt.desired, Snapshot: zt.snap, DefaultTTL: defaultTTL,
+		})
+		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res})
+	}
+	return plans, waiting, nil
+}
+
+// zoneTask is one usable zone of an assignment: its writer, the object's desired sets there,
+// and its snapshot once loaded (or the error of the read).
+type zoneTask struct {
+	zone    *dnsv1.DNSZone
+	desired []provider.RecordSet
+	w       *zonewriter.Writer
+	snap    *plan.Snapshot
+	err     error
+}
+
+// usableZones returns a's zones that can be planned, in zone-key order, with their writers;
+// unusable names those that should receive endpoints and cannot yet (see Plan's waiting). The
+// error is the first zone's whose provider cannot be resolved while it should receive endpoints.
+func (p *Planner) usableZones(ctx context.Context, a *Assignment, release bool) (zones []zoneTask, unusable []string, _ error) {
 	keys := make([]client.ObjectKey, 0, len(a.Zones))
 	for k := range a.Zones {
 		keys = append(keys, k)
@@ -67,7 +106,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		// failing at that moment must not leak the records); publishing waits for availability.
 		if z.Status.ZoneID == "" || (!release && !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable)) {
 			if len(desired) > 0 {
-				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
+				unusable = append(unusable, fmt.Sprintf("DNSZone %s (%s) to be available", k, z.Spec.Zone))
 			}
 			continue
 		}
@@ -77,25 +116,30 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 				return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
 			}
 			if release {
-				waiting = append(waiting, fmt.Sprintf("DNSZone %s (%s): %v", k, z.Spec.Zone, err))
+				unusable = append(unusable, fmt.Sprintf("DNSZone %s (%s): %v", k, z.Spec.Zone, err))
 			}
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		snap, err := w.Snapshot(ctx, z.Spec.Zone)
-		if err != nil {
-			if len(desired) == 0 && errors.Is(err, provider.ErrZoneNotFound) {
-				continue
-			}
-			return nil, nil, fmt.Errorf("zone %s: %w", z.Spec.Zone, err)
-		}
-		res := plan.Compute(plan.Input{
-			Zone: z.Spec.Zone, Self: self, Mode: mode, Release: release,
-			Desired: desired, Snapshot: snap, DefaultTTL: defaultTTL,
-		})
-		plans = append(plans, ZonePlan{Zone: z, Writer: w, Snapshot: snap, Result: res})
+		zones = append(zones, zoneTask{zone: z, desired: desired, w: w})
 	}
-	return plans, waiting, nil
+	return zones, unusable, nil
+}
+
+// loadSnapshots reads every zone's snapshot, at most maxZoneWrites at once, and records each
+// one's result in its task.
+func loadSnapshots(ctx context.Context, zones []zoneTask) {
+	sem := make(chan struct{}, maxZoneWrites)
+	var wg sync.WaitGroup
+	for i := range zones {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			zt := &zones[i]
+			zt.snap, zt.err = zt.w.Snapshot(ctx, zt.zone.Spec.Zone)
+		})
+	}
+	wg.Wait()
 }
 
 // StatusPlan summarises records (the plan's record changes, registry changes left out) for

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -100,12 +101,13 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		}
 	}
 	if apply {
-		if i, err := applyPlans(ctx, plans, opts.Stamp); err != nil {
+		if errs := applyPlans(ctx, plans, opts.Stamp); firstFailed(errs) >= 0 {
+			i := firstFailed(errs)
 			st.AppliedPlan = prevApplied
-			// status.plan shows what remains: the zones from the failed one on.
-			rest := remaining(plans[i:])
+			// status.plan shows what remains: the records of the zones whose write failed.
+			rest := remaining(plans, errs)
 			st.Plan = StatusPlan(plan.ID(rest, spec), rest)
-			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, err))
+			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, errs[i]))
 			return out, res, err
 		}
 		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
@@ -148,26 +150,60 @@ func setReady(o Object, ok bool, reason, msg string) {
 	o.SetConditions(conds)
 }
 
-// applyPlans writes each plan's changes in order, through stamp when set, and stops at the first
-// failure: failedAt is its index in plans, err the zone writer's error.
-func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (failedAt int, err error) {
+// maxZoneWrites bounds how many of one object's zones are read (Plan) or written at once. Each
+// write is a submission to that zone's writer, which batches it with other objects'
+// submissions, and each read a zone writer's view, loaded once for every planner; the provider
+// calls themselves are bounded by the writers, not here.
+const maxZoneWrites = 16
+
+// applyPlans submits each plan's changes (through stamp when set) to its zone's writer, every
+// zone at once (at most maxZoneWrites in flight), and waits for all of them: an object spanning
+// n zones waits for one batch of each, not n batches one after another. Each zone's changes,
+// its registry records with its record sets, stay one submission in the planner's order, so the
+// writer applies them in one provider call; zones have no order among themselves (each plan
+// reads and writes only its own zone). errs[i] is plans[i]'s error from its writer, nil once
+// written; a zone's failure does not stop the others.
+func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error) {
+	errs = make([]error, len(plans))
+	sem := make(chan struct{}, maxZoneWrites)
+	var wg sync.WaitGroup
 	for i, zp := range plans {
 		changes := zp.Result.Changes
 		if stamp != nil {
 			changes = stamp(changes)
 		}
-		if err := zp.Writer.Apply(ctx, changes); err != nil {
-			return i, err
+		if len(changes) == 0 {
+			continue
 		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			errs[i] = zp.Writer.Apply(ctx, changes)
+		})
 	}
-	return 0, nil
+	wg.Wait()
+	return errs
 }
 
-// remaining returns the record changes of plans, in order.
-func remaining(plans []ZonePlan) []provider.Change {
+// firstFailed returns the index of the first non-nil error of errs, in plan (zone-key) order,
+// or -1 when every zone was written.
+func firstFailed(errs []error) int {
+	for i, err := range errs {
+		if err != nil {
+			return i
+		}
+	}
+	return -1
+}
+
+// remaining returns the record changes of the plans whose write failed (errs[i] non-nil), in
+// order.
+func remaining(plans []ZonePlan, errs []error) []provider.Change {
 	var out []provider.Change
-	for _, zp := range plans {
-		out = append(out, zp.Result.Records...)
+	for i, zp := range plans {
+		if errs[i] != nil {
+			out = append(out, zp.Result.Records...)
+		}
 	}
 	return out
 }
@@ -203,13 +239,14 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
 		return false, err
 	}
-	for _, zp := range plans {
-		if err := zp.Writer.Apply(ctx, zp.Result.Changes); err != nil {
-			if errors.Is(err, provider.ErrConflict) {
-				return false, nil
-			}
-			return false, fmt.Errorf("remove records from %s: %w", zp.Zone.Spec.Zone, err)
+	errs := applyPlans(ctx, plans, nil)
+	for _, err := range errs {
+		if errors.Is(err, provider.ErrConflict) {
+			return false, nil
 		}
+	}
+	if i := firstFailed(errs); i >= 0 {
+		return false, fmt.Errorf("remove records from %s: %w", plans[i].Zone.Spec.Zone, errs[i])
 	}
 	reportLeftBehind(ctx, rec, o, plans, unresolved)
 	return true, nil

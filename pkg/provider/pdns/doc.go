@@ -33,11 +33,13 @@
 //     Config.Timeout (default 30 s) on top of the caller's context;
 //   - pretend to have conditional writes or weighted routing: PowerDNS has
 //     neither, so Capabilities says so and weighted sets are ErrNotCapable.
-//     Without conditional writes, ApplyChanges reads the sets it changes just
-//     before its PATCH and applies each change as a delta of targets onto
-//     them (read-merge-write), so a target another writer added meanwhile is
-//     kept; registry records and single-valued types (CNAME, DNAME) are
-//     replaced as they come (see ApplyChanges);
+//     Without conditional writes, ApplyChanges reads the shared sets it
+//     changes (provider.Change.Shared: DNSRecord sets) just before its PATCH
+//     and applies each change as a delta of targets onto them
+//     (read-merge-write), so a target another writer added meanwhile is
+//     kept; single-owner sets (DNSEndpoint), registry records and
+//     single-valued types (CNAME, DNAME) are replaced as they come, with no
+//     read (see ApplyChanges);
 //   - know about Kubernetes.
 //
 // ProviderSpecific options are not stored (PowerDNS has nowhere to keep

@@ -66,7 +66,7 @@ func TestNewDelta_ComparesTargetsCanonically(t *testing.T) {
 	}
 }
 
-func TestMerged_RegistryRecordsAndSingleValuedTypesAreReplaced(t *testing.T) {
+func TestMerged_SingleOwnerSetsRegistryRecordsAndSingleValuedTypesAreReplaced(t *testing.T) {
 	regName := registry.Name("z.test", registry.Contributor{OwnerID: "c1", Resource: "DNSRecord/ns/app"}, provider.RecordSetKey{Name: "app.z.test", Type: "A"})
 	for _, tc := range []struct {
 		key  provider.RecordSetKey
@@ -81,8 +81,11 @@ func TestMerged_RegistryRecordsAndSingleValuedTypesAreReplaced(t *testing.T) {
 		{provider.RecordSetKey{Name: "www.z.test", Type: "DNAME"}, false},
 		{provider.RecordSetKey{Name: "www.z.test", Type: "ALIAS"}, false},
 	} {
-		if got := merged(tc.key); got != tc.want {
-			t.Errorf("merged(%s) = %v, want %v", tc.key, got, tc.want)
+		if got := merged(true, tc.key); got != tc.want {
+			t.Errorf("merged(shared, %s) = %v, want %v", tc.key, got, tc.want)
+		}
+		if merged(false, tc.key) {
+			t.Errorf("merged(single owner, %s) = true, want false: a set with one writer is replaced as is", tc.key)
 		}
 	}
 }

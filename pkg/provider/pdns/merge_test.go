@@ -15,8 +15,9 @@ import (
 )
 
 // TestRealServer_StaleWritersKeepEachOthersTargets pins read-merge-write
-// against a real PowerDNS: writers whose Before is stale (they read the set
-// before another writer changed it) add and remove only their own targets.
+// against a real PowerDNS: writers of a shared set (Change.Shared) whose
+// Before is stale (they read the set before another writer changed it) add
+// and remove only their own targets.
 func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
 	srv := startPDNS(t)
 	p := newProvider(t, srv, srv.Key)
@@ -56,24 +57,24 @@ func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
 	}
 
 	// Two writers create the set "at once": both saw no set.
-	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.1"))})
-	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.2"))})
+	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.1")), Shared: true})
+	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.2")), Shared: true})
 	expect("192.0.2.1", "192.0.2.2")
 
 	// A third joins from a view that only held .1.
-	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1")), After: ptr(a("192.0.2.1", "192.0.2.3"))})
+	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1")), After: ptr(a("192.0.2.1", "192.0.2.3")), Shared: true})
 	expect("192.0.2.1", "192.0.2.2", "192.0.2.3")
 
 	// The first leaves from the same stale view: only .1 goes.
-	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1", "192.0.2.3")), After: ptr(a("192.0.2.3"))})
+	apply(provider.Change{Action: provider.ActionUpdate, Before: ptr(a("192.0.2.1", "192.0.2.3")), After: ptr(a("192.0.2.3")), Shared: true})
 	expect("192.0.2.2", "192.0.2.3")
 
 	// The second believes it is the last and deletes the set: .3 stays.
-	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.2"))})
+	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.2")), Shared: true})
 	expect("192.0.2.3")
 
 	// The last one leaves: the set is gone.
-	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.3"))})
+	apply(provider.Change{Action: provider.ActionDelete, Before: ptr(a("192.0.2.3")), Shared: true})
 	expect()
 
 	// Registry records are replaced whole: never two values.
@@ -82,8 +83,8 @@ func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
 	r1 := registry.RecordSet("merge.test", e)
 	stale := registry.RecordSet("merge.test", registry.WithHeartbeat(e, e.Heartbeat.AddDate(2000, 0, 0)))
 	r2 := registry.RecordSet("merge.test", registry.WithHeartbeat(e, e.Heartbeat.AddDate(2001, 0, 0)))
-	apply(provider.Change{Action: provider.ActionCreate, After: &r1})
-	apply(provider.Change{Action: provider.ActionUpdate, Before: &stale, After: &r2})
+	apply(provider.Change{Action: provider.ActionCreate, After: &r1, Shared: true})
+	apply(provider.Change{Action: provider.ActionUpdate, Before: &stale, After: &r2, Shared: true})
 	sets, err := p.ListRecordSets(ctx(t), z.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +99,7 @@ func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
 func ptr(rs provider.RecordSet) *provider.RecordSet { return &rs }
 
 // TestReadMergeWrite_RequestsSent pins what ApplyChanges sends: registry
-// records alone cost one PATCH and no read; a shared set costs one GET
+// records alone cost one PATCH and no read; a shared set (Change.Shared) costs one GET
 // filtered to its name, then the PATCH; several names cost one GET of the
 // zone.
 func TestReadMergeWrite_RequestsSent(t *testing.T) {
@@ -148,7 +149,7 @@ func TestReadMergeWrite_RequestsSent(t *testing.T) {
 
 	before := provider.RecordSet{Name: "app.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
 	after := provider.RecordSet{Name: "app.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1", "192.0.2.2"}}
-	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after}, {Action: provider.ActionUpdate, Before: &r1, After: &r2}}); err != nil {
+	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after, Shared: true}, {Action: provider.ActionUpdate, Before: &r1, After: &r2}}); err != nil {
 		t.Fatal(err)
 	}
 	got, pt := take()
@@ -162,7 +163,7 @@ func TestReadMergeWrite_RequestsSent(t *testing.T) {
 	}
 
 	other := provider.RecordSet{Name: "other.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.7"}}
-	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after}, {Action: provider.ActionDelete, Before: &other}}); err != nil {
+	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after, Shared: true}, {Action: provider.ActionDelete, Before: &other, Shared: true}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := take(); len(got) != 2 || got[0] != "GET /api/v1/servers/localhost/zones/z.test." {

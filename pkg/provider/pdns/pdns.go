@@ -551,8 +551,9 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // PowerDNS has no conditional write, so a plain REPLACE would drop a target
 // another writer added between our read and our write (docs/design.md,
 // "Providers"; dnsplane API contract, "Lost targets heal themselves"). So
-// record sets shared by many writers are written by read-merge-write: just
-// before the PATCH, the current rrsets of the names being changed are read
+// record sets shared by many writers (provider.Change.Shared: DNSRecord
+// sets) are written by read-merge-write: just before the PATCH, the current
+// rrsets of the names being changed are read
 // (one GET of the zone filtered with rrset_name when a single name is
 // changed, else one GET of the whole zone), and each change is applied as a
 // delta onto the fresh set:
@@ -570,11 +571,13 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 //
 // The read is a second HTTP request of the same ApplyChanges call. It is
 // skipped, and changes are written as they come (REPLACE with all of After's
-// records, DELETE by key), for dnsplane registry records (TXT at
+// records, DELETE by key), for changes that are not Shared (a set with one
+// writer: every DNSEndpoint set), dnsplane registry records (TXT at
 // provider.IsRegistryName names, which hold one value of one writer and must
-// never gain a second), single-valued types (CNAME, DNAME), and sets whose
-// type or Before this build cannot parse. So a batch of heartbeats (registry
-// records only) costs one PATCH and no GET.
+// never gain a second, even when marked Shared), single-valued types (CNAME,
+// DNAME), and sets whose type or Before this build cannot parse. So a batch
+// of DNSEndpoint changes, or of heartbeats (registry records only), costs one
+// PATCH and no GET.
 //
 // Several changes to one key are applied in order and collapse into one
 // rrset, at the position of the first (PowerDNS takes one rrset per key and
@@ -725,10 +728,14 @@ func applyDelta(cur *provider.RecordSet, key provider.RecordSetKey, d delta) *pr
 	return &out
 }
 
-// merged reports whether changes to the set at key are applied by
-// read-merge-write: not a registry record, not a single-valued type, and a
-// type whose targets this build parses (so they compare canonically).
-func merged(key provider.RecordSetKey) bool {
+// merged reports whether a change to the set at key is applied by
+// read-merge-write: a Shared change (provider.Change.Shared), not to a
+// registry record, not to a single-valued type, and to a type whose targets
+// this build parses (so they compare canonically).
+func merged(shared bool, key provider.RecordSetKey) bool {
+	if !shared {
+		return false
+	}
 	switch key.Type {
 	case "CNAME", "DNAME", "SOA":
 		return false
@@ -820,13 +827,13 @@ func checkSet(zone, which string, rs provider.RecordSet) (provider.RecordSet, er
 }
 
 // prepare converts one validated change (its sides checked by checkSet): a Create or Update is a
-// REPLACE of After (at least one target), a Delete a DELETE by key; registry and other merged keys
-// also carry their delta.
+// REPLACE of After (at least one target), a Delete a DELETE by key; a Shared change to a merged
+// key (see merged) also carries its delta.
 func prepare(ch provider.Change) (change, error) {
 	if ch.Action == provider.ActionDelete {
 		before := *ch.Before
 		c := change{key: before.Key(), rrset: apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}}
-		if merged(c.key) {
+		if merged(ch.Shared, c.key) {
 			c.delta = newDelta(&before, nil)
 		}
 		return c, nil
@@ -840,7 +847,7 @@ func prepare(ch provider.Change) (change, error) {
 		return change{}, err
 	}
 	c := change{key: after.Key(), rrset: rs, after: &after}
-	if merged(c.key) {
+	if merged(ch.Shared, c.key) {
 		c.delta = newDelta(ch.Before, &after)
 	}
 	return c, nil
