@@ -70,7 +70,7 @@ func zonePlans(ctx context.Context, t *testing.T, p provider.Provider, zones ...
 		rs := provider.RecordSet{Name: "app." + z, Type: "A", TTL: 60, Targets: []string{fmt.Sprintf("192.0.2.%d", i+1)}}
 		reg := provider.RecordSet{Name: "a-app." + z, Type: "TXT", TTL: 60, Targets: []string{"claim " + z}}
 		record := provider.Change{Action: provider.ActionCreate, After: &rs}
-		w := zonewriter.New(ctx, p, z, zonewriter.Options{Window: time.Millisecond})
+		w := zonewriter.New(ctx, p, z, zonewriter.Options{})
 		out = append(out, ZonePlan{Zone: &dnsv1.DNSZone{Spec: dnsv1.DNSZoneSpec{Zone: z}}, Writer: w,
 			Result: plan.Result{Changes: []provider.Change{{Action: provider.ActionCreate, After: &reg}, record}, Records: []provider.Change{record}}})
 	}
