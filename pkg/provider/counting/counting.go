@@ -7,6 +7,7 @@ package counting
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,10 @@ const (
 	OpDeleteZone     = "DeleteZone"
 	OpListRecordSets = "ListRecordSets"
 	OpApplyChanges   = "ApplyChanges"
+	// OpZoneDeletions and OpDeleteRecordSets are provider.ZoneDrainer's methods, counted only
+	// when the wrapped provider is one.
+	OpZoneDeletions    = "ZoneDeletions"
+	OpDeleteRecordSets = "DeleteRecordSets"
 )
 
 // Provider counts the calls made to the wrapped provider. It is safe for concurrent use.
@@ -188,5 +193,32 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	err := p.inner.ApplyChanges(ctx, zoneID, changes)
 	p.countZone(OpApplyChanges, zoneID, err)
+	return err
+}
+
+// ZoneDeletions implements provider.ZoneDrainer for the guard: the wrapped provider's, or none
+// (not counted) when it is no ZoneDrainer, whose DeleteZone then needs no deletions first.
+func (p *Provider) ZoneDeletions(ctx context.Context, zoneID string) ([]provider.Deletion, error) {
+	d, ok := p.inner.(provider.ZoneDrainer)
+	if !ok {
+		return nil, nil
+	}
+	dels, err := d.ZoneDeletions(ctx, zoneID)
+	p.countZone(OpZoneDeletions, zoneID, err)
+	return dels, err
+}
+
+// DeleteRecordSets implements provider.ZoneDrainer; one call is one write request. A provider
+// that is no ZoneDrainer listed no deletions, so dels of it are ErrInvalidChange.
+func (p *Provider) DeleteRecordSets(ctx context.Context, zoneID string, dels []provider.Deletion) error {
+	d, ok := p.inner.(provider.ZoneDrainer)
+	if !ok {
+		if len(dels) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %T lists no deletions before DeleteZone", provider.ErrInvalidChange, p.inner)
+	}
+	err := d.DeleteRecordSets(ctx, zoneID, dels)
+	p.countZone(OpDeleteRecordSets, zoneID, err)
 	return err
 }
