@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,9 +58,9 @@ type Reconciler struct {
 	SOAPollInterval time.Duration
 	// ResyncInterval forces a sync with the provider this long after the last, a time.Duration.
 	ResyncInterval time.Duration
-	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
-	AvailableDelay prometheus.Observer
-	Clock          clock.PassiveClock
+	// Metrics, when set, observes creation-to-ZoneAvailable seconds once per zone (NewMetrics).
+	Metrics *Metrics
+	Clock   clock.PassiveClock
 	// ControllerName names the controller in logs and in controller-runtime's metrics
 	// (controller_runtime_reconcile_total{controller}); default "dnszone". Tests that run two
 	// managers in one process tell their metrics apart with it.
@@ -193,8 +192,8 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 		// Once per zone: the timestamp is in status, so a restarted manager records nothing.
 		now := metav1.NewTime(r.now())
 		z.Status.AvailableTimestamp = &now
-		if _, seen := r.observed.LoadOrStore(z.UID, struct{}{}); !seen && r.AvailableDelay != nil {
-			r.AvailableDelay.Observe(now.Sub(z.CreationTimestamp.Time).Seconds())
+		if _, seen := r.observed.LoadOrStore(z.UID, struct{}{}); !seen {
+			r.Metrics.observeAvailable(now.Sub(z.CreationTimestamp.Time).Seconds())
 		}
 	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil

@@ -34,6 +34,7 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -74,7 +75,9 @@ type Metrics struct {
 	PeerErrors *prometheus.CounterVec
 }
 
-// NewMetrics registers the Gslb metrics with reg.
+// NewMetrics creates the Gslb metrics and registers them with reg (the manager's registry; nil =
+// unregistered). A registration error (a second registration with the same registry, say) is
+// returned wrapped (internal/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		HealthyRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_gslb_healthy_records",
@@ -82,10 +85,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		PeerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dnsplane_gslb_peer_query_errors_total",
 			Help: "Gslb peer queries that failed (timeout, refused, spoofed or malformed answers), by peer geo tag."}, []string{"peer"}),
 	}
-	for _, c := range []prometheus.Collector{m.HealthyRecords, m.PeerErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, "gslb", m.HealthyRecords, m.PeerErrors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }
