@@ -29,7 +29,6 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
-	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
@@ -45,13 +44,19 @@ const ParentLinkSuffix = "-parent-link"
 
 // Reconciler reconciles DNSZones.
 type Reconciler struct {
-	Client    client.Client
-	Recorder  record.EventRecorder
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
-	DNS       dnsclient.Client
-	// Scraper confirms parent links and notifies this controller through ZoneEvents.
-	Scraper *scraper.Scraper
+	Client   client.Client
+	Recorder record.EventRecorder
+	// Providers is the provider factory (*factory.Factory).
+	Providers Providers
+	// Writers are the zone writers (*zonewriter.Set).
+	Writers Writers
+	// DNS asks name servers for SOA and addresses; nil = dnsclient.Client{}.
+	DNS DNS
+	// Scraper confirms parent links (*scraper.Scraper).
+	Scraper Scraper
+	// ZoneEvents, when set, carries the scraper's requests to reconcile a child DNSZone whose
+	// parent link changed (scraper.Scraper.ZoneEvents).
+	ZoneEvents <-chan scraper.Notice
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// SOAPollInterval is how often an unavailable zone is polled, a time.Duration.
@@ -180,7 +185,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	if resolved.DNSAddress != "" {
 		servers = []string{resolved.DNSAddress}
 	}
-	if err := r.DNS.SOAAny(ctx, servers, z.Spec.Zone); err != nil {
+	if err := r.dns().SOAAny(ctx, servers, z.Spec.Zone); err != nil {
 		logger.V(1).Info("SOA not answered yet", "zone", z.Spec.Zone, "error", err.Error())
 		status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, dnsv1.ReasonAwaitingSOA,
 			fmt.Sprintf("hosted zone %s exists; waiting for an authoritative SOA answer (%v)", z.Status.ZoneID, err))
@@ -412,7 +417,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
-		WatchesRawSource(notice.Source(r.Scraper.ZoneEvents)).
+		WatchesRawSource(notice.Source(r.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.

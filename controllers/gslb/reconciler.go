@@ -40,11 +40,20 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
+// Providers is what the Gslb controller needs of the provider factory (*factory.Factory): the
+// provider, and so the DNS address, of a DNSZone's Secret. Errors wrap factory.ErrProviderNotFound.
+type Providers interface {
+	Resolve(ctx context.Context, namespace, name string) (factory.Resolved, error)
+}
+
+var _ Providers = (*factory.Factory)(nil)
+
 // Reconciler reconciles Gslbs.
 type Reconciler struct {
-	Client    client.Client
-	Recorder  record.EventRecorder
-	Providers *factory.Factory
+	Client   client.Client
+	Recorder record.EventRecorder
+	// Providers is the provider factory (*factory.Factory), for the edge zone's DNS address.
+	Providers Providers
 	// GeoTag is --geo-tag, this cluster's region.
 	GeoTag string
 	// Peers are the other clusters' DNS servers (--ext-gslb-clusters).

@@ -59,6 +59,7 @@ func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
 		Providers:       a.Providers,
 		Writers:         writers,
 		Scraper:         a.Scraper,
+		ZoneEvents:      a.Scraper.ZoneEvents,
 		DNS:             dnsclient.Client{},
 		OwnerID:         a.OwnerID,
 		SOAPollInterval: cfg.SOAPollInterval,

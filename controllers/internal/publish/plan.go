@@ -16,7 +16,6 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -31,8 +30,8 @@ type ZonePlan struct {
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
 type Planner struct {
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
+	Providers Providers
+	Writers   Writers
 	// Live, when set, is an uncached reader: before an endpoint is reported as in no DNSZone,
 	// Run confirms it against the API server (Assignment.Confirm).
 	Live client.Reader
