@@ -13,18 +13,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
-
-// noWriters is a zone-writer set that fails the test when asked for a writer.
-type noWriters struct{ t *testing.T }
-
-func (w noWriters) For(k zonewriter.Key, _ provider.Provider) *zonewriter.Writer {
-	w.t.Errorf("For(%v) called: no provider was resolved", k)
-	return nil
-}
 
 // TestReconcile_MissingProviderSecretIsZoneNotFound (issue 12, item 4: phases tested with fakes
 // of the small interfaces, no envtest): a DNSEndpoint whose available DNSZone names a provider
@@ -41,7 +31,7 @@ func TestReconcile_MissingProviderSecretIsZoneNotFound(t *testing.T) {
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(zone, ep).
 		WithStatusSubresource(&dnsv1.DNSEndpoint{}, &dnsv1.DNSZone{}).Build()
 	providers := &testclient.Providers{Err: fmt.Errorf("secret a/creds does not exist: %w", factory.ErrProviderNotFound)}
-	r := &Reconciler{Client: c, Providers: providers, Writers: noWriters{t}, OwnerID: "cluster-a"}
+	r := &Reconciler{Client: c, Providers: providers, Writers: testclient.NoWriters{T: t}, OwnerID: "cluster-a"}
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ep)})
 	if err != nil {
 		t.Fatalf("Reconcile: %v, want the missing Secret in status", err)

@@ -16,22 +16,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
-
-// noWriters is a zone-writer set that has no writer yet (Lookup) and fails the test when asked
-// to create one: reconcileZone of a synced zone writes nothing.
-type noWriters struct{ t *testing.T }
-
-func (noWriters) Lookup(zonewriter.Key) *zonewriter.Writer { return nil }
-func (w noWriters) For(k zonewriter.Key, _ provider.Provider) *zonewriter.Writer {
-	w.t.Errorf("For(%v) called", k)
-	return nil
-}
-func (w noWriters) Forget(k zonewriter.Key)           { w.t.Errorf("Forget(%v) called", k) }
-func (noWriters) ZoneNotFound() <-chan zonewriter.Key { return nil }
 
 // fakeDNS answers SOAAny with err and records the servers asked.
 type fakeDNS struct {
@@ -60,7 +46,7 @@ func TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce(t *testing
 	dns := &fakeDNS{err: errors.New("refused")}
 	r := &Reconciler{
 		Providers:       &testclient.Providers{Res: factory.Resolved{Account: "apps/creds", DNSAddress: "127.0.0.1:5353"}},
-		Writers:         noWriters{t},
+		Writers:         testclient.NoWriters{T: t},
 		DNS:             dns,
 		Metrics:         m,
 		Clock:           testclock.NewFakePassiveClock(now),
@@ -106,7 +92,7 @@ func TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce(t *testing
 func TestReconcileZone_MissingSecretIsReportedWithoutDNS(t *testing.T) {
 	dns := &fakeDNS{}
 	r := &Reconciler{Providers: &testclient.Providers{Err: fmt.Errorf("secret apps/creds: %w", factory.ErrProviderNotFound)},
-		Writers: noWriters{t}, DNS: dns, SOAPollInterval: time.Second}
+		Writers: testclient.NoWriters{T: t}, DNS: dns, SOAPollInterval: time.Second}
 	z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "example", Generation: 1}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}
 	if _, err := r.reconcileZone(context.Background(), z); err != nil {
 		t.Fatalf("missing Secret: %v, want it reported in status", err)

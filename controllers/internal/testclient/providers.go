@@ -3,9 +3,11 @@ package testclient
 import (
 	"context"
 	"sync"
+	"testing"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // Providers is a fake of the provider factory as the controllers use it (their Providers
@@ -43,3 +45,23 @@ type Capable struct {
 
 // Capabilities returns c.Caps.
 func (c Capable) Capabilities() provider.Capabilities { return c.Caps }
+
+// NoWriters is a zone-writer set (the controllers' Writers interfaces) that has no writer yet
+// (Lookup is nil, ZoneNotFound never reports) and fails the test when asked to create or forget
+// one: for phases that must not write.
+type NoWriters struct{ T testing.TB }
+
+// For fails the test and returns nil.
+func (w NoWriters) For(k zonewriter.Key, _ provider.Provider) *zonewriter.Writer {
+	w.T.Errorf("zone writer For(%v) called; want no write", k)
+	return nil
+}
+
+// Lookup returns nil: no zone has a writer.
+func (NoWriters) Lookup(zonewriter.Key) *zonewriter.Writer { return nil }
+
+// Forget fails the test.
+func (w NoWriters) Forget(k zonewriter.Key) { w.T.Errorf("zone writer Forget(%v) called", k) }
+
+// ZoneNotFound never reports a zone.
+func (NoWriters) ZoneNotFound() <-chan zonewriter.Key { return nil }

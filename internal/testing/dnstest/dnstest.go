@@ -4,23 +4,19 @@
 package dnstest
 
 import (
-	"context"
 	"net/netip"
 	"testing"
-	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 )
 
 // Loopback is the address the served zones' name servers have as glue (127.0.0.1).
 var Loopback = netip.MustParseAddr("127.0.0.1")
 
-// stopTimeout bounds the server's shutdown at the end of a test.
-const stopTimeout = 10 * time.Second
-
 // Serve serves store on a free 127.0.0.1 port, UDP and TCP, until the test ends, and returns its
 // host:port. The test fails when the server cannot listen, fails while serving, or does not stop
-// within 10 s.
+// (testrun.Background).
 func Serve(t testing.TB, store *dnsserver.Store) string {
 	t.Helper()
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
@@ -30,20 +26,7 @@ func Serve(t testing.TB, store *dnsserver.Store) string {
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("dnstest: server: %v", err)
-			}
-		case <-time.After(stopTimeout):
-			t.Error("dnstest: server did not stop")
-		}
-	})
+	testrun.Background(t, "dnstest: server", srv.Start)
 	return srv.Addr()
 }
 

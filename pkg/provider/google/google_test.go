@@ -221,33 +221,8 @@ func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
 // deletes them first in changes of 1,000 + 1 (provider.ZoneDrainer), then the empty zone.
 func TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions(t *testing.T) {
 	fake, p, z := setup(t)
-	g := guard.New(p, guard.Options{})
-	ctx := context.Background()
-	var changes []provider.Change
-	for i := range 1001 {
-		rs := provider.RecordSet{Name: fmt.Sprintf("d%04d.example.test", i), Type: "A", TTL: 60, Targets: []string{fmt.Sprintf("10.5.%d.%d", i/256, i%256)}}
-		changes = append(changes, provider.Change{Action: provider.ActionCreate, After: &rs})
-	}
-	if err := g.ApplyChanges(ctx, z.ID, changes); err != nil {
-		t.Fatal(err)
-	}
-	requests := fake.Count("changes.create")
-	if err := p.DeleteZone(ctx, z.ID); err == nil {
-		t.Fatal("unguarded DeleteZone of 1,001 sets succeeded; want Cloud DNS's quota error (one change, unsplit)")
-	}
-	if n := fake.Count("changes.create") - requests; n != 1 {
-		t.Errorf("unguarded DeleteZone sent %d changes.create, want 1", n)
-	}
-	if sets, err := p.ListRecordSets(ctx, z.ID); err != nil || len(sets) != 1001+2 {
-		t.Fatalf("after the rejected DeleteZone: %d sets, %v; want all 1,003", len(sets), err)
-	}
-	if err := g.DeleteZone(ctx, z.ID); err != nil {
-		t.Fatalf("guarded DeleteZone: %v", err)
-	}
-	if got := fmt.Sprint(fake.ChangeSizes()[2:]); got != "[1000 1]" {
-		t.Errorf("guarded DeleteZone: changes of %s sets, want [1000 1]", got)
-	}
-	if _, err := p.GetZone(ctx, z.ID); !errors.Is(err, provider.ErrZoneNotFound) {
-		t.Errorf("GetZone after DeleteZone: %v, want ErrZoneNotFound", err)
-	}
+	providertest.DeleteZoneIsSplitByTheGuard(t, p, z.ID, providertest.Requests{
+		Sent:     func() int { return fake.Count("changes.create") },
+		Accepted: fake.ChangeSizes,
+	})
 }
