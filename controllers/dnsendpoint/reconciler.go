@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
@@ -45,8 +46,8 @@ type Reconciler struct {
 	Recorder  record.EventRecorder
 	// Providers and Writers are the provider factory (*factory.Factory) and the zone writers
 	// (*zonewriter.Set), as publishing uses them.
-	Providers publish.Providers
-	Writers   publish.Writers
+	Providers deps.Providers
+	Writers   deps.Writers
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// ResyncInterval re-plans every object this often, repairing drift, a time.Duration; 0

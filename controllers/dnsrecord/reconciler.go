@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -57,8 +58,8 @@ type Reconciler struct {
 	Recorder  record.EventRecorder
 	// Providers and Writers are the provider factory (*factory.Factory) and the zone writers
 	// (*zonewriter.Set), as publishing uses them.
-	Providers publish.Providers
-	Writers   publish.Writers
+	Providers deps.Providers
+	Writers   deps.Writers
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// Heartbeats, when set, refreshes this manager's heartbeats and re-checks every

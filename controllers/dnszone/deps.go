@@ -7,24 +7,17 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
-	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
-
-// Providers is what the controller needs of the provider factory (*factory.Factory): the provider
-// of a Secret. Errors wrap factory.ErrProviderNotFound for a missing Secret or provider.
-type Providers interface {
-	Resolve(ctx context.Context, namespace, name string) (factory.Resolved, error)
-}
 
 // Writers is what the controller needs of the zone-writer set (*zonewriter.Set): a zone's writer
 // (For creates it, Lookup does not), Forget when the zone is gone, and the keys of zones a writer
 // found missing at the provider.
 type Writers interface {
-	For(k zonewriter.Key, p provider.Provider) *zonewriter.Writer
+	deps.Writers
 	Lookup(k zonewriter.Key) *zonewriter.Writer
 	Forget(k zonewriter.Key)
 	ZoneNotFound() <-chan zonewriter.Key
@@ -49,10 +42,9 @@ type DNS interface {
 }
 
 var (
-	_ Providers = (*factory.Factory)(nil)
-	_ Writers   = (*zonewriter.Set)(nil)
-	_ Scraper   = (*scraper.Scraper)(nil)
-	_ DNS       = dnsclient.Client{}
+	_ Writers = (*zonewriter.Set)(nil)
+	_ Scraper = (*scraper.Scraper)(nil)
+	_ DNS     = dnsclient.Client{}
 )
 
 // dns returns r.DNS, or a dnsclient.Client with its default timeout.

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -47,7 +48,7 @@ type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	// Providers is the provider factory (*factory.Factory).
-	Providers Providers
+	Providers deps.Providers
 	// Writers are the zone writers (*zonewriter.Set).
 	Writers Writers
 	// DNS asks name servers for SOA and addresses; nil = dnsclient.Client{}.

@@ -31,29 +31,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
-
-// Providers is what the Gslb controller needs of the provider factory (*factory.Factory): the
-// provider, and so the DNS address, of a DNSZone's Secret. Errors wrap factory.ErrProviderNotFound.
-type Providers interface {
-	Resolve(ctx context.Context, namespace, name string) (factory.Resolved, error)
-}
-
-var _ Providers = (*factory.Factory)(nil)
 
 // Reconciler reconciles Gslbs.
 type Reconciler struct {
 	Client   client.Client
 	Recorder record.EventRecorder
 	// Providers is the provider factory (*factory.Factory), for the edge zone's DNS address.
-	Providers Providers
+	Providers deps.Providers
 	// GeoTag is --geo-tag, this cluster's region.
 	GeoTag string
 	// Peers are the other clusters' DNS servers (--ext-gslb-clusters).

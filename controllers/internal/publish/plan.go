@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -30,8 +31,8 @@ type ZonePlan struct {
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
 type Planner struct {
-	Providers Providers
-	Writers   Writers
+	Providers deps.Providers
+	Writers   deps.Writers
 	// Live, when set, is an uncached reader: before an endpoint is reported as in no DNSZone,
 	// Run confirms it against the API server (Assignment.Confirm).
 	Live client.Reader
