@@ -141,7 +141,7 @@ func (c *cluster) startManager() {
 		t.Fatalf("%s: %v", c.ownerID, err)
 	}
 	mgr := a.Manager
-	c.requests = a.Requests
+	c.requests = a.Requests.Requests
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

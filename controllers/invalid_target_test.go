@@ -7,11 +7,9 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint is item 3 of issue 11 end to end on
@@ -74,12 +72,8 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 // before any request (pkg/provider/pdns pins the request count), and the valid endpoint of the
 // same object is served by PowerDNS.
 func TestPowerDNS_MalformedTargetIsInvalidEndpoint(t *testing.T) {
-	srv := pdnstest.Start(t)
 	ns := "pdns-badtarget"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/pdns",
-			StringData: map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key,
-				"PDNS_NAMESERVERS": "ns1.badtarget-pdns.test", "DNS_ADDRESS": srv.DNSAddr}})
+	srv := pdnsNamespace(t, ns, "PDNS_NAMESERVERS", "ns1.badtarget-pdns.test")
 	z := zoneObj(ns, "z", "badtarget-pdns.test", nil)
 	ep := endpointObj(ns, "mixed",
 		dnsv1.Endpoint{DNSName: "www.badtarget-pdns.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.81"}},

@@ -12,37 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
-
-// pdnsSecret is a dnsplane.io/pdns Secret named "dns" for srv, with extra keys.
-func pdnsSecret(ns string, srv pdnstest.Server, kv ...string) *corev1.Secret {
-	data := map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key, "DNS_ADDRESS": srv.DNSAddr}
-	for i := 0; i+1 < len(kv); i += 2 {
-		data[kv[i]] = kv[i+1]
-	}
-	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/pdns", StringData: data}
-}
-
-// pdnsSets reads a PowerDNS zone's record sets through the API, keyed "name/type" -> sorted
-// targets.
-func pdnsSets(t *testing.T, srv pdnstest.Server, zone string) map[string][]string {
-	t.Helper()
-	p, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets, err := p.ListRecordSets(ctxT(t), pdns.ZoneID(zone))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, rs := range sets {
-		out[rs.Key().String()] = slices.Sorted(slices.Values(rs.Targets))
-	}
-	return out
-}
 
 // TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress is issue 11 item 6: a linked zone on
 // PowerDNS without PDNS_NAMESERVERS delegates to ns1.<zone>, which has no address. That is a lame
@@ -51,9 +22,8 @@ func pdnsSets(t *testing.T, srv pdnstest.Server, zone string) map[string][]strin
 // ns1.<zone> is published in the zone, the parent serves the NS set with that glue, and the zone
 // is ParentLinked and Ready.
 func TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress(t *testing.T) {
-	srv := pdnstest.Start(t)
 	ns := "pdns-lame"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, pdnsSecret(ns, srv))
+	srv := pdnsNamespace(t, ns)
 	parent := zoneObj(ns, "parent", "lame.test", nil)
 	child := zoneObj(ns, "child", "c.lame.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
 	create(t, parent, child)

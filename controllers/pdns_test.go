@@ -6,12 +6,10 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // TestPowerDNS_ZoneAndRecordsThroughTheSameControllers: the controllers never special-case a
@@ -19,12 +17,8 @@ import (
 // checks its SOA at DNS_ADDRESS, and a DNSEndpoint's record is served by PowerDNS; deleting
 // both removes the record and the zone.
 func TestPowerDNS_ZoneAndRecordsThroughTheSameControllers(t *testing.T) {
-	srv := pdnstest.Start(t)
 	ns := "pdns"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/pdns",
-			StringData: map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key,
-				"PDNS_NAMESERVERS": "ns1.pdns.test", "DNS_ADDRESS": srv.DNSAddr}})
+	srv := pdnsNamespace(t, ns, "PDNS_NAMESERVERS", "ns1.pdns.test")
 	z := zoneObj(ns, "z", "pdns.test", nil)
 	ep := endpointObj(ns, "api", dnsv1.Endpoint{DNSName: "api.pdns.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.80", "192.0.2.81"}})
 	create(t, z, ep)

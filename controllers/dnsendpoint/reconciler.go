@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
@@ -28,10 +29,8 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
@@ -45,8 +44,10 @@ type Reconciler struct {
 	// created a moment ago may not be cached yet (it is then AwaitingZone).
 	APIReader client.Reader
 	Recorder  record.EventRecorder
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
+	// Providers and Writers are the provider factory (*factory.Factory) and the zone writers
+	// (*zonewriter.Set), as publishing uses them.
+	Providers deps.Providers
+	Writers   deps.Writers
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// ResyncInterval re-plans every object this often, repairing drift, a time.Duration; 0

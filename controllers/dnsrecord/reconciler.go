@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -31,9 +32,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
-	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
@@ -57,8 +56,10 @@ type Reconciler struct {
 	// APIReader, when set, reads from the API server: see dnsendpoint.Reconciler.APIReader.
 	APIReader client.Reader
 	Recorder  record.EventRecorder
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
+	// Providers and Writers are the provider factory (*factory.Factory) and the zone writers
+	// (*zonewriter.Set), as publishing uses them.
+	Providers deps.Providers
+	Writers   deps.Writers
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// Heartbeats, when set, refreshes this manager's heartbeats and re-checks every

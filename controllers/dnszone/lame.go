@@ -122,7 +122,7 @@ func (r *Reconciler) resolves(ctx context.Context, servers []string, name string
 		return len(addrs) > 0, true
 	}
 	for _, s := range servers {
-		addrs, err := r.DNS.Addresses(ctx, s, name)
+		addrs, err := r.dns().Addresses(ctx, s, name)
 		if err != nil {
 			logger.V(1).Info("name server lookup failed", "name", name, "server", s, "error", err.Error())
 			continue

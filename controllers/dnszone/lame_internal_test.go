@@ -3,32 +3,16 @@ package dnszone
 import (
 	"context"
 	"net"
-	"net/netip"
 	"testing"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
-// servedZone starts the embedded server on loopback with zone example.test (ns1.example.test has
-// glue 127.0.0.1) and returns its address.
+// servedZone serves zone example.test on loopback (ns1.example.test has glue 127.0.0.1) and
+// returns its address.
 func servedZone(t *testing.T) string {
 	t.Helper()
-	store := dnsserver.NewStore(dnsserver.StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
-	if _, err := store.CreateZone("example.test", dnsserver.ZoneMeta{ID: "example.test"}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Start(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv.Addr()
+	return dnstest.ServeZones(t, "example.test")
 }
 
 // TestResolves: out-of-bailiwick name servers are looked up at the configured DNS addresses, or

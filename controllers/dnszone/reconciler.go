@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,11 +25,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
-	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
@@ -46,22 +45,28 @@ const ParentLinkSuffix = "-parent-link"
 
 // Reconciler reconciles DNSZones.
 type Reconciler struct {
-	Client    client.Client
-	Recorder  record.EventRecorder
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
-	DNS       dnsclient.Client
-	// Scraper confirms parent links and notifies this controller through ZoneEvents.
-	Scraper *scraper.Scraper
+	Client   client.Client
+	Recorder record.EventRecorder
+	// Providers is the provider factory (*factory.Factory).
+	Providers deps.Providers
+	// Writers are the zone writers (*zonewriter.Set).
+	Writers Writers
+	// DNS asks name servers for SOA and addresses; nil = dnsclient.Client{}.
+	DNS DNS
+	// Scraper confirms parent links (*scraper.Scraper).
+	Scraper Scraper
+	// ZoneEvents, when set, carries the scraper's requests to reconcile a child DNSZone whose
+	// parent link changed (scraper.Scraper.ZoneEvents).
+	ZoneEvents <-chan scraper.Notice
 	// OwnerID is this manager's --owner-id.
 	OwnerID string
 	// SOAPollInterval is how often an unavailable zone is polled, a time.Duration.
 	SOAPollInterval time.Duration
 	// ResyncInterval forces a sync with the provider this long after the last, a time.Duration.
 	ResyncInterval time.Duration
-	// AvailableDelay, when set, observes creation-to-ZoneAvailable seconds once per zone.
-	AvailableDelay prometheus.Observer
-	Clock          clock.PassiveClock
+	// Metrics, when set, observes creation-to-ZoneAvailable seconds once per zone (NewMetrics).
+	Metrics *Metrics
+	Clock   clock.PassiveClock
 	// ControllerName names the controller in logs and in controller-runtime's metrics
 	// (controller_runtime_reconcile_total{controller}); default "dnszone". Tests that run two
 	// managers in one process tell their metrics apart with it.
@@ -181,7 +186,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	if resolved.DNSAddress != "" {
 		servers = []string{resolved.DNSAddress}
 	}
-	if err := r.DNS.SOAAny(ctx, servers, z.Spec.Zone); err != nil {
+	if err := r.dns().SOAAny(ctx, servers, z.Spec.Zone); err != nil {
 		logger.V(1).Info("SOA not answered yet", "zone", z.Spec.Zone, "error", err.Error())
 		status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, dnsv1.ReasonAwaitingSOA,
 			fmt.Sprintf("hosted zone %s exists; waiting for an authoritative SOA answer (%v)", z.Status.ZoneID, err))
@@ -193,8 +198,8 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 		// Once per zone: the timestamp is in status, so a restarted manager records nothing.
 		now := metav1.NewTime(r.now())
 		z.Status.AvailableTimestamp = &now
-		if _, seen := r.observed.LoadOrStore(z.UID, struct{}{}); !seen && r.AvailableDelay != nil {
-			r.AvailableDelay.Observe(now.Sub(z.CreationTimestamp.Time).Seconds())
+		if _, seen := r.observed.LoadOrStore(z.UID, struct{}{}); !seen {
+			r.Metrics.observeAvailable(now.Sub(z.CreationTimestamp.Time).Seconds())
 		}
 	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
@@ -413,7 +418,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
-		WatchesRawSource(notice.Source(r.Scraper.ZoneEvents)).
+		WatchesRawSource(notice.Source(r.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.

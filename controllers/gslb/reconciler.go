@@ -31,19 +31,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
 // Reconciler reconciles Gslbs.
 type Reconciler struct {
-	Client    client.Client
-	Recorder  record.EventRecorder
-	Providers *factory.Factory
+	Client   client.Client
+	Recorder record.EventRecorder
+	// Providers is the provider factory (*factory.Factory), for the edge zone's DNS address.
+	Providers deps.Providers
 	// GeoTag is --geo-tag, this cluster's region.
 	GeoTag string
 	// Peers are the other clusters' DNS servers (--ext-gslb-clusters).
@@ -74,7 +76,9 @@ type Metrics struct {
 	PeerErrors *prometheus.CounterVec
 }
 
-// NewMetrics registers the Gslb metrics with reg.
+// NewMetrics creates the Gslb metrics and registers them with reg (the manager's registry; nil =
+// unregistered). A registration error (a second registration with the same registry, say) is
+// returned wrapped (internal/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		HealthyRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_gslb_healthy_records",
@@ -82,10 +86,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		PeerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dnsplane_gslb_peer_query_errors_total",
 			Help: "Gslb peer queries that failed (timeout, refused, spoofed or malformed answers), by peer geo tag."}, []string{"peer"}),
 	}
-	for _, c := range []prometheus.Collector{m.HealthyRecords, m.PeerErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := promreg.Register(reg, "gslb", m.HealthyRecords, m.PeerErrors); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -127,8 +127,8 @@ type App struct {
 	Local *counting.Provider
 	// Providers resolves provider Secrets.
 	Providers *factory.Factory
-	// Requests is dnsplane_provider_requests_total{provider,operation,code}.
-	Requests *prometheus.CounterVec
+	// Requests holds dnsplane_provider_requests_total{provider,operation,code}.
+	Requests *counting.Metrics
 	// Scraper is the NS scraper.
 	Scraper *scraper.Scraper
 
@@ -200,7 +200,11 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err := a.Store.Load(); err != nil {
 		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Registerer: cfg.Registerer})
+	metrics, err := dnsserver.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
+	}
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
@@ -230,10 +234,11 @@ func (a *App) addLeaderLabel(ctx context.Context, cfg Config) error {
 
 // addProviders builds the provider factory, its request counter and the scraper.
 func (a *App) addProviders(_ context.Context, cfg Config) error {
-	a.Requests = counting.NewMetric()
-	if err := cfg.Registerer.Register(a.Requests); err != nil {
-		return fmt.Errorf("register provider metrics: %w", err)
+	requests, err := counting.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
 	}
+	a.Requests = requests
 	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
 	a.Providers = &factory.Factory{
 		Client:    a.Manager.GetAPIReader(),
@@ -243,11 +248,11 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		Resolver:  cfg.DNSResolver,
 		Requests:  a.Requests,
 	}
-	scrapeMetrics := scraper.NewMetrics()
-	if err := scrapeMetrics.Register(cfg.Registerer); err != nil {
-		return fmt.Errorf("register scraper metrics: %w", err)
+	scrapeMetrics, err := scraper.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
 	}
-	a.Scraper = scraper.New(scraper.Options{Interval: cfg.ScrapeInterval, Metrics: &scrapeMetrics, Log: cfg.Log.WithName("scraper")})
+	a.Scraper = scraper.New(scraper.Options{Interval: cfg.ScrapeInterval, Metrics: scrapeMetrics, Log: cfg.Log.WithName("scraper")})
 	return a.Manager.Add(a.Scraper)
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
@@ -50,13 +48,9 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 }
 
 func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
-	availableDelay := prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "dnsplane_dnszone_available_delay_seconds",
-		Help:    "Seconds from a DNSZone's creation until its hosted zone first answered SOA; observed once per zone.",
-		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14),
-	})
-	if err := cfg.Registerer.Register(availableDelay); err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+	metrics, err := dnszone.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
 	}
 	mgr := a.Manager
 	return (&dnszone.Reconciler{
@@ -65,11 +59,12 @@ func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
 		Providers:       a.Providers,
 		Writers:         writers,
 		Scraper:         a.Scraper,
+		ZoneEvents:      a.Scraper.ZoneEvents,
 		DNS:             dnsclient.Client{},
 		OwnerID:         a.OwnerID,
 		SOAPollInterval: cfg.SOAPollInterval,
 		ResyncInterval:  cfg.ZoneResync,
-		AvailableDelay:  availableDelay,
+		Metrics:         metrics,
 		ControllerName:  cmp.Or(cfg.ZoneControllerName, ControllerDNSZone),
 	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSZone))
 }

@@ -4,36 +4,20 @@ import (
 	"context"
 	"errors"
 	"net"
-	"net/netip"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 )
 
-// server starts the embedded server on a free loopback port with one zone.
+// server serves zone example.test on a free loopback port (ns1.example.test has glue 127.0.0.1).
 func server(t *testing.T) string {
 	t.Helper()
-	store := dnsserver.NewStore(dnsserver.StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
-	if _, err := store.CreateZone("example.test", dnsserver.ZoneMeta{ID: "example.test"}); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Start(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return srv.Addr()
+	return dnstest.ServeZones(t, "example.test")
 }
 
 func TestSOA_AuthoritativeAnswerPasses(t *testing.T) {

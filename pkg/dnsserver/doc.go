@@ -21,5 +21,6 @@
 //   - recurse or forward: names outside every served zone get REFUSED;
 //   - keep package-level mutable state: the rotation counter and the random
 //     source belong to a Server, the data to a Store;
-//   - register metrics globally: a prometheus.Registerer is passed in.
+//   - register metrics globally: NewMetrics registers them with the
+//     prometheus.Registerer it is given.
 package dnsserver

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 // startServer serves store on 127.0.0.1:<ephemeral> until the test ends.
@@ -22,20 +24,7 @@ func startServer(t testing.TB, store *Store, opts ServerOptions) *Server {
 	if err := srv.Listen(); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Start returned %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Errorf("server did not stop within 10s")
-		}
-	})
+	testrun.Background(t, "server", srv.Start)
 	return srv
 }
 

@@ -13,7 +13,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // DefaultUDPSize is the EDNS0 UDP payload size the server advertises: 1232
@@ -58,9 +57,9 @@ type ServerOptions struct {
 	Rand RandSource
 	// Logger reports serving errors.
 	Logger logr.Logger
-	// Registerer, when set, receives the server's metrics
-	// (dnsplane_dnsserver_queries_total{proto,rcode}).
-	Registerer prometheus.Registerer
+	// Metrics, when set, counts the queries answered (NewMetrics); nil =
+	// not counted.
+	Metrics *Metrics
 	// ShutdownTimeout bounds the graceful shutdown when Start's ctx ends;
 	// default 5 s.
 	ShutdownTimeout time.Duration
@@ -97,11 +96,10 @@ type ServerOptions struct {
 //     of those with a weight, one is chosen per query with probability
 //     weight/sum (all weights 0: uniformly).
 type Server struct {
-	store   *Store
-	opts    ServerOptions
-	rnd     RandSource
-	rotate  atomic.Uint64
-	queries *prometheus.CounterVec
+	store  *Store
+	opts   ServerOptions
+	rnd    RandSource
+	rotate atomic.Uint64
 
 	mu      sync.Mutex // guards the fields below
 	udp     net.PacketConn
@@ -110,7 +108,7 @@ type Server struct {
 }
 
 // NewServer returns a server for store. It does not bind; see Listen and
-// Start. With opts.Registerer set, registration errors are returned.
+// Start.
 func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	if store == nil {
 		return nil, errors.New("dnsserver: nil store")
@@ -133,15 +131,6 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
-	}
-	s.queries = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dnsplane_dnsserver_queries_total",
-		Help: "DNS queries answered by the embedded server, by transport and response code.",
-	}, []string{"proto", "rcode"})
-	if opts.Registerer != nil {
-		if err := opts.Registerer.Register(s.queries); err != nil {
-			return nil, fmt.Errorf("dnsserver: register metrics: %w", err)
-		}
 	}
 	return s, nil
 }
@@ -276,10 +265,10 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	}
 	resp := s.answer(w, req, udp)
 	if resp == nil {
-		s.queries.WithLabelValues(proto, dns.RcodeToString[dns.RcodeSuccess]).Inc()
+		s.opts.Metrics.count(proto, dns.RcodeSuccess)
 		return // written by the zone transfer
 	}
-	s.queries.WithLabelValues(proto, dns.RcodeToString[resp.Rcode]).Inc()
+	s.opts.Metrics.count(proto, resp.Rcode)
 	if err := w.WriteMsg(resp); err != nil {
 		s.opts.Logger.V(1).Info("write response failed", "client", w.RemoteAddr().String(), "error", err.Error())
 	}

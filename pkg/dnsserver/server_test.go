@@ -2,6 +2,7 @@ package dnsserver
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -392,19 +393,26 @@ func TestServer_UDPAndTCPShareThePort(t *testing.T) {
 
 func TestServer_CountsQueriesInGivenRegistry(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	srv := startServer(t, exampleStore(t, ""), ServerOptions{Registerer: reg})
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Metrics: m})
 	ask(t, srv.Addr(), "udp", "www.example.test", dns.TypeA)
 	ask(t, srv.Addr(), "udp", "www.other.test", dns.TypeA)
 	ask(t, srv.Addr(), "tcp", "nope.example.test", dns.TypeA)
 	for _, tc := range []struct {
 		proto, rcode string
 	}{{"udp", "NOERROR"}, {"udp", "REFUSED"}, {"tcp", "NXDOMAIN"}} {
-		if got := testutil.ToFloat64(srv.queries.WithLabelValues(tc.proto, tc.rcode)); got != 1 {
+		if got := testutil.ToFloat64(m.Queries.WithLabelValues(tc.proto, tc.rcode)); got != 1 {
 			t.Errorf("queries{%s,%s} = %v, want 1", tc.proto, tc.rcode, got)
 		}
 	}
 	if n, err := testutil.GatherAndCount(reg, "dnsplane_dnsserver_queries_total"); err != nil || n != 3 {
 		t.Errorf("registry has %d series (%v), want 3", n, err)
+	}
+	if _, err := NewMetrics(reg); !errors.As(err, new(prometheus.AlreadyRegisteredError)) {
+		t.Errorf("second NewMetrics on the same registry: %v, want an AlreadyRegisteredError", err)
 	}
 }
 

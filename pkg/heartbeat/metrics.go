@@ -1,12 +1,13 @@
 package heartbeat
 
 import (
-	"fmt"
 	"math"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/dnsplane/dnsplane/internal/promreg"
 )
 
 // Tick outcomes, the values of the result label of dnsplane_heartbeat_zone_ticks_total.
@@ -42,8 +43,9 @@ type Metrics struct {
 }
 
 // NewMetrics creates the metrics and registers them with reg (the manager's registry,
-// sigs.k8s.io/controller-runtime/pkg/metrics.Registry). A registration error (for example a
-// second registration with the same registry) is returned wrapped.
+// sigs.k8s.io/controller-runtime/pkg/metrics.Registry; nil = unregistered). A registration error
+// (for example a second registration with the same registry) is returned wrapped
+// (internal/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{
@@ -56,10 +58,8 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, []string{"result"}),
 		series: map[string]map[string]bool{},
 	}
-	for _, c := range []prometheus.Collector{m.age, m.ticks} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register heartbeat metrics: %w", err)
-		}
+	if err := promreg.Register(reg, "heartbeat", m.age, m.ticks); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

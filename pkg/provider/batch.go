@@ -23,50 +23,63 @@ func RequestCost(p Provider, ch Change) (elements, valueBytes int) {
 	return ChangeCost(ch)
 }
 
-// SplitBatches splits changes into write requests that respect c, keeping
-// their order and never splitting one Change:
-//   - without c.BatchWrites every change is its own request;
+// SplitBatches splits items (provider.Change for ApplyChanges, provider.Deletion for a zone's
+// drain) into write requests that respect c, keeping their order and never splitting one item:
+//   - without c.BatchWrites every item is its own request;
 //   - otherwise a request holds at most c.MaxChangesPerBatch ResourceRecord
 //     elements and c.MaxValueBytesPerBatch value characters (0 = no limit),
-//     each change counted by cost (nil = ChangeCost).
+//     each item counted by cost (nil = ItemCost: ChangeCost for a Change,
+//     DeletionCost for a Deletion).
 //
-// A change that alone exceeds a limit gets a request of its own (the backend
+// An item that alone exceeds a limit gets a request of its own (the backend
 // will reject it; splitting it would break its atomicity). The result shares
-// the Change values of the input; nil or empty input gives nil.
+// the values of the input; nil or empty input gives nil.
 //
-// The guard (pkg/provider/guard) is its one caller: a Provider's ApplyChanges sends one request
-// and never splits again.
-func SplitBatches(changes []Change, c Capabilities, cost func(Change) (elements, valueBytes int)) [][]Change {
-	if len(changes) == 0 {
+// The guard (pkg/provider/guard) is its one caller: a Provider's ApplyChanges and
+// ZoneDrainer.DeleteRecordSets send one request and never split again.
+func SplitBatches[T any](items []T, c Capabilities, cost func(T) (elements, valueBytes int)) [][]T {
+	if len(items) == 0 {
 		return nil
 	}
 	if !c.BatchWrites {
-		out := make([][]Change, 0, len(changes))
-		for i := range changes {
-			out = append(out, changes[i:i+1:i+1])
+		out := make([][]T, 0, len(items))
+		for i := range items {
+			out = append(out, items[i:i+1:i+1])
 		}
 		return out
 	}
 	if cost == nil {
-		cost = ChangeCost
+		cost = ItemCost[T]
 	}
 	var (
-		out          [][]Change
+		out          [][]T
 		start        int
 		elems, bytes int
 	)
-	for i, ch := range changes {
-		e, b := cost(ch)
+	for i, it := range items {
+		e, b := cost(it)
 		overElems := c.MaxChangesPerBatch > 0 && elems+e > c.MaxChangesPerBatch
 		overBytes := c.MaxValueBytesPerBatch > 0 && bytes+b > c.MaxValueBytesPerBatch
 		if i > start && (overElems || overBytes) {
-			out = append(out, changes[start:i:i])
+			out = append(out, items[start:i:i])
 			start, elems, bytes = i, 0, 0
 		}
 		elems += e
 		bytes += b
 	}
-	return append(out, changes[start:len(changes):len(changes)])
+	return append(out, items[start:len(items):len(items)])
+}
+
+// ItemCost is SplitBatches' default cost: ChangeCost for a Change, DeletionCost for a Deletion,
+// and one element without value characters for anything else.
+func ItemCost[T any](it T) (elements, valueBytes int) {
+	switch v := any(it).(type) {
+	case Change:
+		return ChangeCost(v)
+	case Deletion:
+		return DeletionCost(v)
+	}
+	return 1, 0
 }
 
 // ChangeCost returns what one change costs against Capabilities' per-request limits: the number

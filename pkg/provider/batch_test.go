@@ -185,3 +185,26 @@ func TestRequestCost_AsksTheSizerElseChangeCost(t *testing.T) {
 		t.Errorf("an empty set costs %d elements, want 1", e)
 	}
 }
+
+// TestSplitBatches_DeletionsByTheirOwnCost: a zone's deletions (ZoneDrainer) are split by the
+// same function, each counted by its declared Elements and ValueBytes (nil = ItemCost).
+func TestSplitBatches_DeletionsByTheirOwnCost(t *testing.T) {
+	caps := Capabilities{BatchWrites: true, MaxChangesPerBatch: 4, MaxValueBytesPerBatch: 10}
+	del := func(name string, e, b int) Deletion {
+		return Deletion{Key: RecordSetKey{Name: name, Type: "A"}, Elements: e, ValueBytes: b}
+	}
+	dels := []Deletion{del("a", 2, 3), del("b", 2, 3), del("c", 1, 5), del("d", 1, 1), del("e", 9, 0)}
+	for _, cost := range []func(Deletion) (int, int){nil, DeletionCost} {
+		var got [][]string
+		for _, b := range SplitBatches(dels, caps, cost) {
+			var n []string
+			for _, d := range b {
+				n = append(n, d.Key.Name)
+			}
+			got = append(got, n)
+		}
+		if want := "[[a b] [c d] [e]]"; fmt.Sprint(got) != want {
+			t.Errorf("SplitBatches(deletions) = %v, want %s", got, want)
+		}
+	}
+}

@@ -14,7 +14,8 @@
 //     optional RequestSizer a provider implements where only it can count
 //     exactly), so that no provider re-implements its cloud's request
 //     limits. Its one caller is pkg/provider/guard: a Provider's ApplyChanges
-//     is one request, and each Capabilities describes that request.
+//     is one request, and each Capabilities describes that request; so are
+//     the deletions of a ZoneDrainer before DeleteZone.
 //
 // What it must not do:
 //   - know anything about Kubernetes (no k8s.io imports, no Secrets, no

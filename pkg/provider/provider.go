@@ -38,7 +38,9 @@ type Provider interface {
 
 	// DeleteZone deletes the zone's remaining record sets (all but those the
 	// backend manages itself, such as the apex SOA and NS), then the zone.
-	// It returns ErrZoneNotFound for an unknown id.
+	// It returns ErrZoneNotFound for an unknown id. Where those deletions
+	// are write requests of their own (ZoneDrainer) it sends them as one,
+	// unsplit: the guard deletes them first, in batches of SplitBatches.
 	DeleteZone(ctx context.Context, id string) error
 
 	// ListRecordSets returns every record set of the zone, including the

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -57,17 +58,19 @@ type Child struct {
 	Link types.NamespacedName
 }
 
-// Metrics are the scraper's Prometheus metrics; register them once.
+// Metrics are the scraper's Prometheus metrics.
 type Metrics struct {
 	// Subdomains: dnsplane_scraper_subdomains{parent}, NS sets seen below the parent.
 	Subdomains *prometheus.GaugeVec
-	// Duration: dnsplane_scraper_scrape_duration_seconds{result}.
+	// Duration: dnsplane_scraper_scrape_duration_seconds{result}, seconds, result "ok" or "error".
 	Duration *prometheus.HistogramVec
 }
 
-// NewMetrics returns unregistered metrics.
-func NewMetrics() Metrics {
-	return Metrics{
+// NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
+// unregistered). A registration error (a second registration with the same registry, say) is
+// returned wrapped (internal/promreg).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
 		Subdomains: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "dnsplane_scraper_subdomains",
 			Help: "Subdomain NS sets seen in a parent zone by the last scrape.",
@@ -78,14 +81,10 @@ func NewMetrics() Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
 		}, []string{"result"}),
 	}
-}
-
-// Register adds the metrics to r.
-func (m Metrics) Register(r prometheus.Registerer) error {
-	if err := r.Register(m.Subdomains); err != nil {
-		return err
+	if err := promreg.Register(reg, "scraper", m.Subdomains, m.Duration); err != nil {
+		return nil, err
 	}
-	return r.Register(m.Duration)
+	return m, nil
 }
 
 // Options configure a Scraper.
@@ -96,8 +95,9 @@ type Options struct {
 	Timeout time.Duration
 	// RateLimiter spaces retries of failed scrapes; default exponential 1s..5m.
 	RateLimiter workqueue.TypedRateLimiter[types.NamespacedName]
-	Metrics     *Metrics
-	Log         logr.Logger
+	// Metrics, when set, records scrapes (NewMetrics).
+	Metrics *Metrics
+	Log     logr.Logger
 }
 
 type parentState struct {

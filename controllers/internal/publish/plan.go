@@ -15,9 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -32,8 +32,8 @@ type ZonePlan struct {
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
 type Planner struct {
-	Providers *factory.Factory
-	Writers   *zonewriter.Set
+	Providers deps.Providers
+	Writers   deps.Writers
 	// Live, when set, is an uncached reader: before an endpoint is reported as in no DNSZone,
 	// Run confirms it against the API server (Assignment.Confirm).
 	Live client.Reader

@@ -109,7 +109,11 @@ type Provider struct {
 	vpc      *types.VPC // non-nil: zones are private, associated with this VPC
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider     = (*Provider)(nil)
+	_ provider.ZoneDrainer  = (*Provider)(nil)
+	_ provider.RequestSizer = (*Provider)(nil)
+)
 
 // New builds a Provider. It makes no API calls.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
@@ -459,32 +463,71 @@ func (p *Provider) tag(ctx context.Context, id string, spec provider.ZoneSpec, h
 	return nil
 }
 
-// DeleteZone deletes every record set but the apex SOA and NS, then the zone.
+// DeleteZone deletes every record set but the apex SOA and NS (ZoneDeletions), as one
+// ChangeResourceRecordSets request, then the zone. Like ApplyChanges it never splits: under
+// pkg/provider/guard (provider.ZoneDrainer) the sets are already deleted in batches within
+// Route 53's limits, and this finds the zone empty.
 func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	id = stripZoneID(id)
-	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(id)})
-	if err != nil {
-		return mapErr("GetHostedZone", err)
-	}
-	apex := provider.Fqdn(aws.ToString(hz.HostedZone.Name))
-	raw, err := p.listRaw(ctx, id)
+	dels, err := p.ZoneDeletions(ctx, id)
 	if err != nil {
 		return err
 	}
-	var dels []types.Change
-	for _, rr := range raw {
-		if decodeName(aws.ToString(rr.Name)) == apex && (rr.Type == types.RRTypeSoa || rr.Type == types.RRTypeNs) {
-			continue
-		}
-		dels = append(dels, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: &rr})
-	}
-	if err := p.send(ctx, id, deletionRequests(dels)); err != nil {
+	if err := p.DeleteRecordSets(ctx, id, dels); err != nil {
 		return err
 	}
 	if _, err := p.client.DeleteHostedZone(ctx, &route53.DeleteHostedZoneInput{Id: aws.String(id)}); err != nil {
 		return mapErr("DeleteHostedZone", err)
 	}
 	return nil
+}
+
+// ZoneDeletions implements provider.ZoneDrainer: every listed record set but the apex SOA and
+// NS, kept whole as Raw (a types.ResourceRecordSet, other routing policies included), each
+// costing its ResourceRecord elements (at least one) and the characters of its Value elements as
+// listed, what Route 53 counts (Capabilities).
+func (p *Provider) ZoneDeletions(ctx context.Context, id string) ([]provider.Deletion, error) {
+	id = stripZoneID(id)
+	hz, err := p.client.GetHostedZone(ctx, &route53.GetHostedZoneInput{Id: aws.String(id)})
+	if err != nil {
+		return nil, mapErr("GetHostedZone", err)
+	}
+	apex := provider.Fqdn(aws.ToString(hz.HostedZone.Name))
+	raw, err := p.listRaw(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var dels []provider.Deletion
+	for _, rr := range raw {
+		name := decodeName(aws.ToString(rr.Name))
+		if name == apex && (rr.Type == types.RRTypeSoa || rr.Type == types.RRTypeNs) {
+			continue
+		}
+		d := provider.Deletion{Key: provider.RecordSetKey{Name: provider.CanonicalName(name), Type: string(rr.Type),
+			SetIdentifier: aws.ToString(rr.SetIdentifier)}, Elements: max(1, len(rr.ResourceRecords)), Raw: rr}
+		for _, r := range rr.ResourceRecords {
+			d.ValueBytes += len(aws.ToString(r.Value))
+		}
+		dels = append(dels, d)
+	}
+	return dels, nil
+}
+
+// DeleteRecordSets implements provider.ZoneDrainer: dels (of ZoneDeletions) as DELETEs of one
+// ChangeResourceRecordSets request, atomic; nothing is sent for none.
+func (p *Provider) DeleteRecordSets(ctx context.Context, id string, dels []provider.Deletion) error {
+	if len(dels) == 0 {
+		return nil
+	}
+	batch := make([]types.Change, 0, len(dels))
+	for _, d := range dels {
+		rr, ok := d.Raw.(types.ResourceRecordSet)
+		if !ok {
+			return fmt.Errorf("%w: deletion of %s is not a Route 53 record set (%T)", provider.ErrInvalidChange, d.Key, d.Raw)
+		}
+		batch = append(batch, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: &rr})
+	}
+	return p.send(ctx, stripZoneID(id), batch)
 }
 
 // RecordsPerPage is ListResourceRecordSets' maxitems, so that pkg/provider/guard charges its rate

@@ -210,3 +210,17 @@ func TestRawBatchLimitsEnforcedByFake(t *testing.T) {
 		t.Fatalf("one set of 1,001 records: %v, want ErrInvalidChange", err)
 	}
 }
+
+// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions (issue 12, item 2, "one splitter"):
+// the provider's DeleteZone deletes the zone's sets in one ChangeResourceRecordSets and never
+// splits (1,001 deletions exceed Route 53's 1,000 elements: rejected, nothing deleted); the
+// guard, the only splitter, deletes them first in batches of 1,000 + 1 (provider.ZoneDrainer),
+// then the empty zone.
+func TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions(t *testing.T) {
+	fake, p, z := setup(t, nil)
+	providertest.DeleteZoneIsSplitByTheGuard(t, p, z.ID, providertest.Requests{
+		Sent:     func() int { return fake.Count("ChangeResourceRecordSets") },
+		Accepted: fake.BatchSizes,
+		Rejected: provider.ErrInvalidChange,
+	})
+}

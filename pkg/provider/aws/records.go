@@ -298,7 +298,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 			batch = append(batch, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(*c.After, zoneID)})
 		}
 	}
-	return p.send(ctx, zoneID, [][]types.Change{batch})
+	return p.send(ctx, zoneID, batch)
 }
 
 // RequestCost implements provider.RequestSizer: a set costs what toRR sends, provider.SetCost
@@ -326,51 +326,16 @@ func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
 	return 0, 0
 }
 
-// deletionRequests packs DeleteZone's deletions of raw record sets (as listed, kept whole, in
-// order) into requests within Route 53's limits by the exact values sent. DeleteZone deletes sets
-// the canonical interface may not express (other routing policies), so it cannot go through
-// provider.Change and the guard's splitter.
-func deletionRequests(dels []types.Change) [][]types.Change {
-	var out [][]types.Change
-	var cur []types.Change
-	e, c := 0, 0
-	for _, d := range dels {
-		de, dc := 1, 0
-		if rr := d.ResourceRecordSet; rr != nil {
-			de = max(1, len(rr.ResourceRecords))
-			for _, r := range rr.ResourceRecords {
-				dc += len(aws.ToString(r.Value))
-			}
-		}
-		if len(cur) > 0 && (e+de > maxElements || c+dc > maxChars) {
-			out = append(out, cur)
-			cur, e, c = nil, 0, 0
-		}
-		cur = append(cur, d)
-		e, c = e+de, c+dc
+// send writes batch as one ChangeResourceRecordSets request, then, with WaitForSync, waits until
+// Route 53 reports it INSYNC.
+func (p *Provider) send(ctx context.Context, zoneID string, batch []types.Change) error {
+	out, err := p.client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
+		HostedZoneId: aws.String(zoneID), ChangeBatch: &types.ChangeBatch{Changes: batch}})
+	if err != nil {
+		return mapErr("ChangeResourceRecordSets", err)
 	}
-	if len(cur) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
-func (p *Provider) send(ctx context.Context, zoneID string, batches [][]types.Change) error {
-	for i, b := range batches {
-		out, err := p.client.ChangeResourceRecordSets(ctx, &route53.ChangeResourceRecordSetsInput{
-			HostedZoneId: aws.String(zoneID), ChangeBatch: &types.ChangeBatch{Changes: b}})
-		if err != nil {
-			err = mapErr("ChangeResourceRecordSets", err)
-			if i > 0 {
-				return fmt.Errorf("request %d of %d (earlier requests applied): %w", i+1, len(batches), err)
-			}
-			return err
-		}
-		if p.wait && out.ChangeInfo != nil {
-			if err := p.waitInSync(ctx, aws.ToString(out.ChangeInfo.Id)); err != nil {
-				return err
-			}
-		}
+	if p.wait && out.ChangeInfo != nil {
+		return p.waitInSync(ctx, aws.ToString(out.ChangeInfo.Id))
 	}
 	return nil
 }

@@ -7,10 +7,12 @@ package counting
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -22,26 +24,42 @@ const (
 	OpDeleteZone     = "DeleteZone"
 	OpListRecordSets = "ListRecordSets"
 	OpApplyChanges   = "ApplyChanges"
+	// OpZoneDeletions and OpDeleteRecordSets are provider.ZoneDrainer's methods, counted only
+	// when the wrapped provider is one.
+	OpZoneDeletions    = "ZoneDeletions"
+	OpDeleteRecordSets = "DeleteRecordSets"
 )
 
 // Provider counts the calls made to the wrapped provider. It is safe for concurrent use.
 type Provider struct {
 	inner provider.Provider
 	name  string
-	vec   *prometheus.CounterVec
+	m     *Metrics
 
 	mu     sync.Mutex
 	counts map[string]int
 	byZone map[string]map[string]int // zone ID -> operation -> calls
 }
 
-// NewMetric returns the counter vector dnsplane_provider_requests_total{provider,operation,
-// code}; code is Code of the call's error. Register it once with the manager's registry.
-func NewMetric() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{
+// Metrics are the provider request metrics.
+type Metrics struct {
+	// Requests is dnsplane_provider_requests_total{provider,operation,code}; code is Code of the
+	// call's error.
+	Requests *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
+// unregistered). A registration error (a second registration with the same registry, say) is
+// returned wrapped (internal/promreg).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "dnsplane_provider_requests_total",
 		Help: "Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).",
-	}, []string{"provider", "operation", "code"})
+	}, []string{"provider", "operation", "code"})}
+	if err := promreg.Register(reg, "provider request", m.Requests); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Outcome codes of the code label, one per typed provider error (pkg/provider/errors.go).
@@ -87,9 +105,9 @@ func Code(err error) string {
 	return CodeError
 }
 
-// Wrap returns p counted under name; vec may be nil.
-func Wrap(p provider.Provider, name string, vec *prometheus.CounterVec) *Provider {
-	return &Provider{inner: p, name: name, vec: vec, counts: map[string]int{}, byZone: map[string]map[string]int{}}
+// Wrap returns p counted under name, in m's Requests too unless m is nil.
+func Wrap(p provider.Provider, name string, m *Metrics) *Provider {
+	return &Provider{inner: p, name: name, m: m, counts: map[string]int{}, byZone: map[string]map[string]int{}}
 }
 
 // Counts returns a copy of the calls made so far, by operation.
@@ -135,8 +153,8 @@ func (p *Provider) countZone(op, zoneID string, err error) {
 		p.byZone[zoneID][op]++
 	}
 	p.mu.Unlock()
-	if p.vec != nil {
-		p.vec.WithLabelValues(p.name, op, Code(err)).Inc()
+	if p.m != nil {
+		p.m.Requests.WithLabelValues(p.name, op, Code(err)).Inc()
 	}
 }
 
@@ -188,5 +206,32 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	err := p.inner.ApplyChanges(ctx, zoneID, changes)
 	p.countZone(OpApplyChanges, zoneID, err)
+	return err
+}
+
+// ZoneDeletions implements provider.ZoneDrainer for the guard: the wrapped provider's, or none
+// (not counted) when it is no ZoneDrainer, whose DeleteZone then needs no deletions first.
+func (p *Provider) ZoneDeletions(ctx context.Context, zoneID string) ([]provider.Deletion, error) {
+	d, ok := p.inner.(provider.ZoneDrainer)
+	if !ok {
+		return nil, nil
+	}
+	dels, err := d.ZoneDeletions(ctx, zoneID)
+	p.countZone(OpZoneDeletions, zoneID, err)
+	return dels, err
+}
+
+// DeleteRecordSets implements provider.ZoneDrainer; one call is one write request. A provider
+// that is no ZoneDrainer listed no deletions, so dels of it are ErrInvalidChange.
+func (p *Provider) DeleteRecordSets(ctx context.Context, zoneID string, dels []provider.Deletion) error {
+	d, ok := p.inner.(provider.ZoneDrainer)
+	if !ok {
+		if len(dels) == 0 {
+			return nil
+		}
+		return fmt.Errorf("%w: %T lists no deletions before DeleteZone", provider.ErrInvalidChange, p.inner)
+	}
+	err := d.DeleteRecordSets(ctx, zoneID, dels)
+	p.countZone(OpDeleteRecordSets, zoneID, err)
 	return err
 }

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -119,8 +118,8 @@ type Factory struct {
 	// gives one; empty means the zones' own name servers.
 	Resolver string
 	// Requests, when set, counts every API request of the providers it builds:
-	// dnsplane_provider_requests_total{provider,operation,code} (counting.NewMetric).
-	Requests *prometheus.CounterVec
+	// dnsplane_provider_requests_total{provider,operation,code} (counting.NewMetrics).
+	Requests *counting.Metrics
 	// ZoneListTTL is how long a provider's ListZones answer is reused; 0 = DefaultZoneListTTL,
 	// negative = not cached.
 	ZoneListTTL time.Duration

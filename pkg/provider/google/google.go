@@ -47,7 +47,6 @@ const descriptionPrefix = "Managed by dnsplane; caller reference: "
 // record data size per change 100,000 bytes; records per RR set 100).
 const (
 	maxAdditions   = 1000
-	maxDeletions   = 1000
 	maxRrdataBytes = 100000
 )
 
@@ -70,7 +69,10 @@ type Provider struct {
 	pageSize int64
 }
 
-var _ provider.Provider = (*Provider)(nil)
+var (
+	_ provider.Provider    = (*Provider)(nil)
+	_ provider.ZoneDrainer = (*Provider)(nil)
+)
 
 // New builds a Provider. It makes no API calls.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
@@ -384,31 +386,84 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 	return toZone(created), nil
 }
 
-// DeleteZone deletes every record set but the apex SOA and NS, then the zone.
+// DeleteZone deletes every record set but the apex SOA and NS (ZoneDeletions), as one
+// changes.create, then the zone. Like ApplyChanges it never splits: under pkg/provider/guard
+// (provider.ZoneDrainer) the sets are already deleted in batches within Cloud DNS's per-change
+// limits, and this finds the zone empty.
 func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	mz, err := p.getRaw(ctx, id)
 	if err != nil {
 		return err
 	}
-	raw, err := p.listRaw(ctx, mz.Name)
+	dels, err := p.deletions(ctx, mz)
 	if err != nil {
 		return err
 	}
-	apex := provider.Fqdn(mz.DnsName)
-	var dels []*dns.ResourceRecordSet
-	for _, rr := range raw {
-		if provider.Fqdn(rr.Name) == apex && (rr.Type == "SOA" || rr.Type == "NS") {
-			continue
-		}
-		dels = append(dels, &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, ForceSendFields: []string{"Ttl"}})
-	}
-	if err := p.send(ctx, mz.Name, deletionRequests(dels)); err != nil {
+	if err := p.deleteSets(ctx, mz.Name, dels); err != nil {
 		return err
 	}
 	if err := p.svc.ManagedZones.Delete(p.project, mz.Name).Context(ctx).Do(); err != nil {
 		return mapErr("managedZones.delete", err)
 	}
 	return nil
+}
+
+// ZoneDeletions implements provider.ZoneDrainer: every listed record set but the apex SOA and
+// NS, as Raw a *dns.ResourceRecordSet to delete exactly (name, type, TTL and rrdata), each
+// costing its records (at least one, which is at least the one set Cloud DNS counts against
+// its 1,000 deletions) and its rrdata bytes as listed.
+func (p *Provider) ZoneDeletions(ctx context.Context, id string) ([]provider.Deletion, error) {
+	mz, err := p.getRaw(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return p.deletions(ctx, mz)
+}
+
+func (p *Provider) deletions(ctx context.Context, mz *dns.ManagedZone) ([]provider.Deletion, error) {
+	raw, err := p.listRaw(ctx, mz.Name)
+	if err != nil {
+		return nil, err
+	}
+	apex := provider.Fqdn(mz.DnsName)
+	var dels []provider.Deletion
+	for _, rr := range raw {
+		if provider.Fqdn(rr.Name) == apex && (rr.Type == "SOA" || rr.Type == "NS") {
+			continue
+		}
+		d := provider.Deletion{Key: provider.RecordSetKey{Name: provider.CanonicalName(rr.Name), Type: strings.ToUpper(rr.Type)},
+			Elements: max(1, len(rr.Rrdatas)),
+			Raw:      &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, ForceSendFields: []string{"Ttl"}}}
+		for _, r := range rr.Rrdatas {
+			d.ValueBytes += len(r)
+		}
+		dels = append(dels, d)
+	}
+	return dels, nil
+}
+
+// DeleteRecordSets implements provider.ZoneDrainer: dels (of ZoneDeletions) as the deletions of
+// one changes.create, atomic; nothing is sent for none.
+func (p *Provider) DeleteRecordSets(ctx context.Context, id string, dels []provider.Deletion) error {
+	if id == "" {
+		return fmt.Errorf("%w: empty zone ID", provider.ErrZoneNotFound)
+	}
+	return p.deleteSets(ctx, id, dels) // changes.create takes the zone's name or ID
+}
+
+func (p *Provider) deleteSets(ctx context.Context, zone string, dels []provider.Deletion) error {
+	if len(dels) == 0 {
+		return nil
+	}
+	var g group
+	for _, d := range dels {
+		rr, ok := d.Raw.(*dns.ResourceRecordSet)
+		if !ok || rr == nil {
+			return fmt.Errorf("%w: deletion of %s is not a Cloud DNS record set (%T)", provider.ErrInvalidChange, d.Key, d.Raw)
+		}
+		g.deletions = append(g.deletions, rr)
+	}
+	return p.send(ctx, zone, g)
 }
 
 // RecordsPerPage is resourceRecordSets.list's maxResults, so that pkg/provider/guard charges its

@@ -214,3 +214,15 @@ func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
 		t.Errorf("guarded: changes of %s, want [1000 1]", got)
 	}
 }
+
+// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions (issue 12, item 2, "one splitter"):
+// the provider's DeleteZone deletes the zone's sets in one changes.create and never splits (1,001
+// deletions exceed Cloud DNS's quota: rejected, nothing deleted); the guard, the only splitter,
+// deletes them first in changes of 1,000 + 1 (provider.ZoneDrainer), then the empty zone.
+func TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions(t *testing.T) {
+	fake, p, z := setup(t)
+	providertest.DeleteZoneIsSplitByTheGuard(t, p, z.ID, providertest.Requests{
+		Sent:     func() int { return fake.Count("changes.create") },
+		Accepted: fake.ChangeSizes,
+	})
+}

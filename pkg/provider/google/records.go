@@ -121,45 +121,14 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 			g.additions = append(g.additions, toRR(*c.After))
 		}
 	}
-	return p.send(ctx, mz.Name, []group{g})
+	return p.send(ctx, mz.Name, g)
 }
 
-// deletionRequests packs DeleteZone's deletions of raw record sets (as listed, in order) into
-// requests within the Cloud DNS per-change limits by the exact rrdata sent. DeleteZone deletes
-// sets the canonical interface does not list (routing policies), so it cannot go through
-// provider.Change and the guard's splitter.
-func deletionRequests(dels []*dns.ResourceRecordSet) []group {
-	var out []group
-	var cur group
-	size := 0
-	for _, d := range dels {
-		n := 0
-		for _, r := range d.Rrdatas {
-			n += len(r)
-		}
-		if len(cur.deletions) > 0 && (len(cur.deletions)+1 > maxDeletions || size+n > maxRrdataBytes) {
-			out = append(out, cur)
-			cur, size = group{}, 0
-		}
-		cur.deletions = append(cur.deletions, d)
-		size += n
-	}
-	if len(cur.deletions) > 0 {
-		out = append(out, cur)
-	}
-	return out
-}
-
-func (p *Provider) send(ctx context.Context, zone string, batches []group) error {
-	for i, b := range batches {
-		c := &dns.Change{Deletions: b.deletions, Additions: b.additions}
-		if _, err := p.svc.Changes.Create(p.project, zone, c).Context(ctx).Do(); err != nil {
-			err = mapErr("changes.create", err)
-			if i > 0 {
-				return fmt.Errorf("request %d of %d (earlier requests applied): %w", i+1, len(batches), err)
-			}
-			return err
-		}
+// send writes g as one changes.create.
+func (p *Provider) send(ctx context.Context, zone string, g group) error {
+	c := &dns.Change{Deletions: g.deletions, Additions: g.additions}
+	if _, err := p.svc.Changes.Create(p.project, zone, c).Context(ctx).Do(); err != nil {
+		return mapErr("changes.create", err)
 	}
 	return nil
 }

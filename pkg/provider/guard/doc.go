@@ -10,7 +10,9 @@
 //   - batch splitting, the only one in dnsplane (Batches): provider.SplitBatches by the wrapped
 //     provider's declared Capabilities, each change counted by the provider's own
 //     provider.RequestSizer where it has one, so that each batch is one request of the provider,
-//     a throttled batch is retried alone and batches already applied are not sent again;
+//     a throttled batch is retried alone and batches already applied are not sent again; the
+//     record sets a provider.ZoneDrainer must delete before DeleteZone go through the same
+//     splitter;
 //   - a ListZones cache with a TTL, dropped by EnsureZone and DeleteZone.
 //
 // It must not change what the wrapped provider does: it never edits a Change, never retries an

@@ -188,11 +188,60 @@ func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
 	return zs, err
 }
 
-// DeleteZone implements provider.Provider; it drops the zone-list cache.
+// DeleteZone implements provider.Provider; it drops the zone-list cache. When the wrapped
+// provider is a provider.ZoneDrainer, the zone's record sets are first deleted in Batches of
+// their own (drain), each one request and one token, so that deleting a zone is split by the same
+// one splitter as ApplyChanges; the provider's DeleteZone then finds the zone empty.
 func (p *Provider) DeleteZone(ctx context.Context, id string) error {
-	err := p.do(ctx, func(ctx context.Context) error { return p.inner.DeleteZone(ctx, id) })
-	p.dropZones()
-	return err
+	defer p.dropZones()
+	if err := p.drain(ctx, id); err != nil {
+		return err
+	}
+	return p.do(ctx, func(ctx context.Context) error { return p.inner.DeleteZone(ctx, id) })
+}
+
+// drain deletes the record sets of zone id that the wrapped provider's DeleteZone would have to
+// delete first (provider.ZoneDrainer), in batches split under its Capabilities by
+// provider.DeletionCost. It stops at the first failed batch; earlier batches stay applied, and
+// a later DeleteZone lists again what is left.
+func (p *Provider) drain(ctx context.Context, id string) error {
+	d, ok := p.inner.(provider.ZoneDrainer)
+	if !ok {
+		return nil
+	}
+	var dels []provider.Deletion
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		dels, err = d.ZoneDeletions(ctx, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("list the record sets of zone %s to delete: %w", id, err)
+	}
+	if err := p.chargePages(ctx, len(dels)); err != nil {
+		return err
+	}
+	batches := split(p, dels, provider.DeletionCost)
+	for i, b := range batches {
+		if err := p.do(ctx, func(ctx context.Context) error { return d.DeleteRecordSets(ctx, id, b) }); err != nil {
+			return fmt.Errorf("delete the record sets of zone %s, batch %d of %d: %w", id, i+1, len(batches), err)
+		}
+	}
+	return nil
+}
+
+// chargePages charges the limiter one token per page of a listing of n record sets beyond the
+// first, when the wrapped provider reads in pages (PageSizer).
+func (p *Provider) chargePages(ctx context.Context, n int) error {
+	ps, ok := p.inner.(PageSizer)
+	if !ok {
+		return nil
+	}
+	if per := ps.RecordsPerPage(); per > 0 {
+		if extra := (n - 1) / per; extra > 0 {
+			return p.take(ctx, extra)
+		}
+	}
+	return nil
 }
 
 // ListRecordSets implements provider.Provider. A provider that reads in pages (PageSizer) is
@@ -204,13 +253,9 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 		sets, err = p.inner.ListRecordSets(ctx, zoneID)
 		return err
 	})
-	if ps, ok := p.inner.(PageSizer); ok && err == nil {
-		if n := ps.RecordsPerPage(); n > 0 {
-			if extra := (len(sets) - 1) / n; extra > 0 {
-				if err := p.take(ctx, extra); err != nil {
-					return nil, err
-				}
-			}
+	if err == nil {
+		if err := p.chargePages(ctx, len(sets)); err != nil {
+			return nil, err
 		}
 	}
 	return sets, err
@@ -218,12 +263,16 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 
 // Batches returns the write requests ApplyChanges sends for changes, in order: provider.SplitBatches
 // under the wrapped provider's Capabilities, each change counted by provider.RequestCost (the
-// provider's own RequestSizer where it has one, else provider.ChangeCost). This is the only place
-// where dnsplane splits a write into requests.
+// provider's own RequestSizer where it has one, else provider.ChangeCost). With the deletions of
+// DeleteZone (drain) these are the only writes dnsplane splits, both through split.
 func (p *Provider) Batches(changes []provider.Change) [][]provider.Change {
-	return provider.SplitBatches(changes, p.inner.Capabilities(), func(ch provider.Change) (int, int) {
-		return provider.RequestCost(p.inner, ch)
-	})
+	return split(p, changes, func(ch provider.Change) (int, int) { return provider.RequestCost(p.inner, ch) })
+}
+
+// split is the one call of provider.SplitBatches in dnsplane: items (changes, or a zone's
+// deletions) split into requests under the wrapped provider's Capabilities, each counted by cost.
+func split[T any](p *Provider, items []T, cost func(T) (elements, valueBytes int)) [][]T {
+	return provider.SplitBatches(items, p.inner.Capabilities(), cost)
 }
 
 // ApplyChanges implements provider.Provider. It splits changes into Batches and sends each batch

@@ -246,3 +246,81 @@ func TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting(t *testing.
 		t.Errorf("%d inner ApplyChanges, want one per batch (3)", n)
 	}
 }
+
+// drainer is a provider.ZoneDrainer over the local provider with requests of at most 2 elements:
+// its zone holds the deletions it is given, and DeleteZone fails while any is left.
+type drainer struct {
+	provider.Provider
+	mu      sync.Mutex
+	left    []provider.Deletion
+	batches []int
+}
+
+func (d *drainer) Capabilities() provider.Capabilities {
+	return provider.Capabilities{BatchWrites: true, MaxChangesPerBatch: 2, CreateZones: true}
+}
+
+func (d *drainer) ZoneDeletions(context.Context, string) ([]provider.Deletion, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]provider.Deletion(nil), d.left...), nil
+}
+
+func (d *drainer) DeleteRecordSets(_ context.Context, _ string, dels []provider.Deletion) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.batches = append(d.batches, len(dels))
+	d.left = d.left[len(dels):]
+	return nil
+}
+
+func (d *drainer) DeleteZone(ctx context.Context, id string) error {
+	d.mu.Lock()
+	n := len(d.left)
+	d.mu.Unlock()
+	if n > 0 {
+		return fmt.Errorf("zone %s not empty: %d sets", id, n)
+	}
+	return d.Provider.DeleteZone(ctx, id)
+}
+
+// TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone (issue 12, item 2): for a
+// provider.ZoneDrainer, the guard lists the zone's deletions once and sends them in batches of
+// the same splitter as ApplyChanges (here 2 + 2 + 1 by their declared cost), each one request
+// through pkg/provider/counting, before the provider's DeleteZone; a provider that is no
+// ZoneDrainer is asked for DeleteZone alone.
+func TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone(t *testing.T) {
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	d := &drainer{Provider: local.New(store, local.Options{})}
+	for i := range 5 {
+		d.left = append(d.left, provider.Deletion{Key: provider.RecordSetKey{Name: fmt.Sprintf("h%d.example.test", i), Type: "A"}, Elements: 1})
+	}
+	inner := counting.Wrap(d, "drainer", nil)
+	ctx := context.Background()
+	z, err := inner.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guard.New(inner, guard.Options{}).DeleteZone(ctx, z.ID); err != nil {
+		t.Fatalf("DeleteZone: %v", err)
+	}
+	if got := fmt.Sprint(d.batches); got != "[2 2 1]" {
+		t.Errorf("deletion requests of %s sets, want [2 2 1]", got)
+	}
+	c := inner.Counts()
+	if c[counting.OpZoneDeletions] != 1 || c[counting.OpDeleteRecordSets] != 3 || c[counting.OpDeleteZone] != 1 {
+		t.Errorf("counted %v, want 1 ZoneDeletions, 3 DeleteRecordSets, 1 DeleteZone", c)
+	}
+
+	plain := counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	z, err = plain.EnsureZone(ctx, provider.ZoneSpec{Name: "plain.test", CallerReference: "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := guard.New(plain, guard.Options{}).DeleteZone(ctx, z.ID); err != nil {
+		t.Fatalf("DeleteZone of a provider that is no ZoneDrainer: %v", err)
+	}
+	if c := plain.Counts(); c[counting.OpZoneDeletions] != 0 || c[counting.OpDeleteRecordSets] != 0 || c[counting.OpDeleteZone] != 1 {
+		t.Errorf("counted %v, want DeleteZone alone", c)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
@@ -33,28 +34,7 @@ func newEnv(t *testing.T) *env {
 	if err := store.Load(); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("server: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("server did not stop")
-		}
-	})
-	return &env{dir: dir, store: store, addr: srv.Addr()}
+	return &env{dir: dir, store: store, addr: dnstest.Serve(t, store)}
 }
 
 // restart opens a new store over the same directory, as a new manager would.

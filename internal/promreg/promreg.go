@@ -1,0 +1,30 @@
+// Package promreg is the one way dnsplane's packages register their Prometheus collectors: every
+// package that exports metrics has NewMetrics(reg prometheus.Registerer) (*Metrics, error), builds
+// its collectors there and registers them with Register, so that no collector is package-level
+// state and a second registration with the same registry is an error, never a panic.
+package promreg
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Register registers cs with reg, in order. The first failure (a duplicate registration is a
+// prometheus.AlreadyRegisteredError, which errors.As finds) unregisters the collectors this call
+// registered before it and is returned wrapped with what, the metrics' owner ("scraper", ...).
+// A nil reg registers nothing: the collectors work, unexported (tests).
+func Register(reg prometheus.Registerer, what string, cs ...prometheus.Collector) error {
+	if reg == nil {
+		return nil
+	}
+	for i, c := range cs {
+		if err := reg.Register(c); err != nil {
+			for _, done := range cs[:i] {
+				reg.Unregister(done)
+			}
+			return fmt.Errorf("register %s metrics: %w", what, err)
+		}
+	}
+	return nil
+}
