@@ -164,6 +164,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		HealthProbeBindAddress: cfg.ProbeAddr,
 		LeaderElection:         cfg.LeaderElect,
 		LeaderElectionID:       "manager.dnsplane.io",
+		// Secrets are read by name when needed (factory.Factory), never listed, watched or
+		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 	}
 	if cfg.SkipNameValidation {
 		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
@@ -236,8 +239,7 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 	}
 	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
 	a.Providers = &factory.Factory{
-		Client:    a.Manager.GetAPIReader(),
-		Metadata:  a.Manager.GetClient(),
+		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store
 		LocalAddr: a.Server.Addr(),
 		Resolver:  cfg.DNSResolver,
