@@ -103,7 +103,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.OwnerID = r.OwnerID
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
-		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy}}); perr != nil {
+		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy},
+		Quiet: []string{dnsv1.ReasonPublished}}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
