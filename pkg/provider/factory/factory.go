@@ -312,7 +312,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, erro
 	// A rejected credential names its Secret and keys (docs/runbooks.md, InvalidCredentials),
 	// and makes the next use read the Secret again.
 	key, rv := client.ObjectKeyFromObject(s), s.ResourceVersion
-	res.Provider = namedCredentials{inner: res.Provider, hint: credentialHint(s),
+	res.Provider = &namedCredentials{inner: res.Provider, hint: credentialHint(s),
 		rejected: func(err error) { f.reject(key, rv, err) }}
 	return res, nil
 }
