@@ -52,6 +52,9 @@ type Config struct {
 	// MetricsAddr and ProbeAddr are --metrics-bind-address and --health-probe-bind-address;
 	// "0" disables them.
 	MetricsAddr, ProbeAddr string
+	// PprofAddr is --pprof-bind-address, a loopback host:port for /debug/pprof/ (validated by
+	// the caller); "" or "0" disables it (the default).
+	PprofAddr string
 	// LeaderElect is --leader-elect.
 	LeaderElect bool
 	// PodName and PodNamespace (downward API, config/manager): with LeaderElect, the leader's
@@ -162,6 +165,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: cfg.MetricsAddr},
 		HealthProbeBindAddress: cfg.ProbeAddr,
+		PprofBindAddress:       cfg.PprofAddr,
 		LeaderElection:         cfg.LeaderElect,
 		LeaderElectionID:       "manager.dnsplane.io",
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
