@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -171,6 +172,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
 		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
+		// managedFields name every endpoint field again, a second copy of each endpoint that no
+		// controller reads (docs/design.md, "Memory").
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if cfg.SkipNameValidation {
 		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
