@@ -98,13 +98,14 @@ func isWrite(key string) bool {
 }
 
 // TestFirstSync_AtMostTwoAPIWritesPerObject (issue 13, "Kubernetes API requests"): a manager
-// started over 100 DNSEndpoints (10 endpoints each) and the 10 DNSZones they publish into makes
+// started over 100 DNSEndpoints (10 endpoints each), 10 DNSRecords and the 10 DNSZones they
+// publish into makes
 // at most 2 API writes per object in its first sync (finalizer and status; routine publishes
 // emit no Event), reads the one provider Secret by name a bounded number of times, never per
 // reconcile, and never lists or watches Secrets. A restarted manager, with nothing changed,
 // writes nothing. Counts, not timings, are asserted.
 func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
-	const zones, objects, perObject = 10, 100, 10
+	const zones, objects, perObject, records = 10, 100, 10, 10
 	reqs := &apiRequests{}
 	c := startClusterWith(t, "cluster-apireq", 30*time.Second, 5*time.Minute, clusterOptions{WrapTransport: reqs.wrap})
 	c.stopManager()
@@ -128,6 +129,12 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 		}
 		objs = append(objs, ep)
 	}
+	for i := range records { // one shared record per zone, at its own rootHost
+		host := fmt.Sprintf("shared.%s", zoneName(i))
+		rec := recordObj(fmt.Sprintf("shared%d", i), host, dnsv1.Endpoint{DNSName: host, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+		rec.Namespace = ns
+		objs = append(objs, rec)
+	}
 	for _, o := range objs {
 		if err := direct.Create(c.ctx(), o); err != nil {
 			t.Fatal(err)
@@ -138,7 +145,7 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 		t.Helper()
 		reqs.reset()
 		c.startManager()
-		eventually(t, 3*time.Minute, what+": every object Ready", func() error { return allReadyIn(c, direct, ns, zones+objects) })
+		eventually(t, 3*time.Minute, what+": every object Ready", func() error { return allReadyIn(c, direct, ns, zones+objects+records) })
 		// Events are sent asynchronously: wait until no request was made for 2 s, then count.
 		last := -1
 		eventually(t, time.Minute, what+": the manager's requests settle", func() error {
@@ -161,7 +168,7 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 		for _, k := range keys {
 			lines = append(lines, fmt.Sprintf("%s=%d", k, got[k]))
 		}
-		t.Logf("%s, %d objects: %s", what, zones+objects, strings.Join(lines, " "))
+		t.Logf("%s, %d objects: %s", what, zones+objects+records, strings.Join(lines, " "))
 		return got
 	}
 	check := func(what string, got map[string]int, maxWrites int) {
@@ -173,7 +180,7 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 			}
 		}
 		if writes > maxWrites {
-			t.Errorf("%s: %d API writes for %d objects, want at most %d", what, writes, zones+objects, maxWrites)
+			t.Errorf("%s: %d API writes for %d objects, want at most %d", what, writes, zones+objects+records, maxWrites)
 		}
 		for _, k := range []string{"list secrets", "watch secrets"} {
 			if got[k] != 0 {
@@ -186,16 +193,20 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 			t.Errorf("%s: %d Secret reads, want at most %d (never one per reconcile)", what, n, 2*zones)
 		}
 	}
-	check("first sync", runSync("first sync"), 2*(zones+objects))
+	check("first sync", runSync("first sync"), 2*(zones+objects+records))
 	c.stopManager()
 	check("restart with nothing changed", runSync("restart"), 0)
 }
 
-// allReadyIn reports nil once want DNSZones and DNSEndpoints of ns are Ready for their current
+// allReadyIn reports nil once want DNSZones, DNSEndpoints and DNSRecords of ns are Ready for their current
 // generation, read from the API server.
 func allReadyIn(c *cluster, direct client.Client, ns string, want int) error {
 	var zl dnsv1.DNSZoneList
 	var el dnsv1.DNSEndpointList
+	var rl dnsv1.DNSRecordList
+	if err := direct.List(c.ctx(), &rl, client.InNamespace(ns)); err != nil {
+		return err
+	}
 	if err := direct.List(c.ctx(), &zl, client.InNamespace(ns)); err != nil {
 		return err
 	}
@@ -210,6 +221,11 @@ func allReadyIn(c *cluster, direct client.Client, ns string, want int) error {
 	}
 	for _, e := range el.Items {
 		if meta.IsStatusConditionTrue(e.Status.Conditions, dnsv1.ConditionReady) && e.Status.ObservedGeneration == e.Generation {
+			ready++
+		}
+	}
+	for _, r := range rl.Items {
+		if meta.IsStatusConditionTrue(r.Status.Conditions, dnsv1.ConditionReady) && r.Status.ObservedGeneration == r.Generation {
 			ready++
 		}
 	}
