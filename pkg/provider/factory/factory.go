@@ -207,7 +207,11 @@ func (f *Factory) lookup(key client.ObjectKey) (memo, bool) {
 	return *m, true
 }
 
-// read reads the Secret key once for every concurrent caller (readOnce).
+// secretReadTimeout bounds one shared Secret read (and the provider build that follows it).
+const secretReadTimeout = 30 * time.Second
+
+// read reads the Secret key once for every concurrent caller (readOnce); a caller whose ctx
+// ends stops waiting, with ctx's error.
 func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, error) {
 	f.mu.Lock()
 	if r, ok := f.reads[key]; ok {
@@ -225,7 +229,10 @@ func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, err
 	}
 	f.reads[key] = r
 	f.mu.Unlock()
-	r.res, r.err = f.readOnce(ctx, key)
+	// The read is shared: one caller's cancellation must not fail the others.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), secretReadTimeout)
+	r.res, r.err = f.readOnce(rctx, key)
+	cancel()
 	f.mu.Lock()
 	delete(f.reads, key)
 	f.mu.Unlock()
