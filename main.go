@@ -38,6 +38,7 @@ import (
 // options are the manager's flags; docs/api.md lists them.
 type options struct {
 	metricsAddr, probeAddr string
+	pprofAddr              string
 	leaderElect            bool
 
 	local        bool
@@ -62,6 +63,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Loopback host:port of Go's /debug/pprof/ endpoints, for profiling; empty or 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader: only the leader reconciles, heartbeats and writes.")
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
@@ -116,10 +118,29 @@ func (o options) validate() error {
 			errs = append(errs, fmt.Errorf("--gslb-ns-address: %w", err))
 		}
 	}
+	if err := loopback(o.pprofAddr); err != nil {
+		errs = append(errs, fmt.Errorf("--pprof-bind-address: %w", err))
+	}
 	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
 	}
 	return errors.Join(errs...)
+}
+
+// loopback accepts "", "0" (off) or a host:port whose host is a loopback IP or localhost: the
+// profiles show internals (names, targets) and are never served beyond the machine.
+func loopback(hostport string) error {
+	if hostport == "" || hostport == "0" {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return fmt.Errorf("%q: %w", hostport, err)
+	}
+	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
+		return fmt.Errorf("%q: the host must be a loopback address (127.0.0.1, ::1 or localhost)", hostport)
+	}
+	return nil
 }
 
 func main() {
@@ -163,6 +184,7 @@ func checkAddrs(o options) error {
 	}
 	for _, a := range []struct{ flag, addr string }{
 		{"--metrics-bind-address", o.metricsAddr}, {"--health-probe-bind-address", o.probeAddr},
+		{"--pprof-bind-address", o.pprofAddr},
 	} {
 		if a.addr == "" || a.addr == "0" {
 			continue
@@ -235,7 +257,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
 	return app.Config{
-		Rest: rest, MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, LeaderElect: o.leaderElect,
+		Rest: rest, MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect,
 		PodName: env.podName, PodNamespace: env.podNamespace,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,

@@ -30,6 +30,7 @@ func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
 		{"--gslb-peer-port", o.gslbPeerPort, 53},
 		{"--local", o.local, false},
 		{"--leader-elect", o.leaderElect, false},
+		{"--pprof-bind-address", o.pprofAddr, ""}, // off unless asked
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -53,11 +54,19 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},
 		{[]string{"--gslb-ns-address=not-an-ip"}, "--gslb-ns-address"},
 		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
+		{[]string{"--pprof-bind-address=:6060"}, "--pprof-bind-address"},
+		{[]string{"--pprof-bind-address=0.0.0.0:6060"}, "must be a loopback address"},
+		{[]string{"--pprof-bind-address=10.0.0.1:6060"}, "must be a loopback address"},
 	}
 	for _, c := range cases {
 		_, _, err := parseFlags(c.args)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error mentioning %q", c.args, err, c.want)
+		}
+	}
+	for _, ok := range []string{"127.0.0.1:6060", "[::1]:6060", "localhost:6060", "0"} {
+		if _, _, err := parseFlags([]string{"--pprof-bind-address=" + ok}); err != nil {
+			t.Errorf("--pprof-bind-address=%s refused: %v", ok, err)
 		}
 	}
 	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {

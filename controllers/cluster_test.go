@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -75,6 +76,9 @@ type clusterOptions struct {
 	// ZoneController names the DNSZone controller (its controller_runtime_* metrics label);
 	// default "dnszone".
 	ZoneController string
+	// WrapTransport, when set, wraps the manager's transport to the API server
+	// (rest.Config.WrapTransport), for tests that count its requests.
+	WrapTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -126,6 +130,7 @@ func (c *cluster) startManager() {
 	t.Helper()
 	cfg := rest.CopyConfig(c.cfg)
 	cfg.QPS, cfg.Burst = 1000, 2000
+	cfg.WrapTransport = c.opts.WrapTransport
 	ctx, cancel := context.WithCancel(context.Background())
 	c.reconciles = &counter{}
 	a, err := app.New(ctx, testConfig(cfg, app.Config{

@@ -75,16 +75,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !ep.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, ep)
 	}
-	if controllerutil.AddFinalizer(ep, dnsv1.FinalizerRecords) {
-		if err := r.Client.Update(ctx, ep); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-	}
 	base := ep.DeepCopy()
-	res, err := r.reconcileNormal(ctx, ep)
+	// The finalizer is added once the object is not deferred, before its first write: a
+	// deferred reconcile (a zone not judged yet) writes nothing to the API server.
+	addFinalizer := func(ctx context.Context) error {
+		if !controllerutil.AddFinalizer(ep, dnsv1.FinalizerRecords) {
+			return nil
+		}
+		if err := r.Client.Update(ctx, ep); err != nil {
+			return fmt.Errorf("add finalizer: %w", err)
+		}
+		base = ep.DeepCopy() // the status is not changed yet; the patch's lock is the new version
+		return nil
+	}
+	out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
+	if out.Deferred {
+		return res, err // a zone is not judged yet: no status write until it is
+	}
 	ep.Status.ObservedGeneration = ep.Generation
+	// The first Published emits no Event (routine); failures, waits and recoveries do.
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: ep, Base: base, New: &ep.Status, Old: &base.Status,
-		After: ep.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}}); perr != nil {
+		After: ep.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady},
+		Quiet: []string{dnsv1.ReasonPublished}}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -101,12 +113,11 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
 }
 
-func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	_, res, err := r.planner().Run(ctx, r.Client, r.Recorder, ep, publish.Options{
+func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint, prepare func(context.Context) error) (publish.Outcome, ctrl.Result, error) {
+	return r.planner().Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
-		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval,
+		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, DeferUnjudged: true, Prepare: prepare,
 	})
-	return res, err
 }
 
 func published(n int) string {

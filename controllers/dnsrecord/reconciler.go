@@ -94,17 +94,28 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !rec.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, rec)
 	}
-	if controllerutil.AddFinalizer(rec, dnsv1.FinalizerRecords) {
-		if err := r.Client.Update(ctx, rec); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-	}
 	base := rec.DeepCopy()
-	res, err := r.reconcileNormal(ctx, rec)
+	// As for DNSEndpoints: the finalizer just before the first write, nothing while a zone is
+	// not judged yet.
+	addFinalizer := func(ctx context.Context) error {
+		if !controllerutil.AddFinalizer(rec, dnsv1.FinalizerRecords) {
+			return nil
+		}
+		if err := r.Client.Update(ctx, rec); err != nil {
+			return fmt.Errorf("add finalizer: %w", err)
+		}
+		base = rec.DeepCopy() // the status is not changed yet; the patch's lock is the new version
+		return nil
+	}
+	deferred, res, err := r.reconcileNormal(ctx, rec, addFinalizer)
+	if deferred {
+		return res, err
+	}
 	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.OwnerID = r.OwnerID
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
-		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy}}); perr != nil {
+		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy},
+		Quiet: []string{dnsv1.ReasonPublished, dnsv1.ReasonAllOwnersHealthy}}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -128,7 +139,9 @@ func (r *Reconciler) planner() *publish.Planner {
 	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader}
 }
 
-func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
+// reconcileNormal publishes rec; deferred: a zone is not judged yet and nothing was done
+// (publish.Options.DeferUnjudged). prepare adds the finalizer before the first write.
+func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord, prepare func(context.Context) error) (deferred bool, _ ctrl.Result, _ error) {
 	key := client.ObjectKeyFromObject(rec).String()
 	if rec.Spec.Strategy == dnsv1.StrategyDisabled {
 		if r.Heartbeats != nil {
@@ -136,19 +149,19 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 		}
 		r.ready(rec, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned, written or heartbeat")
 		status.SetUnknown(&rec.Status.Conditions, rec.Generation, dnsv1.ConditionHealthy, dnsv1.ReasonDisabled, "strategy is Disabled: contributors are not checked")
-		return ctrl.Result{}, nil
+		return false, ctrl.Result{}, nil
 	}
 	self := r.contributor(rec)
 	now := r.now()
 	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, rec, publish.Options{
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
-		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval,
+		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, DeferUnjudged: true, Prepare: prepare,
 		Stamp: func(changes []provider.Change) []provider.Change {
 			return heartbeat.Stamp(changes, self, rec.Spec.RootHost, now)
 		},
 	})
-	if out.Assignment == nil {
-		return res, err
+	if out.Deferred || out.Assignment == nil {
+		return out.Deferred, res, err
 	}
 	root := rootPlan(out.Plans, rec.Spec.RootHost)
 	// Only a FullSync record whose reconcile succeeded heartbeats (API contract: DryRun records
@@ -160,7 +173,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord) 
 			SetOwners(rec, owners, r.now(), r.Threshold)
 		}
 	}
-	return res, err
+	return false, res, err
 }
 
 // rootPlan returns the plan of the zone that holds rootHost: the longest zone name it is in.

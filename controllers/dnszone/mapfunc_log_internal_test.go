@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -21,7 +20,6 @@ func TestMapFuncs_LogAFailedList(t *testing.T) {
 		fn   handler.MapFunc
 		obj  client.Object
 	}{
-		{"zonesForSecret", r.zonesForSecret, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "creds"}}},
 		{"childrenOf", r.childrenOf, &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "parent"}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}},
 	} {
 		*logged = nil

@@ -85,7 +85,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/finalizers,verbs=update
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -109,7 +109,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.summarise(zone)
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: zone, Base: base, New: &zone.Status, Old: &base.Status,
 		After: zone.Status.Conditions, Before: base.Status.Conditions,
-		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated}}); perr != nil {
+		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
+		Quiet: []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled}}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -229,15 +230,29 @@ func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p p
 	return pz, nil
 }
 
+// CredentialRetry is how often a DNSZone whose provider Secret is missing or rejected
+// (ProviderNotFound, InvalidCredentials) reads the Secret again: Secrets are not watched, so
+// this bounds how long a created or fixed Secret waits to be noticed. Each retry is one Secret
+// GET, and no provider call while the Secret is unchanged (factory.Factory).
+const CredentialRetry = 10 * time.Second
+
 // providerFailed maps a provider error to the ZoneAvailable reason. Terminal errors wait for a
-// change of the object or the Secret (both are watched); others go back to the rate limiter.
+// change of the object (watched) or of the Secret (read again every CredentialRetry); others go
+// back to the rate limiter.
 func (r *Reconciler) providerFailed(z *dnsv1.DNSZone, err error) (ctrl.Result, error) {
 	reason, terminal := reasonFor(err)
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, reason, err.Error())
-	if terminal {
-		return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+	if !terminal {
+		return ctrl.Result{}, err
 	}
-	return ctrl.Result{}, err
+	if reason == dnsv1.ReasonProviderNotFound || reason == dnsv1.ReasonInvalidCredentials {
+		retry := CredentialRetry
+		if r.ResyncInterval > 0 {
+			retry = min(retry, r.ResyncInterval)
+		}
+		return ctrl.Result{RequeueAfter: retry}, nil
+	}
+	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
 }
 
 func reasonFor(err error) (reason string, terminal bool) {
@@ -391,14 +406,12 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 	return nil
 }
 
-// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, the Secrets
-// they name, the scraper's notifications and the zone writers' ZoneNotFound reports.
+// SetupWithManager wires the controller: DNSZones, their parent-link DNSEndpoints, the
+// scraper's notifications and the zone writers' ZoneNotFound reports. Secrets are not watched
+// (the manager holds only get on them): a zone whose Secret is missing or rejected reads it
+// again every CredentialRetry.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexProviderRef,
-		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Spec.ProviderRef.Name} }); err != nil {
-		return err
-	}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexZoneID,
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err
@@ -417,31 +430,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		// other status writes (sync times, its own parent link).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
-		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(r.zonesForSecret), builder.OnlyMetadata).
 		WatchesRawSource(notice.Source(r.ZoneEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.
 		WatchesRawSource(periodic.Source()).
 		Complete(periodic)
-}
-
-const indexProviderRef = "spec.providerRef.name"
-
-// zonesForSecret enqueues the zones that name a Secret, so a created or rotated Secret is used at
-// once.
-func (r *Reconciler) zonesForSecret(ctx context.Context, o client.Object) []reconcile.Request {
-	var zones dnsv1.DNSZoneList
-	if err := r.Client.List(ctx, &zones, client.InNamespace(o.GetNamespace()), client.MatchingFields{indexProviderRef: o.GetName()}); err != nil {
-		log.FromContext(ctx).Error(err, "listing the DNSZones of a Secret failed; the next event or resync catches up",
-			"namespace", o.GetNamespace(), "name", o.GetName())
-		return nil
-	}
-	out := make([]reconcile.Request, 0, len(zones.Items))
-	for _, z := range zones.Items {
-		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&z)})
-	}
-	return out
 }
 
 // childrenOf enqueues the zones that may link under z, so a parent's arrival, spec change,

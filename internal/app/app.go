@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -52,6 +53,9 @@ type Config struct {
 	// MetricsAddr and ProbeAddr are --metrics-bind-address and --health-probe-bind-address;
 	// "0" disables them.
 	MetricsAddr, ProbeAddr string
+	// PprofAddr is --pprof-bind-address, a loopback host:port for /debug/pprof/ (validated by
+	// the caller); "" or "0" disables it (the default).
+	PprofAddr string
 	// LeaderElect is --leader-elect.
 	LeaderElect bool
 	// PodName and PodNamespace (downward API, config/manager): with LeaderElect, the leader's
@@ -162,8 +166,16 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: cfg.MetricsAddr},
 		HealthProbeBindAddress: cfg.ProbeAddr,
+		PprofBindAddress:       cfg.PprofAddr,
 		LeaderElection:         cfg.LeaderElect,
 		LeaderElectionID:       "manager.dnsplane.io",
+		// Secrets are read by name when needed (factory.Factory), never listed, watched or
+		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
+		// managedFields name every endpoint field again, a second copy of each endpoint that no
+		// controller reads (docs/design.md, "Memory").
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
 	}
 	if cfg.SkipNameValidation {
 		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
@@ -241,8 +253,7 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 	a.Requests = requests
 	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
 	a.Providers = &factory.Factory{
-		Client:    a.Manager.GetAPIReader(),
-		Metadata:  a.Manager.GetClient(),
+		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store
 		LocalAddr: a.Server.Addr(),
 		Resolver:  cfg.DNSResolver,

@@ -24,7 +24,8 @@ func (DeletionStarted) Update(e event.UpdateEvent) bool {
 // ZoneUsabilityChanged passes DNSZone events that change what the objects publishing into the
 // zone see: deletion, and changes of the hosted zone ID, availability and delegation. Other
 // status changes (sync times, parent-link conditions) would re-plan every object of the zone for
-// nothing. A zone created unavailable is passed when it becomes available, so its objects
+// nothing. A zone's first ZoneAvailable condition, True or not, passes: objects that deferred
+// their first plan until the zone was judged (publish.Options.DeferUnjudged) go on. A zone created unavailable is passed when it becomes available, so its objects
 // reconcile once, together, and their writes land in one batch. Objects that are not DNSZones
 // pass; Delete and Generic events pass.
 type ZoneUsabilityChanged struct{ predicate.Funcs }
@@ -42,7 +43,10 @@ func (ZoneUsabilityChanged) Update(e event.UpdateEvent) bool {
 	if !ok1 || !ok2 {
 		return true
 	}
-	return o.Status.ZoneID != n.Status.ZoneID ||
+	judged := func(z *dnsv1.DNSZone) bool {
+		return meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable) != nil
+	}
+	return o.Status.ZoneID != n.Status.ZoneID || judged(o) != judged(n) ||
 		meta.IsStatusConditionTrue(o.Status.Conditions, dnsv1.ConditionZoneAvailable) != meta.IsStatusConditionTrue(n.Status.Conditions, dnsv1.ConditionZoneAvailable) ||
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)

@@ -63,6 +63,11 @@ func TestZoneUsabilityChanged_PassesWhatPublishersSee(t *testing.T) {
 			t.Errorf("%s: Update = %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	unjudged := zone(func(z *dnsv1.DNSZone) { z.Status.Conditions = nil })
+	judgedFalse := zone(func(z *dnsv1.DNSZone) { z.Status.Conditions[0].Status = metav1.ConditionFalse })
+	if !(predicates.ZoneUsabilityChanged{}).Update(event.UpdateEvent{ObjectOld: unjudged, ObjectNew: judgedFalse}) {
+		t.Error("a zone's first ZoneAvailable=False filtered; want passed (deferred publishers wait for it)")
+	}
 	unavailable := zone(func(z *dnsv1.DNSZone) { z.Status.Conditions = nil })
 	if (predicates.ZoneUsabilityChanged{}).Create(event.CreateEvent{Object: unavailable}) {
 		t.Error("Create of an unavailable zone passed; want filtered")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -43,6 +44,15 @@ type Options struct {
 	// Stamp, when set, edits each zone's changes just before they are written (the DNSRecord
 	// controller stamps its heartbeat).
 	Stamp func([]provider.Change) []provider.Change
+	// DeferUnjudged: when a zone the object publishes into has no ZoneAvailable condition yet
+	// (the DNSZone controller has not reconciled it once, as in a manager's first sync), Run
+	// plans and writes nothing and returns Outcome.Deferred; the zone's judgement re-enqueues
+	// the object (predicates.ZoneUsabilityChanged). This saves a status write per object.
+	DeferUnjudged bool
+	// Prepare, when set, is called once Run has chosen the zones and is not deferring, before
+	// anything is planned or written; the DNSEndpoint controller adds its finalizer there, so
+	// that a deferred reconcile writes nothing at all. Its error ends Run, returned as is.
+	Prepare func(context.Context) error
 }
 
 // Outcome is what one Run found and did.
@@ -55,7 +65,13 @@ type Outcome struct {
 	Clean bool
 	// Written: this reconcile applied its plans (FullSync, or an approved DryRun plan).
 	Written bool
+	// Deferred: with Options.DeferUnjudged, a zone of the object was not judged yet; nothing
+	// was planned, written or set in status, and the caller writes no status.
+	Deferred bool
 }
+
+// deferredRequeue re-plans a deferred object even if no zone event comes.
+const deferredRequeue = 5 * time.Second
 
 // Run is the reconcile body both record controllers share (docs/api.md, "DNSEndpoint"): choose
 // zones, plan each, apply under FullSync or an approved DryRun plan, keep status.zones,
@@ -73,6 +89,15 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		return Outcome{}, ctrl.Result{}, err
 	}
 	out := Outcome{Assignment: a}
+	if opts.DeferUnjudged && a.unjudged() {
+		out.Deferred = true
+		return out, ctrl.Result{RequeueAfter: deferredRequeue}, nil
+	}
+	if opts.Prepare != nil {
+		if err := opts.Prepare(ctx); err != nil {
+			return out, ctrl.Result{}, err
+		}
+	}
 	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
 	if err != nil {
 		res, err := failed(ready, err)
@@ -284,4 +309,17 @@ func reportLeftBehind(ctx context.Context, rec record.EventRecorder, obj runtime
 		shown, more = shown[:maxLeftInEvent], fmt.Sprintf("; and %d more (see the manager log)", len(left)-maxLeftInEvent)
 	}
 	rec.Eventf(obj, corev1.EventTypeWarning, dnsv1.ReasonRecordsKept, "deleted; left behind: %s%s", strings.Join(shown, "; "), more)
+}
+
+// unjudged reports whether a zone that should receive some of the endpoints has no
+// ZoneAvailable condition yet: the DNSZone controller has not reconciled it once.
+func (a *Assignment) unjudged() bool {
+	for k, desired := range a.ByZone {
+		z := a.Zones[k]
+		if len(desired) > 0 && z != nil && z.DeletionTimestamp.IsZero() &&
+			meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable) == nil {
+			return true
+		}
+	}
+	return false
 }

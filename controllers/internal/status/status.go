@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -46,6 +47,12 @@ func SetUnknown(conds *[]metav1.Condition, generation int64, typ, reason, msg st
 // Callers emit only after the status that records the change was written (Commit does both), so
 // that a reconcile of a stale copy, whose write is refused, emits nothing.
 func EventOnChange(rec record.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types ...string) {
+	eventOnChange(rec, obj, before, after, types, nil)
+}
+
+// eventOnChange is EventOnChange, except that a condition that was absent before and is now True
+// with a reason in quiet (an object's routine first success) emits nothing.
+func eventOnChange(rec record.EventRecorder, obj runtime.Object, before, after []metav1.Condition, types, quiet []string) {
 	if rec == nil {
 		return
 	}
@@ -56,6 +63,9 @@ func EventOnChange(rec record.EventRecorder, obj runtime.Object, before, after [
 		}
 		b := meta.FindStatusCondition(before, t)
 		if b != nil && b.Status == a.Status && b.Reason == a.Reason {
+			continue
+		}
+		if b == nil && a.Status == metav1.ConditionTrue && slices.Contains(quiet, a.Reason) {
 			continue
 		}
 		kind := corev1.EventTypeNormal
@@ -76,6 +86,11 @@ type Update struct {
 	// Event.
 	After, Before []metav1.Condition
 	Types         []string
+	// Quiet lists reasons whose first appearance, on a condition of Types that was absent and is
+	// now True, emits no Event: an object's routine first success, such as Published
+	// (docs/design.md, "Kubernetes API requests"). Later transitions, failures and waits emit
+	// as usual.
+	Quiet []string
 }
 
 // ErrStale: the status was not written because the object changed since it was read, typically
@@ -92,7 +107,7 @@ func Commit(ctx context.Context, c client.Client, rec record.EventRecorder, u Up
 	if err := Patch(ctx, c, u.Obj, u.Base, u.New, u.Old); err != nil {
 		return err
 	}
-	EventOnChange(rec, u.Obj, u.Before, u.After, u.Types...)
+	eventOnChange(rec, u.Obj, u.Before, u.After, u.Types, u.Quiet)
 	return nil
 }
 

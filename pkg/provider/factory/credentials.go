@@ -52,10 +52,13 @@ func credentialHint(s *corev1.Secret) string {
 
 // namedCredentials prefixes every error that wraps provider.ErrInvalidCredentials with hint
 // (credentialHint), so that an InvalidCredentials condition says which Secret and key to fix
-// rather than only "HTTP 401: Unauthorized". Other errors pass unchanged.
+// rather than only "HTTP 401: Unauthorized", and reports it to rejected. Other errors pass
+// unchanged.
 type namedCredentials struct {
 	inner provider.Provider
 	hint  string
+	// rejected, when set, receives every such error, wrapped (Factory.reject).
+	rejected func(error)
 }
 
 var _ provider.Provider = namedCredentials{}
@@ -64,7 +67,11 @@ func (p namedCredentials) wrap(err error) error {
 	if err == nil || !errors.Is(err, provider.ErrInvalidCredentials) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", p.hint, err)
+	err = fmt.Errorf("%s: %w", p.hint, err)
+	if p.rejected != nil {
+		p.rejected(err)
+	}
+	return err
 }
 
 // Capabilities implements provider.Provider.

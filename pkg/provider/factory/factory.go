@@ -19,7 +19,6 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -101,15 +100,23 @@ type Resolved struct {
 	DNSAddress string
 }
 
+// DefaultReread is how long a zone writer's provider (ResolveAccount) is reused before the
+// writer's next call reads its Secret again, when Factory.Reread is 0: at most one Secret read
+// per account per second, however many writers flush (docs/design.md, "Provider Secrets").
+const DefaultReread = time.Second
+
 // Factory resolves provider Secrets. Its exported fields are read-only after construction; it is
 // safe for concurrent use.
+//
+// It reads a Secret by name (a GET; no list, no watch, no cache of Secrets) and memoises the
+// provider built from it. Reconciles (Resolve) use the memoised provider and read nothing; zone
+// writers (ResolveAccount, before each provider call) read the Secret again when their provider
+// is older than Reread, so a rotation reaches the next write; and a provider that rejects its
+// credentials (provider.ErrInvalidCredentials) makes the next use of either read it again.
 type Factory struct {
-	// Client reads whole Secrets; the API reader (no cache) keeps the manager from caching every
-	// Secret's data.
+	// Client reads Secrets by name, uncached (the manager's API reader): the manager holds
+	// only get on Secrets.
 	Client client.Reader
-	// Metadata, when set, reads Secrets' metadata from the manager's cache; a Secret whose
-	// resourceVersion did not change is then resolved from memory, with no API call.
-	Metadata client.Reader
 	// Local is the dnsplane.io/local provider, the embedded server's store.
 	Local provider.Provider
 	// LocalAddr is the embedded server's host:port, the DNS address of local zones.
@@ -123,99 +130,202 @@ type Factory struct {
 	// ZoneListTTL is how long a provider's ListZones answer is reused; 0 = DefaultZoneListTTL,
 	// negative = not cached.
 	ZoneListTTL time.Duration
+	// Reread is how long ResolveAccount reuses a provider before it reads the Secret again, a
+	// time.Duration; 0 = DefaultReread, negative = every call.
+	Reread time.Duration
 
 	mu       sync.Mutex
-	cache    map[client.ObjectKey]cached
-	limiters map[string]*rate.Limiter // credential fingerprint -> the credential set's budget
+	cache    map[client.ObjectKey]*memo
+	reads    map[client.ObjectKey]*read // Secret reads in flight, shared by concurrent callers
+	limiters map[string]*rate.Limiter   // credential fingerprint -> the credential set's budget
 }
 
-type cached struct {
+// memo is the provider built from one version of a Secret.
+type memo struct {
 	resourceVersion string
 	res             Resolved
-	err             error
+	readAt          time.Time // when the Secret was last read and found at resourceVersion
+	// rejected, when set, is the error of a call the provider refused with these credentials:
+	// the next use reads the Secret again and, while it is unchanged, returns this error
+	// without calling the provider.
+	rejected error
 }
 
-// Resolve reads the Secret namespace/name and returns its provider. Errors wrap
-// ErrProviderNotFound (missing Secret, unknown or unbuilt type) or ErrInvalidCredentials
-// (malformed keys); messages name keys, never values. The provider's own ErrInvalidCredentials
-// errors (credentials the backend rejects) name the Secret and its credential keys too.
+type read struct {
+	done chan struct{}
+	res  Resolved
+	err  error
+}
+
+// Resolve returns the provider of the Secret namespace/name: the memoised one, with no API
+// request, unless it was never read or its credentials were rejected, in which case the Secret
+// is read (concurrent callers share one read). Errors wrap ErrProviderNotFound (missing Secret,
+// unknown or unbuilt type) or ErrInvalidCredentials (malformed keys, or credentials the
+// provider rejected and the Secret still holds); messages name keys, never values. The
+// provider's own ErrInvalidCredentials errors name the Secret and its credential keys too.
 func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if f.Metadata == nil {
-		res, _, err := f.resolve(ctx, namespace, name)
-		return res, err
+	if m, ok := f.lookup(key); ok && m.rejected == nil {
+		return m.res, nil
 	}
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
-	if err := f.Metadata.Get(ctx, key, m); err == nil {
-		f.mu.Lock()
-		c, ok := f.cache[key]
-		f.mu.Unlock()
-		if ok && c.resourceVersion == m.ResourceVersion {
-			return c.res, c.err
-		}
-	}
-	res, rv, err := f.resolve(ctx, namespace, name)
-	if rv != "" {
-		f.mu.Lock()
-		if f.cache == nil {
-			f.cache = map[client.ObjectKey]cached{}
-		}
-		f.cache[key] = cached{resourceVersion: rv, res: res, err: err}
-		f.mu.Unlock()
-	}
-	return res, err
+	return f.read(ctx, key)
 }
 
 // ResolveAccount returns the provider of account, a Resolved.Account ("<namespace>/<secret
-// name>"), as Resolve does: from memory while the Secret's resourceVersion is unchanged (with
-// Metadata), else built from the Secret as it is now. It is the zone writers' resolver
-// (zonewriter.Options.Resolve), so that a rotated Secret reaches every writer of the account at
-// its next call. Errors are Resolve's, or wrap ErrProviderNotFound for a malformed account.
+// name>"), as Resolve does, except that a provider older than Reread is checked against the
+// Secret first (one GET; a rebuild only when its resourceVersion changed). It is the zone
+// writers' resolver (zonewriter.Options.Resolve), so that a rotated Secret reaches every writer
+// of the account at its next call after Reread. Errors are Resolve's, or wrap
+// ErrProviderNotFound for a malformed account.
 func (f *Factory) ResolveAccount(ctx context.Context, account string) (provider.Provider, error) {
 	namespace, name, ok := strings.Cut(account, "/")
 	if !ok || namespace == "" || name == "" {
 		return nil, fmt.Errorf("account %q is not namespace/name: %w", account, ErrProviderNotFound)
 	}
-	res, err := f.Resolve(ctx, namespace, name)
+	key := client.ObjectKey{Namespace: namespace, Name: name}
+	if m, ok := f.lookup(key); ok && m.rejected == nil && time.Since(m.readAt) < f.reread() {
+		return m.res.Provider, nil
+	}
+	res, err := f.read(ctx, key)
 	if err != nil {
 		return nil, err
 	}
 	return res.Provider, nil
 }
 
-// resolve reads the Secret and builds its provider; rv is the Secret's resourceVersion, empty
-// when it could not be read.
-func (f *Factory) resolve(ctx context.Context, namespace, name string) (_ Resolved, rv string, _ error) {
+func (f *Factory) reread() time.Duration {
+	if f.Reread == 0 {
+		return DefaultReread
+	}
+	return f.Reread
+}
+
+// lookup returns a copy of key's memo.
+func (f *Factory) lookup(key client.ObjectKey) (memo, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m, ok := f.cache[key]
+	if !ok {
+		return memo{}, false
+	}
+	return *m, true
+}
+
+// secretReadTimeout bounds one shared Secret read (and the provider build that follows it).
+const secretReadTimeout = 30 * time.Second
+
+// read reads the Secret key once for every concurrent caller (readOnce); a caller whose ctx
+// ends stops waiting, with ctx's error.
+func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, error) {
+	f.mu.Lock()
+	if r, ok := f.reads[key]; ok {
+		f.mu.Unlock()
+		select {
+		case <-r.done:
+			return r.res, r.err
+		case <-ctx.Done():
+			return Resolved{}, ctx.Err()
+		}
+	}
+	r := &read{done: make(chan struct{})}
+	if f.reads == nil {
+		f.reads = map[client.ObjectKey]*read{}
+	}
+	f.reads[key] = r
+	f.mu.Unlock()
+	// The read is shared: one caller's cancellation must not fail the others.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), secretReadTimeout)
+	r.res, r.err = f.readOnce(rctx, key)
+	cancel()
+	f.mu.Lock()
+	delete(f.reads, key)
+	f.mu.Unlock()
+	close(r.done)
+	return r.res, r.err
+}
+
+// readOnce GETs the Secret and returns the memoised provider when its resourceVersion is
+// unchanged (or the memoised rejection), else builds and memoises a new one. A Secret that is
+// missing or malformed is not memoised: the next use reads it again.
+func (f *Factory) readOnce(ctx context.Context, key client.ObjectKey) (Resolved, error) {
 	var s corev1.Secret
 	// client-go logs response bodies at V(8): for a Secret that is its data. Read it with a
 	// logger that drops everything, so that no verbosity ever prints a credential.
-	if err := f.Client.Get(logr.NewContext(ctx, logr.Discard()), client.ObjectKey{Namespace: namespace, Name: name}, &s); err != nil {
+	if err := f.Client.Get(logr.NewContext(ctx, logr.Discard()), key, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return Resolved{}, "", fmt.Errorf("secret %s/%s does not exist: %w", namespace, name, ErrProviderNotFound)
+			f.forget(key)
+			return Resolved{}, fmt.Errorf("secret %s/%s does not exist: %w", key.Namespace, key.Name, ErrProviderNotFound)
 		}
-		return Resolved{}, "", fmt.Errorf("read secret %s/%s: %w", namespace, name, err)
+		return Resolved{}, fmt.Errorf("read secret %s/%s: %w", key.Namespace, key.Name, err)
 	}
+	now := time.Now()
+	f.mu.Lock()
+	if m, ok := f.cache[key]; ok && m.resourceVersion == s.ResourceVersion {
+		m.readAt = now
+		res, rejected := m.res, m.rejected
+		f.mu.Unlock()
+		if rejected != nil {
+			return Resolved{}, rejected
+		}
+		return res, nil
+	}
+	f.mu.Unlock()
+	res, err := f.resolve(ctx, &s)
+	if err != nil {
+		f.forget(key)
+		return Resolved{}, err
+	}
+	f.mu.Lock()
+	if f.cache == nil {
+		f.cache = map[client.ObjectKey]*memo{}
+	}
+	f.cache[key] = &memo{resourceVersion: s.ResourceVersion, res: res, readAt: now}
+	f.mu.Unlock()
+	return res, nil
+}
+
+func (f *Factory) forget(key client.ObjectKey) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.cache, key)
+}
+
+// reject records err, a call's provider.ErrInvalidCredentials, against the Secret key at
+// resourceVersion rv; a memo of a newer version is left alone.
+func (f *Factory) reject(key client.ObjectKey, rv string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if m, ok := f.cache[key]; ok && m.resourceVersion == rv && m.rejected == nil {
+		m.rejected = err
+	}
+}
+
+// resolve builds the provider of Secret s.
+func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, error) {
+	namespace, name := s.Namespace, s.Name
 	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver}
 	if v, ok := s.Data[KeyDNSAddress]; ok {
 		addr := strings.TrimSpace(string(v))
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
+			return Resolved{}, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
 		}
 		r.DNSAddress = addr
 	}
-	res, err := f.build(ctx, &s, r)
+	res, err := f.build(ctx, s, r)
 	if err != nil || s.Type == TypeLocal {
-		return res, s.ResourceVersion, err
+		return res, err
 	}
-	opts, err := f.guardOptions(&s)
+	opts, err := f.guardOptions(s)
 	if err != nil {
-		return Resolved{}, s.ResourceVersion, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.Provider = guard.New(counting.Wrap(res.Provider, strings.TrimPrefix(string(s.Type), "dnsplane.io/"), f.Requests), opts)
-	// A rejected credential names its Secret and keys (docs/runbooks.md, InvalidCredentials).
-	res.Provider = namedCredentials{inner: res.Provider, hint: credentialHint(&s)}
-	return res, s.ResourceVersion, nil
+	// A rejected credential names its Secret and keys (docs/runbooks.md, InvalidCredentials),
+	// and makes the next use read the Secret again.
+	key, rv := client.ObjectKeyFromObject(s), s.ResourceVersion
+	res.Provider = &namedCredentials{inner: res.Provider, hint: credentialHint(s),
+		rejected: func(err error) { f.reject(key, rv, err) }}
+	return res, nil
 }
 
 // build returns r with the provider of the Secret's type.
