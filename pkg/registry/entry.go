@@ -226,9 +226,9 @@ func (e Entry) Encode() string {
 // Unknown fields are ignored (a later v1 may add optional fields). Targets
 // are returned sorted, the heartbeat in UTC. Parse never panics.
 func Parse(value string) (Entry, error) {
-	q, qerr := url.ParseQuery(value)
-	if h := q[fieldHeritage]; len(h) != 1 || h[0] != Heritage {
-		if len(h) > 1 && slices.Contains(h, Heritage) {
+	q, qerr := parseQuery(value)
+	if h, n := q.first(fieldHeritage); n != 1 || h != Heritage {
+		if n > 1 && q.has(fieldHeritage, Heritage) {
 			return Entry{}, fmt.Errorf("%w: field %q repeated", ErrMalformed, fieldHeritage)
 		}
 		return Entry{}, ErrForeign
@@ -237,16 +237,14 @@ func Parse(value string) (Entry, error) {
 		return Entry{}, fmt.Errorf("%w: %v", ErrMalformed, qerr)
 	}
 	single := func(k string, required bool) (string, error) {
-		v := q[k]
+		v, n := q.first(k)
 		switch {
-		case len(v) > 1:
+		case n > 1:
 			return "", fmt.Errorf("%w: field %q repeated", ErrMalformed, k)
-		case len(v) == 0 && required:
+		case n == 0 && required:
 			return "", fmt.Errorf("%w: missing %s", ErrMalformed, k)
-		case len(v) == 0:
-			return "", nil
 		}
-		return v[0], nil
+		return v, nil
 	}
 	var e Entry
 	v, err := single(fieldVersion, true)
@@ -290,12 +288,13 @@ func Parse(value string) (Entry, error) {
 	if e.TTL, err = strconv.ParseInt(ttl, 10, 64); err != nil || e.TTL < 0 || e.TTL > provider.MaxTTL {
 		return Entry{}, fmt.Errorf("%w: bad ttl %q (want 0..%d seconds, RFC 2181 §8)", ErrMalformed, ttl, provider.MaxTTL)
 	}
-	e.Targets = sortedCopy(q[fieldTarget])
+	e.Targets = q.all(fieldTarget) // a fresh slice
+	slices.Sort(e.Targets)
 	hb, err := single(fieldHeartbeat, false)
 	if err != nil {
 		return Entry{}, err
 	}
-	if q.Has(fieldHeartbeat) {
+	if _, n := q.first(fieldHeartbeat); n > 0 {
 		secs, perr := strconv.ParseInt(hb, 10, 64)
 		if perr != nil || secs < 0 || secs > maxHeartbeat {
 			return Entry{}, fmt.Errorf("%w: bad heartbeat %q (want Unix seconds)", ErrMalformed, hb)
@@ -332,4 +331,84 @@ func sortedCopy(s []string) []string {
 	c := slices.Clone(s)
 	slices.Sort(c)
 	return c
+}
+
+// query is a registry value's fields in order, read as url.ParseQuery reads them (the same
+// splitting on "&", unescaping and first error), without building a map: Parse runs once per
+// registry record of every zone view.
+type query []queryField
+
+type queryField struct{ k, v string }
+
+// maxQueryFields is where parseQuery leaves the work to url.ParseQuery, so that its limit on
+// the number of fields (and its error) applies as before; registry values hold about ten.
+const maxQueryFields = 1000
+
+func parseQuery(s string) (query, error) {
+	if n := strings.Count(s, "&") + 1; n > maxQueryFields {
+		m, err := url.ParseQuery(s)
+		q := make(query, 0, len(m))
+		for k, vs := range m {
+			for _, v := range vs {
+				q = append(q, queryField{k, v})
+			}
+		}
+		return q, err
+	}
+	q := make(query, 0, strings.Count(s, "&")+1)
+	var err error
+	for s != "" {
+		var kv string
+		kv, s, _ = strings.Cut(s, "&")
+		if strings.Contains(kv, ";") {
+			err = errors.New("invalid semicolon separator in query")
+			continue
+		}
+		if kv == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		k, err1 := url.QueryUnescape(k)
+		if err1 == nil {
+			v, err1 = url.QueryUnescape(v)
+		}
+		if err1 != nil {
+			if err == nil {
+				err = err1
+			}
+			continue
+		}
+		q = append(q, queryField{k, v})
+	}
+	return q, err
+}
+
+// first returns k's first value and how many values k has.
+func (q query) first(k string) (string, int) {
+	v, n := "", 0
+	for _, f := range q {
+		if f.k == k {
+			if n == 0 {
+				v = f.v
+			}
+			n++
+		}
+	}
+	return v, n
+}
+
+// has reports whether k has the value v.
+func (q query) has(k, v string) bool {
+	return slices.Contains(q, queryField{k, v})
+}
+
+// all returns k's values in order, in a new slice; nil when none.
+func (q query) all(k string) []string {
+	var out []string
+	for _, f := range q {
+		if f.k == k {
+			out = append(out, f.v)
+		}
+	}
+	return out
 }

@@ -45,12 +45,21 @@ func (c ExternalClaim) String() string {
 // records, and external-dns' registry records. It is immutable once built
 // and safe for concurrent reads.
 type Index struct {
-	zone      string
-	byKey     map[provider.RecordSetKey][]Record
-	byContrib map[Contributor][]Record
+	zone string
+	// records holds every valid record once, sorted by contributor (owner ID, resource), then
+	// key and registry name; byContrib is each contributor's run of it.
+	records   []Record
+	byContrib map[Contributor]span
+	// keyOrder is records' positions sorted by key, then as records; byKey is each key's run
+	// of it. Spans instead of per-key slices: one allocation for the index, not one per set.
+	keyOrder  []int32
+	byKey     map[provider.RecordSetKey]span
 	malformed []malformedRecord
 	external  map[nameType][]ExternalClaim
 }
+
+// span is a run [start, start+n) of Index.records or Index.keyOrder.
+type span struct{ start, n int32 }
 
 type nameType struct{ name, typ string }
 
@@ -82,13 +91,21 @@ type malformedRecord struct {
 // first label is "<type>-<label>" (external-dns' newer format, e.g.
 // "a-www.example.test", "cname-www.example.test"), "<label>.<rest>" for that
 // type.
+//
+// The index keeps the record sets' values (Targets) it holds, shared with
+// sets: callers must not modify sets' Targets afterwards.
 func NewIndex(zone string, sets []provider.RecordSet) *Index {
 	ix := &Index{
-		zone:      provider.CanonicalName(zone),
-		byKey:     map[provider.RecordSetKey][]Record{},
-		byContrib: map[Contributor][]Record{},
-		external:  map[nameType][]ExternalClaim{},
+		zone:     provider.CanonicalName(zone),
+		external: map[nameType][]ExternalClaim{},
 	}
+	n := 0
+	for _, s := range sets {
+		if s.Type == "TXT" && IsRegistryName(s.Name) {
+			n++
+		}
+	}
+	ix.records = make([]Record, 0, n) // one allocation, no growth
 	for _, s := range sets {
 		if s.Type != "TXT" {
 			continue
@@ -99,19 +116,7 @@ func NewIndex(zone string, sets []provider.RecordSet) *Index {
 		}
 		ix.addExternal(s)
 	}
-	byRecord := func(a, b Record) int {
-		return cmp.Or(
-			cmp.Compare(a.Entry.OwnerID, b.Entry.OwnerID),
-			cmp.Compare(a.Entry.Resource, b.Entry.Resource),
-			compareKeys(a.Entry.Key(), b.Entry.Key()),
-			cmp.Compare(a.Set.Name, b.Set.Name))
-	}
-	for _, rs := range ix.byKey {
-		slices.SortFunc(rs, byRecord)
-	}
-	for _, rs := range ix.byContrib {
-		slices.SortFunc(rs, byRecord)
-	}
+	ix.buildSpans()
 	for _, cs := range ix.external {
 		slices.SortFunc(cs, func(a, b ExternalClaim) int {
 			return cmp.Or(cmp.Compare(a.Owner, b.Owner), cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.RecordName, b.RecordName))
@@ -119,6 +124,57 @@ func NewIndex(zone string, sets []provider.RecordSet) *Index {
 	}
 	slices.SortFunc(ix.malformed, func(a, b malformedRecord) int { return cmp.Compare(a.reason, b.reason) })
 	return ix
+}
+
+// byRecord orders records by contributor (owner ID, resource), key, then registry name.
+func byRecord(a, b *Record) int {
+	return cmp.Or(
+		cmp.Compare(a.Entry.OwnerID, b.Entry.OwnerID),
+		cmp.Compare(a.Entry.Resource, b.Entry.Resource),
+		compareKeys(a.Entry.Key(), b.Entry.Key()),
+		cmp.Compare(a.Set.Name, b.Set.Name))
+}
+
+// buildSpans sorts ix.records and indexes them by contributor and by key.
+func (ix *Index) buildSpans() {
+	rs := ix.records
+	slices.SortFunc(rs, func(a, b Record) int { return byRecord(&a, &b) })
+	ix.byContrib = make(map[Contributor]span)
+	for i := 0; i < len(rs); {
+		c := rs[i].Entry.Contributor()
+		j := i + 1
+		for j < len(rs) && rs[j].Entry.Contributor() == c {
+			j++
+		}
+		ix.byContrib[c] = span{int32(i), int32(j - i)}
+		i = j
+	}
+	ix.keyOrder = make([]int32, len(rs))
+	for i := range ix.keyOrder {
+		ix.keyOrder[i] = int32(i)
+	}
+	slices.SortFunc(ix.keyOrder, func(a, b int32) int {
+		return cmp.Or(compareKeys(rs[a].Entry.Key(), rs[b].Entry.Key()), cmp.Compare(a, b))
+	})
+	ix.byKey = make(map[provider.RecordSetKey]span, len(rs))
+	for i := 0; i < len(ix.keyOrder); {
+		k := rs[ix.keyOrder[i]].Entry.Key()
+		j := i + 1
+		for j < len(ix.keyOrder) && rs[ix.keyOrder[j]].Entry.Key() == k {
+			j++
+		}
+		ix.byKey[k] = span{int32(i), int32(j - i)}
+		i = j
+	}
+}
+
+// keyRecords returns the records of key, in records' order; shared, do not modify.
+func (ix *Index) keyRecords(key provider.RecordSetKey) []int32 {
+	sp, ok := ix.byKey[key]
+	if !ok {
+		return nil
+	}
+	return ix.keyOrder[sp.start : sp.start+sp.n]
 }
 
 func (ix *Index) addRegistry(s provider.RecordSet) {
@@ -158,9 +214,9 @@ func (ix *Index) addRegistry(s provider.RecordSet) {
 		bad(fmt.Sprintf("record name does not match its value (%s for %s)", e.Contributor(), e.Key()))
 		return
 	}
-	r := Record{Entry: e, Set: s.Clone()}
-	ix.byKey[e.Key()] = append(ix.byKey[e.Key()], r)
-	ix.byContrib[e.Contributor()] = append(ix.byContrib[e.Contributor()], r)
+	// s is kept as given, not cloned: callers never modify sets after NewIndex (see its
+	// doc), and the accessors return copies.
+	ix.records = append(ix.records, Record{Entry: e, Set: s})
 }
 
 // isExternalType reports whether t is a type prefix of external-dns' newer
@@ -221,13 +277,13 @@ func (ix *Index) Zone() string { return ix.zone }
 // contributor (owner ID, then resource); nil when none. The result is a
 // copy.
 func (ix *Index) Entries(key provider.RecordSetKey) []Entry {
-	rs := ix.byKey[key]
-	if len(rs) == 0 {
+	is := ix.keyRecords(key)
+	if len(is) == 0 {
 		return nil
 	}
-	out := make([]Entry, len(rs))
-	for i, r := range rs {
-		out[i] = cloneEntry(r.Entry)
+	out := make([]Entry, len(is))
+	for j, i := range is {
+		out[j] = cloneEntry(ix.records[i].Entry)
 	}
 	return out
 }
@@ -238,8 +294,8 @@ func (ix *Index) Entries(key provider.RecordSetKey) []Entry {
 // planner then keeps one and deletes the others. The result is a copy.
 func (ix *Index) Records(c Contributor, key provider.RecordSetKey) []Record {
 	var out []Record
-	for _, r := range ix.byKey[key] {
-		if r.Entry.Contributor() == c {
+	for _, i := range ix.keyRecords(key) {
+		if r := &ix.records[i]; r.Entry.Contributor() == c {
 			out = append(out, Record{Entry: cloneEntry(r.Entry), Set: r.Set.Clone()})
 		}
 	}
@@ -249,7 +305,8 @@ func (ix *Index) Records(c Contributor, key provider.RecordSetKey) []Record {
 // Of returns what contributor c holds in this zone: its valid entries,
 // sorted by key (name, type, set identifier). The result is a copy.
 func (ix *Index) Of(c Contributor) []Entry {
-	rs := ix.byContrib[c]
+	sp := ix.byContrib[c]
+	rs := ix.records[sp.start : sp.start+sp.n]
 	out := make([]Entry, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, cloneEntry(r.Entry))
@@ -260,10 +317,11 @@ func (ix *Index) Of(c Contributor) []Entry {
 // Keys returns every managed key with at least one valid entry, sorted.
 func (ix *Index) Keys() []provider.RecordSetKey {
 	out := make([]provider.RecordSetKey, 0, len(ix.byKey))
-	for k := range ix.byKey {
-		out = append(out, k)
+	for _, i := range ix.keyOrder { // sorted by key already
+		if k := ix.records[i].Entry.Key(); len(out) == 0 || out[len(out)-1] != k {
+			out = append(out, k)
+		}
 	}
-	slices.SortFunc(out, compareKeys)
 	return out
 }
 

@@ -70,9 +70,14 @@ const (
 // must be zone or below it. Cuts that are not strictly below zone are
 // ignored. See the constants above for the label syntax.
 func Name(zone string, c Contributor, key provider.RecordSetKey, cuts ...string) string {
+	return nameWithHash(zone, contributorHash(c, key.SetIdentifier), key, cuts...)
+}
+
+// nameWithHash is Name with the contributor's hash (contributorHash) already computed.
+func nameWithHash(zone, hash string, key provider.RecordSetKey, cuts ...string) string {
 	zone = provider.CanonicalName(zone)
 	name := provider.CanonicalName(key.Name)
-	prefix := labelPrefix + strings.ToLower(key.Type) + "-" + contributorHash(c, key.SetIdentifier) + "-"
+	prefix := labelPrefix + strings.ToLower(key.Type) + "-" + hash + "-"
 	if name == zone {
 		return join(prefix+markerApex, zone)
 	}
@@ -132,10 +137,14 @@ func parseLabel(label string) (typ, hash, suffix string, ok bool) {
 func nameMatches(zone, regName string, e Entry) bool {
 	label, parent, _ := strings.Cut(regName, ".")
 	typ, h, suffix, ok := parseLabel(label)
-	if !ok || typ != strings.ToLower(e.Type) || h != contributorHash(e.Contributor(), e.SetIdentifier) {
+	if !ok || typ != strings.ToLower(e.Type) {
 		return false
 	}
-	if regName == Name(zone, e.Contributor(), e.Key()) {
+	want := contributorHash(e.Contributor(), e.SetIdentifier) // computed once for both forms
+	if h != want {
+		return false
+	}
+	if regName == nameWithHash(zone, want, e.Key()) {
 		return true
 	}
 	return suffix == markerHoisted+hash32(e.Name, nameHashLen) &&
