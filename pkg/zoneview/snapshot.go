@@ -16,52 +16,71 @@ import (
 // contributor that plans against that read. It is immutable and safe for
 // concurrent use.
 type Snapshot struct {
-	zone    string
-	index   *registry.Index
-	managed map[provider.RecordSetKey]provider.RecordSet // every set but registry records
-	all     map[provider.RecordSetKey]provider.RecordSet // every set
-	// byName: per owner name, the keys of managed sets and of registry
-	// entries there, sorted and unique.
-	byName map[string][]provider.RecordSetKey
+	zone  string
+	index *registry.Index
+	// sets is current as given to New, kept (not copied); all is each key's first position in
+	// it, registry records included: one copy of the zone, where a map of sets would be a
+	// second (and a map of the managed ones a third).
+	sets []provider.RecordSet
+	all  map[provider.RecordSetKey]int32
+	// names holds the keys of managed sets and of registry entries, sorted by name, type and
+	// set identifier, unique; byName is each owner name's run of it (one slice for the zone,
+	// not one per name).
+	names  []provider.RecordSetKey
+	byName map[string]keySpan
 	// cuts: the names of non-apex NS sets, sorted.
 	cuts []string
 }
 
+// keySpan is a run [start, start+n) of Snapshot.names.
+type keySpan struct{ start, n int32 }
+
 // New indexes current, every record set of zone (registry TXT
-// records included). When a key appears twice, the first set is used.
+// records included). When a key appears twice, the first set is used. The
+// snapshot keeps current, not a copy: callers must not modify it afterwards.
 func New(zone string, current []provider.RecordSet) *Snapshot {
 	s := &Snapshot{
-		zone:    provider.CanonicalName(zone),
-		managed: make(map[provider.RecordSetKey]provider.RecordSet, len(current)),
-		all:     make(map[provider.RecordSetKey]provider.RecordSet, len(current)),
-		byName:  make(map[string][]provider.RecordSetKey, len(current)),
+		zone: provider.CanonicalName(zone),
+		sets: current,
+		all:  make(map[provider.RecordSetKey]int32, len(current)),
 	}
 	s.index = registry.NewIndex(s.zone, current)
-	for _, rs := range current {
+	regKeys := s.index.Keys()
+	s.names = make([]provider.RecordSetKey, 0, len(current)+len(regKeys))
+	for i, rs := range current {
 		k := rs.Key()
 		if _, dup := s.all[k]; dup {
 			continue
 		}
-		s.all[k] = rs
-		if rs.Type == "TXT" && registry.IsRegistryName(rs.Name) {
+		s.all[k] = int32(i)
+		if isRegistry(k) {
 			continue
 		}
-		s.managed[k] = rs
-		s.byName[k.Name] = append(s.byName[k.Name], k)
+		s.names = append(s.names, k)
 		if k.Type == "NS" && provider.IsStrictSubdomain(k.Name, s.zone) {
 			s.cuts = append(s.cuts, k.Name)
 		}
 	}
-	for _, k := range s.index.Keys() {
-		s.byName[k.Name] = append(s.byName[k.Name], k)
-	}
-	for n, ks := range s.byName {
-		slices.SortFunc(ks, compareKeys)
-		s.byName[n] = slices.Compact(ks)
+	s.names = append(s.names, regKeys...)
+	slices.SortFunc(s.names, compareKeys)
+	s.names = slices.Compact(s.names)
+	s.byName = make(map[string]keySpan, len(s.names))
+	for i := 0; i < len(s.names); {
+		j := i + 1
+		for j < len(s.names) && s.names[j].Name == s.names[i].Name {
+			j++
+		}
+		s.byName[s.names[i].Name] = keySpan{int32(i), int32(j - i)}
+		i = j
 	}
 	slices.Sort(s.cuts)
 	s.cuts = slices.Compact(s.cuts)
 	return s
+}
+
+// isRegistry reports whether k is a registry record's key (a TXT set at a registry name).
+func isRegistry(k provider.RecordSetKey) bool {
+	return k.Type == "TXT" && registry.IsRegistryName(k.Name)
 }
 
 // Zone returns the snapshot's zone, canonical.
@@ -72,19 +91,30 @@ func (s *Snapshot) Index() *registry.Index { return s.index }
 
 // Managed returns the set at k that is not a registry record, if the zone holds one.
 func (s *Snapshot) Managed(k provider.RecordSetKey) (provider.RecordSet, bool) {
-	rs, ok := s.managed[k]
-	return rs, ok
+	if isRegistry(k) {
+		return provider.RecordSet{}, false
+	}
+	return s.Lookup(k)
 }
 
 // Lookup returns the set at k, registry records included, if the zone holds one.
 func (s *Snapshot) Lookup(k provider.RecordSetKey) (provider.RecordSet, bool) {
-	rs, ok := s.all[k]
-	return rs, ok
+	i, ok := s.all[k]
+	if !ok {
+		return provider.RecordSet{}, false
+	}
+	return s.sets[i], true
 }
 
 // KeysAt returns the keys at owner name (canonical) of managed sets and of registry entries,
 // sorted by name, type and set identifier, unique. The slice is shared: do not modify it.
-func (s *Snapshot) KeysAt(name string) []provider.RecordSetKey { return s.byName[name] }
+func (s *Snapshot) KeysAt(name string) []provider.RecordSetKey {
+	sp, ok := s.byName[name]
+	if !ok {
+		return nil
+	}
+	return s.names[sp.start : sp.start+sp.n : sp.start+sp.n]
+}
 
 // Cuts returns the zone's delegation points, the names of its non-apex NS sets, sorted and
 // unique. The slice is shared: do not modify it.
