@@ -92,18 +92,33 @@ func nameWithHash(zone, hash string, key provider.RecordSetKey, cuts ...string) 
 	if top != "" {
 		return join(prefix+markerHoisted+hash32(name, nameHashLen), provider.Parent(top))
 	}
+	if suffix, parent, ok := plainForm(zone, name, len(prefix)); ok {
+		return join(prefix+suffix, parent)
+	}
+	return join(prefix+markerHoisted+hash32(name, nameHashLen), zone)
+}
+
+// plainForm is the label suffix and the parent of Name's plain form (no cut above name) for
+// name in zone, both canonical, after a label prefix of prefixLen bytes ("_dnsplane-<type>-
+// <hash>-"); ok is false when that name would be longer than maxNameLen, and Name hoists it
+// to the zone instead. It builds no string unless the first label needs hashing.
+func plainForm(zone, name string, prefixLen int) (suffix, parent string, ok bool) {
+	if name == zone {
+		return markerApex, zone, true
+	}
 	first, rest, _ := strings.Cut(name, ".")
-	suffix := first
+	suffix = first
 	switch {
 	case first == "*":
 		suffix = markerWildcard
-	case strings.HasPrefix(first, "-") || len(prefix)+len(first) > maxLabelLen:
+	case strings.HasPrefix(first, "-") || prefixLen+len(first) > maxLabelLen:
 		suffix = markerLabel + hash32(first, nameHashLen)
 	}
-	if out := join(prefix+suffix, rest); len(out) <= maxNameLen {
-		return out
+	n := prefixLen + len(suffix)
+	if rest != "" {
+		n += 1 + len(rest)
 	}
-	return join(prefix+markerHoisted+hash32(name, nameHashLen), zone)
+	return suffix, rest, n <= maxNameLen
 }
 
 // RecordSet returns the registry TXT record set that holds e in zone: at
@@ -137,14 +152,15 @@ func parseLabel(label string) (typ, hash, suffix string, ok bool) {
 func nameMatches(zone, regName string, e Entry) bool {
 	label, parent, _ := strings.Cut(regName, ".")
 	typ, h, suffix, ok := parseLabel(label)
-	if !ok || typ != strings.ToLower(e.Type) {
+	// typ is lower-case letters and digits, e.Type upper-case ones (Parse): EqualFold is
+	// typ == strings.ToLower(e.Type), without building that string.
+	if !ok || !strings.EqualFold(typ, e.Type) || h != contributorHash(e.Contributor(), e.SetIdentifier) {
 		return false
 	}
-	want := contributorHash(e.Contributor(), e.SetIdentifier) // computed once for both forms
-	if h != want {
-		return false
-	}
-	if regName == nameWithHash(zone, want, e.Key()) {
+	// The plain form, compared piece by piece rather than built (label = prefix + typ + "-" +
+	// h + "-" + suffix, as parseLabel splits it).
+	prefixLen := len(labelPrefix) + len(typ) + 1 + len(h) + 1
+	if s, p, ok := plainForm(zone, e.Name, prefixLen); ok && suffix == s && parent == p {
 		return true
 	}
 	return suffix == markerHoisted+hash32(e.Name, nameHashLen) &&

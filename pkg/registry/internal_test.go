@@ -48,3 +48,34 @@ func FuzzParseQuery(f *testing.F) {
 	}
 	f.Fuzz(sameAsURLParseQuery)
 }
+
+// TestNameMatches_AcceptsEveryNameNameGives: nameMatches, which compares the plain form piece
+// by piece instead of building it, accepts every name Name gives for an entry (plain, apex,
+// wildcard, a hashed first label, a name hoisted for its length or below a cut) and no name
+// Name gives for another entry.
+func TestNameMatches_AcceptsEveryNameNameGives(t *testing.T) {
+	const zone = "example.test"
+	long := strings.Repeat("a", 60)
+	names := []string{zone, "www." + zone, "*." + zone, "-x." + zone, long + "." + zone,
+		strings.Repeat(long+".", 3) + zone, "deep.child." + zone, "a.b.c." + zone}
+	for _, n := range names {
+		for _, cuts := range [][]string{nil, {"child." + zone}} {
+			e := Entry{OwnerID: "c1", Resource: "DNSEndpoint/ns/app", Name: n, Type: "A", TTL: 60}
+			if reg := Name(zone, e.Contributor(), e.Key(), cuts...); !nameMatches(zone, reg, e) {
+				t.Errorf("nameMatches(%q) for %s with cuts %v = false, want true", reg, n, cuts)
+			}
+			for _, other := range names {
+				o := e
+				o.Name = other
+				if reg := Name(zone, o.Contributor(), o.Key(), cuts...); other != n && nameMatches(zone, reg, e) {
+					t.Errorf("nameMatches(%q) for %s = true, but it is the name of %s", reg, n, other)
+				}
+			}
+			o := e
+			o.Type = "AAAA"
+			if reg := Name(zone, o.Contributor(), o.Key(), cuts...); nameMatches(zone, reg, e) {
+				t.Errorf("nameMatches(%q) for %s A = true, but it is the AAAA name", reg, n)
+			}
+		}
+	}
+}
