@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -228,5 +229,27 @@ func TestWant(t *testing.T) {
 	obj := endpointObject(toolExternalDNS, 7)
 	if obj.GetAPIVersion() != "externaldns.k8s.io/v1alpha1" || endpointObject(toolDNSPlane, 7).GetAPIVersion() != "dnsplane.io/v1alpha1" {
 		t.Errorf("apiVersions %s, %s", obj.GetAPIVersion(), endpointObject(toolDNSPlane, 7).GetAPIVersion())
+	}
+}
+
+// plotReport writes a PNG from runs of both tools at two sizes.
+func TestPlotReport(t *testing.T) {
+	var runs []runResult
+	for _, size := range []int{1000, 10000} {
+		for i, tool := range []string{toolExternalDNS, toolDNSPlane} {
+			runs = append(runs, runResult{Tool: tool, Size: size, Scenario: "present/qps1000",
+				FirstSyncSeconds: float64(size) / 1000 * float64(i+1), ProviderCalls: calls{Total: 23 + 7*i}})
+		}
+	}
+	path := t.TempDir() + "/bench.png"
+	if os.Getenv("BENCH_PLOT_OUT") != "" {
+		path = os.Getenv("BENCH_PLOT_OUT")
+	}
+	if err := plotReport(runs, path); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.HasPrefix(string(b), "\x89PNG") {
+		t.Errorf("bench.png is not a PNG: %v", err)
 	}
 }

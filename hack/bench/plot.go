@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 
@@ -36,6 +37,11 @@ func plotReport(runs []runResult, path string) error {
 	if err := errors.Join(plotutil.AddLinePoints(timeP, timeLines...), plotutil.AddLinePoints(callsP, callLines...)); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
+	for _, p := range []*plot.Plot{timeP, callsP} {
+		// Some room around the points, so a single size or a flat line still shows its ticks.
+		p.X.Min, p.X.Max = p.X.Min/1.5, p.X.Max*1.5
+		p.Y.Min, p.Y.Max = p.Y.Min/1.5, p.Y.Max*1.5
+	}
 	img := vgimg.New(32*vg.Centimeter, 13*vg.Centimeter)
 	dc := draw.New(img)
 	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Centimeter, PadY: vg.Centimeter,
@@ -59,7 +65,7 @@ func newLogPlot(title, x, y string) *plot.Plot {
 	p.Title.Text = title
 	p.X.Label.Text, p.Y.Label.Text = x, y
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plot.TickerFunc(logTicks), plot.TickerFunc(logTicks)
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	return p
@@ -92,4 +98,18 @@ func series(runs []runResult, tool, scenario string) (times, calls plotter.XYs) 
 		}
 	}
 	return times, calls
+}
+
+// logTicks labels 1, 2 and 5 times each power of ten within [lo, hi] (log axes).
+func logTicks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v >= lo && v <= hi {
+				ticks = append(ticks, plot.Tick{Value: v, Label: formatNum(v)})
+			}
+		}
+	}
+	return ticks
 }
