@@ -104,6 +104,14 @@ func (c checker) transfer(ctx context.Context, zone string) (zoneRecords, error)
 	if err != nil {
 		return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, err)
 	}
+	// Drain what is left on an early return: the transfer's goroutine ends when ch is read out
+	// (ReadTimeout bounds it).
+	defer func() {
+		go func() {
+			for range ch {
+			}
+		}()
+	}()
 	recs := zoneRecords{a: map[string][]string{}, txt: map[string]bool{}}
 	for env := range ch {
 		if env.Error != nil {

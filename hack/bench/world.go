@@ -87,7 +87,9 @@ func (w *world) startControlPlane(c config) error {
 	if crd := filepath.Join(c.bin, "external-dns-crd.yaml"); fileExists(crd) {
 		paths = append(paths, crd)
 	}
-	w.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: c.bin}
+	w.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: c.bin,
+		// Generous: on a loaded 2-core machine kube-apiserver may take more than envtest's 20 s.
+		ControlPlaneStartTimeout: 2 * time.Minute, ControlPlaneStopTimeout: time.Minute}
 	if _, err := w.env.Start(); err != nil {
 		return fmt.Errorf("start control plane (etcd, kube-apiserver from %s): %w", c.bin, err)
 	}
