@@ -136,6 +136,8 @@ func figures(scenarios []scenario) []figure {
 		name := sc.Name
 		fs = append(fs,
 			figure{name: "first sync (s), " + name, scenario: name, value: func(r runResult) (float64, bool) { return r.FirstSyncSeconds, true }})
+		fs = append(fs, figure{name: "every object Ready (s; dnsplane only), " + name, scenario: name,
+			value: func(r runResult) (float64, bool) { return r.ReadySeconds, r.ReadySeconds > 0 }})
 		if sc.Created {
 			fs = append(fs, figure{name: "last record served after the last create (s), " + name, scenario: name,
 				value: func(r runResult) (float64, bool) { return r.AfterLastCreateSeconds, true }})

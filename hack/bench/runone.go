@@ -27,6 +27,9 @@ type runResult struct {
 	AfterLastCreateSeconds float64 `json:"afterLastCreateSeconds,omitempty"`
 	// CreateSeconds (created scenarios): how long the driver took to create the objects.
 	CreateSeconds float64 `json:"createSeconds,omitempty"`
+	// ReadySeconds (dnsplane): the same start to every DNSEndpoint Ready=True, polled every
+	// 500 ms after the last record is served.
+	ReadySeconds float64 `json:"readySeconds,omitempty"`
 	// ProviderCalls: PowerDNS API requests between the controller's start and the last record
 	// served.
 	ProviderCalls calls `json:"providerCalls"`
@@ -147,7 +150,14 @@ func firstSync(ctx context.Context, log logr.Logger, c config, p runPlan, w *wor
 		return err
 	}
 	res.KubeRequests = requestsBetween(kubeBefore, kubeAfter, created, res.Objects)
-	log.V(1).Info("first sync", "seconds", res.FirstSyncSeconds)
+	if p.Tool == toolDNSPlane {
+		ready, err := w.waitObjectsReady(sctx, res.Objects)
+		if err != nil {
+			return err
+		}
+		res.ReadySeconds = ready.Sub(start).Seconds()
+	}
+	log.V(1).Info("first sync", "seconds", res.FirstSyncSeconds, "readySeconds", res.ReadySeconds)
 	return nil
 }
 

@@ -175,3 +175,20 @@ func countReady(items []unstructured.Unstructured) int {
 	}
 	return n
 }
+
+// waitObjectsReady waits until all n dnsplane DNSEndpoints have Ready=True, listing them every
+// 500 ms, and returns when it saw them so.
+func (w *world) waitObjectsReady(ctx context.Context, n int) (time.Time, error) {
+	res := w.dyn.Resource(endpointsGVR(toolDNSPlane)).Namespace(benchNamespace)
+	for {
+		list, err := res.List(ctx, metav1.ListOptions{})
+		if err == nil && countReady(list.Items) == n {
+			return time.Now(), nil
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, fmt.Errorf("DNSEndpoints not all Ready: %w", ctx.Err())
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
