@@ -45,7 +45,7 @@ func controllerArgs(c config, w *world, tool string, equal bool) (args []string,
 		args = []string{filepath.Join(c.bin, "external-dns"),
 			"--source=crd", "--crd-source-apiversion=externaldns.k8s.io/v1alpha1", "--crd-source-kind=DNSEndpoint",
 			"--provider=pdns", "--pdns-server=" + w.proxyURL, "--pdns-api-key=" + w.pdns.key,
-			"--registry=txt", "--txt-owner-id=bench", "--interval=10s",
+			"--registry=txt", "--txt-owner-id=bench", "--interval=10s", "--policy=sync", // v0.22 wants --policy set
 			"--kubeconfig=" + w.kubeconfig, "--metrics-address=127.0.0.1:" + strconv.Itoa(metrics)}
 		for j := range zones {
 			args = append(args, "--domain-filter="+zoneName(j))
