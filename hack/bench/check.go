@@ -29,8 +29,9 @@ type zoneRecords struct {
 
 // waitServed waits until every owner name in want (zone → FQDN → target) is served with exactly
 // that one A target, or ctx ends, and returns when it saw the last. A zone is re-read whenever
-// its serial moves, and at least every 2 s.
-func (c checker) waitServed(ctx context.Context, want map[string]map[string]string) (time.Time, error) {
+// its serial moves, and at least every 2 s. On an error it also returns how many names were
+// not served yet.
+func (c checker) waitServed(ctx context.Context, want map[string]map[string]string) (time.Time, int, error) {
 	pending := make(map[string]map[string]string, len(want))
 	for z, m := range want {
 		if len(m) > 0 {
@@ -43,7 +44,7 @@ func (c checker) waitServed(ctx context.Context, want map[string]map[string]stri
 	defer tick.Stop()
 	for len(pending) > 0 {
 		if err := c.guard(); err != nil {
-			return time.Time{}, err
+			return time.Time{}, missing(pending), err
 		}
 		for z, m := range pending {
 			s, err := c.soaSerial(ctx, z)
@@ -69,11 +70,20 @@ func (c checker) waitServed(ctx context.Context, want map[string]map[string]stri
 		}
 		select {
 		case <-ctx.Done():
-			return time.Time{}, fmt.Errorf("%d zones not served: %w", len(pending), ctx.Err())
+			return time.Time{}, missing(pending), fmt.Errorf("%d records in %d zones not served: %w", missing(pending), len(pending), ctx.Err())
 		case <-tick.C:
 		}
 	}
-	return time.Now(), nil
+	return time.Now(), 0, nil
+}
+
+// missing counts the names still pending.
+func missing(pending map[string]map[string]string) int {
+	n := 0
+	for _, m := range pending {
+		n += len(m)
+	}
+	return n
 }
 
 // soaSerial returns zone's SOA serial (UDP, 2 s timeout).

@@ -49,18 +49,18 @@ func TestChecker_RealPowerDNS(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	if _, err := ck.waitServed(ctx, want(0, 3, 0)); err != nil {
+	if _, _, err := ck.waitServed(ctx, want(0, 3, 0)); err != nil {
 		t.Fatalf("records never served: %v", err)
 	}
 	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancelShort()
-	if _, err := ck.waitServed(short, want(0, 1, 1)); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("the old target passed for the new one: %v", err)
+	if _, missing, err := ck.waitServed(short, want(0, 1, 1)); !errors.Is(err, context.DeadlineExceeded) || missing != zones {
+		t.Fatalf("the old target passed for the new one: %v (%d missing, want %d)", err, missing, zones)
 	}
 	if err := patchRecords(ctx, w, 1, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ck.waitServed(ctx, want(0, 1, 1)); err != nil {
+	if _, _, err := ck.waitServed(ctx, want(0, 1, 1)); err != nil {
 		t.Fatalf("change never served: %v", err)
 	}
 	zs := []string{zoneName(0) + ".", zoneName(1) + "."}
@@ -73,7 +73,7 @@ func TestChecker_RealPowerDNS(t *testing.T) {
 func TestChecker_GuardStops(t *testing.T) {
 	stop := errors.New("controller exited")
 	ck := checker{addr: "127.0.0.1:1", interval: time.Millisecond, guard: func() error { return stop }}
-	if _, err := ck.waitServed(context.Background(), want(0, 1, 0)); !errors.Is(err, stop) {
+	if _, _, err := ck.waitServed(context.Background(), want(0, 1, 0)); !errors.Is(err, stop) {
 		t.Errorf("waitServed = %v, want the guard's error", err)
 	}
 }

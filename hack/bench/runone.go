@@ -37,6 +37,9 @@ type runResult struct {
 	KubeRequests kubeRequests `json:"kubeRequests"`
 	// PeakRSSMiB is the controller's VmHWM at the end of the run (after the extras, if any).
 	PeakRSSMiB float64 `json:"peakRSSMiB"`
+	// MissingRecords, in a failed first sync: the records not served when it ended; the
+	// provider calls and the peak RSS are then those up to that moment.
+	MissingRecords int `json:"missingRecords,omitempty"`
 	// Extras, measured once per tool and size.
 	Extras *extras `json:"extras,omitempty"`
 	Error  string  `json:"error,omitempty"`
@@ -103,6 +106,13 @@ func measure(ctx context.Context, log logr.Logger, c config, p runPlan, dir stri
 			err = serr
 		}
 	}()
+	defer func() {
+		// Also after a failure, while the process is there to read (not after the RSS guard).
+		var merr error
+		if _, res.PeakRSSMiB, merr = ctl.memory(); merr != nil && err == nil && ctl.alive() == nil {
+			err = merr
+		}
+	}()
 	if err := firstSync(ctx, log, c, p, w, ctl, res); err != nil {
 		return err
 	}
@@ -111,8 +121,7 @@ func measure(ctx context.Context, log logr.Logger, c config, p runPlan, dir stri
 			return err
 		}
 	}
-	_, res.PeakRSSMiB, err = ctl.memory()
-	return err
+	return nil
 }
 
 // firstSync measures the first sync: from the controller's start (created: the first create)
@@ -133,11 +142,12 @@ func firstSync(ctx context.Context, log logr.Logger, c config, p runPlan, w *wor
 	ck := w.checker(c, ctl, 50*time.Millisecond)
 	sctx, cancel := context.WithTimeout(ctx, firstSyncTimeout(p))
 	defer cancel()
-	served, err := ck.waitServed(sctx, want(0, res.Objects, 0))
-	if err != nil {
-		return fmt.Errorf("first sync: %w", err)
-	}
+	served, missing, err := ck.waitServed(sctx, want(0, res.Objects, 0))
 	res.ProviderCalls = callsBetween(callsBefore, w.proxy.snapshot())
+	if err != nil {
+		res.MissingRecords = missing
+		return fmt.Errorf("first sync: %d of %d records not served: %w", missing, p.Size, err)
+	}
 	res.FirstSyncSeconds = served.Sub(start).Seconds()
 	created := 0
 	if p.Scenario.Created {
@@ -232,7 +242,7 @@ func measureExtras(ctx context.Context, log logr.Logger, c config, p runPlan, w 
 	}
 	sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	served, err := ck.waitServed(sctx, want(0, ex.ChangeObjects, 1))
+	served, _, err := ck.waitServed(sctx, want(0, ex.ChangeObjects, 1))
 	if err != nil {
 		return nil, fmt.Errorf("1%% change: %w", err)
 	}
