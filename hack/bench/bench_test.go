@@ -253,3 +253,13 @@ func TestPlotReport(t *testing.T) {
 		t.Errorf("bench.png is not a PNG: %v", err)
 	}
 }
+
+// A failed extras run hands its extras to the next present run of the same tool and size.
+func TestMoveExtras(t *testing.T) {
+	c := config{sizes: []int{1000}, runs: 2, scenarios: allScenarios[:2], tools: []string{toolExternalDNS, toolDNSPlane}}
+	plan := c.plan()
+	moveExtras(plan[2:], plan[1]) // dnsplane's present/default run 1 failed
+	if !plan[3].Extras || plan[3].Tool != toolDNSPlane || plan[2].Extras {
+		t.Errorf("extras went to %+v / %+v, want dnsplane's run 2 only", plan[2], plan[3])
+	}
+}

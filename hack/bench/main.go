@@ -57,7 +57,8 @@ func run(ctx context.Context, log logr.Logger) error {
 		return err
 	}
 	rep := newReport(cfg)
-	for _, p := range cfg.plan() {
+	plan := cfg.plan()
+	for i, p := range plan {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -66,6 +67,9 @@ func run(ctx context.Context, log logr.Logger) error {
 		log.Info("result", "tool", p.Tool, "endpoints", p.Size, "scenario", p.Scenario.Name,
 			"firstSyncSeconds", res.FirstSyncSeconds, "providerCalls", res.ProviderCalls.Total,
 			"peakRSSMiB", res.PeakRSSMiB, "error", res.Error)
+		if p.Extras && res.Error != "" {
+			moveExtras(plan[i+1:], p)
+		}
 		rep.Runs = append(rep.Runs, res)
 		if err := rep.write(cfg.out); err != nil {
 			return err
@@ -73,4 +77,15 @@ func run(ctx context.Context, log logr.Logger) error {
 	}
 	log.Info("report written", "dir", cfg.out)
 	return nil
+}
+
+// moveExtras gives the extras of failed run p to the next run of the same tool and size with
+// the objects present at the start, if any.
+func moveExtras(rest []runPlan, p runPlan) {
+	for i := range rest {
+		if rest[i].Tool == p.Tool && rest[i].Size == p.Size && !rest[i].Scenario.Created {
+			rest[i].Extras = true
+			return
+		}
+	}
 }
