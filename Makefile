@@ -53,6 +53,27 @@ e2e: build envtest-bins ## Run the end-to-end suite: 3 bin/manager --local proce
 e2e-kind: ## Run the end-to-end suite against kind clusters running config/default (needs kind, docker, kubectl).
 	hack/e2e-kind.sh
 
+##@ Benchmarks
+
+# Extra environment for `make bench`, e.g. BENCH_ENV="SIZES=100,1000 RUNS=1"; docs/bench.md lists it.
+BENCH_ENV ?=
+# Repetitions of each micro-benchmark (benchstat wants at least 6 to give a confidence interval).
+BENCH_COUNT ?= 6
+
+.PHONY: bench
+bench: ## Compare dnsplane and external-dns v0.22.0 (builds and caches what it needs); writes hack/bench/out/.
+	@start=$$(date +%s); \
+	$(MAKE) -s build envtest-bins; \
+	hack/bench/build-external-dns.sh $(LOCALBIN); \
+	go build -o $(LOCALBIN)/bench ./hack/bench; \
+	took=$$(( $$(date +%s) - start )); echo "bench: building took $$took s"; \
+	env BENCH_BUILD_SECONDS=$$took $(BENCH_ENV) $(LOCALBIN)/bench
+
+.PHONY: bench-micro
+bench-micro: ## Run the Go micro-benchmarks (go test -bench), benchstat-friendly, into hack/bench/out/micro.txt.
+	@mkdir -p hack/bench/out
+	go test -run '^$$' -bench . -benchmem -count=$(BENCH_COUNT) ./pkg/... | tee hack/bench/out/micro.txt
+
 ##@ Build
 
 .PHONY: build

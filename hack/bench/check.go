@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// checker asks PowerDNS itself, over DNS, what it serves: the SOA serial of each zone (PowerDNS
+// bumps it on every API change, soa_edit_api DEFAULT) and, when it moved, the zone by AXFR.
+type checker struct {
+	addr string // PowerDNS's DNS listener, host:port
+	// interval between two SOA polls of the zones still pending.
+	interval time.Duration
+	// guard is called every poll; an error ends the wait (the controller exited, or its RSS
+	// went over the limit).
+	guard func() error
+}
+
+// zoneRecords is what an AXFR of one zone returned: A targets by owner name and the owner names
+// of TXT sets.
+type zoneRecords struct {
+	a   map[string][]string
+	txt map[string]bool
+}
+
+// waitServed waits until every owner name in want (zone → FQDN → target) is served with exactly
+// that one A target, or ctx ends, and returns when it saw the last. A zone is re-read whenever
+// its serial moves, and at least every 2 s. On an error it also returns how many names were
+// not served yet.
+func (c checker) waitServed(ctx context.Context, want map[string]map[string]string) (time.Time, int, error) {
+	pending := make(map[string]map[string]string, len(want))
+	for z, m := range want {
+		if len(m) > 0 {
+			pending[z] = cloneMap(m)
+		}
+	}
+	serial := map[string]uint32{}
+	lastRead := map[string]time.Time{}
+	tick := time.NewTicker(c.interval)
+	defer tick.Stop()
+	for len(pending) > 0 {
+		if err := c.guard(); err != nil {
+			return time.Time{}, missing(pending), err
+		}
+		for z, m := range pending {
+			s, err := c.soaSerial(ctx, z)
+			if err != nil || (s == serial[z] && time.Since(lastRead[z]) < 2*time.Second) {
+				continue
+			}
+			serial[z], lastRead[z] = s, time.Now()
+			recs, err := c.transfer(ctx, z)
+			if err != nil {
+				continue
+			}
+			for name, t := range m {
+				if got := recs.a[name]; len(got) == 1 && got[0] == t {
+					delete(m, name)
+				}
+			}
+			if len(m) == 0 {
+				delete(pending, z)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return time.Time{}, missing(pending), fmt.Errorf("%d records in %d zones not served: %w", missing(pending), len(pending), ctx.Err())
+		case <-tick.C:
+		}
+	}
+	return time.Now(), 0, nil
+}
+
+// missing counts the names still pending.
+func missing(pending map[string]map[string]string) int {
+	n := 0
+	for _, m := range pending {
+		n += len(m)
+	}
+	return n
+}
+
+// soaSerial returns zone's SOA serial (UDP, 2 s timeout).
+func (c checker) soaSerial(ctx context.Context, zone string) (uint32, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(zone, dns.TypeSOA)
+	cl := &dns.Client{Timeout: 2 * time.Second}
+	r, _, err := cl.ExchangeContext(ctx, m, c.addr)
+	if err != nil {
+		return 0, fmt.Errorf("SOA %s: %w", zone, err)
+	}
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok {
+			return soa.Serial, nil
+		}
+	}
+	return 0, fmt.Errorf("SOA %s: no SOA in the answer (rcode %s)", zone, dns.RcodeToString[r.Rcode])
+}
+
+// transfer reads zone by AXFR (30 s timeout).
+func (c checker) transfer(ctx context.Context, zone string) (zoneRecords, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	m := new(dns.Msg)
+	m.SetAxfr(zone)
+	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 30 * time.Second}
+	ch, err := tr.In(m, c.addr)
+	if err != nil {
+		return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, err)
+	}
+	// Drain what is left on an early return: the transfer's goroutine ends when ch is read out
+	// (ReadTimeout bounds it).
+	defer func() {
+		go func() {
+			for range ch {
+			}
+		}()
+	}()
+	recs := zoneRecords{a: map[string][]string{}, txt: map[string]bool{}}
+	for env := range ch {
+		if env.Error != nil {
+			return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, env.Error)
+		}
+		if ctx.Err() != nil {
+			return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, ctx.Err())
+		}
+		recs.add(env.RR)
+	}
+	return recs, nil
+}
+
+// add files one record of a transfer; the SOA is sent twice, and only A and TXT matter.
+func (z zoneRecords) add(rrs []dns.RR) {
+	for _, rr := range rrs {
+		name := strings.ToLower(rr.Header().Name)
+		switch v := rr.(type) {
+		case *dns.A:
+			z.a[name] = append(z.a[name], v.A.String())
+		case *dns.TXT:
+			z.txt[name] = true
+		}
+	}
+}
+
+// registryRecords counts the TXT owner names in every zone of want: the registry records.
+func (c checker) registryRecords(ctx context.Context, zones []string) (int, error) {
+	n := 0
+	for _, z := range zones {
+		recs, err := c.transfer(ctx, z)
+		if err != nil {
+			return 0, err
+		}
+		n += len(recs.txt)
+	}
+	return n, nil
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// world is one run's environment: a control plane, a PowerDNS with the 10 zones, and the
+// counting proxy in front of its API. close stops everything it started, by PID, in reverse
+// order.
+type world struct {
+	dir        string
+	log        logr.Logger
+	env        *envtest.Environment
+	rest       *rest.Config
+	kubeconfig string
+	dyn        dynamic.Interface
+	pdns       pdnsServer
+	proxy      *countingProxy
+	proxyURL   string
+	cleanups   []func() error
+}
+
+// pdnsServer is a PowerDNS started by hack/pdns.sh in dir.
+type pdnsServer struct {
+	dir, apiURL, dnsAddr, key string
+}
+
+// newWorld starts the environment of one run under dir. On error, what it started is stopped.
+func newWorld(ctx context.Context, log logr.Logger, c config, dir string) (_ *world, err error) {
+	w := &world{dir: dir, log: log}
+	defer func() {
+		if err != nil {
+			w.close()
+		}
+	}()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create %s: %w", dir, err)
+	}
+	if err := w.startControlPlane(c); err != nil {
+		return nil, err
+	}
+	if err := w.startPDNS(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := w.createZones(ctx); err != nil {
+		return nil, err
+	}
+	w.startProxy()
+	return w, nil
+}
+
+// close stops what the world started, last first, and returns their errors joined.
+func (w *world) close() error {
+	var errs []error
+	for i := len(w.cleanups) - 1; i >= 0; i-- {
+		errs = append(errs, w.cleanups[i]())
+	}
+	w.cleanups = nil
+	return errors.Join(errs...)
+}
+
+// startControlPlane starts etcd and kube-apiserver from c.bin with dnsplane's CRDs and
+// external-dns' DNSEndpoint CRD, and writes an admin kubeconfig for the controllers.
+func (w *world) startControlPlane(c config) error {
+	paths := []string{filepath.Join(c.root, "config", "crd", "bases")}
+	if crd := filepath.Join(c.bin, "external-dns-crd.yaml"); fileExists(crd) {
+		paths = append(paths, crd)
+	}
+	w.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: c.bin,
+		// Generous: on a loaded 2-core machine kube-apiserver may take more than envtest's 20 s.
+		ControlPlaneStartTimeout: 2 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	if _, err := w.env.Start(); err != nil {
+		return fmt.Errorf("start control plane (etcd, kube-apiserver from %s): %w", c.bin, err)
+	}
+	w.cleanups = append(w.cleanups, func() error {
+		if err := w.env.Stop(); err != nil {
+			return fmt.Errorf("stop control plane: %w", err)
+		}
+		return nil
+	})
+	admin, err := w.env.AddUser(envtest.User{Name: "bench-admin", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return fmt.Errorf("control plane admin user: %w", err)
+	}
+	kc, err := admin.KubeConfig()
+	if err != nil {
+		return fmt.Errorf("admin kubeconfig: %w", err)
+	}
+	w.kubeconfig = filepath.Join(w.dir, "kubeconfig")
+	if err := os.WriteFile(w.kubeconfig, kc, 0o600); err != nil {
+		return fmt.Errorf("write kubeconfig: %w", err)
+	}
+	w.rest = admin.Config()
+	w.rest.QPS, w.rest.Burst = 5000, 5000 // the driver's own client is never the bottleneck
+	if w.dyn, err = dynamic.NewForConfig(w.rest); err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	return nil
+}
+
+// startPDNS starts PowerDNS with hack/pdns.sh on free loopback ports (caches off, the API on).
+func (w *world) startPDNS(ctx context.Context, c config) error {
+	key, err := randomKey()
+	if err != nil {
+		return err
+	}
+	dnsPort, err1 := freePort()
+	apiPort, err2 := freePort()
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	p := pdnsServer{dir: filepath.Join(w.dir, "pdns"), key: key,
+		apiURL: "http://127.0.0.1:" + strconv.Itoa(apiPort), dnsAddr: "127.0.0.1:" + strconv.Itoa(dnsPort)}
+	script := filepath.Join(c.root, "hack", "pdns.sh")
+	if out, err := pdnsScript(ctx, script, "start", p.dir, strconv.Itoa(dnsPort), strconv.Itoa(apiPort), key); err != nil {
+		_, _ = pdnsScript(context.Background(), script, "stop", p.dir)
+		return fmt.Errorf("hack/pdns.sh start: %w\n%s", err, out)
+	}
+	w.pdns = p
+	w.cleanups = append(w.cleanups, func() error {
+		if out, err := pdnsScript(context.Background(), script, "stop", p.dir); err != nil {
+			return fmt.Errorf("hack/pdns.sh stop: %w\n%s", err, out)
+		}
+		return nil
+	})
+	return nil
+}
+
+// pdnsScript runs hack/pdns.sh with a 60 s timeout; /usr/sbin is on PATH for pdns_server.
+func pdnsScript(ctx context.Context, script string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, script, args...)
+	cmd.Env = append(os.Environ(), "PATH=/usr/sbin:"+os.Getenv("PATH"))
+	return cmd.CombinedOutput()
+}
+
+// zoneName is the name of zone i, without the trailing dot.
+func zoneName(i int) string { return fmt.Sprintf("z%d.bench.test", i) }
+
+// createZones creates the 10 zones in PowerDNS straight through its API (not through the
+// proxy): they exist before either tool starts, as adopted zones do. soa_edit_api DEFAULT bumps
+// the SOA serial on every API change, which the served check watches.
+func (w *world) createZones(ctx context.Context) error {
+	for i := range zones {
+		z := zoneName(i) + "."
+		body, _ := json.Marshal(map[string]any{"name": z, "kind": "Native", "nameservers": []string{"ns1." + z}, "soa_edit_api": "DEFAULT"})
+		if err := w.pdnsAPI(ctx, http.MethodPost, "/api/v1/servers/localhost/zones", body, http.StatusCreated); err != nil {
+			return fmt.Errorf("create zone %s: %w", z, err)
+		}
+	}
+	return nil
+}
+
+// pdnsAPI sends one request straight to the PowerDNS API (10 s timeout) and wants status want.
+func (w *world) pdnsAPI(ctx context.Context, method, path string, body []byte, want int) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, w.pdns.apiURL+path, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("request: %w", err)
+	}
+	req.Header.Set("X-API-Key", w.pdns.key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != want {
+		return fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
+	}
+	return nil
+}
+
+// startProxy starts the counting reverse proxy to the PowerDNS API on a loopback port.
+func (w *world) startProxy() {
+	target, _ := url.Parse(w.pdns.apiURL)
+	w.proxy = newCountingProxy(httputil.NewSingleHostReverseProxy(target))
+	srv := httptest.NewServer(w.proxy)
+	w.proxyURL = srv.URL
+	w.cleanups = append(w.cleanups, func() error { srv.Close(); return nil })
+}
+
+// randomKey returns a fresh API key for this run's PowerDNS; it is never logged.
+func randomKey() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random API key: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("free port: %w", err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
