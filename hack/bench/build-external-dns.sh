@@ -4,7 +4,7 @@
 # (externaldns.k8s.io) from the module to <bin>/external-dns-crd.yaml. The build is cached by
 # version under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/external-dns-<version>/, as the control-plane
 # binaries are (hack/envtest-bins.sh), so a fresh clone on the same machine copies it in seconds.
-# Prints how long the build took (on this 2-core machine: about 15 min idle, 46 min loaded).
+# Prints how long the build took (46 min here, on a loaded 2-core machine).
 # Usage: hack/bench/build-external-dns.sh [bin-dir]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
