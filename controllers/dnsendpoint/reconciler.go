@@ -56,7 +56,7 @@ type Reconciler struct {
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan scraper.Notice
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
-	// mostly wait in the zone writer's window, so many of them in flight is what lets a burst
+	// mostly wait in a zone writer's queue behind the flush in flight, so many of them in flight is what lets a burst
 	// of objects land in a few provider calls.
 	MaxConcurrentReconciles int
 }

@@ -72,7 +72,7 @@ type Reconciler struct {
 	// ResyncInterval re-plans every object this often, a time.Duration; 0 disables.
 	ResyncInterval time.Duration
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048 (see the
-	// DNSEndpoint controller: reconciles mostly wait in the zone writer's window).
+	// DNSEndpoint controller: reconciles mostly wait in a zone writer's queue).
 	MaxConcurrentReconciles int
 }
 
