@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -72,11 +71,6 @@ type Reconciler struct {
 	// (controller_runtime_reconcile_total{controller}); default "dnszone". Tests that run two
 	// managers in one process tell their metrics apart with it.
 	ControllerName string
-	// MaxConcurrentReconciles bounds the DNSZones reconciled at once; default 16. A reconcile
-	// waits on the provider and on DNS (an SOA check waits up to its timeout on a silent server),
-	// so several in flight keep one slow zone from delaying the others' first availability, which
-	// every DNSEndpoint of those zones waits for.
-	MaxConcurrentReconciles int
 	// NSResolver looks up out-of-bailiwick name servers when no DNS address is configured
 	// (checkDelegation); nil means net.DefaultResolver.
 	NSResolver HostResolver
@@ -428,7 +422,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}
 	periodic := requeue.New(rec)
 	return ctrl.NewControllerManagedBy(mgr).
-		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.MaxConcurrentReconciles, 16)}).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).
 		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
