@@ -237,19 +237,15 @@ func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
 // flight; submitters blocked in Apply by a full queue (Options.MaxPending) are not counted.
 func (w *Writer) Queued() int { return int(w.queued.Load()) }
 
-// loop is the group commit: it starts a flush as soon as a submission is queued, no flush is
-// in flight and one of the account's write slots is free (Capabilities.MaxWritesInFlight), and
-// queues the submissions that arrive meanwhile for the next one. A batch is cut only once its
-// slot is held, so that a writer waiting for the account's only slot (PowerDNS: one PATCH at a
-// time across its zones) keeps collecting, and sends one bigger write instead of several. It
-// runs until ctx ends, then fails what is queued and waits for the flush in flight.
+// loop is the group commit: it starts a flush as soon as a submission is queued and no flush
+// is in flight, and queues the submissions that arrive meanwhile for the next one. It runs
+// until ctx ends, then fails what is queued and waits for the flush in flight.
 func (w *Writer) loop(ctx context.Context) {
 	defer close(w.stopped)
 	var (
 		queue   []*submission
-		n       int             // changes in queue
-		flushed chan struct{}   // non-nil while a flush is in flight; closed when it ends
-		free    <-chan struct{} // non-nil while waiting for a write slot; closed at a release
+		n       int           // changes in queue
+		flushed chan struct{} // non-nil while a flush is in flight; closed when it ends
 	)
 	for {
 		in := w.subs
@@ -258,9 +254,6 @@ func (w *Writer) loop(ctx context.Context) {
 		}
 		select {
 		case <-ctx.Done():
-			if free != nil {
-				w.slots.unwait()
-			}
 			answer(queue, ctx.Err())
 			w.queued.Store(0)
 			if flushed != nil {
@@ -272,40 +265,18 @@ func (w *Writer) loop(ctx context.Context) {
 			n += len(s.changes)
 		case <-flushed:
 			flushed = nil
-		case <-free:
 		}
 		if flushed == nil && len(queue) > 0 {
-			var release func()
-			if release, free = w.slot(ctx, free != nil); free == nil {
-				var batch []*submission
-				batch, queue, n = cut(queue, w.opts.MaxPending)
-				flushed = make(chan struct{})
-				go func(done chan struct{}) {
-					defer close(done)
-					defer release()
-					w.flush(ctx, batch)
-				}(flushed)
-			}
+			var batch []*submission
+			batch, queue, n = cut(queue, w.opts.MaxPending)
+			flushed = make(chan struct{})
+			go func(done chan struct{}) {
+				defer close(done)
+				w.flush(ctx, batch)
+			}(flushed)
 		}
 		w.queued.Store(int64(len(queue)))
 	}
-}
-
-// slot takes one of the account's write slots for the next flush, or returns a channel closed
-// when one may be free (see slots.try; waiting: this writer is counted as waiting). Without a
-// Set's budget, or when the provider cannot be resolved (the flush then fails with that
-// error), there is nothing to wait for.
-func (w *Writer) slot(ctx context.Context, waiting bool) (release func(), free <-chan struct{}) {
-	limit := 0
-	if w.slots != nil {
-		if p, err := w.provider(ctx); err == nil {
-			limit = p.Capabilities().MaxWritesInFlight
-		}
-	}
-	if w.slots == nil {
-		return func() {}, nil
-	}
-	return w.slots.try(limit, waiting)
 }
 
 // cut splits queue into the next batch (submissions in order up to maxChanges changes, at
@@ -462,12 +433,20 @@ func (w *Writer) commit(o *overlay) {
 	w.snap = nil
 }
 
-// call sends changes in one ApplyChanges, bounded by Options.CallTimeout. The flush that calls
-// it holds one of the account's write slots (loop).
+// call sends changes in one ApplyChanges, under one of the account's write slots
+// (Capabilities.MaxWritesInFlight): waiting for the slot is bounded by ctx only, the call by
+// Options.CallTimeout.
 func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 	p, err := w.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+	}
+	if w.slots != nil {
+		release, err := w.slots.acquire(ctx, p.Capabilities().MaxWritesInFlight)
+		if err != nil {
+			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+		}
+		defer release()
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()
