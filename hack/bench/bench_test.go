@@ -100,7 +100,7 @@ func TestCountingProxy(t *testing.T) {
 		}
 		_, _ = io.WriteString(w, "{}")
 	})
-	p := newCountingProxy(backend)
+	p := newCountingProxy(backend, nil)
 	srv := httptest.NewServer(p)
 	defer srv.Close()
 	for _, m := range []string{http.MethodGet, http.MethodGet, http.MethodPatch} {

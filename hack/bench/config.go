@@ -50,6 +50,7 @@ type config struct {
 	maxRSSMiB      float64
 	keep           bool
 	buildSeconds   float64
+	dnsplaneArgs   []string // BENCH_DNSPLANE_ARGS: extra manager flags, space-separated (profiling)
 }
 
 // runPlan is one run of the matrix. Extras: this run also measures the steady state, the 1%
@@ -102,6 +103,7 @@ func configFromEnv(getenv func(string) string) (config, error) {
 		c.buildSeconds, _ = strconv.ParseFloat(v, 64)
 	}
 	c.keep = getenv("BENCH_KEEP") == "1"
+	c.dnsplaneArgs = strings.Fields(getenv("BENCH_DNSPLANE_ARGS"))
 	return c, errors.Join(errs...)
 }
 

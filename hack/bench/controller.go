@@ -40,6 +40,7 @@ func controllerArgs(c config, w *world, tool string, equal bool) (args []string,
 			"--local-dns-addr=127.0.0.1:" + strconv.Itoa(dns),
 			"--local-dir=" + filepath.Join(w.dir, "manager"),
 			"--owner-id=bench"}
+		args = append(args, c.dnsplaneArgs...)
 		readyURL = "http://127.0.0.1:" + strconv.Itoa(probe) + "/readyz"
 	} else {
 		args = []string{filepath.Join(c.bin, "external-dns"),

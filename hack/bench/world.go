@@ -66,7 +66,9 @@ func newWorld(ctx context.Context, log logr.Logger, c config, dir string) (_ *wo
 	if err := w.createZones(ctx); err != nil {
 		return nil, err
 	}
-	w.startProxy()
+	if err := w.startProxy(); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 
@@ -194,13 +196,19 @@ func (w *world) pdnsAPI(ctx context.Context, method, path string, body []byte, w
 	return nil
 }
 
-// startProxy starts the counting reverse proxy to the PowerDNS API on a loopback port.
-func (w *world) startProxy() {
+// startProxy starts the counting reverse proxy to the PowerDNS API on a loopback port. It
+// traces every request to proxy.log in the run's directory (kept with BENCH_KEEP=1).
+func (w *world) startProxy() error {
 	target, _ := url.Parse(w.pdns.apiURL)
-	w.proxy = newCountingProxy(httputil.NewSingleHostReverseProxy(target))
+	trace, err := os.Create(filepath.Join(w.dir, "proxy.log"))
+	if err != nil {
+		return fmt.Errorf("create the proxy trace: %w", err)
+	}
+	w.proxy = newCountingProxy(httputil.NewSingleHostReverseProxy(target), trace)
 	srv := httptest.NewServer(w.proxy)
 	w.proxyURL = srv.URL
-	w.cleanups = append(w.cleanups, func() error { srv.Close(); return nil })
+	w.cleanups = append(w.cleanups, func() error { srv.Close(); return trace.Close() })
+	return nil
 }
 
 // randomKey returns a fresh API key for this run's PowerDNS; it is never logged.
