@@ -51,6 +51,7 @@ type options struct {
 	dnsResolver                           string
 	kubeQPS                               float64
 	kubeBurst                             int
+	kubeWatchList                         bool
 
 	geoTag, extGslbClusters       string
 	gslbInterval, gslbPeerTimeout time.Duration
@@ -77,6 +78,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", 1000, "Kubernetes client burst.")
+	fs.BoolVar(&o.kubeWatchList, "kube-watch-list", false, "Sync informers with a streaming watch list (client-go's WatchListClient) instead of a paged list; off by default because a watch list's first sync waits for the API server's next bookmark, about a second (kubefeatures.go).")
 	fs.StringVar(&o.geoTag, "geo-tag", "", "This cluster's Gslb geo tag.")
 	fs.StringVar(&o.extGslbClusters, "ext-gslb-clusters", "", "Gslb peers: comma-separated geotag=host:port.")
 	fs.DurationVar(&o.gslbInterval, "gslb-interval", 30*time.Second, "How often Gslb peers are queried.")
@@ -204,6 +206,7 @@ func checkAddrs(o options) error {
 func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
 	start := time.Now()
+	setWatchList(o.kubeWatchList)
 	if err := checkAddrs(o); err != nil {
 		return err
 	}

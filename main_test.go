@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	clientfeatures "k8s.io/client-go/features"
 )
 
 func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
@@ -151,5 +153,20 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 				t.Errorf("peers %+v, resync %s, LB resolver %v", cfg.Peers, cfg.ZoneResync, cfg.LBResolver)
 			}
 		})
+	}
+}
+
+func TestSetWatchList_DecidesOnlyWatchListClient(t *testing.T) {
+	orig := clientfeatures.FeatureGates()
+	t.Cleanup(func() { clientfeatures.ReplaceFeatureGates(orig) })
+	for _, on := range []bool{false, true} {
+		setWatchList(on)
+		if got := clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient); got != on {
+			t.Errorf("setWatchList(%v): WatchListClient enabled = %v", on, got)
+		}
+		if got, want := clientfeatures.FeatureGates().Enabled(clientfeatures.AtomicFIFO), orig.Enabled(clientfeatures.AtomicFIFO); got != want {
+			t.Errorf("setWatchList(%v): AtomicFIFO = %v, want the base's %v", on, got, want)
+		}
+		clientfeatures.ReplaceFeatureGates(orig)
 	}
 }
