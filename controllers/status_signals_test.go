@@ -82,8 +82,10 @@ func TestDNSEndpoint_ZoneNotYetAvailableIsAwaitingZoneNotAWarning(t *testing.T) 
 // TestStatusCommit_StaleCopyEmitsNothing (issue 11, item 7: "ZoneAvailable (x2 over 2s)"): a
 // reconcile that starts from a cached copy older than the previous reconcile's status write sees
 // the same transition again. Its status write must be refused (optimistic lock) and it must emit
-// no Event; the reconcile of the current copy emits exactly one. A Gslb is used because no
-// controller of this suite writes Gslbs.
+// no Event; the reconcile of the current copy emits exactly one. A Gslb is used because this
+// suite's manager has no --geo-tag: its Gslb controller writes the finalizer and Ready=False
+// NoGeoTag once, at creation, and then only every --gslb-interval (30 s). The test starts from
+// that first write (starting before it raced it: the test's first commit met a conflict).
 func TestStatusCommit_StaleCopyEmitsNothing(t *testing.T) {
 	ns := namespace(t, "stalecommit")
 	g := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app"}, Spec: dnsv1.GslbSpec{
@@ -99,7 +101,15 @@ func TestStatusCommit_StaleCopyEmitsNothing(t *testing.T) {
 			After: obj.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}})
 	}
 	var first, stale dnsv1.Gslb
-	eventually(t, 10*time.Second, "the Gslb in the cache", func() error { return k8s.Get(ctx, client.ObjectKeyFromObject(g), &first) })
+	eventually(t, 10*time.Second, "the Gslb controller's first status in the cache", func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(g), &first); err != nil {
+			return err
+		}
+		if c := meta.FindStatusCondition(first.Status.Conditions, dnsv1.ConditionReady); c == nil || c.Reason != dnsv1.ReasonNoGeoTag {
+			return fmt.Errorf("Ready = %+v, want the controller's NoGeoTag", c)
+		}
+		return nil
+	})
 	first.DeepCopyInto(&stale) // read before the first write: what a lagging cache returns
 	if err := commit(&first); err != nil {
 		t.Fatal(err)

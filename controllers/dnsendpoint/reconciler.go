@@ -76,21 +76,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileDelete(ctx, ep)
 	}
 	base := ep.DeepCopy()
-	// The finalizer is added once the object is not deferred, before its first write: a
-	// deferred reconcile (a zone not judged yet) writes nothing to the API server.
-	addFinalizer := func(ctx context.Context) error {
-		if !controllerutil.AddFinalizer(ep, dnsv1.FinalizerRecords) {
-			return nil
-		}
-		if err := r.Client.Update(ctx, ep); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
-		}
-		base = ep.DeepCopy() // the status is not changed yet; the patch's lock is the new version
-		return nil
-	}
+	// The finalizer goes on a copy, written while Run plans and writes (publish.Options.Prepare):
+	// a deferred reconcile (a zone not judged yet) writes nothing to the API server, and the
+	// first write does not wait for the finalizer's round trip.
+	addFinalizer, stored := publish.AddFinalizer(r.Client, ep, dnsv1.FinalizerRecords)
 	out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
 	if out.Deferred {
 		return res, err // a zone is not judged yet: no status write until it is
+	}
+	if withFinalizer, ok := stored(); ok {
+		// Run is done with the object: it takes the stored metadata, and the status patch's lock
+		// is the version the finalizer's Update wrote (the Update left the status as it was).
+		ep.ObjectMeta = withFinalizer.ObjectMeta
+		base = withFinalizer
 	}
 	ep.Status.ObservedGeneration = ep.Generation
 	// The first Published emits no Event (routine); failures, waits and recoveries do.

@@ -95,21 +95,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return r.reconcileDelete(ctx, rec)
 	}
 	base := rec.DeepCopy()
-	// As for DNSEndpoints: the finalizer just before the first write, nothing while a zone is
-	// not judged yet.
-	addFinalizer := func(ctx context.Context) error {
-		if !controllerutil.AddFinalizer(rec, dnsv1.FinalizerRecords) {
-			return nil
-		}
-		if err := r.Client.Update(ctx, rec); err != nil {
-			return fmt.Errorf("add finalizer: %w", err)
-		}
-		base = rec.DeepCopy() // the status is not changed yet; the patch's lock is the new version
-		return nil
-	}
+	// The finalizer goes on a copy, written while Run plans and writes (publish.Options.Prepare):
+	// a deferred reconcile (a zone not judged yet) writes nothing to the API server, and the
+	// first write does not wait for the finalizer's round trip.
+	addFinalizer, stored := publish.AddFinalizer(r.Client, rec, dnsv1.FinalizerRecords)
 	deferred, res, err := r.reconcileNormal(ctx, rec, addFinalizer)
 	if deferred {
 		return res, err
+	}
+	if withFinalizer, ok := stored(); ok {
+		// Run is done with the object: it takes the stored metadata, and the status patch's lock
+		// is the version the finalizer's Update wrote (the Update left the status as it was).
+		rec.ObjectMeta = withFinalizer.ObjectMeta
+		base = withFinalizer
 	}
 	rec.Status.ObservedGeneration = rec.Generation
 	rec.Status.OwnerID = r.OwnerID
