@@ -93,4 +93,3 @@ func TestRun_PrepareRunsBesideTheWriteAndAFailedOneReleasesAGoneObject(t *testin
 		})
 	}
 }
-
