@@ -77,15 +77,25 @@ type Writer struct {
 	// of a fresh view never wait for it, so planning goes on while a batch is in flight.
 	io sync.Mutex
 	// mu guards the fields below; it is never held across provider I/O.
-	mu       sync.Mutex
-	p        provider.Provider
-	sets     map[provider.RecordSetKey]provider.RecordSet
-	loadedAt time.Time          // zero: not loaded
-	snap     *zoneview.Snapshot // indexes sets; nil when sets changed since it was built
+	mu   sync.Mutex
+	p    provider.Provider
+	sets map[provider.RecordSetKey]provider.RecordSet
+	snap *zoneview.Snapshot // indexes sets; nil when sets changed since it was built
+	// building is the snapshot being built from the current sets, outside mu; nil when none.
+	building *snapshotBuild
+	// loadedAt is when the view was loaded (Options.Clock, Unix nanoseconds); 0: not loaded, or
+	// invalidated. Atomic, so that a planner's freshness check never waits for mu.
+	loadedAt atomic.Int64
 	// notFound: the last provider read or write answered provider.ErrZoneNotFound.
 	notFound bool
 	// onNotFound, when set, is called (without locks held) each time notFound becomes true.
 	onNotFound func()
+}
+
+// snapshotBuild is one build of a snapshot; done is closed once snap is set.
+type snapshotBuild struct {
+	done chan struct{}
+	snap *zoneview.Snapshot
 }
 
 type submission struct {
@@ -128,7 +138,8 @@ func (w *Writer) ZoneNotFound() bool {
 func (w *Writer) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.loadedAt, w.sets, w.snap, w.notFound = time.Time{}, nil, nil, false
+	w.loadedAt.Store(0)
+	w.sets, w.snap, w.building, w.notFound = nil, nil, nil, false
 }
 
 // observe records whether a provider call found the zone, and calls onNotFound when the zone
@@ -141,7 +152,7 @@ func (w *Writer) observe(err error) {
 		w.notFound = missing
 	}
 	if missing {
-		w.loadedAt = time.Time{} // the view is of a zone that is gone
+		w.loadedAt.Store(0) // the view is of a zone that is gone
 	}
 	w.mu.Unlock()
 	if became && w.onNotFound != nil {
@@ -162,9 +173,7 @@ func (w *Writer) SetProvider(p provider.Provider) {
 
 // Invalidate makes the next RecordSets or Apply re-read the zone from the provider.
 func (w *Writer) Invalidate() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.loadedAt = time.Time{}
+	w.loadedAt.Store(0)
 }
 
 // RecordSets returns every record set of the zone, registry records included, in no particular
@@ -181,20 +190,52 @@ func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *
 	if err := w.ensureLoaded(ctx); err != nil {
 		return nil, nil, err
 	}
+	if zone != "" {
+		return nil, w.snapshot(zone), nil
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if zone != "" && w.snap != nil {
-		return nil, w.snap, nil
-	}
+	return w.setsLocked(), nil, nil
+}
+
+// setsLocked returns a copy of the view's sets, in no particular order; w.mu must be held.
+func (w *Writer) setsLocked() []provider.RecordSet {
 	out := make([]provider.RecordSet, 0, len(w.sets))
 	for _, rs := range w.sets {
 		out = append(out, rs)
 	}
-	if zone == "" {
-		return out, nil, nil
+	return out
+}
+
+// snapshot returns the snapshot of the current view, built once per change of the view. The
+// build runs without w.mu held: a flush committing its changes, and other planners checking
+// that the view is fresh, never wait for it (at 10,000 DNSEndpoints, thousands of planners
+// queued on w.mu behind each rebuild of a big zone's snapshot). Planners that ask while a build
+// of the current view runs wait for that build. A build overtaken by a commit still answers the
+// planners that asked before the commit, and is not kept.
+func (w *Writer) snapshot(zone string) *zoneview.Snapshot {
+	w.mu.Lock()
+	if w.snap != nil {
+		defer w.mu.Unlock()
+		return w.snap
 	}
-	w.snap = zoneview.New(zone, out)
-	return nil, w.snap, nil
+	if b := w.building; b != nil {
+		w.mu.Unlock()
+		<-b.done
+		return b.snap
+	}
+	b := &snapshotBuild{done: make(chan struct{})}
+	w.building = b
+	sets := w.setsLocked()
+	w.mu.Unlock()
+	b.snap = zoneview.New(zone, sets)
+	close(b.done)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.building == b {
+		w.snap, w.building = b.snap, nil
+	}
+	return b.snap
 }
 
 // Snapshot returns the zone's record sets indexed for planning (zoneview.New, which plan.NewSnapshot is), built once per
@@ -430,7 +471,7 @@ func (w *Writer) commit(o *overlay) {
 			delete(w.sets, k)
 		}
 	}
-	w.snap = nil
+	w.snap, w.building = nil, nil
 }
 
 // call sends changes in one ApplyChanges, under one of the account's write slots
@@ -460,9 +501,8 @@ func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 
 // fresh reports whether the view is loaded and younger than Options.Resync.
 func (w *Writer) fresh() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return !w.loadedAt.IsZero() && (w.opts.Resync <= 0 || w.opts.Clock.Now().Sub(w.loadedAt) < w.opts.Resync)
+	at := w.loadedAt.Load()
+	return at != 0 && (w.opts.Resync <= 0 || w.opts.Clock.Now().Sub(time.Unix(0, at)) < w.opts.Resync)
 }
 
 // ensureLoaded reads the zone unless the view is fresh.
@@ -497,7 +537,8 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sets, w.snap, w.loadedAt = view, nil, w.opts.Clock.Now()
+	w.sets, w.snap, w.building = view, nil, nil
+	w.loadedAt.Store(w.opts.Clock.Now().UnixNano())
 	return nil
 }
 
