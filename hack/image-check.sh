@@ -20,7 +20,8 @@ work=$(mktemp -d)
 cid=""
 cleanup() {
   [ -z "$cid" ] || podman rm -f "$cid" >/dev/null 2>&1 || true
-  rm -rf "$work"
+  # The container wrote files owned by 65532 into the volumes: remove them as the root podman is.
+  if [ "$(id -u)" -eq 0 ]; then rm -rf "$work"; else sudo rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
