@@ -7,7 +7,34 @@ CONTROLLER_GEN ?= go tool controller-gen
 RUN_ARGS ?=
 # Extra flags for `go test`, e.g. TEST_ARGS="-run TestAdmission -v".
 TEST_ARGS ?=
-IMG ?= dnsplane/manager:dev
+
+# The build's identity (docs/image.md, "Versions"), stamped into the binary with -ldflags -X
+# (internal/version): this machine builds with GOFLAGS=-buildvcs=false, so Go's VCS stamp is absent.
+# VERSION is `git describe --tags --match 'v[0-9]*' --dirty --always` (v1.2.0, or
+# v1.2.0-3-g1a2b3c4[-dirty] past the tag). With no v* tag it is v0.0.0-<commits>-g<hash>[-dirty],
+# the shape describe would give past a v0.0.0 tag on the first commit; outside git, v0.0.0-dev.
+# REVISION is `git rev-parse --short HEAD`, or "unknown" outside git. Both can be given:
+# `make image VERSION=v0.1.0`.
+ifeq ($(origin VERSION),undefined)
+  GIT_DESCRIBE := $(shell git describe --tags --match 'v[0-9]*' --dirty --always 2>/dev/null)
+  ifeq ($(GIT_DESCRIBE),)
+    VERSION := v0.0.0-dev
+  else ifeq ($(filter v%,$(GIT_DESCRIBE)),)
+    VERSION := v0.0.0-$(shell git rev-list --count HEAD)-g$(GIT_DESCRIBE)
+  else
+    VERSION := $(GIT_DESCRIBE)
+  endif
+endif
+ifeq ($(origin REVISION),undefined)
+  REVISION := $(or $(shell git rev-parse --short HEAD 2>/dev/null),unknown)
+endif
+VERSION_PKG := github.com/dnsplane/dnsplane/internal/version
+# The manager's link flags; the Dockerfile passes the same (TestImages_BuildTheSameBinary).
+GO_LDFLAGS := -s -w -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).Revision=$(REVISION)
+# The image repository; `make image` tags $(IMAGE_REPO):$(VERSION) and $(IMAGE_REPO):dev
+# (config/default's tag).
+IMAGE_REPO ?= dnsplane/manager
+IMG ?= $(IMAGE_REPO):$(VERSION)
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -42,7 +69,7 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 	hack/envtest-bins.sh $(LOCALBIN)
 
 .PHONY: test
-test: envtest-bins ## Run every unit, real-server and envtest test.
+test: envtest-bins version-check image-check ## Run every unit, real-server and envtest test, the version check and the image check.
 	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
 
 .PHONY: e2e
@@ -77,12 +104,31 @@ bench-micro: ## Run the Go micro-benchmarks (go test -bench), benchstat-friendly
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/manager.
-	go build -o $(LOCALBIN)/manager .
+build: ## Build the static manager binary bin/manager, stamped with $(VERSION) and $(REVISION).
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(GO_LDFLAGS)' -o $(LOCALBIN)/manager .
+
+.PHONY: version
+version: ## Print $(VERSION), the version `make build` and the images carry.
+	@echo $(VERSION)
+
+.PHONY: version-check
+version-check: build ## Check that `bin/manager --version` prints the Makefile's VERSION and REVISION.
+	@want="dnsplane $(VERSION) (revision $(REVISION), $$(go env GOVERSION))"; \
+	got=$$($(LOCALBIN)/manager --version); \
+	if [ "$$got" != "$$want" ]; then echo "bin/manager --version printed \"$$got\", want \"$$want\"" >&2; exit 1; fi; \
+	echo "version-check: $$got"
+
+.PHONY: image
+image: build ## Build the FROM-scratch image $(IMG) (and :dev) with podman from bin/manager (Containerfile.scratch).
+	IMG=$(IMG) IMAGE_REPO=$(IMAGE_REPO) VERSION=$(VERSION) REVISION=$(REVISION) hack/image.sh $(LOCALBIN)/manager
+
+.PHONY: image-check
+image-check: build ## Build the podman image, then check it runs as 65532 and prints bin/manager's --version.
+	IMG=$(IMG) IMAGE_REPO=$(IMAGE_REPO) VERSION=$(VERSION) REVISION=$(REVISION) hack/image-check.sh $(LOCALBIN)/manager
 
 .PHONY: docker-build
-docker-build: ## Build the manager image $(IMG) from the Dockerfile (needs Docker or podman).
-	$${CONTAINER_TOOL:-docker} build -t $(IMG) .
+docker-build: ## Build the manager image $(IMG) from the Dockerfile (multi-stage, distroless; needs Docker or podman and a registry).
+	$${CONTAINER_TOOL:-docker} build -f Dockerfile --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMG) .
 
 .PHONY: run
 run: build envtest-bins ## Run the manager on a local control plane and the embedded DNS server.

@@ -9,7 +9,8 @@
 // (pkg/leaderlabel); POD_IP is the embedded server's glue address when --local-dns-addr listens on
 // every address. With --local it also starts a local control plane (etcd, kube-apiserver,
 // kube-controller-manager) so the whole product runs on one machine with no cluster and no cloud
-// account. Flags are listed in docs/api.md, "The manager".
+// account. --version prints the build (internal/version) and exits 0 before anything else is
+// validated or started. Flags are listed in docs/api.md, "The manager".
 package main
 
 import (
@@ -31,12 +32,15 @@ import (
 
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 )
 
 // options are the manager's flags; docs/api.md lists them.
 type options struct {
+	version bool
+
 	metricsAddr, probeAddr string
 	pprofAddr              string
 	leaderElect            bool
@@ -62,6 +66,7 @@ type options struct {
 func parseFlags(args []string) (options, *zap.Options, error) {
 	var o options
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	fs.BoolVar(&o.version, "version", false, "Print the version, revision and Go version, then exit 0 (no other flag is validated).")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint; 0 disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Loopback host:port of Go's /debug/pprof/ endpoints, for profiling; empty or 0 disables them.")
@@ -89,6 +94,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return o, nil, err
+	}
+	if o.version {
+		return o, zopts, nil
 	}
 	return o, zopts, o.validate()
 }
@@ -153,6 +161,10 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if o.version {
+		fmt.Println(version.Get())
+		os.Exit(0)
 	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zopts)))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

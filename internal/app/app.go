@@ -25,6 +25,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
+	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
@@ -186,7 +187,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
 	for _, step := range []func(context.Context, Config) error{
-		a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addProbes,
+		a.addBuildInfo, a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addProbes,
 	} {
 		if err := step(ctx, cfg); err != nil {
 			return nil, err
@@ -199,6 +200,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 func (a *App) Run(ctx context.Context) error {
 	a.log.Info("starting manager", "ownerID", a.OwnerID, "dns", a.Server.Addr())
 	return a.Manager.Start(ctx)
+}
+
+// addBuildInfo registers dnsplane_build_info{version,revision,goversion} (internal/version) on
+// cfg.Registerer.
+func (a *App) addBuildInfo(_ context.Context, cfg Config) error {
+	_, err := version.NewMetrics(cfg.Registerer)
+	return err
 }
 
 // addDNSServer loads the zone store from cfg.ZoneDir and starts listening on cfg.DNSAddr.

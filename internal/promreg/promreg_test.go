@@ -10,6 +10,7 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -74,6 +75,10 @@ func TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry(t *testing.T) {
 			m, err := scraper.NewMetrics(r)
 			return func() { m.Subdomains.WithLabelValues("p").Set(1); m.Duration.WithLabelValues("ok").Observe(1) }, err
 		}, []string{"dnsplane_scraper_subdomains", "dnsplane_scraper_scrape_duration_seconds"}},
+		{"internal/version", func(r prometheus.Registerer) (func(), error) {
+			_, err := version.NewMetrics(r)
+			return func() {}, err
+		}, []string{"dnsplane_build_info"}},
 		{"pkg/heartbeat", func(r prometheus.Registerer) (func(), error) {
 			_, err := heartbeat.NewMetrics(r)
 			return func() {}, err
