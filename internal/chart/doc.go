@@ -7,6 +7,8 @@
 //     Deployment settings (TestChartAgreesWithKustomize);
 //   - every object helm template renders, for several value sets, is accepted by a real
 //     kube-apiserver in a server-side dry run (TestRenderedChartDryRun);
+//   - helm upgrade from an older chart upgrades the CRDs, and helm uninstall keeps them
+//     (TestHelmUpgradeUpgradesCRDsAndUninstallKeepsThem, the real helm against envtest);
 //   - the manager still reconciles every kind when the installed CRDs are an older release's
 //     (TestOlderCRDsStillReconcile).
 //

@@ -32,6 +32,12 @@ func startEnv(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition) (*
 		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
 	}
 	t.Cleanup(func() { _ = env.Stop() })
+	return clientFor(t, cfg)
+}
+
+// clientFor returns cfg and a client over it that knows the built-in kinds, CRDs and dnsplane's.
+func clientFor(t *testing.T, cfg *rest.Config) (*rest.Config, client.Client) {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
