@@ -196,17 +196,21 @@ func manager(t *testing.T, d *unstructured.Unstructured) map[string]any {
 	return nil
 }
 
-// boundServiceAccount checks that the binding of kind named *suffix binds the ServiceAccount the
-// Deployment runs as, in the Deployment's namespace, and that the ServiceAccount is rendered.
-func boundServiceAccount(t *testing.T, r rendering, kind, suffix string) {
+// boundServiceAccount checks that every binding of kind (at least one) binds the ServiceAccount
+// the Deployment runs as, in the Deployment's namespace, and that the ServiceAccount is rendered.
+func boundServiceAccount(t *testing.T, r rendering, kind string) {
 	t.Helper()
 	d := r.one(t, "Deployment", "")
 	sa := podSpec(t, d)["serviceAccountName"]
-	b := r.one(t, kind, suffix)
-	subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
-	want := []any{map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": d.GetNamespace()}}
-	if !reflect.DeepEqual(subjects, want) {
-		t.Errorf("%s %s subjects %v, want %v", kind, b.GetName(), subjects, want)
+	if len(r.all(kind)) == 0 {
+		t.Errorf("no %s", kind)
+	}
+	for _, b := range r.all(kind) {
+		subjects, _, _ := unstructured.NestedSlice(b.Object, "subjects")
+		want := []any{map[string]any{"kind": "ServiceAccount", "name": sa, "namespace": d.GetNamespace()}}
+		if !reflect.DeepEqual(subjects, want) {
+			t.Errorf("%s %s subjects %v, want %v", kind, b.GetName(), subjects, want)
+		}
 	}
 	if r.one(t, "ServiceAccount", "").GetName() != sa {
 		t.Errorf("the ServiceAccount is not %v", sa)
@@ -225,16 +229,22 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 	}
 	kust, chart := rendering(objs), rendering(render(t))
 
-	for _, role := range []struct{ kind, suffix string }{{"ClusterRole", "manager-role"}, {"Role", "leader-election-role"}} {
-		want := ruleSet(t, kust.one(t, role.kind, role.suffix))
-		got := ruleSet(t, chart.one(t, role.kind, strings.TrimSuffix(role.suffix, "-role")))
+	// Every (Cluster)Role of config/default, e.g. dnsplane-manager-role, is in the chart as
+	// <release>-manager with the same rules.
+	roles := append(kust.all("ClusterRole"), kust.all("Role")...)
+	if len(roles) < 2 {
+		t.Fatalf("config/default has %d roles, want the manager's and leader election's at least", len(roles))
+	}
+	for _, role := range roles {
+		suffix := "-" + strings.TrimSuffix(strings.TrimPrefix(role.GetName(), "dnsplane-"), "-role")
+		want, got := ruleSet(t, role), ruleSet(t, chart.one(t, role.GetKind(), suffix))
 		if !slices.Equal(got, want) {
-			t.Errorf("chart %s rules:\n%s\nconfig/default:\n%s", role.kind, strings.Join(got, "\n"), strings.Join(want, "\n"))
+			t.Errorf("chart %s *%s rules:\n%s\nconfig/default:\n%s", role.GetKind(), suffix, strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	}
 	for _, r := range []rendering{kust, chart} {
-		boundServiceAccount(t, r, "ClusterRoleBinding", "")
-		boundServiceAccount(t, r, "RoleBinding", "")
+		boundServiceAccount(t, r, "ClusterRoleBinding")
+		boundServiceAccount(t, r, "RoleBinding")
 	}
 
 	kd, cd := kust.one(t, "Deployment", ""), chart.one(t, "Deployment", "")
