@@ -51,6 +51,11 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: ## Generate the CRDs and RBAC under config/ from the controller-gen markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@# The Helm chart renders these files; it never writes CRDs or RBAC rules of its own.
+	rm -rf charts/dnsplane/files/crds charts/dnsplane/files/rbac
+	mkdir -p charts/dnsplane/files/crds charts/dnsplane/files/rbac
+	cp config/crd/bases/*.yaml charts/dnsplane/files/crds/
+	cp config/rbac/*role.yaml charts/dnsplane/files/rbac/
 
 .PHONY: generate
 generate: ## Generate DeepCopy methods.
@@ -69,7 +74,7 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 	hack/envtest-bins.sh $(LOCALBIN)
 
 .PHONY: test
-test: envtest-bins version-check image-check ## Run every unit, real-server and envtest test, the version check and the image check.
+test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint and the chart checks included), the version check and the image check.
 	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
 
 .PHONY: e2e
@@ -79,6 +84,10 @@ e2e: build envtest-bins ## Run the end-to-end suite: 3 bin/manager --local proce
 .PHONY: e2e-kind
 e2e-kind: ## Run the end-to-end suite against kind clusters running config/default (needs kind, docker, kubectl).
 	hack/e2e-kind.sh
+
+.PHONY: helm
+helm: ## Build helm (hack/helm/go.mod's version) into bin/helm (cached per version).
+	hack/helm.sh $(LOCALBIN)
 
 ##@ Benchmarks
 

@@ -42,6 +42,16 @@ type planResult struct {
 	StrategyErr error
 }
 
+// strategyType is s.Type, or roundRobin when it is empty: the CRD's default
+// (+kubebuilder:default on GslbSpec.Strategy and GslbStrategy.Type), applied here too for
+// Gslbs stored under an older CRD that had no such default (docs/install.md, "Upgrade").
+func strategyType(s dnsv1.GslbStrategy) string {
+	if s.Type == "" {
+		return string(dnsv1.GslbRoundRobin)
+	}
+	return string(s.Type)
+}
+
 // planRecords computes, per host in in.Local's order, this cluster's healthy targets and the
 // strategy's answer over them and the peers' (gslb.Compute). The record TTL is
 // spec.strategy.dnsTtlSeconds in seconds, 30 when unset. Pure.
@@ -68,7 +78,7 @@ func planRecords(in planInput) planResult {
 		for geo, t := range in.PeerTargets[h] {
 			byGeo[geo] = t
 		}
-		ans, err := gslb.Compute(string(in.Spec.Strategy.Type), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo)
+		ans, err := gslb.Compute(strategyType(in.Spec.Strategy), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo)
 		if err != nil {
 			p.StrategyErr = err
 			return p

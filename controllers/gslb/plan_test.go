@@ -70,6 +70,17 @@ func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 			any:     true,
 		},
 		{
+			name: "no strategy (a Gslb stored under an older CRD without defaults): roundRobin, TTL 30",
+			in: planInput{GeoTag: "eu", Spec: dnsv1.GslbSpec{}, Capable: true, Local: healthyLocal([]string{"192.0.2.1"}, "app.example.com"),
+				PeerTargets: map[string]map[string][]string{"app.example.com": {"us": {"192.0.2.2"}}}},
+			eps: []dnsv1.Endpoint{
+				{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1", "192.0.2.2"}},
+			},
+			healthy: map[string][]string{"app.example.com": {"192.0.2.1", "192.0.2.2"}},
+			any:     true,
+		},
+		{
 			name:    "unhealthy here, no peers: nothing served, the reason kept",
 			in:      planInput{GeoTag: "eu", Spec: rr, Capable: true, Local: unhealthy},
 			healthy: map[string][]string{},

@@ -113,10 +113,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if !g.DeletionTimestamp.IsZero() {
 		return r.reconcileDelete(ctx, g)
 	}
-	if controllerutil.AddFinalizer(g, dnsv1.FinalizerGslb) {
-		if err := r.Client.Update(ctx, g); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	if err := r.patchFinalizer(ctx, g, controllerutil.AddFinalizer); err != nil {
+		return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 	}
 	base := g.DeepCopy()
 	err := r.reconcileNormal(ctx, g)
@@ -483,11 +481,24 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 	if r.Metrics != nil {
 		r.Metrics.HealthyRecords.DeletePartialMatch(prometheus.Labels{"namespace": g.Namespace, "gslb": g.Name})
 	}
-	controllerutil.RemoveFinalizer(g, dnsv1.FinalizerGslb)
-	if err := r.Client.Update(ctx, g); err != nil {
+	if err := r.patchFinalizer(ctx, g, controllerutil.RemoveFinalizer); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// patchFinalizer adds or removes (change: controllerutil.AddFinalizer or RemoveFinalizer) the
+// Gslb finalizer with a merge patch of metadata.finalizers under g's resourceVersion, when that
+// changes anything. A patch, not an Update: an Update sends the whole spec back, and under an
+// older CRD without this release's schema defaults (docs/install.md, "Upgrade") the zero values
+// the Go type cannot omit, such as spec.strategy.type "", fail its validation. Errors are the
+// API server's.
+func (r *Reconciler) patchFinalizer(ctx context.Context, g *dnsv1.Gslb, change func(client.Object, string) bool) error {
+	base := g.DeepCopy()
+	if !change(g, dnsv1.FinalizerGslb) {
+		return nil
+	}
+	return r.Client.Patch(ctx, g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // SetupWithManager wires the controller: Gslbs; the DNSEndpoints they own; and the Ingresses,

@@ -1,0 +1,173 @@
+package chart
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"testing"
+)
+
+// args returns the manager container's args.
+func args(t *testing.T, r rendering) []string {
+	t.Helper()
+	var out []string
+	for _, a := range manager(t, r.one(t, "Deployment", ""))["args"].([]any) {
+		out = append(out, a.(string))
+	}
+	return out
+}
+
+// hasArgs fails unless every want is among the manager's args.
+func hasArgs(want ...string) func(*testing.T, rendering) {
+	return func(t *testing.T, r rendering) {
+		t.Helper()
+		got := args(t, r)
+		for _, w := range want {
+			if !slices.Contains(got, w) {
+				t.Errorf("args %v lack %s", got, w)
+			}
+		}
+	}
+}
+
+// lacksArgs fails if any of flags' prefixes starts one of the manager's args.
+func lacksArgs(prefixes ...string) func(*testing.T, rendering) {
+	return func(t *testing.T, r rendering) {
+		t.Helper()
+		for _, a := range args(t, r) {
+			for _, p := range prefixes {
+				if len(a) >= len(p) && a[:len(p)] == p {
+					t.Errorf("args hold %s", a)
+				}
+			}
+		}
+	}
+}
+
+// field fails unless the one object of kind named *suffix has want at path.
+func field(kind, suffix string, want any, path ...string) func(*testing.T, rendering) {
+	return func(t *testing.T, r rendering) {
+		t.Helper()
+		got := lookup(r.one(t, kind, suffix).Object, path...)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s *%s %v = %#v, want %#v", kind, suffix, path, got, want)
+		}
+	}
+}
+
+// lookup returns the value at path in v, where a path element indexes a map by key or a list
+// by a decimal index; nil when there is none.
+func lookup(v any, path ...string) any {
+	for _, p := range path {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i, err := strconv.Atoi(p)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			v = c[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+// count fails unless the rendering holds n objects of kind.
+func count(kind string, n int) func(*testing.T, rendering) {
+	return func(t *testing.T, r rendering) {
+		t.Helper()
+		if got := len(r.all(kind)); got != n {
+			t.Errorf("%d %s objects, want %d", got, kind, n)
+		}
+	}
+}
+
+// TestChartValues: each value reaches the manager's flags or the object it configures.
+func TestChartValues(t *testing.T) {
+	podSpec := []string{"spec", "template", "spec"}
+	for _, tc := range []struct {
+		name   string
+		sets   []string
+		checks []func(*testing.T, rendering)
+	}{
+		{"defaults", nil, []func(*testing.T, rendering){
+			hasArgs("--leader-elect", "--metrics-bind-address=:8443"),
+			lacksArgs("--watch-namespaces", "--owner-id", "--metrics-secure", "--geo-tag", "--ext-gslb-clusters", "--gslb-"),
+			count("CustomResourceDefinition", 4), count("ServiceMonitor", 0), count("PodDisruptionBudget", 1),
+			field("Service", "metrics", "https", "spec", "ports", "0", "name"),
+			field("CustomResourceDefinition", "dnszones.dnsplane.io", "keep", "metadata", "annotations", "helm.sh/resource-policy"),
+			field("Deployment", "", "dnsplane/manager:0.1.0", append(podSpec, "containers", "0", "image")...),
+		}},
+		{"namespaced", namespacedSets, []func(*testing.T, rendering){
+			hasArgs("--watch-namespaces=dnsplane-system,team-a,team-b", "--owner-id=cluster-a", "--metrics-bind-address=127.0.0.1:8080"),
+			count("Service", 1), // dns only: metrics on loopback has no Service
+		}},
+		{"namespaced, release namespace listed too", []string{"namespaced=true", "ownerID=x", "watchNamespaces={dnsplane-system,a}"}, []func(*testing.T, rendering){
+			hasArgs("--watch-namespaces=dnsplane-system,a"), count("Role", 3),
+		}},
+		{"gslb", []string{"geoTag=eu", "gslb.peers[0].geoTag=us", "gslb.peers[0].address=203.0.113.1:53", "gslb.peers[1].geoTag=ap",
+			"gslb.peers[1].address=peer.example:5353", "gslb.interval=10s", "gslb.peerTimeout=1s", "gslb.peerPort=5353", "gslb.nsAddress=198.51.100.7"},
+			[]func(*testing.T, rendering){hasArgs("--geo-tag=eu", "--ext-gslb-clusters=us=203.0.113.1:53,ap=peer.example:5353",
+				"--gslb-interval=10s", "--gslb-peer-timeout=1s", "--gslb-peer-port=5353", "--gslb-ns-address=198.51.100.7")}},
+		{"no leader election, one replica", []string{"replicaCount=1", "leaderElection.enabled=false"}, []func(*testing.T, rendering){
+			lacksArgs("--leader-elect"), count("PodDisruptionBudget", 0),
+		}},
+		{"metrics plain and off", []string{"metrics.secure=false", "metrics.serviceMonitor.enabled=true"}, []func(*testing.T, rendering){
+			hasArgs("--metrics-secure=false"), field("ServiceMonitor", "", "http", "spec", "endpoints", "0", "scheme"),
+			field("Service", "metrics", "http", "spec", "ports", "0", "name"),
+		}},
+		{"metrics disabled", []string{"metrics.bindAddress=0", "metrics.serviceMonitor.enabled=true"}, []func(*testing.T, rendering){
+			hasArgs("--metrics-bind-address=0"), count("Service", 1), count("ServiceMonitor", 0),
+		}},
+		{"dns LoadBalancer", []string{"dns.service.type=LoadBalancer", "dns.service.externalTrafficPolicy=Local", "dns.service.nodePort=30053",
+			"dns.service.annotations.a=b", "dns.service.loadBalancerSourceRanges={10.0.0.0/8}"}, []func(*testing.T, rendering){
+			field("Service", "-dns", "LoadBalancer", "spec", "type"), field("Service", "-dns", "Local", "spec", "externalTrafficPolicy"),
+			field("Service", "-dns", "b", "metadata", "annotations", "a"), field("Service", "-dns", float64(30053), "spec", "ports", "1", "nodePort"),
+			field("Service", "-dns", []any{"10.0.0.0/8"}, "spec", "loadBalancerSourceRanges"),
+		}},
+		{"dns ClusterIP ignores external settings", []string{"dns.service.externalTrafficPolicy=Local", "dns.service.nodePort=30053"}, []func(*testing.T, rendering){
+			field("Service", "-dns", nil, "spec", "externalTrafficPolicy"), field("Service", "-dns", nil, "spec", "ports", "0", "nodePort"),
+		}},
+		{"pod placement", []string{"nodeSelector.zone=a", "tolerations[0].key=k", "tolerations[0].operator=Exists", "priorityClassName=high",
+			"topologySpreadConstraints[0].maxSkew=1", "topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname",
+			"topologySpreadConstraints[0].whenUnsatisfiable=DoNotSchedule", "podAnnotations.x=y"},
+			[]func(*testing.T, rendering){
+				field("Deployment", "", "a", append(podSpec, "nodeSelector", "zone")...),
+				field("Deployment", "", "Exists", append(podSpec, "tolerations", "0", "operator")...),
+				field("Deployment", "", "high", append(podSpec, "priorityClassName")...),
+				field("Deployment", "", "dnsplane", append(podSpec, "topologySpreadConstraints", "0", "labelSelector", "matchLabels", "app.kubernetes.io/name")...),
+				field("Deployment", "", "y", "spec", "template", "metadata", "annotations", "x"),
+			}},
+		{"extra args, env and resources", []string{"extraArgs={--zone-resync-interval=1h}", "extraEnv[0].name=GODEBUG", "extraEnv[0].value=x=1",
+			"resources.limits.memory=1Gi", "serviceAccount.annotations.role=r"}, []func(*testing.T, rendering){
+			hasArgs("--zone-resync-interval=1h"), field("Deployment", "", "GODEBUG", append(podSpec, "containers", "0", "env", "3", "name")...),
+			field("Deployment", "", "1Gi", append(podSpec, "containers", "0", "resources", "limits", "memory")...),
+			field("ServiceAccount", "", "r", "metadata", "annotations", "role"),
+		}},
+		{"pdb maxUnavailable", []string{"podDisruptionBudget.maxUnavailable=1"}, []func(*testing.T, rendering){
+			field("PodDisruptionBudget", "", float64(1), "spec", "maxUnavailable"), field("PodDisruptionBudget", "", nil, "spec", "minAvailable"),
+		}},
+		{"CRDs left to the user", []string{"crds.install=false"}, []func(*testing.T, rendering){count("CustomResourceDefinition", 0)}},
+		{"CRDs not kept", []string{"crds.keep=false"}, []func(*testing.T, rendering){
+			field("CustomResourceDefinition", "gslbs.dnsplane.io", nil, "metadata", "annotations", "helm.sh/resource-policy"),
+		}},
+		{"existing ServiceAccount, no RBAC", []string{"serviceAccount.create=false", "serviceAccount.name=mine", "rbac.create=false"}, []func(*testing.T, rendering){
+			count("ServiceAccount", 0), count("ClusterRole", 0), count("Role", 0),
+			field("Deployment", "", "mine", append(podSpec, "serviceAccountName")...),
+		}},
+		{"image", []string{"image.repository=registry.example/dnsplane", "image.tag=v9"}, []func(*testing.T, rendering){
+			field("Deployment", "", "registry.example/dnsplane:v9", append(podSpec, "containers", "0", "image")...),
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rendering(render(t, tc.sets...))
+			for i, check := range tc.checks {
+				t.Run(fmt.Sprint(i), func(t *testing.T) { check(t, r) })
+			}
+		})
+	}
+}
