@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -356,8 +357,12 @@ func decorator(cfg Config, name string) func(reconcile.Reconciler) reconcile.Rec
 	return func(r reconcile.Reconciler) reconcile.Reconciler { return cfg.Decorate(name, r) }
 }
 
+// The default owner ID is kube-system's UID: get on that one namespace, nothing else cluster-scoped
+// (a manager with --watch-namespaces needs --owner-id and never reads it).
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get,resourceNames=kube-system
+
 // resolveOwnerID returns flag, or else the UID of the kube-system namespace, waiting up to
-// about 30 s for kube-apiserver to create it.
+// about 30 s for kube-apiserver to create it; a Forbidden answer fails at once.
 func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
@@ -374,6 +379,9 @@ func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Schem
 		cancel()
 		if err == nil {
 			return string(ns.UID), nil
+		}
+		if apierrors.IsForbidden(err) { // RBAC does not change by waiting: say what to fix
+			return "", fmt.Errorf("default --owner-id: read namespace kube-system (grant get on namespaces/kube-system, as config/rbac/role.yaml does, or pass --owner-id): %w", err)
 		}
 		if i == 30 || ctx.Err() != nil {
 			return "", fmt.Errorf("default --owner-id: read namespace kube-system: %w", err)
