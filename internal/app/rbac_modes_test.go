@@ -3,6 +3,9 @@ package app_test
 import (
 	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +68,8 @@ func (h *harness) clusterMode(t *testing.T) {
 // namespacedMode: --watch-namespaces=a,b with the same rules minus the cluster-scoped ones as
 // Roles in a and b only, and no ClusterRole. Objects in a and b reconcile; those in c are
 // untouched; the identity may list no Secrets anywhere and nothing in c, nor read kube-system.
-// /metrics on loopback is plain HTTP with no token.
+// /metrics on loopback is plain HTTP with no token, and docs/metrics.md lists every series the
+// manager registered.
 func (h *harness) namespacedMode(t *testing.T) {
 	const sys = "dnsplane-ns"
 	user := h.serviceAccount(t, sys, "controller-manager")
@@ -80,9 +84,10 @@ func (h *harness) namespacedMode(t *testing.T) {
 				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "dnsplane-manager-role"}})
 	}
 	port := freePort(t)
+	reg := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
 	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, PodName: "manager-0", PodNamespace: sys,
 		WatchNamespaces: []string{"a", "b"}, OwnerID: "ns-owner", MetricsAddr: "127.0.0.1:" + port, MetricsSecure: true,
-		Registerer: prometheus.NewRegistry()})
+		Registerer: reg})
 
 	inA, inB, inC := h.objects(t, "a", "a.rbac.test"), h.objects(t, "b", "b.rbac.test"), h.objects(t, "c", "c.rbac.test")
 	h.waitReady(t, inA)
@@ -104,6 +109,7 @@ func (h *harness) namespacedMode(t *testing.T) {
 	forbidden(t, "get Secret c/dns", impersonated.Get(ctx(t), client.ObjectKey{Namespace: "c", Name: "dns"}, &corev1.Secret{}))
 	forbidden(t, "get Namespace kube-system", impersonated.Get(ctx(t), client.ObjectKey{Name: "kube-system"}, &corev1.Namespace{}))
 
+	documented(t, reg.names)
 	code, body, err := scrape(t, "http://127.0.0.1:"+port+"/metrics", "")
 	if err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
 		t.Errorf("loopback /metrics without a token: status %d, err %v, body %.200s", code, err, body)
@@ -129,4 +135,40 @@ func (h *harness) waitLeaderLabel(t *testing.T, ns string) {
 		}
 		return nil
 	})
+}
+
+// recordingRegisterer records the fully-qualified name of every metric registered through it.
+type recordingRegisterer struct {
+	prometheus.Registerer
+	names []string
+}
+
+var fqName = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+func (r *recordingRegisterer) Register(c prometheus.Collector) error {
+	ch := make(chan *prometheus.Desc, 16)
+	go func() { c.Describe(ch); close(ch) }()
+	for d := range ch {
+		if m := fqName.FindStringSubmatch(d.String()); m != nil {
+			r.names = append(r.names, m[1])
+		}
+	}
+	return r.Registerer.Register(c)
+}
+
+// documented checks that docs/metrics.md names every one of the manager's own series.
+func documented(t *testing.T, names []string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "metrics.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) < 5 {
+		t.Fatalf("only %d series registered: %v", len(names), names)
+	}
+	for _, n := range names {
+		if !strings.Contains(string(b), "`"+n+"`") {
+			t.Errorf("docs/metrics.md does not list %s", n)
+		}
+	}
 }
