@@ -23,9 +23,11 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -42,8 +44,11 @@ type options struct {
 	version bool
 
 	metricsAddr, probeAddr string
+	metricsSecure          bool
 	pprofAddr              string
 	leaderElect            bool
+	// watchNamespaces is --watch-namespaces split at commas; empty = every namespace.
+	watchNamespaces []string
 
 	local        bool
 	localDir     string
@@ -67,7 +72,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	var o options
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	fs.BoolVar(&o.version, "version", false, "Print the version, revision and Go version, then exit 0 (no other flag is validated).")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", "Address of the /metrics endpoint; 0 disables it.")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", defaultMetricsAddr, "Address of the /metrics endpoint; 0 disables it. A loopback host (127.0.0.1, ::1, localhost) serves plain HTTP with no token. Default "+defaultMetricsAddr+", or "+localMetricsAddr+" with --local.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "Serve /metrics over HTTPS to callers whose Kubernetes token may get the /metrics non-resource URL (TokenReview and SubjectAccessReview); ignored for a loopback --metrics-bind-address.")
+	watch := fs.String("watch-namespaces", "", "Comma-separated namespaces to watch, e.g. a,b (needs --owner-id); empty = every namespace.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Loopback host:port of Go's /debug/pprof/ endpoints, for profiling; empty or 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader: only the leader reconciles, heartbeats and writes.")
@@ -98,11 +105,48 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	if o.version {
 		return o, zopts, nil
 	}
+	if o.local && !flagSet(fs, "metrics-bind-address") {
+		o.metricsAddr = localMetricsAddr
+	}
+	o.watchNamespaces = splitList(*watch)
 	return o, zopts, o.validate()
+}
+
+// The --metrics-bind-address defaults: Kubebuilder's secure port in a cluster, loopback plain
+// HTTP with --local (make run), where nothing but this machine can reach it.
+const (
+	defaultMetricsAddr = ":8443"
+	localMetricsAddr   = "127.0.0.1:8080"
+)
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// splitList returns the comma-separated items of s, trimmed, without empty ones.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 func (o options) validate() error {
 	var errs []error
+	if len(o.watchNamespaces) > 0 && o.ownerID == "" {
+		errs = append(errs, errors.New("--watch-namespaces needs --owner-id: the default owner ID is the UID of the kube-system namespace, which a manager limited to namespaces may not read"))
+	}
+	for _, ns := range o.watchNamespaces {
+		if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--watch-namespaces: %q is not a namespace name: %s", ns, strings.Join(msgs, "; ")))
+		}
+	}
 	if _, _, err := net.SplitHostPort(o.localDNSAddr); err != nil {
 		errs = append(errs, fmt.Errorf("--local-dns-addr %q: %w", o.localDNSAddr, err))
 	}
@@ -143,11 +187,10 @@ func loopback(hostport string) error {
 	if hostport == "" || hostport == "0" {
 		return nil
 	}
-	host, _, err := net.SplitHostPort(hostport)
-	if err != nil {
+	if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return fmt.Errorf("%q: %w", hostport, err)
 	}
-	if ip, err := netip.ParseAddr(host); host != "localhost" && (err != nil || !ip.IsLoopback()) {
+	if !app.IsLoopbackAddr(hostport) {
 		return fmt.Errorf("%q: the host must be a loopback address (127.0.0.1, ::1 or localhost)", hostport)
 	}
 	return nil
@@ -272,7 +315,8 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
 	return app.Config{
-		Rest: rest, MetricsAddr: o.metricsAddr, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr, LeaderElect: o.leaderElect,
+		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
+		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,

@@ -33,6 +33,9 @@ func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
 		{"--local", o.local, false},
 		{"--leader-elect", o.leaderElect, false},
 		{"--pprof-bind-address", o.pprofAddr, ""}, // off unless asked
+		{"--metrics-bind-address", o.metricsAddr, ":8443"},
+		{"--metrics-secure", o.metricsSecure, true},
+		{"--watch-namespaces", len(o.watchNamespaces), 0}, // every namespace
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -59,6 +62,8 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--pprof-bind-address=:6060"}, "--pprof-bind-address"},
 		{[]string{"--pprof-bind-address=0.0.0.0:6060"}, "must be a loopback address"},
 		{[]string{"--pprof-bind-address=10.0.0.1:6060"}, "must be a loopback address"},
+		{[]string{"--watch-namespaces=a,b"}, "--watch-namespaces needs --owner-id"},
+		{[]string{"--watch-namespaces=a,B_x", "--owner-id=me"}, `--watch-namespaces: "B_x" is not a namespace name`},
 	}
 	for _, c := range cases {
 		_, _, err := parseFlags(c.args)
@@ -168,5 +173,40 @@ func TestSetWatchList_DecidesOnlyWatchListClient(t *testing.T) {
 			t.Errorf("setWatchList(%v): AtomicFIFO = %v, want the base's %v", on, got, want)
 		}
 		clientfeatures.ReplaceFeatureGates(orig)
+	}
+}
+
+// TestParseFlags_MetricsAndNamespaces (issue 14, item 5): --local serves /metrics on loopback
+// plain HTTP unless the flag says otherwise; --watch-namespaces splits, trims and reaches the
+// composition root with --metrics-secure.
+func TestParseFlags_MetricsAndNamespaces(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       []string
+		wantAddr   string
+		wantSecure bool
+		wantNS     []string
+	}{
+		{"cluster default", nil, ":8443", true, nil},
+		{"--local", []string{"--local"}, "127.0.0.1:8080", true, nil},
+		{"--local with an address", []string{"--local", "--metrics-bind-address=127.0.0.1:18080"}, "127.0.0.1:18080", true, nil},
+		{"--local with metrics off", []string{"--local", "--metrics-bind-address=0"}, "0", true, nil},
+		{"insecure", []string{"--metrics-secure=false"}, ":8443", false, nil},
+		{"namespaces", []string{"--watch-namespaces= a, b,,", "--owner-id=me"}, ":8443", true, []string{"a", "b"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			o, _, err := parseFlags(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := o.config(nil, environ{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.MetricsAddr != c.wantAddr || cfg.MetricsSecure != c.wantSecure || strings.Join(cfg.WatchNamespaces, ",") != strings.Join(c.wantNS, ",") {
+				t.Errorf("metrics %q secure %v namespaces %q, want %q %v %q", cfg.MetricsAddr, cfg.MetricsSecure, cfg.WatchNamespaces, c.wantAddr, c.wantSecure, c.wantNS)
+			}
+		})
 	}
 }

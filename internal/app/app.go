@@ -2,13 +2,16 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -20,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -54,14 +58,25 @@ type Config struct {
 	// MetricsAddr and ProbeAddr are --metrics-bind-address and --health-probe-bind-address;
 	// "0" disables them.
 	MetricsAddr, ProbeAddr string
+	// MetricsSecure is --metrics-secure: /metrics over HTTPS behind controller-runtime's
+	// authentication and authorisation filter. A loopback MetricsAddr (IsLoopbackAddr) always
+	// serves plain HTTP with no token, whatever MetricsSecure says (metricsOptions).
+	MetricsSecure bool
 	// PprofAddr is --pprof-bind-address, a loopback host:port for /debug/pprof/ (validated by
 	// the caller); "" or "0" disables it (the default).
 	PprofAddr string
 	// LeaderElect is --leader-elect.
 	LeaderElect bool
 	// PodName and PodNamespace (downward API, config/manager): with LeaderElect, the leader's
-	// pod is labelled for the dns Service (pkg/leaderlabel). Empty = no label.
+	// pod is labelled for the dns Service (pkg/leaderlabel). Empty = no label. PodNamespace is
+	// also the leader election Lease's namespace (empty = controller-runtime's default, the
+	// in-cluster service account's namespace), watched or not.
 	PodName, PodNamespace string
+	// WatchNamespaces is --watch-namespaces: the only namespaces the manager's cache lists and
+	// watches (controller-runtime cache.Options.DefaultNamespaces), with nothing cluster-scoped
+	// read, so that Roles in those namespaces suffice. Empty = every namespace. It needs
+	// OwnerID: New returns an error without one.
+	WatchNamespaces []string
 
 	// ZoneDir holds the embedded server's zone data (<--local-dir>/zones).
 	ZoneDir string
@@ -159,29 +174,14 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		cfg.Registerer = ctrlmetrics.Registry
 	}
 	scheme := NewScheme()
+	if len(cfg.WatchNamespaces) > 0 && cfg.OwnerID == "" {
+		return nil, errors.New("--watch-namespaces needs --owner-id: the default owner ID is the UID of the kube-system namespace, which a manager limited to namespaces may not read")
+	}
 	ownerID, err := resolveOwnerID(ctx, cfg.Rest, scheme, cfg.OwnerID)
 	if err != nil {
 		return nil, err
 	}
-	opts := ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: cfg.MetricsAddr},
-		HealthProbeBindAddress: cfg.ProbeAddr,
-		PprofBindAddress:       cfg.PprofAddr,
-		LeaderElection:         cfg.LeaderElect,
-		LeaderElectionID:       "manager.dnsplane.io",
-		// Secrets are read by name when needed (factory.Factory), never listed, watched or
-		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
-		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
-		// managedFields name every endpoint field again, a second copy of each endpoint that no
-		// controller reads (docs/design.md, "Memory").
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	}
-	if cfg.SkipNameValidation {
-		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
-	}
-	mgr, err := ctrl.NewManager(cfg.Rest, opts)
+	mgr, err := ctrl.NewManager(cfg.Rest, managerOptions(cfg, scheme))
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
@@ -194,6 +194,78 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		}
 	}
 	return a, nil
+}
+
+// managerOptions returns the controller-runtime manager's options of cfg.
+func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
+	opts := ctrl.Options{
+		Scheme:                  scheme,
+		Metrics:                 metricsOptions(cfg.MetricsAddr, cfg.MetricsSecure),
+		HealthProbeBindAddress:  cfg.ProbeAddr,
+		PprofBindAddress:        cfg.PprofAddr,
+		LeaderElection:          cfg.LeaderElect,
+		LeaderElectionID:        "manager.dnsplane.io",
+		LeaderElectionNamespace: cfg.PodNamespace,
+		// Secrets are read by name when needed (factory.Factory), never listed, watched or
+		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
+		// managedFields name every endpoint field again, a second copy of each endpoint that no
+		// controller reads (docs/design.md, "Memory").
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), DefaultNamespaces: namespaces(cfg.WatchNamespaces)},
+	}
+	if cfg.SkipNameValidation {
+		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
+	}
+	return opts
+}
+
+// namespaces returns the cache's DefaultNamespaces of --watch-namespaces: nil (every namespace)
+// for none.
+func namespaces(names []string) map[string]cache.Config {
+	if len(names) == 0 {
+		return nil
+	}
+	m := make(map[string]cache.Config, len(names))
+	for _, n := range names {
+		m[n] = cache.Config{}
+	}
+	return m
+}
+
+// The metrics filter authenticates a caller's bearer token with a TokenReview and authorises
+// "get" on the /metrics path with a SubjectAccessReview (Kubebuilder's scaffold;
+// config/rbac/metrics_reader_role.yaml grants that path to scrapers).
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsOptions returns the /metrics server's options of --metrics-bind-address addr and
+// --metrics-secure: "0" disables it; a loopback host serves plain HTTP with no token whatever
+// secure says (make run, the tests and the benchmarks); any other host serves HTTPS (a
+// self-signed certificate controller-runtime generates) behind
+// filters.WithAuthenticationAndAuthorization when secure, else plain HTTP.
+func metricsOptions(addr string, secure bool) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: addr}
+	if addr == "0" || !secure || IsLoopbackAddr(addr) {
+		return o
+	}
+	o.SecureServing = true
+	o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	return o
+}
+
+// IsLoopbackAddr reports whether hostport's host is a loopback IP (127.0.0.0/8, ::1) or
+// "localhost". An empty host (every address) or a malformed hostport is not.
+func IsLoopbackAddr(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // Run starts the manager and blocks until ctx ends or the manager fails.
@@ -293,8 +365,12 @@ func decorator(cfg Config, name string) func(reconcile.Reconciler) reconcile.Rec
 	return func(r reconcile.Reconciler) reconcile.Reconciler { return cfg.Decorate(name, r) }
 }
 
+// The default owner ID is kube-system's UID: get on that one namespace, nothing else cluster-scoped
+// (a manager with --watch-namespaces needs --owner-id and never reads it).
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get,resourceNames=kube-system
+
 // resolveOwnerID returns flag, or else the UID of the kube-system namespace, waiting up to
-// about 30 s for kube-apiserver to create it.
+// about 30 s for kube-apiserver to create it; a Forbidden answer fails at once.
 func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Scheme, flag string) (string, error) {
 	if flag != "" {
 		return flag, nil
@@ -311,6 +387,9 @@ func resolveOwnerID(ctx context.Context, cfg *rest.Config, scheme *runtime.Schem
 		cancel()
 		if err == nil {
 			return string(ns.UID), nil
+		}
+		if apierrors.IsForbidden(err) { // RBAC does not change by waiting: say what to fix
+			return "", fmt.Errorf("default --owner-id: read namespace kube-system (grant get on namespaces/kube-system, as config/rbac/role.yaml does, or pass --owner-id): %w", err)
 		}
 		if i == 30 || ctx.Err() != nil {
 			return "", fmt.Errorf("default --owner-id: read namespace kube-system: %w", err)
