@@ -91,8 +91,23 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- join "," $peers }}
 {{- end }}
 
-{{/* The rules of a Role or ClusterRole in files/rbac/<name> (copied from config/rbac by make manifests). */}}
+{{/*
+The rules of a Role or ClusterRole in files/rbac/<name> (copied from config/rbac by make manifests).
+With namespaced, the rules on cluster-scoped resources are left out (a Role cannot grant them):
+the kube-system Namespace (the default owner ID: namespaced mode needs ownerID), and TokenReviews
+and SubjectAccessReviews (secure /metrics: namespaced mode serves /metrics on loopback).
+*/}}
 {{- define "dnsplane.rulesFrom" -}}
 {{- $role := .ctx.Files.Get (printf "files/rbac/%s" .file) | fromYaml }}
-{{- required (printf "files/rbac/%s has no rules: run make manifests" .file) $role.rules | toYaml }}
+{{- $rules := required (printf "files/rbac/%s has no rules: run make manifests" .file) $role.rules }}
+{{- if .namespaced }}
+{{- $kept := list }}
+{{- range $rules }}
+{{- if not (has (index (default (list) .resources) 0 | default "") (list "namespaces" "tokenreviews" "subjectaccessreviews")) }}
+{{- $kept = append $kept . }}
+{{- end }}
+{{- end }}
+{{- $rules = $kept }}
+{{- end }}
+{{- $rules | toYaml }}
 {{- end }}
