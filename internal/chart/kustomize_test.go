@@ -279,13 +279,23 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 
 // TestChartNamespacedRBAC: in namespaced mode the chart renders no ClusterRole and no
 // ClusterRoleBinding; each watched namespace (the release's first) gets a Role with exactly the
-// rules of config's ClusterRole, bound to the manager's ServiceAccount.
+// rules of config's ClusterRole less those on cluster-scoped resources, which a Role cannot
+// grant (the kube-system Namespace, TokenReviews, SubjectAccessReviews: namespaced mode needs
+// ownerID and serves /metrics on loopback), bound to the manager's ServiceAccount.
 func TestChartNamespacedRBAC(t *testing.T) {
 	objs, err := kustomize(filepath.Join(repoRoot, "config", "default"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ruleSet(t, rendering(objs).one(t, "ClusterRole", "manager-role"))
+	var want []string
+	for _, r := range ruleSet(t, rendering(objs).one(t, "ClusterRole", "manager-role")) {
+		if !strings.Contains(r, " namespaces/") && !strings.Contains(r, " tokenreviews/") && !strings.Contains(r, " subjectaccessreviews/") {
+			want = append(want, r)
+		}
+	}
+	if len(want) == 0 {
+		t.Fatal("config's ClusterRole has no namespaced rules")
+	}
 	chart := rendering(render(t, namespacedSets...))
 	if n := len(chart.all("ClusterRole")) + len(chart.all("ClusterRoleBinding")); n != 0 {
 		t.Fatalf("namespaced mode renders %d cluster-scoped RBAC objects, want 0", n)
