@@ -21,6 +21,22 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
+// availableLocalZone returns an embedded-server provider holding the hosted zone example.test,
+// and the DNSZone a/example for it, judged ZoneAvailable, with provider Secret a/creds.
+func availableLocalZone(ctx context.Context, t *testing.T) (*local.Provider, provider.Zone, *dnsv1.DNSZone) {
+	t.Helper()
+	p := local.New(dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()}), local.Options{})
+	pz, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "example"},
+		Spec: dnsv1.DNSZoneSpec{Zone: "example.test", ProviderRef: dnsv1.SecretReference{Name: "creds"}}}
+	z.Status.ZoneID = pz.ID
+	z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue, Reason: dnsv1.ReasonZoneAvailable}}
+	return p, pz, z
+}
+
 // keyedWriters is the zone-writer set as Planner uses it (Writers): a real zonewriter.Set that
 // records the keys asked for.
 type keyedWriters struct {
@@ -41,15 +57,7 @@ func (w *keyedWriters) For(k zonewriter.Key, p provider.Provider) *zonewriter.Wr
 func TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	p := local.New(dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()}), local.Options{})
-	pz, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "example"},
-		Spec: dnsv1.DNSZoneSpec{Zone: "example.test", ProviderRef: dnsv1.SecretReference{Name: "creds"}}}
-	z.Status.ZoneID = pz.ID
-	z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue, Reason: dnsv1.ReasonZoneAvailable}}
+	p, pz, z := availableLocalZone(ctx, t)
 	k := client.ObjectKeyFromObject(z)
 	want := provider.RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
 	assignment := func(desired ...provider.RecordSet) *Assignment {

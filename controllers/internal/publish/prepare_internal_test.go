@@ -13,11 +13,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/plan"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
-	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -45,15 +42,7 @@ func TestRun_PrepareRunsBesideTheWriteAndAFailedOneReleasesAGoneObject(t *testin
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			p := local.New(dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()}), local.Options{})
-			pz, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "example"},
-				Spec: dnsv1.DNSZoneSpec{Zone: "example.test", ProviderRef: dnsv1.SecretReference{Name: "creds"}}}
-			z.Status.ZoneID = pz.ID
-			z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue, Reason: dnsv1.ReasonZoneAvailable}}
+			p, pz, z := availableLocalZone(ctx, t)
 			ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: "web"},
 				Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 					Endpoints: []dnsv1.Endpoint{{DNSName: "www.example.test", RecordType: "A", Targets: []string{"192.0.2.1"}}}}}}
@@ -73,7 +62,7 @@ func TestRun_PrepareRunsBesideTheWriteAndAFailedOneReleasesAGoneObject(t *testin
 				return apierrors.NewConflict(schema.GroupResource{Group: "dnsplane.io", Resource: "dnsendpoints"}, ep.Name, errors.New("changed"))
 			}
 			self := registry.Contributor{OwnerID: "cluster-a", Resource: registry.Resource("DNSEndpoint", "a", "web")}
-			_, _, err = planner.Run(ctx, c, nil, ep, Options{Self: self, Mode: plan.SingleOwner, DefaultTTL: 300, Prepare: prepare})
+			_, _, err := planner.Run(ctx, c, nil, ep, Options{Self: self, Mode: plan.SingleOwner, DefaultTTL: 300, Prepare: prepare})
 			if !prepared || err == nil {
 				t.Fatalf("Run: prepared %v, err %v; want Prepare called and its error returned", prepared, err)
 			}
