@@ -24,6 +24,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -150,20 +151,10 @@ func mustTemp() string {
 	return d
 }
 
-// eventually retries check every 100ms until it returns nil or timeout passes.
+// eventually is testrun.Eventually: check every 100 ms until it returns nil or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testrun.Eventually(t, timeout, what, check)
 }
 
 func ctxT(t *testing.T) context.Context {

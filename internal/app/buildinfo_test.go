@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/internal/version"
 )
 
@@ -19,20 +19,11 @@ import (
 // registers dnsplane_build_info{version,revision,goversion} = 1 on the registry /metrics serves
 // (Config.Registerer), against a real kube-apiserver.
 func TestNew_RegistersBuildInfoOnTheManagersRegistry(t *testing.T) {
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join("..", "..", "bin"),
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testrun.Envtest(t, filepath.Join("..", ".."))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	reg := prometheus.NewRegistry()
-	_, err = app.New(ctx, app.Config{
+	_, err := app.New(ctx, app.Config{
 		Rest: cfg, MetricsAddr: "0", ProbeAddr: "0", DNSAddr: "127.0.0.1:0", ZoneDir: t.TempDir(),
 		NameServerAddr: netip.MustParseAddr("127.0.0.1"), OwnerID: "build-info-test",
 		HeartbeatInterval: time.Minute, HeartbeatThreshold: 5 * time.Minute, SOAPollInterval: time.Second,

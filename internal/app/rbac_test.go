@@ -28,13 +28,13 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/yaml"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
@@ -47,16 +47,7 @@ import (
 // neither list nor watch Secrets (it holds get only).
 func TestRBAC_LeastPrivilege(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2)))) // errors only
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join("..", "..", "bin"),
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	cfg := testrun.Envtest(t, filepath.Join("..", ".."))
 	h := newHarness(t, cfg)
 	t.Run("cluster", h.clusterMode)
 	t.Run("namespaced", h.namespacedMode)
@@ -288,20 +279,10 @@ func (h *harness) waitReady(t *testing.T, objs map[client.Object]string) {
 	}
 }
 
-// eventually retries check every 100ms until it returns nil or timeout passes.
+// eventually is testrun.Eventually: check every 100 ms until it returns nil or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testrun.Eventually(t, timeout, what, check)
 }
 
 // forbidden fails the test unless err is the API server's Forbidden.

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 // startEnv starts a kube-apiserver and etcd (envtest) with crds installed and returns a client;
@@ -155,18 +156,8 @@ func installRenderedCRDs(ctx context.Context, t *testing.T, c client.Client, obj
 	}
 }
 
-// eventually retries check every 100ms until it returns nil or timeout passes.
+// eventually is testrun.Eventually: check every 100 ms until it returns nil or timeout passes.
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		err := check()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testrun.Eventually(t, timeout, what, check)
 }
