@@ -81,7 +81,10 @@ type Writer struct {
 	p    provider.Provider
 	sets map[provider.RecordSetKey]provider.RecordSet
 	snap *zoneview.Snapshot // indexes sets; nil when sets changed since it was built
-	// building is the snapshot being built from the current sets, outside mu; nil when none.
+	// gen counts the changes of sets (loads, commits, resets): a snapshot is of one gen.
+	gen uint64
+	// building is the snapshot being built, outside mu, of generation building.gen; nil when
+	// none. At most one build runs at a time.
 	building *snapshotBuild
 	// loadedAt is when the view was loaded (Options.Clock, Unix nanoseconds); 0: not loaded, or
 	// invalidated. Atomic, so that a planner's freshness check never waits for mu.
@@ -92,8 +95,10 @@ type Writer struct {
 	onNotFound func()
 }
 
-// snapshotBuild is one build of a snapshot; done is closed once snap is set.
+// snapshotBuild is one build of a snapshot of the sets of generation gen; done is closed
+// once snap is set.
 type snapshotBuild struct {
+	gen  uint64
 	done chan struct{}
 	snap *zoneview.Snapshot
 }
@@ -139,7 +144,8 @@ func (w *Writer) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.loadedAt.Store(0)
-	w.sets, w.snap, w.building, w.notFound = nil, nil, nil, false
+	w.sets, w.snap, w.notFound = nil, nil, false
+	w.gen++
 }
 
 // observe records whether a provider call found the zone, and calls onNotFound when the zone
@@ -207,34 +213,44 @@ func (w *Writer) setsLocked() []provider.RecordSet {
 	return out
 }
 
-// snapshot returns the snapshot of the current view, built once per change of the view. The
-// build runs without w.mu held: a flush committing its changes, and other planners checking
-// that the view is fresh, never wait for it (at 10,000 DNSEndpoints, thousands of planners
-// queued on w.mu behind each rebuild of a big zone's snapshot). Planners that ask while a build
-// of the current view runs wait for that build. A build overtaken by a commit still answers the
-// planners that asked before the commit, and is not kept.
+// snapshot returns a snapshot of the view at least as new as the view when it was called,
+// built once per change of the view. The build runs without w.mu held: a flush committing its
+// changes, and planners checking that the view is fresh, never wait for it (at 10,000
+// DNSEndpoints, thousands of planners queued on w.mu behind each rebuild of a big zone's
+// snapshot). At most one build runs at a time, so a zone is never indexed twice at once:
+// planners that ask during a build wait for it, and take it if it is of the view they asked
+// about; those that asked after a commit overtook it build the next one.
 func (w *Writer) snapshot(zone string) *zoneview.Snapshot {
 	w.mu.Lock()
-	if w.snap != nil {
-		defer w.mu.Unlock()
-		return w.snap
-	}
-	if b := w.building; b != nil {
+	asked := w.gen
+	for {
+		if w.snap != nil {
+			defer w.mu.Unlock()
+			return w.snap
+		}
+		b := w.building
+		if b == nil {
+			break
+		}
 		w.mu.Unlock()
 		<-b.done
-		return b.snap
+		if b.gen >= asked {
+			return b.snap
+		}
+		w.mu.Lock()
 	}
-	b := &snapshotBuild{done: make(chan struct{})}
+	b := &snapshotBuild{gen: w.gen, done: make(chan struct{})}
 	w.building = b
 	sets := w.setsLocked()
 	w.mu.Unlock()
 	b.snap = zoneview.New(zone, sets)
-	close(b.done)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.building == b {
-		w.snap, w.building = b.snap, nil
+	w.building = nil
+	if w.gen == b.gen {
+		w.snap = b.snap
 	}
+	close(b.done)
 	return b.snap
 }
 
@@ -471,7 +487,8 @@ func (w *Writer) commit(o *overlay) {
 			delete(w.sets, k)
 		}
 	}
-	w.snap, w.building = nil, nil
+	w.snap = nil
+	w.gen++
 }
 
 // call sends changes in one ApplyChanges, under one of the account's write slots
@@ -537,7 +554,8 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sets, w.snap, w.building = view, nil, nil
+	w.sets, w.snap = view, nil
+	w.gen++
 	w.loadedAt.Store(w.opts.Clock.Now().UnixNano())
 	return nil
 }
