@@ -9,7 +9,11 @@
 // Writes are a group commit, with no debounce window: when no flush is in flight, a submission
 // goes out at once, alone (latency: one provider round trip); while a flush is in flight, new
 // submissions queue, and they all go in the next flush when it ends, up to Options.MaxPending
-// changes. Batches therefore grow by themselves under load, and a rate-limited provider gets
+// changes. The one exception is the first flush after a view load: it waits until every
+// Snapshot or RecordSets caller that waited for that load has submitted, or until
+// Options.LoadWait (default 5ms, on Options.Clock) passed with none of them still being handed
+// its view and no new submission, so that a cold start's planners land in one write per zone.
+// Batches therefore grow by themselves under load, and a rate-limited provider gets
 // bigger batches, never more requests. A flush is one ApplyChanges call (the guard splits it by
 // the provider's declared limits); each submitter gets its own result. Submissions whose
 // preconditions (Change.Before) no longer hold against the writer's view fail alone with

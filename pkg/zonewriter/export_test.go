@@ -10,3 +10,10 @@ func WritesWaiting(s *Set, account string) int {
 	}
 	return sl.waiting()
 }
+
+// ViewWaiters returns how many Snapshot and RecordSets callers wait for a view load.
+func ViewWaiters(w *Writer) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.viewWaiters
+}

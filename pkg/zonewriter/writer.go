@@ -36,9 +36,14 @@ type Options struct {
 	// resourceVersion is unchanged). nil: a writer uses the provider last given to Set.For
 	// (or New).
 	Resolve func(ctx context.Context, account string) (provider.Provider, error)
-	// Clock is injected for tests; default the real clock. The writer never waits on it: it
-	// only dates the view for Resync.
-	Clock clock.PassiveClock
+	// LoadWait bounds how long the first flush after a view load waits for the callers that
+	// waited for that load (Snapshot, RecordSets) to submit, a time.Duration: the flush goes
+	// once every such caller has submitted, or once LoadWait passed with none of them still
+	// being handed its view and no new submission. Default 5ms; negative: never wait.
+	LoadWait time.Duration
+	// Clock is injected for tests; default the real clock. It dates the view for Resync and
+	// times LoadWait.
+	Clock clock.Clock
 	// Log receives one line per applied batch.
 	Log logr.Logger
 }
@@ -50,6 +55,9 @@ func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Minute
 	}
+	if o.LoadWait == 0 {
+		o.LoadWait = defaultLoadWait
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -58,6 +66,10 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// defaultLoadWait is Options.LoadWait's default: a few milliseconds, so that a cold start's
+// planners, who all waited for one view load, land in one flush (issue 13 item 3).
+const defaultLoadWait = 5 * time.Millisecond
 
 // Writer applies record changes to one hosted zone. It is safe for concurrent use.
 type Writer struct {
@@ -81,7 +93,10 @@ type Writer struct {
 	p    provider.Provider
 	sets map[provider.RecordSetKey]provider.RecordSet
 	snap *zoneview.Snapshot // indexes sets; nil when sets changed since it was built
-	// building is the snapshot being built from the current sets, outside mu; nil when none.
+	// gen counts the changes of sets (loads, commits, resets): a snapshot is of one gen.
+	gen uint64
+	// building is the snapshot being built, outside mu, of generation building.gen; nil when
+	// none. At most one build runs at a time.
 	building *snapshotBuild
 	// loadedAt is when the view was loaded (Options.Clock, Unix nanoseconds); 0: not loaded, or
 	// invalidated. Atomic, so that a planner's freshness check never waits for mu.
@@ -90,10 +105,24 @@ type Writer struct {
 	notFound bool
 	// onNotFound, when set, is called (without locks held) each time notFound becomes true.
 	onNotFound func()
+	// viewWaiters counts the Snapshot and RecordSets callers that found the view stale and have
+	// not been handed one yet; hold is the first flush's wait after a load (see Options.LoadWait).
+	viewWaiters int
+	hold        loadHold
 }
 
-// snapshotBuild is one build of a snapshot; done is closed once snap is set.
+// loadHold is what the first flush after a view load waits for: expect submissions (the
+// callers that waited for the load), or LoadWait after last (the load, the last hand-off of
+// a view, or the last submission) with no caller still waiting for its view.
+type loadHold struct {
+	expect int
+	last   time.Time
+}
+
+// snapshotBuild is one build of a snapshot of the sets of generation gen; done is closed
+// once snap is set.
 type snapshotBuild struct {
+	gen  uint64
 	done chan struct{}
 	snap *zoneview.Snapshot
 }
@@ -139,7 +168,8 @@ func (w *Writer) Reset() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.loadedAt.Store(0)
-	w.sets, w.snap, w.building, w.notFound = nil, nil, nil, false
+	w.sets, w.snap, w.notFound = nil, nil, false
+	w.gen++
 }
 
 // observe records whether a provider call found the zone, and calls onNotFound when the zone
@@ -187,6 +217,12 @@ func (w *Writer) RecordSets(ctx context.Context) ([]provider.RecordSet, error) {
 // view returns the fresh view, loading it when needed; with zone set it returns only the
 // snapshot, built once per view, and no copy of the sets.
 func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *zoneview.Snapshot, error) {
+	if !w.fresh() {
+		w.mu.Lock()
+		w.viewWaiters++
+		w.mu.Unlock()
+		defer w.handedOff()
+	}
 	if err := w.ensureLoaded(ctx); err != nil {
 		return nil, nil, err
 	}
@@ -207,35 +243,56 @@ func (w *Writer) setsLocked() []provider.RecordSet {
 	return out
 }
 
-// snapshot returns the snapshot of the current view, built once per change of the view. The
-// build runs without w.mu held: a flush committing its changes, and other planners checking
-// that the view is fresh, never wait for it (at 10,000 DNSEndpoints, thousands of planners
-// queued on w.mu behind each rebuild of a big zone's snapshot). Planners that ask while a build
-// of the current view runs wait for that build. A build overtaken by a commit still answers the
-// planners that asked before the commit, and is not kept.
+// snapshot returns a snapshot of the view at least as new as the view when it was called,
+// built once per change of the view. The build runs without w.mu held: a flush committing its
+// changes, and planners checking that the view is fresh, never wait for it (at 10,000
+// DNSEndpoints, thousands of planners queued on w.mu behind each rebuild of a big zone's
+// snapshot). At most one build runs at a time, so a zone is never indexed twice at once:
+// planners that ask during a build wait for it, and take it if it is of the view they asked
+// about; those that asked after a commit overtook it build the next one.
 func (w *Writer) snapshot(zone string) *zoneview.Snapshot {
 	w.mu.Lock()
-	if w.snap != nil {
-		defer w.mu.Unlock()
-		return w.snap
-	}
-	if b := w.building; b != nil {
+	asked := w.gen
+	for {
+		if w.snap != nil {
+			defer w.mu.Unlock()
+			return w.snap
+		}
+		b := w.building
+		if b == nil {
+			break
+		}
 		w.mu.Unlock()
 		<-b.done
-		return b.snap
+		if b.gen >= asked {
+			return b.snap
+		}
+		w.mu.Lock()
 	}
-	b := &snapshotBuild{done: make(chan struct{})}
+	b := &snapshotBuild{gen: w.gen, done: make(chan struct{})}
 	w.building = b
 	sets := w.setsLocked()
 	w.mu.Unlock()
 	b.snap = zoneview.New(zone, sets)
-	close(b.done)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.building == b {
-		w.snap, w.building = b.snap, nil
+	w.building = nil
+	if w.gen == b.gen {
+		w.snap = b.snap
 	}
+	close(b.done)
 	return b.snap
+}
+
+// handedOff records that a caller that waited for a view load has its view (or its error),
+// so that the first flush's wait (Options.LoadWait) runs from now.
+func (w *Writer) handedOff() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.viewWaiters--
+	if w.hold.expect > 0 {
+		w.hold.last = w.opts.Clock.Now()
+	}
 }
 
 // Snapshot returns the zone's record sets indexed for planning (zoneview.New, which plan.NewSnapshot is), built once per
@@ -279,14 +336,17 @@ func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
 func (w *Writer) Queued() int { return int(w.queued.Load()) }
 
 // loop is the group commit: it starts a flush as soon as a submission is queued and no flush
-// is in flight, and queues the submissions that arrive meanwhile for the next one. It runs
-// until ctx ends, then fails what is queued and waits for the flush in flight.
+// is in flight, and queues the submissions that arrive meanwhile for the next one. Only the
+// first flush after a view load may wait, for the callers that waited for that load
+// (Options.LoadWait). It runs until ctx ends, then fails what is queued and waits for the
+// flush in flight.
 func (w *Writer) loop(ctx context.Context) {
 	defer close(w.stopped)
 	var (
 		queue   []*submission
-		n       int           // changes in queue
-		flushed chan struct{} // non-nil while a flush is in flight; closed when it ends
+		n       int              // changes in queue
+		flushed chan struct{}    // non-nil while a flush is in flight; closed when it ends
+		wake    <-chan time.Time // non-nil while the first flush after a load waits
 	)
 	for {
 		in := w.subs
@@ -304,20 +364,65 @@ func (w *Writer) loop(ctx context.Context) {
 		case s := <-in:
 			queue = append(queue, s)
 			n += len(s.changes)
+			w.submitted()
 		case <-flushed:
 			flushed = nil
+		case <-wake:
+			wake = nil
 		}
 		if flushed == nil && len(queue) > 0 {
-			var batch []*submission
-			batch, queue, n = cut(queue, w.opts.MaxPending)
-			flushed = make(chan struct{})
-			go func(done chan struct{}) {
-				defer close(done)
-				w.flush(ctx, batch)
-			}(flushed)
+			d := w.holdFor(len(queue), n)
+			switch {
+			case d > 0 && wake == nil:
+				wake = w.opts.Clock.After(d)
+			case d <= 0:
+				wake = nil
+				var batch []*submission
+				batch, queue, n = cut(queue, w.opts.MaxPending)
+				flushed = make(chan struct{})
+				go func(done chan struct{}) {
+					defer close(done)
+					w.flush(ctx, batch)
+				}(flushed)
+			}
 		}
 		w.queued.Store(int64(len(queue)))
 	}
+}
+
+// submitted records a submission's arrival: the first flush after a load waits LoadWait from
+// the last one.
+func (w *Writer) submitted() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hold.expect > 0 {
+		w.hold.last = w.opts.Clock.Now()
+	}
+}
+
+// holdFor returns how long the next flush waits for the callers of the last view load, with
+// queued submissions (changes changes) waiting: 0 when it goes now (no load waits, every
+// caller of the load submitted, the queue is full, or LoadWait passed since the last hand-off
+// or submission with no caller still waiting for its view), which ends the hold.
+func (w *Writer) holdFor(queued, changes int) time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	h := w.hold
+	if h.expect == 0 {
+		return 0
+	}
+	if queued >= h.expect || changes >= w.opts.MaxPending {
+		w.hold = loadHold{}
+		return 0
+	}
+	if w.viewWaiters > 0 { // they cannot submit before they have their view
+		return w.opts.LoadWait
+	}
+	if d := h.last.Add(w.opts.LoadWait).Sub(w.opts.Clock.Now()); d > 0 {
+		return d
+	}
+	w.hold = loadHold{}
+	return 0
 }
 
 // cut splits queue into the next batch (submissions in order up to maxChanges changes, at
@@ -471,7 +576,8 @@ func (w *Writer) commit(o *overlay) {
 			delete(w.sets, k)
 		}
 	}
-	w.snap, w.building = nil, nil
+	w.snap = nil
+	w.gen++
 }
 
 // call sends changes in one ApplyChanges, under one of the account's write slots
@@ -537,8 +643,13 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sets, w.snap, w.building = view, nil, nil
-	w.loadedAt.Store(w.opts.Clock.Now().UnixNano())
+	w.sets, w.snap = view, nil
+	w.gen++
+	now := w.opts.Clock.Now()
+	w.loadedAt.Store(now.UnixNano())
+	if w.opts.LoadWait > 0 {
+		w.hold = loadHold{expect: w.viewWaiters, last: now}
+	}
 	return nil
 }
 

@@ -67,10 +67,27 @@ type gated struct {
 	hold                  atomic.Bool
 	busyAfter, n          atomic.Int64
 	inFlight, maxInFlight atomic.Int64
+	// listHold, when set, holds each ListRecordSets until listRelease; listed reports it.
+	listHold    atomic.Bool
+	listed      chan struct{}
+	listRelease chan struct{}
+}
+
+func (g *gated) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	if g.listHold.Load() {
+		g.listed <- struct{}{}
+		select {
+		case <-g.listRelease:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.Provider.ListRecordSets(ctx, zoneID)
 }
 
 func newGated(p provider.Provider) *gated {
-	g := &gated{Provider: p, calls: make(chan int, 1000), release: make(chan struct{})}
+	g := &gated{Provider: p, calls: make(chan int, 1000), release: make(chan struct{}),
+		listed: make(chan struct{}, 100), listRelease: make(chan struct{})}
 	g.hold.Store(true)
 	return g
 }
@@ -217,6 +234,90 @@ func TestWriter_IdleWriterSendsALoneSubmissionAtOnce(t *testing.T) {
 	}
 	if c := p.Counts(); c[counting.OpApplyChanges] != 3 || c[counting.OpListRecordSets] != 1 {
 		t.Fatalf("3 submissions one after another cost %v; want 1 read and 3 writes", c)
+	}
+}
+
+// coldStart has n callers take the writer's first view (Snapshot) while its read is held, and
+// the first submit of them submit one change each once they have it; it returns when all n wait
+// for the read, and the submitters' results.
+func coldStart(t *testing.T, g *gated, w *zonewriter.Writer, n, submit int) <-chan error {
+	t.Helper()
+	ctx := ctxT(t)
+	g.listHold.Store(true)
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			if _, err := w.Snapshot(ctx, zone); err != nil || i >= submit {
+				errs <- err
+				return
+			}
+			errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
+		}()
+	}
+	select {
+	case <-g.listed:
+	case <-time.After(time.Minute):
+		t.Fatal("no read of the zone")
+	}
+	waitFor(t, "every caller waiting for the first read", func() bool { return zonewriter.ViewWaiters(w) == n })
+	g.listHold.Store(false)
+	close(g.listRelease)
+	return errs
+}
+
+// TestWriter_FirstFlushAfterALoadTakesEveryCallerOfTheLoad (issue 13 item 3): the planners of a
+// cold start all wait for the writer's first read, then submit; the first flush waits for all
+// of them, so the zone costs 1 read and 1 write. The clock never moves: the flush goes because
+// every caller of the load submitted, not because a wait ran out.
+func TestWriter_FirstFlushAfterALoadTakesEveryCallerOfTheLoad(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	p, g, w := setupGated(t, zonewriter.Options{Clock: clk})
+	const n = 20
+	errs := coldStart(t, g, w, n, n)
+	if got := g.entered(t); got != n {
+		t.Fatalf("the first flush after the load carries %d changes, want %d (every caller of the load)", got, n)
+	}
+	g.release <- struct{}{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := p.Counts(); c[counting.OpApplyChanges] != 1 || c[counting.OpListRecordSets] != 1 {
+		t.Fatalf("a cold start of %d submitters cost %v; want 1 read and 1 write", n, c)
+	}
+}
+
+// TestWriter_FirstFlushAfterALoadWaitsAtMostLoadWait: when some callers of the load submit
+// nothing, the first flush goes once Options.LoadWait passed since the last submission, on the
+// injected clock, with what was submitted.
+func TestWriter_FirstFlushAfterALoadWaitsAtMostLoadWait(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	const wait = 5 * time.Millisecond
+	_, g, w := setupGated(t, zonewriter.Options{Clock: clk, LoadWait: wait})
+	errs := coldStart(t, g, w, 5, 3)
+	for range 2 { // the two callers that submit nothing
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "3 submissions queued, the writer waiting on its clock", func() bool {
+		return w.Queued() == 3 && zonewriter.ViewWaiters(w) == 0 && clk.HasWaiters()
+	})
+	select {
+	case n := <-g.calls:
+		t.Fatalf("a flush of %d changes went before LoadWait passed", n)
+	default:
+	}
+	clk.Step(wait)
+	if got := g.entered(t); got != 3 {
+		t.Fatalf("the flush after LoadWait carries %d changes, want the 3 submitted", got)
+	}
+	g.release <- struct{}{}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -444,7 +545,7 @@ func TestWriter_BusyDuringTheOneByOneRetryStopsIt(t *testing.T) {
 }
 
 func TestWriter_ResyncRereadsAfterInterval(t *testing.T) {
-	clk := testclock.NewFakePassiveClock(time.Unix(1_700_000_000, 0))
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
 	p, w := setup(t, zonewriter.Options{Resync: time.Hour, Clock: clk})
 	ctx := context.Background()
 	for range 3 {
@@ -687,5 +788,50 @@ func TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall(t *testing.T) {
 	mu.Unlock()
 	if _, err := w.Reload(ctx); err == nil || !strings.Contains(err.Error(), "ns/dns") {
 		t.Errorf("Reload with the Secret gone: %v, want an error naming the account", err)
+	}
+}
+
+// TestWriter_SnapshotIsNeverOlderThanTheCallersLastWrite: snapshots are built outside the
+// writer's lock, one build at a time, while flushes commit (issue 13: planners no longer queue
+// on the lock behind a big zone's rebuild). Whatever the interleaving, a Snapshot taken after
+// an Apply returned holds that Apply's record set: a build overtaken by a commit is never handed
+// to a caller that asked after the commit. 8 writers of their own names, each checking its own
+// write at once, in a zone of 5,000 sets so that a build takes long enough to be overtaken.
+func TestWriter_SnapshotIsNeverOlderThanTheCallersLastWrite(t *testing.T) {
+	_, w := setup(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	var bulk []provider.Change
+	for i := range 5000 {
+		bulk = append(bulk, create(aSet(fmt.Sprintf("bulk%d.%s", i, zone), "192.0.2.9")))
+	}
+	if err := w.Apply(ctx, bulk); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				name := fmt.Sprintf("h%d-%d.%s", g, i, zone)
+				if err := w.Apply(ctx, []provider.Change{create(aSet(name, "192.0.2.1"))}); err != nil {
+					errs <- err
+					return
+				}
+				snap, err := w.Snapshot(ctx, zone)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if _, ok := snap.Lookup(provider.RecordSetKey{Name: name, Type: "A"}); !ok {
+					errs <- fmt.Errorf("a snapshot taken after writing %s lacks it", name)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
