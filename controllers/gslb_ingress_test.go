@@ -289,10 +289,15 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 		}
 		return nil
 	})
-	g := c.gslbStatus(t)
-	if len(g.Status.Peers) != 1 || g.Status.Peers[0].GeoTag != "us" || g.Status.Peers[0].Address != "127.0.0.15:"+peerPort {
-		t.Fatalf("peers %+v, want only us at 127.0.0.15:%s", g.Status.Peers, peerPort)
-	}
+	// The answer is served before the reconcile writes the Gslb's status (and a conflicting
+	// write retries it), so the status is waited for, not read once.
+	eventually(t, 20*time.Second, "status.peers naming the discovered peer", func() error {
+		g := c.gslbStatus(t)
+		if len(g.Status.Peers) != 1 || g.Status.Peers[0].GeoTag != "us" || g.Status.Peers[0].Address != "127.0.0.15:"+peerPort {
+			return fmt.Errorf("peers %+v, want only us at 127.0.0.15:%s", g.Status.Peers, peerPort)
+		}
+		return nil
+	})
 }
 
 // TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable: a weighted Gslb whose zone lives on
