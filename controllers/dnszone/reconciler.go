@@ -79,6 +79,16 @@ type Reconciler struct {
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
 	// covers restarts.
 	observed sync.Map
+	// written holds, per DNSZone UID, the resourceVersion of this process's last status write.
+	// A cached copy with another resourceVersion may predate that write (the cache lags behind
+	// our own writes): such a zone is read from APIReader instead, so that a reconcile never
+	// judges "status unchanged" against a status older than the one it last wrote (issue 13:
+	// a zone stayed AwaitingScrape when the reconcile that saw the repaired link compared its
+	// ParentLinked with a cached ParentLinked from before the AwaitingScrape write, and wrote
+	// nothing).
+	written sync.Map
+	// APIReader, when set, reads a DNSZone past the cache (see written).
+	APIReader client.Reader
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch
@@ -95,7 +105,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.Client.Get(ctx, req.NamespacedName, zone); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	if rv, ok := r.written.Load(zone.UID); ok && rv != zone.ResourceVersion && r.APIReader != nil {
+		if err := r.APIReader.Get(ctx, req.NamespacedName, zone); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		r.written.Store(zone.UID, zone.ResourceVersion) // one live read per version not ours
+	}
 	if !zone.DeletionTimestamp.IsZero() {
+		r.written.Delete(zone.UID)
 		return r.reconcileDelete(ctx, zone)
 	}
 	if controllerutil.AddFinalizer(zone, dnsv1.FinalizerZone) {
@@ -115,6 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return status.StaleRequeue(), nil
 		}
 		return ctrl.Result{}, errors.Join(err, perr)
+	}
+	if zone.ResourceVersion != base.ResourceVersion {
+		r.written.Store(zone.UID, zone.ResourceVersion) // this reconcile wrote the status
 	}
 	return res, err
 }
