@@ -38,6 +38,10 @@ const DefaultTTL = 300
 
 // Reconciler reconciles DNSEndpoints.
 type Reconciler struct {
+	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
+	// the cache when the cached copy is not this process's last status write (status.Ledger), so that no reconcile compares its status with
+	// one older than its own last write.
+	ledger *status.Ledger
 	Client client.Client
 	// APIReader, when set, reads from the API server, not the cache: an endpoint that no cached
 	// DNSZone holds is checked against it before it is reported InvalidEndpoint, since a zone
@@ -69,10 +73,11 @@ type Reconciler struct {
 // Reconcile publishes one DNSEndpoint, or removes its records when it is deleted.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ep := &dnsv1.DNSEndpoint{}
-	if err := r.Client.Get(ctx, req.NamespacedName, ep); err != nil {
+	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, ep); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !ep.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(ep)
 		return r.reconcileDelete(ctx, ep)
 	}
 	base := ep.DeepCopy()
@@ -94,7 +99,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	// The first Published emits no Event (routine); failures, waits and recoveries do.
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: ep, Base: base, New: &ep.Status, Old: &base.Status,
 		After: ep.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady},
-		Quiet: []string{dnsv1.ReasonPublished}}); perr != nil {
+		Quiet: []string{dnsv1.ReasonPublished}, Ledger: r.ledger}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -155,6 +160,7 @@ const (
 // SetupWithManager wires the controller: DNSEndpoints, and the DNSZones they publish into.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
+	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
 		ep := o.(*dnsv1.DNSEndpoint)

@@ -52,6 +52,10 @@ type Heartbeats interface {
 
 // Reconciler reconciles DNSRecords.
 type Reconciler struct {
+	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
+	// the cache when the cached copy is not this process's last status write (status.Ledger), so that no reconcile compares its status with
+	// one older than its own last write.
+	ledger *status.Ledger
 	Client client.Client
 	// APIReader, when set, reads from the API server: see dnsendpoint.Reconciler.APIReader.
 	APIReader client.Reader
@@ -85,13 +89,14 @@ type Reconciler struct {
 // Reconcile publishes one DNSRecord's contribution, or withdraws it when the record is deleted.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	rec := &dnsv1.DNSRecord{}
-	if err := r.Client.Get(ctx, req.NamespacedName, rec); err != nil {
+	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, rec); err != nil {
 		if client.IgnoreNotFound(err) == nil && r.Heartbeats != nil {
 			r.Heartbeats.Remove(req.String())
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !rec.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(rec)
 		return r.reconcileDelete(ctx, rec)
 	}
 	base := rec.DeepCopy()
@@ -113,7 +118,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	rec.Status.OwnerID = r.OwnerID
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
 		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy},
-		Quiet: []string{dnsv1.ReasonPublished, dnsv1.ReasonAllOwnersHealthy}}); perr != nil {
+		Quiet: []string{dnsv1.ReasonPublished, dnsv1.ReasonAllOwnersHealthy}, Ledger: r.ledger}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -340,6 +345,7 @@ const indexDomains = "spec.rootHost.domains"
 // SetupWithManager wires the controller: DNSRecords, and the DNSZones they publish into.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
+	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSRecord{}, indexDomains, func(o client.Object) []string {
 		rec := o.(*dnsv1.DNSRecord)
 		var out []string

@@ -79,16 +79,11 @@ type Reconciler struct {
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
 	// covers restarts.
 	observed sync.Map
-	// written holds, per DNSZone UID, the resourceVersion of this process's last status write.
-	// A cached copy with another resourceVersion may predate that write (the cache lags behind
-	// our own writes): such a zone is read from APIReader instead, so that a reconcile never
-	// judges "status unchanged" against a status older than the one it last wrote (issue 13:
-	// a zone stayed AwaitingScrape when the reconcile that saw the repaired link compared its
-	// ParentLinked with a cached ParentLinked from before the AwaitingScrape write, and wrote
-	// nothing).
-	written sync.Map
-	// APIReader, when set, reads a DNSZone past the cache (see written).
-	APIReader client.Reader
+	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
+	// the cache when the cached copy is not this process's last status write (status.Ledger; issue 13: a zone stayed AwaitingScrape when
+	// the reconcile that saw the repaired link compared its ParentLinked with a cached
+	// ParentLinked from before its own AwaitingScrape write, and wrote nothing).
+	ledger *status.Ledger
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch
@@ -102,17 +97,11 @@ type Reconciler struct {
 // Reconcile ensures one DNSZone's hosted zone, availability and parent link, or tears them down.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	zone := &dnsv1.DNSZone{}
-	if err := r.Client.Get(ctx, req.NamespacedName, zone); err != nil {
+	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, zone); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if rv, ok := r.written.Load(zone.UID); ok && rv != zone.ResourceVersion && r.APIReader != nil {
-		if err := r.APIReader.Get(ctx, req.NamespacedName, zone); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		r.written.Store(zone.UID, zone.ResourceVersion) // one live read per version not ours
-	}
 	if !zone.DeletionTimestamp.IsZero() {
-		r.written.Delete(zone.UID)
+		r.ledger.Forget(zone)
 		return r.reconcileDelete(ctx, zone)
 	}
 	if controllerutil.AddFinalizer(zone, dnsv1.FinalizerZone) {
@@ -127,14 +116,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: zone, Base: base, New: &zone.Status, Old: &base.Status,
 		After: zone.Status.Conditions, Before: base.Status.Conditions,
 		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
-		Quiet: []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled}}); perr != nil {
+		Quiet: []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled}, Ledger: r.ledger}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
 		return ctrl.Result{}, errors.Join(err, perr)
-	}
-	if zone.ResourceVersion != base.ResourceVersion {
-		r.written.Store(zone.UID, zone.ResourceVersion) // this reconcile wrote the status
 	}
 	return res, err
 }
@@ -432,6 +418,7 @@ func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) e
 // again every CredentialRetry.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
+	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSZone{}, indexZoneID,
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err

@@ -42,6 +42,10 @@ import (
 
 // Reconciler reconciles Gslbs.
 type Reconciler struct {
+	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
+	// the cache when the cached copy is not this process's last status write (status.Ledger), so that no reconcile compares its status with
+	// one older than its own last write.
+	ledger   *status.Ledger
 	Client   client.Client
 	Recorder record.EventRecorder
 	// Providers is the provider factory (*factory.Factory), for the edge zone's DNS address.
@@ -107,10 +111,11 @@ func edgeName(g *dnsv1.Gslb) string     { return g.Name + "-gslb-edge" }
 // Reconcile publishes one Gslb's local targets and strategy answer.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	g := &dnsv1.Gslb{}
-	if err := r.Client.Get(ctx, req.NamespacedName, g); err != nil {
+	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, g); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !g.DeletionTimestamp.IsZero() {
+		r.ledger.Forget(g)
 		return r.reconcileDelete(ctx, g)
 	}
 	if err := r.patchFinalizer(ctx, g, controllerutil.AddFinalizer); err != nil {
@@ -120,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	err := r.reconcileNormal(ctx, g)
 	g.Status.ObservedGeneration = g.Generation
 	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: g, Base: base, New: &g.Status, Old: &base.Status,
-		After: g.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}}); perr != nil {
+		After: g.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}, Ledger: r.ledger}); perr != nil {
 		if errors.Is(perr, status.ErrStale) {
 			return status.StaleRequeue(), nil
 		}
@@ -506,6 +511,7 @@ func (r *Reconciler) patchFinalizer(ctx context.Context, g *dnsv1.Gslb, change f
 // once, not at the next --gslb-interval.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
+	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	var rec reconcile.Reconciler = r
 	if decorate != nil {
 		rec = decorate(r)

@@ -55,7 +55,6 @@ func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
 	mgr := a.Manager
 	return (&dnszone.Reconciler{
 		Client:          mgr.GetClient(),
-		APIReader:       mgr.GetAPIReader(),
 		Recorder:        mgr.GetEventRecorderFor("dnszone-controller"),
 		Providers:       a.Providers,
 		Writers:         writers,

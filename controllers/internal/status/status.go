@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -91,6 +92,8 @@ type Update struct {
 	// (docs/design.md, "Kubernetes API requests"). Later transitions, failures and waits emit
 	// as usual.
 	Quiet []string
+	// Ledger, when set, records the write (see Ledger).
+	Ledger *Ledger
 }
 
 // ErrStale: the status was not written because the object changed since it was read, typically
@@ -106,6 +109,9 @@ var ErrStale = errors.New("status not written: the object changed since it was r
 func Commit(ctx context.Context, c client.Client, rec record.EventRecorder, u Update) error {
 	if err := Patch(ctx, c, u.Obj, u.Base, u.New, u.Old); err != nil {
 		return err
+	}
+	if u.Obj.GetResourceVersion() != u.Base.GetResourceVersion() {
+		u.Ledger.Wrote(u.Obj)
 	}
 	eventOnChange(rec, u.Obj, u.Before, u.After, u.Types, u.Quiet)
 	return nil
@@ -130,3 +136,52 @@ func Patch(ctx context.Context, c client.Client, obj, base client.Object, newSta
 // StaleRequeue is the result of a reconcile whose status write got ErrStale: soon again, once
 // the cache holds the object's current version.
 func StaleRequeue() ctrl.Result { return ctrl.Result{RequeueAfter: 200 * time.Millisecond} }
+
+// Ledger remembers, per object UID, the newest resourceVersion this process wrote or read live,
+// so that a reconcile never starts from a cached copy older than its own last status write. The
+// informer cache lags behind a process's own writes: a reconcile that read a copy from before
+// that write, computed a status equal to the copy's, and so wrote nothing, would leave the
+// object with the status it had just replaced (a lost update; issue 13's DNSZone stuck at
+// AwaitingScrape). Commit, with Update.Ledger set, records each status write. A nil Ledger, or
+// one with no Live reader, reads the cache only. Safe for concurrent use.
+type Ledger struct {
+	// Live reads past the cache (the manager's APIReader).
+	Live client.Reader
+	rv   sync.Map // types.UID -> resourceVersion string
+}
+
+// Get reads key into obj from cache, then again from Live when this process has recorded a
+// version of the object and the cached one is another: a version older than this process's own
+// write, or a newer one from another writer (one live read per such version). Errors are the
+// readers', unwrapped, so that apierrors.IsNotFound and client.IgnoreNotFound work on them.
+func (l *Ledger) Get(ctx context.Context, cache client.Reader, key client.ObjectKey, obj client.Object) error {
+	if err := cache.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	if l == nil || l.Live == nil {
+		return nil
+	}
+	rv, ok := l.rv.Load(obj.GetUID())
+	if !ok || rv == obj.GetResourceVersion() {
+		return nil
+	}
+	if err := l.Live.Get(ctx, key, obj); err != nil {
+		return err
+	}
+	l.rv.Store(obj.GetUID(), obj.GetResourceVersion())
+	return nil
+}
+
+// Wrote records obj's resourceVersion as this process's last write of it.
+func (l *Ledger) Wrote(obj client.Object) {
+	if l != nil {
+		l.rv.Store(obj.GetUID(), obj.GetResourceVersion())
+	}
+}
+
+// Forget drops obj's entry, for an object being deleted or gone.
+func (l *Ledger) Forget(obj client.Object) {
+	if l != nil {
+		l.rv.Delete(obj.GetUID())
+	}
+}
