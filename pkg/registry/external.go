@@ -132,8 +132,9 @@ func (ix *Index) addExternalRecord(s provider.RecordSet) {
 
 // ExternalFor returns the external-dns registry records that claim key under naming: the TXT set
 // at naming.TXTName(key) and the one at naming.LegacyTXTName(key.Name) (Legacy set), each only
-// when its set identifier is key's or empty. A legacy name equal to key's own name is skipped for
-// a TXT key (it is then the managed set itself). Sorted new format first; nil when none. The
+// when its set identifier is key's or empty. The legacy name is not looked at for AAAA (external-dns
+// v0.22 reads no legacy record for AAAA), nor for a TXT key when it is key's own name (it is then
+// the managed set itself). Sorted new format first; nil when none. The
 // result is a copy.
 func (ix *Index) ExternalFor(key provider.RecordSetKey, naming ExternalNaming) []ExternalRecord {
 	var out []ExternalRecord
@@ -151,7 +152,7 @@ func (ix *Index) ExternalFor(key provider.RecordSetKey, naming ExternalNaming) [
 	}
 	typed := naming.TXTName(key.Name, key.Type)
 	add(typed, false)
-	if legacy := naming.LegacyTXTName(key.Name); legacy != typed && !(legacy == key.Name && key.Type == "TXT") {
+	if legacy := naming.LegacyTXTName(key.Name); key.Type != "AAAA" && legacy != typed && !(legacy == key.Name && key.Type == "TXT") {
 		add(legacy, true)
 	}
 	return out

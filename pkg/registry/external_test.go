@@ -91,8 +91,8 @@ func TestIndex_ExternalFor(t *testing.T) {
 		want   []claim
 	}{
 		{provider.RecordSetKey{Name: "www.example.test", Type: "A"}, ExternalNaming{}, []claim{{"ext1", false, 0}, {"ext0", true, 1}}},
-		{provider.RecordSetKey{Name: "www.example.test", Type: "AAAA"}, ExternalNaming{}, []claim{{"ext0", true, 1}}},
-		{provider.RecordSetKey{Name: "www.example.test", Type: "TXT"}, ExternalNaming{}, nil}, // the legacy name is the set itself
+		{provider.RecordSetKey{Name: "www.example.test", Type: "AAAA"}, ExternalNaming{}, nil}, // no legacy record for AAAA
+		{provider.RecordSetKey{Name: "www.example.test", Type: "TXT"}, ExternalNaming{}, nil},  // the legacy name is the set itself
 		{provider.RecordSetKey{Name: "www.example.test", Type: "A"}, ExternalNaming{Prefix: "pre-"}, nil},
 		{provider.RecordSetKey{Name: "api.example.test", Type: "A"}, ExternalNaming{Prefix: "pre-"}, []claim{{"ext2", false, 0}}},
 		{provider.RecordSetKey{Name: "api.example.test", Type: "A"}, ExternalNaming{}, nil},
