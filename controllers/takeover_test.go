@@ -144,6 +144,14 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 		t.Errorf("%d of %d answers missing or wrong: %v", loop.failures.Load(), loop.queries.Load(), loop.firstFailures)
 	}
 
+	checkTakenOverSets(t, srv, zone, before)
+	checkDoubleClaim(t, c, p, zoneID, srv, www)
+}
+
+// checkTakenOverSets checks the zone after the takeover: no external-dns record of the adopted
+// owner, ext2's records as before, and one registry record of cluster-t per taken name.
+func checkTakenOverSets(t *testing.T, srv pdnstest.Server, zone string, before map[string][]string) {
+	t.Helper()
 	after := pdnsSets(t, srv, zone)
 	for _, k := range []string{"a-www." + zone + "/TXT", "cname-api." + zone + "/TXT"} {
 		if _, ok := after[k]; ok {
@@ -166,7 +174,13 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 	if claims != 2 {
 		t.Errorf("%d dnsplane registry records of cluster-t, want 2 (www, api): %v", claims, after)
 	}
+}
 
+// checkDoubleClaim: another external-dns owner's claim on www, a name cluster-t holds, is a
+// DoubleClaim with a Warning Event, and nothing is written for www.
+func checkDoubleClaim(t *testing.T, c *cluster, p dnsprovider.Provider, zoneID string, srv pdnstest.Server, www *dnsv1.DNSEndpoint) {
+	t.Helper()
+	const zone = "takeover.test"
 	// Another external-dns owner claims www too, written while the manager is down (a running
 	// one would see it at its next zone re-read, --zone-resync-interval): a double claim,
 	// reported, and nothing is written for www, not even its changed spec.
@@ -182,7 +196,7 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 	if err := c.client.Update(c.ctx(), www); err != nil {
 		t.Fatal(err)
 	}
-	cond = c.waitCondition(www, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDoubleClaim, 30*time.Second)
+	cond := c.waitCondition(www, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDoubleClaim, 30*time.Second)
 	if !strings.Contains(cond.Message, "external-dns owner ext3") {
 		t.Errorf("DoubleClaim message does not name ext3: %s", cond.Message)
 	}

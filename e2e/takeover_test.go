@@ -257,36 +257,14 @@ func TestExternalDNSTakeover(t *testing.T) {
 	}
 	platform(t)
 	c := suite.clusters[0]
-	installExternalDNSCRD(t, c)
-	c.apply(t, namespace(xdnsNS), namespace(xdnsOtherNS))
-	for _, r := range xdnsTaken {
-		c.apply(t, xdnsSource(xdnsNS, r))
-	}
-	c.apply(t, xdnsSource(xdnsOtherNS, xdnsOther))
-	runExternalDNS(t, c, xdnsOwner, xdnsNS)
-	runExternalDNS(t, c, xdnsOtherOwner, xdnsOtherNS)
+	before := publishWithExternalDNS(t, c)
 	all := append(slices.Clone(xdnsTaken), xdnsOther)
-	for _, r := range all {
-		eventually(t, 30*time.Second, r.fqdn()+" served as external-dns published it", func() error {
-			resp, err := query(suite.pdns.DNSAddr, r.fqdn(), r.qtype())
-			if err != nil || len(resp.Answer) == 0 {
-				return fmt.Errorf("answer %v, err %v", resp, err)
-			}
-			return nil
-		})
-	}
-	before := axfrNormalized(t, suite.pdns.DNSAddr, rootZone)
-	if got := xdnsRegistryNames(before, xdnsOwner); len(got) != len(xdnsTaken) {
-		t.Fatalf("external-dns registry records of %s: %v, want %d (external-dns log %s)", xdnsOwner, got, len(xdnsTaken), filepath.Join(suite.root, "external-dns-"+xdnsOwner+".log"))
-	}
-	t.Logf("external-dns %s wrote its registry records at %v", xdnsOwner, xdnsRegistryNames(before, xdnsOwner))
-
 	loop := startQueryLoop(t, suite.pdns.DNSAddr, 50*time.Millisecond, all)
 	start := time.Now()
 	c.kill(t)
 	c.args = append(c.args, "--adopt-external-dns-owner="+xdnsOwner)
 	c.restart(t)
-	for _, r := range append(slices.Clone(xdnsTaken), xdnsOther) {
+	for _, r := range all {
 		c.apply(t, dnsplaneFor(r))
 	}
 	for _, r := range xdnsTaken {
@@ -312,8 +290,43 @@ func TestExternalDNSTakeover(t *testing.T) {
 		t.Errorf("%d of %d answers missing or wrong during the switch: %v", loop.failures.Load(), loop.queries.Load(), loop.examples)
 	}
 	checkTakenOver(t, before, after, c.ownerID)
+	deleteOne(t, c, after)
+}
 
-	// Delete one: its record set and registry record go, nothing else.
+// publishWithExternalDNS installs external-dns' CRD in c, has real external-dns publish
+// xdnsTaken as owner xdnsOwner and xdnsOther as xdnsOtherOwner, checks that PowerDNS serves them
+// with xdnsOwner's registry records, and returns the root zone's AXFR then.
+func publishWithExternalDNS(t *testing.T, c *cluster) (before []string) {
+	t.Helper()
+	installExternalDNSCRD(t, c)
+	c.apply(t, namespace(xdnsNS), namespace(xdnsOtherNS))
+	for _, r := range xdnsTaken {
+		c.apply(t, xdnsSource(xdnsNS, r))
+	}
+	c.apply(t, xdnsSource(xdnsOtherNS, xdnsOther))
+	runExternalDNS(t, c, xdnsOwner, xdnsNS)
+	runExternalDNS(t, c, xdnsOtherOwner, xdnsOtherNS)
+	for _, r := range append(slices.Clone(xdnsTaken), xdnsOther) {
+		eventually(t, 30*time.Second, r.fqdn()+" served as external-dns published it", func() error {
+			resp, err := query(suite.pdns.DNSAddr, r.fqdn(), r.qtype())
+			if err != nil || len(resp.Answer) == 0 {
+				return fmt.Errorf("answer %v, err %v", resp, err)
+			}
+			return nil
+		})
+	}
+	before = axfrNormalized(t, suite.pdns.DNSAddr, rootZone)
+	if got := xdnsRegistryNames(before, xdnsOwner); len(got) != len(xdnsTaken) {
+		t.Fatalf("external-dns registry records of %s: %v, want %d (external-dns log %s)", xdnsOwner, got, len(xdnsTaken), filepath.Join(suite.root, "external-dns-"+xdnsOwner+".log"))
+	}
+	t.Logf("external-dns %s wrote its registry records at %v", xdnsOwner, xdnsRegistryNames(before, xdnsOwner))
+	return before
+}
+
+// deleteOne deletes the first taken name's DNSEndpoint: its record set and registry record go,
+// nothing else (after is the AXFR before the deletion). Then it deletes the other objects.
+func deleteOne(t *testing.T, c *cluster, after []string) {
+	t.Helper()
 	gone := xdnsTaken[0]
 	if err := c.C().Delete(ctx(t), dnsplaneFor(gone)); err != nil {
 		t.Fatal(err)

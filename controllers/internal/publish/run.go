@@ -147,21 +147,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		return out, res, err
 	}
 	out.Plans = plans
-	var records []provider.Change
-	var conflicts, skipped []string
-	conflictReason := dnsv1.ReasonOwnershipConflict
-	for _, zp := range plans {
-		records = append(records, zp.Result.Records...)
-		for _, c := range zp.Result.Conflicts {
-			conflicts = append(conflicts, c.Message)
-			if c.Reason == plan.ReasonDoubleClaim {
-				conflictReason = dnsv1.ReasonDoubleClaim // the one a user must act on
-			}
-		}
-		for _, c := range zp.Result.Skipped {
-			skipped = append(skipped, fmt.Sprintf("%s %s", c.Action, c.Before.Key()))
-		}
-	}
+	records, conflicts, skipped, conflictReason := summarise(plans)
 	spec, _ := json.Marshal(o.PlanSpec())
 	id := plan.ID(records, spec)
 	st.Plan = StatusPlan(id, records)
@@ -218,6 +204,26 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// summarise gathers the plans' record changes, conflict messages and policy-withheld changes
+// ("<action> <key>"), and the Ready reason of the conflicts: DoubleClaim when one is, the one a
+// user must act on, else OwnershipConflict.
+func summarise(plans []ZonePlan) (records []provider.Change, conflicts, skipped []string, conflictReason string) {
+	conflictReason = dnsv1.ReasonOwnershipConflict
+	for _, zp := range plans {
+		records = append(records, zp.Result.Records...)
+		for _, c := range zp.Result.Conflicts {
+			conflicts = append(conflicts, c.Message)
+			if c.Reason == plan.ReasonDoubleClaim {
+				conflictReason = dnsv1.ReasonDoubleClaim
+			}
+		}
+		for _, c := range zp.Result.Skipped {
+			skipped = append(skipped, fmt.Sprintf("%s %s", c.Action, c.Before.Key()))
+		}
+	}
+	return records, conflicts, skipped, conflictReason
 }
 
 // setReady sets o's Ready condition for its current generation.
