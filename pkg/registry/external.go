@@ -137,6 +137,9 @@ func (ix *Index) addExternalRecord(s provider.RecordSet) {
 // the managed set itself). Sorted new format first; nil when none. The
 // result is a copy.
 func (ix *Index) ExternalFor(key provider.RecordSetKey, naming ExternalNaming) []ExternalRecord {
+	if len(ix.externalAt) == 0 {
+		return nil // most zones: no name to build for every key planned
+	}
 	var out []ExternalRecord
 	add := func(name string, legacy bool) {
 		for _, r := range ix.externalAt[name] {
