@@ -124,7 +124,8 @@ func installExternalDNSCRD(t *testing.T, c *cluster) {
 
 // runExternalDNS runs real external-dns once (--once: one sync, then it exits) against c's API
 // server and the suite's PowerDNS, for owner and the external-dns DNSEndpoints of namespace ns,
-// with the TXT registry and --policy=sync. Its output goes to <work dir>/external-dns-<owner>.log.
+// with the TXT registry and --policy=sync. Its output goes to <work dir>/external-dns-<owner>.log;
+// the PowerDNS key goes in its environment (external-dns masks it when it logs its config).
 func runExternalDNS(t *testing.T, c *cluster, owner, ns string) {
 	t.Helper()
 	bin := filepath.Join(suite.repo, "bin", "external-dns")
@@ -145,10 +146,11 @@ func runExternalDNS(t *testing.T, c *cluster, owner, ns string) {
 	defer cancel()
 	cmd := exec.CommandContext(cctx, bin,
 		"--source=crd", "--crd-source-apiversion=externaldns.k8s.io/v1alpha1", "--crd-source-kind=DNSEndpoint",
-		"--namespace="+ns, "--provider=pdns", "--pdns-server="+suite.pdns.APIURL, "--pdns-api-key="+suite.pdns.Key,
+		"--namespace="+ns, "--provider=pdns", "--pdns-server="+suite.pdns.APIURL,
 		"--registry=txt", "--txt-owner-id="+owner, "--policy=sync", "--domain-filter="+rootZone,
 		"--kubeconfig="+c.kcfg, "--metrics-address=127.0.0.1:"+fmt.Sprint(metrics), "--once")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "EXTERNAL_DNS_PDNS_API_KEY="+suite.pdns.Key) // off the command line
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("external-dns --once (owner %s): %v\n%s", owner, err, tail(logPath, 30))
 	}
