@@ -77,8 +77,12 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint and the chart checks included), the version check and the image check.
 	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
 
+.PHONY: external-dns
+external-dns: ## Build real external-dns v0.22.0 and its CRD into bin/ (its own tools module; cached per version, about 4 min and 3 GB once).
+	hack/bench/build-external-dns.sh $(LOCALBIN)
+
 .PHONY: e2e
-e2e: build envtest-bins ## Run the end-to-end suite: 3 bin/manager --local processes and a real PowerDNS.
+e2e: build envtest-bins external-dns ## Run the end-to-end suite: 3 bin/manager --local processes, a real PowerDNS and real external-dns v0.22.0.
 	go test -tags e2e -count=1 -timeout 15m -v ./e2e/
 
 .PHONY: e2e-kind

@@ -66,6 +66,8 @@ type options struct {
 	gslbInterval, gslbPeerTimeout time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
+
+	extDNS externalDNSFlags
 }
 
 func parseFlags(args []string) (options, *zap.Options, error) {
@@ -97,6 +99,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.gslbPeerTimeout, "gslb-peer-timeout", 2*time.Second, "Timeout of one Gslb peer query.")
 	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
 	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
+	o.extDNS.bind(fs)
 	zopts := &zap.Options{Development: false}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -138,7 +141,7 @@ func splitList(s string) []string {
 }
 
 func (o options) validate() error {
-	var errs []error
+	errs := []error{o.extDNS.validate()}
 	if len(o.watchNamespaces) > 0 && o.ownerID == "" {
 		errs = append(errs, errors.New("--watch-namespaces needs --owner-id: the default owner ID is the UID of the kube-system namespace, which a manager limited to namespaces may not read"))
 	}
@@ -314,7 +317,9 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 	if err != nil {
 		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
+	policy, extDNS := o.extDNS.plan()
 	return app.Config{
+		Policy: policy, ExternalDNS: extDNS,
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,

@@ -22,6 +22,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/plan"
 )
 
 // cluster is one more "cluster" for multi-cluster tests: its own kube-apiserver and etcd
@@ -79,6 +80,9 @@ type clusterOptions struct {
 	// WrapTransport, when set, wraps the manager's transport to the API server
 	// (rest.Config.WrapTransport), for tests that count its requests.
 	WrapTransport func(http.RoundTripper) http.RoundTripper
+	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
+	// --adopt-external-dns-owner.
+	ExternalDNS plan.ExternalDNS
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -140,6 +144,7 @@ func (c *cluster) startManager() {
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
 		Registerer: prometheus.NewRegistry(), SkipNameValidation: true, Decorate: c.observe,
+		ExternalDNS: c.opts.ExternalDNS,
 	}))
 	if err != nil {
 		cancel()

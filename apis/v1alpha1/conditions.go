@@ -65,6 +65,10 @@ const (
 	ReasonDisabled = "Disabled"
 	// ReasonOwnershipConflict: a name is held by another owner; nothing is written for it.
 	ReasonOwnershipConflict = "OwnershipConflict"
+	// ReasonDoubleClaim: a record set this object holds in dnsplane's registry is also claimed by
+	// an external-dns registry record of an owner that --adopt-external-dns-owner does not name;
+	// nothing is written for it until one claim goes (docs/runbooks.md, "DoubleClaim").
+	ReasonDoubleClaim = "DoubleClaim"
 	// ReasonInvalidEndpoint: some endpoints fall in no usable zone; the others are published.
 	ReasonInvalidEndpoint = "InvalidEndpoint"
 	// ReasonZoneNotFound: the DNSZone is missing or its hosted zone is gone.

@@ -8,7 +8,30 @@ import (
 type DNSEndpointSpec struct {
 	// PublishingSpec: endpoints, zoneRef, strategy and approvedPlan, shared with DNSRecord.
 	PublishingSpec `json:",inline"`
+
+	// Policy says which record-set changes are written, as external-dns' --policy does: Sync
+	// writes every change, UpsertOnly never deletes a record set (not when an endpoint is
+	// removed, nor when the object is deleted: its records and registry records stay), and
+	// CreateOnly only creates record sets (an existing one is never updated or deleted).
+	// Empty = the manager's --policy (default sync). Withheld changes are named in Ready's
+	// message.
+	// +optional
+	Policy Policy `json:"policy,omitempty"`
 }
+
+// Policy is a DNSEndpoint's spec.policy (external-dns' --policy values sync, upsert-only and
+// create-only, spelled as this API spells enums).
+// +kubebuilder:validation:Enum=Sync;UpsertOnly;CreateOnly
+type Policy string
+
+const (
+	// PolicySync writes every change (external-dns' sync).
+	PolicySync Policy = "Sync"
+	// PolicyUpsertOnly creates and updates, never deletes (external-dns' upsert-only).
+	PolicyUpsertOnly Policy = "UpsertOnly"
+	// PolicyCreateOnly only creates (external-dns' create-only).
+	PolicyCreateOnly Policy = "CreateOnly"
+)
 
 // DNSEndpointStatus is what the DNSEndpoint controller observed.
 type DNSEndpointStatus struct {

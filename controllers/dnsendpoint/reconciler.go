@@ -59,6 +59,11 @@ type Reconciler struct {
 	ResyncInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan scraper.Notice
+	// Policy is the manager's --policy, for objects whose spec.policy is empty; "" = sync.
+	Policy plan.Policy
+	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
+	// --adopt-external-dns-owner (docs/migrating-from-external-dns.md).
+	ExternalDNS plan.ExternalDNS
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
 	// mostly wait in a zone writer's queue behind the flush in flight, so many of them in flight is what lets a burst
 	// of objects land in a few provider calls.
@@ -108,8 +113,22 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	return res, err
 }
 
-func (r *Reconciler) planner() *publish.Planner {
-	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader}
+func (r *Reconciler) planner(ep *dnsv1.DNSEndpoint) *publish.Planner {
+	return &publish.Planner{Providers: r.Providers, Writers: r.Writers, Live: r.APIReader,
+		Policy: r.policy(ep), ExternalDNS: r.ExternalDNS}
+}
+
+// policy is ep's spec.policy in the planner's spelling, else the manager's --policy.
+func (r *Reconciler) policy(ep *dnsv1.DNSEndpoint) plan.Policy {
+	switch ep.Spec.Policy {
+	case dnsv1.PolicySync:
+		return plan.PolicySync
+	case dnsv1.PolicyUpsertOnly:
+		return plan.PolicyUpsertOnly
+	case dnsv1.PolicyCreateOnly:
+		return plan.PolicyCreateOnly
+	}
+	return r.Policy
 }
 
 func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
@@ -117,7 +136,7 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 }
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint, prepare func(context.Context) error) (publish.Outcome, ctrl.Result, error) {
-	return r.planner().Run(ctx, r.Client, r.Recorder, ep, publish.Options{
+	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, DeferUnjudged: true, Prepare: prepare,
 	})
@@ -135,7 +154,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
 		return ctrl.Result{}, nil
 	}
-	done, err := r.planner().Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL})
+	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
+	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
@@ -89,6 +90,11 @@ type Config struct {
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
+	// Policy is --policy, the DNSEndpoints' default (plan.Policy); "" = sync.
+	Policy plan.Policy
+	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
+	// --adopt-external-dns-owner, for DNSEndpoints (plan.ExternalDNS).
+	ExternalDNS plan.ExternalDNS
 	// HeartbeatInterval and HeartbeatThreshold are --heartbeat-interval and
 	// --heartbeat-threshold.
 	HeartbeatInterval, HeartbeatThreshold time.Duration

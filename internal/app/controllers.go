@@ -35,6 +35,8 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		OwnerID:        a.OwnerID,
 		ResyncInterval: cfg.ZoneResync,
 		LinkEvents:     a.Scraper.LinkEvents,
+		Policy:         cfg.Policy,
+		ExternalDNS:    cfg.ExternalDNS,
 	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSEndpoint)); err != nil {
 		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
 	}

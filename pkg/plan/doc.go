@@ -13,7 +13,10 @@
 //   - the order of changes (registry claims first, registry releases last,
 //     deletions before creations) and their Before sets, which make the
 //     writes conditional;
-//   - plan IDs (ID), the hash a DryRun approval names.
+//   - plan IDs (ID), the hash a DryRun approval names;
+//   - external-dns' --policy (Policy) and the takeover of an external-dns
+//     owner's record sets (ExternalDNS), ordered so that a set is never
+//     absent nor holds a value neither side wanted.
 //
 // What it must not do:
 //   - perform I/O or read a clock: Compute is a pure function of its Input,

@@ -43,6 +43,10 @@ const (
 	// ReasonInvalidEndpoint: the desired set is outside the zone or at a
 	// name reserved for registry records.
 	ReasonInvalidEndpoint = "InvalidEndpoint"
+	// ReasonDoubleClaim: an external-dns registry record claims a key that a
+	// dnsplane registry record holds for Self (or that Self may share), and
+	// its owner is not the one Input.ExternalDNS.AdoptOwner takes over.
+	ReasonDoubleClaim = "DoubleClaim"
 )
 
 // Input is everything Compute looks at.
@@ -76,6 +80,14 @@ type Input struct {
 	// shared by every contributor planning against the same read of the
 	// zone; Current is then ignored. nil builds one from Current.
 	Snapshot *Snapshot
+	// Policy restricts which record-set changes are written, as external-dns'
+	// --policy does: "" or PolicySync writes every change, PolicyUpsertOnly
+	// never deletes a set, PolicyCreateOnly never updates or deletes one (see
+	// Policy). Registry records follow their sets.
+	Policy Policy
+	// ExternalDNS says how external-dns' TXT registry is named in this zone,
+	// and which external-dns owner, if any, Self takes over (see ExternalDNS).
+	ExternalDNS ExternalDNS
 }
 
 // Result is what Compute plans.
@@ -100,7 +112,14 @@ type Result struct {
 	// (malformed, or of a newer registry version) may be another contributor's claim on the set.
 	// Message names that record and why it cannot be read; Reason is ReasonOwnershipConflict.
 	// Sorted by key. Callers report them: they are records left behind.
+	// Under a Policy that keeps a set (Release under PolicyUpsertOnly or
+	// PolicyCreateOnly), the key is in Kept too, and Self's registry records
+	// for it stay.
 	Kept []Conflict
+	// Skipped are the record-set changes Input.Policy kept from being
+	// written, in key order: Deletes under PolicyUpsertOnly, Updates and
+	// Deletes under PolicyCreateOnly. Not in Changes or Records.
+	Skipped []provider.Change
 }
 
 // Conflict is a key the plan refused to write.
@@ -124,13 +143,19 @@ type Conflict struct {
 //   - a malformed registry record for the key is a conflict: "registry
 //     record malformed: <record>: <reason>" (the API treats the name as
 //     foreign);
-//   - an existing set without a dnsplane registry record is a conflict:
-//     "held by external-dns owner X (resource R)" when external-dns' registry
-//     claims it, else "held by another owner: no registry record". A key
-//     with no set is free to claim;
+//   - a key without a dnsplane registry record that external-dns' registry
+//     claims (Input.ExternalDNS.Naming; its set present or not) is a
+//     conflict, "held by external-dns owner X (resource R)", unless every
+//     claim is Input.ExternalDNS.AdoptOwner's: Self then takes it over (see
+//     ExternalDNS). An existing set without any registry record is a
+//     conflict, "held by another owner: no registry record". A key with no
+//     set and no claim is free;
 //   - SingleOwner: a desired key whose registry names another contributor is
 //     a conflict naming it. Shared: a desired key held by a contributor of
 //     another kind (a DNSEndpoint) is a conflict;
+//   - a desired key that Self may write by dnsplane's registry but that an
+//     external-dns owner other than AdoptOwner claims too is a double claim
+//     (ReasonDoubleClaim);
 //   - a desired set that would put a CNAME beside other data at its name
 //     (RFC 1034 §3.6.2; RRSIG and NSEC may coexist, RFC 4035 §2.5), counting
 //     the sets that remain after this plan and other contributors' claims, is
@@ -159,7 +184,9 @@ type Conflict struct {
 // registry creates and updates (a claim is written before its record set, so
 // a crash never leaves an unowned set), record deletes, record updates,
 // record creates (deletes first, so a CNAME can replace an A), then registry
-// deletes (released after the set).
+// deletes (released after the set) with the removal of a taken-over
+// external-dns owner's TXT records. Input.Policy then withholds the set
+// changes it does not allow (Result.Skipped), with their registry changes.
 func Compute(in Input) Result {
 	p := newPlanner(in)
 	return p.run()
@@ -176,9 +203,12 @@ type planner struct {
 	desired   map[provider.RecordSetKey]provider.RecordSet
 	byName    map[string][]provider.RecordSetKey // desired keys per name
 	conflicts map[provider.RecordSetKey]Conflict
-	after     map[provider.RecordSetKey]*provider.RecordSet // decided set per considered key; nil = absent
-	keys      []provider.RecordSetKey                       // considered keys, sorted
-	kept      []Conflict                                    // released keys whose set stays (Result.Kept), in key order
+	after     map[provider.RecordSetKey]*provider.RecordSet       // decided set per considered key; nil = absent
+	keys      []provider.RecordSetKey                             // considered keys, sorted
+	kept      []Conflict                                          // released keys whose set stays (Result.Kept), in key order
+	adopt     map[provider.RecordSetKey][]registry.ExternalRecord // external-dns records of the adopted owner to remove, per key
+	frozen    map[provider.RecordSetKey]bool                      // keys whose set Policy keeps as it is
+	skipped   []provider.Change                                   // Result.Skipped
 }
 
 func newPlanner(in Input) *planner {
@@ -193,6 +223,8 @@ func newPlanner(in Input) *planner {
 		byName:    map[string][]provider.RecordSetKey{},
 		conflicts: map[provider.RecordSetKey]Conflict{},
 		after:     map[provider.RecordSetKey]*provider.RecordSet{},
+		adopt:     map[provider.RecordSetKey][]registry.ExternalRecord{},
+		frozen:    map[provider.RecordSetKey]bool{},
 	}
 	if p.snap == nil {
 		p.snap = NewSnapshot(p.zone, in.Current)
@@ -255,15 +287,16 @@ func (p *planner) run() Result {
 		return p.result(nil)
 	}
 	for _, k := range p.keys {
-		if msg, ok := p.ownership(k); !ok {
+		if reason, msg := p.ownership(k); reason != "" {
 			if p.releasable(k) {
 				p.keep(k, msg)
 				continue
 			}
-			p.conflict(k, ReasonOwnershipConflict, msg)
+			p.conflict(k, reason, msg)
 			continue
 		}
 		p.after[k] = p.decide(k)
+		p.applyPolicy(k)
 	}
 	// A CNAME clash can only be judged once the other keys at the name are
 	// decided, and a registry name can only be chosen once the zone cuts
@@ -315,20 +348,33 @@ func (p *planner) keep(k provider.RecordSetKey, msg string) {
 	p.kept = append(p.kept, Conflict{Key: k, Reason: ReasonOwnershipConflict, Message: msg})
 }
 
-// ownership applies the registry rules that do not depend on other keys.
-func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
-	if reason, bad := p.ix.Malformed(k); bad {
-		return "registry record malformed: " + reason, false
+// ownership applies the registry rules that do not depend on other keys. It
+// returns the conflict's reason and message, or "" when k may be written (and
+// records in p.adopt the external-dns records of the adopted owner to remove).
+func (p *planner) ownership(k provider.RecordSetKey) (reason, msg string) {
+	if why, bad := p.ix.Malformed(k); bad {
+		return ReasonOwnershipConflict, "registry record malformed: " + why
 	}
 	entries := p.ix.Entries(k)
-	if _, exists := p.snap.Managed(k); exists && len(entries) == 0 {
-		if c, ok := p.ix.ExternalDNS(k); ok {
-			return fmt.Sprintf("%s is held by external-dns %s", k, c), false
+	ext := p.ix.ExternalFor(k, p.in.ExternalDNS.Naming)
+	_, want := p.desired[k]
+	if len(entries) == 0 {
+		if len(ext) > 0 {
+			if want && p.adoptable(ext) {
+				p.adopt[k] = ext
+				return "", ""
+			}
+			return ReasonOwnershipConflict, fmt.Sprintf("%s is held by external-dns %s", k, foreignClaim(ext, p.in.ExternalDNS.AdoptOwner))
 		}
-		return fmt.Sprintf("%s is held by another owner: no registry record", k), false
+		if _, exists := p.snap.Managed(k); exists {
+			return ReasonOwnershipConflict, fmt.Sprintf("%s is held by another owner: no registry record", k)
+		}
 	}
-	if _, want := p.desired[k]; !want {
-		return "", true
+	if !want {
+		if p.adoptable(ext) {
+			p.adopt[k] = ext // a takeover left half done: finish removing the external-dns records
+		}
+		return "", ""
 	}
 	var holders []string
 	for _, e := range entries {
@@ -339,9 +385,9 @@ func (p *planner) ownership(k provider.RecordSetKey) (string, bool) {
 		holders = append(holders, "owner "+c.OwnerID+" resource "+c.Resource)
 	}
 	if len(holders) > 0 {
-		return fmt.Sprintf("%s is held by another owner: %s", k, strings.Join(holders, ", ")), false
+		return ReasonOwnershipConflict, fmt.Sprintf("%s is held by another owner: %s", k, strings.Join(holders, ", "))
 	}
-	return "", true
+	return p.doubleClaim(k, ext)
 }
 
 // decide returns the record set k should hold after this plan (nil: none).
@@ -495,6 +541,7 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 	cuts := p.cuts()
 	var out []planned
 	taken := map[provider.RecordSetKey]string{}
+	adopted := map[string]bool{}
 	for _, k := range p.keys {
 		after, decided := p.after[k]
 		if !decided {
@@ -511,6 +558,9 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 			continue
 		}
 		out = append(out, regs...)
+		if !(p.frozen[k] && p.in.Mode == Shared) { // Self holds a claim after this plan
+			out = append(out, p.adoptChanges(k, adopted)...)
+		}
 	}
 	slices.SortStableFunc(out, func(a, b planned) int {
 		return cmp.Or(cmp.Compare(a.group, b.group), compareKeys(a.key, b.key), cmp.Compare(a.regName, b.regName))
@@ -522,6 +572,15 @@ func (p *planner) changes() ([]planned, map[provider.RecordSetKey]string) {
 func (p *planner) registryChanges(k provider.RecordSetKey, cuts []string) ([]planned, string) {
 	mine := p.ix.Records(p.in.Self, k)
 	want, desired := p.desired[k]
+	if p.frozen[k] {
+		// Policy keeps the set: Self's registry records stay as they describe it. A takeover
+		// (no record of Self's yet) claims the set as it is, in SingleOwner mode only.
+		cur, _ := p.snap.Managed(k)
+		if len(mine) > 0 || p.in.Mode == Shared || len(p.adopt[k]) == 0 || !desired {
+			return nil, ""
+		}
+		want.TTL, want.Targets = cur.TTL, cur.Targets
+	}
 	var out []planned
 	release := func(r registry.Record) {
 		before := r.Set.Clone()
@@ -610,6 +669,12 @@ func (p *planner) result(ps []planned) Result {
 	for _, c := range p.kept {
 		if _, conflicted := p.conflicts[c.Key]; !conflicted {
 			r.Kept = append(r.Kept, c)
+		}
+	}
+	slices.SortFunc(r.Kept, func(a, b Conflict) int { return compareKeys(a.Key, b.Key) })
+	for _, c := range p.skipped {
+		if _, conflicted := p.conflicts[c.Before.Key()]; !conflicted {
+			r.Skipped = append(r.Skipped, c)
 		}
 	}
 	slices.SortFunc(r.Conflicts, func(a, b Conflict) int { return compareKeys(a.Key, b.Key) })

@@ -73,6 +73,9 @@ type planCase struct {
 	kept      map[string]string // key string -> substring of the message (Result.Kept)
 	release   bool              // Input.Release
 	reasons   map[string]string // key string -> Reason, when not OwnershipConflict
+	policy    Policy            // Input.Policy
+	ext       ExternalDNS       // Input.ExternalDNS
+	skipped   []provider.Change // Result.Skipped
 }
 
 func (tc planCase) input() Input {
@@ -83,7 +86,8 @@ func (tc planCase) input() Input {
 			c = rec
 		}
 	}
-	return Input{Zone: zone, Self: c, Mode: tc.mode, Desired: tc.desired, Current: tc.current, DefaultTTL: tc.ttl, Release: tc.release}
+	return Input{Zone: zone, Self: c, Mode: tc.mode, Desired: tc.desired, Current: tc.current, DefaultTTL: tc.ttl, Release: tc.release,
+		Policy: tc.policy, ExternalDNS: tc.ext}
 }
 
 var singleOwnerCases = []planCase{
@@ -637,7 +641,7 @@ func withTTL(rs provider.RecordSet, ttl int64) provider.RecordSet { rs.TTL = ttl
 func ptr[T any](v T) *T { return &v }
 
 func allCases() []planCase {
-	return slices.Concat(singleOwnerCases, foreignCases, sharedCases, cnameCases, registryCases)
+	return slices.Concat(singleOwnerCases, foreignCases, sharedCases, cnameCases, registryCases, policyCases(), adoptCases)
 }
 
 func runCases(t *testing.T, cases []planCase) {
@@ -650,6 +654,9 @@ func runCases(t *testing.T, cases []planCase) {
 			}
 			checkConflicts(t, res.Conflicts, tc)
 			checkKept(t, res.Kept, tc.kept)
+			if got, want := render(res.Skipped), render(tc.skipped); got != want {
+				t.Errorf("Skipped:\n%s\nwant:\n%s", got, want)
+			}
 		})
 	}
 }
@@ -798,7 +805,9 @@ func TestPlan_IsDeterministicWhateverTheInputOrder(t *testing.T) {
 // TestPlan_WritesOnlyWhatSelfHolds checks, over every case, the ownership
 // invariants: Before is exactly a current set; no registry record of
 // another contributor is written; no set is updated or deleted unless its
-// registry held Self (or, shared, Self's kind); nothing is written for a
+// registry held Self (or, shared, Self's kind), or external-dns's registry held only
+// Input.ExternalDNS.AdoptOwner (a takeover: the set, or that owner's own TXT
+// record); nothing is written for a
 // conflicting key; Records are Changes without registry records.
 func TestPlan_WritesOnlyWhatSelfHolds(t *testing.T) {
 	for _, tc := range allCases() {
@@ -839,7 +848,7 @@ func TestPlan_WritesOnlyWhatSelfHolds(t *testing.T) {
 				if c.Before == nil {
 					continue
 				}
-				held := false
+				held := adopted(in, ix, c)
 				for _, e := range ix.Entries(c.Key()) {
 					held = held || e.Contributor() == in.Self || (in.Mode == Shared && e.Contributor().Kind() == in.Self.Kind())
 				}

@@ -56,6 +56,8 @@ type Index struct {
 	byKey     map[provider.RecordSetKey]span
 	malformed []malformedRecord
 	external  map[nameType][]ExternalClaim
+	// externalAt holds the external-dns registry TXT sets by their record name (ExternalFor).
+	externalAt map[string][]ExternalRecord
 }
 
 // span is a run [start, start+n) of Index.records or Index.keyOrder.
@@ -96,8 +98,9 @@ type malformedRecord struct {
 // sets: callers must not modify sets' Targets afterwards.
 func NewIndex(zone string, sets []provider.RecordSet) *Index {
 	ix := &Index{
-		zone:     provider.CanonicalName(zone),
-		external: map[nameType][]ExternalClaim{},
+		zone:       provider.CanonicalName(zone),
+		external:   map[nameType][]ExternalClaim{},
+		externalAt: map[string][]ExternalRecord{},
 	}
 	n := 0
 	for _, s := range sets {
@@ -115,6 +118,7 @@ func NewIndex(zone string, sets []provider.RecordSet) *Index {
 			continue
 		}
 		ix.addExternal(s)
+		ix.addExternalRecord(s)
 	}
 	ix.buildSpans()
 	for _, cs := range ix.external {

@@ -37,6 +37,11 @@ type Planner struct {
 	// Live, when set, is an uncached reader: before an endpoint is reported as in no DNSZone,
 	// Run confirms it against the API server (Assignment.Confirm).
 	Live client.Reader
+	// Policy is the object's write policy (plan.Input.Policy); "" = sync.
+	Policy plan.Policy
+	// ExternalDNS is external-dns' registry naming and the owner taken over
+	// (plan.Input.ExternalDNS); the zero value = default naming, no takeover.
+	ExternalDNS plan.ExternalDNS
 }
 
 // Plan computes the plan of every usable zone of a, in zone-key order, for contributor self
@@ -71,6 +76,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		res := plan.Compute(plan.Input{
 			Zone: zt.zone.Spec.Zone, Self: self, Mode: mode, Release: release,
 			Desired: zt.desired, Snapshot: zt.snap, DefaultTTL: defaultTTL,
+			Policy: p.Policy, ExternalDNS: p.ExternalDNS,
 		})
 		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res})
 	}

@@ -147,14 +147,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		return out, res, err
 	}
 	out.Plans = plans
-	var records []provider.Change
-	var conflicts []string
-	for _, zp := range plans {
-		records = append(records, zp.Result.Records...)
-		for _, c := range zp.Result.Conflicts {
-			conflicts = append(conflicts, c.Message)
-		}
-	}
+	records, conflicts, skipped, conflictReason := summarise(plans)
 	spec, _ := json.Marshal(o.PlanSpec())
 	id := plan.ID(records, spec)
 	st.Plan = StatusPlan(id, records)
@@ -193,7 +186,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
-		ready(false, dnsv1.ReasonOwnershipConflict, "not written: "+strings.Join(conflicts, "; "))
+		ready(false, conflictReason, "not written: "+strings.Join(conflicts, "; "))
 	case a.Missing != "":
 		ready(false, dnsv1.ReasonZoneNotFound, a.Missing)
 	case len(a.Denied) > 0:
@@ -205,10 +198,32 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		return out, ctrl.Result{RequeueAfter: 5 * time.Second}, nil
 	case !apply && len(records) > 0:
 		ready(false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
+	case len(skipped) > 0:
+		ready(true, dnsv1.ReasonPublished, fmt.Sprintf("%s; policy %s withheld %d changes: %s", opts.Published, p.Policy, len(skipped), strings.Join(skipped, ", ")))
 	default:
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
 	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+}
+
+// summarise gathers the plans' record changes, conflict messages and policy-withheld changes
+// ("<action> <key>"), and the Ready reason of the conflicts: DoubleClaim when one is, the one a
+// user must act on, else OwnershipConflict.
+func summarise(plans []ZonePlan) (records []provider.Change, conflicts, skipped []string, conflictReason string) {
+	conflictReason = dnsv1.ReasonOwnershipConflict
+	for _, zp := range plans {
+		records = append(records, zp.Result.Records...)
+		for _, c := range zp.Result.Conflicts {
+			conflicts = append(conflicts, c.Message)
+			if c.Reason == plan.ReasonDoubleClaim {
+				conflictReason = dnsv1.ReasonDoubleClaim
+			}
+		}
+		for _, c := range zp.Result.Skipped {
+			skipped = append(skipped, fmt.Sprintf("%s %s", c.Action, c.Before.Key()))
+		}
+	}
+	return records, conflicts, skipped, conflictReason
 }
 
 // setReady sets o's Ready condition for its current generation.

@@ -1,0 +1,397 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+)
+
+// The external-dns takeover (issue 17, "The real test"): real external-dns v0.22.0 (built by
+// hack/bench/build-external-dns.sh, a prerequisite of make e2e) publishes into the root zone on
+// PowerDNS; then cluster 1's manager, restarted with --adopt-external-dns-owner, takes the names
+// over through DNSEndpoints of the same content, while a query loop asks every name every 50 ms.
+const (
+	xdnsOwner      = "extdns-e2e"   // the owner taken over
+	xdnsOtherOwner = "extdns-other" // a second external-dns owner, never touched
+	xdnsNS         = "extdns-a"     // its DNSEndpoints (externaldns.k8s.io)
+	xdnsOtherNS    = "extdns-b"
+	xdnsDomain     = "xdns." + rootZone
+)
+
+// xdnsRecord is one published name: what external-dns publishes and what dnsplane then publishes
+// with the same content. The scenario's sources are external-dns DNSEndpoints; Services and
+// Ingresses (--source=service,ingress) are more entries here, with a source object to create in
+// place of the external-dns DNSEndpoint (xdnsSource).
+type xdnsRecord struct {
+	name, typ string
+	ttl       int64
+	targets   []string
+}
+
+func (r xdnsRecord) fqdn() string { return r.name + "." + xdnsDomain }
+
+func (r xdnsRecord) qtype() uint16 {
+	if r.typ == "CNAME" {
+		return dns.TypeCNAME
+	}
+	return dns.TypeA
+}
+
+// answer is the record's value as the query loop reads it: sorted targets, comma-separated.
+func (r xdnsRecord) answer() string {
+	t := slices.Clone(r.targets)
+	slices.Sort(t)
+	return strings.Join(t, ",")
+}
+
+var (
+	xdnsTaken = []xdnsRecord{
+		{"svc", "A", 60, []string{"192.0.2.51", "192.0.2.52"}},
+		{"web", "CNAME", 60, []string{"lb.xdns-target.example"}},
+		{"api", "A", 120, []string{"192.0.2.53"}},
+	}
+	xdnsOther = xdnsRecord{"other", "A", 60, []string{"192.0.2.60"}}
+)
+
+// xdnsSource is the external-dns DNSEndpoint (externaldns.k8s.io/v1alpha1) that publishes r.
+func xdnsSource(ns string, r xdnsRecord) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "externaldns.k8s.io/v1alpha1", "kind": "DNSEndpoint",
+		"metadata": map[string]any{"namespace": ns, "name": r.name},
+		"spec": map[string]any{"endpoints": []any{map[string]any{
+			"dnsName": r.fqdn(), "recordType": r.typ, "recordTTL": r.ttl, "targets": toAny(r.targets),
+		}}},
+	}}
+	return u
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// dnsplaneFor is the dnsplane DNSEndpoint with r's content, in the root zone's namespace.
+func dnsplaneFor(r xdnsRecord) *dnsv1.DNSEndpoint {
+	return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: "xdns-" + r.name},
+		Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{Endpoints: []dnsv1.Endpoint{{
+			DNSName: r.fqdn(), RecordType: r.typ, RecordTTL: dnsv1.TTL(r.ttl), Targets: r.targets,
+		}}}}}
+}
+
+// installExternalDNSCRD creates external-dns' own DNSEndpoint CRD (bin/external-dns-crd.yaml) in c
+// and waits until it is served.
+func installExternalDNSCRD(t *testing.T, c *cluster) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(suite.repo, "bin", "external-dns-crd.yaml"))
+	if err != nil {
+		t.Fatalf("%v (make e2e builds it: hack/bench/build-external-dns.sh)", err)
+	}
+	crd := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal(b, &crd.Object); err != nil {
+		t.Fatalf("external-dns CRD: %v", err)
+	}
+	if err := c.C().Create(ctx(t), crd); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatalf("create external-dns CRD: %v", err)
+	}
+	eventually(t, 30*time.Second, "external-dns' DNSEndpoint CRD served", func() error {
+		l := &unstructured.UnstructuredList{}
+		l.SetAPIVersion("externaldns.k8s.io/v1alpha1")
+		l.SetKind("DNSEndpointList")
+		return c.C().List(ctx(t), l)
+	})
+}
+
+// runExternalDNS runs real external-dns once (--once: one sync, then it exits) against c's API
+// server and the suite's PowerDNS, for owner and the external-dns DNSEndpoints of namespace ns,
+// with the TXT registry and --policy=sync. Its output goes to <work dir>/external-dns-<owner>.log;
+// the PowerDNS key goes in its environment (external-dns masks it when it logs its config).
+func runExternalDNS(t *testing.T, c *cluster, owner, ns string) {
+	t.Helper()
+	bin := filepath.Join(suite.repo, "bin", "external-dns")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("%v (make e2e builds it: hack/bench/build-external-dns.sh)", err)
+	}
+	metrics, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(suite.root, "external-dns-"+owner+".log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, bin,
+		"--source=crd", "--crd-source-apiversion=externaldns.k8s.io/v1alpha1", "--crd-source-kind=DNSEndpoint",
+		"--namespace="+ns, "--provider=pdns", "--pdns-server="+suite.pdns.APIURL,
+		"--registry=txt", "--txt-owner-id="+owner, "--policy=sync", "--domain-filter="+rootZone,
+		"--kubeconfig="+c.kcfg, "--metrics-address=127.0.0.1:"+fmt.Sprint(metrics), "--once")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), "EXTERNAL_DNS_PDNS_API_KEY="+suite.pdns.Key) // off the command line
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("external-dns --once (owner %s): %v\n%s", owner, err, tail(logPath, 30))
+	}
+}
+
+// queryLoop asks PowerDNS every record's name every interval and counts the queries and the
+// failures: an error, no answer, or any answer but the record's own value.
+type queryLoop struct {
+	queries, failures atomic.Int64
+	mu                sync.Mutex
+	examples          []string
+	stop              func()
+}
+
+func startQueryLoop(t *testing.T, addr string, interval time.Duration, recs []xdnsRecord) *queryLoop {
+	t.Helper()
+	l := &queryLoop{}
+	done := make(chan struct{})
+	stopc := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			var wg sync.WaitGroup
+			for _, r := range recs {
+				wg.Go(func() { l.ask(addr, r) })
+			}
+			wg.Wait()
+			select {
+			case <-stopc:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	l.stop = func() { once.Do(func() { close(stopc); <-done }) }
+	t.Cleanup(l.stop)
+	return l
+}
+
+func (l *queryLoop) ask(addr string, r xdnsRecord) {
+	l.queries.Add(1)
+	resp, err := query(addr, r.fqdn(), r.qtype())
+	got := ""
+	if err == nil {
+		var vals []string
+		for _, rr := range resp.Answer {
+			switch v := rr.(type) {
+			case *dns.A:
+				vals = append(vals, v.A.String())
+			case *dns.CNAME:
+				vals = append(vals, strings.TrimSuffix(v.Target, "."))
+			}
+		}
+		slices.Sort(vals)
+		got = strings.Join(vals, ",")
+	}
+	if err == nil && got == r.answer() {
+		return
+	}
+	l.failures.Add(1)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.examples) < 10 {
+		l.examples = append(l.examples, fmt.Sprintf("%s %s at %s: %q (err %v)", r.fqdn(), r.typ, time.Now().Format(time.StampMilli), got, err))
+	}
+}
+
+// linesAt returns the AXFR lines whose owner is one of names (FQDNs with the trailing dot).
+func linesAt(lines []string, names ...string) []string {
+	var out []string
+	for _, l := range lines {
+		if slices.Contains(names, ownerName(l)) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// xdnsRegistryNames returns the owner names of the AXFR's TXT records whose value is an
+// external-dns registry value of owner.
+func xdnsRegistryNames(lines []string, owner string) []string {
+	var out []string
+	for _, l := range lines {
+		if strings.Contains(l, " TXT ") && strings.Contains(l, "heritage=external-dns") && strings.Contains(l, "external-dns/owner="+owner+",") {
+			out = append(out, ownerName(l))
+		}
+	}
+	return out
+}
+
+// TestExternalDNSTakeover: external-dns v0.22.0 (TXT registry, --policy=sync, --source=crd) of
+// owner extdns-e2e publishes 3 names under xdns.e2e.test on PowerDNS, and one of owner
+// extdns-other a fourth; external-dns stops. Cluster 1's manager restarts with
+// --adopt-external-dns-owner=extdns-e2e and DNSEndpoints of the same content: the 3 names are
+// taken over (dnsplane's registry records written, external-dns' removed), while a query loop
+// asking every name every 50 ms sees no missing or wrong answer. The other owner's records are
+// untouched (and its name is OwnershipConflict). Deleting one DNSEndpoint removes its records
+// and nothing else.
+func TestExternalDNSTakeover(t *testing.T) {
+	onFailure(t)
+	if !suite.local {
+		t.Skip("restarts cluster 1's manager with --adopt-external-dns-owner: local clusters only")
+	}
+	platform(t)
+	c := suite.clusters[0]
+	before := publishWithExternalDNS(t, c)
+	all := append(slices.Clone(xdnsTaken), xdnsOther)
+	loop := startQueryLoop(t, suite.pdns.DNSAddr, 50*time.Millisecond, all)
+	start := time.Now()
+	c.kill(t)
+	c.args = append(c.args, "--adopt-external-dns-owner="+xdnsOwner)
+	c.restart(t)
+	for _, r := range all {
+		c.apply(t, dnsplaneFor(r))
+	}
+	for _, r := range xdnsTaken {
+		c.waitCondition(t, dnsplaneFor(r), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 60*time.Second)
+	}
+	cond, _ := c.waitCondition(t, dnsplaneFor(xdnsOther), dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonOwnershipConflict, 60*time.Second)
+	if !strings.Contains(cond.Message, "external-dns owner "+xdnsOtherOwner) {
+		t.Errorf("the other owner's name: conflict message %q does not name %s", cond.Message, xdnsOtherOwner)
+	}
+	var after []string
+	eventually(t, 30*time.Second, "external-dns' registry records of "+xdnsOwner+" removed", func() error {
+		after = axfrNormalized(t, suite.pdns.DNSAddr, rootZone)
+		if got := xdnsRegistryNames(after, xdnsOwner); len(got) > 0 {
+			return fmt.Errorf("still there: %v", got)
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // a few more rounds of the loop after the switch
+	loop.stop()
+	t.Logf("takeover: %d queries during the switch (%s, every name every 50 ms), %d missing or wrong %v",
+		loop.queries.Load(), time.Since(start).Round(100*time.Millisecond), loop.failures.Load(), loop.examples)
+	if loop.failures.Load() != 0 || loop.queries.Load() == 0 {
+		t.Errorf("%d of %d answers missing or wrong during the switch: %v", loop.failures.Load(), loop.queries.Load(), loop.examples)
+	}
+	checkTakenOver(t, before, after, c.ownerID)
+	deleteOne(t, c, after)
+}
+
+// publishWithExternalDNS installs external-dns' CRD in c, has real external-dns publish
+// xdnsTaken as owner xdnsOwner and xdnsOther as xdnsOtherOwner, checks that PowerDNS serves them
+// with xdnsOwner's registry records, and returns the root zone's AXFR then.
+func publishWithExternalDNS(t *testing.T, c *cluster) (before []string) {
+	t.Helper()
+	installExternalDNSCRD(t, c)
+	c.apply(t, namespace(xdnsNS), namespace(xdnsOtherNS))
+	for _, r := range xdnsTaken {
+		c.apply(t, xdnsSource(xdnsNS, r))
+	}
+	c.apply(t, xdnsSource(xdnsOtherNS, xdnsOther))
+	runExternalDNS(t, c, xdnsOwner, xdnsNS)
+	runExternalDNS(t, c, xdnsOtherOwner, xdnsOtherNS)
+	for _, r := range append(slices.Clone(xdnsTaken), xdnsOther) {
+		eventually(t, 30*time.Second, r.fqdn()+" served as external-dns published it", func() error {
+			resp, err := query(suite.pdns.DNSAddr, r.fqdn(), r.qtype())
+			if err != nil || len(resp.Answer) == 0 {
+				return fmt.Errorf("answer %v, err %v", resp, err)
+			}
+			return nil
+		})
+	}
+	before = axfrNormalized(t, suite.pdns.DNSAddr, rootZone)
+	if got := xdnsRegistryNames(before, xdnsOwner); len(got) != len(xdnsTaken) {
+		t.Fatalf("external-dns registry records of %s: %v, want %d (external-dns log %s)", xdnsOwner, got, len(xdnsTaken), filepath.Join(suite.root, "external-dns-"+xdnsOwner+".log"))
+	}
+	t.Logf("external-dns %s wrote its registry records at %v", xdnsOwner, xdnsRegistryNames(before, xdnsOwner))
+	return before
+}
+
+// deleteOne deletes the first taken name's DNSEndpoint: its record set and registry record go,
+// nothing else (after is the AXFR before the deletion). Then it deletes the other objects.
+func deleteOne(t *testing.T, c *cluster, after []string) {
+	t.Helper()
+	gone := xdnsTaken[0]
+	if err := c.C().Delete(ctx(t), dnsplaneFor(gone)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, gone.fqdn()+" removed", func() error {
+		if resp, err := query(suite.pdns.DNSAddr, gone.fqdn(), gone.qtype()); err != nil || len(resp.Answer) > 0 {
+			return fmt.Errorf("answer %v, err %v", resp, err)
+		}
+		return nil
+	})
+	final := axfrNormalized(t, suite.pdns.DNSAddr, rootZone)
+	removed, added := diff(after, final)
+	if len(added) > 0 {
+		t.Errorf("deleting %s added records: %v", gone.name, added)
+	}
+	for _, l := range removed {
+		if ownerName(l) != dns.Fqdn(gone.fqdn()) && !strings.Contains(l, "resource=DNSEndpoint/"+platformNS+"/xdns-"+gone.name) {
+			t.Errorf("deleting %s removed a record of something else: %s", gone.name, l)
+		}
+	}
+	if len(removed) != 1+len(gone.targets) {
+		t.Errorf("deleting %s removed %d records, want %d (its targets and its registry record): %v", gone.name, len(removed), 1+len(gone.targets), removed)
+	}
+	for _, r := range xdnsTaken[1:] {
+		if err := c.C().Delete(ctx(t), dnsplaneFor(r)); err != nil && !apierrors.IsNotFound(err) {
+			t.Error(err)
+		}
+	}
+	if err := c.C().Delete(ctx(t), dnsplaneFor(xdnsOther)); err != nil && !apierrors.IsNotFound(err) {
+		t.Error(err)
+	}
+}
+
+// checkTakenOver compares the root zone before and after the takeover: the taken names carry the
+// same records, one dnsplane registry record each (owner ownerID) and no external-dns one of the
+// adopted owner; the other owner's name and registry record are unchanged.
+func checkTakenOver(t *testing.T, before, after []string, ownerID string) {
+	t.Helper()
+	for _, r := range xdnsTaken {
+		name := dns.Fqdn(r.fqdn())
+		if b, a := linesAt(before, name), linesAt(after, name); !slices.Equal(b, a) {
+			t.Errorf("%s changed in the takeover: %v -> %v", r.fqdn(), b, a)
+		}
+		var claims []string
+		for _, l := range after {
+			if strings.Contains(l, " TXT ") && strings.Contains(l, "heritage=dnsplane") && strings.Contains(l, "name="+r.fqdn()+"&") {
+				claims = append(claims, l)
+			}
+		}
+		if len(claims) != 1 || !strings.Contains(claims[0], "owner="+ownerID+"&") {
+			t.Errorf("%s: dnsplane registry records after the takeover %v, want one of %s", r.fqdn(), claims, ownerID)
+		}
+	}
+	if got := xdnsRegistryNames(after, xdnsOwner); len(got) > 0 {
+		t.Errorf("external-dns registry records of %s left: %v", xdnsOwner, got)
+	}
+	var otherNames []string
+	for _, l := range before {
+		if strings.Contains(ownerName(l), xdnsOther.name+"."+xdnsDomain) {
+			otherNames = append(otherNames, ownerName(l))
+		}
+	}
+	if b, a := linesAt(before, otherNames...), linesAt(after, otherNames...); len(b) < 2 || !slices.Equal(b, a) {
+		t.Errorf("the other owner's records changed: %v -> %v", b, a)
+	}
+}
