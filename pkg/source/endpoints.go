@@ -129,6 +129,9 @@ func (f DomainFilter) Filter(eps []dnsv1.Endpoint) []dnsv1.Endpoint {
 // dnsv1.MaxEndpoints, reporting what it cut.
 func (f DomainFilter) Finish(eps []dnsv1.Endpoint, probs []Problem) ([]dnsv1.Endpoint, []Problem) {
 	eps = f.Filter(normalize(eps))
+	if len(eps) == 0 {
+		return nil, probs
+	}
 	if len(eps) > dnsv1.MaxEndpoints {
 		probs = append(probs, problem(dnsv1.ReasonInvalidTarget, "%d record sets, more than a DNSEndpoint holds (%d); the first %d in name order are published", len(eps), dnsv1.MaxEndpoints, dnsv1.MaxEndpoints))
 		eps = eps[:dnsv1.MaxEndpoints]
