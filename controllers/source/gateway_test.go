@@ -25,7 +25,9 @@ func gateway(t *testing.T, ns, name, addr string, listeners ...gwv1.Listener) *g
 	return gw
 }
 
-func parentRef(gw string) gwv1.ParentReference { return gwv1.ParentReference{Name: gwv1.ObjectName(gw)} }
+func parentRef(gw string) gwv1.ParentReference {
+	return gwv1.ParentReference{Name: gwv1.ObjectName(gw)}
+}
 
 // accepted is status.parents saying the Gateway gw accepted the route.
 func accepted(gw string, generation int64) []gwv1.RouteParentStatus {
