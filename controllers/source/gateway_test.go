@@ -14,12 +14,12 @@ import (
 )
 
 // gateway creates Gateway ns/name with listeners and sets its status.addresses to addr.
-func gateway(t *testing.T, ns, name, addr string, listeners ...gwv1.Listener) *gwv1.Gateway {
+func gateway(t *testing.T, c client.Client, ns, name, addr string, listeners ...gwv1.Listener) *gwv1.Gateway {
 	t.Helper()
 	gw := &gwv1.Gateway{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: gwv1.GatewaySpec{GatewayClassName: "test", Listeners: listeners}}
-	create(t, k8s, gw)
+	create(t, c, gw)
 	gw.Status.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.IPAddressType), Value: addr}}
-	if err := k8s.Status().Update(ctxT(t), gw); err != nil {
+	if err := c.Status().Update(ctxT(t), gw); err != nil {
 		t.Fatalf("Gateway status: %v", err)
 	}
 	return gw
@@ -37,10 +37,10 @@ func accepted(gw string, generation int64) []gwv1.RouteParentStatus {
 }
 
 // setParents writes a route's status.parents (read fresh, retried on conflict).
-func setParents(t *testing.T, route client.Object, parents func(generation int64) []gwv1.RouteParentStatus) {
+func setParents(t *testing.T, c client.Client, route client.Object, parents func(generation int64) []gwv1.RouteParentStatus) {
 	t.Helper()
 	eventually(t, "route status of "+route.GetName(), func() error {
-		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(route), route); err != nil {
+		if err := c.Get(ctxT(t), client.ObjectKeyFromObject(route), route); err != nil {
 			return err
 		}
 		p := parents(route.GetGeneration())
@@ -58,7 +58,7 @@ func setParents(t *testing.T, route client.Object, parents func(generation int64
 		default:
 			return fmt.Errorf("unexpected %T", route)
 		}
-		return k8s.Status().Update(ctxT(t), route)
+		return c.Status().Update(ctxT(t), route)
 	})
 }
 
@@ -70,13 +70,13 @@ func setParents(t *testing.T, route client.Object, parents func(generation int64
 func TestHTTPRoute_AttachedPublishedDetachedRemoved(t *testing.T) {
 	const ns, zone = "gw-a", "gw-a.test"
 	zoneNamespace(t, k8s, ns, zone)
-	gw := gateway(t, ns, "gw", "192.0.2.30", gwv1.Listener{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80, Hostname: ptr.To(gwv1.Hostname("*." + zone))})
+	gw := gateway(t, k8s, ns, "gw", "192.0.2.30", gwv1.Listener{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80, Hostname: ptr.To(gwv1.Hostname("*." + zone))})
 	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "shop", Annotations: map[string]string{ed + "ttl": "45"}},
 		Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{parentRef("gw")}},
 			Hostnames: []gwv1.Hostname{gwv1.Hostname("shop." + zone), "shop.elsewhere.test"}}}
 	create(t, k8s, route)
 	waitAnswer(t, "shop."+zone, dns.TypeA) // not attached yet: nothing
-	setParents(t, route, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
+	setParents(t, k8s, route, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
 	ep := waitEndpoint(t, k8s, ns, "httproute-shop", endpointTTL("shop."+zone, 45))
 	if len(ep.Spec.Endpoints) != 1 {
 		t.Errorf("a hostname outside the listener's was published: %+v", ep.Spec.Endpoints)
@@ -94,11 +94,11 @@ func TestHTTPRoute_AttachedPublishedDetachedRemoved(t *testing.T) {
 	}
 	waitAnswer(t, "shop."+zone, dns.TypeA, "192.0.2.31")
 
-	setParents(t, route, func(int64) []gwv1.RouteParentStatus { return []gwv1.RouteParentStatus{} }) // detached
+	setParents(t, k8s, route, func(int64) []gwv1.RouteParentStatus { return []gwv1.RouteParentStatus{} }) // detached
 	waitGone(t, k8s, ns, "httproute-shop")
 	waitAnswer(t, "shop."+zone, dns.TypeA)
 
-	setParents(t, route, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
+	setParents(t, k8s, route, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
 	waitAnswer(t, "shop."+zone, dns.TypeA, "192.0.2.31")
 	if err := k8s.Delete(ctxT(t), route); err != nil {
 		t.Fatal(err)
@@ -112,7 +112,7 @@ func TestHTTPRoute_AttachedPublishedDetachedRemoved(t *testing.T) {
 func TestRoutes_EveryKindWithAnnotations(t *testing.T) {
 	const ns, zone = "gw-b", "gw-b.test"
 	zoneNamespace(t, k8s, ns, zone)
-	gateway(t, ns, "gw", "192.0.2.40",
+	gateway(t, k8s, ns, "gw", "192.0.2.40",
 		gwv1.Listener{Name: "grpc", Protocol: gwv1.HTTPSProtocolType, Port: 443, Hostname: ptr.To(gwv1.Hostname("grpc." + zone)),
 			TLS: &gwv1.ListenerTLSConfig{CertificateRefs: []gwv1.SecretObjectReference{{Name: "cert"}}}},
 		gwv1.Listener{Name: "tls", Protocol: gwv1.TLSProtocolType, Port: 8443, TLS: &gwv1.ListenerTLSConfig{Mode: ptr.To(gwv1.TLSModePassthrough)}},
@@ -140,7 +140,7 @@ func TestRoutes_EveryKindWithAnnotations(t *testing.T) {
 	reasons := map[string]string{"GRPCRoute": dnsv1.ReasonInvalidTTL, "TLSRoute": dnsv1.ReasonInvalidTarget, "TCPRoute": dnsv1.ReasonInvalidHostname, "UDPRoute": dnsv1.ReasonInvalidHostname}
 	for _, r := range routes {
 		create(t, k8s, r.obj)
-		setParents(t, r.obj, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
+		setParents(t, k8s, r.obj, func(g int64) []gwv1.RouteParentStatus { return accepted("gw", g) })
 	}
 	for _, r := range routes {
 		waitEndpoint(t, k8s, ns, r.dep, nil)
