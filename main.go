@@ -135,7 +135,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 
 // bindSourceFlags binds the sources' flags (docs/api.md, "Sources"); no --source = no source.
 func bindSourceFlags(fs *flag.FlagSet, c *source.Config) {
-	fs.Var(listFlag{&c.Sources}, "source", "Sources to publish from, repeatable or comma-separated: "+strings.Join(source.Names, ", ")+" (external-dns's names); none by default.")
+	fs.Var(listFlag{&c.Sources}, "source", "Sources to publish from, repeatable or comma-separated: "+strings.Join(source.Names(), ", ")+" (external-dns's names); none by default.")
 	fs.Var(listFlag{&c.Domains.Include}, "domain-filter", "Sources publish only names equal to or below these domains, repeatable or comma-separated; empty = every name.")
 	fs.Var(listFlag{&c.Domains.Exclude}, "exclude-domains", "Sources never publish names equal to or below these domains, repeatable or comma-separated.")
 	fs.StringVar(&c.AnnotationFilter, "annotation-filter", "", "Sources read only objects whose annotations match this label selector, e.g. team=a; empty = every object.")

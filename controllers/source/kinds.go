@@ -33,22 +33,20 @@ type Kind struct {
 	Selected func(r *Reconciler, obj client.Object) bool
 }
 
-var (
-	gvService = corev1.SchemeGroupVersion.WithKind("Service")
-	gvIngress = networkingv1.SchemeGroupVersion.WithKind("Ingress")
-	gvGateway = gwv1.SchemeGroupVersion.WithKind("Gateway")
-	gvCRD     = schema.GroupVersionKind{Group: src.ExternalDNSGroup, Version: src.ExternalDNSVersion, Kind: src.ExternalDNSKind}
-)
+// gvCRD is external-dns's DNSEndpoint kind.
+func gvCRD() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: src.ExternalDNSGroup, Version: src.ExternalDNSVersion, Kind: src.ExternalDNSKind}
+}
 
 // Kinds returns the Kind of each source name.
 func Kinds() map[string]*Kind {
 	ks := map[string]*Kind{
-		src.Service: {Name: src.Service, Prefix: "svc", GVK: gvService, New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired},
-		src.Ingress: {Name: src.Ingress, Prefix: "ing", GVK: gvIngress, New: func() client.Object { return &networkingv1.Ingress{} }, Desired: ingressDesired,
+		src.Service: {Name: src.Service, Prefix: "svc", GVK: corev1.SchemeGroupVersion.WithKind("Service"), New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired},
+		src.Ingress: {Name: src.Ingress, Prefix: "ing", GVK: networkingv1.SchemeGroupVersion.WithKind("Ingress"), New: func() client.Object { return &networkingv1.Ingress{} }, Desired: ingressDesired,
 			Selected: func(r *Reconciler, o client.Object) bool {
 				return src.IngressClassMatches(o.(*networkingv1.Ingress), r.Config.IngressClasses)
 			}},
-		src.CRD: {Name: src.CRD, Prefix: "externaldns", GVK: gvCRD, Requires: []schema.GroupVersionKind{gvCRD}, New: newExternalDNS, Desired: crdDesired},
+		src.CRD: {Name: src.CRD, Prefix: "externaldns", GVK: gvCRD(), Requires: []schema.GroupVersionKind{gvCRD()}, New: newExternalDNS, Desired: crdDesired},
 	}
 	for _, rk := range routeKinds() {
 		ks[rk.Name] = rk.kind()
@@ -58,7 +56,7 @@ func Kinds() map[string]*Kind {
 
 func newExternalDNS() client.Object {
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvCRD)
+	u.SetGroupVersionKind(gvCRD())
 	return u
 }
 
@@ -104,7 +102,7 @@ type routeKind struct {
 
 func (rk routeKind) kind() *Kind {
 	gvk := gwv1.SchemeGroupVersion.WithKind(rk.Kind)
-	return &Kind{Name: rk.Name, Prefix: rk.Prefix, GVK: gvk, Requires: []schema.GroupVersionKind{gvk, gvGateway}, New: rk.New,
+	return &Kind{Name: rk.Name, Prefix: rk.Prefix, GVK: gvk, Requires: []schema.GroupVersionKind{gvk, gwv1.SchemeGroupVersion.WithKind("Gateway")}, New: rk.New,
 		Desired: func(ctx context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error) {
 			return routeDesired(ctx, r, rk.Route(obj))
 		}}

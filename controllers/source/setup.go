@@ -5,9 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -36,12 +38,13 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName(r.Kind.Name)).
 		For(r.Kind.New(), builder.WithPredicates(inNamespace)).
-		Owns(&dnsv1.DNSEndpoint{}, builder.WithPredicates(inNamespace))
+		// Its DNSEndpoints' status writes do not matter here: spec changes and deletion do.
+		Owns(&dnsv1.DNSEndpoint{}, builder.WithPredicates(inNamespace, predicate.GenerationChangedPredicate{}))
 	switch r.Kind.Name {
 	case src.Service:
 		b = b.Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(serviceOfSlice), builder.WithPredicates(inNamespace))
 		if r.Nodes {
-			b = b.Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodePortServices))
+			b = b.Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodePortServices), builder.WithPredicates(addressesChanged()))
 		}
 	case src.CRD, src.Ingress:
 	default:
@@ -52,6 +55,16 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		rec = decorate(r)
 	}
 	return b.Complete(rec)
+}
+
+// addressesChanged passes node creations, deletions and address changes: a node's status is
+// rewritten for many other reasons, none of which moves a NodePort Service's targets.
+func addressesChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Node)
+		n, ok2 := e.ObjectNew.(*corev1.Node)
+		return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses)
+	}}
 }
 
 // serviceOfSlice enqueues the Service an EndpointSlice belongs to.

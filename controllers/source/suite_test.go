@@ -66,7 +66,7 @@ func runSuite(m *testing.M) int {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names}, prometheus.NewRegistry()))
+	a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names()}, prometheus.NewRegistry()))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -43,11 +42,6 @@ const (
 	AccessPrivate                  = "private"
 )
 
-// ControllerValues are the controller annotation values this manager serves: external-dns's
-// own ("dns-controller") and "dnsplane". An object whose controller annotation says anything
-// else belongs to another controller and is not published (external-dns skips it too).
-var controllerValues = []string{"dns-controller", "dnsplane"}
-
 // Problem is a value that could not be used, for a Warning Event on the source object: Reason is
 // one of dnsv1's Reason* constants (ReasonInvalidTTL, ReasonInvalidHostname, ReasonInvalidTarget,
 // ReasonInvalidAnnotation), Message names the annotation or field and the value.
@@ -82,9 +76,11 @@ type Annotations struct {
 }
 
 // Ours reports whether the controller annotation leaves the object to this manager: unset,
-// "dns-controller" (external-dns's default) or "dnsplane".
+// "dns-controller" (external-dns's own value) or "dnsplane". An object whose controller
+// annotation says anything else belongs to another controller and is not published (external-dns
+// skips it too).
 func (a Annotations) Ours() bool {
-	return a.Controller == "" || slices.Contains(controllerValues, a.Controller)
+	return a.Controller == "" || a.Controller == "dns-controller" || a.Controller == "dnsplane"
 }
 
 // annotation returns dnsplane.io/<key> if set, else external-dns's, and the full key read.

@@ -125,7 +125,7 @@ func TestConfigValidate(t *testing.T) {
 		ok    bool
 	}{
 		{name: "zero", ok: true},
-		{name: "all sources", c: Config{Sources: Names}, ok: true},
+		{name: "all sources", c: Config{Sources: Names()}, ok: true},
 		{name: "unknown source", c: Config{Sources: []string{"pod"}}},
 		{name: "twice", c: Config{Sources: []string{"service", "service"}}},
 		{name: "bad domain", c: Config{Domains: DomainFilter{Include: []string{"bad domain"}}}},

@@ -22,8 +22,10 @@ const (
 	CRD              = "crd"
 )
 
-// Names are every source name, in --source's documented order.
-var Names = []string{Service, Ingress, GatewayHTTPRoute, GatewayGRPCRoute, GatewayTLSRoute, GatewayTCPRoute, GatewayUDPRoute, CRD}
+// Names returns every source name, in --source's documented order.
+func Names() []string {
+	return []string{Service, Ingress, GatewayHTTPRoute, GatewayGRPCRoute, GatewayTLSRoute, GatewayTCPRoute, GatewayUDPRoute, CRD}
+}
 
 // Config is the sources' flags. The zero value enables no source (the manager without
 // --source reads only dnsplane's own kinds).
@@ -69,8 +71,8 @@ func (c Config) Selectors() (annotations, labelSel labels.Selector, err error) {
 func (c Config) Validate(watchNamespaces []string) error {
 	var errs []error
 	for i, s := range c.Sources {
-		if !slices.Contains(Names, s) {
-			errs = append(errs, fmt.Errorf("--source %q: not one of %s", s, strings.Join(Names, ", ")))
+		if !slices.Contains(Names(), s) {
+			errs = append(errs, fmt.Errorf("--source %q: not one of %s", s, strings.Join(Names(), ", ")))
 		} else if slices.Contains(c.Sources[:i], s) {
 			errs = append(errs, fmt.Errorf("--source %q: given twice", s))
 		}

@@ -18,8 +18,10 @@ const (
 	ExternalDNSKind    = "DNSEndpoint"
 )
 
-// recordTypes are the types a dnsplane Endpoint admits (its recordType enum).
-var recordTypes = []string{"A", "AAAA", "CNAME", "TXT", "NS", "MX", "SRV", "CAA", "PTR", "DS"}
+// recordTypes returns the types a dnsplane Endpoint admits (its recordType enum).
+func recordTypes() []string {
+	return []string{"A", "AAAA", "CNAME", "TXT", "NS", "MX", "SRV", "CAA", "PTR", "DS"}
+}
 
 // ExternalDNSEndpoints returns the endpoints of an external-dns DNSEndpoint (its spec.endpoints
 // have dnsplane's Endpoint field names): each endpoint whose dnsName is a DNS name, whose
@@ -59,8 +61,8 @@ func validExternalEndpoint(e dnsv1.Endpoint) *endpointError {
 	if err := ValidateHostname(e.DNSName); err != nil {
 		return &endpointError{dnsv1.ReasonInvalidHostname, "dnsName: " + err.Error()}
 	}
-	if !slices.Contains(recordTypes, e.RecordType) {
-		return &endpointError{dnsv1.ReasonInvalidTarget, fmt.Sprintf("recordType %q is not one of %v", e.RecordType, recordTypes)}
+	if !slices.Contains(recordTypes(), e.RecordType) {
+		return &endpointError{dnsv1.ReasonInvalidTarget, fmt.Sprintf("recordType %q is not one of %v", e.RecordType, recordTypes())}
 	}
 	if e.RecordTTL < 0 || e.RecordTTL > 2147483647 {
 		return &endpointError{dnsv1.ReasonInvalidTTL, "recordTTL out of range: from 0 to 2147483647 seconds (RFC 2181 §8)"}
