@@ -141,3 +141,38 @@ func TestIngress_HostsAnnotationsAndBadValues(t *testing.T) {
 	waitGone(t, k8s, ns, "ing-web")
 	waitAnswer(t, "extra."+zone, dns.TypeA)
 }
+
+// TestService_NodePortAccessSetIdentifierAndWeight: a NodePort Service publishes its nodes'
+// addresses, ExternalIP by default and InternalIP with access=private; set-identifier and
+// aws-weight make it a weighted record set; an access value that is neither public nor private
+// gives an InvalidAnnotation Event and falls back to the default.
+func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
+	const ns, zone = "svc-c", "svc-c.test"
+	zoneNamespace(t, k8s, ns, zone)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "source-test-node"}}
+	create(t, k8s, node)
+	t.Cleanup(func() { _ = k8s.Delete(ctxT(t), node) })
+	node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: "203.0.113.7"}, {Type: corev1.NodeInternalIP, Address: "10.0.0.7"}}
+	if err := k8s.Status().Update(ctxT(t), node); err != nil {
+		t.Fatal(err)
+	}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "np", Annotations: map[string]string{ed + "hostname": "np." + zone}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}
+	create(t, k8s, svc)
+	waitAnswer(t, "np."+zone, dns.TypeA, "203.0.113.7")
+
+	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "private", ed + "set-identifier": "eu", ed + "aws-weight": "20"})
+	waitEndpoint(t, k8s, ns, "svc-np", func(ep *dnsv1.DNSEndpoint) error {
+		e := ep.Spec.Endpoints
+		if len(e) != 1 || e[0].SetIdentifier != "eu" || len(e[0].ProviderSpecific) != 1 || e[0].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
+			len(e[0].Targets) != 1 || e[0].Targets[0] != "10.0.0.7" {
+			return fmt.Errorf("endpoints %+v", e)
+		}
+		return nil
+	})
+	waitAnswer(t, "np."+zone, dns.TypeA, "10.0.0.7")
+
+	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "everyone"})
+	waitEvent(t, k8s, ns, "Service", "np", dnsv1.ReasonInvalidAnnotation)
+	waitAnswer(t, "np."+zone, dns.TypeA, "203.0.113.7")
+}
