@@ -1,6 +1,8 @@
 // Command manager is dnsplane's operator. It parses and validates flags and environment
 // (POD_NAME, POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
-// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the
+// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; with
+// --source, the sources' controllers (Services, Ingresses, Gateway routes, external-dns's
+// DNSEndpoints, each publishing through a DNSEndpoint it owns); the
 // provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
 // included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
 // parent zones; the DNSRecord heartbeat reporter; and the embedded authoritative DNS server with
