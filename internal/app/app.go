@@ -218,7 +218,9 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace: cfg.PodNamespace,
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
 		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// Unstructured objects (external-dns's DNSEndpoints, --source=crd) are read from the
+		// cache that their watch fills, like every typed kind.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
 		// managedFields name every endpoint field again, a second copy of each endpoint that no
 		// controller reads (docs/design.md, "Memory").
