@@ -1,6 +1,8 @@
 // Command manager is dnsplane's operator. It parses and validates flags and environment
 // (POD_NAME, POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
-// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the
+// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; with
+// --source, the sources' controllers (Services, Ingresses, Gateway routes, external-dns's
+// DNSEndpoints, each publishing through a DNSEndpoint it owns); the
 // provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
 // included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
 // parent zones; the DNSRecord heartbeat reporter; and the embedded authoritative DNS server with
@@ -37,6 +39,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
+	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
 // options are the manager's flags; docs/api.md lists them.
@@ -68,6 +71,24 @@ type options struct {
 	gslbNSAddress                 string
 
 	extDNS externalDNSFlags
+	// sources are --source and its filters (pkg/source), external-dns's flag names.
+	sources source.Config
+}
+
+// listFlag is a repeatable flag whose values may also be comma-separated, as external-dns's
+// list flags are (--source=service --source=ingress or --source=service,ingress).
+type listFlag struct{ list *[]string }
+
+func (f listFlag) String() string {
+	if f.list == nil {
+		return ""
+	}
+	return strings.Join(*f.list, ",")
+}
+
+func (f listFlag) Set(v string) error {
+	*f.list = append(*f.list, splitList(v)...)
+	return nil
 }
 
 func parseFlags(args []string) (options, *zap.Options, error) {
@@ -100,6 +121,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
 	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
 	o.extDNS.bind(fs)
+	bindSourceFlags(fs, &o.sources)
 	zopts := &zap.Options{Development: false}
 	zopts.BindFlags(fs)
 	if err := fs.Parse(args); err != nil {
@@ -113,6 +135,19 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	}
 	o.watchNamespaces = splitList(*watch)
 	return o, zopts, o.validate()
+}
+
+// bindSourceFlags binds the sources' flags (docs/api.md, "Sources"); no --source = no source.
+func bindSourceFlags(fs *flag.FlagSet, c *source.Config) {
+	fs.Var(listFlag{&c.Sources}, "source", "Sources to publish from, repeatable or comma-separated: "+strings.Join(source.Names(), ", ")+" (external-dns's names); none by default.")
+	fs.Var(listFlag{&c.Domains.Include}, "domain-filter", "Sources publish only names equal to or below these domains, repeatable or comma-separated; empty = every name.")
+	fs.Var(listFlag{&c.Domains.Exclude}, "exclude-domains", "Sources never publish names equal to or below these domains, repeatable or comma-separated.")
+	fs.StringVar(&c.AnnotationFilter, "annotation-filter", "", "Sources read only objects whose annotations match this label selector, e.g. team=a; empty = every object.")
+	fs.StringVar(&c.LabelFilter, "label-filter", "", "Sources read only objects whose labels match this label selector; empty = every object.")
+	fs.Var(listFlag{&c.IngressClasses}, "ingress-class", "The ingress source reads only Ingresses of these classes (spec.ingressClassName or kubernetes.io/ingress.class), repeatable or comma-separated; empty = every class.")
+	fs.StringVar(&c.GatewayName, "gateway-name", "", "Gateway route sources count only Gateways of this name; empty = every Gateway.")
+	fs.StringVar(&c.Namespace, "namespace", "", "Sources read only this namespace (one of --watch-namespaces when those are set); empty = every watched namespace.")
+	fs.BoolVar(&c.PublishInternal, "publish-internal-services", false, "The service source publishes a ClusterIP Service's cluster IP for its hostname annotation.")
 }
 
 // The --metrics-bind-address defaults: Kubebuilder's secure port in a cluster, loopback plain
@@ -177,6 +212,9 @@ func (o options) validate() error {
 	}
 	if err := loopback(o.pprofAddr); err != nil {
 		errs = append(errs, fmt.Errorf("--pprof-bind-address: %w", err))
+	}
+	if err := o.sources.Validate(o.watchNamespaces); err != nil {
+		errs = append(errs, err)
 	}
 	if o.kubeQPS <= 0 || o.kubeBurst <= 0 {
 		errs = append(errs, errors.New("--kube-api-qps and --kube-api-burst must be positive"))
@@ -328,6 +366,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, LBResolver: net.DefaultResolver,
+		Sources: o.sources,
 	}, nil
 }
 

@@ -4,11 +4,15 @@ import (
 	"context"
 	"net"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	clientfeatures "k8s.io/client-go/features"
+	"k8s.io/client-go/rest"
+
+	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
 func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
@@ -208,5 +212,44 @@ func TestParseFlags_MetricsAndNamespaces(t *testing.T) {
 				t.Errorf("metrics %q secure %v namespaces %q, want %q %v %q", cfg.MetricsAddr, cfg.MetricsSecure, cfg.WatchNamespaces, c.wantAddr, c.wantSecure, c.wantNS)
 			}
 		})
+	}
+}
+
+// TestParseFlags_Sources: the sources' flags take external-dns's forms (repeatable, or
+// comma-separated), reach app.Config, are off by default, and bad values are refused naming the
+// flag (--namespace outside --watch-namespaces too).
+func TestParseFlags_Sources(t *testing.T) {
+	o, _, err := parseFlags(nil)
+	if err != nil || len(o.sources.Sources) != 0 {
+		t.Fatalf("no flag: sources %v, err %v", o.sources.Sources, err)
+	}
+	o, _, err = parseFlags([]string{"--source=service,ingress", "--source=crd", "--domain-filter=example.com", "--domain-filter=example.org,example.net",
+		"--exclude-domains=internal.example.com", "--annotation-filter=team=a", "--label-filter=env!=dev", "--ingress-class=nginx,traefik",
+		"--gateway-name=public", "--namespace=apps", "--publish-internal-services"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := o.config(&rest.Config{}, environ{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := source.Config{Sources: []string{"service", "ingress", "crd"},
+		Domains:          source.DomainFilter{Include: []string{"example.com", "example.org", "example.net"}, Exclude: []string{"internal.example.com"}},
+		AnnotationFilter: "team=a", LabelFilter: "env!=dev", IngressClasses: []string{"nginx", "traefik"}, GatewayName: "public", Namespace: "apps", PublishInternal: true}
+	if !reflect.DeepEqual(c.Sources, want) {
+		t.Errorf("app.Config.Sources = %+v, want %+v", c.Sources, want)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--source=pods"}, `--source "pods"`},
+		{[]string{"--domain-filter=bad domain"}, "--domain-filter"},
+		{[]string{"--label-filter=a in (b"}, "--label-filter"},
+		{[]string{"--watch-namespaces=a", "--owner-id=me", "--namespace=b"}, "--namespace \"b\" is not one of --watch-namespaces"},
+	} {
+		if _, _, err := parseFlags(bad.args); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%v: got %v, want an error mentioning %q", bad.args, err, bad.want)
+		}
 	}
 }

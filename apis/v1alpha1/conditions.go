@@ -150,3 +150,22 @@ const (
 	// FinalizerGslb guards a Gslb until the DNSEndpoint and DNSRecord it owns are removed.
 	FinalizerGslb = "dnsplane.io/gslb"
 )
+
+// Event reasons of the sources (--source, controllers/source): a Warning Event on the source
+// object (Service, Ingress, Gateway route, external-dns DNSEndpoint) for a value that cannot be
+// used; the value is left out and the rest is published.
+const (
+	// ReasonInvalidTTL: a ttl annotation (or an external-dns endpoint's recordTTL) is not a
+	// number of seconds from 1 to 2^31-1 nor a duration; the TTL published before is kept.
+	ReasonInvalidTTL = "InvalidTTL"
+	// ReasonInvalidHostname: a hostname (annotation, Ingress host, route hostname, dnsName) is not
+	// a DNS name; that name is not published.
+	ReasonInvalidHostname = "InvalidHostname"
+	// ReasonInvalidTarget: a target is not an IP address or host name, is of the wrong family
+	// (an IPv4-mapped IPv6 address; an A target that is not IPv4), or a CNAME would share its
+	// name; that target is not published.
+	ReasonInvalidTarget = "InvalidTarget"
+	// ReasonInvalidAnnotation: another annotation (aws-weight, access, ingress-hostname-source,
+	// gateway-hostname-source) has a value outside its range; it is ignored.
+	ReasonInvalidAnnotation = "InvalidAnnotation"
+)

@@ -56,7 +56,10 @@ type DNSEndpointStatus struct {
 }
 
 // DNSEndpoint publishes a list of endpoints, external-dns compatible: an external-dns DNSEndpoint
-// works after changing only its apiVersion.
+// works after changing only its apiVersion. A source (--source) creates one per source object,
+// labelled dnsplane.io/source-kind and dnsplane.io/source-name (the Source column, kubectl get -o
+// wide). Short name dnsep and category dnsplane tell it apart from external-dns's
+// dnsendpoints.externaldns.k8s.io, which has neither (docs/api.md, "Sources").
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
@@ -65,6 +68,7 @@ type DNSEndpointStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.id`,priority=1
+// +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.metadata.labels.dnsplane\.io/source-kind`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DNSEndpoint struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
@@ -39,6 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
+	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
 // Controller names, as in logs and controller-runtime's metrics (controller label), and as
@@ -121,6 +123,12 @@ type Config struct {
 	// manager); nil = they count as no address.
 	LBResolver gslbcontroller.Resolver
 
+	// Sources are the --source flags and their filters (pkg/source); the zero value runs no
+	// source. SourcePollInterval is how often a source whose CRD is not installed asks
+	// discovery again (default controllers/source.DefaultInterval).
+	Sources            source.Config
+	SourcePollInterval time.Duration
+
 	// Registerer receives every dnsplane metric; nil = controller-runtime's registry (served
 	// on /metrics). Tests that start several managers in one process give each its own.
 	Registerer prometheus.Registerer
@@ -161,11 +169,13 @@ type App struct {
 	log logr.Logger
 }
 
-// NewScheme returns the scheme of every kind the manager reads: client-go's and dnsplane's.
+// NewScheme returns the scheme of every kind the manager reads: client-go's, dnsplane's and the
+// Gateway API's (v1; external-dns's DNSEndpoint is read as unstructured).
 func NewScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(dnsv1.AddToScheme(s))
+	utilruntime.Must(gwv1.Install(s)) // the Gateway API's kinds, for the gateway-* sources
 	return s
 }
 
@@ -193,7 +203,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
 	for _, step := range []func(context.Context, Config) error{
-		a.addBuildInfo, a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addProbes,
+		a.addBuildInfo, a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addSources, a.addProbes,
 	} {
 		if err := step(ctx, cfg); err != nil {
 			return nil, err
@@ -214,7 +224,9 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElectionNamespace: cfg.PodNamespace,
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
 		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
-		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// Unstructured objects (external-dns's DNSEndpoints, --source=crd) are read from the
+		// cache that their watch fills, like every typed kind.
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
 		// managedFields name every endpoint field again, a second copy of each endpoint that no
 		// controller reads (docs/design.md, "Memory").

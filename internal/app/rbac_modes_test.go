@@ -36,11 +36,12 @@ func (h *harness) clusterMode(t *testing.T) {
 	scraper, other := h.token(t, sys, "scraper"), h.token(t, sys, "other")
 	port := freePort(t)
 	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, PodName: "manager-0", PodNamespace: sys,
-		MetricsAddr: ":" + port, MetricsSecure: true}) // Registerer nil: the registry /metrics serves
+		MetricsAddr: ":" + port, MetricsSecure: true, Sources: sources, SourcePollInterval: 200 * time.Millisecond}) // Registerer nil: the registry /metrics serves
 
 	h.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}})
 	objs := h.objects(t, "apps", "rbac.test")
 	h.waitReady(t, objs)
+	h.waitSourceEndpoint(t, "apps")
 	h.waitLeaderLabel(t, sys)
 	h.secretsForbidden(t, user, "apps")
 
@@ -87,11 +88,13 @@ func (h *harness) namespacedMode(t *testing.T) {
 	reg := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
 	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, PodName: "manager-0", PodNamespace: sys,
 		WatchNamespaces: []string{"a", "b"}, OwnerID: "ns-owner", MetricsAddr: "127.0.0.1:" + port, MetricsSecure: true,
-		Registerer: reg})
+		Registerer: reg, Sources: sources, SourcePollInterval: 200 * time.Millisecond})
 
 	inA, inB, inC := h.objects(t, "a", "a.rbac.test"), h.objects(t, "b", "b.rbac.test"), h.objects(t, "c", "c.rbac.test")
 	h.waitReady(t, inA)
 	h.waitReady(t, inB)
+	h.waitSourceEndpoint(t, "a")
+	h.waitSourceEndpoint(t, "b")
 	h.waitLeaderLabel(t, sys)
 	for o := range inC { // a and b are done: the manager never saw c
 		conds, err := h.conditions(t, o)

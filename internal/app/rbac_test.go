@@ -36,6 +36,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
 // TestRBAC_LeastPrivilege (issue 14, item 5) runs the manager built by the composition root
@@ -43,11 +44,15 @@ import (
 // rest.Config impersonating its ServiceAccount, which holds only the rules of config/rbac (read
 // from the YAML, so that the kubebuilder markers stay the only source): in cluster mode the
 // ClusterRole, in namespaced mode Roles of the same rules minus the cluster-scoped ones in the
-// watched namespaces only. Each mode reconciles one object of every kind, and the identity may
-// neither list nor watch Secrets (it holds get only).
+// watched namespaces only. Each mode reconciles one object of every kind, runs the sources
+// (service, ingress, gateway-httproute, crd: their DNSEndpoint from an annotated Service is
+// published), and the identity may neither list nor watch Secrets (it holds get only).
 func TestRBAC_LeastPrivilege(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2)))) // errors only
 	cfg := testrun.Envtest(t, filepath.Join("..", ".."))
+	// The kinds the sources read, so that role.yaml's rules on them are served and the sources'
+	// RBAC is exercised too.
+	testrun.InstallCRDs(t, cfg, testrun.SourceCRDs(t, filepath.Join("..", "..")))
 	h := newHarness(t, cfg)
 	t.Run("cluster", h.clusterMode)
 	t.Run("namespaced", h.namespacedMode)
@@ -220,7 +225,9 @@ func (h *harness) objects(t *testing.T, ns, zone string) map[client.Object]strin
 		return dnsv1.PublishingSpec{Endpoints: []dnsv1.Endpoint{{DNSName: name, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}}}}
 	}
 	meta := func(name string) metav1.ObjectMeta { return metav1.ObjectMeta{Namespace: ns, Name: name} }
-	svc := &corev1.Service{ObjectMeta: meta("app"), Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
+	svcMeta := meta("app")
+	svcMeta.Annotations = map[string]string{"external-dns.alpha.kubernetes.io/hostname": "src." + zone}
+	svc := &corev1.Service{ObjectMeta: svcMeta, Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
 	h.create(t, &corev1.Secret{ObjectMeta: meta("dns"), Type: factory.TypeLocal}, svc,
 		&discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "app-1", Labels: map[string]string{discoveryv1.LabelServiceName: "app"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
@@ -240,6 +247,15 @@ func (h *harness) objects(t *testing.T, ns, zone string) map[client.Object]strin
 		h.create(t, o)
 	}
 	return objs
+}
+
+// sources are the --source names both modes run.
+var sources = source.Config{Sources: []string{source.Service, source.Ingress, source.GatewayHTTPRoute, source.CRD}}
+
+// waitSourceEndpoint waits until the service source's DNSEndpoint of ns/app is published.
+func (h *harness) waitSourceEndpoint(t *testing.T, ns string) {
+	t.Helper()
+	h.waitReady(t, map[client.Object]string{&dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "svc-app"}}: dnsv1.ReasonPublished})
 }
 
 // conditions returns obj's status conditions, read fresh by the admin client.

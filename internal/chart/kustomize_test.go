@@ -280,8 +280,8 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 // TestChartNamespacedRBAC: in namespaced mode the chart renders no ClusterRole and no
 // ClusterRoleBinding; each watched namespace (the release's first) gets a Role with exactly the
 // rules of config's ClusterRole less those on cluster-scoped resources, which a Role cannot
-// grant (the kube-system Namespace, TokenReviews, SubjectAccessReviews: namespaced mode needs
-// ownerID and serves /metrics on loopback), bound to the manager's ServiceAccount.
+// grant (the kube-system Namespace, Nodes, TokenReviews, SubjectAccessReviews: namespaced mode
+// needs ownerID, reads no nodes and serves /metrics on loopback), bound to the manager's ServiceAccount.
 func TestChartNamespacedRBAC(t *testing.T) {
 	objs, err := kustomize(filepath.Join(repoRoot, "config", "default"))
 	if err != nil {
@@ -289,7 +289,7 @@ func TestChartNamespacedRBAC(t *testing.T) {
 	}
 	var want []string
 	for _, r := range ruleSet(t, rendering(objs).one(t, "ClusterRole", "manager-role")) {
-		if !strings.Contains(r, " namespaces/") && !strings.Contains(r, " tokenreviews/") && !strings.Contains(r, " subjectaccessreviews/") {
+		if !strings.Contains(r, " namespaces/") && !strings.Contains(r, " nodes/") && !strings.Contains(r, " tokenreviews/") && !strings.Contains(r, " subjectaccessreviews/") {
 			want = append(want, r)
 		}
 	}

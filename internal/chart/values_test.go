@@ -96,7 +96,8 @@ func TestChartValues(t *testing.T) {
 	}{
 		{"defaults", nil, []func(*testing.T, rendering){
 			hasArgs("--leader-elect", "--metrics-bind-address=:8443"),
-			lacksArgs("--watch-namespaces", "--owner-id", "--metrics-secure", "--geo-tag", "--ext-gslb-clusters", "--gslb-"),
+			lacksArgs("--watch-namespaces", "--owner-id", "--metrics-secure", "--geo-tag", "--ext-gslb-clusters", "--gslb-", "--source",
+				"--domain-filter", "--exclude-domains", "--annotation-filter", "--label-filter", "--ingress-class", "--gateway-name", "--namespace=", "--publish-internal"),
 			count("CustomResourceDefinition", 4), count("ServiceMonitor", 0), count("PodDisruptionBudget", 1),
 			field("Service", "metrics", "https", "spec", "ports", "0", "name"),
 			field("CustomResourceDefinition", "dnszones.dnsplane.io", "keep", "metadata", "annotations", "helm.sh/resource-policy"),
@@ -113,6 +114,11 @@ func TestChartValues(t *testing.T) {
 			"gslb.peers[1].address=peer.example:5353", "gslb.interval=10s", "gslb.peerTimeout=1s", "gslb.peerPort=5353", "gslb.nsAddress=198.51.100.7"},
 			[]func(*testing.T, rendering){hasArgs("--geo-tag=eu", "--ext-gslb-clusters=us=203.0.113.1:53,ap=peer.example:5353",
 				"--gslb-interval=10s", "--gslb-peer-timeout=1s", "--gslb-peer-port=5353", "--gslb-ns-address=198.51.100.7")}},
+		{"sources", []string{"sources={service,ingress,crd}", "domainFilters={example.com,example.org}", "excludeDomains={internal.example.com}",
+			"annotationFilter=team=a", "labelFilter=env!=dev", "ingressClasses={nginx}", "gatewayName=public", "sourceNamespace=apps", "publishInternalServices=true"},
+			[]func(*testing.T, rendering){hasArgs("--source=service", "--source=ingress", "--source=crd", "--domain-filter=example.com", "--domain-filter=example.org",
+				"--exclude-domains=internal.example.com", "--annotation-filter=team=a", "--label-filter=env!=dev", "--ingress-class=nginx",
+				"--gateway-name=public", "--namespace=apps", "--publish-internal-services")}},
 		{"no leader election, one replica", []string{"replicaCount=1", "leaderElection.enabled=false"}, []func(*testing.T, rendering){
 			lacksArgs("--leader-elect"), count("PodDisruptionBudget", 0),
 		}},

@@ -94,8 +94,10 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/*
 The rules of a Role or ClusterRole in files/rbac/<name> (copied from config/rbac by make manifests).
 With namespaced, the rules on cluster-scoped resources are left out (a Role cannot grant them):
-the kube-system Namespace (the default owner ID: namespaced mode needs ownerID), and TokenReviews
-and SubjectAccessReviews (secure /metrics: namespaced mode serves /metrics on loopback).
+the kube-system Namespace (the default owner ID: namespaced mode needs ownerID), Nodes (the
+service source's NodePort targets: namespaced mode publishes NodePort Services only through the
+target annotation), and TokenReviews and SubjectAccessReviews (secure /metrics: namespaced mode
+serves /metrics on loopback). Each resource is left out on its own: a rule keeps the rest.
 */}}
 {{- define "dnsplane.rulesFrom" -}}
 {{- $role := .ctx.Files.Get (printf "files/rbac/%s" .file) | fromYaml }}
@@ -103,8 +105,16 @@ and SubjectAccessReviews (secure /metrics: namespaced mode serves /metrics on lo
 {{- if .namespaced }}
 {{- $kept := list }}
 {{- range $rules }}
-{{- if not (has (index (default (list) .resources) 0 | default "") (list "namespaces" "tokenreviews" "subjectaccessreviews")) }}
-{{- $kept = append $kept . }}
+{{- $res := list }}
+{{- range (default (list) .resources) }}
+{{- if not (has . (list "namespaces" "nodes" "tokenreviews" "subjectaccessreviews")) }}
+{{- $res = append $res . }}
+{{- end }}
+{{- end }}
+{{- if $res }}
+{{- $rule := deepCopy . }}
+{{- $_ := set $rule "resources" $res }}
+{{- $kept = append $kept $rule }}
 {{- end }}
 {{- end }}
 {{- $rules = $kept }}

@@ -1,7 +1,9 @@
 package testrun
 
 import (
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,5 +44,36 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 			t.Fatalf("%s: not within %s: %v", what, timeout, err)
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// SourceCRDs returns the CRD files of the kinds the sources (--source) read that dnsplane does
+// not define: the Gateway API's standard channel of the module version in go.mod (Gateway,
+// HTTPRoute, GRPCRoute, TLSRoute, TCPRoute, UDPRoute; v1.6 serves every route kind at v1 there)
+// and external-dns's DNSEndpoint (a copy of its CRD in controllers/source/testdata). root is the
+// repository's root, relative to the test's package directory; it fails the test when the
+// module's directory cannot be found (go list -m).
+func SourceCRDs(t testing.TB, root string) []string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "sigs.k8s.io/gateway-api")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("find the Gateway API module (go list -m): %v", err)
+	}
+	dir := filepath.Join(strings.TrimSpace(string(out)), "config", "crd", "standard")
+	files := []string{filepath.Join(root, "controllers", "source", "testdata", "externaldns.k8s.io_dnsendpoints.yaml")}
+	for _, kind := range []string{"gateways", "httproutes", "grpcroutes", "tlsroutes", "tcproutes", "udproutes"} {
+		files = append(files, filepath.Join(dir, "gateway.networking.k8s.io_"+kind+".yaml"))
+	}
+	return files
+}
+
+// InstallCRDs installs the CRD files into the API server of cfg and waits until they are
+// served; it fails the test when they cannot be.
+func InstallCRDs(t testing.TB, cfg *rest.Config, files []string) {
+	t.Helper()
+	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: files, ErrorIfPathMissing: true}); err != nil {
+		t.Fatalf("install CRDs: %v", err)
 	}
 }

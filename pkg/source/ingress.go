@@ -1,0 +1,98 @@
+package source
+
+import (
+	"slices"
+
+	networkingv1 "k8s.io/api/networking/v1"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+)
+
+// IngressClassAnnotation is the Ingress class annotation that predates spec.ingressClassName.
+const IngressClassAnnotation = "kubernetes.io/ingress.class"
+
+// IngressClassMatches reports whether ing's class (spec.ingressClassName, else the
+// kubernetes.io/ingress.class annotation) is one of classes (--ingress-class); every Ingress
+// matches when classes is empty.
+func IngressClassMatches(ing *networkingv1.Ingress, classes []string) bool {
+	if len(classes) == 0 {
+		return true
+	}
+	class := ing.Annotations[IngressClassAnnotation]
+	if ing.Spec.IngressClassName != nil {
+		class = *ing.Spec.IngressClassName
+	}
+	return slices.Contains(classes, class)
+}
+
+// IngressEndpoints returns the endpoints of one Ingress as external-dns's ingress source derives
+// them: hostnames from spec.rules[].host and spec.tls[].hosts (unless ingress-hostname-source is
+// annotation-only) and from the hostname annotation (unless it is defined-hosts-only); targets
+// from the target annotation, else status.loadBalancer.ingress (IP or host name).
+func IngressEndpoints(ing *networkingv1.Ingress, domains DomainFilter) ([]dnsv1.Endpoint, []Problem) {
+	a, probs := ParseAnnotations(ing.Annotations, KeyHostnameSource)
+	var hosts []string
+	if a.HostnameSource != HostnameSourceAnnotationOnly {
+		var spec []string
+		for _, r := range ing.Spec.Rules {
+			spec = append(spec, r.Host)
+		}
+		for _, t := range ing.Spec.TLS {
+			spec = append(spec, t.Hosts...)
+		}
+		var hp []Problem
+		hosts, hp = specHostnames(spec, "spec.rules[].host")
+		probs = append(probs, hp...)
+	}
+	if a.HostnameSource != HostnameSourceDefinedHostsOnly {
+		hosts = append(hosts, a.Hostnames...)
+	}
+	targets, field := a.Targets, "target annotation"
+	if len(targets) == 0 {
+		var tp []Problem
+		targets, tp = ParseTargets(ingressTargets(ing.Status.LoadBalancer.Ingress), "status.loadBalancer.ingress")
+		probs, field = append(probs, tp...), "status.loadBalancer.ingress"
+	}
+	var out []dnsv1.Endpoint
+	for _, h := range dedupeStrings(hosts) {
+		eps, p := forHost(h, targets, a, field)
+		out, probs = append(out, eps...), append(probs, p...)
+	}
+	return domains.Finish(out, probs)
+}
+
+// specHostnames returns the valid, non-empty names of hosts, reporting the others, naming field.
+func specHostnames(hosts []string, field string) ([]string, []Problem) {
+	var out []string
+	var probs []Problem
+	for _, h := range hosts {
+		if h == "" {
+			continue
+		}
+		if err := ValidateHostname(h); err != nil {
+			probs = append(probs, problem(dnsv1.ReasonInvalidHostname, "%s %q: %v; not published", field, h, err))
+			continue
+		}
+		out = append(out, canonical(h))
+	}
+	return out, probs
+}
+
+func dedupeStrings(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}
+
+func ingressTargets(ing []networkingv1.IngressLoadBalancerIngress) []string {
+	var out []string
+	for _, i := range ing {
+		if i.IP != "" {
+			out = append(out, i.IP)
+		}
+		if i.Hostname != "" {
+			out = append(out, i.Hostname)
+		}
+	}
+	return out
+}
