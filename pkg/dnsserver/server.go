@@ -65,6 +65,10 @@ type ServerOptions struct {
 	ShutdownTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// AnswerCacheBytes bounds the packed-answer cache of one store snapshot,
+	// in bytes of keys and answers; default DefaultAnswerCacheBytes, negative
+	// = no cache. Answers that rotate or pick by weight are never cached.
+	AnswerCacheBytes int
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -101,6 +105,10 @@ type Server struct {
 	rnd    RandSource
 	rotate atomic.Uint64
 
+	cache     atomic.Pointer[answerCache] // of the last snapshot queried
+	cacheHits atomic.Uint64               // answers copied from the cache
+	bufs      sync.Pool                   // *[]byte for cached answers
+
 	mu      sync.Mutex // guards the fields below
 	udp     net.PacketConn
 	tcp     net.Listener
@@ -128,7 +136,11 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.AnswerCacheBytes == 0 {
+		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
+	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
+	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
 	}
@@ -263,44 +275,98 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	if udp {
 		proto = "udp"
 	}
-	resp := s.answer(w, req, udp)
-	if resp == nil {
+	r := s.answer(w, req, udp)
+	var err error
+	switch {
+	case r.buf != nil: // from the answer cache
+		s.opts.Metrics.count(proto, r.rcode)
+		_, err = w.Write(*r.buf)
+		s.bufs.Put(r.buf)
+	case r.msg == nil:
 		s.opts.Metrics.count(proto, dns.RcodeSuccess)
 		return // written by the zone transfer
+	case r.wire != nil: // packed for the answer cache
+		s.opts.Metrics.count(proto, r.msg.Rcode)
+		_, err = w.Write(r.wire)
+	default:
+		s.opts.Metrics.count(proto, r.msg.Rcode)
+		err = w.WriteMsg(r.msg)
 	}
-	s.opts.Metrics.count(proto, resp.Rcode)
-	if err := w.WriteMsg(resp); err != nil {
+	if err != nil {
 		s.opts.Logger.V(1).Info("write response failed", "client", w.RemoteAddr().String(), "error", err.Error())
 	}
 }
 
+// reply is what answer returns: a response to pack (msg), or one already
+// packed (msg and wire), or a copy from the answer cache (buf, from s.bufs,
+// and its rcode); nothing after a zone transfer, which writes itself.
+type reply struct {
+	msg   *dns.Msg
+	wire  []byte
+	buf   *[]byte
+	rcode int
+}
+
 // answer builds the response, or writes a zone transfer itself and returns
-// nil.
-func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
+// an empty reply. Deterministic answers that fit uncompressed are packed
+// once per store snapshot and then copied (cache.go).
+func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
+	opt := req.IsEdns0()
+	rcode, bad := refuseRequest(req, opt)
+	snap, size := s.store.load(), s.payloadSize(opt, udp)
+	var nameBuf [255]byte
+	var keyBuf [maxKeyLen]byte
+	var qname, key []byte
+	cacheable := false
+	if !bad && req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
+		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
+	}
+	if cacheable {
+		if r, ok := s.cachedReply(snap, qname, key, req, size); ok {
+			return r
+		}
+	}
 	resp := new(dns.Msg)
 	resp.SetReply(req)
-	opt := req.IsEdns0()
 	if opt != nil {
 		// RFC 6891 §6.1.1: an OPT in the request gets one in the response, errors
 		// included; RFC 3225 §3: the DO bit is copied.
 		resp.SetEdns0(s.opts.UDPSize, opt.Do())
 	}
-	if rcode, bad := refuseRequest(req, opt); bad {
+	if bad {
 		resp.Rcode = rcode
-		return resp
+		return reply{msg: resp}
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		resp.Rcode = dns.RcodeRefused
-		return resp
+		return reply{msg: resp} // not cached: the class does not change the answer's cost
 	}
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		return s.transfer(w, req, resp, udp)
+		return reply{msg: s.transfer(w, req, resp, udp)}
 	}
-	s.resolve(s.store.load(), q, resp)
-	resp.Truncate(s.payloadSize(opt, udp))
-	return resp
+	same := s.resolve(snap, q, resp)
+	resp.Truncate(size)
+	if !cacheable || !same || resp.Truncated || resp.Compress {
+		return reply{msg: resp}
+	}
+	return s.remember(snap, key, len(qname), resp)
+}
+
+// remember packs resp, the uncompressed answer to a query of key against
+// snap, and adds it to snap's answer cache.
+func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) reply {
+	c := s.cacheFor(snap)
+	if c == nil {
+		return reply{msg: resp}
+	}
+	wire, err := resp.Pack()
+	if err != nil {
+		return reply{msg: resp} // WriteMsg reports it
+	}
+	c.add(key, wire, qlen, resp.Rcode, s.opts.AnswerCacheBytes)
+	return reply{msg: resp, wire: wire}
 }
 
 // refuseRequest returns the rcode of a request the server does not answer
@@ -366,17 +432,20 @@ func (s *Server) newSelector() selector {
 	return selector{turn: s.rotate.Add(1), rnd: s.rnd}
 }
 
-// selector rotates and chooses records for one query.
+// selector rotates and chooses records for one query. varied records that
+// the answer depends on the query counter or the random source (an RRset of
+// several records, or a weighted choice), so that it is not cached.
 type selector struct {
-	turn uint64
-	rnd  RandSource
+	turn   uint64
+	rnd    RandSource
+	varied bool
 }
 
 // pick merges the sets of one name and type into the answer RRset: every
 // set without a weight, plus one weighted set chosen with probability
 // weight/sum. Records get owner as owner name (wildcard synthesis) and the
 // order rotates with the query counter.
-func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	var weighted []*RRSet
 	var total int64
@@ -389,6 +458,7 @@ func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
 		total += *rs.Weight
 	}
 	if len(weighted) > 0 {
+		sel.varied = true
 		chosen := weighted[0]
 		if total > 0 {
 			r := sel.rnd.Int64N(total)
@@ -410,7 +480,7 @@ func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
 // all returns every record of the sets of one name and type (a referral's NS
 // sets, one type of an ANY answer) as one RRset, rotated, with owner as owner
 // name when not "" (wildcard synthesis).
-func (sel selector) all(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) all(sets []*RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	for _, rs := range sets {
 		out = append(out, rs.RRs...)
@@ -421,11 +491,12 @@ func (sel selector) all(sets []*RRSet, owner string) []dns.RR {
 // finish rotates rrs and, when needed, copies them to rewrite the owner or
 // to give the merged RRset one TTL (the smallest, RFC 2181 §5.2). Stored
 // records are never modified.
-func (sel selector) finish(rrs []dns.RR, owner string) []dns.RR {
+func (sel *selector) finish(rrs []dns.RR, owner string) []dns.RR {
 	if len(rrs) == 0 {
 		return nil
 	}
 	out := make([]dns.RR, len(rrs))
+	sel.varied = sel.varied || len(rrs) > 1
 	k := int(sel.turn % uint64(len(rrs)))
 	copy(out, rrs[k:])
 	copy(out[len(rrs)-k:], rrs[:k])
