@@ -16,7 +16,9 @@ type discardWriter struct {
 	n      int // bytes of the last response
 }
 
-func (w *discardWriter) LocalAddr() net.Addr  { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53} }
+func (w *discardWriter) LocalAddr() net.Addr {
+	return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53}
+}
 func (w *discardWriter) RemoteAddr() net.Addr { return w.remote }
 func (w *discardWriter) WriteMsg(m *dns.Msg) error {
 	b, err := m.Pack()
