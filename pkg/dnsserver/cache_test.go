@@ -58,6 +58,18 @@ type cacheQuery struct {
 	comment string
 }
 
+// optLen is the length of the OPT pack adds (none, or one with a COOKIE
+// option for the even payload sizes, EDNS version 1 for 600).
+func (q cacheQuery) optLen() int {
+	switch {
+	case q.edns == 0:
+		return 0
+	case q.edns%2 == 0:
+		return 11 + 12
+	}
+	return 11
+}
+
 func (q cacheQuery) pack(t *testing.T, id uint16) []byte {
 	t.Helper()
 	m := new(dns.Msg)
@@ -65,6 +77,13 @@ func (q cacheQuery) pack(t *testing.T, id uint16) []byte {
 	m.Id, m.RecursionDesired, m.CheckingDisabled = id, q.rd, q.cd
 	if q.edns != 0 {
 		m.SetEdns0(q.edns, q.do)
+		opt := m.IsEdns0()
+		if q.edns%2 == 0 {
+			opt.Option = append(opt.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0123456789abcdef"})
+		}
+		if q.edns == 601 {
+			opt.SetVersion(1)
+		}
 	}
 	p, err := m.Pack()
 	if err != nil {
@@ -76,8 +95,9 @@ func (q cacheQuery) pack(t *testing.T, id uint16) []byte {
 // TestAnswerCache_AnswersByteForByteLikeTheUncachedServer asks a server with
 // the answer cache and one without the same deterministic queries, each
 // twice (the second from the cache), over UDP and TCP, in other cases of the
-// name, with and without EDNS0 (several payload sizes, DO), RD and CD: every
-// response must be byte-for-byte the uncached one.
+// name, with and without EDNS0 (several payload sizes, DO, a COOKIE option,
+// version 1), RD and CD, escaped names and another class: every response must
+// be byte-for-byte the uncached one.
 func TestAnswerCache_AnswersByteForByteLikeTheUncachedServer(t *testing.T) {
 	store := exampleStore(t, "")
 	cached := startServer(t, store, ServerOptions{})
@@ -93,10 +113,13 @@ func TestAnswerCache_AnswersByteForByteLikeTheUncachedServer(t *testing.T) {
 		{"a.B.wild.example.test.", dns.TypeA}, {"x.wild.example.test.", dns.TypeTXT}, {"big.example.test.", dns.TypeTXT},
 		{"mx.example.test.", dns.TypeMX}, {"www.child.example.test.", dns.TypeA}, {"child.example.test.", dns.TypeSOA},
 		{"example.test.", dns.TypeSOA}, {"other.test.", dns.TypeA}, {"www.example.test.", dns.TypeDS},
+		{`w\.w.example.test.`, dns.TypeA}, {`\087ww.example.test.`, dns.TypeA}, {"*.wild.example.test.", dns.TypeA},
+		{"www.example.test.", dns.TypeA}, // class CHAOS below
 	}
 	var queries []cacheQuery
+	variants := []cacheQuery{{}, {edns: 512}, {edns: 1232, do: true}, {edns: 4096, rd: true}, {rd: true, cd: true}, {edns: 601, cd: true}, {edns: 1233}}
 	for _, n := range names {
-		for _, v := range []cacheQuery{{}, {edns: 512}, {edns: 1232, do: true}, {edns: 4096, rd: true}, {rd: true, cd: true}, {edns: 600, cd: true}} {
+		for _, v := range variants {
 			v.name, v.qtype = n.name, n.qtype
 			queries = append(queries, v)
 		}
@@ -106,6 +129,9 @@ func TestAnswerCache_AnswersByteForByteLikeTheUncachedServer(t *testing.T) {
 			for round := range 2 {
 				id := uint16(i*2 + round + 1)
 				pkt := q.pack(t, id)
+				if i >= len(queries)-len(variants) {
+					binary.BigEndian.PutUint16(pkt[len(pkt)-2-q.optLen():], dns.ClassCHAOS)
+				}
 				got := rawExchange(t, proto, cached.Addr(), pkt)
 				want := rawExchange(t, proto, plain.Addr(), pkt)
 				if !bytes.Equal(got, want) {
@@ -268,5 +294,78 @@ func TestAnswerCache_RotatedAndWeightedAnswersStillVary(t *testing.T) {
 	}
 	if srv.cacheHits.Load() == 0 {
 		t.Fatal("no answer came from the cache")
+	}
+}
+
+// TestParseQuery_OnlyPlainQueriesTakeTheFastPath is the table of what the UDP
+// read loop answers itself from the cache; the rest goes through miekg/dns.
+func TestParseQuery_OnlyPlainQueriesTakeTheFastPath(t *testing.T) {
+	pack := func(edit func(m *dns.Msg)) []byte {
+		m := new(dns.Msg)
+		m.SetQuestion("Www.Example.test.", dns.TypeA)
+		edit(m)
+		p, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	edns := func(opts ...dns.EDNS0) func(m *dns.Msg) {
+		return func(m *dns.Msg) { m.SetEdns0(1232, true); m.IsEdns0().Option = opts }
+	}
+	cookie := &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0123456789abcdef"}
+	plain := pack(func(*dns.Msg) {})
+	cases := []struct {
+		name string
+		pkt  []byte
+		want bool
+	}{
+		{"plain", plain, true},
+		{"EDNS0 with DO", pack(edns()), true},
+		{"EDNS0 with a cookie and padding", pack(edns(cookie, &dns.EDNS0_PADDING{Padding: make([]byte, 8)})), true},
+		{"EDNS0 with client subnet", pack(edns(&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})), false},
+		{"EDNS version 1", pack(func(m *dns.Msg) { m.SetEdns0(1232, false); m.IsEdns0().SetVersion(1) }), false},
+		{"response", pack(func(m *dns.Msg) { m.Response = true }), false},
+		{"NOTIFY", pack(func(m *dns.Msg) { m.Opcode = dns.OpcodeNotify }), false},
+		{"two questions", pack(func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) }), false},
+		{"an answer record", pack(func(m *dns.Msg) { m.Answer = rrs(t, "x.example.test. 60 IN A 192.0.2.1") }), false},
+		{"escaped dot in a label", pack(func(m *dns.Msg) { m.Question[0].Name = `a\.b.example.test.` }), false},
+		{"space in a label", pack(func(m *dns.Msg) { m.Question[0].Name = `a\032b.example.test.` }), false},
+		{"trailing byte", append(bytes.Clone(plain), 0), false},
+		{"cut short", plain[:len(plain)-1], false},
+		{"compressed name", append(bytes.Clone(plain[:12]), 0xc0, 12, 0, 1, 0, 1), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			q, ok := parseQuery(c.pkt)
+			if ok != c.want {
+				t.Fatalf("parseQuery = %v, want %v", ok, c.want)
+			}
+			if ok && (string(c.pkt[12:q.nameEnd]) != "\x03Www\x07Example\x04test\x00" || q.qtype != dns.TypeA || q.qclass != dns.ClassINET) {
+				t.Fatalf("parsed %+v", q)
+			}
+		})
+	}
+}
+
+// TestServer_UDPSocketsShareOnePort binds four UDP sockets with SO_REUSEPORT
+// and asks from many client ports, which the kernel spreads over them: every
+// query is answered, from the cache after the first.
+func TestServer_UDPSocketsShareOnePort(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{UDPSockets: 4})
+	if n := 1 + len(srv.udpMore); n != 4 {
+		t.Fatalf("%d UDP sockets, want 4", n)
+	}
+	for i := range 32 {
+		resp := ask(t, srv.Addr(), "udp", "www.example.test", dns.TypeA)
+		if len(resp.Answer) != 1 {
+			t.Fatalf("query %d: %v", i, resp)
+		}
+	}
+	if resp := ask(t, srv.Addr(), "tcp", "www.example.test", dns.TypeA); len(resp.Answer) != 1 {
+		t.Fatalf("tcp: %v", resp)
+	}
+	if hits := srv.cacheHits.Load(); hits < 30 {
+		t.Fatalf("%d cache hits of 33 queries", hits)
 	}
 }

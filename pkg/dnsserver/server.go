@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,11 @@ type ServerOptions struct {
 	ShutdownTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// UDPSockets is the number of UDP sockets bound to Addr with SO_REUSEPORT,
+	// each read by its own loop, so that the kernel spreads queries (by
+	// client address and port) over as many cores; default
+	// runtime.GOMAXPROCS(0); 1 = one socket without SO_REUSEPORT.
+	UDPSockets int
 	// AnswerCacheBytes bounds the packed-answer cache of one store snapshot,
 	// in bytes of keys and answers; default DefaultAnswerCacheBytes, negative
 	// = no cache. Answers that rotate or pick by weight are never cached.
@@ -111,6 +117,7 @@ type Server struct {
 
 	mu      sync.Mutex // guards the fields below
 	udp     net.PacketConn
+	udpMore []net.PacketConn // the other UDPSockets - 1, SO_REUSEPORT on udp's port
 	tcp     net.Listener
 	started bool
 }
@@ -136,6 +143,9 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.UDPSockets <= 0 {
+		opts.UDPSockets = runtime.GOMAXPROCS(0)
+	}
 	if opts.AnswerCacheBytes == 0 {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
@@ -147,9 +157,9 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	return s, nil
 }
 
-// Listen binds the UDP socket and a TCP listener on the same port. It is
-// idempotent; Start calls it. With port 0 it retries a few free ports until
-// TCP can bind the port UDP got.
+// Listen binds the UDP sockets (ServerOptions.UDPSockets) and a TCP
+// listener on the same port. It is idempotent; Start calls it. With port 0 it
+// retries a few free ports until TCP can bind the port UDP got.
 func (s *Server) Listen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -160,14 +170,18 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("dnsserver: address %q: %w", s.opts.Addr, err)
 	}
+	lc := net.ListenConfig{}
+	if s.opts.UDPSockets > 1 {
+		lc.Control = reusePort
+	}
 	var lastErr error
 	for range 20 {
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, port))
+		pc, err := lc.ListenPacket(context.Background(), "udp", net.JoinHostPort(host, port))
 		if err != nil {
 			return fmt.Errorf("dnsserver: listen udp %s: %w", s.opts.Addr, err)
 		}
-		bound := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
-		l, err := net.Listen("tcp", net.JoinHostPort(host, bound))
+		bound := net.JoinHostPort(host, strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port))
+		l, err := net.Listen("tcp", bound)
 		if err != nil {
 			_ = pc.Close()
 			lastErr = err
@@ -176,10 +190,31 @@ func (s *Server) Listen() error {
 			}
 			continue
 		}
-		s.udp, s.tcp = pc, l
+		more, err := listenMore(lc, bound, s.opts.UDPSockets-1)
+		if err != nil {
+			_, _ = pc.Close(), l.Close()
+			return fmt.Errorf("dnsserver: listen udp %s with SO_REUSEPORT: %w", bound, err)
+		}
+		s.udp, s.tcp, s.udpMore = pc, l, more
 		return nil
 	}
 	return fmt.Errorf("dnsserver: listen tcp %s: %w", s.opts.Addr, lastErr)
+}
+
+// listenMore binds n more UDP sockets to addr with lc (SO_REUSEPORT).
+func listenMore(lc net.ListenConfig, addr string, n int) ([]net.PacketConn, error) {
+	var out []net.PacketConn
+	for range n {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			for _, c := range out {
+				_ = c.Close()
+			}
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	return out, nil
 }
 
 // Addr returns the bound address (host:port, the same port for UDP and
@@ -210,23 +245,27 @@ func (s *Server) Start(ctx context.Context) error {
 		return errors.New("dnsserver: already started")
 	}
 	s.started = true
-	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize, MsgAcceptFunc: acceptMsg})
-	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
-		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout})
+	exited := make(chan struct{}, 2+len(s.udpMore))
+	var runners []*runner
+	for _, pc := range append([]net.PacketConn{s.udp}, s.udpMore...) {
+		runners = append(runners, newRunner(&dns.Server{PacketConn: pc, Handler: s, UDPSize: dns.MaxMsgSize,
+			MsgAcceptFunc: acceptMsg, DecorateReader: s.newFastReader}, exited))
+	}
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
+		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
 
-	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-udp.done:
-		udp.done <- serveErr
-	case serveErr = <-tcp.done:
-		tcp.done <- serveErr
+	case <-exited: // a serve loop failed; stop returns its error
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	err := errors.Join(serveErr, udp.stop(sctx), tcp.stop(sctx))
-	if err != nil {
+	var errs []error
+	for _, r := range runners {
+		errs = append(errs, r.stop(sctx))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("dnsserver: %w", err)
 	}
 	return nil
@@ -239,10 +278,15 @@ type runner struct {
 	done    chan error // receives ActivateAndServe's result; buffered
 }
 
-func newRunner(srv *dns.Server) *runner {
+// newRunner starts srv; when its serve loop returns it signals exited
+// (buffered for every runner).
+func newRunner(srv *dns.Server, exited chan<- struct{}) *runner {
 	r := &runner{srv: srv, started: make(chan struct{}), done: make(chan error, 1)}
 	srv.NotifyStartedFunc = func() { close(r.started) }
-	go func() { r.done <- srv.ActivateAndServe() }()
+	go func() {
+		r.done <- srv.ActivateAndServe()
+		exited <- struct{}{}
+	}()
 	return r
 }
 
