@@ -47,9 +47,23 @@ func (r *fastReader) ReadUDP(conn *net.UDPConn, _ time.Duration) ([]byte, *dns.S
 // answer writes the cached answer to the query pkt and returns true, or
 // returns false when pkt is not a plain query with a cached answer.
 func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP) bool {
-	q, ok := parseQuery(pkt)
+	rcode, ok := r.reply(pkt)
 	if !ok {
 		return false
+	}
+	r.s.opts.Metrics.count("udp", rcode)
+	if _, err := dns.WriteToSessionUDP(conn, r.out, sess); err != nil {
+		r.s.opts.Logger.V(1).Info("write response failed", "client", sess.RemoteAddr().String(), "error", err.Error())
+	}
+	return true
+}
+
+// reply puts the cached answer to the UDP query pkt in r.out and returns its
+// rcode, or false.
+func (r *fastReader) reply(pkt []byte) (int, bool) {
+	q, ok := parseQuery(pkt)
+	if !ok {
+		return 0, false
 	}
 	snap := r.s.store.load()
 	r.key = appendKey(r.key[:0], pkt[12:q.nameEnd], q.qtype, q.qclass, q.flags)
@@ -59,15 +73,11 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 	}
 	e := r.s.lookup(snap, r.key)
 	if e == nil || len(e.wire) > size {
-		return false
+		return 0, false
 	}
 	r.out = copyAnswer(r.out[:0], e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd])
 	r.s.cacheHits.Add(1)
-	r.s.opts.Metrics.count("udp", e.rcode)
-	if _, err := dns.WriteToSessionUDP(conn, r.out, sess); err != nil {
-		r.s.opts.Logger.V(1).Info("write response failed", "client", sess.RemoteAddr().String(), "error", err.Error())
-	}
-	return true
+	return e.rcode, true
 }
 
 // query is what parseQuery reads of a packed query.
