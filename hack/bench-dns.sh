@@ -183,11 +183,12 @@ dnsbench_bin() {
 
 # start_embedded [pin]: hack/dnsbench; with pin "no" unpinned with -udp-sockets 2.
 start_embedded() {
-  local bin pin=("${pin_server[@]}") sockets=1 label=dnsbench
+  # Pinned, GOMAXPROCS is 1 and so is the default number of UDP sockets.
+  local bin pin=("${pin_server[@]}") sockets=() label=dnsbench
   bin=$(dnsbench_bin)
-  if [ "${1:-}" = no ]; then pin=() sockets=2 label=dnsbench-2core; fi
+  if [ "${1:-}" = no ]; then pin=() sockets=(-udp-sockets 2) label=dnsbench-2core; fi
   SRV_IP=$EMB_IP SRV_PORT=$(free_port)
-  "${pin[@]}" "$bin" -addr "$SRV_IP:$SRV_PORT" -zone "$ZONE" -file "$zonefile" -udp-sockets "$sockets" \
+  "${pin[@]}" "$bin" -addr "$SRV_IP:$SRV_PORT" -zone "$ZONE" -file "$zonefile" "${sockets[@]}" \
     >"$tmp/$label.out" 2>"$tmp/$label.log" &
   SRV_PID=$!
   pids+=("$SRV_PID")
@@ -344,8 +345,9 @@ cpu_ticks() {
 }
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
-# bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS and prints a summary line.
-QPS=
+# bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS (queries per second) and SCPU_S
+# (the server's CPU seconds over the run) and prints a summary line.
+QPS= SCPU_S=
 bench() {
   local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1.txt t0 t1 b0 b1 start end
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
@@ -366,6 +368,7 @@ bench() {
   lost=$(awk '/Queries lost:/ { print $3, $4 }' "$out")
   codes=$(sed -n 's/^ *Response codes: *//p' "$out")
   server_cpu=$(awk -v d="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f%%", 100 * d / hz / (e - s) }')
+  SCPU_S=$(awk -v d="$((t1 - t0))" -v hz="$clk" 'BEGIN { printf "%.2f", d / hz }')
   client_cpu=$(awk '{ printf "%.0f%%", 100 * ($1 + $2) / $3 }' "$out.time")
   # Everything else the machine ran meanwhile (other jobs on a shared box), of $(nproc)00%.
   other_cpu=$(awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" '
@@ -379,7 +382,7 @@ bench() {
 # One server at a time: start, compare with the embedded server (kept running as the reference on
 # its own address), dnsperf, stop. The embedded reference is the first pinned run's server.
 echo "dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A qps=()
+declare -A qps=() answered=() cpus=()
 ref_pid=
 order=()
 for srv in $SERVERS; do
@@ -403,7 +406,8 @@ for srv in $SERVERS; do
     stop_pid "$ref_pid"
   fi
   bench "$srv" "$SRV_IP" "$SRV_PORT" "$SRV_PID"
-  qps[$srv]=$QPS
+  qps[$srv]=$QPS cpus[$srv]=$SCPU_S
+  answered[$srv]=$(awk '/Queries completed:/ { print $3 }' "$tmp/dnsperf-$srv.txt")
   order+=("$srv")
   if [ "$srv" = powerdns ]; then
     "$root/hack/pdns.sh" stop "$tmp/pdns" || true
@@ -415,12 +419,18 @@ stop_pid "$ref_pid"
 
 # --- table -------------------------------------------------------------------------------------
 echo
-echo "| server | qps | ratio to Knot |"
-echo "|---|---|---|"
+# Answers per server CPU-second is the fairer figure on a busy machine, where a pinned server
+# does not get its whole core; it is blank when the server's CPU was not measured (NSD serves
+# from forked children, not always seen).
+echo "| server | qps | ratio to Knot | answers per server CPU-second | ratio to Knot |"
+echo "|---|---|---|---|---|"
 for srv in "${order[@]}"; do
-  awk -v s="$srv" -v q="${qps[$srv]}" -v k="${qps[knot]:-}" 'BEGIN {
+  awk -v s="$srv" -v q="${qps[$srv]}" -v k="${qps[knot]:-}" -v n="${answered[$srv]}" -v c="${cpus[$srv]}" \
+    -v kn="${answered[knot]:-}" -v kc="${cpus[knot]:-}" 'BEGIN {
     r = (k == "" || k == 0) ? "-" : sprintf("%.2f", q / k)
-    printf "| %s | %.0f | %s |\n", s, q, r
+    e = (c + 0 < 0.05) ? "-" : sprintf("%.0f", n / c)
+    er = (e == "-" || kc == "" || kc + 0 < 0.05) ? "-" : sprintf("%.2f", (n / c) / (kn / kc))
+    printf "| %s | %.0f | %s | %s | %s |\n", s, q, r, e, er
   }'
 done
 if [ -n "${qps[embedded]:-}" ] && [ -n "${qps[powerdns]:-}" ]; then
