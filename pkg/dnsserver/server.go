@@ -105,6 +105,11 @@ type ServerOptions struct {
 //   - several sets of one name and type: sets without weight are all served;
 //     of those with a weight, one is chosen per query with probability
 //     weight/sum (all weights 0: uniformly).
+//
+// Answers that neither rotate nor pick by weight are packed once per store
+// snapshot and copied for later queries (cache.go); UDP hits are answered in
+// the socket's read loop (listener.go). ServerOptions.UDPSockets sockets share
+// the port with SO_REUSEPORT.
 type Server struct {
 	store  *Store
 	opts   ServerOptions
