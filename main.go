@@ -56,6 +56,7 @@ type options struct {
 	local        bool
 	localDir     string
 	localDNSAddr string
+	localDNSUDP  int
 	ownerID      string
 
 	heartbeatInterval, heartbeatThreshold time.Duration
@@ -104,6 +105,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
 	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
+	fs.IntVar(&o.localDNSUDP, "local-dns-udp-sockets", 0, "UDP sockets of the embedded DNS server, bound to --local-dns-addr with SO_REUSEPORT and each read by its own loop; 0 = one per core (GOMAXPROCS), 1 = one socket without SO_REUSEPORT.")
 	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
@@ -187,6 +189,9 @@ func (o options) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(o.localDNSAddr); err != nil {
 		errs = append(errs, fmt.Errorf("--local-dns-addr %q: %w", o.localDNSAddr, err))
+	}
+	if o.localDNSUDP < 0 {
+		errs = append(errs, fmt.Errorf("--local-dns-udp-sockets %d: must be 0 (one per core) or more", o.localDNSUDP))
 	}
 	if o.dnsResolver != "" {
 		if _, _, err := net.SplitHostPort(o.dnsResolver); err != nil {
@@ -361,7 +366,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,
-		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
+		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSUDPSockets: o.localDNSUDP, NameServerAddr: glue,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,

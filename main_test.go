@@ -26,6 +26,7 @@ func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
 	}{
 		{"--local-dir", o.localDir, ".dnsplane"},
 		{"--local-dns-addr", o.localDNSAddr, "127.0.0.1:5353"},
+		{"--local-dns-udp-sockets", o.localDNSUDP, 0}, // one per core
 		{"--heartbeat-interval", o.heartbeatInterval, 30 * time.Second},
 		{"--heartbeat-threshold", o.heartbeatThreshold, 5 * time.Minute},
 		{"--soa-poll-interval", o.soaPollInterval, 30 * time.Second},
@@ -58,6 +59,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--local-dns-addr=5353"}, "--local-dns-addr"},
+		{[]string{"--local-dns-udp-sockets=-1"}, "--local-dns-udp-sockets -1"},
 		{[]string{"--dns-resolver=nohost"}, "--dns-resolver"},
 		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
 		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},

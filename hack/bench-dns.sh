@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # bench-dns.sh compares the query throughput of the embedded authoritative server (pkg/dnsserver,
-# served by hack/dnsbench) with PowerDNS Authoritative (gsqlite3, all caches off, hack/pdns.sh) on
-# the same zone and the same dnsperf query mix, one server after the other.
+# served by hack/dnsbench) with CoreDNS 1.15 (`file` plugin), Knot DNS (Debian knot, 1 UDP worker),
+# NSD (Debian nsd, 1 server, RRL off) and PowerDNS Authoritative (gsqlite3, all caches off,
+# hack/pdns.sh) on the same zone and the same dnsperf query mix, one server after the other, and
+# prints a table of qps with the ratio of each to Knot. Last, the embedded server runs again
+# unpinned with two SO_REUSEPORT UDP sockets (-udp-sockets 2), dnsperf beside it on the same two
+# cores: a figure for "more cores", not comparable one to one with the pinned rows.
 #
 # It generates bench.test: SOA, NS, 1,000 A names (h1..h1000), a 3-record A set, 10 AAAA, 10 TXT
 # and 10 CNAME names; and a dnsperf query file: 80% A queries for existing names (some through a
 # CNAME), 10% NODATA (AAAA/TXT of A-only names) and 10% NXDOMAIN. The SOA in the file is the one the
 # embedded store serves (CreateZone defaults, serial 2 after the one load update), so both servers
 # answer byte-for-byte alike apart from the record order and EDNS details; dig checks that on a few
-# names before the runs. It prints each server's queries per second, CPU use during the run, and
-# the ratio embedded / PowerDNS.
+# names before the runs (a difference from PowerDNS stops the run; from the others it is only
+# printed: CoreDNS, Knot and NSD fill the additional sections their own way). It prints each
+# server's queries per second, CPU use during the run, and the ratios.
 #
 # CPU figures are per cent of one core over the run (a 2-CPU machine has 200%); "other processes"
 # is whatever else ran meanwhile, a measure of the noise on a shared machine.
@@ -22,11 +27,17 @@
 #   BENCH_QUERIES=10000   lines in the query file (dnsperf loops over it)
 #   BENCH_PIN=            "1": pin each server to CPU 1 and dnsperf to CPU 0 (taskset), so the load
 #                         generator does not compete with the server for cores
-#   BENCH_EMBEDDED_IP=127.0.0.21, BENCH_PDNS_IP=127.0.0.22   listen addresses (ports are free ones)
+#   BENCH_EMBEDDED_IP=127.0.0.21, BENCH_PDNS_IP=127.0.0.22, BENCH_COREDNS_IP=127.0.0.23,
+#   BENCH_KNOT_IP=127.0.0.24, BENCH_NSD_IP=127.0.0.25   listen addresses (ports are free ones)
+#   BENCH_SERVERS="embedded coredns knot nsd powerdns embedded-2core"   which runs, in this order
 #   DNSBENCH_BIN=         a prebuilt hack/dnsbench binary (else built into the temp dir)
+#   COREDNS_VERSION=v1.15.0  built once from the Go module proxy (github.com/coredns/coredns, in a
+#                         throw-away tools module) into ${XDG_CACHE_HOME:-~/.cache}/dnsplane/coredns-<v>/
 #   BENCH_KEEP=           "1": keep the temp dir (zone, query file, logs)
-#   BENCH_IGNORE_DIFF=    "1": run even when the dig check finds different answers
-# Needs: go, pdns-server, pdns-backend-sqlite3, sqlite3, bind9-dnsutils (dig), dnsperf, curl, ss.
+#   BENCH_IGNORE_DIFF=    "1": run even when the dig check finds different answers from PowerDNS
+#   BENCH_VERBOSE=        "1": print each difference from CoreDNS, Knot and NSD too (else only the names)
+# Needs: go, pdns-server, pdns-backend-sqlite3, sqlite3, bind9-dnsutils (dig), dnsperf, curl, ss,
+# knot, nsd (installed with apt-get when missing: sudo unless root).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +48,12 @@ CLIENTS=${BENCH_CLIENTS:-10}
 NQUERIES=${BENCH_QUERIES:-10000}
 EMB_IP=${BENCH_EMBEDDED_IP:-127.0.0.21}
 PDNS_IP=${BENCH_PDNS_IP:-127.0.0.22}
+COREDNS_IP=${BENCH_COREDNS_IP:-127.0.0.23}
+KNOT_IP=${BENCH_KNOT_IP:-127.0.0.24}
+NSD_IP=${BENCH_NSD_IP:-127.0.0.25}
+SERVERS=${BENCH_SERVERS:-embedded coredns knot nsd powerdns embedded-2core}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane
 ZONE=bench.test
 PDNS_KEY=bench-key
 
@@ -46,20 +63,34 @@ die() { log "$*"; exit 1; }
 for c in go pdns_server pdnsutil sqlite3 dig dnsperf curl ss; do
   command -v "$c" >/dev/null || die "$c not found (apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3 bind9-dnsutils dnsperf curl iproute2)"
 done
+# Knot and NSD: installed from Debian when missing (the daemons are in /usr/sbin).
+PATH=$PATH:/usr/sbin
+missing=()
+command -v knotd >/dev/null || missing+=(knot)
+command -v nsd >/dev/null || missing+=(nsd)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  log "installing ${missing[*]} (apt-get)"
+  "${sudo[@]}" apt-get install -y --no-install-recommends "${missing[@]}" >&2
+fi
 if [ "${BENCH_PIN:-}" = 1 ]; then
   command -v taskset >/dev/null || die "taskset not found"
   [ "$(nproc)" -ge 2 ] || die "BENCH_PIN=1 needs 2 CPUs"
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dnsplane-bench.XXXXXX")
-emb_pid=
+pids=()
+stop_pid() {
+  if [ -n "$1" ] && kill -0 "$1" 2>/dev/null; then
+    kill -TERM "$1" 2>/dev/null || true
+    wait "$1" 2>/dev/null || true
+  fi
+}
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
-  if [ -n "$emb_pid" ] && kill -0 "$emb_pid" 2>/dev/null; then
-    kill -TERM "$emb_pid" 2>/dev/null || true
-    wait "$emb_pid" 2>/dev/null || true
-  fi
+  for p in "${pids[@]}"; do stop_pid "$p"; done
   "$root/hack/pdns.sh" stop "$tmp/pdns" || true
   if [ "${BENCH_KEEP:-}" = 1 ]; then
     log "kept $tmp"
@@ -123,37 +154,146 @@ if [ "${BENCH_PIN:-}" = 1 ]; then
   pin_server=(taskset -c 1) pin_client=(taskset -c 0)
 fi
 
-# --- embedded server ---------------------------------------------------------------------------
-bin=${DNSBENCH_BIN:-}
-if [ -z "$bin" ]; then
-  bin=$tmp/dnsbench
-  log "building hack/dnsbench"
-  go build -o "$bin" ./hack/dnsbench
-fi
-emb_port=$(free_port)
-"${pin_server[@]}" "$bin" -addr "$EMB_IP:$emb_port" -zone "$ZONE" -file "$zonefile" \
-  >"$tmp/dnsbench.out" 2>"$tmp/dnsbench.log" &
-emb_pid=$!
-for _ in $(seq 100); do
-  grep -qx ready "$tmp/dnsbench.out" 2>/dev/null && break
-  kill -0 "$emb_pid" 2>/dev/null || { cat "$tmp/dnsbench.log" >&2; die "dnsbench exited"; }
-  sleep 0.1
-done
-grep -qx ready "$tmp/dnsbench.out" || { cat "$tmp/dnsbench.log" >&2; die "dnsbench not ready after 10s"; }
-sed 's/^/  /' "$tmp/dnsbench.log" >&2
+# --- servers -----------------------------------------------------------------------------------
+# Each start_<server> starts one server in the background (pinned when BENCH_PIN=1) and sets
+# SRV_IP, SRV_PORT and SRV_PID; wait_ready waits until it answers the zone's SOA.
+SRV_IP= SRV_PORT= SRV_PID=
 
-# --- PowerDNS ----------------------------------------------------------------------------------
-pdns_port=$(free_port)
-api_port=$(free_port)
-if [ ${#pin_server[@]} -gt 0 ]; then
+# wait_ready <label> <log>: up to 20 s for an SOA answer from SRV_IP:SRV_PORT.
+wait_ready() {
+  for _ in $(seq 200); do
+    if dig @"$SRV_IP" -p "$SRV_PORT" +norecurse +short +time=1 +tries=1 "$ZONE" SOA 2>/dev/null | grep -q .; then
+      return 0
+    fi
+    kill -0 "$SRV_PID" 2>/dev/null || { cat "$2" >&2; die "$1 exited"; }
+    sleep 0.1
+  done
+  cat "$2" >&2
+  die "$1 not answering after 20 s"
+}
+
+dnsbench_bin() {
+  local bin=${DNSBENCH_BIN:-$tmp/dnsbench}
+  if [ ! -x "$bin" ]; then
+    log "building hack/dnsbench"
+    go build -o "$bin" ./hack/dnsbench
+  fi
+  echo "$bin"
+}
+
+# start_embedded [pin]: hack/dnsbench; with pin "no" unpinned with -udp-sockets 2.
+start_embedded() {
+  # Pinned, GOMAXPROCS is 1 and so is the default number of UDP sockets.
+  local bin pin=("${pin_server[@]}") sockets=() label=dnsbench
+  bin=$(dnsbench_bin)
+  if [ "${1:-}" = no ]; then pin=() sockets=(-udp-sockets 2) label=dnsbench-2core; fi
+  SRV_IP=$EMB_IP SRV_PORT=$(free_port)
+  "${pin[@]}" "$bin" -addr "$SRV_IP:$SRV_PORT" -zone "$ZONE" -file "$zonefile" "${sockets[@]}" \
+    >"$tmp/$label.out" 2>"$tmp/$label.log" &
+  SRV_PID=$!
+  pids+=("$SRV_PID")
+  wait_ready "$label" "$tmp/$label.log"
+  sed 's/^/  /' "$tmp/$label.log" >&2
+}
+
+# coredns_bin: CoreDNS $COREDNS_VERSION, built once from the Go module proxy in a throw-away
+# tools module and cached by version (like hack/envtest-bins.sh's binaries).
+coredns_bin() {
+  local dir=$cache/coredns-$COREDNS_VERSION scratch
+  if [ ! -x "$dir/coredns" ]; then
+    log "building github.com/coredns/coredns@$COREDNS_VERSION (a few minutes, once per machine)"
+    mkdir -p "$dir"
+    scratch=$(mktemp -d "$tmp/coredns-build.XXXXXX")
+    (cd "$scratch" && go mod init dnsplane.local/coredns-build >/dev/null 2>&1 &&
+      go get "github.com/coredns/coredns@$COREDNS_VERSION" >&2 &&
+      go build -o "$dir/coredns.new" github.com/coredns/coredns >&2) || die "coredns build failed"
+    mv "$dir/coredns.new" "$dir/coredns"
+  fi
+  echo "$dir/coredns"
+}
+
+start_coredns() {
+  local bin
+  bin=$(coredns_bin)
+  SRV_IP=$COREDNS_IP SRV_PORT=$(free_port)
+  mkdir -p "$tmp/coredns"
+  # No log or errors plugin: nothing is written per query.
+  printf '%s:%s {\n  bind %s\n  file %s\n}\n' "$ZONE" "$SRV_PORT" "$SRV_IP" "$zonefile" >"$tmp/coredns/Corefile"
+  (cd "$tmp/coredns" && exec "${pin_server[@]}" "$bin" -conf Corefile -quiet) >"$tmp/coredns.log" 2>&1 &
+  SRV_PID=$!
+  pids+=("$SRV_PID")
+  wait_ready coredns "$tmp/coredns.log"
+}
+
+start_knot() {
+  local d=$tmp/knot
+  SRV_IP=$KNOT_IP SRV_PORT=$(free_port)
+  mkdir -p "$d"
+  cat >"$d/knot.conf" <<CONF
+server:
+    rundir: "$d"
+    user: root:root
+    listen: $SRV_IP@$SRV_PORT
+    udp-workers: 1
+    tcp-workers: 1
+    background-workers: 1
+log:
+  - target: stderr
+    any: warning
+database:
+    storage: "$d"
+zone:
+  - domain: $ZONE
+    file: "$zonefile"
+    storage: "$d"
+    semantic-checks: off
+CONF
+  "${pin_server[@]}" knotd -c "$d/knot.conf" >"$tmp/knot.log" 2>&1 &
+  SRV_PID=$!
+  pids+=("$SRV_PID")
+  wait_ready knot "$tmp/knot.log"
+}
+
+start_nsd() {
+  local d=$tmp/nsd
+  SRV_IP=$NSD_IP SRV_PORT=$(free_port)
+  mkdir -p "$d"
+  # rrl-ratelimit 0: Debian's NSD rate-limits answers per source by default (about 1,000 qps).
+  cat >"$d/nsd.conf" <<CONF
+server:
+    ip-address: $SRV_IP@$SRV_PORT
+    server-count: 1
+    username: ""
+    zonesdir: "$d"
+    database: ""
+    pidfile: "$d/nsd.pid"
+    xfrdfile: "$d/xfrd.state"
+    zonelistfile: "$d/zone.list"
+    logfile: "$d/nsd.log"
+    rrl-ratelimit: 0
+    verbosity: 0
+remote-control:
+    control-enable: no
+zone:
+    name: $ZONE
+    zonefile: "$zonefile"
+CONF
+  "${pin_server[@]}" nsd -d -c "$d/nsd.conf" >"$tmp/nsd.log" 2>&1 &
+  SRV_PID=$!
+  pids+=("$SRV_PID")
+  wait_ready nsd "$d/nsd.log"
+}
+
+start_powerdns() {
+  local api_port
+  SRV_IP=$PDNS_IP SRV_PORT=$(free_port)
+  api_port=$(free_port)
   # pdns.sh starts pdns_server as its child: pinning the script pins the server.
-  PDNS_LOCAL_ADDRESS=$PDNS_IP "${pin_server[@]}" "$root/hack/pdns.sh" start "$tmp/pdns" "$pdns_port" "$api_port" "$PDNS_KEY"
-else
-  PDNS_LOCAL_ADDRESS=$PDNS_IP "$root/hack/pdns.sh" start "$tmp/pdns" "$pdns_port" "$api_port" "$PDNS_KEY"
-fi
-pdns_pid=$(cat "$tmp/pdns/pdns.pid")
-pdnsutil --config-dir="$tmp/pdns" load-zone "$ZONE" "$zonefile" >"$tmp/pdnsutil.log" 2>&1 ||
-  { cat "$tmp/pdnsutil.log" >&2; die "pdnsutil load-zone failed"; }
+  PDNS_LOCAL_ADDRESS=$SRV_IP "${pin_server[@]}" "$root/hack/pdns.sh" start "$tmp/pdns" "$SRV_PORT" "$api_port" "$PDNS_KEY"
+  SRV_PID=$(cat "$tmp/pdns/pdns.pid")
+  pdnsutil --config-dir="$tmp/pdns" load-zone "$ZONE" "$zonefile" >"$tmp/pdnsutil.log" 2>&1 ||
+    { cat "$tmp/pdnsutil.log" >&2; die "pdnsutil load-zone failed"; }
+}
 
 # --- same answers? -----------------------------------------------------------------------------
 # probe <ip> <port> <name> <type>: rcode, flags and the sorted answer/authority/additional records
@@ -168,31 +308,46 @@ probe() {
 checks=("$ZONE SOA" "$ZONE NS" "ns1.$ZONE A" "h1.$ZONE A" "h1000.$ZONE A" "multi.$ZONE A"
   "c3.$ZONE A" "c3.$ZONE CNAME" "v7.$ZONE AAAA" "t5.$ZONE TXT" "h42.$ZONE AAAA" "H42.$ZONE TXT"
   "nx1.$ZONE A" "deep.nx1.$ZONE AAAA" "example.org A")
-diffs=0
-for q in "${checks[@]}"; do
-  read -r name type <<<"$q"
-  a=$(probe "$EMB_IP" "$emb_port" "$name" "$type")
-  b=$(probe "$PDNS_IP" "$pdns_port" "$name" "$type")
-  if [ "$a" = "$b" ]; then
-    printf '  same  %-26s %s\n' "$q" "$(grep '^status' <<<"$a")"
-  else
-    diffs=$((diffs + 1))
-    printf '  DIFF  %s\n' "$q"
-    diff <(echo "$a") <(echo "$b") | sed 's/^</    embedded:/; s/^>/    powerdns:/' | grep -v '^[0-9]' || true
-  fi
-done
-if [ "$diffs" -gt 0 ]; then
-  [ "${BENCH_IGNORE_DIFF:-}" = 1 ] || die "$diffs of ${#checks[@]} answers differ (BENCH_IGNORE_DIFF=1 to run anyway)"
-  log "$diffs answers differ; running anyway"
-fi
 
+# compare <label> <ip> <port> <strict>: the embedded server's answers against this server's;
+# with strict "1" a difference stops the run (unless BENCH_IGNORE_DIFF=1).
+EMB_REF_PORT=
+compare() {
+  local label=$1 ip=$2 port=$3 strict=$4 diffs=0 a b name type
+  for q in "${checks[@]}"; do
+    read -r name type <<<"$q"
+    a=$(probe "$EMB_IP" "$EMB_REF_PORT" "$name" "$type")
+    b=$(probe "$ip" "$port" "$name" "$type")
+    if [ "$a" != "$b" ]; then
+      diffs=$((diffs + 1))
+      printf '  DIFF  %-9s %s\n' "$label" "$q"
+      if [ "$strict" = 1 ] || [ "${BENCH_VERBOSE:-}" = 1 ]; then
+        diff <(echo "$a") <(echo "$b") | sed "s/^</    embedded:/; s/^>/    $label:/" | grep -v '^[0-9]' || true
+      fi
+    fi
+  done
+  printf '  %-9s %d of %d answers as the embedded server'"'"'s\n' "$label" "$((${#checks[@]} - diffs))" "${#checks[@]}"
+  if [ "$diffs" -gt 0 ] && [ "$strict" = 1 ]; then
+    [ "${BENCH_IGNORE_DIFF:-}" = 1 ] || die "$diffs of ${#checks[@]} answers differ (BENCH_IGNORE_DIFF=1 to run anyway)"
+    log "$diffs answers differ; running anyway"
+  fi
+}
 # --- dnsperf -----------------------------------------------------------------------------------
 clk=$(getconf CLK_TCK)
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# cpu_ticks <pid>: user+system ticks of pid and its children (NSD serves from forked children).
+cpu_ticks() {
+  local t=0 p v
+  for p in "$1" $(pgrep -P "$1" 2>/dev/null); do
+    v=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) || v=0
+    t=$((t + ${v:-0}))
+  done
+  echo "$t"
+}
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
-# bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS and prints a summary line.
-QPS=
+# bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS (queries per second) and SCPU_S
+# (the server's CPU seconds over the run) and prints a summary line.
+QPS= SCPU_S=
 bench() {
   local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1.txt t0 t1 b0 b1 start end
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
@@ -202,7 +357,7 @@ bench() {
   b0=$(busy_ticks)
   start=$(date +%s.%N)
   local TIMEFORMAT='%U %S %R'
-  { time "${pin_client[@]}" dnsperf "${args[@]}" >"$out" 2>"$out.err"; } 2>"$out.time" ||
+  { time "${client_pin[@]}" dnsperf "${args[@]}" >"$out" 2>"$out.err"; } 2>"$out.time" ||
     { cat "$out" "$out.err" >&2; die "dnsperf against $label failed"; }
   end=$(date +%s.%N)
   t1=$(cpu_ticks "$pid")
@@ -213,6 +368,7 @@ bench() {
   lost=$(awk '/Queries lost:/ { print $3, $4 }' "$out")
   codes=$(sed -n 's/^ *Response codes: *//p' "$out")
   server_cpu=$(awk -v d="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f%%", 100 * d / hz / (e - s) }')
+  SCPU_S=$(awk -v d="$((t1 - t0))" -v hz="$clk" 'BEGIN { printf "%.2f", d / hz }')
   client_cpu=$(awk '{ printf "%.0f%%", 100 * ($1 + $2) / $3 }' "$out.time")
   # Everything else the machine ran meanwhile (other jobs on a shared box), of $(nproc)00%.
   other_cpu=$(awk -v b="$((b1 - b0))" -v t="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" '
@@ -221,9 +377,63 @@ bench() {
     "$label" "$QPS" "$lost" "$server_cpu" "$client_cpu" "$other_cpu" "$codes"
 }
 
+
+# --- runs --------------------------------------------------------------------------------------
+# One server at a time: start, compare with the embedded server (kept running as the reference on
+# its own address), dnsperf, stop. The embedded reference is the first pinned run's server.
 echo "dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-bench embedded "$EMB_IP" "$emb_port" "$emb_pid"
-emb_qps=$QPS
-bench powerdns "$PDNS_IP" "$pdns_port" "$pdns_pid"
-pdns_qps=$QPS
-awk -v a="$emb_qps" -v b="$pdns_qps" 'BEGIN { printf "ratio embedded/powerdns: %.2f  (%.0f / %.0f qps)\n", a / b, a, b }'
+declare -A qps=() answered=() cpus=()
+ref_pid=
+order=()
+for srv in $SERVERS; do
+  client_pin=("${pin_client[@]}")
+  case $srv in
+    embedded) start_embedded ;;
+    embedded-2core) start_embedded no; client_pin=() ;;
+    coredns | knot | nsd | powerdns) "start_$srv" ;;
+    *) die "unknown server $srv in BENCH_SERVERS" ;;
+  esac
+  if [ -z "$EMB_REF_PORT" ]; then
+    [ "$srv" = embedded ] || [ "$srv" = embedded-2core ] || die "BENCH_SERVERS must start with embedded"
+    EMB_REF_PORT=$SRV_PORT ref_pid=$SRV_PID
+  else
+    strict=0
+    [ "$srv" = powerdns ] && strict=1
+    compare "$srv" "$SRV_IP" "$SRV_PORT" "$strict"
+  fi
+  if [ "$srv" = embedded-2core ]; then
+    # The reference would compete for the two cores: stop it first.
+    stop_pid "$ref_pid"
+  fi
+  bench "$srv" "$SRV_IP" "$SRV_PORT" "$SRV_PID"
+  qps[$srv]=$QPS cpus[$srv]=$SCPU_S
+  answered[$srv]=$(awk '/Queries completed:/ { print $3 }' "$tmp/dnsperf-$srv.txt")
+  order+=("$srv")
+  if [ "$srv" = powerdns ]; then
+    "$root/hack/pdns.sh" stop "$tmp/pdns" || true
+  elif [ "$SRV_PID" != "$ref_pid" ]; then
+    stop_pid "$SRV_PID"
+  fi
+done
+stop_pid "$ref_pid"
+
+# --- table -------------------------------------------------------------------------------------
+echo
+# Answers per server CPU-second is the fairer figure on a busy machine, where a pinned server
+# does not get its whole core; it is blank when the server's CPU was not measured (NSD serves
+# from forked children, not always seen).
+echo "| server | qps | ratio to Knot | answers per server CPU-second | ratio to Knot |"
+echo "|---|---|---|---|---|"
+for srv in "${order[@]}"; do
+  awk -v s="$srv" -v q="${qps[$srv]}" -v k="${qps[knot]:-}" -v n="${answered[$srv]}" -v c="${cpus[$srv]}" \
+    -v kn="${answered[knot]:-}" -v kc="${cpus[knot]:-}" 'BEGIN {
+    r = (k == "" || k == 0) ? "-" : sprintf("%.2f", q / k)
+    e = (c + 0 < 0.05) ? "-" : sprintf("%.0f", n / c)
+    er = (e == "-" || kc == "" || kc + 0 < 0.05) ? "-" : sprintf("%.2f", (n / c) / (kn / kc))
+    printf "| %s | %.0f | %s | %s | %s |\n", s, q, r, e, er
+  }'
+done
+if [ -n "${qps[embedded]:-}" ] && [ -n "${qps[powerdns]:-}" ]; then
+  awk -v a="${qps[embedded]}" -v b="${qps[powerdns]}" 'BEGIN { printf "ratio embedded/powerdns: %.2f  (%.0f / %.0f qps)\n", a / b, a, b }'
+fi
+echo "embedded-2core: unpinned, 2 SO_REUSEPORT sockets, dnsperf on the same 2 cores (not a one-core figure)"

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -34,18 +35,19 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:5353", "host:port to serve on (UDP and TCP); port 0 picks one")
 	zone := flag.String("zone", "", "zone origin, e.g. bench.test (required)")
 	file := flag.String("file", "", "RFC 1035 master file of the zone (required)")
+	udpSockets := flag.Int("udp-sockets", 0, "UDP sockets with SO_REUSEPORT (dnsserver.ServerOptions.UDPSockets); 0 = GOMAXPROCS")
 	flag.Parse()
 	if *zone == "" || *file == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*addr, *zone, *file); err != nil {
+	if err := run(*addr, *zone, *file, *udpSockets); err != nil {
 		fmt.Fprintln(os.Stderr, "dnsbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, zone, file string) error {
+func run(addr, zone, file string, udpSockets int) error {
 	origin := dns.Fqdn(strings.ToLower(zone))
 	sets, soa, err := readZone(origin, file)
 	if err != nil {
@@ -74,7 +76,7 @@ func run(addr, zone, file string) error {
 		noteSOA(soa, origin, info.Serial)
 	}
 
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: addr})
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: addr, UDPSockets: udpSockets})
 	if err != nil {
 		return err
 	}
@@ -83,8 +85,8 @@ func run(addr, zone, file string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "dnsbench: serving %s (%d record sets, serial %d) on %s\n",
-		origin, len(sets), info.Serial, srv.Addr())
+	fmt.Fprintf(os.Stderr, "dnsbench: serving %s (%d record sets, serial %d) on %s, GOMAXPROCS %d\n",
+		origin, len(sets), info.Serial, srv.Addr(), runtime.GOMAXPROCS(0))
 	fmt.Println("ready")
 	return srv.Start(ctx)
 }

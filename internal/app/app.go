@@ -86,6 +86,9 @@ type Config struct {
 	// DNSAddr is --local-dns-addr, the embedded server's host:port (UDP and TCP); port 0 picks
 	// a free one (App.Server.Addr).
 	DNSAddr string
+	// DNSUDPSockets is --local-dns-udp-sockets (dnsserver.ServerOptions.UDPSockets); 0 = one
+	// per core.
+	DNSUDPSockets int
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// the store's default.
 	NameServerAddr netip.Addr
@@ -314,7 +317,7 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics})
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Logger: log, Metrics: metrics})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}

@@ -78,8 +78,17 @@ func (z *zoneData) closestEncloser(qname string) string {
 }
 
 // resolve fills resp for one question against the snapshot: RFC 1034 §4.3.2
-// without recursion. resp already carries the question and flags.
-func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
+// without recursion. resp already carries the question and flags. It returns
+// true when the answer is the same for every such query against snap (no
+// rotation, no weighted choice), so that it may be cached.
+func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) bool {
+	sel := s.newSelector()
+	s.resolveWith(snap, q, resp, &sel)
+	return !sel.varied
+}
+
+// resolveWith is resolve with the selection state sel.
+func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel *selector) {
 	qname := strings.ToLower(q.Name)
 	z := snap.zoneFor(qname, q.Qtype)
 	if z == nil {
@@ -87,7 +96,6 @@ func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
 		return
 	}
 	resp.Authoritative = true
-	sel := s.newSelector()
 	seen := map[string]bool{}
 	name := qname
 	for range maxChase {
@@ -145,7 +153,7 @@ func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) {
 // anyType returns every record of node n for an ANY query, type by type in
 // ascending type order, each type one RRset with its own TTL (RFC 2181 §5.2
 // applies within an RRset only) and owner as owner name.
-func (sel selector) anyType(n *node, owner string) []dns.RR {
+func (sel *selector) anyType(n *node, owner string) []dns.RR {
 	types := slices.Sorted(maps.Keys(n.sets))
 	var out []dns.RR
 	for _, t := range types {

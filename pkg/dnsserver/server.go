@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,15 @@ type ServerOptions struct {
 	ShutdownTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// UDPSockets is the number of UDP sockets bound to Addr with SO_REUSEPORT,
+	// each read by its own loop, so that the kernel spreads queries (by
+	// client address and port) over as many cores; default
+	// runtime.GOMAXPROCS(0); 1 = one socket without SO_REUSEPORT.
+	UDPSockets int
+	// AnswerCacheBytes bounds the packed-answer cache of one store snapshot,
+	// in bytes of keys and answers; default DefaultAnswerCacheBytes, negative
+	// = no cache. Answers that rotate or pick by weight are never cached.
+	AnswerCacheBytes int
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -95,14 +105,24 @@ type ServerOptions struct {
 //   - several sets of one name and type: sets without weight are all served;
 //     of those with a weight, one is chosen per query with probability
 //     weight/sum (all weights 0: uniformly).
+//
+// Answers that neither rotate nor pick by weight are packed once per store
+// snapshot and copied for later queries (cache.go); UDP hits are answered in
+// the socket's read loop (listener.go). ServerOptions.UDPSockets sockets share
+// the port with SO_REUSEPORT.
 type Server struct {
 	store  *Store
 	opts   ServerOptions
 	rnd    RandSource
 	rotate atomic.Uint64
 
+	cache     atomic.Pointer[answerCache] // of the last snapshot queried
+	cacheHits atomic.Uint64               // answers copied from the cache
+	bufs      sync.Pool                   // *[]byte for cached answers
+
 	mu      sync.Mutex // guards the fields below
 	udp     net.PacketConn
+	udpMore []net.PacketConn // the other UDPSockets - 1, SO_REUSEPORT on udp's port
 	tcp     net.Listener
 	started bool
 }
@@ -128,16 +148,23 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	if opts.UDPSockets <= 0 {
+		opts.UDPSockets = runtime.GOMAXPROCS(0)
+	}
+	if opts.AnswerCacheBytes == 0 {
+		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
+	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
+	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
 	}
 	return s, nil
 }
 
-// Listen binds the UDP socket and a TCP listener on the same port. It is
-// idempotent; Start calls it. With port 0 it retries a few free ports until
-// TCP can bind the port UDP got.
+// Listen binds the UDP sockets (ServerOptions.UDPSockets) and a TCP
+// listener on the same port. It is idempotent; Start calls it. With port 0 it
+// retries a few free ports until TCP can bind the port UDP got.
 func (s *Server) Listen() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -148,14 +175,18 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("dnsserver: address %q: %w", s.opts.Addr, err)
 	}
+	lc := net.ListenConfig{}
+	if s.opts.UDPSockets > 1 {
+		lc.Control = reusePort
+	}
 	var lastErr error
 	for range 20 {
-		pc, err := net.ListenPacket("udp", net.JoinHostPort(host, port))
+		pc, err := lc.ListenPacket(context.Background(), "udp", net.JoinHostPort(host, port))
 		if err != nil {
 			return fmt.Errorf("dnsserver: listen udp %s: %w", s.opts.Addr, err)
 		}
-		bound := strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port)
-		l, err := net.Listen("tcp", net.JoinHostPort(host, bound))
+		bound := net.JoinHostPort(host, strconv.Itoa(pc.LocalAddr().(*net.UDPAddr).Port))
+		l, err := net.Listen("tcp", bound)
 		if err != nil {
 			_ = pc.Close()
 			lastErr = err
@@ -164,10 +195,31 @@ func (s *Server) Listen() error {
 			}
 			continue
 		}
-		s.udp, s.tcp = pc, l
+		more, err := listenMore(lc, bound, s.opts.UDPSockets-1)
+		if err != nil {
+			_, _ = pc.Close(), l.Close()
+			return fmt.Errorf("dnsserver: listen udp %s with SO_REUSEPORT: %w", bound, err)
+		}
+		s.udp, s.tcp, s.udpMore = pc, l, more
 		return nil
 	}
 	return fmt.Errorf("dnsserver: listen tcp %s: %w", s.opts.Addr, lastErr)
+}
+
+// listenMore binds n more UDP sockets to addr with lc (SO_REUSEPORT).
+func listenMore(lc net.ListenConfig, addr string, n int) ([]net.PacketConn, error) {
+	var out []net.PacketConn
+	for range n {
+		pc, err := lc.ListenPacket(context.Background(), "udp", addr)
+		if err != nil {
+			for _, c := range out {
+				_ = c.Close()
+			}
+			return nil, err
+		}
+		out = append(out, pc)
+	}
+	return out, nil
 }
 
 // Addr returns the bound address (host:port, the same port for UDP and
@@ -198,23 +250,27 @@ func (s *Server) Start(ctx context.Context) error {
 		return errors.New("dnsserver: already started")
 	}
 	s.started = true
-	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize, MsgAcceptFunc: acceptMsg})
-	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
-		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout})
+	exited := make(chan struct{}, 2+len(s.udpMore))
+	var runners []*runner
+	for _, pc := range append([]net.PacketConn{s.udp}, s.udpMore...) {
+		runners = append(runners, newRunner(&dns.Server{PacketConn: pc, Handler: s, UDPSize: dns.MaxMsgSize,
+			MsgAcceptFunc: acceptMsg, DecorateReader: s.newFastReader}, exited))
+	}
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
+		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
 
-	var serveErr error
 	select {
 	case <-ctx.Done():
-	case serveErr = <-udp.done:
-		udp.done <- serveErr
-	case serveErr = <-tcp.done:
-		tcp.done <- serveErr
+	case <-exited: // a serve loop failed; stop returns its error
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
 	defer cancel()
-	err := errors.Join(serveErr, udp.stop(sctx), tcp.stop(sctx))
-	if err != nil {
+	var errs []error
+	for _, r := range runners {
+		errs = append(errs, r.stop(sctx))
+	}
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("dnsserver: %w", err)
 	}
 	return nil
@@ -227,10 +283,15 @@ type runner struct {
 	done    chan error // receives ActivateAndServe's result; buffered
 }
 
-func newRunner(srv *dns.Server) *runner {
+// newRunner starts srv; when its serve loop returns it signals exited
+// (buffered for every runner).
+func newRunner(srv *dns.Server, exited chan<- struct{}) *runner {
 	r := &runner{srv: srv, started: make(chan struct{}), done: make(chan error, 1)}
 	srv.NotifyStartedFunc = func() { close(r.started) }
-	go func() { r.done <- srv.ActivateAndServe() }()
+	go func() {
+		r.done <- srv.ActivateAndServe()
+		exited <- struct{}{}
+	}()
 	return r
 }
 
@@ -263,44 +324,98 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	if udp {
 		proto = "udp"
 	}
-	resp := s.answer(w, req, udp)
-	if resp == nil {
+	r := s.answer(w, req, udp)
+	var err error
+	switch {
+	case r.buf != nil: // from the answer cache
+		s.opts.Metrics.count(proto, r.rcode)
+		_, err = w.Write(*r.buf)
+		s.bufs.Put(r.buf)
+	case r.msg == nil:
 		s.opts.Metrics.count(proto, dns.RcodeSuccess)
 		return // written by the zone transfer
+	case r.wire != nil: // packed for the answer cache
+		s.opts.Metrics.count(proto, r.msg.Rcode)
+		_, err = w.Write(r.wire)
+	default:
+		s.opts.Metrics.count(proto, r.msg.Rcode)
+		err = w.WriteMsg(r.msg)
 	}
-	s.opts.Metrics.count(proto, resp.Rcode)
-	if err := w.WriteMsg(resp); err != nil {
+	if err != nil {
 		s.opts.Logger.V(1).Info("write response failed", "client", w.RemoteAddr().String(), "error", err.Error())
 	}
 }
 
+// reply is what answer returns: a response to pack (msg), or one already
+// packed (msg and wire), or a copy from the answer cache (buf, from s.bufs,
+// and its rcode); nothing after a zone transfer, which writes itself.
+type reply struct {
+	msg   *dns.Msg
+	wire  []byte
+	buf   *[]byte
+	rcode int
+}
+
 // answer builds the response, or writes a zone transfer itself and returns
-// nil.
-func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
+// an empty reply. Deterministic answers that fit uncompressed are packed
+// once per store snapshot and then copied (cache.go).
+func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
+	opt := req.IsEdns0()
+	rcode, bad := refuseRequest(req, opt)
+	snap, size := s.store.load(), s.payloadSize(opt, udp)
+	var nameBuf [255]byte
+	var keyBuf [maxKeyLen]byte
+	var qname, key []byte
+	cacheable := false
+	if !bad && req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
+		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
+	}
+	if cacheable {
+		if r, ok := s.cachedReply(snap, qname, key, req, size); ok {
+			return r
+		}
+	}
 	resp := new(dns.Msg)
 	resp.SetReply(req)
-	opt := req.IsEdns0()
 	if opt != nil {
 		// RFC 6891 §6.1.1: an OPT in the request gets one in the response, errors
 		// included; RFC 3225 §3: the DO bit is copied.
 		resp.SetEdns0(s.opts.UDPSize, opt.Do())
 	}
-	if rcode, bad := refuseRequest(req, opt); bad {
+	if bad {
 		resp.Rcode = rcode
-		return resp
+		return reply{msg: resp}
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		resp.Rcode = dns.RcodeRefused
-		return resp
+		return reply{msg: resp} // not cached: the class does not change the answer's cost
 	}
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		return s.transfer(w, req, resp, udp)
+		return reply{msg: s.transfer(w, req, resp, udp)}
 	}
-	s.resolve(s.store.load(), q, resp)
-	resp.Truncate(s.payloadSize(opt, udp))
-	return resp
+	same := s.resolve(snap, q, resp)
+	resp.Truncate(size)
+	if !cacheable || !same || resp.Truncated || resp.Compress {
+		return reply{msg: resp}
+	}
+	return s.remember(snap, key, len(qname), resp)
+}
+
+// remember packs resp, the uncompressed answer to a query of key against
+// snap, and adds it to snap's answer cache.
+func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) reply {
+	c := s.cacheFor(snap)
+	if c == nil {
+		return reply{msg: resp}
+	}
+	wire, err := resp.Pack()
+	if err != nil {
+		return reply{msg: resp} // WriteMsg reports it
+	}
+	c.add(key, wire, qlen, resp.Rcode, s.opts.AnswerCacheBytes)
+	return reply{msg: resp, wire: wire}
 }
 
 // refuseRequest returns the rcode of a request the server does not answer
@@ -366,17 +481,20 @@ func (s *Server) newSelector() selector {
 	return selector{turn: s.rotate.Add(1), rnd: s.rnd}
 }
 
-// selector rotates and chooses records for one query.
+// selector rotates and chooses records for one query. varied records that
+// the answer depends on the query counter or the random source (an RRset of
+// several records, or a weighted choice), so that it is not cached.
 type selector struct {
-	turn uint64
-	rnd  RandSource
+	turn   uint64
+	rnd    RandSource
+	varied bool
 }
 
 // pick merges the sets of one name and type into the answer RRset: every
 // set without a weight, plus one weighted set chosen with probability
 // weight/sum. Records get owner as owner name (wildcard synthesis) and the
 // order rotates with the query counter.
-func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	var weighted []*RRSet
 	var total int64
@@ -389,6 +507,7 @@ func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
 		total += *rs.Weight
 	}
 	if len(weighted) > 0 {
+		sel.varied = true
 		chosen := weighted[0]
 		if total > 0 {
 			r := sel.rnd.Int64N(total)
@@ -410,7 +529,7 @@ func (sel selector) pick(sets []*RRSet, owner string) []dns.RR {
 // all returns every record of the sets of one name and type (a referral's NS
 // sets, one type of an ANY answer) as one RRset, rotated, with owner as owner
 // name when not "" (wildcard synthesis).
-func (sel selector) all(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) all(sets []*RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	for _, rs := range sets {
 		out = append(out, rs.RRs...)
@@ -421,11 +540,12 @@ func (sel selector) all(sets []*RRSet, owner string) []dns.RR {
 // finish rotates rrs and, when needed, copies them to rewrite the owner or
 // to give the merged RRset one TTL (the smallest, RFC 2181 §5.2). Stored
 // records are never modified.
-func (sel selector) finish(rrs []dns.RR, owner string) []dns.RR {
+func (sel *selector) finish(rrs []dns.RR, owner string) []dns.RR {
 	if len(rrs) == 0 {
 		return nil
 	}
 	out := make([]dns.RR, len(rrs))
+	sel.varied = sel.varied || len(rrs) > 1
 	k := int(sel.turn % uint64(len(rrs)))
 	copy(out, rrs[k:])
 	copy(out[len(rrs)-k:], rrs[:k])

@@ -1,0 +1,172 @@
+package dnsserver
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/miekg/dns"
+)
+
+// DefaultAnswerCacheBytes bounds the packed-answer cache of a Server: 16 MiB
+// of answers and keys per zone-store snapshot.
+const DefaultAnswerCacheBytes = 16 << 20
+
+// answerEntryOverhead is the bytes counted per cache entry besides its key
+// and answer (map slot, entry struct, slice headers), an estimate.
+const answerEntryOverhead = 96
+
+// Header bits the answer copies from the request (RFC 1035 §4.1.1, RFC 4035
+// §3.2.2): RD in the third byte of the header, CD in the fourth.
+const (
+	rdBit = 0x01
+	cdBit = 0x10
+)
+
+// Key flag bits of the request's EDNS0 state.
+const (
+	keyEDNS = 1 << iota // the request had an OPT
+	keyDO               // and its DO bit was set
+)
+
+// maxKeyLen is the longest cache key: a 255-byte wire name, qtype, qclass,
+// flags.
+const maxKeyLen = 255 + 5
+
+// cachedAnswer is a packed, uncompressed response of a deterministic answer
+// (no rotation, no weighted choice). Its ID, RD and CD bits and the case of
+// its question name are those of the first query; copies get the asker's.
+type cachedAnswer struct {
+	wire  []byte
+	qlen  int // wire length of the question name at offset 12
+	rcode int
+}
+
+// answerCache holds the packed answers computed against one snapshot of the
+// store. It is dropped with the snapshot, so a cached answer is never older
+// than the zone data a query would otherwise read. Keys are the lowercased
+// wire question name, qtype, qclass and the EDNS0 flags (appendKey).
+type answerCache struct {
+	snap *snapshot
+
+	mu    sync.RWMutex
+	m     map[string]*cachedAnswer
+	bytes int // counted against Server.opts.AnswerCacheBytes
+}
+
+// cacheFor returns the answer cache of snap, replacing one of another
+// snapshot; nil when caching is off or another snapshot won the race.
+func (s *Server) cacheFor(snap *snapshot) *answerCache {
+	if s.opts.AnswerCacheBytes < 0 {
+		return nil
+	}
+	c := s.cache.Load()
+	if c != nil && c.snap == snap {
+		return c
+	}
+	nc := &answerCache{snap: snap, m: map[string]*cachedAnswer{}}
+	if s.cache.CompareAndSwap(c, nc) {
+		return nc
+	}
+	if c = s.cache.Load(); c != nil && c.snap == snap {
+		return c
+	}
+	return nil
+}
+
+// lookup returns the entry of key, when the current cache is snap's.
+func (s *Server) lookup(snap *snapshot, key []byte) *cachedAnswer {
+	c := s.cache.Load()
+	if c == nil || c.snap != snap {
+		return nil
+	}
+	c.mu.RLock()
+	e := c.m[string(key)]
+	c.mu.RUnlock()
+	return e
+}
+
+// add stores wire, the packed answer to a query of key, unless the cache is
+// full (limit bytes). It takes ownership of wire.
+func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, limit int) {
+	cost := len(key) + len(wire) + answerEntryOverhead
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[string(key)]; ok || c.bytes+cost > limit {
+		return
+	}
+	c.m[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode}
+	c.bytes += cost
+}
+
+// appendKey appends the cache key of a question to dst: name, its wire form
+// (any case), lowercased, then qtype, qclass and flags (keyEDNS, keyDO).
+func appendKey(dst, name []byte, qtype, qclass uint16, flags byte) []byte {
+	for _, b := range name {
+		if 'A' <= b && b <= 'Z' {
+			b += 'a' - 'A'
+		}
+		dst = append(dst, b)
+	}
+	return append(dst, byte(qtype>>8), byte(qtype), byte(qclass>>8), byte(qclass), flags)
+}
+
+// ednsFlags returns the key flags of a request's OPT (nil: none).
+func ednsFlags(opt *dns.OPT) byte {
+	switch {
+	case opt == nil:
+		return 0
+	case opt.Do():
+		return keyEDNS | keyDO
+	}
+	return keyEDNS
+}
+
+// copyAnswer appends e's answer to dst with the request's ID, RD and CD bits
+// (the third and fourth header bytes of the request, hdr2 and hdr3) and
+// question name qname (wire form, the asker's case; RFC 1034 §3.1 and the
+// 0x20 practice expect it echoed as sent).
+func copyAnswer(dst []byte, e *cachedAnswer, id uint16, hdr2, hdr3 byte, qname []byte) []byte {
+	out := append(dst, e.wire...)
+	out[0], out[1] = byte(id>>8), byte(id)
+	out[2] = out[2]&^rdBit | hdr2&rdBit
+	out[3] = out[3]&^cdBit | hdr3&cdBit
+	copy(out[12:12+e.qlen], qname)
+	return out
+}
+
+// questionKey returns the wire form of q's name (in nameBuf, the asker's
+// case) and q's cache key (in keyBuf), or false for a name the cache does
+// not take: one with a backslash escape (its lowercased presentation form,
+// which resolve looks up, need not match the wire form's), or that does not
+// pack.
+func questionKey(q dns.Question, flags byte, nameBuf, keyBuf []byte) ([]byte, []byte, bool) {
+	if strings.IndexByte(q.Name, '\\') >= 0 {
+		return nil, nil, false
+	}
+	n, err := dns.PackDomainName(q.Name, nameBuf, 0, nil, false)
+	if err != nil {
+		return nil, nil, false
+	}
+	return nameBuf[:n], appendKey(keyBuf, nameBuf[:n], q.Qtype, q.Qclass, flags), true
+}
+
+// cachedReply looks up the answer to req (question key key, wire name
+// qname) that may be at most size bytes long. On a hit it returns the answer
+// copied into a buffer from s.bufs, with req's ID, RD and CD bits and name.
+func (s *Server) cachedReply(snap *snapshot, qname, key []byte, req *dns.Msg, size int) (reply, bool) {
+	e := s.lookup(snap, key)
+	if e == nil || len(e.wire) > size {
+		return reply{}, false
+	}
+	var hdr2, hdr3 byte
+	if req.RecursionDesired {
+		hdr2 = rdBit
+	}
+	if req.CheckingDisabled {
+		hdr3 = cdBit
+	}
+	buf := s.bufs.Get().(*[]byte)
+	*buf = copyAnswer((*buf)[:0], e, req.Id, hdr2, hdr3, qname)
+	s.cacheHits.Add(1)
+	return reply{buf: buf, rcode: e.rcode}, true
+}
