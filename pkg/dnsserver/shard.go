@@ -272,3 +272,13 @@ func (s *Store) Uninstall(origin string, created time.Time) bool {
 	s.publish(z.origin, nil)
 	return true
 }
+
+// Version returns the served version of the zone with that origin (any case), or
+// ErrZoneNotFound. Versions are immutable: the store's later writes make new ones.
+func (s *Store) Version(origin string) (ZoneVersion, error) {
+	z, err := s.zone(origin)
+	if err != nil {
+		return ZoneVersion{}, err
+	}
+	return ZoneVersion{z: z}, nil
+}

@@ -62,7 +62,7 @@ func (s *Syncer) Ready(*http.Request) error {
 
 // Start watches the objects until ctx ends. Errors: the watch never synced before ctx ended.
 func (s *Syncer) Start(ctx context.Context) error {
-	defer s.queue.ShutDown()
+	go func() { <-ctx.Done(); s.queue.ShutDown() }()
 	factory := informers.NewSharedInformerFactoryWithOptions(s.o.opts.Client, 0, informers.WithNamespace(s.o.opts.Namespace),
 		informers.WithTweakListOptions(func(lo *metav1.ListOptions) { lo.LabelSelector = LabelStore + "=" + StoreVersion }))
 	cms := factory.Core().V1().ConfigMaps()
