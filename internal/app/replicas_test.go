@@ -225,6 +225,28 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 		}
 	}
 	cfg := testrun.Envtest(t, "../..")
+	svc := dnsService(t, cfg)
+	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
+	follower := others[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	zone, err := leader.a.Local.EnsureZone(ctx, provider.ZoneSpec{Name: "replicas.test", CallerReference: "ref"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The glue is the dns Service's address, not the creating replica's.
+	testrun.Eventually(t, time.Minute, "the follower serves the zone, glue and all", func() error {
+		return answered(follower.addr, "ns1.replicas.test", svc.Spec.ClusterIP)
+	})
+	names := publishToFollower(t, leader, follower, zone.ID)
+	leaderStops(t, leader, follower, zone.ID, names)
+	restartAll(t, cfg, follower, zone.ID)
+}
+
+// dnsService creates the manager's namespace and its dns Service (a cluster IP), as
+// config/default does.
+func dnsService(t *testing.T, cfg *rest.Config) *corev1.Service {
+	t.Helper()
 	admin, err := client.New(cfg, client.Options{Scheme: app.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -237,34 +259,36 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
-	follower := others[0]
-
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	zone, err := leader.a.Local.EnsureZone(ctx, provider.ZoneSpec{Name: "replicas.test", CallerReference: "ref"})
-	if err != nil {
-		t.Fatal(err)
+	if _, err := netip.ParseAddr(svc.Spec.ClusterIP); err != nil {
+		t.Fatalf("the dns Service has no cluster IP: %v", err)
 	}
-	testrun.Eventually(t, time.Minute, "the follower serves the zone", func() error {
-		return answered(follower.addr, "ns1.replicas.test", svc.Spec.ClusterIP)
-	})
+	return svc
+}
 
-	// Publish -> answered by the follower, 100 times.
+// publishToFollower publishes 100 records one by one through the leader, measures each until
+// the follower answers it, logs p50/p99/max (asserted only under 10 s each), and returns the
+// names and addresses.
+func publishToFollower(t *testing.T, leader, follower *replica, zoneID string) map[string]string {
+	t.Helper()
 	names := map[string]string{}
 	var lat []time.Duration
 	for i := range 100 {
 		name, ip := fmt.Sprintf("r%d.replicas.test", i), fmt.Sprintf("192.0.2.%d", i+1)
 		start := time.Now()
-		publish(t, leader, zone.ID, aSet(name, ip))
+		publish(t, leader, zoneID, aSet(name, ip))
 		lat = append(lat, waitAnswered(t, follower.addr, name, ip, start))
 		names[name] = ip
 	}
 	slices.Sort(lat)
 	t.Logf("publish through the leader -> answered by the follower, 100 changes: p50 %s, p99 %s, max %s",
 		lat[49].Round(time.Millisecond), lat[98].Round(time.Millisecond), lat[99].Round(time.Millisecond))
+	return names
+}
 
-	// The leader stops hard while the follower is queried.
+// leaderStops stops the leader hard while the follower is queried for every name: every answer
+// is NOERROR with the name's address; the follower then leads and publishes.
+func leaderStops(t *testing.T, leader, follower *replica, zoneID string, names map[string]string) {
+	t.Helper()
 	stopLoop := make(chan struct{})
 	counts := queryLoop(follower.addr, names, stopLoop)
 	time.Sleep(500 * time.Millisecond) // some answers before the stop, for the record
@@ -275,7 +299,7 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 		}
 		return nil
 	})
-	publish(t, follower, zone.ID, aSet("after.replicas.test", "198.51.100.1"))
+	publish(t, follower, zoneID, aSet("after.replicas.test", "198.51.100.1"))
 	testrun.Eventually(t, 10*time.Second, "the new leader answers its new record", func() error {
 		return answered(follower.addr, "after.replicas.test", "198.51.100.1")
 	})
@@ -285,10 +309,14 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 	if got["NOERROR"] == 0 || len(got) != 1 {
 		t.Errorf("answers %v, want only NOERROR with the published address (no REFUSED, SERVFAIL, error or wrong answer)", got)
 	}
+}
 
-	// Every replica stops; two start again: the same AXFR, the serial kept.
-	before := axfr(t, follower.addr, "replicas.test")
-	follower.stop()
+// restartAll stops the last replica, starts two again, and checks that both serve the AXFR of
+// before (no record lost, the serial kept) and that the next change has a newer serial.
+func restartAll(t *testing.T, cfg *rest.Config, last *replica, zoneID string) {
+	t.Helper()
+	before := axfr(t, last.addr, "replicas.test")
+	last.stop()
 	a, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
 	for _, r := range []*replica{a, others[0]} {
 		if after := axfr(t, r.addr, "replicas.test"); !slices.Equal(after, before) {
@@ -303,14 +331,11 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 		return zi.Serial
 	}
 	s0 := serial(a)
-	publish(t, a, zone.ID, aSet("later.replicas.test", "198.51.100.2"))
+	publish(t, a, zoneID, aSet("later.replicas.test", "198.51.100.2"))
 	testrun.Eventually(t, 10*time.Second, "the other replica serves the next serial", func() error {
 		if s := serial(others[0]); !dnsserver.SerialNewer(s, s0) {
 			return fmt.Errorf("serial %d, want newer than %d", s, s0)
 		}
 		return nil
 	})
-	if zi, _ := a.a.Store.Zone("replicas.test"); zi.NameServers[0] != "ns1.replicas.test." || !netip.MustParseAddr(svc.Spec.ClusterIP).IsValid() {
-		t.Errorf("name servers %v", zi.NameServers)
-	}
 }
