@@ -414,7 +414,11 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		return err
 	}
 	a.Requests = requests
-	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
+	lopts := local.Options{FaultHook: cfg.LocalFaultHook}
+	if a.ZoneSync != nil {
+		lopts.Ready = func() error { return a.ZoneSync.Ready(nil) }
+	}
+	a.Local = counting.Wrap(local.New(a.Store, lopts), "local", a.Requests)
 	a.Providers = &factory.Factory{
 		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store

@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -51,8 +50,9 @@ const (
 )
 
 // ErrNotLoaded: the zone's objects exist but this replica has not installed them yet; the
-// write is refused so that it cannot overwrite a version it has not seen. Retry.
-var ErrNotLoaded = errors.New("zone objects exist but are not loaded yet")
+// write is refused so that it cannot overwrite a version it has not seen. It wraps
+// dnsserver.ErrStaleVersion. Retry.
+var ErrNotLoaded = fmt.Errorf("zone objects exist but are not loaded yet: %w", dnsserver.ErrStaleVersion)
 
 // Options configures Objects.
 type Options struct {
@@ -170,8 +170,9 @@ func (o *Objects) encode(v dnsserver.ZoneVersion, n int) (encoded, error) {
 // WriteZone writes v: every shard whose bytes differ from the stored object's, then the head
 // (the commit point: the Syncer installs a version only once the head's shard hashes match the
 // shards). Each write is conditional on the resourceVersion last seen. A new zone whose head
-// exists, or a head changed since it was last seen, fail (ErrNotLoaded, a Conflict): the
-// caller retries once the watch caught up.
+// exists, or an object changed since it was last seen, fail with dnsserver.ErrStaleVersion
+// (ErrNotLoaded, or wrapping the API's Conflict or AlreadyExists): the caller retries once the
+// watch caught up.
 func (o *Objects) WriteZone(v dnsserver.ZoneVersion, create bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.opts.Timeout)
 	defer cancel()
@@ -240,6 +241,9 @@ func (o *Objects) put(ctx context.Context, cm, cur *corev1.ConfigMap) error {
 		out, err = api.Update(ctx, cm, metav1.UpdateOptions{})
 	}
 	o.opts.Metrics.wrote(cm, err)
+	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("%w: %w", dnsserver.ErrStaleVersion, err)
+	}
 	if err != nil {
 		return err
 	}
