@@ -1,5 +1,5 @@
 // Command manager is dnsplane's operator. It parses and validates flags and environment
-// (POD_NAME, POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
+// (POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
 // controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; the
 // provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
 // included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
