@@ -1,21 +1,23 @@
 // Command manager is dnsplane's operator. It parses and validates flags and environment
-// (POD_NAME, POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
+// (POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
 // controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; with
 // --source, the sources' controllers (Services, Ingresses, Gateway routes, external-dns's
 // DNSEndpoints, each publishing through a DNSEndpoint it owns); the
 // provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
 // included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
 // parent zones; the DNSRecord heartbeat reporter; and the embedded authoritative DNS server with
-// its persistent store. The scraper and the reporter run in the leader only. In a pod with leader
-// election (POD_NAME and POD_NAMESPACE set) the leader labels its own pod for the dns Service
-// (pkg/leaderlabel); POD_IP is the embedded server's glue address when --local-dns-addr listens on
-// every address. With --local it also starts a local control plane (etcd, kube-apiserver,
+// its persistent store. The scraper and the reporter run in the leader only. With a namespace
+// (--leader-election-namespace, default POD_NAMESPACE) the store's truth is in ConfigMaps there
+// (pkg/zonestore), written by the leader and served by every replica; POD_IP is the embedded
+// server's glue address when --local-dns-addr listens on every address and --local-dns-service
+// is not given. With --local it also starts a local control plane (etcd, kube-apiserver,
 // kube-controller-manager) so the whole product runs on one machine with no cluster and no cloud
 // account. --version prints the build (internal/version) and exits 0 before anything else is
 // validated or started. Flags are listed in docs/api.md, "The manager".
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -50,6 +52,9 @@ type options struct {
 	metricsSecure          bool
 	pprofAddr              string
 	leaderElect            bool
+	leaderElectionNS       string
+	zoneStore              string
+	dnsService             string
 	// watchNamespaces is --watch-namespaces split at commas; empty = every namespace.
 	watchNamespaces []string
 
@@ -102,6 +107,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "Address of the /healthz and /readyz endpoints; 0 disables them.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "Loopback host:port of Go's /debug/pprof/ endpoints, for profiling; empty or 0 disables them.")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader: only the leader reconciles, heartbeats and writes.")
+	fs.StringVar(&o.leaderElectionNS, "leader-election-namespace", "", "Namespace of the leader election Lease and of the zone store's ConfigMaps (default: POD_NAMESPACE, the pod's namespace). Outside a pod, --leader-elect needs it unless --local.")
+	fs.StringVar(&o.zoneStore, "local-zone-store", zoneStoreAuto, "Where the embedded server's zones live: objects (ConfigMaps in the leader election namespace, served by every replica), dir (<local-dir>/zones, one replica), or auto: objects when that namespace is known, else dir.")
+	fs.StringVar(&o.dnsService, "local-dns-service", "", "Name of the dns Service (in the leader election namespace) whose load balancer or cluster IPs are the glue of new zones' ns1; empty = the --local-dns-addr host (or POD_IP).")
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
 	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
@@ -177,8 +185,23 @@ func splitList(s string) []string {
 	return out
 }
 
+// The --local-zone-store values.
+const (
+	zoneStoreAuto    = "auto"
+	zoneStoreObjects = "objects"
+	zoneStoreDir     = "dir"
+)
+
 func (o options) validate() error {
 	errs := []error{o.extDNS.validate()}
+	if o.zoneStore != zoneStoreAuto && o.zoneStore != zoneStoreObjects && o.zoneStore != zoneStoreDir {
+		errs = append(errs, fmt.Errorf("--local-zone-store %q: want auto, objects or dir", o.zoneStore))
+	}
+	if o.leaderElectionNS != "" {
+		if msgs := validation.IsDNS1123Label(o.leaderElectionNS); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--leader-election-namespace: %q is not a namespace name: %s", o.leaderElectionNS, strings.Join(msgs, "; ")))
+		}
+	}
 	if len(o.watchNamespaces) > 0 && o.ownerID == "" {
 		errs = append(errs, errors.New("--watch-namespaces needs --owner-id: the default owner ID is the UID of the kube-system namespace, which a manager limited to namespaces may not read"))
 	}
@@ -331,7 +354,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
-	appCfg, err := o.config(cfg, environ{podName: os.Getenv("POD_NAME"), podNamespace: os.Getenv("POD_NAMESPACE"), podIP: os.Getenv("POD_IP")})
+	appCfg, err := o.config(cfg, environ{podNamespace: os.Getenv("POD_NAMESPACE"), podIP: os.Getenv("POD_IP")})
 	if err != nil {
 		return err
 	}
@@ -343,16 +366,37 @@ func run(ctx context.Context, o options) error {
 	return a.Run(ctx)
 }
 
-// environ is the manager's environment: the downward API's POD_NAME, POD_NAMESPACE and POD_IP
+// environ is the manager's environment: the downward API's POD_NAMESPACE and POD_IP
 // (config/manager); each may be empty outside a pod.
 type environ struct {
-	podName, podNamespace, podIP string
+	podNamespace, podIP string
+}
+
+// namespaces returns the leader election namespace (--leader-election-namespace, else
+// POD_NAMESPACE) and the zone store's (that namespace with --local-zone-store=objects or auto,
+// else none). Errors: --leader-elect outside a pod without the flag (unless --local), and
+// --local-zone-store=objects or --local-dns-service without a namespace.
+func (o options) namespaces(env environ) (leader, zones string, err error) {
+	leader = cmp.Or(o.leaderElectionNS, env.podNamespace)
+	switch {
+	case leader == "" && o.leaderElect && !o.local:
+		return "", "", errors.New("--leader-elect outside a pod needs --leader-election-namespace (in a pod it defaults to POD_NAMESPACE)")
+	case leader == "" && (o.zoneStore == zoneStoreObjects || o.dnsService != ""):
+		return "", "", errors.New("--local-zone-store=objects and --local-dns-service need --leader-election-namespace (in a pod it defaults to POD_NAMESPACE)")
+	case o.zoneStore != zoneStoreDir:
+		zones = leader
+	}
+	return leader, zones, nil
 }
 
 // config returns the composition root's Config of the flags o and the environment env, over the
 // API server rest. Errors name the flag.
 func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 	glue, err := listenAddr(o.localDNSAddr, env.podIP)
+	if err != nil {
+		return app.Config{}, err
+	}
+	leaderNS, zonesNS, err := o.namespaces(env)
 	if err != nil {
 		return app.Config{}, err
 	}
@@ -365,7 +409,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		Policy: policy, ExternalDNS: extDNS,
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
-		PodName: env.podName, PodNamespace: env.podNamespace,
+		LeaderElectionNamespace: leaderNS, ZoneStoreNamespace: zonesNS, DNSService: o.dnsService,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSUDPSockets: o.localDNSUDP, NameServerAddr: glue,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,

@@ -149,7 +149,7 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.env.podName, c.env.podNamespace = "pod-a", "dns-system"
+			c.env.podNamespace = "dns-system"
 			cfg, err := o.config(nil, c.env)
 			if err != nil {
 				t.Fatal(err)
@@ -157,7 +157,7 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 			if got := cfg.NameServerAddr.String(); got != c.wantGlue {
 				t.Errorf("glue = %s, want %s", got, c.wantGlue)
 			}
-			if cfg.ZoneDir != "/tmp/x/zones" || cfg.OwnerID != "me" || !cfg.LeaderElect || cfg.PodName != "pod-a" || cfg.PodNamespace != "dns-system" {
+			if cfg.ZoneDir != "/tmp/x/zones" || cfg.OwnerID != "me" || !cfg.LeaderElect || cfg.LeaderElectionNamespace != "dns-system" || cfg.ZoneStoreNamespace != "dns-system" {
 				t.Errorf("config = %+v", cfg)
 			}
 			if len(cfg.Peers) != 1 || cfg.Peers[0].GeoTag != "us" || cfg.ZoneResync != 2*time.Hour || cfg.LBResolver == nil {
@@ -253,5 +253,48 @@ func TestParseFlags_Sources(t *testing.T) {
 		if _, _, err := parseFlags(bad.args); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: got %v, want an error mentioning %q", bad.args, err, bad.want)
 		}
+	}
+}
+
+// TestOptionsNamespaces: the Lease's namespace is --leader-election-namespace, else
+// POD_NAMESPACE; the zone store is in ConfigMaps there unless --local-zone-store=dir; outside a
+// pod, --leader-elect needs the flag unless --local.
+func TestOptionsNamespaces(t *testing.T) {
+	for _, c := range []struct {
+		name                 string
+		args                 []string
+		env                  environ
+		wantLeader, wantZone string
+		wantErr              string
+	}{
+		{"in a pod", []string{"--leader-elect"}, environ{podNamespace: "dns"}, "dns", "dns", ""},
+		{"flag over the pod's", []string{"--leader-elect", "--leader-election-namespace=other"}, environ{podNamespace: "dns"}, "other", "other", ""},
+		{"dir store in a pod", []string{"--leader-elect", "--local-zone-store=dir"}, environ{podNamespace: "dns"}, "dns", "", ""},
+		{"outside a pod with the flag", []string{"--leader-elect", "--leader-election-namespace=ns1"}, environ{}, "ns1", "ns1", ""},
+		{"outside a pod without it", []string{"--leader-elect"}, environ{}, "", "", "--leader-election-namespace"},
+		{"make run", []string{"--local"}, environ{}, "", "", ""},
+		{"make run with leader election", []string{"--local", "--leader-elect"}, environ{}, "", "", ""},
+		{"objects without a namespace", []string{"--local", "--local-zone-store=objects"}, environ{}, "", "", "--leader-election-namespace"},
+		{"dns service without a namespace", []string{"--local", "--local-dns-service=dns"}, environ{}, "", "", "--leader-election-namespace"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o, _, err := parseFlags(c.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			leader, zones, err := o.namespaces(c.env)
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+					t.Fatalf("err %v, want one naming %s", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || leader != c.wantLeader || zones != c.wantZone {
+				t.Errorf("namespaces = %q, %q, %v; want %q, %q", leader, zones, err, c.wantLeader, c.wantZone)
+			}
+		})
+	}
+	if _, _, err := parseFlags([]string{"--local-zone-store=etcd"}); err == nil || !strings.Contains(err.Error(), "--local-zone-store") {
+		t.Errorf("--local-zone-store=etcd: %v", err)
 	}
 }

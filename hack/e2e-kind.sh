@@ -23,9 +23,9 @@
 #   6. runs `go test -tags e2e ./e2e/` with those clusters, and deletes everything afterwards
 #      (E2E_KIND_KEEP=1 keeps the clusters).
 #
-# Replicas: config/default runs 2 replicas with leader election; only the leader's zone store is
-# current, and its dns Service selects the pod the leader labels dnsplane.io/dns-leader=true. The
-# suite's own NodePort Service below selects every manager pod, so it runs 1 replica.
+# Replicas: config/default runs 2 replicas with leader election; every replica serves the zones
+# (their truth is in ConfigMaps, pkg/zonestore) and the dns Service selects every ready one. The
+# suite's kill and restart commands scale to 1 replica, so it runs 1 replica.
 #
 # Environment: IMG (default dnsplane/manager:dev), E2E_KIND_CLUSTERS (2 or 3), E2E_KIND_PREFIX
 # (default dnsplane-e2e), E2E_KIND_KEEP, E2E_NODE_PORT (default 30053), TEST_ARGS (extra go test
@@ -111,7 +111,7 @@ for ((i = 0; i < N; i++)); do
     --soa-poll-interval=2s)
   patch='['
   for a in "${args[@]}"; do patch+='{"op":"add","path":"/spec/template/spec/containers/0/args/-","value":"'$a'"},'; done
-  patch+='{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"POD_IP","valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}}]},'
+  patch+='{"op":"add","path":"/spec/template/spec/containers/0/env","value":[{"name":"POD_IP","valueFrom":{"fieldRef":{"fieldPath":"status.podIP"}}},{"name":"POD_NAMESPACE","valueFrom":{"fieldRef":{"fieldPath":"metadata.namespace"}}}]},'
   patch+='{"op":"replace","path":"/spec/replicas","value":1}]'
   "$KUBECTL" -n "$NS" patch deployment "$DEPLOY" --type=json -p "$patch"
   # 5. The embedded DNS server, on the node's address.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -14,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -33,7 +35,6 @@ import (
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
@@ -41,6 +42,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/source"
+	"github.com/dnsplane/dnsplane/pkg/zonestore"
 )
 
 // Controller names, as in logs and controller-runtime's metrics (controller label), and as
@@ -70,18 +72,22 @@ type Config struct {
 	PprofAddr string
 	// LeaderElect is --leader-elect.
 	LeaderElect bool
-	// PodName and PodNamespace (downward API, config/manager): with LeaderElect, the leader's
-	// pod is labelled for the dns Service (pkg/leaderlabel). Empty = no label. PodNamespace is
-	// also the leader election Lease's namespace (empty = controller-runtime's default, the
-	// in-cluster service account's namespace), watched or not.
-	PodName, PodNamespace string
+	// LeaderElectionNamespace is --leader-election-namespace, the leader election Lease's
+	// namespace (main.go defaults it to POD_NAMESPACE); empty = controller-runtime's default,
+	// the in-cluster service account's namespace.
+	LeaderElectionNamespace string
 	// WatchNamespaces is --watch-namespaces: the only namespaces the manager's cache lists and
 	// watches (controller-runtime cache.Options.DefaultNamespaces), with nothing cluster-scoped
 	// read, so that Roles in those namespaces suffice. Empty = every namespace. It needs
 	// OwnerID: New returns an error without one.
 	WatchNamespaces []string
 
-	// ZoneDir holds the embedded server's zone data (<--local-dir>/zones).
+	// ZoneStoreNamespace, when set, keeps the embedded server's zones in ConfigMaps of that
+	// namespace (pkg/zonestore), written by the leader and watched and served by every replica;
+	// readiness then waits for them to be loaded. Empty = ZoneDir (one replica: make run).
+	ZoneStoreNamespace string
+	// ZoneDir holds the embedded server's zone data (<--local-dir>/zones) without
+	// ZoneStoreNamespace.
 	ZoneDir string
 	// DNSAddr is --local-dns-addr, the embedded server's host:port (UDP and TCP); port 0 picks
 	// a free one (App.Server.Addr).
@@ -90,8 +96,13 @@ type Config struct {
 	// per core.
 	DNSUDPSockets int
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
-	// the store's default.
+	// none. DNSService, when set, replaces it.
 	NameServerAddr netip.Addr
+	// DNSService is --local-dns-service: the name of the dns Service in ZoneStoreNamespace,
+	// whose addresses (its load balancer's ingress IPs, else its cluster IPs) are the glue of
+	// ns1.<zone> in zones the embedded server creates, so that a zone names how every replica
+	// is reached (docs/design.md). Empty = NameServerAddr.
+	DNSService string
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
@@ -145,6 +156,9 @@ type Config struct {
 	ZoneControllerName string
 	// SkipNameValidation lets several managers in one process use the same controller names.
 	SkipNameValidation bool
+	// ZoneStoreMaxShardBytes bounds a zone object's shard (zonestore.Options.MaxShardBytes);
+	// zero = the default.
+	ZoneStoreMaxShardBytes int
 	// LocalFaultHook, when set, injects failures into the local provider (local.Options).
 	LocalFaultHook local.FaultHook
 	// Decorate, when set, wraps each controller's reconciler; name is one of the Controller*
@@ -168,6 +182,10 @@ type App struct {
 	Requests *counting.Metrics
 	// Scraper is the NS scraper.
 	Scraper *scraper.Scraper
+	// ZoneSync feeds Store from the zone objects with Config.ZoneStoreNamespace; nil without.
+	ZoneSync *zonestore.Syncer
+	// ZoneObjects is the zone objects' writer with Config.ZoneStoreNamespace; nil without.
+	ZoneObjects *zonestore.Objects
 
 	log logr.Logger
 }
@@ -206,7 +224,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
 	for _, step := range []func(context.Context, Config) error{
-		a.addBuildInfo, a.addDNSServer, a.addLeaderLabel, a.addProviders, a.addControllers, a.addSources, a.addProbes,
+		a.addBuildInfo, a.addDNSServer, a.addProviders, a.addControllers, a.addSources, a.addProbes,
 	} {
 		if err := step(ctx, cfg); err != nil {
 			return nil, err
@@ -224,7 +242,7 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		PprofBindAddress:        cfg.PprofAddr,
 		LeaderElection:          cfg.LeaderElect,
 		LeaderElectionID:        "manager.dnsplane.io",
-		LeaderElectionNamespace: cfg.PodNamespace,
+		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
 		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
 		// Unstructured objects (external-dns's DNSEndpoints, --source=crd) are read from the
@@ -302,16 +320,29 @@ func (a *App) addBuildInfo(_ context.Context, cfg Config) error {
 	return err
 }
 
-// addDNSServer loads the zone store from cfg.ZoneDir and starts listening on cfg.DNSAddr.
-func (a *App) addDNSServer(_ context.Context, cfg Config) error {
+// addDNSServer builds the zone store (over the zone objects with cfg.ZoneStoreNamespace, else
+// loaded from cfg.ZoneDir) and starts listening on cfg.DNSAddr.
+func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	log := cfg.Log.WithName("dnsserver")
-	var glue []netip.Addr
-	if cfg.NameServerAddr.IsValid() {
-		glue = []netip.Addr{cfg.NameServerAddr}
+	glue, err := a.glue(ctx, cfg)
+	if err != nil {
+		return err
 	}
-	a.Store = dnsserver.NewStore(dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log})
+	opts := dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log}
+	if cfg.ZoneStoreNamespace != "" {
+		if opts.Backend, err = a.zoneObjects(cfg); err != nil {
+			return err
+		}
+	}
+	a.Store = dnsserver.NewStore(opts)
 	if err := a.Store.Load(); err != nil {
 		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
+	}
+	if a.ZoneObjects != nil {
+		a.ZoneSync = a.ZoneObjects.Syncer(a.Store)
+		if err := a.Manager.Add(a.ZoneSync); err != nil {
+			return fmt.Errorf("zone store: %w", err)
+		}
 	}
 	metrics, err := dnsserver.NewMetrics(cfg.Registerer)
 	if err != nil {
@@ -328,21 +359,73 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	return a.Manager.Add(srv)
 }
 
-// addLeaderLabel labels the leader's pod for the dns Service, with leader election in a pod:
-// only the leader's zone store is current (pkg/leaderlabel).
-func (a *App) addLeaderLabel(ctx context.Context, cfg Config) error {
-	if !cfg.LeaderElect || cfg.PodName == "" || cfg.PodNamespace == "" {
-		return nil
-	}
-	direct, err := client.New(cfg.Rest, client.Options{Scheme: a.Manager.GetScheme()})
+// The zone store's objects: ConfigMaps of the manager's namespace, written by the leader and
+// watched by every replica (pkg/zonestore).
+// +kubebuilder:rbac:groups="",namespace=system,resources=configmaps,verbs=get;list;watch;create;update;delete
+
+// zoneObjects builds the zone objects' Backend (a.ZoneObjects) in cfg.ZoneStoreNamespace.
+func (a *App) zoneObjects(cfg Config) (*zonestore.Objects, error) {
+	cs, err := kubernetes.NewForConfig(cfg.Rest)
 	if err != nil {
-		return fmt.Errorf("leader label client: %w", err)
+		return nil, fmt.Errorf("zone store client: %w", err)
 	}
-	labeler := &leaderlabel.Labeler{Client: direct, Namespace: cfg.PodNamespace, Pod: cfg.PodName, Log: cfg.Log.WithName("leaderlabel")}
-	if err := labeler.Clear(ctx); err != nil {
-		return fmt.Errorf("clear this pod's leader label: %w", err)
+	m, err := zonestore.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
-	return a.Manager.Add(labeler)
+	a.ZoneObjects = zonestore.New(zonestore.Options{Client: cs, Namespace: cfg.ZoneStoreNamespace, Metrics: m,
+		MaxShardBytes: cfg.ZoneStoreMaxShardBytes, Log: cfg.Log.WithName("zonestore")})
+	return a.ZoneObjects, nil
+}
+
+// The dns Service's addresses are the glue of new zones' name server.
+// +kubebuilder:rbac:groups="",namespace=system,resources=services,verbs=get
+
+// glue returns the glue addresses of new zones' ns1: the dns Service's (cfg.DNSService: its
+// load balancer's ingress IPs, else its cluster IPs), else cfg.NameServerAddr, else none.
+// Errors: the Service cannot be read or has no IP address.
+func (a *App) glue(ctx context.Context, cfg Config) ([]netip.Addr, error) {
+	if cfg.DNSService == "" {
+		if cfg.NameServerAddr.IsValid() {
+			return []netip.Addr{cfg.NameServerAddr}, nil
+		}
+		return nil, nil
+	}
+	c, err := client.New(cfg.Rest, client.Options{Scheme: a.Manager.GetScheme()})
+	if err != nil {
+		return nil, fmt.Errorf("--local-dns-service client: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var svc corev1.Service
+	if err := c.Get(ctx, client.ObjectKey{Namespace: cfg.ZoneStoreNamespace, Name: cfg.DNSService}, &svc); err != nil {
+		return nil, fmt.Errorf("--local-dns-service %s/%s: %w", cfg.ZoneStoreNamespace, cfg.DNSService, err)
+	}
+	addrs := ServiceAddrs(&svc)
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("--local-dns-service %s/%s has no IP address (a headless Service?)", cfg.ZoneStoreNamespace, cfg.DNSService)
+	}
+	return addrs, nil
+}
+
+// ServiceAddrs returns the addresses through which svc is reached: its load balancer's ingress
+// IPs when it has any, else its cluster IPs ("None" and unparsable entries skipped).
+func ServiceAddrs(svc *corev1.Service) []netip.Addr {
+	var out []netip.Addr
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if a, err := netip.ParseAddr(in.IP); err == nil {
+			out = append(out, a)
+		}
+	}
+	if len(out) > 0 {
+		return out
+	}
+	for _, ip := range append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...) {
+		if a, err := netip.ParseAddr(ip); err == nil && !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // addProviders builds the provider factory, its request counter and the scraper.
@@ -352,7 +435,11 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		return err
 	}
 	a.Requests = requests
-	a.Local = counting.Wrap(local.New(a.Store, local.Options{FaultHook: cfg.LocalFaultHook}), "local", a.Requests)
+	lopts := local.Options{FaultHook: cfg.LocalFaultHook}
+	if a.ZoneSync != nil {
+		lopts.Ready = func() error { return a.ZoneSync.Ready(nil) }
+	}
+	a.Local = counting.Wrap(local.New(a.Store, lopts), "local", a.Requests)
 	a.Providers = &factory.Factory{
 		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store
@@ -374,6 +461,13 @@ func (a *App) addProbes(context.Context, Config) error {
 	}
 	if err := a.Manager.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("readyz: %w", err)
+	}
+	if a.ZoneSync != nil {
+		// A replica serves only once its store holds the zone objects' versions: never REFUSED
+		// for a zone it should serve (docs/design.md).
+		if err := a.Manager.AddReadyzCheck("zones", a.ZoneSync.Ready); err != nil {
+			return fmt.Errorf("readyz zones: %w", err)
+		}
 	}
 	return nil
 }

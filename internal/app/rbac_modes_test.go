@@ -18,12 +18,11 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
-	"github.com/dnsplane/dnsplane/pkg/leaderlabel"
 )
 
 // clusterMode: the ClusterRole of config/rbac/role.yaml and the leader election Role. The
-// manager resolves its owner ID (kube-system's UID), takes the Lease in its pod's namespace,
-// labels its pod, reconciles every kind, and serves /metrics on a non-loopback address over
+// manager resolves its owner ID (kube-system's UID), takes the Lease in its namespace, keeps
+// its zones in ConfigMaps there, reconciles every kind, and serves /metrics on a non-loopback address over
 // HTTPS to a token bound to the metrics-reader ClusterRole only.
 func (h *harness) clusterMode(t *testing.T) {
 	const sys = "dnsplane-system"
@@ -35,14 +34,14 @@ func (h *harness) clusterMode(t *testing.T) {
 		clusterBinding("dnsplane-scraper", reader.Name, sys, "scraper"))
 	scraper, other := h.token(t, sys, "scraper"), h.token(t, sys, "other")
 	port := freePort(t)
-	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, PodName: "manager-0", PodNamespace: sys,
+	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys,
 		MetricsAddr: ":" + port, MetricsSecure: true, Sources: sources, SourcePollInterval: 200 * time.Millisecond}) // Registerer nil: the registry /metrics serves
 
 	h.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}})
 	objs := h.objects(t, "apps", "rbac.test")
 	h.waitReady(t, objs)
 	h.waitSourceEndpoint(t, "apps")
-	h.waitLeaderLabel(t, sys)
+	h.waitZoneObjects(t, sys)
 	h.secretsForbidden(t, user, "apps")
 
 	url := "https://127.0.0.1:" + port + "/metrics"
@@ -86,7 +85,7 @@ func (h *harness) namespacedMode(t *testing.T) {
 	}
 	port := freePort(t)
 	reg := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
-	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, PodName: "manager-0", PodNamespace: sys,
+	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys,
 		WatchNamespaces: []string{"a", "b"}, OwnerID: "ns-owner", MetricsAddr: "127.0.0.1:" + port, MetricsSecure: true,
 		Registerer: reg, Sources: sources, SourcePollInterval: 200 * time.Millisecond})
 
@@ -95,7 +94,7 @@ func (h *harness) namespacedMode(t *testing.T) {
 	h.waitReady(t, inB)
 	h.waitSourceEndpoint(t, "a")
 	h.waitSourceEndpoint(t, "b")
-	h.waitLeaderLabel(t, sys)
+	h.waitZoneObjects(t, sys)
 	for o := range inC { // a and b are done: the manager never saw c
 		conds, err := h.conditions(t, o)
 		if err != nil || len(conds) > 0 || len(o.GetFinalizers()) > 0 {
@@ -125,16 +124,18 @@ func clusterBinding(name, role, ns, sa string) *rbacv1.ClusterRoleBinding {
 		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
 }
 
-// waitLeaderLabel waits until the leader has labelled its pod ns/manager-0.
-func (h *harness) waitLeaderLabel(t *testing.T, ns string) {
+// waitZoneObjects waits until the leader wrote the zone store's ConfigMaps in ns (the embedded
+// server's zones: the objects' zones use the local provider), which the leader election Role
+// grants.
+func (h *harness) waitZoneObjects(t *testing.T, ns string) {
 	t.Helper()
-	eventually(t, time.Minute, "leader label on "+ns+"/manager-0", func() error {
-		var pod corev1.Pod
-		if err := h.admin.Get(ctx(t), client.ObjectKey{Namespace: ns, Name: "manager-0"}, &pod); err != nil {
+	eventually(t, time.Minute, "zone ConfigMaps in "+ns, func() error {
+		var cms corev1.ConfigMapList
+		if err := h.admin.List(ctx(t), &cms, client.InNamespace(ns), client.HasLabels{"dnsplane.io/zone-store"}); err != nil {
 			return err
 		}
-		if pod.Labels[leaderlabel.Key] != "true" {
-			return fmt.Errorf("labels %v", pod.Labels)
+		if len(cms.Items) == 0 {
+			return fmt.Errorf("none")
 		}
 		return nil
 	})

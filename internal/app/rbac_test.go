@@ -65,6 +65,7 @@ type harness struct {
 	kube       *kubernetes.Clientset
 	namespaced map[string]bool // "group/resource" -> namespaced, from discovery
 	manager    rbacv1.ClusterRole
+	managerNS  rbacv1.Role // role.yaml's namespaced Role: the zone store's ConfigMaps, the dns Service
 	leader     rbacv1.Role
 	reader     rbacv1.ClusterRole
 }
@@ -76,7 +77,7 @@ func newHarness(t *testing.T, cfg *rest.Config) *harness {
 		t.Fatal(err)
 	}
 	h := &harness{cfg: cfg, admin: admin, kube: kubernetes.NewForConfigOrDie(cfg), namespaced: map[string]bool{}}
-	readYAML(t, "role.yaml", &h.manager)
+	readYAML(t, "role.yaml", &h.manager, &h.managerNS)
 	readYAML(t, "leader_election_role.yaml", &h.leader)
 	readYAML(t, "metrics_reader_role.yaml", &h.reader)
 	lists, err := discovery.NewDiscoveryClientForConfigOrDie(cfg).ServerPreferredResources()
@@ -99,15 +100,26 @@ func splitGV(gv string) (group, version string) {
 	return "", gv
 }
 
-// readYAML reads config/rbac/<name> into obj.
-func readYAML(t *testing.T, name string, obj any) {
+// readYAML reads config/rbac/<name>'s documents into objs, in order.
+func readYAML(t *testing.T, name string, objs ...any) {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "config", "rbac", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := yaml.Unmarshal(b, obj); err != nil {
-		t.Fatalf("%s: %v", name, err)
+	var docs []string
+	for _, d := range strings.Split(string(b), "\n---\n") {
+		if d = strings.TrimSpace(strings.TrimPrefix(d, "---")); d != "" {
+			docs = append(docs, d)
+		}
+	}
+	if len(docs) != len(objs) {
+		t.Fatalf("%s holds %d documents, want %d", name, len(docs), len(objs))
+	}
+	for i, obj := range objs {
+		if err := yaml.Unmarshal([]byte(docs[i]), obj); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
 	}
 }
 
@@ -154,19 +166,20 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// serviceAccount creates namespace ns with ServiceAccount sa, the leader election Role bound to
-// it, and a Pod for the leader label; it returns the SA's user name.
+// serviceAccount creates namespace ns with ServiceAccount sa, and the leader election Role and
+// role.yaml's namespaced Role (the zone store's) bound to it; it returns the SA's user name.
 func (h *harness) serviceAccount(t *testing.T, ns, sa string) string {
 	t.Helper()
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: ns, Name: sa}}
-	leader := h.leader.DeepCopy()
+	leader, zones := h.leader.DeepCopy(), h.managerNS.DeepCopy()
 	leader.Namespace, leader.Name = ns, "leader-election-role"
+	zones.Namespace, zones.Name = ns, "dnsplane-manager-role"
 	h.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}, leader,
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: sa}}, leader, zones,
 		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "leader-election-rolebinding"}, Subjects: subject,
 			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: leader.Name}},
-		&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "manager-0"},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "manager", Image: "dnsplane/manager:test"}}}})
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dnsplane-manager-rolebinding"}, Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: zones.Name}})
 	return "system:serviceaccount:" + ns + ":" + sa
 }
 

@@ -268,12 +268,36 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 	}
 
 	ks, cs := kust.one(t, "Service", "dns"), chart.one(t, "Service", "dns")
-	for _, path := range [][]string{{"spec", "ports"}, {"spec", "selector", "dnsplane.io/dns-leader"}} {
+	for _, path := range [][]string{{"spec", "ports"}} {
 		a, _, _ := unstructured.NestedFieldNoCopy(ks.Object, path...)
 		b, _, _ := unstructured.NestedFieldNoCopy(cs.Object, path...)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("dns Service %v: chart %v, config/default %v", path, b, a)
 		}
+	}
+	for name, r := range map[string]rendering{"chart": chart, "config/default": kust} {
+		everyReadyReplica(t, name, r)
+	}
+}
+
+// everyReadyReplica: the dns Service selects every replica of the Deployment (its selector is
+// a subset of the pod template's labels; no leader label), and only ready ones (no
+// publishNotReadyAddresses): every replica serves the current zones (docs/design.md).
+func everyReadyReplica(t *testing.T, name string, r rendering) {
+	t.Helper()
+	svc, dep := r.one(t, "Service", "dns"), r.one(t, "Deployment", "")
+	selector, _, _ := unstructured.NestedStringMap(svc.Object, "spec", "selector")
+	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	if len(selector) == 0 {
+		t.Errorf("%s: the dns Service selects nothing", name)
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			t.Errorf("%s: the dns Service selects %s=%s, which the manager's pod template (%v) does not carry", name, k, v, labels)
+		}
+	}
+	if p, _, _ := unstructured.NestedBool(svc.Object, "spec", "publishNotReadyAddresses"); p {
+		t.Errorf("%s: the dns Service publishes replicas that are not ready", name)
 	}
 }
 
@@ -288,6 +312,7 @@ func TestChartNamespacedRBAC(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
+	release := ruleSet(t, rendering(objs).one(t, "Role", "manager-role")) // the zone store's, in the release namespace
 	for _, r := range ruleSet(t, rendering(objs).one(t, "ClusterRole", "manager-role")) {
 		if !strings.Contains(r, " namespaces/") && !strings.Contains(r, " nodes/") && !strings.Contains(r, " tokenreviews/") && !strings.Contains(r, " subjectaccessreviews/") {
 			want = append(want, r)
@@ -306,6 +331,10 @@ func TestChartNamespacedRBAC(t *testing.T) {
 			continue
 		}
 		byNS[role.GetNamespace()] = true
+		want := want
+		if role.GetNamespace() == releaseNS {
+			want = slices.Compact(slices.Sorted(slices.Values(append(slices.Clone(want), release...))))
+		}
 		if got := ruleSet(t, role); !slices.Equal(got, want) {
 			t.Errorf("Role %s/%s rules %v, want config's ClusterRole's %v", role.GetNamespace(), role.GetName(), got, want)
 		}

@@ -150,7 +150,7 @@ func TestChartValues(t *testing.T) {
 			}},
 		{"extra args, env and resources", []string{"extraArgs={--zone-resync-interval=1h}", "extraEnv[0].name=GODEBUG", "extraEnv[0].value=x=1",
 			"resources.limits.memory=1Gi", "serviceAccount.annotations.role=r"}, []func(*testing.T, rendering){
-			hasArgs("--zone-resync-interval=1h"), field("Deployment", "", "GODEBUG", append(podSpec, "containers", "0", "env", "3", "name")...),
+			hasArgs("--zone-resync-interval=1h"), field("Deployment", "", "GODEBUG", append(podSpec, "containers", "0", "env", "2", "name")...),
 			field("Deployment", "", "1Gi", append(podSpec, "containers", "0", "resources", "limits", "memory")...),
 			field("ServiceAccount", "", "r", "metadata", "annotations", "role"),
 		}},

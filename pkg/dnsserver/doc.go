@@ -8,7 +8,10 @@
 //     caller reference, tags, creation time, set identifiers, weights and
 //     opaque per-set labels);
 //   - persistence: one RFC 1035 master file and one JSON sidecar per zone,
-//     written atomically (see Store);
+//     written atomically (see Store), or a Backend (pkg/zonestore: Kubernetes
+//     objects) fed the sharded encoding (EncodeShards, DecodeShards), whose
+//     readers install versions with Store.Install, through the store's one
+//     publish point;
 //   - answering queries: authoritative answers, NXDOMAIN/NODATA with the SOA
 //     (RFC 2308), CNAME chasing within a zone, wildcards (RFC 4592),
 //     referrals with glue, EDNS0 (RFC 6891) and truncation, AXFR to loopback

@@ -82,9 +82,12 @@ func encode(z *zoneData) (zoneFile, meta []byte, err error) {
 	return zb.Bytes(), append(meta, '\n'), nil
 }
 
-// persist writes a zone version: sidecar first, then the master file (the
-// commit point). No-op without a directory.
-func (s *Store) persist(z *zoneData) error {
+// persist writes a zone version (a new zone when create) to the Backend, or else under Dir:
+// sidecar first, then the master file (the commit point). No-op without either.
+func (s *Store) persist(z *zoneData, create bool) error {
+	if s.opts.Backend != nil {
+		return s.opts.Backend.WriteZone(ZoneVersion{z: z}, create)
+	}
 	if s.opts.Dir == "" {
 		return nil
 	}
@@ -99,9 +102,12 @@ func (s *Store) persist(z *zoneData) error {
 	return writeAtomic(s.opts.Dir, base+zoneFileSuffix, zoneFile)
 }
 
-// remove deletes a zone's files: master file first (the commit point), then
-// the sidecar, then fsyncs the directory.
+// remove deletes a zone's persisted data: the Backend's, or else its files under Dir: master
+// file first (the commit point), then the sidecar, then fsyncs the directory.
 func (s *Store) remove(origin string) error {
+	if s.opts.Backend != nil {
+		return s.opts.Backend.DeleteZone(origin)
+	}
 	if s.opts.Dir == "" {
 		return nil
 	}
@@ -162,9 +168,9 @@ func syncDir(dir string) error {
 // deletes leftover temporary files and sidecars without a master file
 // (interrupted writes, see Store). A zone whose files cannot be read is
 // skipped and reported in the returned error (wrapping ErrCorruptZone); the
-// other zones are still loaded. Without Dir it does nothing.
+// other zones are still loaded. Without Dir, or with a Backend, it does nothing.
 func (s *Store) Load() error {
-	if s.opts.Dir == "" {
+	if s.opts.Dir == "" || s.opts.Backend != nil {
 		return nil
 	}
 	s.mu.Lock()
@@ -334,25 +340,8 @@ func (l *zoneLoader) applySidecar(raw []byte) (ZoneMeta, error) {
 			l.soa.Serial = sc.Serial
 		}
 	}
-	for _, ss := range sc.RecordSets {
-		if ss.SetIdentifier == "" {
-			continue // labels, applied below
-		}
-		for _, text := range ss.Records {
-			rr, err := dns.NewRR(text)
-			if err != nil || rr == nil {
-				return ZoneMeta{}, l.corrupt("sidecar record %q: %v", text, err)
-			}
-			if err := l.add(rr, ss.SetIdentifier, ss.Weight); err != nil {
-				return ZoneMeta{}, l.corrupt("sidecar: %v", err)
-			}
-		}
-		l.label(ss, ss.SetIdentifier)
-	}
-	for _, ss := range sc.RecordSets {
-		if ss.SetIdentifier == "" {
-			l.label(ss, "")
-		}
+	if err := l.applySets(sc.RecordSets); err != nil {
+		return ZoneMeta{}, err
 	}
 	return sc.ZoneMeta, nil
 }

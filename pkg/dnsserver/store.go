@@ -30,8 +30,11 @@ const (
 
 // StoreOptions configures a Store.
 type StoreOptions struct {
-	// Dir is where zones persist; "" keeps them in memory only.
+	// Dir is where zones persist; "" keeps them in memory only. Ignored with a Backend.
 	Dir string
+	// Backend, when set, persists every zone version in place of Dir (pkg/zonestore: Kubernetes
+	// objects every replica watches and installs with Install). Load then does nothing.
+	Backend Backend
 	// NameServerAddrs are the glue addresses (A for IPv4, AAAA for IPv6) of
 	// ns1.<zone> in zones the store creates: the server's listen IPs.
 	// Unspecified addresses (0.0.0.0, ::) are skipped. Without any, new zones
@@ -213,7 +216,7 @@ func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
 	if err != nil {
 		return ZoneInfo{}, fmt.Errorf("create zone %s: %w", o, err)
 	}
-	if err := s.persist(z); err != nil {
+	if err := s.persist(z, true); err != nil {
 		return ZoneInfo{}, fmt.Errorf("create zone %s: %w", o, err)
 	}
 	s.publish(o, z)
@@ -263,7 +266,7 @@ func (s *Store) Update(origin string, fn func(tx *Tx) error) error {
 	if err != nil {
 		return fmt.Errorf("update zone %s: %w", z.origin, err)
 	}
-	if err := s.persist(nz); err != nil {
+	if err := s.persist(nz, false); err != nil {
 		return fmt.Errorf("update zone %s: %w", z.origin, err)
 	}
 	s.publish(z.origin, nz)

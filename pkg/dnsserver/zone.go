@@ -25,6 +25,10 @@ var (
 	ErrInvalidRRSet = errors.New("invalid record set")
 	// ErrCorruptZone: Load could not read a zone's files.
 	ErrCorruptZone = errors.New("corrupt zone files")
+	// ErrStaleVersion: the Backend refused a write because the persisted zone changed since
+	// the version the store wrote from (another writer, or a view not yet caught up). Nothing
+	// was changed; re-read and retry.
+	ErrStaleVersion = errors.New("persisted zone changed since this version")
 )
 
 // SetKey identifies a record set within a zone.

@@ -99,6 +99,18 @@ service source's NodePort targets: namespaced mode publishes NodePort Services o
 target annotation), and TokenReviews and SubjectAccessReviews (secure /metrics: namespaced mode
 serves /metrics on loopback). Each resource is left out on its own: a rule keeps the rest.
 */}}
+{{- /*
+The rules of the namespaced Role in role.yaml (its second document: the markers with
+namespace=system), granted in the release namespace: the zone store's ConfigMaps and the dns
+Service. Empty when role.yaml has no such Role.
+*/}}
+{{- define "dnsplane.releaseNamespaceRules" -}}
+{{- $docs := splitList "\n---\n" (.Files.Get "files/rbac/role.yaml") }}
+{{- if gt (len $docs) 1 }}
+{{- (index $docs 1 | fromYaml).rules | toYaml }}
+{{- end }}
+{{- end }}
+
 {{- define "dnsplane.rulesFrom" -}}
 {{- $role := .ctx.Files.Get (printf "files/rbac/%s" .file) | fromYaml }}
 {{- $rules := required (printf "files/rbac/%s has no rules: run make manifests" .file) $role.rules }}

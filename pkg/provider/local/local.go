@@ -37,12 +37,20 @@ type FaultHook func(ctx context.Context, point FaultPoint, zone string) error
 type Options struct {
 	// FaultHook, when set, is called at every FaultPoint. Tests only.
 	FaultHook FaultHook
+	// Ready, when set, gates every call: while it returns an error (a store still loading from
+	// its zone objects, zonestore.Syncer.Ready), calls fail with ErrNotReady wrapping it,
+	// rather than report a zone that is not loaded yet as missing.
+	Ready func() error
 }
+
+// ErrNotReady: the store is not loaded yet (Options.Ready); retry later.
+var ErrNotReady = errors.New("the local zone store is not loaded yet")
 
 // Provider implements provider.Provider over a dnsserver.Store.
 type Provider struct {
 	store *dnsserver.Store
 	hook  FaultHook
+	ready func() error
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -51,7 +59,20 @@ var _ provider.Provider = (*Provider)(nil)
 // glue to the store's dnsserver.StoreOptions.NameServerAddrs (the embedded
 // server's listen IP).
 func New(store *dnsserver.Store, opts Options) *Provider {
-	return &Provider{store: store, hook: opts.FaultHook}
+	return &Provider{store: store, hook: opts.FaultHook, ready: opts.Ready}
+}
+
+// check returns ctx's error, or ErrNotReady while Options.Ready fails.
+func (p *Provider) check(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if p.ready != nil {
+		if err := p.ready(); err != nil {
+			return fmt.Errorf("%w: %w", ErrNotReady, err)
+		}
+	}
+	return nil
 }
 
 // ZoneID returns the ID of the zone with that name: the canonical zone name
@@ -85,7 +106,7 @@ func (p *Provider) fault(ctx context.Context, point FaultPoint, zone string) err
 // provider.ErrZoneConflict. An empty caller reference or a bad name gives
 // provider.ErrInvalidChange.
 func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return provider.Zone{}, err
 	}
 	name, err := provider.ValidateName(spec.Name)
@@ -121,7 +142,7 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 // GetZone returns the zone with that ID (see ZoneID), or
 // provider.ErrZoneNotFound.
 func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return provider.Zone{}, err
 	}
 	zi, err := p.zone(id)
@@ -145,7 +166,7 @@ func (p *Provider) zone(id string) (dnsserver.ZoneInfo, error) {
 
 // ListZones returns every zone of the store, sorted by name.
 func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return nil, err
 	}
 	infos := p.store.Zones()
@@ -159,7 +180,7 @@ func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
 // DeleteZone removes the zone, its records and its files at once (the store
 // deletes atomically, so there is no separate record deletion).
 func (p *Provider) DeleteZone(ctx context.Context, id string) error {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return err
 	}
 	zi, err := p.zone(id)
@@ -182,7 +203,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 // ListRecordSets returns every set of the zone, the SOA first, in canonical
 // form; ProviderSpecific is what was written.
 func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := p.zone(zoneID); err != nil {
@@ -214,7 +235,7 @@ type change struct {
 // checkSet, provider.ErrInvalidChange): canonical names inside the zone, no SOA, Update keeping
 // its key, at least one target in After. No changes: nothing is done (no fault point runs).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
-	if err := ctx.Err(); err != nil {
+	if err := p.check(ctx); err != nil {
 		return err
 	}
 	zi, err := p.zone(zoneID)
@@ -367,6 +388,10 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", provider.ErrZoneNotFound, err)
 	case errors.Is(err, dnsserver.ErrInvalidRRSet), errors.Is(err, dnsserver.ErrInvalidZone):
 		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, err)
+	case errors.Is(err, dnsserver.ErrStaleVersion):
+		// The persisted zone moved on (a leader change): re-read and re-plan, as for a
+		// conditional write that lost.
+		return fmt.Errorf("%w: %w", provider.ErrConflict, err)
 	}
 	return err
 }

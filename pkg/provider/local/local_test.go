@@ -3,6 +3,7 @@ package local_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -260,5 +261,59 @@ func TestLocal_CancelledContextIsReturned(t *testing.T) {
 	}
 	if len(e.store.Zones()) != 0 {
 		t.Fatal("zone created with a cancelled ctx")
+	}
+}
+
+// staleBackend refuses every write as dnsserver.ErrStaleVersion, as the zone objects do for a
+// writer whose view is behind.
+type staleBackend struct{ create bool }
+
+func (b *staleBackend) WriteZone(_ dnsserver.ZoneVersion, create bool) error {
+	if create && b.create {
+		return nil
+	}
+	return fmt.Errorf("head: %w", dnsserver.ErrStaleVersion)
+}
+func (b *staleBackend) DeleteZone(string) error { return dnsserver.ErrStaleVersion }
+
+// TestLocal_NotReadyAndStaleWrites: while Options.Ready fails every call fails with
+// ErrNotReady, never with provider.ErrZoneNotFound for a zone still loading; a write the
+// backend refuses as stale is provider.ErrConflict (the writer re-reads and re-plans).
+func TestLocal_NotReadyAndStaleWrites(t *testing.T) {
+	ctx := context.Background()
+	loading := errors.New("loading")
+	var ready error = loading
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Backend: &staleBackend{create: true}})
+	p := local.New(store, local.Options{Ready: func() error { return ready }})
+	for name, call := range map[string]func() error{
+		"GetZone":   func() error { _, err := p.GetZone(ctx, "a.test"); return err },
+		"ListZones": func() error { _, err := p.ListZones(ctx); return err },
+		"EnsureZone": func() error {
+			_, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "a.test", CallerReference: "r"})
+			return err
+		},
+		"ListRecordSets": func() error { _, err := p.ListRecordSets(ctx, "a.test"); return err },
+		"ApplyChanges":   func() error { return p.ApplyChanges(ctx, "a.test", nil) },
+		"DeleteZone":     func() error { return p.DeleteZone(ctx, "a.test") },
+	} {
+		if err := call(); !errors.Is(err, local.ErrNotReady) || !errors.Is(err, loading) || errors.Is(err, provider.ErrZoneNotFound) {
+			t.Errorf("%s while loading: %v, want ErrNotReady", name, err)
+		}
+	}
+	ready = nil
+	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "a.test", CallerReference: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = p.ApplyChanges(ctx, z.ID, []provider.Change{{Action: provider.ActionCreate,
+		After: &provider.RecordSet{Name: "www.a.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}}})
+	if !errors.Is(err, provider.ErrConflict) || !errors.Is(err, dnsserver.ErrStaleVersion) {
+		t.Errorf("stale write: %v, want provider.ErrConflict", err)
+	}
+	if err := p.DeleteZone(ctx, z.ID); !errors.Is(err, provider.ErrConflict) {
+		t.Errorf("stale delete: %v, want provider.ErrConflict", err)
+	}
+	if _, err := p.GetZone(ctx, z.ID); err != nil {
+		t.Errorf("the zone is gone after refused writes: %v", err)
 	}
 }
