@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,9 @@ type ServerOptions struct {
 	ShutdownTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// AllowTransfer are the networks, besides loopback (always allowed), whose clients may
+	// AXFR and IXFR every zone (--local-allow-transfer); others get REFUSED.
+	AllowTransfer []netip.Prefix
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -84,12 +88,13 @@ type ServerOptions struct {
 //     additional section; DS at the cut is answered by the parent side;
 //   - EDNS0 (RFC 6891): a request with OPT gets an OPT with UDPSize and the
 //     request's DO bit (RFC 3225 §3), also with an error rcode (NOTIMP for
-//     NOTIFY and UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
+//     UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
 //     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
 //     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
 //     least 512) with it, are truncated with TC set; TCP answers are not;
-//   - AXFR (RFC 5936) only over TCP and only from loopback clients, else
-//     REFUSED;
+//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995, ixfr.go) over both, and
+//     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
+//   - NOTIFY (RFC 1996) is acknowledged as a primary does (notify.go);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;
@@ -289,6 +294,9 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 		resp.Rcode = rcode
 		return resp
 	}
+	if req.Opcode == dns.OpcodeNotify {
+		return s.answerNotify(w, req, resp)
+	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
 		resp.Rcode = dns.RcodeRefused
@@ -304,8 +312,8 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 }
 
 // refuseRequest returns the rcode of a request the server does not answer
-// from its zones, and true; or false. Opcodes other than QUERY (NOTIFY,
-// UPDATE) get NOTIMP. FORMERR goes to requests that do not hold exactly one
+// from its zones, and true; or false. Opcodes other than QUERY and NOTIFY
+// (UPDATE, ...) get NOTIMP. FORMERR goes to requests that do not hold exactly one
 // question, that hold more than one RR in the answer or authority section or
 // more than two in the additional one (the limits of miekg/dns's
 // DefaultMsgAcceptFunc, which acceptMsg replaces so that these answers carry
@@ -313,7 +321,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 // 0 gets BADVERS (RFC 6891 §6.1.3).
 func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 	switch {
-	case req.Opcode != dns.OpcodeQuery:
+	case req.Opcode != dns.OpcodeQuery && req.Opcode != dns.OpcodeNotify:
 		return dns.RcodeNotImplemented, true
 	case len(req.Question) != 1, len(req.Answer) > 1, len(req.Ns) > 1, len(req.Extra) > 2:
 		return dns.RcodeFormatError, true
