@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -54,6 +55,10 @@ type options struct {
 	localDir     string
 	localDNSAddr string
 	ownerID      string
+	// localAllowTransfer and localNotify are --local-allow-transfer and --local-notify, parsed
+	// by validate.
+	localAllowTransfer []netip.Prefix
+	localNotify        []string
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -80,7 +85,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "Elect a leader: only the leader reconciles, heartbeats and writes.")
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
-	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
+	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR and IXFR are allowed from loopback and --local-allow-transfer.")
+	allowTransfer := fs.String("local-allow-transfer", "", "Comma-separated networks (CIDR, or one IP) whose clients may AXFR and IXFR the embedded server's zones, besides loopback, which always may; e.g. 10.0.0.0/8,192.0.2.7.")
+	notify := fs.String("local-notify", "", "Comma-separated host:port of secondaries sent a NOTIFY (RFC 1996) after every change of an embedded zone; e.g. 192.0.2.7:53.")
 	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
@@ -109,7 +116,10 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		o.metricsAddr = localMetricsAddr
 	}
 	o.watchNamespaces = splitList(*watch)
-	return o, zopts, o.validate()
+	o.localNotify = splitList(*notify)
+	var perr error
+	o.localAllowTransfer, perr = parsePrefixes(splitList(*allowTransfer))
+	return o, zopts, errors.Join(perr, o.validate())
 }
 
 // The --metrics-bind-address defaults: Kubebuilder's secure port in a cluster, loopback plain
@@ -137,8 +147,48 @@ func splitList(s string) []string {
 	return out
 }
 
+// parsePrefixes parses --local-allow-transfer's items: a CIDR prefix, or an IP (a prefix of that
+// one address). Errors name the flag and each bad item.
+func parsePrefixes(items []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var errs []error
+	for _, item := range items {
+		if a, err := netip.ParseAddr(item); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--local-allow-transfer: %q is neither a CIDR prefix (10.0.0.0/8) nor an IP address", item))
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out, errors.Join(errs...)
+}
+
+// validateNotify checks --local-notify's items: host:port with a non-empty host and a port in
+// 1..65535.
+func validateNotify(targets []string) error {
+	var errs []error
+	for _, t := range targets {
+		host, port, err := net.SplitHostPort(t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--local-notify: %q is not host:port: %w", t, err))
+			continue
+		}
+		if p, err := strconv.Atoi(port); host == "" || err != nil || p < 1 || p > 65535 {
+			errs = append(errs, fmt.Errorf("--local-notify: %q needs a host and a port in 1..65535", t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 func (o options) validate() error {
 	var errs []error
+	if err := validateNotify(o.localNotify); err != nil {
+		errs = append(errs, err)
+	}
 	if len(o.watchNamespaces) > 0 && o.ownerID == "" {
 		errs = append(errs, errors.New("--watch-namespaces needs --owner-id: the default owner ID is the UID of the kube-system namespace, which a manager limited to namespaces may not read"))
 	}
@@ -319,6 +369,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
+		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,

@@ -64,6 +64,11 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--pprof-bind-address=10.0.0.1:6060"}, "must be a loopback address"},
 		{[]string{"--watch-namespaces=a,b"}, "--watch-namespaces needs --owner-id"},
 		{[]string{"--watch-namespaces=a,B_x", "--owner-id=me"}, `--watch-namespaces: "B_x" is not a namespace name`},
+		{[]string{"--local-allow-transfer=10.0.0.0/8,10.1.2.3/33"}, `--local-allow-transfer: "10.1.2.3/33" is neither a CIDR prefix`},
+		{[]string{"--local-allow-transfer=secondary.example"}, `--local-allow-transfer: "secondary.example"`},
+		{[]string{"--local-notify=192.0.2.7"}, `--local-notify: "192.0.2.7" is not host:port`},
+		{[]string{"--local-notify=192.0.2.7:0"}, `--local-notify: "192.0.2.7:0" needs a host and a port in 1..65535`},
+		{[]string{"--local-notify=:53"}, `--local-notify: ":53" needs a host`},
 	}
 	for _, c := range cases {
 		_, _, err := parseFlags(c.args)
@@ -78,6 +83,29 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {
 		t.Errorf("valid Gslb flags refused: %v", err)
+	}
+}
+
+// TestParseFlags_SecondariesFlags (issue 16, item 2): --local-allow-transfer takes prefixes and
+// bare IPs (one address), --local-notify host:port targets; both reach app.Config.
+func TestParseFlags_SecondariesFlags(t *testing.T) {
+	o, _, err := parseFlags([]string{"--local-allow-transfer=10.1.2.3/8, 192.0.2.7,2001:db8::/32", "--local-notify=192.0.2.7:53,ns2.example:5300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil, environ{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range cfg.AllowTransfer {
+		got = append(got, p.String())
+	}
+	if want := "10.0.0.0/8 192.0.2.7/32 2001:db8::/32"; strings.Join(got, " ") != want {
+		t.Errorf("AllowTransfer = %v, want %s", got, want)
+	}
+	if want := "192.0.2.7:53 ns2.example:5300"; strings.Join(cfg.NotifyTargets, " ") != want {
+		t.Errorf("NotifyTargets = %v, want %s", cfg.NotifyTargets, want)
 	}
 }
 

@@ -86,6 +86,12 @@ type Config struct {
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// the store's default.
 	NameServerAddr netip.Addr
+	// AllowTransfer is --local-allow-transfer: networks besides loopback that may AXFR and IXFR
+	// the embedded zones.
+	AllowTransfer []netip.Prefix
+	// NotifyTargets is --local-notify: host:port of the secondaries sent a NOTIFY after every
+	// zone change (dnsserver.Notifier, on every replica).
+	NotifyTargets []string
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
@@ -281,7 +287,8 @@ func (a *App) addBuildInfo(_ context.Context, cfg Config) error {
 	return err
 }
 
-// addDNSServer loads the zone store from cfg.ZoneDir and starts listening on cfg.DNSAddr.
+// addDNSServer loads the zone store from cfg.ZoneDir, starts listening on cfg.DNSAddr, and adds
+// the NOTIFY sender of cfg.NotifyTargets.
 func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	log := cfg.Log.WithName("dnsserver")
 	var glue []netip.Addr
@@ -296,7 +303,7 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics})
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics, AllowTransfer: cfg.AllowTransfer})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
@@ -304,7 +311,14 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 		return fmt.Errorf("embedded DNS server on %s: %w", cfg.DNSAddr, err)
 	}
 	a.Server = srv
-	return a.Manager.Add(srv)
+	if err := a.Manager.Add(srv); err != nil {
+		return fmt.Errorf("embedded DNS server: %w", err)
+	}
+	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify")})
+	if err := a.Manager.Add(notifier); err != nil {
+		return fmt.Errorf("NOTIFY sender: %w", err)
+	}
+	return nil
 }
 
 // addLeaderLabel labels the leader's pod for the dns Service, with leader election in a pod:
