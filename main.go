@@ -36,6 +36,7 @@ import (
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/version"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 )
@@ -59,6 +60,8 @@ type options struct {
 	// by validate.
 	localAllowTransfer []netip.Prefix
 	localNotify        []string
+	// localTSIG is --local-tsig-key, its secret read from the file; nil = none.
+	localTSIG *dnsserver.TSIGKey
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -88,6 +91,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR and IXFR are allowed from loopback and --local-allow-transfer.")
 	allowTransfer := fs.String("local-allow-transfer", "", "Comma-separated networks (CIDR, or one IP) whose clients may AXFR and IXFR the embedded server's zones, besides loopback, which always may; e.g. 10.0.0.0/8,192.0.2.7.")
 	notify := fs.String("local-notify", "", "Comma-separated host:port of secondaries sent a NOTIFY (RFC 1996) after every change of an embedded zone; e.g. 192.0.2.7:53.")
+	tsigKey := fs.String("local-tsig-key", "", "name:algorithm:secret-file of a TSIG key (RFC 8945, e.g. xfr:hmac-sha256:/etc/dnsplane/xfr.key; the file holds the base64 secret or tsig-keygen's output) that transfers from beyond loopback must be signed with, and that signs every NOTIFY.")
 	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
@@ -119,7 +123,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	o.localNotify = splitList(*notify)
 	var perr error
 	o.localAllowTransfer, perr = parsePrefixes(splitList(*allowTransfer))
-	return o, zopts, errors.Join(perr, o.validate())
+	var terr error
+	o.localTSIG, terr = parseTSIGKey(*tsigKey)
+	return o, zopts, errors.Join(perr, terr, o.validate())
 }
 
 // The --metrics-bind-address defaults: Kubebuilder's secure port in a cluster, loopback plain
@@ -165,6 +171,28 @@ func parsePrefixes(items []string) ([]netip.Prefix, error) {
 		out = append(out, p.Masked())
 	}
 	return out, errors.Join(errs...)
+}
+
+// parseTSIGKey parses --local-tsig-key, name:algorithm:secret-file, and reads the secret from
+// the file; "" = no key. Errors name the flag and the part that is wrong, never the secret.
+func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
+	if flag == "" {
+		return nil, nil
+	}
+	name, rest, ok1 := strings.Cut(flag, ":")
+	alg, file, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || file == "" {
+		return nil, fmt.Errorf("--local-tsig-key %q: want name:algorithm:secret-file", flag)
+	}
+	secret, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--local-tsig-key: read the secret: %w", err)
+	}
+	k, err := dnsserver.NewTSIGKey(name, alg, string(secret))
+	if err != nil {
+		return nil, fmt.Errorf("--local-tsig-key: %w", err)
+	}
+	return &k, nil
 }
 
 // validateNotify checks --local-notify's items: host:port with a non-empty host and a port in
@@ -369,7 +397,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
-		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify,
+		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -106,6 +108,48 @@ func TestParseFlags_SecondariesFlags(t *testing.T) {
 	}
 	if want := "192.0.2.7:53 ns2.example:5300"; strings.Join(cfg.NotifyTargets, " ") != want {
 		t.Errorf("NotifyTargets = %v, want %s", cfg.NotifyTargets, want)
+	}
+	if cfg.TSIG != nil {
+		t.Errorf("TSIG %v without --local-tsig-key", cfg.TSIG)
+	}
+}
+
+// TestParseFlags_TSIGKey: --local-tsig-key=name:algorithm:secret-file reads a tsig-keygen key
+// file into app.Config.TSIG; errors name the flag and never show the secret.
+func TestParseFlags_TSIGKey(t *testing.T) {
+	const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "xfr.key"), filepath.Join(dir, "bad.key")
+	if err := os.WriteFile(good, []byte("key \"xfr\" {\n\talgorithm hmac-sha256;\n\tsecret \""+secret+"\";\n};\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("not-base64!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := parseFlags([]string{"--local-tsig-key=xfr:hmac-sha256:" + good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil, environ{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TSIG == nil || cfg.TSIG.Name != "xfr." || cfg.TSIG.Algorithm != "hmac-sha256." || cfg.TSIG.Secret != secret {
+		t.Fatalf("TSIG = %v", cfg.TSIG)
+	}
+	if s := fmt.Sprintf("%+v", cfg); strings.Contains(s, secret) {
+		t.Errorf("the config prints the secret: %s", s)
+	}
+	for _, c := range []struct{ flag, want string }{
+		{"xfr:hmac-sha256", "want name:algorithm:secret-file"},
+		{"xfr:hmac-md5:" + good, `--local-tsig-key: TSIG algorithm "hmac-md5"`},
+		{"xfr:hmac-sha256:" + filepath.Join(dir, "missing"), "--local-tsig-key: read the secret"},
+		{"xfr:hmac-sha256:" + bad, "--local-tsig-key: TSIG secret is not base64"},
+	} {
+		_, _, err := parseFlags([]string{"--local-tsig-key=" + c.flag})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "not-base64!") {
+			t.Errorf("--local-tsig-key=%s: %v, want an error with %q", c.flag, err, c.want)
+		}
 	}
 }
 

@@ -15,7 +15,9 @@
 # seconds (default 10) with the tail of named.log; a live server in <dir> is left alone. A second
 # start over the same <dir> keeps the zone files: named then asks the primary for the changes
 # since their serials. stop sends SIGTERM to the PID in <dir>/named.pid (SIGKILL after
-# BIND_STOP_TIMEOUT, default 10) and is a no-op when nothing runs.
+# BIND_STOP_TIMEOUT, default 10) and is a no-op when nothing runs. With TSIG_KEY=<name>:<algorithm>:
+# <base64 secret> in the environment, named signs its SOA queries and transfer requests to the
+# primary with that key (RFC 8945), and takes only answers signed with it.
 # Needs the Debian packages bind9 and bind9-dnsutils.
 set -euo pipefail
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
@@ -46,7 +48,14 @@ cmd_start() {
     return 0
   fi
   rm -f "$dir/named.pid"
+  local key="" kname kalg ksecret
+  if [ -n "${TSIG_KEY:-}" ]; then
+    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
+    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
+    key=" key $kname"
+  fi
   {
+    [ -z "$key" ] || echo "key \"$kname\" { algorithm $kalg; secret \"$ksecret\"; };"
     cat <<CONF
 // written by hack/bind-secondary.sh
 options {
@@ -69,7 +78,7 @@ CONF
     for zone in "$@"; do
       zone=${zone%.}
       [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
-      echo "zone \"$zone\" { type secondary; primaries port $pport { $primary; }; file \"$dir/$zone.db\"; };"
+      echo "zone \"$zone\" { type secondary; primaries port $pport { $primary$key; }; file \"$dir/$zone.db\"; };"
     done
   } >"$dir/named.conf"
   # -g: foreground, logs to stderr. 9>&-: named must not hold the lock.

@@ -12,7 +12,9 @@
 # start returns once NSD answers a DNS query on <addr>:<port>, or fails after NSD_START_TIMEOUT
 # seconds (default 10) with the tail of nsd.log; a live NSD in <dir> is left alone. stop sends
 # SIGTERM to the PID in <dir>/nsd.pid (SIGKILL after NSD_STOP_TIMEOUT, default 10) and is a
-# no-op when nothing runs. Needs the Debian package nsd (and dig, from bind9-dnsutils).
+# no-op when nothing runs. With TSIG_KEY=<name>:<algorithm>:<base64 secret> in the environment,
+# nsd signs its SOA queries and transfer requests with that key (RFC 8945), takes only answers
+# and NOTIFYs signed with it. Needs the Debian package nsd (and dig, from bind9-dnsutils).
 set -euo pipefail
 export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
 
@@ -54,6 +56,12 @@ cmd_start() {
     return 0
   fi
   rm -f "$dir/nsd.pid"
+  local key=NOKEY kname kalg ksecret
+  if [ -n "${TSIG_KEY:-}" ]; then
+    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
+    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
+    key=$kname
+  fi
   {
     cat <<CONF
 # written by hack/nsd.sh
@@ -73,6 +81,7 @@ server:
 remote-control:
   control-enable: no
 CONF
+    [ "$key" = NOKEY ] || printf 'key:\n  name: "%s"\n  algorithm: %s\n  secret: "%s"\n' "$kname" "$kalg" "$ksecret"
     for zone in "$@"; do
       zone=${zone%.}
       [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
@@ -80,8 +89,8 @@ CONF
 zone:
   name: "$zone"
   zonefile: "$zone.zone"
-  request-xfr: $primary@$pport NOKEY
-  allow-notify: $primary NOKEY
+  request-xfr: $primary@$pport $key
+  allow-notify: $primary $key
   outgoing-interface: $addr
   provide-xfr: 127.0.0.0/8 NOKEY
 CONF

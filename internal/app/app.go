@@ -92,6 +92,9 @@ type Config struct {
 	// NotifyTargets is --local-notify: host:port of the secondaries sent a NOTIFY after every
 	// zone change (dnsserver.Notifier, on every replica).
 	NotifyTargets []string
+	// TSIG is --local-tsig-key: transfers from beyond loopback must be signed with it, and it
+	// signs every NOTIFY; nil = none.
+	TSIG *dnsserver.TSIGKey
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
@@ -303,7 +306,7 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics, AllowTransfer: cfg.AllowTransfer})
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics, AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
@@ -314,7 +317,7 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err := a.Manager.Add(srv); err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
-	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify")})
+	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
 	if err := a.Manager.Add(notifier); err != nil {
 		return fmt.Errorf("NOTIFY sender: %w", err)
 	}

@@ -306,8 +306,8 @@ func TestTransferAllowed(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("2001:db9::5")}, false},
 		{&net.UnixAddr{Name: "x"}, false},
 	} {
-		if got := srv.transferAllowed(tc.addr); got != tc.want {
-			t.Errorf("transferAllowed(%v) = %v, want %v", tc.addr, got, tc.want)
+		if got := srv.allowedNetwork(tc.addr) || isLoopback(tc.addr); got != tc.want {
+			t.Errorf("allowed(%v) = %v, want %v", tc.addr, got, tc.want)
 		}
 	}
 }

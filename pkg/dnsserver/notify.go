@@ -43,6 +43,8 @@ type NotifierOptions struct {
 	Metrics *Metrics
 	// Logger reports NOTIFY messages given up or rejected.
 	Logger logr.Logger
+	// TSIG, when set, signs every NOTIFY (RFC 8945) and verifies the answers.
+	TSIG *TSIGKey
 }
 
 // notifyItem is one zone to announce to one target.
@@ -148,9 +150,12 @@ func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
 	m := new(dns.Msg)
 	m.SetNotify(z.origin)
 	m.Answer = []dns.RR{dns.Copy(z.soa)}
+	if k := n.opts.TSIG; k != nil {
+		m.SetTsig(k.Name, k.Algorithm, tsigFudge, time.Now().Unix())
+	}
 	ctx, cancel := context.WithTimeout(ctx, n.opts.Timeout)
 	defer cancel()
-	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout}
+	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.secrets()}
 	resp, _, err := c.ExchangeContext(ctx, m, item.target)
 	if err != nil {
 		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.origin, err)

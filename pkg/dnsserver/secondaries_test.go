@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr/funcr"
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
@@ -143,5 +144,51 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	}
 	if n := logs.count(secondarytest.NSDAddr, "ixfr", "incremental"); n < 3+journal+2 {
 		t.Errorf("NSD took %d incremental IXFRs, want %d", n, 3+journal+2)
+	}
+}
+
+// TestSecondaries_SignedWithTSIG (issue 16, item 2, TSIG): with a TSIG key (RFC 8945) on the
+// embedded server and its NOTIFY sender, a BIND and an NSD secondary that sign their SOA queries
+// and transfers with it and take only signed answers (NSD also only signed NOTIFYs) serve a
+// change by NOTIFY and an incremental IXFR.
+func TestSecondaries_SignedWithTSIG(t *testing.T) {
+	const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
+	key, err := dnsserver.NewTSIGKey("xfr-key", "hmac-sha256", secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := dnsserver.NewStore(dnsserver.StoreOptions{})
+	logs := &transferLog{}
+	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0", Logger: log, TSIG: &key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	testrun.Background(t, "server", srv.Start)
+	if _, err := store.CreateZone(secZone, dnsserver.ZoneMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
+	for _, s := range []*secondarytest.Server{bind, nsd} {
+		s.TSIGKey = "xfr-key:hmac-sha256:" + secret
+		s.Start(t, srv.Addr(), secZone)
+	}
+	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
+	testrun.Background(t, "notifier", notifier.Start)
+	sameZone(t, srv.Addr(), bind, nsd)
+	if err := store.Update(secZone, func(tx *dnsserver.Tx) error {
+		rr, _ := dns.NewRR("signed." + secZone + ". 60 IN A 192.0.2.77")
+		return tx.Put(dnsserver.RRSet{Name: "signed." + secZone, Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	sameZone(t, srv.Addr(), bind, nsd)
+	for _, s := range []*secondarytest.Server{bind, nsd} {
+		if n := logs.count(s.Source, "ixfr", "incremental"); n < 1 {
+			t.Errorf("%s took no incremental IXFR: %v\n%s", s.Name, logs.lines, s.Log())
+		}
 	}
 }

@@ -69,6 +69,11 @@ type ServerOptions struct {
 	// AllowTransfer are the networks, besides loopback (always allowed), whose clients may
 	// AXFR and IXFR every zone (--local-allow-transfer); others get REFUSED.
 	AllowTransfer []netip.Prefix
+	// TSIG, when set (--local-tsig-key), is the key a client beyond loopback must sign its
+	// AXFR and IXFR with, besides being in AllowTransfer (RFC 8945); answers to requests signed
+	// with it are signed. A request with another key or a signature that does not verify gets
+	// NOTAUTH.
+	TSIG *TSIGKey
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -203,8 +208,8 @@ func (s *Server) Start(ctx context.Context) error {
 		return errors.New("dnsserver: already started")
 	}
 	s.started = true
-	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize, MsgAcceptFunc: acceptMsg})
-	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
+	udp := newRunner(&dns.Server{PacketConn: s.udp, Handler: s, UDPSize: dns.MaxMsgSize, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets()})
+	tcp := newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets(),
 		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout})
 	s.mu.Unlock()
 
@@ -274,6 +279,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		return // written by the zone transfer
 	}
 	s.opts.Metrics.count(proto, resp.Rcode)
+	s.sign(w, req, resp)
 	if err := w.WriteMsg(resp); err != nil {
 		s.opts.Logger.V(1).Info("write response failed", "client", w.RemoteAddr().String(), "error", err.Error())
 	}
@@ -292,6 +298,10 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) *dns.Msg {
 	}
 	if rcode, bad := refuseRequest(req, opt); bad {
 		resp.Rcode = rcode
+		return resp
+	}
+	if s.tsig(w, req) == tsigBad { // RFC 8945 §5.2: an unknown key or a bad MAC is NOTAUTH
+		resp.Rcode = dns.RcodeNotAuth
 		return resp
 	}
 	if req.Opcode == dns.OpcodeNotify {

@@ -31,7 +31,7 @@ const (
 // merged.
 func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *dns.Msg {
 	kind := strings.ToLower(dns.TypeToString[req.Question[0].Qtype])
-	if !s.transferAllowed(w.RemoteAddr()) || (udp && req.Question[0].Qtype == dns.TypeAXFR) {
+	if !s.transferAllowed(w, req) || (udp && req.Question[0].Qtype == dns.TypeAXFR) {
 		s.opts.Metrics.transferred(kind, transferRefused)
 		resp.Rcode = dns.RcodeRefused
 		return resp
@@ -97,12 +97,18 @@ func (s *Server) writeTransfer(w dns.ResponseWriter, req *dns.Msg, z *zoneData, 
 		"serial", z.soa.Serial, "records", len(rrs), "client", w.RemoteAddr().String())
 }
 
-// transferAllowed reports whether addr may transfer zones (AXFR, IXFR): a loopback address,
-// or one inside ServerOptions.AllowTransfer.
-func (s *Server) transferAllowed(addr net.Addr) bool {
-	if isLoopback(addr) {
+// transferAllowed reports whether the client of req may transfer zones (AXFR, IXFR): from a
+// loopback address; or from inside ServerOptions.AllowTransfer, with the request signed with
+// ServerOptions.TSIG when there is one.
+func (s *Server) transferAllowed(w dns.ResponseWriter, req *dns.Msg) bool {
+	if isLoopback(w.RemoteAddr()) {
 		return true
 	}
+	return s.allowedNetwork(w.RemoteAddr()) && (s.opts.TSIG == nil || s.tsig(w, req) == tsigValid)
+}
+
+// allowedNetwork reports whether addr is inside ServerOptions.AllowTransfer.
+func (s *Server) allowedNetwork(addr net.Addr) bool {
 	ip, ok := addrIP(addr)
 	if !ok {
 		return false

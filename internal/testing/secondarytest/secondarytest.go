@@ -38,6 +38,10 @@ type Server struct {
 	Addr string
 	// Source is the IP its SOA queries and transfers come from.
 	Source string
+	// TSIGKey, when set before Start, is "<name>:<algorithm>:<base64 secret>": the server signs
+	// its requests to the primary with it and takes only answers (and, NSD, NOTIFYs) signed
+	// with it.
+	TSIGKey string
 
 	script, dir, port string
 	args              []string
@@ -107,7 +111,11 @@ func (s *Server) run(t testing.TB, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, s.script, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, s.script, args...)
+	if s.TSIGKey != "" {
+		cmd.Env = append(os.Environ(), "TSIG_KEY="+s.TSIGKey)
+	}
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", filepath.Base(s.script), args, err, out)
 	}
