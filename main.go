@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -39,6 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/version"
+	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -63,6 +65,12 @@ type options struct {
 	localDNSAddr string
 	localDNSUDP  int
 	ownerID      string
+	// localAllowTransfer and localNotify are --local-allow-transfer and --local-notify, parsed
+	// by validate.
+	localAllowTransfer []netip.Prefix
+	localNotify        []string
+	// localTSIG is --local-tsig-key, its secret read from the file; nil = none.
+	localTSIG *dnsserver.TSIGKey
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -112,8 +120,11 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.StringVar(&o.dnsService, "local-dns-service", "", "Name of the dns Service (in the leader election namespace) whose load balancer or cluster IPs are the glue of new zones' ns1; empty = the --local-dns-addr host (or POD_IP).")
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
-	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
+	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR and IXFR are allowed from loopback and --local-allow-transfer.")
 	fs.IntVar(&o.localDNSUDP, "local-dns-udp-sockets", 0, "UDP sockets of the embedded DNS server, bound to --local-dns-addr with SO_REUSEPORT and each read by its own loop; 0 = one per core (GOMAXPROCS), 1 = one socket without SO_REUSEPORT.")
+	allowTransfer := fs.String("local-allow-transfer", "", "Comma-separated networks (CIDR, or one IP) whose clients may AXFR and IXFR the embedded server's zones, besides loopback, which always may; e.g. 10.0.0.0/8,192.0.2.7.")
+	notify := fs.String("local-notify", "", "Comma-separated host:port of secondaries sent a NOTIFY (RFC 1996) after every change of an embedded zone; e.g. 192.0.2.7:53.")
+	tsigKey := fs.String("local-tsig-key", "", "name:algorithm:secret-file of a TSIG key (RFC 8945, e.g. xfr:hmac-sha256:/etc/dnsplane/xfr.key; the file holds the base64 secret or tsig-keygen's output) that transfers from beyond loopback must be signed with, and that signs every NOTIFY.")
 	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
@@ -144,7 +155,12 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		o.metricsAddr = localMetricsAddr
 	}
 	o.watchNamespaces = splitList(*watch)
-	return o, zopts, o.validate()
+	o.localNotify = splitList(*notify)
+	var perr error
+	o.localAllowTransfer, perr = parsePrefixes(splitList(*allowTransfer))
+	var terr error
+	o.localTSIG, terr = parseTSIGKey(*tsigKey)
+	return o, zopts, errors.Join(perr, terr, o.validate())
 }
 
 // bindSourceFlags binds the sources' flags (docs/api.md, "Sources"); no --source = no source.
@@ -185,6 +201,65 @@ func splitList(s string) []string {
 	return out
 }
 
+// parsePrefixes parses --local-allow-transfer's items: a CIDR prefix, or an IP (a prefix of that
+// one address). Errors name the flag and each bad item.
+func parsePrefixes(items []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	var errs []error
+	for _, item := range items {
+		if a, err := netip.ParseAddr(item); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(item)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--local-allow-transfer: %q is neither a CIDR prefix (10.0.0.0/8) nor an IP address", item))
+			continue
+		}
+		out = append(out, p.Masked())
+	}
+	return out, errors.Join(errs...)
+}
+
+// parseTSIGKey parses --local-tsig-key, name:algorithm:secret-file, and reads the secret from
+// the file; "" = no key. Errors name the flag and the part that is wrong, never the secret.
+func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
+	if flag == "" {
+		return nil, nil
+	}
+	name, rest, ok1 := strings.Cut(flag, ":")
+	alg, file, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || file == "" {
+		return nil, fmt.Errorf("--local-tsig-key %q: want name:algorithm:secret-file", flag)
+	}
+	secret, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--local-tsig-key: read the secret: %w", err)
+	}
+	k, err := dnsserver.NewTSIGKey(name, alg, string(secret))
+	if err != nil {
+		return nil, fmt.Errorf("--local-tsig-key: %w", err)
+	}
+	return &k, nil
+}
+
+// validateNotify checks --local-notify's items: host:port with a non-empty host and a port in
+// 1..65535.
+func validateNotify(targets []string) error {
+	var errs []error
+	for _, t := range targets {
+		host, port, err := net.SplitHostPort(t)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("--local-notify: %q is not host:port: %w", t, err))
+			continue
+		}
+		if p, err := strconv.Atoi(port); host == "" || err != nil || p < 1 || p > 65535 {
+			errs = append(errs, fmt.Errorf("--local-notify: %q needs a host and a port in 1..65535", t))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // The --local-zone-store values.
 const (
 	zoneStoreAuto    = "auto"
@@ -193,7 +268,7 @@ const (
 )
 
 func (o options) validate() error {
-	errs := []error{o.extDNS.validate()}
+	errs := []error{o.extDNS.validate(), validateNotify(o.localNotify)}
 	if o.zoneStore != zoneStoreAuto && o.zoneStore != zoneStoreObjects && o.zoneStore != zoneStoreDir {
 		errs = append(errs, fmt.Errorf("--local-zone-store %q: want auto, objects or dir", o.zoneStore))
 	}
@@ -411,6 +486,7 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		LeaderElectionNamespace: leaderNS, ZoneStoreNamespace: zonesNS, DNSService: o.dnsService,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSUDPSockets: o.localDNSUDP, NameServerAddr: glue,
+		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -70,6 +72,11 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--pprof-bind-address=10.0.0.1:6060"}, "must be a loopback address"},
 		{[]string{"--watch-namespaces=a,b"}, "--watch-namespaces needs --owner-id"},
 		{[]string{"--watch-namespaces=a,B_x", "--owner-id=me"}, `--watch-namespaces: "B_x" is not a namespace name`},
+		{[]string{"--local-allow-transfer=10.0.0.0/8,10.1.2.3/33"}, `--local-allow-transfer: "10.1.2.3/33" is neither a CIDR prefix`},
+		{[]string{"--local-allow-transfer=secondary.example"}, `--local-allow-transfer: "secondary.example"`},
+		{[]string{"--local-notify=192.0.2.7"}, `--local-notify: "192.0.2.7" is not host:port`},
+		{[]string{"--local-notify=192.0.2.7:0"}, `--local-notify: "192.0.2.7:0" needs a host and a port in 1..65535`},
+		{[]string{"--local-notify=:53"}, `--local-notify: ":53" needs a host`},
 	}
 	for _, c := range cases {
 		_, _, err := parseFlags(c.args)
@@ -84,6 +91,71 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {
 		t.Errorf("valid Gslb flags refused: %v", err)
+	}
+}
+
+// TestParseFlags_SecondariesFlags (issue 16, item 2): --local-allow-transfer takes prefixes and
+// bare IPs (one address), --local-notify host:port targets; both reach app.Config.
+func TestParseFlags_SecondariesFlags(t *testing.T) {
+	o, _, err := parseFlags([]string{"--local-allow-transfer=10.1.2.3/8, 192.0.2.7,2001:db8::/32", "--local-notify=192.0.2.7:53,ns2.example:5300"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil, environ{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range cfg.AllowTransfer {
+		got = append(got, p.String())
+	}
+	if want := "10.0.0.0/8 192.0.2.7/32 2001:db8::/32"; strings.Join(got, " ") != want {
+		t.Errorf("AllowTransfer = %v, want %s", got, want)
+	}
+	if want := "192.0.2.7:53 ns2.example:5300"; strings.Join(cfg.NotifyTargets, " ") != want {
+		t.Errorf("NotifyTargets = %v, want %s", cfg.NotifyTargets, want)
+	}
+	if cfg.TSIG != nil {
+		t.Errorf("TSIG %v without --local-tsig-key", cfg.TSIG)
+	}
+}
+
+// TestParseFlags_TSIGKey: --local-tsig-key=name:algorithm:secret-file reads a tsig-keygen key
+// file into app.Config.TSIG; errors name the flag and never show the secret.
+func TestParseFlags_TSIGKey(t *testing.T) {
+	const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "xfr.key"), filepath.Join(dir, "bad.key")
+	if err := os.WriteFile(good, []byte("key \"xfr\" {\n\talgorithm hmac-sha256;\n\tsecret \""+secret+"\";\n};\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, []byte("not-base64!"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o, _, err := parseFlags([]string{"--local-tsig-key=xfr:hmac-sha256:" + good})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := o.config(nil, environ{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.TSIG == nil || cfg.TSIG.Name != "xfr." || cfg.TSIG.Algorithm != "hmac-sha256." || cfg.TSIG.Secret != secret {
+		t.Fatalf("TSIG = %v", cfg.TSIG)
+	}
+	if s := fmt.Sprintf("%+v", cfg); strings.Contains(s, secret) {
+		t.Errorf("the config prints the secret: %s", s)
+	}
+	for _, c := range []struct{ flag, want string }{
+		{"xfr:hmac-sha256", "want name:algorithm:secret-file"},
+		{"xfr:hmac-md5:" + good, `--local-tsig-key: TSIG algorithm "hmac-md5"`},
+		{"xfr:hmac-sha256:" + filepath.Join(dir, "missing"), "--local-tsig-key: read the secret"},
+		{"xfr:hmac-sha256:" + bad, "--local-tsig-key: TSIG secret is not base64"},
+	} {
+		_, _, err := parseFlags([]string{"--local-tsig-key=" + c.flag})
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "not-base64!") {
+			t.Errorf("--local-tsig-key=%s: %v, want an error with %q", c.flag, err, c.want)
+		}
 	}
 }
 

@@ -1,9 +1,11 @@
 package controllers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -83,6 +85,11 @@ type clusterOptions struct {
 	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
 	// --adopt-external-dns-owner.
 	ExternalDNS plan.ExternalDNS
+	// NotifyTargets and AllowTransfer are --local-notify and --local-allow-transfer.
+	NotifyTargets []string
+	AllowTransfer []netip.Prefix
+	// Registerer receives the manager's metrics; default a new registry per manager start.
+	Registerer prometheus.Registerer
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -143,8 +150,8 @@ func (c *cluster) startManager() {
 		SOAPollInterval: c.opts.SOAPollInterval, ZoneControllerName: c.opts.ZoneController,
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
-		Registerer: prometheus.NewRegistry(), SkipNameValidation: true, Decorate: c.observe,
-		ExternalDNS: c.opts.ExternalDNS,
+		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
+		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()

@@ -103,6 +103,15 @@ type Config struct {
 	// ns1.<zone> in zones the embedded server creates, so that a zone names how every replica
 	// is reached (docs/design.md). Empty = NameServerAddr.
 	DNSService string
+	// AllowTransfer is --local-allow-transfer: networks besides loopback that may AXFR and IXFR
+	// the embedded zones.
+	AllowTransfer []netip.Prefix
+	// NotifyTargets is --local-notify: host:port of the secondaries sent a NOTIFY after every
+	// zone change (dnsserver.Notifier, on every replica).
+	NotifyTargets []string
+	// TSIG is --local-tsig-key: transfers from beyond loopback must be signed with it, and it
+	// signs every NOTIFY; nil = none.
+	TSIG *dnsserver.TSIGKey
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
@@ -321,7 +330,8 @@ func (a *App) addBuildInfo(_ context.Context, cfg Config) error {
 }
 
 // addDNSServer builds the zone store (over the zone objects with cfg.ZoneStoreNamespace, else
-// loaded from cfg.ZoneDir) and starts listening on cfg.DNSAddr.
+// loaded from cfg.ZoneDir), starts listening on cfg.DNSAddr, and adds the NOTIFY sender of
+// cfg.NotifyTargets.
 func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	log := cfg.Log.WithName("dnsserver")
 	glue, err := a.glue(ctx, cfg)
@@ -348,7 +358,8 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Logger: log, Metrics: metrics})
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Logger: log, Metrics: metrics,
+		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
@@ -356,7 +367,14 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("embedded DNS server on %s: %w", cfg.DNSAddr, err)
 	}
 	a.Server = srv
-	return a.Manager.Add(srv)
+	if err := a.Manager.Add(srv); err != nil {
+		return fmt.Errorf("embedded DNS server: %w", err)
+	}
+	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
+	if err := a.Manager.Add(notifier); err != nil {
+		return fmt.Errorf("NOTIFY sender: %w", err)
+	}
+	return nil
 }
 
 // The zone store's objects: ConfigMaps of the manager's namespace, written by the leader and

@@ -16,7 +16,11 @@
 //     (RFC 2308), CNAME chasing within a zone, wildcards (RFC 4592),
 //     referrals with glue, EDNS0 (RFC 6891) and truncation, AXFR to loopback
 //     clients, rotation of multi-record answers and weighted choice among
-//     record sets that carry a weight.
+//     record sets that carry a weight;
+//   - secondaries: AXFR and IXFR (RFC 1995, from a bounded per-zone journal
+//     kept at Store.publish) to loopback and the allowed networks, NOTIFY
+//     (RFC 1996) sent after each change (Notifier) and acknowledged when
+//     received.
 //
 // What it must not do:
 //   - know about Kubernetes or about the provider interface: the local

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"sync"
@@ -75,6 +76,14 @@ type ServerOptions struct {
 	// in bytes of keys and answers; default DefaultAnswerCacheBytes, negative
 	// = no cache. Answers that rotate or pick by weight are never cached.
 	AnswerCacheBytes int
+	// AllowTransfer are the networks, besides loopback (always allowed), whose clients may
+	// AXFR and IXFR every zone (--local-allow-transfer); others get REFUSED.
+	AllowTransfer []netip.Prefix
+	// TSIG, when set (--local-tsig-key), is the key a client beyond loopback must sign its
+	// AXFR and IXFR with, besides being in AllowTransfer (RFC 8945); answers to requests signed
+	// with it are signed. A request with another key or a signature that does not verify gets
+	// NOTAUTH.
+	TSIG *TSIGKey
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -94,12 +103,13 @@ type ServerOptions struct {
 //     additional section; DS at the cut is answered by the parent side;
 //   - EDNS0 (RFC 6891): a request with OPT gets an OPT with UDPSize and the
 //     request's DO bit (RFC 3225 §3), also with an error rcode (NOTIMP for
-//     NOTIFY and UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
+//     UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
 //     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
 //     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
 //     least 512) with it, are truncated with TC set; TCP answers are not;
-//   - AXFR (RFC 5936) only over TCP and only from loopback clients, else
-//     REFUSED;
+//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995, ixfr.go) over both, and
+//     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
+//   - NOTIFY (RFC 1996) is acknowledged as a primary does (notify.go);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;
@@ -254,9 +264,10 @@ func (s *Server) Start(ctx context.Context) error {
 	var runners []*runner
 	for _, pc := range append([]net.PacketConn{s.udp}, s.udpMore...) {
 		runners = append(runners, newRunner(&dns.Server{PacketConn: pc, Handler: s, UDPSize: dns.MaxMsgSize,
-			MsgAcceptFunc: acceptMsg, DecorateReader: s.newFastReader}, exited))
+			MsgAcceptFunc: acceptMsg, DecorateReader: s.newFastReader,
+			TsigSecret: s.opts.TSIG.secrets()}, exited))
 	}
-	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg,
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets(),
 		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
 
@@ -339,6 +350,7 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		_, err = w.Write(r.wire)
 	default:
 		s.opts.Metrics.count(proto, r.msg.Rcode)
+		s.sign(w, req, r.msg)
 		err = w.WriteMsg(r.msg)
 	}
 	if err != nil {
@@ -367,7 +379,9 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	var keyBuf [maxKeyLen]byte
 	var qname, key []byte
 	cacheable := false
-	if !bad && req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
+	// Signed requests (RFC 8945) get signed answers, and NOTIFY is no query: neither is cached.
+	if !bad && req.Opcode == dns.OpcodeQuery && req.IsTsig() == nil &&
+		req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
 		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
 	}
 	if cacheable {
@@ -385,6 +399,13 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	if bad {
 		resp.Rcode = rcode
 		return reply{msg: resp}
+	}
+	if s.tsig(w, req) == tsigBad { // RFC 8945 §5.2: an unknown key or a bad MAC is NOTAUTH
+		resp.Rcode = dns.RcodeNotAuth
+		return reply{msg: resp}
+	}
+	if req.Opcode == dns.OpcodeNotify {
+		return reply{msg: s.answerNotify(w, req, resp)}
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
@@ -419,8 +440,8 @@ func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) r
 }
 
 // refuseRequest returns the rcode of a request the server does not answer
-// from its zones, and true; or false. Opcodes other than QUERY (NOTIFY,
-// UPDATE) get NOTIMP. FORMERR goes to requests that do not hold exactly one
+// from its zones, and true; or false. Opcodes other than QUERY and NOTIFY
+// (UPDATE, ...) get NOTIMP. FORMERR goes to requests that do not hold exactly one
 // question, that hold more than one RR in the answer or authority section or
 // more than two in the additional one (the limits of miekg/dns's
 // DefaultMsgAcceptFunc, which acceptMsg replaces so that these answers carry
@@ -428,7 +449,7 @@ func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) r
 // 0 gets BADVERS (RFC 6891 §6.1.3).
 func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 	switch {
-	case req.Opcode != dns.OpcodeQuery:
+	case req.Opcode != dns.OpcodeQuery && req.Opcode != dns.OpcodeNotify:
 		return dns.RcodeNotImplemented, true
 	case len(req.Question) != 1, len(req.Answer) > 1, len(req.Ns) > 1, len(req.Extra) > 2:
 		return dns.RcodeFormatError, true

@@ -1,6 +1,7 @@
 package dnsserver
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -44,6 +45,11 @@ type StoreOptions struct {
 	Clock clock.PassiveClock
 	// Logger reports what Load repaired or found inconsistent.
 	Logger logr.Logger
+	// JournalDeltas and JournalRecords bound each zone's IXFR journal (journal.go): at most
+	// that many changes (default DefaultJournalDeltas) holding at most that many added plus
+	// deleted records in all (default DefaultJournalRecords); the oldest changes go first.
+	// Negative = no journal (every IXFR is answered with the full zone).
+	JournalDeltas, JournalRecords int
 }
 
 // Store holds the zones the server answers from. It is safe for concurrent
@@ -75,8 +81,9 @@ type StoreOptions struct {
 type Store struct {
 	opts StoreOptions
 
-	mu   sync.Mutex // serialises writers
-	snap atomic.Pointer[snapshot]
+	mu    sync.Mutex // serialises writers
+	snap  atomic.Pointer[snapshot]
+	hooks []func(Change) // OnChange; guarded by mu
 }
 
 // snapshot is an immutable map of the served zones.
@@ -92,6 +99,8 @@ func NewStore(opts StoreOptions) *Store {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
 	}
+	opts.JournalDeltas = cmp.Or(opts.JournalDeltas, DefaultJournalDeltas)
+	opts.JournalRecords = cmp.Or(opts.JournalRecords, DefaultJournalRecords)
 	s := &Store{opts: opts}
 	s.snap.Store(&snapshot{zones: map[string]*zoneData{}})
 	return s
@@ -100,15 +109,19 @@ func NewStore(opts StoreOptions) *Store {
 func (s *Store) load() *snapshot { return s.snap.Load() }
 
 // publish installs a new snapshot with zone z set (or origin removed when z
-// is nil). Callers hold s.mu.
+// is nil). It is the single point where a zone version is installed: it
+// journals the change from the served version (journal.go) and then tells the
+// OnChange hooks. Callers hold s.mu.
 func (s *Store) publish(origin string, z *zoneData) {
 	zones := maps.Clone(s.load().zones)
 	if z == nil {
 		delete(zones, origin)
 	} else {
+		z.journal = s.nextJournal(zones[origin], z)
 		zones[origin] = z
 	}
 	s.snap.Store(&snapshot{zones: zones})
+	s.changed(origin, z)
 }
 
 // Zone returns the zone with that origin (any case, with or without the

@@ -2,6 +2,7 @@ package dnsserver
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -12,13 +13,26 @@ import (
 // message limit (RFC 1035 §4.2.2).
 const transferChunk = 16 * 1024
 
-// transfer answers AXFR (and IXFR, as a full transfer, RFC 1995 §4) with
-// miekg's dns.Transfer: SOA first and last (RFC 5936 §2.2). Only over TCP,
-// only to loopback clients and only for a zone apex; otherwise it returns
-// REFUSED (NOTAUTH for a name inside a zone that is not its apex). Weighted
-// sets are transferred too: a secondary serves them merged.
+// Transfer results, the result label of dnsplane_dnsserver_transfers_total.
+const (
+	transferFull        = "full"        // the whole zone (AXFR, or IXFR beyond the journal)
+	transferIncremental = "incremental" // IXFR from the journal
+	transferUpToDate    = "uptodate"    // IXFR from a client at the current serial: the SOA only
+	transferUseTCP      = "usetcp"      // IXFR over UDP from a client behind: the SOA only (RFC 1995 §2)
+	transferRefused     = "refused"     // client not allowed, UDP AXFR, unserved zone, no SOA in an IXFR
+	transferFailed      = "failed"      // the client went away mid-transfer
+)
+
+// transfer answers AXFR (RFC 5936) and IXFR (RFC 1995, ixfr.go) with
+// miekg's dns.Transfer: SOA first and last (RFC 5936 §2.2). Only to clients
+// transferAllowed admits and only for a zone apex; AXFR only over TCP;
+// otherwise it returns REFUSED (NOTAUTH for a name inside a zone that is not
+// its apex). Weighted sets are transferred too: a secondary serves them
+// merged.
 func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *dns.Msg {
-	if udp || !isLoopback(w.RemoteAddr()) {
+	kind := strings.ToLower(dns.TypeToString[req.Question[0].Qtype])
+	if !s.transferAllowed(w, req) || (udp && req.Question[0].Qtype == dns.TypeAXFR) {
+		s.opts.Metrics.transferred(kind, transferRefused)
 		resp.Rcode = dns.RcodeRefused
 		return resp
 	}
@@ -26,26 +40,43 @@ func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *d
 	snap := s.store.load()
 	z := snap.zones[qname]
 	if z == nil {
+		s.opts.Metrics.transferred(kind, transferRefused)
 		resp.Rcode = dns.RcodeRefused
 		if snap.zoneFor(qname, dns.TypeSOA) != nil {
 			resp.Rcode = dns.RcodeNotAuth
 		}
 		return resp
 	}
-	var envs []*dns.Envelope
-	cur := &dns.Envelope{RR: []dns.RR{z.soa}}
-	size := dns.Len(z.soa)
-	for _, rs := range z.sortedSets() {
-		for _, rr := range rs.RRs {
-			if size > transferChunk {
-				envs = append(envs, cur)
-				cur, size = &dns.Envelope{}, 0
-			}
-			cur.RR = append(cur.RR, rr)
-			size += dns.Len(rr)
-		}
+	if req.Question[0].Qtype == dns.TypeIXFR {
+		return s.ixfr(w, req, resp, z, udp)
 	}
-	cur.RR = append(cur.RR, z.soa)
+	s.writeTransfer(w, req, z, kind, transferFull, fullZone(z))
+	return nil
+}
+
+// fullZone returns the zone's records as a full transfer sends them: SOA, every set's
+// records in sortedSets order, SOA.
+func fullZone(z *zoneData) []dns.RR {
+	out := []dns.RR{z.soa}
+	for _, rs := range z.sortedSets() {
+		out = append(out, rs.RRs...)
+	}
+	return append(out, z.soa)
+}
+
+// writeTransfer sends rrs over the TCP connection in messages of about transferChunk bytes,
+// and counts the transfer (kind "axfr" or "ixfr", result).
+func (s *Server) writeTransfer(w dns.ResponseWriter, req *dns.Msg, z *zoneData, kind, result string, rrs []dns.RR) {
+	var envs []*dns.Envelope
+	cur, size := &dns.Envelope{}, 0
+	for _, rr := range rrs {
+		if size > transferChunk {
+			envs = append(envs, cur)
+			cur, size = &dns.Envelope{}, 0
+		}
+		cur.RR = append(cur.RR, rr)
+		size += dns.Len(rr)
+	}
 	envs = append(envs, cur)
 
 	// A buffered channel holding every envelope: Out never blocks the
@@ -57,13 +88,41 @@ func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *d
 	close(ch)
 	tr := new(dns.Transfer)
 	if err := tr.Out(w, req, ch); err != nil {
-		s.opts.Logger.V(1).Info("zone transfer failed", "zone", z.origin, "client", w.RemoteAddr().String(), "error", err.Error())
+		s.opts.Metrics.transferred(kind, transferFailed)
+		s.opts.Logger.V(1).Info("zone transfer failed", "zone", z.origin, "type", kind, "client", w.RemoteAddr().String(), "error", err.Error())
+		return
 	}
-	return nil
+	s.opts.Metrics.transferred(kind, result)
+	s.opts.Logger.V(1).Info("zone transfer served", "zone", z.origin, "type", kind, "result", result,
+		"serial", z.soa.Serial, "records", len(rrs), "client", w.RemoteAddr().String())
 }
 
-// isLoopback reports whether addr is in 127.0.0.0/8 or ::1.
-func isLoopback(addr net.Addr) bool {
+// transferAllowed reports whether the client of req may transfer zones (AXFR, IXFR): from a
+// loopback address; or from inside ServerOptions.AllowTransfer, with the request signed with
+// ServerOptions.TSIG when there is one.
+func (s *Server) transferAllowed(w dns.ResponseWriter, req *dns.Msg) bool {
+	if isLoopback(w.RemoteAddr()) {
+		return true
+	}
+	return s.allowedNetwork(w.RemoteAddr()) && (s.opts.TSIG == nil || s.tsig(w, req) == tsigValid)
+}
+
+// allowedNetwork reports whether addr is inside ServerOptions.AllowTransfer.
+func (s *Server) allowedNetwork(addr net.Addr) bool {
+	ip, ok := addrIP(addr)
+	if !ok {
+		return false
+	}
+	for _, p := range s.opts.AllowTransfer {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// addrIP returns the IP of a TCP or UDP address, IPv4-mapped addresses unmapped.
+func addrIP(addr net.Addr) (netip.Addr, bool) {
 	var ip net.IP
 	switch a := addr.(type) {
 	case *net.TCPAddr:
@@ -71,7 +130,14 @@ func isLoopback(addr net.Addr) bool {
 	case *net.UDPAddr:
 		ip = a.IP
 	default:
-		return false
+		return netip.Addr{}, false
 	}
-	return ip.IsLoopback()
+	a, ok := netip.AddrFromSlice(ip)
+	return a.Unmap(), ok
+}
+
+// isLoopback reports whether addr is in 127.0.0.0/8 or ::1.
+func isLoopback(addr net.Addr) bool {
+	ip, ok := addrIP(addr)
+	return ok && ip.IsLoopback()
 }

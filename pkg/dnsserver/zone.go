@@ -134,6 +134,9 @@ type zoneData struct {
 	soa    *dns.SOA
 	sets   map[SetKey]*RRSet // every set but the SOA
 	nodes  map[string]*node  // owner -> node, including empty non-terminals and the apex
+	// journal holds the changes that led to this version, for IXFR (journal.go); set by
+	// Store.publish before the version is served, nil when empty.
+	journal *journal
 }
 
 func (z *zoneData) info() ZoneInfo {

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# bind-secondary.sh runs a throw-away BIND 9.18 (named) on 127.0.0.1 for tests: a secondary of
+# one primary for the zones given, which it transfers (IXFR, falling back to AXFR) on start and on
+# NOTIFY from the primary's address, and keeps in <dir>/<zone>.db across restarts. SOA queries and
+# transfers leave from <source> (transfer-source, query-source; any 127.x address works, named
+# listens only on interface addresses, so on 127.0.0.1), so a primary can tell this secondary
+# apart by its source address. It has no control channel. Everything lives in <dir>: named.conf,
+# named.pid, named.log, the zone files and journals. hack/bind.sh runs BIND as a primary.
+#
+# Usage:
+#   hack/bind-secondary.sh start <dir> <port> <source> <primary-ip> <primary-port> <zone>...
+#   hack/bind-secondary.sh stop  <dir>
+#
+# start returns once named answers a DNS query on 127.0.0.1:<port>, or fails after BIND_START_TIMEOUT
+# seconds (default 10) with the tail of named.log; a live server in <dir> is left alone. A second
+# start over the same <dir> keeps the zone files: named then asks the primary for the changes
+# since their serials. stop sends SIGTERM to the PID in <dir>/named.pid (SIGKILL after
+# BIND_STOP_TIMEOUT, default 10) and is a no-op when nothing runs. With TSIG_KEY=<name>:<algorithm>:
+# <base64 secret> in the environment, named signs its SOA queries and transfer requests to the
+# primary with that key (RFC 8945), and takes only answers signed with it.
+# Needs the Debian packages bind9 and bind9-dnsutils.
+set -euo pipefail
+export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
+
+PROG=bind-secondary.sh
+DAEMON=named
+# shellcheck source=lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
+
+abs() { (cd "$1" && pwd); }
+
+cmd_start() {
+  [ $# -ge 6 ] || usage
+  local dir=$1 port=$2 addr=$3 primary=$4 pport=$5 pid timeout=${BIND_START_TIMEOUT:-10}
+  shift 5
+  for p in "$port" "$pport"; do
+    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+  done
+  [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
+  command -v named >/dev/null || die "named not found (apt-get install -y bind9 bind9-dnsutils)"
+  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
+  mkdir -p "$dir"
+  dir=$(abs "$dir")
+  lock "$dir/bind.lock"
+  pid=$(pid_of "$dir/named.pid")
+  if [ -n "$pid" ]; then
+    log "already running in $dir (pid $pid)"
+    return 0
+  fi
+  rm -f "$dir/named.pid"
+  local key="" kname kalg ksecret
+  if [ -n "${TSIG_KEY:-}" ]; then
+    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
+    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
+    key=" key $kname"
+  fi
+  {
+    [ -z "$key" ] || echo "key \"$kname\" { algorithm $kalg; secret \"$ksecret\"; };"
+    cat <<CONF
+// written by hack/bind-secondary.sh
+options {
+  directory "$dir";
+  pid-file "$dir/named.pid";
+  session-keyfile "$dir/session.key";
+  managed-keys-directory "$dir";
+  listen-on port $port { 127.0.0.1; };
+  listen-on-v6 { none; };
+  recursion no;
+  dnssec-validation no;
+  notify no;
+  allow-transfer { 127.0.0.0/8; };
+  transfer-source $addr;
+  alt-transfer-source $addr;
+  query-source address $addr;
+};
+controls { };
+CONF
+    for zone in "$@"; do
+      zone=${zone%.}
+      [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
+      echo "zone \"$zone\" { type secondary; primaries port $pport { $primary$key; }; file \"$dir/$zone.db\"; };"
+    done
+  } >"$dir/named.conf"
+  # -g: foreground, logs to stderr. 9>&-: named must not hold the lock.
+  named -g -c "$dir/named.conf" </dev/null >>"$dir/named.log" 2>&1 9>&- &
+  pid=$!
+  local deadline=$((SECONDS + timeout))
+  until dig +short +time=1 +tries=1 -p "$port" @127.0.0.1 version.bind txt chaos >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log_tail "$dir/named.log"
+      die "named (pid $pid) exited before it answered"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$dir/named.log"
+      kill -KILL "$pid" 2>/dev/null || true
+      die "named (pid $pid) did not answer within ${timeout}s (killed)"
+    fi
+    sleep 0.1
+  done
+  echo "$pid" >"$dir/named.pid"
+  log "named pid $pid: dns 127.0.0.1:$port, source $addr, secondary of $primary:$pport for $*"
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || usage
+  local dir=$1 pid timeout=${BIND_STOP_TIMEOUT:-10}
+  [ -d "$dir" ] || return 0
+  dir=$(abs "$dir")
+  lock "$dir/bind.lock"
+  pid=$(pid_of "$dir/named.pid")
+  [ -n "$pid" ] || { rm -f "$dir/named.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  wait_gone "$pid" "$timeout"
+  rm -f "$dir/named.pid"
+}
+
+[ $# -ge 1 ] || usage
+action=$1
+shift
+case $action in
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  *) usage ;;
+esac

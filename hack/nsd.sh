@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# nsd.sh runs a throw-away NSD 4 on a loopback address for tests: a secondary of one primary for
+# the zones given, which it transfers (IXFR, falling back to AXFR) on start and on NOTIFY from the
+# primary's address. Everything lives in <dir>: nsd.conf, nsd.pid, nsd.log, the zone files,
+# xfrd.state and zone.list. Transfers and SOA queries leave from <addr> (outgoing-interface), so a
+# primary can tell this secondary apart by its source address.
+#
+# Usage:
+#   hack/nsd.sh start <dir> <addr> <port> <primary-ip> <primary-port> <zone>...
+#   hack/nsd.sh stop  <dir>
+#
+# start returns once NSD answers a DNS query on <addr>:<port>, or fails after NSD_START_TIMEOUT
+# seconds (default 10) with the tail of nsd.log; a live NSD in <dir> is left alone. stop sends
+# SIGTERM to the PID in <dir>/nsd.pid (SIGKILL after NSD_STOP_TIMEOUT, default 10) and is a
+# no-op when nothing runs. With TSIG_KEY=<name>:<algorithm>:<base64 secret> in the environment,
+# nsd signs its SOA queries and transfer requests with that key (RFC 8945), takes only answers
+# and NOTIFYs signed with it. Needs the Debian package nsd (and dig, from bind9-dnsutils).
+set -euo pipefail
+export PATH="/usr/sbin:/usr/bin:/sbin:/bin:$PATH"
+
+PROG=nsd.sh
+DAEMON=nsd
+# shellcheck source=lib/daemon.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
+
+abs() { (cd "$1" && pwd); }
+
+# pid_of <pidfile>: as in lib/daemon.sh, but NSD renames its processes ("nsd: xfrd", "nsd: main"):
+# any comm starting with "nsd" counts.
+pid_of() {
+  local pidfile=$1 pid
+  [ -f "$pidfile" ] || return 0
+  pid=$(tr -dc '0-9' <"$pidfile")
+  [ -n "$pid" ] || return 0
+  if kill -0 "$pid" 2>/dev/null && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == nsd* ]]; then
+    echo "$pid"
+  fi
+}
+
+cmd_start() {
+  [ $# -ge 6 ] || usage
+  local dir=$1 addr=$2 port=$3 primary=$4 pport=$5 pid timeout=${NSD_START_TIMEOUT:-10}
+  shift 5
+  for p in "$port" "$pport"; do
+    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+  done
+  [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
+  command -v nsd >/dev/null || die "nsd not found (apt-get install -y nsd)"
+  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
+  mkdir -p "$dir"
+  dir=$(abs "$dir")
+  lock "$dir/nsd.lock"
+  pid=$(pid_of "$dir/nsd.pid")
+  if [ -n "$pid" ]; then
+    log "already running in $dir (pid $pid)"
+    return 0
+  fi
+  rm -f "$dir/nsd.pid"
+  local key=NOKEY kname kalg ksecret
+  if [ -n "${TSIG_KEY:-}" ]; then
+    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
+    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
+    key=$kname
+  fi
+  {
+    cat <<CONF
+# written by hack/nsd.sh
+server:
+  ip-address: $addr@$port
+  server-count: 1
+  username: ""
+  chroot: ""
+  zonesdir: "$dir"
+  database: ""
+  pidfile: "$dir/nsd.pid"
+  xfrdfile: "$dir/xfrd.state"
+  zonelistfile: "$dir/zone.list"
+  logfile: "$dir/nsd.log"
+  verbosity: 2
+  xfrd-reload-timeout: 0
+remote-control:
+  control-enable: no
+CONF
+    [ "$key" = NOKEY ] || printf 'key:\n  name: "%s"\n  algorithm: %s\n  secret: "%s"\n' "$kname" "$kalg" "$ksecret"
+    for zone in "$@"; do
+      zone=${zone%.}
+      [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
+      cat <<CONF
+zone:
+  name: "$zone"
+  zonefile: "$zone.zone"
+  request-xfr: $primary@$pport $key
+  allow-notify: $primary $key
+  outgoing-interface: $addr
+  provide-xfr: 127.0.0.0/8 NOKEY
+CONF
+    done
+  } >"$dir/nsd.conf"
+  # -d: foreground. 9>&-: nsd must not hold the lock.
+  nsd -d -c "$dir/nsd.conf" </dev/null >>"$dir/nsd.log" 2>&1 9>&- &
+  pid=$!
+  local deadline=$((SECONDS + timeout))
+  until dig +time=1 +tries=1 -p "$port" @"$addr" version.server txt chaos >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log_tail "$dir/nsd.log"
+      die "nsd (pid $pid) exited before it answered"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$dir/nsd.log"
+      kill -KILL "$pid" 2>/dev/null || true
+      die "nsd (pid $pid) did not answer within ${timeout}s (killed)"
+    fi
+    sleep 0.1
+  done
+  echo "$pid" >"$dir/nsd.pid"
+  log "nsd pid $pid: dns $addr:$port, secondary of $primary:$pport for $*"
+}
+
+cmd_stop() {
+  [ $# -eq 1 ] || usage
+  local dir=$1 pid timeout=${NSD_STOP_TIMEOUT:-10}
+  [ -d "$dir" ] || return 0
+  dir=$(abs "$dir")
+  lock "$dir/nsd.lock"
+  pid=$(pid_of "$dir/nsd.pid")
+  [ -n "$pid" ] || { rm -f "$dir/nsd.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  wait_gone "$pid" "$timeout"
+  rm -f "$dir/nsd.pid"
+}
+
+[ $# -ge 1 ] || usage
+action=$1
+shift
+case $action in
+  start) cmd_start "$@" ;;
+  stop) cmd_stop "$@" ;;
+  *) usage ;;
+esac

@@ -1,0 +1,62 @@
+package dnsserver
+
+import (
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// ixfr answers an IXFR (RFC 1995) for zone z from a client transferAllowed admitted. The
+// client's serial is the SOA of the zone in the request's authority section (§3); without
+// one the answer is FORMERR. Then:
+//   - a client at the current serial or ahead of it (RFC 1982) gets the current SOA alone (§2);
+//   - over UDP, a client behind gets the current SOA alone too, which tells it to ask again
+//     over TCP (§2: "If the UDP reply does not fit, ..." — the server never tries to fit one);
+//   - over TCP, a client whose serial the journal reaches gets the condensed difference (§4,
+//     §5): current SOA, the client's SOA, the deleted records, current SOA, the added records,
+//     current SOA;
+//   - otherwise the whole zone as in AXFR (§4: "the server ... may respond with the entire
+//     zone").
+func (s *Server) ixfr(w dns.ResponseWriter, req, resp *dns.Msg, z *zoneData, udp bool) *dns.Msg {
+	const kind = "ixfr"
+	client, ok := clientSerial(req, z.origin)
+	if !ok {
+		s.opts.Metrics.transferred(kind, transferRefused)
+		resp.Rcode = dns.RcodeFormatError
+		return resp
+	}
+	if !SerialNewer(z.soa.Serial, client) || udp {
+		result := transferUpToDate
+		if SerialNewer(z.soa.Serial, client) {
+			result = transferUseTCP
+		}
+		s.opts.Metrics.transferred(kind, result)
+		resp.Authoritative = true
+		resp.Answer = []dns.RR{z.soa}
+		return resp
+	}
+	from, deleted, added, ok := z.journal.since(client)
+	if !ok {
+		s.writeTransfer(w, req, z, kind, transferFull, fullZone(z))
+		return nil
+	}
+	rrs := make([]dns.RR, 0, len(deleted)+len(added)+4)
+	rrs = append(rrs, z.soa, from)
+	rrs = append(rrs, deleted...)
+	rrs = append(rrs, z.soa)
+	rrs = append(rrs, added...)
+	rrs = append(rrs, z.soa)
+	s.writeTransfer(w, req, z, kind, transferIncremental, rrs)
+	return nil
+}
+
+// clientSerial returns the serial of the SOA of origin in the request's authority section
+// (RFC 1995 §3), or false.
+func clientSerial(req *dns.Msg, origin string) (uint32, bool) {
+	for _, rr := range req.Ns {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, origin) {
+			return soa.Serial, true
+		}
+	}
+	return 0, false
+}
