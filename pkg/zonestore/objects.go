@@ -174,8 +174,7 @@ func (o *Objects) encode(v dnsserver.ZoneVersion, n int) (encoded, error) {
 // (ErrNotLoaded, or wrapping the API's Conflict or AlreadyExists): the caller retries once the
 // watch caught up.
 func (o *Objects) WriteZone(v dnsserver.ZoneVersion, create bool) error {
-	ctx, cancel := context.WithTimeout(context.Background(), o.opts.Timeout)
-	defer cancel()
+	ctx := context.Background() // put bounds each API call with Timeout; encoding a big zone is not one
 	k := ZoneKey(v.Origin())
 	old := o.get(HeadName(k))
 	if create && old != nil {
@@ -226,6 +225,8 @@ func (o *Objects) object(name, k string, shard int, labels, annotations map[stri
 // put creates cm when cur is nil, else updates it conditionally on cur's resourceVersion; a
 // create that finds the object (a shard left by an interrupted deletion) updates it instead.
 func (o *Objects) put(ctx context.Context, cm, cur *corev1.ConfigMap) error {
+	ctx, cancel := context.WithTimeout(ctx, o.opts.Timeout)
+	defer cancel()
 	api := o.opts.Client.CoreV1().ConfigMaps(o.opts.Namespace)
 	var out *corev1.ConfigMap
 	var err error
