@@ -75,7 +75,7 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 
 .PHONY: test
 test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint and the chart checks included), the version check and the image check.
-	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race $(TEST_ARGS) ./...
+	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race -timeout 30m $(TEST_ARGS) ./...
 
 .PHONY: external-dns
 external-dns: ## Build real external-dns v0.22.0 and its CRD into bin/ (its own tools module; cached per version, about 4 min and 3 GB once).
