@@ -11,11 +11,16 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
-// The annotation prefixes: external-dns's own, and dnsplane's equivalent, which wins when both
-// name the same key.
+// The annotation prefixes: external-dns's two, and dnsplane's equivalent. For one key,
+// dnsplane.io/ wins, then ExternalDNSV022Prefix, then ExternalDNSPrefix.
 const (
+	// ExternalDNSPrefix is the prefix of external-dns's docs and of its releases before v0.22.
 	ExternalDNSPrefix = "external-dns.alpha.kubernetes.io/"
-	DNSPlanePrefix    = "dnsplane.io/"
+	// ExternalDNSV022Prefix is the default of external-dns v0.22's --annotation-prefix
+	// (sigs.k8s.io/external-dns source/annotations DefaultAnnotationPrefix), the only prefix
+	// v0.22 reads by default: objects annotated for it publish the same names here.
+	ExternalDNSV022Prefix = "external-dns.kubernetes.io/"
+	DNSPlanePrefix        = "dnsplane.io/"
 )
 
 // Annotation keys, without a prefix; each has external-dns's meaning (its docs, "Annotations").
@@ -83,13 +88,15 @@ func (a Annotations) Ours() bool {
 	return a.Controller == "" || a.Controller == "dns-controller" || a.Controller == "dnsplane"
 }
 
-// annotation returns dnsplane.io/<key> if set, else external-dns's, and the full key read.
+// annotation returns the first of dnsplane.io/<key>, external-dns.kubernetes.io/<key> and
+// external-dns.alpha.kubernetes.io/<key> that is set, and the full key read.
 func annotation(ann map[string]string, key string) (value, name string, ok bool) {
-	if v, ok := ann[DNSPlanePrefix+key]; ok {
-		return strings.TrimSpace(v), DNSPlanePrefix + key, true
+	for _, p := range []string{DNSPlanePrefix, ExternalDNSV022Prefix, ExternalDNSPrefix} {
+		if v, ok := ann[p+key]; ok {
+			return strings.TrimSpace(v), p + key, true
+		}
 	}
-	v, ok := ann[ExternalDNSPrefix+key]
-	return strings.TrimSpace(v), ExternalDNSPrefix + key, ok
+	return "", ExternalDNSPrefix + key, false
 }
 
 // ParseAnnotations parses ann's external-dns annotations (hostnameSourceKey is

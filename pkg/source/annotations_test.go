@@ -17,6 +17,7 @@ func reasons(probs []Problem) []string {
 
 func TestParseAnnotations(t *testing.T) {
 	ed, dp := ExternalDNSPrefix, DNSPlanePrefix
+	ed022 := "external-dns.kubernetes.io/"
 	w := int64(10)
 	for _, tc := range []struct {
 		name    string
@@ -31,6 +32,12 @@ func TestParseAnnotations(t *testing.T) {
 				SetIdentifier: "eu", Weight: &w, Access: AccessPrivate, Controller: "dns-controller", HostnameSource: HostnameSourceAnnotationOnly}},
 		{name: "dnsplane.io wins", ann: map[string]string{ed + "hostname": "a.example.com", dp + "hostname": "b.example.com", dp + "ttl": "5m"},
 			want: Annotations{Hostnames: []string{"b.example.com"}, TTL: 300}},
+		{name: "external-dns v0.22 prefix", ann: map[string]string{ed022 + "hostname": "a.example.com", ed022 + "ttl": "60", ed022 + "target": "192.0.2.1"},
+			want: Annotations{Hostnames: []string{"a.example.com"}, TTL: 60, Targets: []string{"192.0.2.1"}}},
+		{name: "v0.22 prefix wins over alpha", ann: map[string]string{ed + "hostname": "a.example.com", ed022 + "hostname": "b.example.com", ed + "ttl": "60"},
+			want: Annotations{Hostnames: []string{"b.example.com"}, TTL: 60}},
+		{name: "dnsplane.io wins over v0.22 prefix", ann: map[string]string{ed022 + "hostname": "a.example.com", dp + "hostname": "b.example.com"},
+			want: Annotations{Hostnames: []string{"b.example.com"}}},
 		{name: "ttl not a number", ann: map[string]string{ed + "ttl": "soon"}, want: Annotations{TTLInvalid: true}, reasons: []string{dnsv1.ReasonInvalidTTL}},
 		{name: "ttl zero", ann: map[string]string{ed + "ttl": "0"}, want: Annotations{TTLInvalid: true}, reasons: []string{dnsv1.ReasonInvalidTTL}},
 		{name: "ttl too big", ann: map[string]string{ed + "ttl": "2147483648"}, want: Annotations{TTLInvalid: true}, reasons: []string{dnsv1.ReasonInvalidTTL}},

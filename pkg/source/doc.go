@@ -5,8 +5,9 @@
 // hostnames intersected with the listeners of the Gateways that accepted it, and those Gateways'
 // status.addresses), and an external-dns DNSEndpoint (externaldns.k8s.io/v1alpha1, --source=crd).
 //
-// The annotations are external-dns's (external-dns.alpha.kubernetes.io/<key>), with the same
-// meaning, and dnsplane.io/<key> equivalents that win when both are set. A value that cannot be
+// The annotations are external-dns's (external-dns.kubernetes.io/<key>, v0.22's default prefix,
+// and external-dns.alpha.kubernetes.io/<key>, earlier releases'), with the same meaning, and
+// dnsplane.io/<key> equivalents that win over both. A value that cannot be
 // used (a TTL that is not a number, a hostname that is not a DNS name, a target of the wrong
 // family) is left out and reported as a Problem, which the controllers (controllers/source) turn
 // into a Warning Event on the object; it is never silently skipped.
