@@ -100,7 +100,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); prin
 PDNS_DNS_PORT=$(free_port)
 PDNS_API_PORT=$(free_port)
 PDNS_KEY=e2e-kind-$RANDOM$RANDOM
-PDNS_LOCAL_ADDRESS=$GW PDNS_EXTRA_CONF=$'webserver-address=0.0.0.0\nwebserver-allow-from=127.0.0.0/8,'"$SUBNET" \
+PDNS_LOCAL_ADDRESS=$GW PDNS_EXTRA_CONF=$'webserver-address=0.0.0.0\nwebserver-allow-from=127.0.0.0/8,'"$SUBNET"$'\nallow-axfr-ips=127.0.0.0/8,'"$SUBNET" \
   "$REPO/hack/pdns.sh" start "$PDNS_DIR" "$PDNS_DNS_PORT" "$PDNS_API_PORT" "$PDNS_KEY"
 
 # 6. The chart in each cluster. values-<geo>.yaml is what a user would write for that cluster.
