@@ -53,7 +53,9 @@ type options struct {
 	local        bool
 	localDir     string
 	localDNSAddr string
-	ownerID      string
+	// axfrFrom is --local-dns-axfr-from split at commas: CIDR prefixes.
+	axfrFrom []string
+	ownerID  string
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -81,6 +83,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.BoolVar(&o.local, "local", false, "Start a local control plane (etcd, kube-apiserver, kube-controller-manager) from bin/ or the version cache, install the CRDs and write <local-dir>/kubeconfig.")
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
 	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR is allowed from loopback.")
+	axfrFrom := fs.String("local-dns-axfr-from", "", "Comma-separated CIDR prefixes of clients allowed to AXFR from the embedded server over TCP, besides loopback (e.g. 10.89.0.0/24).")
 	fs.StringVar(&o.ownerID, "owner-id", "", "This cluster's owner ID in TXT registries (default: the UID of the kube-system namespace).")
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
@@ -109,6 +112,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 		o.metricsAddr = localMetricsAddr
 	}
 	o.watchNamespaces = splitList(*watch)
+	o.axfrFrom = splitList(*axfrFrom)
 	return o, zopts, o.validate()
 }
 
@@ -149,6 +153,9 @@ func (o options) validate() error {
 	}
 	if _, _, err := net.SplitHostPort(o.localDNSAddr); err != nil {
 		errs = append(errs, fmt.Errorf("--local-dns-addr %q: %w", o.localDNSAddr, err))
+	}
+	if _, err := parsePrefixes(o.axfrFrom); err != nil {
+		errs = append(errs, err)
 	}
 	if o.dnsResolver != "" {
 		if _, _, err := net.SplitHostPort(o.dnsResolver); err != nil {
@@ -314,16 +321,34 @@ func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
 	if err != nil {
 		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
+	axfrFrom, err := parsePrefixes(o.axfrFrom)
+	if err != nil {
+		return app.Config{}, err
+	}
 	return app.Config{
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		PodName: env.podName, PodNamespace: env.podNamespace,
-		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, NameServerAddr: glue,
+		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSTransferFrom: axfrFrom, NameServerAddr: glue,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, LBResolver: net.DefaultResolver,
 	}, nil
+}
+
+// parsePrefixes parses --local-dns-axfr-from's CIDR prefixes (netip.ParsePrefix syntax, e.g.
+// 10.89.0.0/24 or fd00::/64); the error names the flag and the bad entry.
+func parsePrefixes(ss []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range ss {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return nil, fmt.Errorf("--local-dns-axfr-from %q: %w", s, err)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }
 
 // listenAddr returns the glue address of the embedded server on hostport: its host, or, for a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -64,6 +65,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--pprof-bind-address=10.0.0.1:6060"}, "must be a loopback address"},
 		{[]string{"--watch-namespaces=a,b"}, "--watch-namespaces needs --owner-id"},
 		{[]string{"--watch-namespaces=a,B_x", "--owner-id=me"}, `--watch-namespaces: "B_x" is not a namespace name`},
+		{[]string{"--local-dns-axfr-from=10.89.0.0/24,10.89.0.1"}, `--local-dns-axfr-from "10.89.0.1"`},
 	}
 	for _, c := range cases {
 		_, _, err := parseFlags(c.args)
@@ -75,6 +77,11 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		if _, _, err := parseFlags([]string{"--pprof-bind-address=" + ok}); err != nil {
 			t.Errorf("--pprof-bind-address=%s refused: %v", ok, err)
 		}
+	}
+	if o, _, err := parseFlags([]string{"--local-dns-axfr-from=10.89.0.7/24, fd00::/64"}); err != nil {
+		t.Errorf("valid --local-dns-axfr-from refused: %v", err)
+	} else if cfg, err := o.config(nil, environ{}); err != nil || fmt.Sprint(cfg.DNSTransferFrom) != "[10.89.0.0/24 fd00::/64]" {
+		t.Errorf("--local-dns-axfr-from: DNSTransferFrom %v, %v; want [10.89.0.0/24 fd00::/64]", cfg.DNSTransferFrom, err)
 	}
 	if _, _, err := parseFlags([]string{"--ext-gslb-clusters=us=127.0.0.12:5353,ap=127.0.0.13:5353", "--geo-tag=eu"}); err != nil {
 		t.Errorf("valid Gslb flags refused: %v", err)

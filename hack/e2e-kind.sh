@@ -122,7 +122,7 @@ EOF
   cat <<EOF
 dns:
   service: {type: NodePort, nodePort: $NODE_PORT}
-extraArgs: [--heartbeat-interval=2s, --heartbeat-threshold=10s, --soa-poll-interval=2s]
+extraArgs: [--heartbeat-interval=2s, --heartbeat-threshold=10s, --soa-poll-interval=2s, "--local-dns-axfr-from=$SUBNET,10.244.0.0/16"]
 EOF
 }
 for ((i = 0; i < N; i++)); do

@@ -83,6 +83,9 @@ type Config struct {
 	// DNSAddr is --local-dns-addr, the embedded server's host:port (UDP and TCP); port 0 picks
 	// a free one (App.Server.Addr).
 	DNSAddr string
+	// DNSTransferFrom is --local-dns-axfr-from: client prefixes, besides loopback, that may AXFR
+	// from the embedded server.
+	DNSTransferFrom []netip.Prefix
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// the store's default.
 	NameServerAddr netip.Addr
@@ -296,7 +299,7 @@ func (a *App) addDNSServer(_ context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics})
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, Logger: log, Metrics: metrics, TransferFrom: cfg.DNSTransferFrom})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -65,6 +66,9 @@ type ServerOptions struct {
 	ShutdownTimeout time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// TransferFrom are the client address prefixes, besides loopback, allowed to AXFR over
+	// TCP (--local-dns-axfr-from), e.g. a kind network behind a NodePort; nil = loopback only.
+	TransferFrom []netip.Prefix
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -88,8 +92,8 @@ type ServerOptions struct {
 //     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
 //     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
 //     least 512) with it, are truncated with TC set; TCP answers are not;
-//   - AXFR (RFC 5936) only over TCP and only from loopback clients, else
-//     REFUSED;
+//   - AXFR (RFC 5936) only over TCP and only from loopback clients or
+//     clients in ServerOptions.TransferFrom, else REFUSED;
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -286,6 +287,28 @@ func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
 	} {
 		if got := isLoopback(tc.addr); got != tc.want {
 			t.Errorf("isLoopback(%v) = %v, want %v", tc.addr, got, tc.want)
+		}
+	}
+}
+
+func TestTransferAllowed_LoopbackAndTransferFrom(t *testing.T) {
+	from := []netip.Prefix{netip.MustParsePrefix("10.89.0.0/24"), netip.MustParsePrefix("fd00::/64")}
+	for _, tc := range []struct {
+		addr net.Addr
+		from []netip.Prefix
+		want bool
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1")}, nil, true},
+		{&net.TCPAddr{IP: net.ParseIP("10.89.0.5")}, nil, false},
+		{&net.TCPAddr{IP: net.ParseIP("10.89.0.5")}, from, true},
+		{&net.TCPAddr{IP: net.ParseIP("::ffff:10.89.0.5")}, from, true},
+		{&net.TCPAddr{IP: net.ParseIP("10.89.1.5")}, from, false},
+		{&net.TCPAddr{IP: net.ParseIP("fd00::7")}, from, true},
+		{&net.TCPAddr{IP: net.ParseIP("fd01::7")}, from, false},
+		{&net.UDPAddr{IP: net.ParseIP("10.89.0.5")}, from, false},
+	} {
+		if got := transferAllowed(tc.addr, tc.from); got != tc.want {
+			t.Errorf("transferAllowed(%v, %v) = %v, want %v", tc.addr, tc.from, got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package dnsserver
 
 import (
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -14,11 +15,11 @@ const transferChunk = 16 * 1024
 
 // transfer answers AXFR (and IXFR, as a full transfer, RFC 1995 §4) with
 // miekg's dns.Transfer: SOA first and last (RFC 5936 §2.2). Only over TCP,
-// only to loopback clients and only for a zone apex; otherwise it returns
+// only to loopback clients (or ServerOptions.TransferFrom) and only for a zone apex; otherwise it returns
 // REFUSED (NOTAUTH for a name inside a zone that is not its apex). Weighted
 // sets are transferred too: a secondary serves them merged.
 func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *dns.Msg {
-	if udp || !isLoopback(w.RemoteAddr()) {
+	if udp || !transferAllowed(w.RemoteAddr(), s.opts.TransferFrom) {
 		resp.Rcode = dns.RcodeRefused
 		return resp
 	}
@@ -60,6 +61,29 @@ func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *d
 		s.opts.Logger.V(1).Info("zone transfer failed", "zone", z.origin, "client", w.RemoteAddr().String(), "error", err.Error())
 	}
 	return nil
+}
+
+// transferAllowed reports whether addr may AXFR: a loopback client, or one in a prefix of from
+// (an IPv4-mapped IPv6 address is matched as IPv4).
+func transferAllowed(addr net.Addr, from []netip.Prefix) bool {
+	if isLoopback(addr) {
+		return true
+	}
+	a, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ip, ok := netip.AddrFromSlice(a.IP)
+	if !ok {
+		return false
+	}
+	ip = ip.Unmap()
+	for _, p := range from {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // isLoopback reports whether addr is in 127.0.0.0/8 or ::1.
