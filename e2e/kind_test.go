@@ -245,22 +245,31 @@ func writtenTwice(counts map[string]int, zone string) []string {
 	return out
 }
 
+// kindRunName is prefix with this run's start time: each run's namespaces and zones are its own,
+// so that a run never meets what an interrupted one left behind.
+func kindRunName(prefix string) string {
+	return fmt.Sprintf("%s-%d", prefix, kindRunStart.Unix()%1000000)
+}
+
+var kindRunStart = time.Now()
+
 func valuesFile(c *cluster) string {
 	return filepath.Join(os.Getenv("E2E_KIND_VALUES_DIR"), "values-"+c.geo+".yaml")
 }
 
-// TestKindLeaderKilledMidPublish: 30 DNSEndpoints are applied at once in cluster 1; as soon as
-// the first is Published (the leader is mid-publish), the leader's pod is deleted with no grace
-// period. The follower takes the Lease and publishes the rest. Measured: kill -> the follower's
-// first reconcile (the first endpoint it Publishes, polled every 200 ms) and its Lease
-// acquisition. Nothing is written twice (the proxy's REPLACE count per record set is 1) and
+// TestKindLeaderKilledMidPublish: 120 DNSEndpoints are applied at once in cluster 1 and right
+// after (the leader is mid-publish) the leader's pod is deleted with no grace period. The
+// follower takes the Lease and publishes the rest. Measured: kill -> the follower's Lease and
+// its first reconcile (the first of 10 endpoints applied after the kill Published, polled
+// every 200 ms). Nothing is written twice (the proxy's REPLACE count per record set is 1) and
 // nothing is lost (every record in the AXFR taken at the kill is in the final AXFR, which holds
-// all 30 exactly once).
+// all 130 (120, and 10 applied after the kill that only the follower can publish) exactly once).
 func TestKindLeaderKilledMidPublish(t *testing.T) {
 	kindOnly(t)
 	onFailure(t)
 	c := suite.clusters[0]
-	const ns, zone, n, late = "kind-kill", "kill.kind.test", 30, 10
+	const n, late = 120, 10
+	ns, zone := kindRunName("kind-kill"), kindRunName("kill")+".kind.test"
 	proxy := startKindProxy(t)
 	kindZone(t, c, proxy, ns, zone, false)
 	t.Cleanup(func() { deleteNamespace(t, c, ns) })
@@ -274,23 +283,17 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 		objs[i] = ep
 	}
 	c.apply(t, objs...)
-	eventually(t, 60*time.Second, "a first endpoint Published", func() error {
-		for _, ep := range eps {
-			if isPublished(t, c, ep) {
-				return nil
-			}
-		}
-		return fmt.Errorf("none yet")
-	})
-	before := axfrKind(t, zone)
+	// The kill right after the apply, while the leader reconciles the 120 (it publishes a
+	// zone's changes in batches, so waiting for a first Published one would find all done).
+	killed := time.Now()
+	kubectl(t, c, "delete", "pod", leader, "--grace-period=0", "--force", "--wait=false")
 	pending := 0
 	for _, ep := range eps[:n] {
 		if !isPublished(t, c, ep) {
 			pending++
 		}
 	}
-	killed := time.Now()
-	kubectl(t, c, "delete", "pod", leader, "--grace-period=0", "--force", "--wait=false")
+	before := axfrKind(t, zone)
 	// Endpoints applied after the kill: only the follower can publish them, so the first of them
 	// Published is its first reconcile.
 	for _, ep := range eps[n:] {
@@ -401,7 +404,7 @@ func TestKindHelmUpgrade(t *testing.T) {
 	onFailure(t)
 	c := suite.clusters[0]
 	onboard(t)
-	const ns, zone = "kind-upgrade", "upgrade.kind.test"
+	ns, zone := kindRunName("kind-upgrade"), kindRunName("upgrade")+".kind.test"
 	proxy := startKindProxy(t)
 	kindZone(t, c, proxy, ns, zone, false)
 	t.Cleanup(func() { deleteNamespace(t, c, ns) })
@@ -477,7 +480,7 @@ func TestKindHelmUninstall(t *testing.T) {
 	onboard(t)
 	eu, us := suite.clusters[0], suite.clusters[1]
 	proxy := startKindProxy(t)
-	const goneNS, goneZone = "kind-gone", "gone.kind.test"
+	goneNS, goneZone := kindRunName("kind-gone"), kindRunName("gone")+".kind.test"
 	kindZone(t, us, proxy, goneNS, goneZone, false)
 	delegation := func() error {
 		ns, _, err := referral(suite.pdns.DNSAddr, "www."+eu.clusterZone())
