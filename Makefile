@@ -86,8 +86,12 @@ e2e: build envtest-bins external-dns ## Run the end-to-end suite: 3 bin/manager 
 	go test -tags e2e -count=1 -timeout 15m -v ./e2e/
 
 .PHONY: e2e-kind
-e2e-kind: ## Run the end-to-end suite against kind clusters running config/default (needs kind, docker, kubectl).
+e2e-kind: ## Run the end-to-end suite and the kind-only scenarios against 2 kind clusters running the chart (podman + an offline node image, or Docker; hack/e2e-kind.sh).
 	hack/e2e-kind.sh
+
+.PHONY: kind-cluster
+kind-cluster: ## Make one kind cluster "dnsplane" with the manager image loaded, to try the chart on (docs/install.md, "Try it on kind").
+	hack/kind/cluster.sh
 
 .PHONY: helm
 helm: ## Build helm (hack/helm/go.mod's version) into bin/helm (cached per version).
