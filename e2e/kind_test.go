@@ -364,7 +364,7 @@ type kindQueryLoop struct {
 	done                   chan struct{}
 }
 
-func startQueryLoop(addr, name string, want []string, stop <-chan struct{}) *kindQueryLoop {
+func startKindQueryLoop(addr, name string, want []string, stop <-chan struct{}) *kindQueryLoop {
 	l := &kindQueryLoop{done: make(chan struct{})}
 	go func() {
 		defer close(l.done)
@@ -422,7 +422,7 @@ func TestKindHelmUpgrade(t *testing.T) {
 	oldLeader := leaderPod(t, c)
 
 	stop := make(chan struct{})
-	loop := startQueryLoop(c.dnsAddr, "up."+c.clusterZone(), []string{"192.0.2.99"}, stop)
+	loop := startKindQueryLoop(c.dnsAddr, "up."+c.clusterZone(), []string{"192.0.2.99"}, stop)
 	start := time.Now()
 	newTag := os.Getenv("E2E_KIND_TAG") + "-upgrade"
 	kindCmd(t, c, "sh", "-c", "E2E_NEW_TAG="+newTag+" && export E2E_NEW_TAG && "+os.Getenv("E2E_KIND_RETAG_CMD"))
