@@ -84,23 +84,15 @@ CONF
   # -g: foreground, logs to stderr. 9>&-: named must not hold the lock.
   named -g -c "$dir/named.conf" </dev/null >>"$dir/named.log" 2>&1 9>&- &
   pid=$!
-  local deadline=$((SECONDS + timeout))
-  until rndc_ "$dir" status >/dev/null 2>&1 &&
-    dig +short +time=1 +tries=1 -p "$dns_port" @127.0.0.1 version.bind txt chaos >/dev/null 2>&1; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      log_tail "$dir/named.log"
-      die "named (pid $pid) exited before it answered"
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir/named.log"
-      kill -KILL "$pid" 2>/dev/null || true
-      die "named (pid $pid) did not answer within ${timeout}s (killed)"
-    fi
-    sleep 0.1
-  done
+  wait_up "$pid" "$dir/named.log" "$timeout" named_up "$dir" "$dns_port"
   # named -g writes its own pid-file; make sure it holds the right PID.
   echo "$pid" >"$dir/named.pid"
   log "named pid $pid: dns 127.0.0.1:$dns_port, rndc 127.0.0.1:$rndc_port"
+}
+
+# named_up <dir> <dns-port>: rndc and the DNS port both answer.
+named_up() {
+  rndc_ "$1" status && dig +short +time=1 +tries=1 -p "$2" @127.0.0.1 version.bind txt chaos
 }
 
 cmd_stop() {

@@ -99,19 +99,7 @@ CONF
   # -d: foreground. 9>&-: nsd must not hold the lock.
   nsd -d -c "$dir/nsd.conf" </dev/null >>"$dir/nsd.log" 2>&1 9>&- &
   pid=$!
-  local deadline=$((SECONDS + timeout))
-  until dig +time=1 +tries=1 -p "$port" @"$addr" version.server txt chaos >/dev/null 2>&1; do
-    if ! kill -0 "$pid" 2>/dev/null; then
-      log_tail "$dir/nsd.log"
-      die "nsd (pid $pid) exited before it answered"
-    fi
-    if [ "$SECONDS" -ge "$deadline" ]; then
-      log_tail "$dir/nsd.log"
-      kill -KILL "$pid" 2>/dev/null || true
-      die "nsd (pid $pid) did not answer within ${timeout}s (killed)"
-    fi
-    sleep 0.1
-  done
+  wait_up "$pid" "$dir/nsd.log" "$timeout" dig +time=1 +tries=1 -p "$port" @"$addr" version.server txt chaos
   echo "$pid" >"$dir/nsd.pid"
   log "nsd pid $pid: dns $addr:$port, secondary of $primary:$pport for $*"
 }

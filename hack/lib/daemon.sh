@@ -1,4 +1,4 @@
-# daemon.sh: what hack/pdns.sh and hack/bind.sh share to run one server per directory, by PID,
+# daemon.sh: what hack/pdns.sh, hack/bind.sh, hack/bind-secondary.sh and hack/nsd.sh share to run one server per directory, by PID,
 # with no systemd. Source it after setting PROG (the script's name, for messages) and DAEMON (the
 # server's process name in /proc/<pid>/comm).
 
@@ -44,6 +44,27 @@ wait_gone() {
       kill -KILL "$pid" 2>/dev/null || true
       sleep 0.2
       return
+    fi
+    sleep 0.1
+  done
+}
+
+# wait_up <pid> <logfile> <timeout-seconds> <probe...>: wait until the probe command (a function
+# or a program, its output dropped) succeeds. When pid exits first, or the timeout passes (pid is
+# then SIGKILLed), print the log's tail and die.
+wait_up() {
+  local pid=$1 logfile=$2 timeout=$3
+  shift 3
+  local deadline=$((SECONDS + timeout))
+  until "$@" >/dev/null 2>&1; do
+    if ! kill -0 "$pid" 2>/dev/null; then
+      log_tail "$logfile"
+      die "$DAEMON (pid $pid) exited before it answered"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      log_tail "$logfile"
+      kill -KILL "$pid" 2>/dev/null || true
+      die "$DAEMON (pid $pid) did not answer within ${timeout}s (killed)"
     fi
     sleep 0.1
   done
