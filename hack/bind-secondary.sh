@@ -27,7 +27,6 @@ DAEMON=named
 # shellcheck source=lib/daemon.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
 
-abs() { (cd "$1" && pwd); }
 
 cmd_start() {
   [ $# -ge 6 ] || usage
@@ -91,15 +90,7 @@ CONF
 
 cmd_stop() {
   [ $# -eq 1 ] || usage
-  local dir=$1 pid timeout=${BIND_STOP_TIMEOUT:-10}
-  [ -d "$dir" ] || return 0
-  dir=$(abs "$dir")
-  lock "$dir/bind.lock"
-  pid=$(pid_of "$dir/named.pid")
-  [ -n "$pid" ] || { rm -f "$dir/named.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  wait_gone "$pid" "$timeout"
-  rm -f "$dir/named.pid"
+  stop_daemon "$1" bind.lock named.pid "${BIND_STOP_TIMEOUT:-10}"
 }
 
 [ $# -ge 1 ] || usage

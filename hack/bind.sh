@@ -29,7 +29,6 @@ DAEMON=named
 # shellcheck source=lib/daemon.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
 
-abs() { (cd "$1" && pwd); }
 
 rndc_() { # rndc_ <dir> args...
   local dir=$1

@@ -23,7 +23,6 @@ DAEMON=nsd
 # shellcheck source=lib/daemon.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib/daemon.sh"
 
-abs() { (cd "$1" && pwd); }
 
 # pid_of <pidfile>: as in lib/daemon.sh, but NSD renames its processes ("nsd: xfrd", "nsd: main"):
 # any comm starting with "nsd" counts.
@@ -106,15 +105,7 @@ CONF
 
 cmd_stop() {
   [ $# -eq 1 ] || usage
-  local dir=$1 pid timeout=${NSD_STOP_TIMEOUT:-10}
-  [ -d "$dir" ] || return 0
-  dir=$(abs "$dir")
-  lock "$dir/nsd.lock"
-  pid=$(pid_of "$dir/nsd.pid")
-  [ -n "$pid" ] || { rm -f "$dir/nsd.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null || true
-  wait_gone "$pid" "$timeout"
-  rm -f "$dir/nsd.pid"
+  stop_daemon "$1" nsd.lock nsd.pid "${NSD_STOP_TIMEOUT:-10}"
 }
 
 [ $# -ge 1 ] || usage

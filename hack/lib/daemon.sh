@@ -7,6 +7,9 @@ die() { log "$*"; exit 1; }
 # usage: the script's header comment, up to its `set -euo` line.
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2; exit 2; }
 
+# abs <dir>: dir as an absolute path (it must exist).
+abs() { (cd "$1" && pwd); }
+
 # pid_of <pidfile>: the PID in pidfile if that process is a live $DAEMON (a recycled PID belongs
 # to another program), else nothing.
 pid_of() {
@@ -68,4 +71,19 @@ wait_up() {
     fi
     sleep 0.1
   done
+}
+
+# stop_daemon <dir> <lock-name> <pid-name> <timeout-seconds>: SIGTERM the $DAEMON whose PID is in
+# <dir>/<pid-name> (under <dir>/<lock-name>), wait for it (wait_gone), and remove the pid file. A
+# missing directory or a server not running is not an error.
+stop_daemon() {
+  local dir=$1 lockname=$2 pidname=$3 timeout=$4 pid
+  [ -d "$dir" ] || return 0
+  dir=$(abs "$dir")
+  lock "$dir/$lockname"
+  pid=$(pid_of "$dir/$pidname")
+  [ -n "$pid" ] || { rm -f "$dir/$pidname"; return 0; }
+  kill -TERM "$pid" 2>/dev/null || true
+  wait_gone "$pid" "$timeout"
+  rm -f "$dir/$pidname"
 }
