@@ -34,6 +34,7 @@ kind_tools() {
   "$REPO/hack/kind/bins.sh"
   # shellcheck source=versions.env
   source "$REPO/hack/kind/versions.env"
+  mkdir -p "$BIN" # a fresh clone has no bin/ yet
   install -m 0755 "${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/kind-bin-$KIND_VERSION/kind" "$BIN/kind"
   "$REPO/hack/helm.sh" "$BIN" >/dev/null
   "$REPO/hack/envtest-bins.sh" "$BIN"
