@@ -257,7 +257,7 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 		}
 	}
 	km, cm := manager(t, kd), manager(t, cd)
-	for _, key := range []string{"args", "env", "ports", "livenessProbe", "readinessProbe", "securityContext", "resources", "volumeMounts"} {
+	for _, key := range []string{"args", "env", "ports", "lifecycle", "livenessProbe", "readinessProbe", "securityContext", "resources", "volumeMounts"} {
 		if !reflect.DeepEqual(km[key], cm[key]) {
 			t.Errorf("container %s:\n chart          %v\n config/default %v", key, cm[key], km[key])
 		}
