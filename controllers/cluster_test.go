@@ -167,6 +167,13 @@ func (c *cluster) startManager() {
 		}
 	}()
 	c.client = mgr.GetClient()
+	// The client reads from the manager's cache, which refuses reads until it has started: wait
+	// for it, so that a test's first read after a restart does not race the start.
+	syncCtx, syncCancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer syncCancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		t.Errorf("%s: the manager's cache did not sync within 2 min", c.ownerID)
+	}
 	c.dnsAddr = a.Server.Addr()
 	c.stop = func() { cancel(); <-done }
 }
