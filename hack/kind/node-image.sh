@@ -3,7 +3,8 @@
 # kindest/node (facts: ../shared/design/kind-offline.md), and prints its name on stdout. Steps:
 #   1. binaries (hack/kind/bins.sh, hack/envtest-bins.sh): kubelet, kubeadm, kube-scheduler,
 #      kube-proxy, coredns, pause, kind; kube-apiserver, kube-controller-manager, kubectl, etcd
-#      are envtest-bins' own, reused as they are;
+#      are envtest-bins' own, reused as they are. They build (CPU) while step 3's debootstrap
+#      (network, dpkg) runs beside them; the image is assembled when both are done;
 #   2. the images kubeadm expects, named as `kubeadm config images list` says (registry.k8s.io/...):
 #      each a static binary in an otherwise empty rootfs, `podman import`ed (FROM scratch needs no
 #      pull). kube-proxy is the exception: it runs iptables, so its image is the node's Debian
@@ -15,7 +16,7 @@
 #      kubectl, and the images of step 2 under /kind/images (imported at boot, kind-preload.service);
 #   4. `podman import` with kind's ENTRYPOINT, ENV container=docker and STOPSIGNAL SIGRTMIN+3.
 # Cache: the image archive is kept under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/kind-<hash>/, where
-# <hash> is the sha256 of this directory's files (recipe, versions.env, files/); the debootstrap
+# <hash> is the sha256 of the recipe (this file, bins.sh, versions.env, files/); the debootstrap
 # tarball under kind-rootfs-<hash of suite and packages>/. A warm run only checks podman's store
 # (or loads the archive): seconds. The binaries are cached per version (bins.sh).
 # Needs root (debootstrap, podman), go, gcc; installs debootstrap, podman and runc when missing.
@@ -31,8 +32,10 @@ K8S_CACHE=$CACHE/kubernetes-$K8S_VERSION
 # The packages of the node, as kind's base image has them (minus nfs, iscsi and fuse-overlayfs).
 PACKAGES=systemd,systemd-sysv,dbus,containerd,runc,containernetworking-plugins,iptables,conntrack,ethtool,socat,iproute2,kmod,procps,ca-certificates,libseccomp2,mount,util-linux,pigz,nftables,ebtables,bash
 
+# recipe_hash covers what goes into the image: this recipe, bins.sh, versions.env and files/
+# (not dnsq/ or the cluster scripts, which the image does not hold).
 recipe_hash() {
-  (cd "$KIND_DIR" && find . -type f ! -name '*.md' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
+  (cd "$KIND_DIR" && find node-image.sh bins.sh versions.env files -type f ! -name '*.md' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) |
     { cat; printf '%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$COREDNS_VERSION" "$KIND_VERSION" "$PAUSE_VERSION" \
       "$DEBIAN_SUITE" "$DEBIAN_MIRROR"; } | sha256sum | cut -c1-12
 }
@@ -62,7 +65,9 @@ debootstrap_rootfs() {
     log "debootstrap $DEBIAN_SUITE with $PACKAGES (once per machine, a few minutes)"
     local tmp start=$SECONDS
     tmp=$(mktemp -d "$CACHE/kind-rootfs.XXXXXX")
-    nice -n 10 debootstrap --variant=minbase --include="$PACKAGES" "$DEBIAN_SUITE" "$tmp/root" "$DEBIAN_MIRROR" >&2
+    # Its output goes to a log (it runs beside the Go builds, whose output it would bury).
+    nice -n 10 debootstrap --variant=minbase --include="$PACKAGES" "$DEBIAN_SUITE" "$tmp/root" "$DEBIAN_MIRROR" \
+      >"$tmp/debootstrap.log" 2>&1 || { tail -n 30 "$tmp/debootstrap.log" >&2; rm -rf "$tmp/root"; die "debootstrap failed: its log is $tmp/debootstrap.log"; }
     rm -rf "$tmp/root/var/cache/apt/archives/"*.deb "$tmp/root/var/lib/apt/lists/"*
     tar -C "$tmp/root" --numeric-owner -cf "$tmp/rootfs.tar" .
     rm -rf "$tmp/root" "$dir"
@@ -150,14 +155,28 @@ node_rootfs() {
   systemctl --root="$root" mask systemd-binfmt.service >/dev/null 2>&1
 }
 
+# inputs makes what the image is assembled from, two jobs at once: the debootstrap rootfs
+# (network and dpkg bound) in the background, and the Go builds (CPU bound: bins.sh, then
+# envtest-bins.sh, which shares their GOCACHE: same flags, same module versions) in the
+# foreground. It waits for both, fails naming the one that failed, and prints the rootfs path.
+inputs() {
+  local work=$1 deb_pid deb_rc=0 go_rc=0
+  debootstrap_rootfs >"$work/rootfs.path" &
+  deb_pid=$!
+  { "$KIND_DIR/bins.sh" && "$KIND_DIR/../envtest-bins.sh" "$REPO/bin" >&2; } || go_rc=$?
+  wait "$deb_pid" || deb_rc=$?
+  [ "$deb_rc" -eq 0 ] || die "the node rootfs (debootstrap) failed, exit $deb_rc (see above)"
+  [ "$go_rc" -eq 0 ] || die "building the node's binaries failed, exit $go_rc (hack/kind/bins.sh, hack/envtest-bins.sh; see above)"
+  cat "$work/rootfs.path"
+}
+
 build() {
   ensure_debs
-  "$KIND_DIR/bins.sh"
-  "$KIND_DIR/../envtest-bins.sh" "$REPO/bin" >&2
   local deb start=$SECONDS work
-  deb=$(debootstrap_rootfs)
+  mkdir -p "$CACHE"
   work=$(mktemp -d "$CACHE/kind-build.XXXXXX")
   trap 'rm -rf "$work"' RETURN
+  deb=$(inputs "$work")
   mkdir -p "$work/images"
   local refs
   refs=$("$K8S_CACHE/kubeadm" config images list --kubernetes-version "$K8S_VERSION" 2>/dev/null)
