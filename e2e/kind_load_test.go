@@ -31,6 +31,7 @@ type kindLoad struct {
 	sent, ok, timeouts, refused, servfl int
 	otherRcode, wrong, otherErr         int
 	lastFailure                         string
+	firstFail, lastFail                 time.Time
 	start, end                          time.Time
 	wg                                  sync.WaitGroup
 }
@@ -115,7 +116,12 @@ func (l *kindLoad) record(name string, o kindLoadOutcome) {
 		"rcode": &l.otherRcode, "wrong": &l.wrong, "error": &l.otherErr}[o.kind]
 	*counter++
 	if o.kind != "" {
-		l.lastFailure = fmt.Sprintf("%s at %s: %s", o.kind, time.Now().UTC().Format(time.RFC3339Nano), o.detail)
+		now := time.Now()
+		l.lastFailure = fmt.Sprintf("%s at %s: %s", o.kind, now.UTC().Format(time.RFC3339Nano), o.detail)
+		if l.firstFail.IsZero() {
+			l.firstFail = now
+		}
+		l.lastFail = now
 	}
 }
 
@@ -238,6 +244,7 @@ func TestKindLeaderPodDeletedUnderQueryLoad(t *testing.T) {
 		newLeader, takeover.Round(100*time.Millisecond), answeredNew.Round(100*time.Millisecond), gone.Round(100*time.Millisecond),
 		replaced.Round(100*time.Millisecond), readyReplicas(t, c))
 	if n := load.failed(); n > 0 {
-		t.Errorf("the dns Service failed %d queries through the leader pod's deletion (last: %s)", n, load.lastFailure)
+		t.Errorf("the dns Service failed %d queries through the leader pod's deletion, from %s to %s after it (last: %s)",
+			n, load.firstFail.Sub(deleted).Round(100*time.Millisecond), load.lastFail.Sub(deleted).Round(100*time.Millisecond), load.lastFailure)
 	}
 }

@@ -95,6 +95,9 @@ type Config struct {
 	// DNSUDPSockets is --local-dns-udp-sockets (dnsserver.ServerOptions.UDPSockets); 0 = one
 	// per core.
 	DNSUDPSockets int
+	// DNSDrain is --local-dns-drain (dnsserver.ServerOptions.Drain): how long the embedded
+	// server answers after the manager is told to stop, with its readiness check failing.
+	DNSDrain time.Duration
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// none. DNSService, when set, replaces it.
 	NameServerAddr netip.Addr
@@ -358,7 +361,7 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Logger: log, Metrics: metrics,
+	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Drain: cfg.DNSDrain, Logger: log, Metrics: metrics,
 		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG})
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
@@ -479,6 +482,13 @@ func (a *App) addProbes(context.Context, Config) error {
 	}
 	if err := a.Manager.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return fmt.Errorf("readyz: %w", err)
+	}
+	if a.Server != nil {
+		// A draining server (--local-dns-drain) leaves the dns Service's serving endpoints
+		// while it still answers.
+		if err := a.Manager.AddReadyzCheck("dns-drain", a.Server.Ready); err != nil {
+			return fmt.Errorf("readyz dns-drain: %w", err)
+		}
 	}
 	if a.ZoneSync != nil {
 		// A replica serves only once its store holds the zone objects' versions: never REFUSED

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"net/netip"
 	"runtime"
 	"strconv"
@@ -65,6 +66,14 @@ type ServerOptions struct {
 	// ShutdownTimeout bounds the graceful shutdown when Start's ctx ends;
 	// default 5 s.
 	ShutdownTimeout time.Duration
+	// Drain is how long the server goes on answering after Start's ctx ends,
+	// with Draining true, before it shuts down (--local-dns-drain); 0 = shut
+	// down at once. In a pod, the readiness probe fails meanwhile (Ready), so
+	// the endpoint stops serving and kube-proxy deletes its UDP conntrack
+	// entries before the sockets close: a resolver's query on a reused
+	// source port then reaches another replica, not a closed port
+	// (docs/design.md, "Leaving the dns Service").
+	Drain time.Duration
 	// ReadTimeout and WriteTimeout bound each TCP read and write; default 2 s.
 	ReadTimeout, WriteTimeout time.Duration
 	// UDPSockets is the number of UDP sockets bound to Addr with SO_REUSEPORT,
@@ -135,6 +144,18 @@ type Server struct {
 	udpMore []net.PacketConn // the other UDPSockets - 1, SO_REUSEPORT on udp's port
 	tcp     net.Listener
 	started bool
+
+	draining atomic.Bool // Start's ctx ended; it answers until Drain has passed
+}
+
+// Ready is a readiness check (controller-runtime's healthz.Checker): it fails
+// once the server drains (ServerOptions.Drain), so that the replica leaves
+// its Service's serving endpoints while it still answers.
+func (s *Server) Ready(*http.Request) error {
+	if s.draining.Load() {
+		return errors.New("dnsserver: draining before shutdown")
+	}
+	return nil
 }
 
 // NewServer returns a server for store. It does not bind; see Listen and
@@ -273,6 +294,7 @@ func (s *Server) Start(ctx context.Context) error {
 
 	select {
 	case <-ctx.Done():
+		s.drain(exited)
 	case <-exited: // a serve loop failed; stop returns its error
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.ShutdownTimeout)
@@ -285,6 +307,22 @@ func (s *Server) Start(ctx context.Context) error {
 		return fmt.Errorf("dnsserver: %w", err)
 	}
 	return nil
+}
+
+// drain marks the server draining and goes on answering for Drain, or until
+// a serve loop fails (exited).
+func (s *Server) drain(exited <-chan struct{}) {
+	if s.opts.Drain <= 0 {
+		return
+	}
+	s.draining.Store(true)
+	s.opts.Logger.Info("draining before shutdown", "drain", s.opts.Drain)
+	t := time.NewTimer(s.opts.Drain)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-exited:
+	}
 }
 
 // runner runs one miekg server and stops it without racing its start.

@@ -378,6 +378,57 @@ func TestServer_StartReturnsWhenContextDone(t *testing.T) {
 	}
 }
 
+// TestServer_DrainAnswersWithReadinessFailing: with Drain, the server goes on answering after
+// Start's ctx ends while Ready fails, then shuts down; without it Ready never fails.
+func TestServer_DrainAnswersWithReadinessFailing(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		drain time.Duration
+	}{{"no drain", 0}, {"drain", 3 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, err := NewServer(exampleStore(t, ""), ServerOptions{Addr: "127.0.0.1:0", Drain: tc.drain})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := srv.Listen(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- srv.Start(ctx) }()
+			if err := srv.Ready(nil); err != nil {
+				t.Fatalf("Ready before the ctx ended: %v", err)
+			}
+			cancel()
+			if tc.drain == 0 {
+				if err := <-done; err != nil || srv.Ready(nil) != nil {
+					t.Fatalf("Start returned %v; Ready %v", err, srv.Ready(nil))
+				}
+				return
+			}
+			deadline := time.Now().Add(tc.drain / 2)
+			for srv.Ready(nil) == nil && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if srv.Ready(nil) == nil {
+				t.Fatal("Ready still passes after the ctx ended")
+			}
+			// Draining: it still answers (the drain has seconds left, the query takes ms).
+			if resp := ask(t, srv.Addr(), "udp", "www.example.test", dns.TypeA); len(resp.Answer) != 1 {
+				t.Fatalf("no answer while draining: %v", resp)
+			}
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("Start returned %v", err)
+				}
+			case <-time.After(tc.drain + 10*time.Second):
+				t.Fatal("Start did not return after the drain")
+			}
+		})
+	}
+}
+
 func TestServer_UDPAndTCPShareThePort(t *testing.T) {
 	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
 	_, port, err := net.SplitHostPort(srv.Addr())
