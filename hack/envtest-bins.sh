@@ -17,6 +17,10 @@ cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane
 k8s_cache=$cache/kubernetes-$K8S_VERSION
 etcd_cache=$cache/etcd-$ETCD_VERSION
 mkdir -p "$bindir" "$k8s_cache" "$etcd_cache"
+# One build at a time per cache: .ci/run builds the kind node image (which runs this script too)
+# beside its own run of it; the second waits here and then finds the binaries cached.
+exec 9>"$cache/.envtest-bins.lock"
+flock 9
 
 log() { printf 'envtest-bins: %s\n' "$*" >&2; }
 
