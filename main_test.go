@@ -28,7 +28,8 @@ func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
 	}{
 		{"--local-dir", o.localDir, ".dnsplane"},
 		{"--local-dns-addr", o.localDNSAddr, "127.0.0.1:5353"},
-		{"--local-dns-udp-sockets", o.localDNSUDP, 0}, // one per core
+		{"--local-dns-udp-sockets", o.localDNSUDP, 0},            // one per core
+		{"--local-dns-drain", o.localDNSDrain, time.Duration(0)}, // stop at once; the chart sets 8s
 		{"--heartbeat-interval", o.heartbeatInterval, 30 * time.Second},
 		{"--heartbeat-threshold", o.heartbeatThreshold, 5 * time.Minute},
 		{"--soa-poll-interval", o.soaPollInterval, 30 * time.Second},
@@ -62,6 +63,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 	}{
 		{[]string{"--local-dns-addr=5353"}, "--local-dns-addr"},
 		{[]string{"--local-dns-udp-sockets=-1"}, "--local-dns-udp-sockets -1"},
+		{[]string{"--local-dns-drain=-1s"}, "--local-dns-drain -1s"},
 		{[]string{"--dns-resolver=nohost"}, "--dns-resolver"},
 		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
 		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},
@@ -216,7 +218,7 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"--local-dir=/tmp/x", "--ext-gslb-clusters=us=127.0.0.12:5353", "--owner-id=me", "--leader-elect"}, c.args...)
+			args := append([]string{"--local-dir=/tmp/x", "--ext-gslb-clusters=us=127.0.0.12:5353", "--owner-id=me", "--leader-elect", "--local-dns-drain=8s"}, c.args...)
 			o, _, err := parseFlags(args)
 			if err != nil {
 				t.Fatal(err)
@@ -231,6 +233,9 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 			}
 			if cfg.ZoneDir != "/tmp/x/zones" || cfg.OwnerID != "me" || !cfg.LeaderElect || cfg.LeaderElectionNamespace != "dns-system" || cfg.ZoneStoreNamespace != "dns-system" {
 				t.Errorf("config = %+v", cfg)
+			}
+			if cfg.DNSDrain != 8*time.Second {
+				t.Errorf("DNSDrain = %s, want 8s (--local-dns-drain)", cfg.DNSDrain)
 			}
 			if len(cfg.Peers) != 1 || cfg.Peers[0].GeoTag != "us" || cfg.ZoneResync != 2*time.Hour || cfg.LBResolver == nil {
 				t.Errorf("peers %+v, resync %s, LB resolver %v", cfg.Peers, cfg.ZoneResync, cfg.LBResolver)
