@@ -172,6 +172,7 @@ func (r *batchReader) writeAnswers() {
 	for len(out) > 0 {
 		n, err := r.pc.WriteBatch(out, 0)
 		if err != nil {
+			n = max(n, 0) // the raw sendmmsg result is -1 on an error
 			r.s.opts.Logger.V(1).Info("write response failed", "client", out[n].Addr.String(), "error", err.Error())
 			n++
 		}

@@ -35,14 +35,30 @@ func sendBurst(c *net.UDPConn, dst *net.UDPAddr, qs []burstQuery) error {
 		}
 		byID[q.msg.Id] = q
 	}
+	return readAnswersFrom(c, dst, byID)
+}
+
+// readAnswers reads one answer per query of qs on c (see sendBurst), from
+// any address.
+func readAnswers(c *net.UDPConn, qs []burstQuery) error {
+	byID := map[uint16]burstQuery{}
+	for _, q := range qs {
+		byID[q.msg.Id] = q
+	}
+	return readAnswersFrom(c, nil, byID)
+}
+
+// readAnswersFrom reads len(byID) answers on c, from dst unless it is nil,
+// and checks each against the query of its ID (sendBurst).
+func readAnswersFrom(c *net.UDPConn, dst *net.UDPAddr, byID map[uint16]burstQuery) error {
 	buf := make([]byte, dns.MaxMsgSize)
-	for range qs {
+	for range len(byID) {
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		n, from, err := c.ReadFromUDP(buf)
 		if err != nil {
 			return fmt.Errorf("read (%d answers missing): %w", len(byID), err)
 		}
-		if !from.IP.Equal(dst.IP) || from.Port != dst.Port {
+		if dst != nil && (!from.IP.Equal(dst.IP) || from.Port != dst.Port) {
 			return fmt.Errorf("answer from %v, want %v", from, dst)
 		}
 		resp := new(dns.Msg)
