@@ -192,6 +192,42 @@ func TestServer_WildcardBindAnswersFromTheQueriedAddress(t *testing.T) {
 	}
 }
 
+// TestServer_IPv6WildcardBindAnswersFromTheQueriedAddress binds [::] and
+// asks at ::1 and, through the dual-stack socket, at 127.0.0.2: each answer
+// leaves from the address asked.
+func TestServer_IPv6WildcardBindAnswersFromTheQueriedAddress(t *testing.T) {
+	probe, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+	if err != nil {
+		t.Skipf("no IPv6 loopback: %v", err)
+	}
+	_ = probe.Close()
+	srv, err := NewServer(exampleStore(t, ""), ServerOptions{Addr: "[::]:0", UDPSockets: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	testrun.Background(t, "server", srv.Start)
+	port := srv.udp.LocalAddr().(*net.UDPAddr).Port
+	for i, dst := range []*net.UDPAddr{{IP: net.IPv6loopback, Port: port}, {IP: net.IPv4(127, 0, 0, 2), Port: port}} {
+		network, local := "udp6", net.IPv6loopback
+		if dst.IP.To4() != nil {
+			network, local = "udp4", net.IPv4(127, 0, 0, 1)
+		}
+		c, err := net.ListenUDP(network, &net.UDPAddr{IP: local})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			if err := sendBurst(c, dst, mixedBurst(i, 20, uint16(i*100+round*20))); err != nil {
+				t.Fatalf("%v round %d: %v", dst, round, err)
+			}
+		}
+		_ = c.Close()
+	}
+}
+
 // TestServer_OneDatagramPerReadStillAnswers is the batched bursts with
 // UDPBatch 1: the read loop of other platforms (fastReader) serves alike.
 func TestServer_OneDatagramPerReadStillAnswers(t *testing.T) {
