@@ -5,7 +5,16 @@
 # hack/pdns.sh) on the same zone and the same dnsperf query mix, one server after the other, and
 # prints a table of qps with the ratio of each to Knot. Last, the embedded server runs again
 # unpinned with two SO_REUSEPORT UDP sockets (-udp-sockets 2), dnsperf beside it on the same two
-# cores: a figure for "more cores", not comparable one to one with the pinned rows.
+# cores: a figure for "more cores", not comparable one to one with the pinned rows. On a 2-core
+# machine that row cannot show scaling: dnsperf needs most of one core for ~100k qps, so the two
+# server sockets share the other core or so, with cross-core wakeups. At best it matches the pinned
+# row (when dnsperf is the limit); scaling needs more cores than the load generator takes (4 or
+# more, or dnsperf on another host). It does show that the SO_REUSEPORT sockets answer alike.
+#
+# The embedded server reads and answers UDP in batches (recvmmsg/sendmmsg, ServerOptions.UDPBatch,
+# pkg/dnsserver/batch_linux.go). Pinned, it and Knot now both reach dnsperf's limit on CPU 0
+# (~100-110k qps here), so compare "answers per server CPU-second", not qps. To compare two builds,
+# run the script once per build with DNSBENCH_BIN, back to back, and give the load average.
 #
 # It generates bench.test: SOA, NS, 1,000 A names (h1..h1000), a 3-record A set, 10 AAAA, 10 TXT
 # and 10 CNAME names; and a dnsperf query file: 80% A queries for existing names (some through a
@@ -436,4 +445,6 @@ done
 if [ -n "${qps[embedded]:-}" ] && [ -n "${qps[powerdns]:-}" ]; then
   awk -v a="${qps[embedded]}" -v b="${qps[powerdns]}" 'BEGIN { printf "ratio embedded/powerdns: %.2f  (%.0f / %.0f qps)\n", a / b, a, b }'
 fi
-echo "embedded-2core: unpinned, 2 SO_REUSEPORT sockets, dnsperf on the same 2 cores (not a one-core figure)"
+echo "embedded-2core: unpinned, 2 SO_REUSEPORT sockets, dnsperf on the same 2 cores (not a one-core figure;"
+echo "  on 2 cores it cannot show scaling: dnsperf takes most of a core, the sockets share the rest)"
+echo "pinned rows at dnsperf's limit (dnsperf near 100% of CPU 0) compare by answers per server CPU-second, not qps"

@@ -9,6 +9,16 @@ import (
 	"github.com/miekg/dns"
 )
 
+// udpPeer is the client of a UDP query that a batchReader (batch_linux.go)
+// hands to miekg/dns, as the ResponseWriter's RemoteAddr: the client's
+// address, and the control message that sends the answer from the address
+// the query came to (nil unless the socket is bound to a wildcard address).
+// ServeDNS treats it as a *net.UDPAddr (isUDP, addrIP).
+type udpPeer struct {
+	*net.UDPAddr
+	oob []byte
+}
+
 // fastReader is the dns.Reader of a UDP socket's miekg/dns server loop. It
 // answers a query whose answer is in the cache of the current snapshot
 // itself, in the loop, and hands every other packet to miekg/dns (and so to
@@ -20,6 +30,7 @@ type fastReader struct {
 	s          *Server
 	in, out    []byte
 	key        []byte
+	counts     rcodeCounts
 }
 
 // newFastReader is a dns.Server DecorateReader.
@@ -51,7 +62,8 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 	if !ok {
 		return false
 	}
-	r.s.opts.Metrics.count("udp", rcode)
+	r.counts.add(r.s.opts.Metrics, rcode)
+	r.counts.flush()
 	if _, err := dns.WriteToSessionUDP(conn, r.out, sess); err != nil {
 		r.s.opts.Logger.V(1).Info("write response failed", "client", sess.RemoteAddr().String(), "error", err.Error())
 	}
@@ -61,23 +73,36 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 // reply puts the cached answer to the UDP query pkt in r.out and returns its
 // rcode, or false.
 func (r *fastReader) reply(pkt []byte) (int, bool) {
+	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.load(), pkt)
+	r.out, r.key = out, key
+	if ok {
+		r.s.cacheHits.Add(1)
+	}
+	return rcode, ok
+}
+
+// appendHit appends to dst the cached answer (of snapshot snap) to the UDP
+// query pkt and returns it, key (scratch for the cache key, returned for
+// reuse) and the answer's rcode; ok is false, and out dst, when pkt is not a
+// plain query (parseQuery), has no cached answer, or the answer is longer
+// than the query's UDP payload size (512 bytes without EDNS0, RFC 1035
+// §4.2.1; else the OPT's size capped at ServerOptions.UDPSize, RFC 6891
+// §6.2.5), so that truncation goes the long way. It does not count the hit.
+func (s *Server) appendHit(dst, key []byte, snap *snapshot, pkt []byte) (out, keyBuf []byte, rcode int, ok bool) {
 	q, ok := parseQuery(pkt)
 	if !ok {
-		return 0, false
+		return dst, key, 0, false
 	}
-	snap := r.s.store.load()
-	r.key = appendKey(r.key[:0], pkt[12:q.nameEnd], q.qtype, q.qclass, q.flags)
+	key = appendKey(key[:0], pkt[12:q.nameEnd], q.qtype, q.qclass, q.flags)
 	size := dns.MinMsgSize // Server.payloadSize over UDP
 	if q.flags&keyEDNS != 0 {
-		size = max(dns.MinMsgSize, int(min(q.payload, r.s.opts.UDPSize)))
+		size = max(dns.MinMsgSize, int(min(q.payload, s.opts.UDPSize)))
 	}
-	e := r.s.lookup(snap, r.key)
+	e := s.lookup(snap, key)
 	if e == nil || len(e.wire) > size {
-		return 0, false
+		return dst, key, 0, false
 	}
-	r.out = copyAnswer(r.out[:0], e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd])
-	r.s.cacheHits.Add(1)
-	return e.rcode, true
+	return copyAnswer(dst, e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd]), key, e.rcode, true
 }
 
 // query is what parseQuery reads of a packed query.

@@ -59,6 +59,44 @@ func (m *Metrics) count(proto string, rcode int) {
 	}
 }
 
+// rcodeCounts gathers a UDP read loop's cached answers by rcode, so that
+// the hit path updates one pre-resolved counter per rcode and batch instead
+// of resolving {proto="udp",rcode} (CounterVec.WithLabelValues: a label hash
+// and a lock) per packet. One read loop owns it; no lock.
+type rcodeCounts struct {
+	m        *Metrics
+	n        [16]int // by rcode (the header's 4 bits, RFC 1035 §4.1.1)
+	counters [16]prometheus.Counter
+}
+
+// add counts one answer of rcode; one beyond the header's rcodes is counted
+// at once.
+func (c *rcodeCounts) add(m *Metrics, rcode int) {
+	if m == nil {
+		return
+	}
+	c.m = m
+	if rcode < 0 || rcode >= len(c.n) {
+		m.count("udp", rcode)
+		return
+	}
+	c.n[rcode]++
+}
+
+// flush adds the gathered counts to dnsplane_dnsserver_queries_total.
+func (c *rcodeCounts) flush() {
+	for rc, n := range c.n {
+		if n == 0 {
+			continue
+		}
+		if c.counters[rc] == nil {
+			c.counters[rc] = c.m.Queries.WithLabelValues("udp", dns.RcodeToString[rc])
+		}
+		c.counters[rc].Add(float64(n))
+		c.n[rc] = 0
+	}
+}
+
 func (m *Metrics) transferred(kind, result string) {
 	if m != nil {
 		m.Transfers.WithLabelValues(kind, result).Inc()

@@ -129,11 +129,23 @@ func addrIP(addr net.Addr) (netip.Addr, bool) {
 		ip = a.IP
 	case *net.UDPAddr:
 		ip = a.IP
+	case *udpPeer:
+		ip = a.IP
 	default:
 		return netip.Addr{}, false
 	}
 	a, ok := netip.AddrFromSlice(ip)
 	return a.Unmap(), ok
+}
+
+// isUDP reports whether addr, a ResponseWriter's RemoteAddr, is a UDP
+// client's: a *net.UDPAddr or a *udpPeer (batch_linux.go).
+func isUDP(addr net.Addr) bool {
+	switch addr.(type) {
+	case *net.UDPAddr, *udpPeer:
+		return true
+	}
+	return false
 }
 
 // isLoopback reports whether addr is in 127.0.0.0/8 or ::1.
