@@ -34,14 +34,21 @@ type replica struct {
 	stop func()
 }
 
-func startReplica(t *testing.T, cfg *rest.Config, host string) *replica {
-	t.Helper()
-	c := app.Config{Rest: cfg, LeaderElect: true, LeaderElectionNamespace: replicasNS, ZoneStoreNamespace: replicasNS,
+// replicaConfig is the Config of one replica on loopback address host: leader election and the
+// zone store in replicasNS, the dns Service "dns", the DNS server on any port of host. The
+// replicas of TestReplicas_LeaderKilled run it in a separate process too.
+func replicaConfig(cfg *rest.Config, host string) app.Config {
+	return app.Config{Rest: cfg, LeaderElect: true, LeaderElectionNamespace: replicasNS, ZoneStoreNamespace: replicasNS,
 		DNSService: "dns", DNSAddr: host + ":0", OwnerID: "replicas", MetricsAddr: "0", ProbeAddr: "0",
 		SOAPollInterval: 200 * time.Millisecond, ZoneResync: time.Hour, ScrapeInterval: time.Hour,
 		HeartbeatInterval: 30 * time.Second, HeartbeatThreshold: 5 * time.Minute,
 		GslbInterval: 30 * time.Second, GslbPeerTimeout: 2 * time.Second, GslbPeerPort: 53,
 		Registerer: prometheus.NewRegistry(), SkipNameValidation: true}
+}
+
+func startReplica(t *testing.T, cfg *rest.Config, host string) *replica {
+	t.Helper()
+	c := replicaConfig(cfg, host)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, c)
 	if err != nil {
@@ -219,7 +226,7 @@ func queryLoop(addr string, names map[string]string, stop <-chan struct{}) <-cha
 func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 	for _, host := range []string{"127.0.0.31", "127.0.0.32"} {
 		if l, err := net.ListenPacket("udp", host+":0"); err != nil {
-			t.Skipf("loopback address %s unusable: %v", host, err)
+			t.Fatalf("loopback address %s unusable (127.0.0.0/8 always is on Linux): %v", host, err)
 		} else {
 			_ = l.Close()
 		}
