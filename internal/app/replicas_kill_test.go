@@ -73,6 +73,9 @@ func runLeader(kubeconfig, host string) error {
 	case err := <-done:
 		return fmt.Errorf("manager stopped before it led: %w", err)
 	}
+	for a.ZoneSync.Ready(nil) != nil { // the zone store loaded from its objects
+		time.Sleep(100 * time.Millisecond)
+	}
 	id, err := publishKillZone(a)
 	if err != nil {
 		return err

@@ -224,13 +224,7 @@ func queryLoop(addr string, names map[string]string, stop <-chan struct{}) <-cha
 //   - every replica stopped and started again: the AXFR after equals the AXFR before (no
 //     record lost, the serial kept), and the next change has a higher serial.
 func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
-	for _, host := range []string{"127.0.0.31", "127.0.0.32"} {
-		if l, err := net.ListenPacket("udp", host+":0"); err != nil {
-			t.Fatalf("loopback address %s unusable (127.0.0.0/8 always is on Linux): %v", host, err)
-		} else {
-			_ = l.Close()
-		}
-	}
+	usableLoopback(t, "127.0.0.31", "127.0.0.32")
 	cfg := testrun.Envtest(t, "../..")
 	svc := dnsService(t, cfg)
 	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
@@ -248,6 +242,20 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 	names := publishToFollower(t, leader, follower, zone.ID)
 	leaderStops(t, leader, follower, zone.ID, names)
 	restartAll(t, cfg, follower, zone.ID)
+}
+
+// usableLoopback fails the test when a UDP socket cannot be bound on one of hosts: every
+// address of 127.0.0.0/8 is usable on Linux, so a failure is a broken machine, not a reason to
+// skip.
+func usableLoopback(t *testing.T, hosts ...string) {
+	t.Helper()
+	for _, host := range hosts {
+		l, err := net.ListenPacket("udp", host+":0")
+		if err != nil {
+			t.Fatalf("loopback address %s unusable (127.0.0.0/8 always is on Linux): %v", host, err)
+		}
+		_ = l.Close()
+	}
 }
 
 // dnsService creates the manager's namespace and its dns Service (a cluster IP), as
