@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
@@ -30,70 +29,6 @@ func extRecord(name, typ, owner, resource string, targets ...string) []dnsprovid
 	set := dnsprovider.RecordSet{Name: name, Type: typ, TTL: 300, Targets: targets}
 	txt := dnsprovider.RecordSet{Name: txtName, Type: "TXT", TTL: 300, Targets: []string{v}}
 	return []dnsprovider.Change{{Action: dnsprovider.ActionCreate, After: &txt}, {Action: dnsprovider.ActionCreate, After: &set}}
-}
-
-// answerLoop asks srv every name (with its type) every interval until stopped, and counts the
-// queries and the failures: no answer, or an answer that is not one of the name's allowed
-// values (the old one or the new one).
-type answerLoop struct {
-	queries, failures atomic.Int64
-	mu                sync.Mutex
-	firstFailures     []string
-	stop              func()
-}
-
-func startAnswerLoop(t *testing.T, addr string, interval time.Duration, allowed map[string][]string, qtype map[string]uint16) *answerLoop {
-	t.Helper()
-	l := &answerLoop{}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			for name, want := range allowed {
-				l.ask(addr, name, qtype[name], want)
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	l.stop = func() { cancel(); <-done }
-	t.Cleanup(l.stop)
-	return l
-}
-
-func (l *answerLoop) ask(addr, name string, qtype uint16, allowed []string) {
-	l.queries.Add(1)
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
-	got := ""
-	if err == nil {
-		var vals []string
-		for _, rr := range r.Answer {
-			switch v := rr.(type) {
-			case *dns.A:
-				vals = append(vals, v.A.String())
-			case *dns.CNAME:
-				vals = append(vals, strings.TrimSuffix(v.Target, "."))
-			}
-		}
-		slices.Sort(vals)
-		got = strings.Join(vals, ",")
-	}
-	if err != nil || !slices.Contains(allowed, got) {
-		l.failures.Add(1)
-		l.mu.Lock()
-		if len(l.firstFailures) < 5 {
-			l.firstFailures = append(l.firstFailures, fmt.Sprintf("%s: %q (err %v)", name, got, err))
-		}
-		l.mu.Unlock()
-	}
 }
 
 // TestTakeover_ExternalDNSOwnerWithNoGap (issue 17, item 4), on a real PowerDNS: external-dns
@@ -116,9 +51,10 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 	}
 	before := pdnsSets(t, srv, zone)
 
-	loop := startAnswerLoop(t, srv.DNSAddr, 50*time.Millisecond,
-		map[string][]string{"www." + zone: {"192.0.2.1", "192.0.2.2"}, "api." + zone: {"lb.example.net"}, "other." + zone: {"192.0.2.7"}},
-		map[string]uint16{"www." + zone: dns.TypeA, "api." + zone: dns.TypeCNAME, "other." + zone: dns.TypeA})
+	loop := answerloop.Start(t, srv.DNSAddr, 50*time.Millisecond, []answerloop.Query{
+		{Name: "www." + zone, Type: dns.TypeA, Allowed: []string{"192.0.2.1", "192.0.2.2"}},
+		{Name: "api." + zone, Type: dns.TypeCNAME, Allowed: []string{"lb.example.net"}},
+		{Name: "other." + zone, Type: dns.TypeA, Allowed: []string{"192.0.2.7"}}})
 	c := startClusterWith(t, "cluster-t", time.Minute, 5*time.Minute, clusterOptions{ExternalDNS: plan.ExternalDNS{AdoptOwner: "ext1"}})
 	c.adopt(srv, zone, zoneID)
 	www := endpointIn("apps", "www", dnsv1.Endpoint{DNSName: "www." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.2"}, RecordTTL: 300})
@@ -138,10 +74,10 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 		return nil
 	})
 	time.Sleep(200 * time.Millisecond) // a few more rounds of the loop after the switch
-	loop.stop()
-	t.Logf("takeover: %d queries during the switch, %d failed %v", loop.queries.Load(), loop.failures.Load(), loop.firstFailures)
-	if loop.failures.Load() != 0 || loop.queries.Load() == 0 {
-		t.Errorf("%d of %d answers missing or wrong: %v", loop.failures.Load(), loop.queries.Load(), loop.firstFailures)
+	loop.Stop()
+	t.Logf("takeover: %d queries during the switch, %d failed %v", loop.Queries.Load(), loop.Failures.Load(), loop.Examples())
+	if loop.Failures.Load() != 0 || loop.Queries.Load() == 0 {
+		t.Errorf("%d of %d answers missing or wrong: %v", loop.Failures.Load(), loop.Queries.Load(), loop.Examples())
 	}
 
 	checkTakenOverSets(t, srv, zone, before)

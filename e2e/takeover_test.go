@@ -10,8 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +23,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 )
 
 // The external-dns takeover (issue 17, "The real test"): real external-dns v0.22.0 (built by
@@ -261,71 +260,6 @@ func runExternalDNS(t *testing.T, c *cluster, owner string, sources ...string) {
 	}
 }
 
-// queryLoop asks PowerDNS every record's name every interval and counts the queries and the
-// failures: an error, no answer, or any answer but the record's own value.
-type queryLoop struct {
-	queries, failures atomic.Int64
-	mu                sync.Mutex
-	examples          []string
-	stop              func()
-}
-
-func startQueryLoop(t *testing.T, addr string, interval time.Duration, recs []xdnsRecord) *queryLoop {
-	t.Helper()
-	l := &queryLoop{}
-	done := make(chan struct{})
-	stopc := make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			var wg sync.WaitGroup
-			for _, r := range recs {
-				wg.Go(func() { l.ask(addr, r) })
-			}
-			wg.Wait()
-			select {
-			case <-stopc:
-				return
-			case <-tick.C:
-			}
-		}
-	}()
-	var once sync.Once
-	l.stop = func() { once.Do(func() { close(stopc); <-done }) }
-	t.Cleanup(l.stop)
-	return l
-}
-
-func (l *queryLoop) ask(addr string, r xdnsRecord) {
-	l.queries.Add(1)
-	resp, err := query(addr, r.fqdn(), r.qtype())
-	got := ""
-	if err == nil {
-		var vals []string
-		for _, rr := range resp.Answer {
-			switch v := rr.(type) {
-			case *dns.A:
-				vals = append(vals, v.A.String())
-			case *dns.CNAME:
-				vals = append(vals, strings.TrimSuffix(v.Target, "."))
-			}
-		}
-		slices.Sort(vals)
-		got = strings.Join(vals, ",")
-	}
-	if err == nil && got == r.answer() {
-		return
-	}
-	l.failures.Add(1)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.examples) < 10 {
-		l.examples = append(l.examples, fmt.Sprintf("%s %s at %s: %q (err %v)", r.fqdn(), r.typ, time.Now().Format(time.StampMilli), got, err))
-	}
-}
-
 // linesAt returns the AXFR lines whose owner is one of names (FQDNs with the trailing dot).
 func linesAt(lines []string, names ...string) []string {
 	var out []string
@@ -367,7 +301,11 @@ func TestExternalDNSTakeover(t *testing.T) {
 	c := suite.clusters[0]
 	before := publishWithExternalDNS(t, c)
 	all := append(slices.Clone(xdnsTaken), xdnsOther)
-	loop := startQueryLoop(t, suite.pdns.DNSAddr, 50*time.Millisecond, all)
+	var qs []answerloop.Query
+	for _, r := range all {
+		qs = append(qs, answerloop.Query{Name: r.fqdn(), Type: r.qtype(), Allowed: []string{r.answer()}})
+	}
+	loop := answerloop.Start(t, suite.pdns.DNSAddr, 50*time.Millisecond, qs)
 	start := time.Now()
 	c.kill(t)
 	c.args = append(c.args, xdnsSources...)
@@ -390,11 +328,11 @@ func TestExternalDNSTakeover(t *testing.T) {
 		return nil
 	})
 	time.Sleep(time.Second) // a few more rounds of the loop after the switch
-	loop.stop()
+	loop.Stop()
 	t.Logf("takeover: %d queries during the switch (%s, %d names every 50 ms), %d missing or wrong %v",
-		loop.queries.Load(), time.Since(start).Round(100*time.Millisecond), len(all), loop.failures.Load(), loop.examples)
-	if loop.failures.Load() != 0 || loop.queries.Load() == 0 {
-		t.Errorf("%d of %d answers missing or wrong during the switch: %v", loop.failures.Load(), loop.queries.Load(), loop.examples)
+		loop.Queries.Load(), time.Since(start).Round(100*time.Millisecond), len(all), loop.Failures.Load(), loop.Examples())
+	if loop.Failures.Load() != 0 || loop.Queries.Load() == 0 {
+		t.Errorf("%d of %d answers missing or wrong during the switch: %v", loop.Failures.Load(), loop.Queries.Load(), loop.Examples())
 	}
 	checkTakenOver(t, before, after, c.ownerID)
 	deleteSources(t, c, after)

@@ -36,17 +36,10 @@ cmd_start() {
     [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
   done
   [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
-  command -v named >/dev/null || die "named not found (apt-get install -y bind9 bind9-dnsutils)"
-  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
-  mkdir -p "$dir"
-  dir=$(abs "$dir")
-  lock "$dir/bind.lock"
-  pid=$(pid_of "$dir/named.pid")
-  if [ -n "$pid" ]; then
-    log "already running in $dir (pid $pid)"
-    return 0
-  fi
-  rm -f "$dir/named.pid"
+  need named "apt-get install -y bind9 bind9-dnsutils"
+  need dig "apt-get install -y bind9-dnsutils"
+  claim_dir "$dir" bind.lock named.pid || return 0
+  dir=$CLAIMED_DIR
   local key="" kname kalg ksecret
   if [ -n "${TSIG_KEY:-}" ]; then
     IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"

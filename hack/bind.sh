@@ -45,17 +45,10 @@ cmd_start() {
   for p in "$dns_port" "$rndc_port"; do
     [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
   done
-  command -v named >/dev/null || die "named not found (apt-get install -y bind9 bind9-dnsutils)"
-  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
-  mkdir -p "$dir"
-  dir=$(abs "$dir")
-  lock "$dir/bind.lock"
-  pid=$(pid_of "$dir/named.pid")
-  if [ -n "$pid" ]; then
-    log "already running in $dir (pid $pid)"
-    return 0
-  fi
-  rm -f "$dir/named.pid"
+  need named "apt-get install -y bind9 bind9-dnsutils"
+  need dig "apt-get install -y bind9-dnsutils"
+  claim_dir "$dir" bind.lock named.pid || return 0
+  dir=$CLAIMED_DIR
   [ -s "$dir/tsig.key" ] || tsig-keygen -a hmac-sha256 "$KEY" >"$dir/tsig.key"
   [ -s "$dir/rndc.key" ] || tsig-keygen -a hmac-sha256 rndc-key >"$dir/rndc.key"
   sed -n 's/.*secret "\(.*\)";.*/\1/p' "$dir/tsig.key" >"$dir/tsig.secret"

@@ -44,17 +44,10 @@ cmd_start() {
     [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
   done
   [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
-  command -v nsd >/dev/null || die "nsd not found (apt-get install -y nsd)"
-  command -v dig >/dev/null || die "dig not found (apt-get install -y bind9-dnsutils)"
-  mkdir -p "$dir"
-  dir=$(abs "$dir")
-  lock "$dir/nsd.lock"
-  pid=$(pid_of "$dir/nsd.pid")
-  if [ -n "$pid" ]; then
-    log "already running in $dir (pid $pid)"
-    return 0
-  fi
-  rm -f "$dir/nsd.pid"
+  need nsd "apt-get install -y nsd"
+  need dig "apt-get install -y bind9-dnsutils"
+  claim_dir "$dir" nsd.lock nsd.pid || return 0
+  dir=$CLAIMED_DIR
   local key=NOKEY kname kalg ksecret
   if [ -n "${TSIG_KEY:-}" ]; then
     IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"

@@ -28,6 +28,25 @@ lock() {
   flock -w 30 9 || die "cannot lock $1"
 }
 
+# need <program> <install hint>: die unless program is on PATH, naming how to install it.
+need() { command -v "$1" >/dev/null || die "$1 not found ($2)"; }
+
+# claim_dir <dir> <lock-name> <pid-name>: how start opens: make dir, set CLAIMED_DIR to its
+# absolute path, lock <dir>/<lock-name> (lock) and, when the $DAEMON in <dir>/<pid-name> runs
+# already, say so and return 1 (start then returns 0); else remove the stale pid file.
+claim_dir() {
+  local pid
+  mkdir -p "$1"
+  CLAIMED_DIR=$(abs "$1")
+  lock "$CLAIMED_DIR/$2"
+  pid=$(pid_of "$CLAIMED_DIR/$3")
+  if [ -n "$pid" ]; then
+    log "already running in $CLAIMED_DIR (pid $pid)"
+    return 1
+  fi
+  rm -f "$CLAIMED_DIR/$3"
+}
+
 # log_tail <logfile>: the last 25 lines of the server's log, for a failed start.
 log_tail() {
   if [ -f "$1" ]; then

@@ -34,14 +34,21 @@ type replica struct {
 	stop func()
 }
 
-func startReplica(t *testing.T, cfg *rest.Config, host string) *replica {
-	t.Helper()
-	c := app.Config{Rest: cfg, LeaderElect: true, LeaderElectionNamespace: replicasNS, ZoneStoreNamespace: replicasNS,
+// replicaConfig is the Config of one replica on loopback address host: leader election and the
+// zone store in replicasNS, the dns Service "dns", the DNS server on any port of host. The
+// replicas of TestReplicas_LeaderKilled run it in a separate process too.
+func replicaConfig(cfg *rest.Config, host string) app.Config {
+	return app.Config{Rest: cfg, LeaderElect: true, LeaderElectionNamespace: replicasNS, ZoneStoreNamespace: replicasNS,
 		DNSService: "dns", DNSAddr: host + ":0", OwnerID: "replicas", MetricsAddr: "0", ProbeAddr: "0",
 		SOAPollInterval: 200 * time.Millisecond, ZoneResync: time.Hour, ScrapeInterval: time.Hour,
 		HeartbeatInterval: 30 * time.Second, HeartbeatThreshold: 5 * time.Minute,
 		GslbInterval: 30 * time.Second, GslbPeerTimeout: 2 * time.Second, GslbPeerPort: 53,
 		Registerer: prometheus.NewRegistry(), SkipNameValidation: true}
+}
+
+func startReplica(t *testing.T, cfg *rest.Config, host string) *replica {
+	t.Helper()
+	c := replicaConfig(cfg, host)
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, c)
 	if err != nil {
@@ -217,13 +224,7 @@ func queryLoop(addr string, names map[string]string, stop <-chan struct{}) <-cha
 //   - every replica stopped and started again: the AXFR after equals the AXFR before (no
 //     record lost, the serial kept), and the next change has a higher serial.
 func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
-	for _, host := range []string{"127.0.0.31", "127.0.0.32"} {
-		if l, err := net.ListenPacket("udp", host+":0"); err != nil {
-			t.Skipf("loopback address %s unusable: %v", host, err)
-		} else {
-			_ = l.Close()
-		}
-	}
+	usableLoopback(t, "127.0.0.31", "127.0.0.32")
 	cfg := testrun.Envtest(t, "../..")
 	svc := dnsService(t, cfg)
 	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
@@ -241,6 +242,20 @@ func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 	names := publishToFollower(t, leader, follower, zone.ID)
 	leaderStops(t, leader, follower, zone.ID, names)
 	restartAll(t, cfg, follower, zone.ID)
+}
+
+// usableLoopback fails the test when a UDP socket cannot be bound on one of hosts: every
+// address of 127.0.0.0/8 is usable on Linux, so a failure is a broken machine, not a reason to
+// skip.
+func usableLoopback(t *testing.T, hosts ...string) {
+	t.Helper()
+	for _, host := range hosts {
+		l, err := net.ListenPacket("udp", host+":0")
+		if err != nil {
+			t.Fatalf("loopback address %s unusable (127.0.0.0/8 always is on Linux): %v", host, err)
+		}
+		_ = l.Close()
+	}
 }
 
 // dnsService creates the manager's namespace and its dns Service (a cluster IP), as

@@ -50,7 +50,7 @@ func IngressEndpoints(ing *networkingv1.Ingress, domains DomainFilter) ([]dnsv1.
 	targets, field := a.Targets, "target annotation"
 	if len(targets) == 0 {
 		var tp []Problem
-		targets, tp = ParseTargets(ingressTargets(ing.Status.LoadBalancer.Ingress), "status.loadBalancer.ingress")
+		targets, tp = ParseTargets(lbTargets(ing.Status.LoadBalancer.Ingress, ingressLBAddr), "status.loadBalancer.ingress")
 		probs, field = append(probs, tp...), "status.loadBalancer.ingress"
 	}
 	var out []dnsv1.Endpoint
@@ -84,15 +84,6 @@ func dedupeStrings(s []string) []string {
 	return slices.Compact(s)
 }
 
-func ingressTargets(ing []networkingv1.IngressLoadBalancerIngress) []string {
-	var out []string
-	for _, i := range ing {
-		if i.IP != "" {
-			out = append(out, i.IP)
-		}
-		if i.Hostname != "" {
-			out = append(out, i.Hostname)
-		}
-	}
-	return out
+func ingressLBAddr(i networkingv1.IngressLoadBalancerIngress) (string, string) {
+	return i.IP, i.Hostname
 }

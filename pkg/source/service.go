@@ -72,7 +72,7 @@ func (in ServiceInput) forHostname(host string, a Annotations) ([]dnsv1.Endpoint
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return parsedForHost(host, svc.Spec.ExternalIPs, a, "spec.externalIPs")
 		}
-		return parsedForHost(host, lbTargets(svc.Status.LoadBalancer.Ingress), a, "status.loadBalancer.ingress")
+		return parsedForHost(host, lbTargets(svc.Status.LoadBalancer.Ingress, serviceLBAddr), a, "status.loadBalancer.ingress")
 	case corev1.ServiceTypeNodePort:
 		if in.Nodes == nil {
 			return nil, []Problem{problem(dnsv1.ReasonInvalidTarget, "NodePort Service %s: the nodes cannot be read (the manager runs with --watch-namespaces), so it has no targets; set the target annotation", host)}
@@ -100,18 +100,24 @@ func parsedForHost(host string, raw []string, a Annotations, field string) ([]dn
 	return eps, append(probs, p...)
 }
 
-func lbTargets(ing []corev1.LoadBalancerIngress) []string {
+// lbTargets returns the IP, then the hostname, of each load-balancer ingress of a Service
+// (corev1.LoadBalancerIngress) or an Ingress (networkingv1.IngressLoadBalancerIngress), in
+// order, leaving out the empty ones; addr reads the two fields, which the types share.
+func lbTargets[T any](ing []T, addr func(T) (ip, hostname string)) []string {
 	var out []string
 	for _, i := range ing {
-		if i.IP != "" {
-			out = append(out, i.IP)
+		ip, hostname := addr(i)
+		if ip != "" {
+			out = append(out, ip)
 		}
-		if i.Hostname != "" {
-			out = append(out, i.Hostname)
+		if hostname != "" {
+			out = append(out, hostname)
 		}
 	}
 	return out
 }
+
+func serviceLBAddr(i corev1.LoadBalancerIngress) (string, string) { return i.IP, i.Hostname }
 
 // readyEndpoints returns the ready endpoints of the slices (ready unset counts as ready, as
 // the EndpointSlice API defines it).

@@ -238,6 +238,9 @@ func TestObjects_WritesPerFlush(t *testing.T) {
 		if w2-w1 > 2 {
 			t.Errorf("a one-record flush wrote %.0f objects, want at most 2 (its shard and the head)", w2-w1)
 		}
+		if c.records >= 50000 && c.maxShard == 0 && (b2-b1)*8 > b1-b0 {
+			t.Errorf("a one-record flush wrote %.0f B, want under an eighth of the whole zone's %.0f B (the default shard bound)", b2-b1, b1-b0)
+		}
 		leader.objs.mu.Lock()
 		known := maps.Clone(leader.objs.known)
 		leader.objs.mu.Unlock()
