@@ -24,19 +24,33 @@ func serve(t *testing.T) string {
 		}
 		_ = w.WriteMsg(m)
 	})
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", pc.LocalAddr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pc, ln := listenBoth(t)
 	for _, s := range []*dns.Server{{PacketConn: pc, Handler: h}, {Listener: ln, Handler: h}} {
 		go func() { _ = s.ActivateAndServe() }()
 		t.Cleanup(func() { _ = s.Shutdown() })
 	}
 	return pc.LocalAddr().String()
+}
+
+// listenBoth binds UDP on a free loopback port and TCP on the same port. The UDP port being free
+// says nothing of TCP's (another test's connection may hold it), so it tries new ports a few times.
+func listenBoth(t *testing.T) (net.PacketConn, net.Listener) {
+	t.Helper()
+	var lastErr error
+	for range 20 {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := net.Listen("tcp", pc.LocalAddr().String())
+		if err == nil {
+			return pc, ln
+		}
+		_ = pc.Close()
+		lastErr = err
+	}
+	t.Fatalf("no loopback port free for both UDP and TCP: %v", lastErr)
+	return nil, nil
 }
 
 func TestRun(t *testing.T) {
