@@ -51,10 +51,10 @@ func TestTakeover_ExternalDNSOwnerWithNoGap(t *testing.T) {
 	}
 	before := pdnsSets(t, srv, zone)
 
-	loop := answerloop.Start(t, srv.DNSAddr, 50*time.Millisecond, []answerloop.Query{
+	loop := answerloop.Start(t, srv.DNSAddr, []answerloop.Query{
 		{Name: "www." + zone, Type: dns.TypeA, Allowed: []string{"192.0.2.1", "192.0.2.2"}},
 		{Name: "api." + zone, Type: dns.TypeCNAME, Allowed: []string{"lb.example.net"}},
-		{Name: "other." + zone, Type: dns.TypeA, Allowed: []string{"192.0.2.7"}}})
+		{Name: "other." + zone, Type: dns.TypeA, Allowed: []string{"192.0.2.7"}}}, answerloop.Options{Interval: 50 * time.Millisecond})
 	c := startClusterWith(t, "cluster-t", time.Minute, 5*time.Minute, clusterOptions{ExternalDNS: plan.ExternalDNS{AdoptOwner: "ext1"}})
 	c.adopt(srv, zone, zoneID)
 	www := endpointIn("apps", "www", dnsv1.Endpoint{DNSName: "www." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.2"}, RecordTTL: 300})

@@ -7,138 +7,18 @@ package e2e
 // runs first of the TestKind* scenarios, on a release both replicas of which are ready.
 
 import (
-	"errors"
 	"fmt"
-	"net"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 )
-
-// kindLoad sends A queries for names at a fixed total rate to addr and counts the answers by
-// outcome. Each query goes out on its own UDP socket (a new source port, as a resolver does),
-// so each is its own conntrack flow through the NodePort: kube-proxy routes it to a ready
-// endpoint at the moment it is sent.
-type kindLoad struct {
-	mu                                  sync.Mutex
-	sent, ok, timeouts, refused, servfl int
-	otherRcode, wrong, otherErr         int
-	lastFailure                         string
-	firstFail, lastFail                 time.Time
-	start, end                          time.Time
-	wg                                  sync.WaitGroup
-}
-
-// kindLoadWorkers is how many queries may be in flight at once; each worker sends one query per
-// workers/qps seconds, so a slow answer delays only its own worker.
-const kindLoadWorkers = 50
-
-// startKindLoad starts the load: qps queries per second in all, cycling over names, each answer
-// checked against want[name] (the A targets, sorted) until stop is closed.
-func startKindLoad(addr string, names []string, want map[string][]string, qps int, stop <-chan struct{}) *kindLoad {
-	l := &kindLoad{start: time.Now()}
-	interval := time.Duration(kindLoadWorkers) * time.Second / time.Duration(qps)
-	for w := 0; w < kindLoadWorkers; w++ {
-		l.wg.Add(1)
-		go func() {
-			defer l.wg.Done()
-			next := l.start.Add(time.Duration(w) * interval / kindLoadWorkers)
-			for k := w; ; k += kindLoadWorkers {
-				select {
-				case <-stop:
-					return
-				case <-time.After(time.Until(next)):
-				}
-				name := names[k%len(names)]
-				l.record(name, kindLoadQuery(addr, name, want[name]))
-				next = next.Add(interval)
-			}
-		}()
-	}
-	return l
-}
-
-// wait waits for the workers (after stop is closed) and notes the end of the load.
-func (l *kindLoad) wait() {
-	l.wg.Wait()
-	l.end = time.Now()
-}
-
-// kindLoadOutcome classifies one answer: "" for the right one, else timeout, REFUSED, SERVFAIL,
-// rcode (another rcode), wrong (NOERROR with other targets, or not authoritative), error.
-type kindLoadOutcome struct {
-	kind, detail string
-}
-
-func kindLoadQuery(addr, name string, want []string) kindLoadOutcome {
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), dns.TypeA)
-	m.RecursionDesired = false
-	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return kindLoadOutcome{"timeout", err.Error()}
-	case err != nil:
-		return kindLoadOutcome{"error", err.Error()}
-	case r.Rcode == dns.RcodeRefused:
-		return kindLoadOutcome{"REFUSED", name}
-	case r.Rcode == dns.RcodeServerFailure:
-		return kindLoadOutcome{"SERVFAIL", name}
-	case r.Rcode != dns.RcodeSuccess:
-		return kindLoadOutcome{"rcode", dns.RcodeToString[r.Rcode] + " " + name}
-	}
-	var got []string
-	for _, rr := range r.Answer {
-		if a, ok := rr.(*dns.A); ok {
-			got = append(got, a.A.String())
-		}
-	}
-	slices.Sort(got)
-	if !r.Authoritative || !slices.Equal(got, want) {
-		return kindLoadOutcome{"wrong", fmt.Sprintf("%s: %v (aa=%v), want %v", name, got, r.Authoritative, want)}
-	}
-	return kindLoadOutcome{}
-}
-
-func (l *kindLoad) record(name string, o kindLoadOutcome) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.sent++
-	counter := map[string]*int{"": &l.ok, "timeout": &l.timeouts, "REFUSED": &l.refused, "SERVFAIL": &l.servfl,
-		"rcode": &l.otherRcode, "wrong": &l.wrong, "error": &l.otherErr}[o.kind]
-	*counter++
-	if o.kind != "" {
-		now := time.Now()
-		l.lastFailure = fmt.Sprintf("%s at %s: %s", o.kind, now.UTC().Format(time.RFC3339Nano), o.detail)
-		if l.firstFail.IsZero() {
-			l.firstFail = now
-		}
-		l.lastFail = now
-	}
-}
-
-func (l *kindLoad) failed() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sent - l.ok
-}
-
-// String gives the counts and the rate achieved (queries sent per second of load).
-func (l *kindLoad) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	secs := l.end.Sub(l.start).Seconds()
-	return fmt.Sprintf("%d queries in %.1f s (%.0f qps): %d answered right, %d failed (timeouts %d, REFUSED %d, SERVFAIL %d, other rcodes %d, wrong answers %d, other errors %d)",
-		l.sent, secs, float64(l.sent)/secs, l.ok, l.sent-l.ok, l.timeouts, l.refused, l.servfl, l.otherRcode, l.wrong, l.otherErr)
-}
 
 // readyReplicas returns the pods behind the release's dns Service with a ready endpoint.
 func readyReplicas(t *testing.T, c *cluster) []string {
@@ -206,15 +86,13 @@ func TestKindLeaderPodDeletedUnderQueryLoad(t *testing.T) {
 	waitReadyReplicas(t, c, 2, 180*time.Second)
 	leader := leaderPod(t, c)
 
-	stop := make(chan struct{})
-	load := startKindLoad(c.dnsAddr, names, want, qps, stop)
-	stopped := false
-	defer func() {
-		if !stopped {
-			close(stop)
-			load.wait()
-		}
-	}()
+	var qs []answerloop.Query
+	for _, name := range names {
+		qs = append(qs, answerloop.Query{Name: name, Type: dns.TypeA, Allowed: []string{strings.Join(want[name], ",")}})
+	}
+	// A new UDP socket per query (a new source port, as a resolver's): each query is its own
+	// conntrack flow through the NodePort, routed to an endpoint ready at the moment it is sent.
+	load := answerloop.Start(t, c.dnsAddr, qs, answerloop.Options{Rate: qps, Authoritative: true})
 	time.Sleep(3 * time.Second) // load before the deletion: a baseline, not an assertion
 	deleted := time.Now()
 	kubectl(t, c, "delete", "pod", leader, "--wait=false")
@@ -236,15 +114,14 @@ func TestKindLeaderPodDeletedUnderQueryLoad(t *testing.T) {
 	waitReadyReplicas(t, c, 2, 180*time.Second)
 	replaced := time.Since(deleted)
 	time.Sleep(3 * time.Second) // load after the replacement joined the Service
-	close(stop)
-	load.wait()
-	stopped = true
+	load.Stop()
 	t.Logf("dns Service %s under load through the deletion of leader pod %s: %s", c.dnsAddr, leader, load)
 	t.Logf("after the deletion: %s took the Lease in %s; a new record answered through the Service in %s; the old pod gone in %s; the replacement ready behind the Service in %s (now %v)",
 		newLeader, takeover.Round(100*time.Millisecond), answeredNew.Round(100*time.Millisecond), gone.Round(100*time.Millisecond),
 		replaced.Round(100*time.Millisecond), readyReplicas(t, c))
-	if n := load.failed(); n > 0 {
-		t.Errorf("the dns Service failed %d queries through the leader pod's deletion, from %s to %s after it (last: %s)",
-			n, load.firstFail.Sub(deleted).Round(100*time.Millisecond), load.lastFail.Sub(deleted).Round(100*time.Millisecond), load.lastFailure)
+	if n := load.Failures.Load(); n > 0 {
+		first, last := load.Failed()
+		t.Errorf("the dns Service failed %d queries through the leader pod's deletion, from %s to %s after it: %v",
+			n, first.Sub(deleted).Round(100*time.Millisecond), last.Sub(deleted).Round(100*time.Millisecond), load.Examples())
 	}
 }

@@ -39,10 +39,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 )
 
 func kindOnly(t *testing.T) {
@@ -53,12 +55,18 @@ func kindOnly(t *testing.T) {
 }
 
 // kindProxy forwards the managers' PowerDNS API requests to the real PowerDNS and counts the
-// writes: each PATCH'd rrset by "name type changetype", each zone POST and DELETE by path.
+// writes: each PATCH'd rrset by "name type changetype", each other write by "method path".
+// Between hold and drop it forwards no write: each waits, counted apart as held, until drop
+// answers it 503 (the writer was killed meanwhile, so its write never reaches PowerDNS).
 type kindProxy struct {
-	URL    string
-	srv    *http.Server
-	mu     sync.Mutex
-	writes map[string]int
+	URL     string
+	srv     *http.Server
+	mu      sync.Mutex
+	writes  map[string]int
+	holding bool
+	held    map[string]int
+	heldc   chan struct{} // closed at the first write held
+	release chan struct{} // closed by drop
 }
 
 func startKindProxy(t *testing.T) *kindProxy {
@@ -76,7 +84,14 @@ func startKindProxy(t *testing.T) *kindProxy {
 	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		p.count(r.Method, r.URL.Path, body)
+		if release := p.count(r.Method, r.URL.Path, body); release != nil {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			http.Error(w, "dropped by the e2e proxy: its writer was killed", http.StatusServiceUnavailable)
+			return
+		}
 		rp.ServeHTTP(w, r)
 	})}
 	go func() { _ = p.srv.Serve(ln) }()
@@ -84,26 +99,68 @@ func startKindProxy(t *testing.T) *kindProxy {
 	return p
 }
 
-func (p *kindProxy) count(method, path string, body []byte) {
+// count counts one request's writes; while holding, it counts them as held and returns the
+// channel the request must wait on instead of being forwarded.
+func (p *kindProxy) count(method, path string, body []byte) <-chan struct{} {
 	if method == http.MethodGet || method == http.MethodHead {
-		return
+		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if method != http.MethodPatch {
-		p.writes[method+" "+path]++
-		return
+	into := p.writes
+	if p.holding {
+		into = p.held
+		if len(p.held) == 0 {
+			close(p.heldc)
+		}
 	}
 	var req struct {
 		RRsets []struct{ Name, Type, Changetype string } `json:"rrsets"`
 	}
-	if json.Unmarshal(body, &req) != nil {
-		p.writes["PATCH unreadable "+path]++
-		return
+	switch {
+	case method != http.MethodPatch:
+		into[method+" "+path]++
+	case json.Unmarshal(body, &req) != nil:
+		into["PATCH unreadable "+path]++
+	default:
+		for _, rr := range req.RRsets {
+			into[strings.ToLower(rr.Name)+" "+rr.Type+" "+strings.ToUpper(rr.Changetype)]++
+		}
 	}
-	for _, rr := range req.RRsets {
-		p.writes[strings.ToLower(rr.Name)+" "+rr.Type+" "+strings.ToUpper(rr.Changetype)]++
+	if p.holding {
+		return p.release
 	}
+	return nil
+}
+
+// hold starts holding writes.
+func (p *kindProxy) hold() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding, p.held = true, map[string]int{}
+	p.heldc, p.release = make(chan struct{}), make(chan struct{})
+}
+
+// waitHeld waits until a write is held.
+func (p *kindProxy) waitHeld(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	p.mu.Lock()
+	heldc := p.heldc
+	p.mu.Unlock()
+	select {
+	case <-heldc:
+	case <-time.After(timeout):
+		t.Fatalf("no write reached the PowerDNS proxy within %s", timeout)
+	}
+}
+
+// drop answers the held writes 503, stops holding, and returns what was held.
+func (p *kindProxy) drop() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.holding = false
+	close(p.release)
+	return p.held
 }
 
 // snapshot returns a copy of the counts so far.
@@ -257,38 +314,47 @@ func valuesFile(c *cluster) string {
 	return filepath.Join(os.Getenv("E2E_KIND_VALUES_DIR"), "values-"+c.geo+".yaml")
 }
 
-// TestKindLeaderKilledMidPublish: 120 DNSEndpoints are applied at once in cluster 1 and right
-// after (the leader is mid-publish) the leader's pod is deleted with no grace period. The
-// follower takes the Lease and publishes the rest. Measured: kill -> the follower's Lease and
-// its first reconcile (the first of 10 endpoints applied after the kill Published, polled
-// every 200 ms). Nothing is written twice (the proxy's REPLACE count per record set is 1) and
-// nothing is lost (every record in the AXFR taken at the kill is in the final AXFR, which holds
-// all 130 (120, and 10 applied after the kill that only the follower can publish) exactly once).
+// TestKindLeaderKilledMidPublish: in cluster 1 the leader publishes 60 DNSEndpoints; then 60
+// more are applied while the PowerDNS proxy holds every write, and as soon as the leader's
+// first write of them is held (it is mid-publish: wave 1 is at the provider, wave 2 is in
+// flight), its pod is deleted with no grace period. The held writes are then dropped (503), so
+// they never reach PowerDNS, as a write cut off by the kill would not. The follower takes the
+// Lease and publishes the rest. Measured: kill -> the follower's Lease and its first reconcile
+// (the first of 10 endpoints applied after the kill Published, polled every 200 ms). Nothing is
+// written twice (the proxy forwarded each record set's REPLACE once, and each held one once,
+// by the follower) and nothing is lost (every record in the AXFR taken at the kill is in the
+// final AXFR, which holds all 130 exactly once).
 func TestKindLeaderKilledMidPublish(t *testing.T) {
 	kindOnly(t)
 	onFailure(t)
 	c := suite.clusters[0]
-	const n, late = 120, 10
+	const wave, late = 60, 10
 	ns, zone := kindRunName("kind-kill"), kindRunName("kill")+".kind.test"
 	proxy := startKindProxy(t)
 	kindZone(t, c, proxy, ns, zone, false)
 	t.Cleanup(func() { deleteNamespace(t, c, ns) })
-	eps := make([]*dnsv1.DNSEndpoint, n+late)
+	eps := make([]*dnsv1.DNSEndpoint, 2*wave+late)
 	for i := range eps {
-		eps[i] = kindEndpoint(ns, fmt.Sprintf("r%02d", i), fmt.Sprintf("r%02d.%s", i, zone), fmt.Sprintf("192.0.2.%d", i+1))
+		eps[i] = kindEndpoint(ns, fmt.Sprintf("r%03d", i), fmt.Sprintf("r%03d.%s", i, zone), fmt.Sprintf("192.0.2.%d", i+1))
+	}
+	apply := func(eps []*dnsv1.DNSEndpoint) {
+		objs := make([]client.Object, len(eps))
+		for i, ep := range eps {
+			objs[i] = ep
+		}
+		c.apply(t, objs...)
 	}
 	leader := leaderPod(t, c)
-	objs := make([]client.Object, n)
-	for i, ep := range eps[:n] {
-		objs[i] = ep
-	}
-	c.apply(t, objs...)
-	// The kill right after the apply, while the leader reconciles the 120 (it publishes a
-	// zone's changes in batches, so waiting for a first Published one would find all done).
+	apply(eps[:wave])
+	waitPublished(t, c, eps[:wave], 120*time.Second)
+
+	proxy.hold()
+	apply(eps[wave : 2*wave])
+	proxy.waitHeld(t, 60*time.Second)
 	killed := time.Now()
 	kubectl(t, c, "delete", "pod", leader, "--grace-period=0", "--force", "--wait=false")
 	pending := 0
-	for _, ep := range eps[:n] {
+	for _, ep := range eps[:2*wave] {
 		if !isPublished(t, c, ep) {
 			pending++
 		}
@@ -296,9 +362,7 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 	before := axfrKind(t, zone)
 	// Endpoints applied after the kill: only the follower can publish them, so the first of them
 	// Published is its first reconcile.
-	for _, ep := range eps[n:] {
-		c.apply(t, ep)
-	}
+	apply(eps[2*wave:])
 	var newLeader string
 	eventually(t, 120*time.Second, "the follower takes the Lease", func() error {
 		if newLeader = leaderPod(t, c); newLeader == leader {
@@ -307,8 +371,9 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 		return nil
 	})
 	leaseTaken := time.Since(killed)
+	held := proxy.drop()
 	eventually(t, 120*time.Second, "the follower's first publish", func() error {
-		for _, ep := range eps[n:] {
+		for _, ep := range eps[2*wave:] {
 			if isPublished(t, c, ep) {
 				return nil
 			}
@@ -320,14 +385,15 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 	allDone := time.Since(killed)
 	acquire := strings.TrimSpace(kubectl(t, c, "get", "lease", "manager.dnsplane.io", "-o", "jsonpath={.spec.acquireTime}"))
 	after := axfrKind(t, zone)
-	checkKillResult(t, zone, n+late, before, after, proxy.snapshot())
-	t.Logf("leader %s killed with %d of %d endpoints not yet Published; follower %s took the Lease within %s (acquireTime %s, kill at %s); its first reconcile (first endpoint applied after the kill Published) %s after the kill; all %d Published %s after the kill",
-		leader, pending, n, newLeader, leaseTaken.Round(100*time.Millisecond), acquire, killed.UTC().Format(time.RFC3339Nano),
-		firstReconcile.Round(100*time.Millisecond), n+late, allDone.Round(100*time.Millisecond))
+	checkKillResult(t, zone, 2*wave+late, before, after, proxy.snapshot(), held)
+	t.Logf("leader %s killed mid-publish, with %d of %d endpoints not yet Published and %d record-set writes of them held; follower %s took the Lease within %s (acquireTime %s, kill at %s); its first reconcile (first endpoint applied after the kill Published) %s after the kill; all %d Published %s after the kill",
+		leader, pending, 2*wave, len(held), newLeader, leaseTaken.Round(100*time.Millisecond), acquire, killed.UTC().Format(time.RFC3339Nano),
+		firstReconcile.Round(100*time.Millisecond), 2*wave+late, allDone.Round(100*time.Millisecond))
 }
 
-// checkKillResult: nothing lost (before ⊆ after, all n names served once), nothing written twice.
-func checkKillResult(t *testing.T, zone string, n int, before, after []string, writes map[string]int) {
+// checkKillResult: nothing lost (before ⊆ after, all n names served once), nothing written
+// twice, and each write the killed leader never made (held) made once by the follower.
+func checkKillResult(t *testing.T, zone string, n int, before, after []string, writes, held map[string]int) {
 	t.Helper()
 	if removed, _ := diff(before, after); len(removed) > 0 {
 		t.Errorf("AXFR %s lost records across the leader kill: %v", zone, removed)
@@ -347,50 +413,21 @@ func checkKillResult(t *testing.T, zone string, n int, before, after []string, w
 	if twice := writtenTwice(writes, zone); len(twice) > 0 {
 		t.Errorf("record sets written more than once across the leader kill: %v", twice)
 	}
+	if len(held) == 0 {
+		t.Errorf("no write of the leader was held at the kill: it was not mid-publish")
+	}
+	for k := range held {
+		if strings.HasSuffix(k, " REPLACE") && writes[k] != 1 {
+			t.Errorf("%s, held from the killed leader, was written %d times by the follower, want 1", k, writes[k])
+		}
+	}
 	replaces := 0
 	for k, v := range writes {
 		if strings.HasSuffix(k, " REPLACE") {
 			replaces += v
 		}
 	}
-	t.Logf("AXFR %s: %d records before the kill, %d after; %d rrset REPLACEs through the proxy, none twice", zone, len(before), len(after), replaces)
-}
-
-// kindQueryLoop queries name at addr every 200 ms until stop is closed, and reports the
-// answered and failed queries and the longest run of failures.
-type kindQueryLoop struct {
-	ok, failed, longestGap int
-	lastErr                error
-	done                   chan struct{}
-}
-
-func startKindQueryLoop(addr, name string, want []string, stop <-chan struct{}) *kindQueryLoop {
-	l := &kindQueryLoop{done: make(chan struct{})}
-	go func() {
-		defer close(l.done)
-		gap := 0
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			got, err := answerA(addr, name)
-			if err == nil && !slices.Equal(sortedCopy(got), sortedCopy(want)) {
-				err = fmt.Errorf("answered %v, want %v", got, want)
-			}
-			if err != nil {
-				l.failed++
-				l.lastErr = err
-				gap++
-				l.longestGap = max(l.longestGap, gap)
-				continue
-			}
-			l.ok++
-			gap = 0
-		}
-	}()
-	return l
+	t.Logf("AXFR %s: %d records before the kill, %d after; %d rrset REPLACEs forwarded through the proxy, none twice; held at the kill and dropped: %v", zone, len(before), len(after), replaces, held)
 }
 
 // TestKindHelmUpgrade: with the objects in place, `helm upgrade` to another image tag (the same
@@ -421,8 +458,8 @@ func TestKindHelmUpgrade(t *testing.T) {
 	before := proxy.snapshot()
 	oldLeader := leaderPod(t, c)
 
-	stop := make(chan struct{})
-	loop := startKindQueryLoop(c.dnsAddr, "up."+c.clusterZone(), []string{"192.0.2.99"}, stop)
+	loop := answerloop.Start(t, c.dnsAddr, []answerloop.Query{{Name: "up." + c.clusterZone(), Type: dns.TypeA, Allowed: []string{"192.0.2.99"}}},
+		answerloop.Options{Interval: 200 * time.Millisecond, Authoritative: true})
 	start := time.Now()
 	newTag := os.Getenv("E2E_KIND_TAG") + "-upgrade"
 	kindCmd(t, c, "sh", "-c", "E2E_NEW_TAG="+newTag+" && export E2E_NEW_TAG && "+os.Getenv("E2E_KIND_RETAG_CMD"))
@@ -441,15 +478,14 @@ func TestKindHelmUpgrade(t *testing.T) {
 	update(t, c, eps[0], func(e *dnsv1.DNSEndpoint) { e.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.60"} })
 	waitServed(t, 60*time.Second, suite.pdns.DNSAddr, "u0."+zone, []string{"192.0.2.60"})
 	waitPublished(t, c, append(slices.Clone(eps), served), 60*time.Second)
-	close(stop)
-	<-loop.done
+	loop.Stop()
 	checkUpgradeResult(t, zone, beforeAXFR, axfrKind(t, zone), since(before, proxy.snapshot()), loop)
 	image := kubectl(t, c, "get", "deployment", os.Getenv("E2E_KIND_RELEASE"), "-o", "jsonpath={.spec.template.spec.containers[0].image}")
-	t.Logf("helm upgrade to %s (leader %s -> %s) took %s; dns Service queries during it: %d answered, %d failed (longest run %d x 200 ms)",
-		image, oldLeader, leaderPod(t, c), upgraded.Round(100*time.Millisecond), loop.ok, loop.failed, loop.longestGap)
+	t.Logf("helm upgrade to %s (leader %s -> %s) took %s; dns Service queries during it, one every 200 ms: %s",
+		image, oldLeader, leaderPod(t, c), upgraded.Round(100*time.Millisecond), loop)
 }
 
-func checkUpgradeResult(t *testing.T, zone string, before, after, writes []string, loop *kindQueryLoop) {
+func checkUpgradeResult(t *testing.T, zone string, before, after, writes []string, loop *answerloop.Loop) {
 	t.Helper()
 	for _, w := range writes {
 		if !strings.HasPrefix(w, "u0."+zone+". A REPLACE") && !(strings.HasPrefix(w, "dp-a-") && strings.Contains(w, "-u0."+zone+". ")) {
@@ -465,9 +501,8 @@ func checkUpgradeResult(t *testing.T, zone string, before, after, writes []strin
 		slices.ContainsFunc(append(slices.Clone(removed), added...), func(rr string) bool { return !u0(rr) }) {
 		t.Errorf("AXFR %s across the upgrade: removed %v, added %v; want only u0's target changed (its A and registry TXT)", zone, removed, added)
 	}
-	if loop.failed > 0 {
-		t.Errorf("the dns Service failed %d of %d queries during the upgrade (longest run %d x 200 ms; last: %v)",
-			loop.failed, loop.ok+loop.failed, loop.longestGap, loop.lastErr)
+	if n := loop.Failures.Load(); n > 0 || loop.Queries.Load() == 0 {
+		t.Errorf("the dns Service failed %d queries during the upgrade: %s; first failures: %v", n, loop, loop.Examples())
 	}
 	t.Logf("writes across the upgrade and the one change after it: %v", writes)
 }

@@ -305,7 +305,7 @@ func TestExternalDNSTakeover(t *testing.T) {
 	for _, r := range all {
 		qs = append(qs, answerloop.Query{Name: r.fqdn(), Type: r.qtype(), Allowed: []string{r.answer()}})
 	}
-	loop := answerloop.Start(t, suite.pdns.DNSAddr, 50*time.Millisecond, qs)
+	loop := answerloop.Start(t, suite.pdns.DNSAddr, qs, answerloop.Options{Interval: 50 * time.Millisecond})
 	start := time.Now()
 	c.kill(t)
 	c.args = append(c.args, xdnsSources...)

@@ -255,6 +255,12 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		LeaderElection:          cfg.LeaderElect,
 		LeaderElectionID:        "manager.dnsplane.io",
 		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		// A leader that stops (SIGTERM, a rollout) gives the Lease up once its controllers and
+		// the embedded server have stopped, so a follower leads within its retry period (2 s)
+		// instead of waiting out the 15 s lease. controller-runtime's condition holds: nothing
+		// writes after Manager.Start returns (the zone writers end with ctx, before the
+		// controllers stop), and main exits then (docs/design.md, "Leaving the dns Service").
+		LeaderElectionReleaseOnCancel: true,
 		// Secrets are read by name when needed (factory.Factory), never listed, watched or
 		// cached: the manager holds only get on them (docs/design.md, "Provider Secrets").
 		// Unstructured objects (external-dns's DNSEndpoints, --source=crd) are read from the

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
@@ -20,7 +22,21 @@ import (
 func (a *App) addControllers(ctx context.Context, cfg Config) error {
 	// Writers resolve their account's provider from the current Secret before each call, so that
 	// a rotated Secret reaches the heartbeat reporter and the scraper too (they never plan).
-	writers := zonewriter.NewSet(ctx, zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"),
+	// They live as long as the controllers that submit to them, not as long as ctx: a leader
+	// told to stop (SIGTERM) first drains its embedded server (--local-dns-drain) with its
+	// controllers still running, and what they reconcile then must still be written. The
+	// writers end when the manager stops its leader runnables, so before it gives the Lease up
+	// (LeaderElectionReleaseOnCancel): no write follows the release.
+	wctx, stopWriters := context.WithCancel(context.WithoutCancel(ctx))
+	if err := a.Manager.Add(manager.RunnableFunc(func(leading context.Context) error {
+		<-leading.Done()
+		stopWriters()
+		return nil
+	})); err != nil {
+		stopWriters()
+		return fmt.Errorf("add the zone writers' lifetime: %w", err)
+	}
+	writers := zonewriter.NewSet(wctx, zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"),
 		Resolve: a.Providers.ResolveAccount})
 	if err := a.addDNSZone(cfg, writers); err != nil {
 		return fmt.Errorf("set up the DNSZone controller: %w", err)

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
@@ -19,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -46,9 +48,14 @@ func replicaConfig(cfg *rest.Config, host string) app.Config {
 		Registerer: prometheus.NewRegistry(), SkipNameValidation: true}
 }
 
-func startReplica(t *testing.T, cfg *rest.Config, host string) *replica {
+// startReplica starts a replica of replicaConfig, changed by each of mods, and waits until its
+// zone store has loaded.
+func startReplica(t *testing.T, cfg *rest.Config, host string, mods ...func(*app.Config)) *replica {
 	t.Helper()
 	c := replicaConfig(cfg, host)
+	for _, mod := range mods {
+		mod(&c)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	a, err := app.New(ctx, c)
 	if err != nil {
@@ -177,40 +184,24 @@ func publish(t *testing.T, r *replica, zoneID string, changes ...provider.Change
 	}
 }
 
-// queryLoop asks addr for every name in turn until stop is closed, and counts the answers by
-// response code, with "error" for no answer and "wrong" for NOERROR without the name's address.
-func queryLoop(addr string, names map[string]string, stop <-chan struct{}) <-chan map[string]int {
-	out := make(chan map[string]int, 1)
-	go func() {
-		counts := map[string]int{}
-		keys := slices.Sorted(func(yield func(string) bool) {
-			for k := range names {
-				if !yield(k) {
-					return
-				}
-			}
-		})
-		for {
-			for _, name := range keys {
-				select {
-				case <-stop:
-					out <- counts
-					return
-				default:
-				}
-				resp, err := ask(addr, name, dns.TypeA)
-				switch {
-				case err != nil:
-					counts["error"]++
-				case resp.Rcode == dns.RcodeSuccess && (len(resp.Answer) != 1 || resp.Answer[0].(*dns.A).A.String() != names[name]):
-					counts["wrong"]++
-				default:
-					counts[dns.RcodeToString[resp.Rcode]]++
-				}
-			}
-		}
-	}()
-	return out
+// followerLoop asks addr for every name in names, A with its one address and the AA bit, in
+// rounds back to back until the test stops it.
+func followerLoop(t *testing.T, addr string, names map[string]string) *answerloop.Loop {
+	t.Helper()
+	var qs []answerloop.Query
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		qs = append(qs, answerloop.Query{Name: name, Type: dns.TypeA, Allowed: []string{names[name]}})
+	}
+	return answerloop.Start(t, addr, qs, answerloop.Options{Authoritative: true})
+}
+
+// checkLoop fails t unless loop asked and every answer was right.
+func checkLoop(t *testing.T, loop *answerloop.Loop) {
+	t.Helper()
+	if loop.Failures.Load() != 0 || loop.Queries.Load() == 0 {
+		t.Errorf("answers %v, want only NOERROR with the published address (no REFUSED, SERVFAIL, timeout, error or wrong answer): %v",
+			loop.Counts(), loop.Examples())
+	}
 }
 
 // TestReplicas_EveryReplicaServesTheCurrentZones is issue 16's first two "Done when" bullets,
@@ -304,8 +295,7 @@ func publishToFollower(t *testing.T, leader, follower *replica, zoneID string) m
 // is NOERROR with the name's address; the follower then leads and publishes.
 func leaderStops(t *testing.T, leader, follower *replica, zoneID string, names map[string]string) {
 	t.Helper()
-	stopLoop := make(chan struct{})
-	counts := queryLoop(follower.addr, names, stopLoop)
+	loop := followerLoop(t, follower.addr, names)
 	time.Sleep(500 * time.Millisecond) // some answers before the stop, for the record
 	leader.stop()
 	testrun.Eventually(t, 2*time.Minute, "the follower leads", func() error {
@@ -318,12 +308,9 @@ func leaderStops(t *testing.T, leader, follower *replica, zoneID string, names m
 	testrun.Eventually(t, 10*time.Second, "the new leader answers its new record", func() error {
 		return answered(follower.addr, "after.replicas.test", "198.51.100.1")
 	})
-	close(stopLoop)
-	got := <-counts
-	t.Logf("answers of the follower through the leader's stop and its takeover: %v", got)
-	if got["NOERROR"] == 0 || len(got) != 1 {
-		t.Errorf("answers %v, want only NOERROR with the published address (no REFUSED, SERVFAIL, error or wrong answer)", got)
-	}
+	loop.Stop()
+	t.Logf("answers of the follower through the leader's stop and its takeover: %s", loop)
+	checkLoop(t, loop)
 }
 
 // restartAll stops the last replica, starts two again, and checks that both serve the AXFR of
