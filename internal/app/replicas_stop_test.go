@@ -78,7 +78,9 @@ func TestReplicas_StoppingLeaderWritesUntilItGivesTheLeaseUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	testrun.Eventually(t, time.Minute, "the zone Ready", func() error { return ready(&dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zone"}}, dnsv1.ReasonReady) })
+	testrun.Eventually(t, time.Minute, "the zone Ready", func() error {
+		return ready(&dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zone"}}, dnsv1.ReasonReady)
+	})
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: replicasNS, Name: "manager.dnsplane.io"}}
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
 		t.Fatal(err)
