@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
-
-	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 // burstQuery is one query of a burst and a check of its answer.
@@ -165,14 +163,7 @@ func TestServer_BatchedBurstsFromManyClientsAnswerEachRight(t *testing.T) {
 // leave from the address the query came to (the destination control
 // message; a client would drop an answer from another address).
 func TestServer_WildcardBindAnswersFromTheQueriedAddress(t *testing.T) {
-	srv, err := NewServer(exampleStore(t, ""), ServerOptions{Addr: "0.0.0.0:0", UDPSockets: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Addr: "0.0.0.0:0", UDPSockets: 1})
 	port := srv.udp.LocalAddr().(*net.UDPAddr).Port
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -201,14 +192,7 @@ func TestServer_IPv6WildcardBindAnswersFromTheQueriedAddress(t *testing.T) {
 		t.Skipf("no IPv6 loopback: %v", err)
 	}
 	_ = probe.Close()
-	srv, err := NewServer(exampleStore(t, ""), ServerOptions{Addr: "[::]:0", UDPSockets: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Addr: "[::]:0", UDPSockets: 1})
 	port := srv.udp.LocalAddr().(*net.UDPAddr).Port
 	for i, dst := range []*net.UDPAddr{{IP: net.IPv6loopback, Port: port}, {IP: net.IPv4(127, 0, 0, 2), Port: port}} {
 		network, local := "udp6", net.IPv6loopback

@@ -13,10 +13,12 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
-// startServer serves store on 127.0.0.1:<ephemeral> until the test ends.
+// startServer serves store on opts.Addr (default 127.0.0.1:<ephemeral>) until the test ends.
 func startServer(t testing.TB, store *Store, opts ServerOptions) *Server {
 	t.Helper()
-	opts.Addr = "127.0.0.1:0"
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
 	srv, err := NewServer(store, opts)
 	if err != nil {
 		t.Fatal(err)
