@@ -96,13 +96,7 @@ func TestKindLeaderPodDeletedUnderQueryLoad(t *testing.T) {
 	time.Sleep(3 * time.Second) // load before the deletion: a baseline, not an assertion
 	deleted := time.Now()
 	kubectl(t, c, "delete", "pod", leader, "--wait=false")
-	var newLeader string
-	eventually(t, 120*time.Second, "the follower takes the Lease", func() error {
-		if newLeader = leaderPod(t, c); newLeader == leader {
-			return fmt.Errorf("the Lease is still held by the deleted pod %s", leader)
-		}
-		return nil
-	})
+	newLeader := waitNewLeader(t, c, leader, "the follower takes the Lease of the deleted pod")
 	takeover := time.Since(deleted)
 	fresh := kindEndpoint(clusterNS, run+"-new", "new-"+run+"."+c.clusterZone(), "198.51.100.200")
 	c.apply(t, fresh)

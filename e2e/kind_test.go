@@ -242,15 +242,36 @@ func deleteNamespace(t *testing.T, c *cluster, ns string) {
 	_ = c.C().Delete(cx, namespace(ns))
 }
 
-// leaderPod returns the name of the pod holding the manager's Lease (its holderIdentity is
-// <pod name>_<uuid>, controller-runtime's identity).
-func leaderPod(t *testing.T, c *cluster) string {
+// leaseHolder returns the name of the pod holding the manager's Lease (its holderIdentity is
+// <pod name>_<uuid>, controller-runtime's identity), or "" while none does: a leader that
+// stopped gave the Lease up (LeaderElectionReleaseOnCancel) and no follower has taken it yet.
+func leaseHolder(t *testing.T, c *cluster) string {
 	t.Helper()
 	id := strings.TrimSpace(kubectl(t, c, "get", "lease", "manager.dnsplane.io", "-o", "jsonpath={.spec.holderIdentity}"))
 	pod, _, _ := strings.Cut(id, "_")
-	if pod == "" {
-		t.Fatalf("Lease manager.dnsplane.io has no holder")
-	}
+	return pod
+}
+
+// leaderPod waits up to 2 min for a pod to hold the manager's Lease, and returns it.
+func leaderPod(t *testing.T, c *cluster) string {
+	t.Helper()
+	return waitNewLeader(t, c, "", "a leader")
+}
+
+// waitNewLeader waits up to 2 min for a pod other than old to hold the manager's Lease, and
+// returns it; what names the wait in a failure.
+func waitNewLeader(t *testing.T, c *cluster, old, what string) string {
+	t.Helper()
+	var pod string
+	eventually(t, 120*time.Second, what, func() error {
+		switch pod = leaseHolder(t, c); pod {
+		case "":
+			return fmt.Errorf("the Lease manager.dnsplane.io has no holder")
+		case old:
+			return fmt.Errorf("the Lease is still held by %s", old)
+		}
+		return nil
+	})
 	return pod
 }
 
@@ -363,13 +384,7 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 	// Endpoints applied after the kill: only the follower can publish them, so the first of them
 	// Published is its first reconcile.
 	apply(eps[2*wave:])
-	var newLeader string
-	eventually(t, 120*time.Second, "the follower takes the Lease", func() error {
-		if newLeader = leaderPod(t, c); newLeader == leader {
-			return fmt.Errorf("the Lease is still held by the killed pod %s", leader)
-		}
-		return nil
-	})
+	newLeader := waitNewLeader(t, c, leader, "the follower takes the Lease of the killed pod")
 	leaseTaken := time.Since(killed)
 	held := proxy.drop()
 	eventually(t, 120*time.Second, "the follower's first publish", func() error {
@@ -468,12 +483,7 @@ func TestKindHelmUpgrade(t *testing.T) {
 		"--set", "podAnnotations.e2e/upgraded=yes", "--set", "resources.requests.cpu=60m", "--wait", "--timeout", "300s")
 	kubectl(t, c, "rollout", "status", "deployment/"+os.Getenv("E2E_KIND_RELEASE"), "--timeout=300s")
 	upgraded := time.Since(start)
-	eventually(t, 120*time.Second, "a new leader", func() error {
-		if p := leaderPod(t, c); p == oldLeader {
-			return fmt.Errorf("the Lease is still held by %s", p)
-		}
-		return nil
-	})
+	newLeader := waitNewLeader(t, c, oldLeader, "a new leader after the upgrade")
 	// The one change after the upgrade: its publication shows the new leader has reconciled.
 	update(t, c, eps[0], func(e *dnsv1.DNSEndpoint) { e.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.60"} })
 	waitServed(t, 60*time.Second, suite.pdns.DNSAddr, "u0."+zone, []string{"192.0.2.60"})
@@ -482,7 +492,7 @@ func TestKindHelmUpgrade(t *testing.T) {
 	checkUpgradeResult(t, zone, beforeAXFR, axfrKind(t, zone), since(before, proxy.snapshot()), loop)
 	image := kubectl(t, c, "get", "deployment", os.Getenv("E2E_KIND_RELEASE"), "-o", "jsonpath={.spec.template.spec.containers[0].image}")
 	t.Logf("helm upgrade to %s (leader %s -> %s) took %s; dns Service queries during it, one every 200 ms: %s",
-		image, oldLeader, leaderPod(t, c), upgraded.Round(100*time.Millisecond), loop)
+		image, oldLeader, newLeader, upgraded.Round(100*time.Millisecond), loop)
 }
 
 func checkUpgradeResult(t *testing.T, zone string, before, after, writes []string, loop *answerloop.Loop) {
