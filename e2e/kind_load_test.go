@@ -69,8 +69,8 @@ func kindLoadNames(t *testing.T, c *cluster, run string, n int) ([]string, map[s
 // through the dns Service's NodePort from the host at a steady 500 qps while the leader's pod is
 // deleted the normal way (kubectl delete pod: the chart's 5 s preStop sleep keeps it answering
 // while it leaves the Service's endpoints). The load goes on until the Deployment's replacement
-// pod is ready behind the Service too. Not one query may fail (timeout, REFUSED, SERVFAIL,
-// another rcode or a wrong answer); and once the follower leads, a record published after the
+// pod is ready behind the Service too. Not one query may fail (timeout after one retry,
+// REFUSED, SERVFAIL, another rcode or a wrong answer); and once the follower leads, a record published after the
 // deletion is answered. Logged: the counts, the qps achieved, the time from the deletion to
 // the follower's Lease and to the new record answered. Forced deletion (--grace-period=0
 // --force) is not tested: the pod stops at once while kube-proxy still sends it new flows for
@@ -92,7 +92,10 @@ func TestKindLeaderPodDeletedUnderQueryLoad(t *testing.T) {
 	}
 	// A new UDP socket per query (a new source port, as a resolver's): each query is its own
 	// conntrack flow through the NodePort, routed to an endpoint ready at the moment it is sent.
-	load := answerloop.Start(t, c.dnsAddr, qs, answerloop.Options{Rate: qps, Authoritative: true})
+	// A query that times out is asked once more, as a stub resolver does (resolv.conf's
+	// attempts:2): a reply in flight when kube-proxy deletes the stopping pod's UDP conntrack
+	// entries is lost (docs/design.md, "Leaving the dns Service"). Such retries are logged.
+	load := answerloop.Start(t, c.dnsAddr, qs, answerloop.Options{Rate: qps, Authoritative: true, Retries: 1})
 	time.Sleep(3 * time.Second) // load before the deletion: a baseline, not an assertion
 	deleted := time.Now()
 	kubectl(t, c, "delete", "pod", leader, "--wait=false")

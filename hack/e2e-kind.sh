@@ -11,7 +11,7 @@
 #   3. the node image (KIND_NODE_IMAGE): "offline" builds one with no registry
 #      (hack/kind/node-image.sh, cached by content hash); "stock" is kind's default kindest/node;
 #      anything else is used as given. Default: offline with podman, stock with Docker;
-#   4. $E2E_KIND_CLUSTERS kind clusters (default 2; geo tags eu, us, ap), the image loaded into each
+#   4. $E2E_KIND_CLUSTERS kind clusters (default 3, as make e2e runs 3 managers; geo tags eu, us, ap), the image loaded into each
 #      (`kind load image-archive`);
 #   5. one PowerDNS on the host (hack/pdns.sh), on the kind network's gateway address, reachable
 #      from the Pods and from the suite;
@@ -38,7 +38,7 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-N=${E2E_KIND_CLUSTERS:-2}
+N=${E2E_KIND_CLUSTERS:-3}
 PREFIX=${E2E_KIND_PREFIX:-dnsplane-e2e}
 NODE_PORT=${E2E_NODE_PORT:-30053}
 NS=dnsplane-system

@@ -37,6 +37,10 @@ type Options struct {
 	Authoritative bool
 	// Timeout bounds each query (default 2 s).
 	Timeout time.Duration
+	// Retries is how many times a query that timed out is asked again, each time on a new
+	// socket, before it counts as a Timeout: a stub resolver asks again (resolv.conf's
+	// attempts:2 is Retries 1). Queries answered right on a retry count as OK and in Retried.
+	Retries int
 }
 
 // The outcomes a Loop counts besides the rcode of an answer that is not NOERROR or NXDOMAIN
@@ -50,8 +54,9 @@ const (
 
 // Loop counts what Start's goroutines asked and what failed.
 type Loop struct {
-	// Queries and Failures count the questions asked and those not answered OK.
-	Queries, Failures atomic.Int64
+	// Queries and Failures count the questions asked and those not answered OK; Retried counts
+	// those answered OK only on a retry (Options.Retries), which are not failures.
+	Queries, Failures, Retried atomic.Int64
 
 	mu                  sync.Mutex
 	counts              map[string]int
@@ -176,8 +181,8 @@ func (l *Loop) String() string {
 		}
 	}
 	q := l.Queries.Load()
-	return fmt.Sprintf("%d queries in %.1f s (%.0f qps): %d answered right, %d failed %v (longest run %d)",
-		q, secs, float64(q)/secs, l.counts[OK], l.Failures.Load(), failed, l.longestRun)
+	return fmt.Sprintf("%d queries in %.1f s (%.0f qps): %d answered right (%d of them on a retry after a timeout), %d failed %v (longest run %d)",
+		q, secs, float64(q)/secs, l.counts[OK], l.Retried.Load(), l.Failures.Load(), failed, l.longestRun)
 }
 
 // Outcome classifies one exchange's result: OK, Timeout, Error, Wrong, or the rcode's name.
@@ -202,6 +207,12 @@ func (l *Loop) ask(addr string, q Query, opts Options) {
 	m.RecursionDesired = false
 	resp, _, err := (&dns.Client{Timeout: opts.Timeout}).Exchange(m, addr)
 	outcome := Outcome(q, resp, err, opts.Authoritative)
+	for try := 0; try < opts.Retries && outcome == Timeout; try++ {
+		resp, _, err = (&dns.Client{Timeout: opts.Timeout}).Exchange(m, addr)
+		if outcome = Outcome(q, resp, err, opts.Authoritative); outcome == OK {
+			l.Retried.Add(1)
+		}
+	}
 	l.Queries.Add(1)
 	l.mu.Lock()
 	defer l.mu.Unlock()

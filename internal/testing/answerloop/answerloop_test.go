@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,5 +120,52 @@ func TestLoop_CountsByOutcome(t *testing.T) {
 			t.Errorf("%+v: %d examples", opts, len(l.Examples()))
 		}
 		t.Log(l)
+	}
+}
+
+// TestLoop_RetriesATimedOutQuery: a server that leaves every other query unanswered. Without
+// retries those are Timeouts; with one retry each is answered on its second try, counted OK and
+// Retried.
+func TestLoop_RetriesATimedOutQuery(t *testing.T) {
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		if n.Add(1)%2 == 1 {
+			return // dropped, as a reply whose conntrack entry was just deleted is
+		}
+		m := new(dns.Msg)
+		m.SetReply(r)
+		m.Authoritative = true
+		rr, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
+		m.Answer = append(m.Answer, rr)
+		_ = w.WriteMsg(m)
+	})}
+	started := make(chan struct{})
+	srv.NotifyStartedFunc = func() { close(started) }
+	go func() { _ = srv.ActivateAndServe() }()
+	<-started
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	qs := []Query{{Name: "www.example.test", Type: dns.TypeA, Allowed: []string{"192.0.2.1"}}}
+	for _, tc := range []struct {
+		retries int
+		check   func(l *Loop) bool
+	}{
+		{0, func(l *Loop) bool { return l.Counts()[Timeout] > 0 && l.Retried.Load() == 0 }},
+		{1, func(l *Loop) bool {
+			return l.Failures.Load() == 0 && l.Retried.Load() > 0 && l.Counts()[OK] == int(l.Queries.Load())
+		}},
+	} {
+		l := Start(t, pc.LocalAddr().String(), qs, Options{Interval: time.Millisecond, Timeout: 100 * time.Millisecond, Retries: tc.retries})
+		deadline := time.Now().Add(10 * time.Second)
+		for l.Queries.Load() < 6 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		l.Stop()
+		if !tc.check(l) {
+			t.Errorf("Retries %d: %s, counts %v", tc.retries, l, l.Counts())
+		}
 	}
 }
