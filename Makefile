@@ -86,7 +86,7 @@ e2e: build envtest-bins external-dns ## Run the end-to-end suite: 3 bin/manager 
 	go test -tags e2e -count=1 -timeout 15m -v ./e2e/
 
 .PHONY: e2e-kind
-e2e-kind: ## Run the end-to-end suite and the kind-only scenarios against 2 kind clusters running the chart (podman + an offline node image, or Docker; hack/e2e-kind.sh).
+e2e-kind: ## Run the end-to-end suite and the kind-only scenarios against 3 kind clusters running the chart (podman + an offline node image, or Docker; hack/e2e-kind.sh).
 	hack/e2e-kind.sh
 
 .PHONY: kind-cluster
