@@ -65,26 +65,14 @@ func TestOutcome(t *testing.T) {
 	}
 }
 
-// serve answers www.example.test A 192.0.2.1 with AA, and REFUSED for every other name, on a
-// loopback UDP port.
-func serve(t *testing.T) string {
+// serve runs h on a loopback UDP port until the test ends, and returns its address.
+func serve(t *testing.T, h dns.HandlerFunc) string {
 	t.Helper()
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(r)
-		if r.Question[0].Name == "www.example.test." {
-			m.Authoritative = true
-			rr, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
-			m.Answer = append(m.Answer, rr)
-		} else {
-			m.Rcode = dns.RcodeRefused
-		}
-		_ = w.WriteMsg(m)
-	})}
+	srv := &dns.Server{PacketConn: pc, Handler: h}
 	started := make(chan struct{})
 	srv.NotifyStartedFunc = func() { close(started) }
 	go func() { _ = srv.ActivateAndServe() }()
@@ -93,10 +81,29 @@ func serve(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
+// www answers r with www.example.test A 192.0.2.1 and the AA bit.
+func www(w dns.ResponseWriter, r *dns.Msg) {
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = true
+	rr, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
+	m.Answer = append(m.Answer, rr)
+	_ = w.WriteMsg(m)
+}
+
 // TestLoop_CountsByOutcome runs both pacings against a real server and checks the counts add
 // up: every query is counted once, right or by its failure.
 func TestLoop_CountsByOutcome(t *testing.T) {
-	addr := serve(t)
+	// www.example.test is answered; every other name REFUSED.
+	addr := serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
+		if r.Question[0].Name == "www.example.test." {
+			www(w, r)
+			return
+		}
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeRefused)
+		_ = w.WriteMsg(m)
+	})
 	qs := []Query{
 		{Name: "www.example.test", Type: dns.TypeA, Allowed: []string{"192.0.2.1"}},
 		{Name: "other.example.test", Type: dns.TypeA, Allowed: []string{""}},
@@ -127,27 +134,13 @@ func TestLoop_CountsByOutcome(t *testing.T) {
 // retries those are Timeouts; with one retry each is answered on its second try, counted OK and
 // Retried.
 func TestLoop_RetriesATimedOutQuery(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var n atomic.Int64
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+	addr := serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		if n.Add(1)%2 == 1 {
 			return // dropped, as a reply whose conntrack entry was just deleted is
 		}
-		m := new(dns.Msg)
-		m.SetReply(r)
-		m.Authoritative = true
-		rr, _ := dns.NewRR("www.example.test. 60 IN A 192.0.2.1")
-		m.Answer = append(m.Answer, rr)
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
+		www(w, r)
+	})
 	qs := []Query{{Name: "www.example.test", Type: dns.TypeA, Allowed: []string{"192.0.2.1"}}}
 	for _, tc := range []struct {
 		retries int
@@ -158,7 +151,7 @@ func TestLoop_RetriesATimedOutQuery(t *testing.T) {
 			return l.Failures.Load() == 0 && l.Retried.Load() > 0 && l.Counts()[OK] == int(l.Queries.Load())
 		}},
 	} {
-		l := Start(t, pc.LocalAddr().String(), qs, Options{Interval: time.Millisecond, Timeout: 100 * time.Millisecond, Retries: tc.retries})
+		l := Start(t, addr, qs, Options{Interval: time.Millisecond, Timeout: 100 * time.Millisecond, Retries: tc.retries})
 		deadline := time.Now().Add(10 * time.Second)
 		for l.Queries.Load() < 6 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
