@@ -273,7 +273,12 @@ func (h *harness) waitSourceEndpoint(t *testing.T, ns string) {
 
 // conditions returns obj's status conditions, read fresh by the admin client.
 func (h *harness) conditions(t *testing.T, obj client.Object) ([]metav1.Condition, error) {
-	if err := h.admin.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+	return conditionsOf(t, h.admin, obj)
+}
+
+// conditionsOf returns obj's status conditions, read fresh through c.
+func conditionsOf(t *testing.T, c client.Client, obj client.Object) ([]metav1.Condition, error) {
+	if err := c.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 		return nil, err
 	}
 	switch o := obj.(type) {
@@ -292,10 +297,17 @@ func (h *harness) conditions(t *testing.T, obj client.Object) ([]metav1.Conditio
 // waitReady waits until every object is Ready=True with its reason.
 func (h *harness) waitReady(t *testing.T, objs map[client.Object]string) {
 	t.Helper()
+	waitReadyThrough(t, h.admin, objs)
+}
+
+// waitReadyThrough waits up to 2 min for each object, read through c, to be Ready=True with
+// its reason.
+func waitReadyThrough(t *testing.T, c client.Client, objs map[client.Object]string) {
+	t.Helper()
 	for o, reason := range objs {
 		what := fmt.Sprintf("%T %s/%s Ready=True/%s", o, o.GetNamespace(), o.GetName(), reason)
 		eventually(t, 2*time.Minute, what, func() error {
-			conds, err := h.conditions(t, o)
+			conds, err := conditionsOf(t, c, o)
 			if err != nil {
 				return err
 			}

@@ -8,7 +8,6 @@ import (
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,31 +55,13 @@ func TestReplicas_StoppingLeaderWritesUntilItGivesTheLeaseUp(t *testing.T) {
 		return &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 			Endpoints: []dnsv1.Endpoint{{DNSName: name + ".rollout.test", RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{ip}}}}}}
 	}
-	ready := func(o client.Object, reason string) error {
-		if err := admin.Get(ctx, client.ObjectKeyFromObject(o), o); err != nil {
-			return err
-		}
-		var conds []metav1.Condition
-		switch o := o.(type) {
-		case *dnsv1.DNSZone:
-			conds = o.Status.Conditions
-		case *dnsv1.DNSEndpoint:
-			conds = o.Status.Conditions
-		}
-		if c := meta.FindStatusCondition(conds, dnsv1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
-			return fmt.Errorf("%s Ready = %+v", o.GetName(), c)
-		}
-		return nil
-	}
 	create := func(ep *dnsv1.DNSEndpoint) {
 		t.Helper()
 		if err := admin.Create(ctx, ep); err != nil {
 			t.Fatal(err)
 		}
 	}
-	testrun.Eventually(t, time.Minute, "the zone Ready", func() error {
-		return ready(&dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zone"}}, dnsv1.ReasonReady)
-	})
+	waitReadyThrough(t, admin, map[client.Object]string{&dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zone"}}: dnsv1.ReasonReady})
 	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: replicasNS, Name: "manager.dnsplane.io"}}
 	if err := admin.Get(ctx, client.ObjectKeyFromObject(lease), lease); err != nil {
 		t.Fatal(err)
@@ -98,7 +79,7 @@ func TestReplicas_StoppingLeaderWritesUntilItGivesTheLeaseUp(t *testing.T) {
 	})
 	during := endpoint("during", "192.0.2.1")
 	create(during)
-	testrun.Eventually(t, 30*time.Second, "the endpoint created in the drain Published", func() error { return ready(during, dnsv1.ReasonPublished) })
+	waitReadyThrough(t, admin, map[client.Object]string{during: dnsv1.ReasonPublished})
 	publishedAt := time.Since(stopAt)
 	if follower.leads() {
 		t.Fatalf("the follower led before the endpoint created in the drain was Published (%s after the stop): the stopping leader did not publish it", publishedAt.Round(time.Millisecond))
@@ -120,7 +101,7 @@ func TestReplicas_StoppingLeaderWritesUntilItGivesTheLeaseUp(t *testing.T) {
 	takeover := time.Since(stopAt)
 	after := endpoint("after", "192.0.2.2")
 	create(after)
-	testrun.Eventually(t, 30*time.Second, "the endpoint created after the takeover Published", func() error { return ready(after, dnsv1.ReasonPublished) })
+	waitReadyThrough(t, admin, map[client.Object]string{after: dnsv1.ReasonPublished})
 	for name, ip := range map[string]string{"during.rollout.test": "192.0.2.1", "after.rollout.test": "192.0.2.2"} {
 		testrun.Eventually(t, 10*time.Second, name+" answered by the new leader", func() error { return answered(follower.addr, name, ip) })
 	}
