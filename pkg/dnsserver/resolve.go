@@ -121,7 +121,11 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 				return
 			}
 		}
-		if q.Qtype != dns.TypeCNAME && len(n.sets[dns.TypeCNAME]) > 0 {
+		// A CNAME answers every type but CNAME and ANY, and is chased. "A type
+		// CNAME or * query should return just the CNAME" (RFC 1034 §3.6.2; NSD
+		// and Knot do so): for ANY, anyType below finds the CNAME, the only set
+		// of its node (validateNode), and nothing is chased.
+		if q.Qtype != dns.TypeCNAME && q.Qtype != dns.TypeANY && len(n.sets[dns.TypeCNAME]) > 0 {
 			cname := sel.pick(n.sets[dns.TypeCNAME], owner)
 			resp.Answer = append(resp.Answer, cname...)
 			target := strings.ToLower(cname[0].(*dns.CNAME).Target)
