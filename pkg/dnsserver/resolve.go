@@ -146,8 +146,8 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 			return
 		}
 		resp.Answer = append(resp.Answer, answer...)
-		switch q.Qtype {
-		case dns.TypeNS, dns.TypeMX, dns.TypeSRV:
+		switch q.Qtype { // additional section processing (RFC 1034 §4.3.2 step 6)
+		case dns.TypeNS, dns.TypeMX, dns.TypeSRV, dns.TypeANY:
 			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Answer), z.origin)...)
 		}
 		return

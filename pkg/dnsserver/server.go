@@ -483,8 +483,15 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		return reply{msg: s.transfer(w, req, resp, udp)}
 	}
 	same := s.resolve(snap, q, resp)
-	resp.Truncate(size)
-	if !cacheable || !same || resp.Truncated || resp.Compress {
+	if q.Qclass == dns.ClassANY {
+		// "Responses to QCLASS=* queries can never be authoritative": a server
+		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
+		resp.Authoritative = false
+	}
+	// A trimmed answer depends on size, which the cache key leaves out; a
+	// compressed one is longer than some sizes allow. Neither is cached.
+	trimmed := fit(resp, size)
+	if !cacheable || !same || trimmed || resp.Compress {
 		return reply{msg: resp}
 	}
 	return s.remember(snap, key, len(qname), resp)
