@@ -113,7 +113,7 @@ func udpOOBSize() int {
 }
 
 // ReadPacketConn returns the next datagram of the socket that is not
-// answered from the cache, and its client as a *udpPeer. It sets no read
+// answered from the cache, screened (screenRequest), and its client as a *udpPeer. It sets no read
 // deadline: miekg/dns's shutdown unblocks the read with one in the past.
 func (r *batchReader) ReadPacketConn(_ net.PacketConn, _ time.Duration) ([]byte, net.Addr, error) {
 	for r.next >= len(r.misses) {
@@ -127,7 +127,7 @@ func (r *batchReader) ReadPacketConn(_ net.PacketConn, _ time.Duration) ([]byte,
 	if r.wildcard {
 		us.oob = r.oob.source(m.OOB[:m.NN])
 	}
-	return bytes.Clone(m.Buffers[0][:m.N]), us, nil
+	return screenRequest(bytes.Clone(m.Buffers[0][:m.N])), us, nil
 }
 
 // readBatch reads one batch (blocking for the first datagram), answers its

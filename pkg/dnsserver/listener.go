@@ -39,8 +39,8 @@ func (s *Server) newFastReader(inner dns.Reader) dns.Reader {
 		out: make([]byte, 0, 4096), key: make([]byte, 0, maxKeyLen)}
 }
 
-// ReadUDP returns the next packet that is not answered from the cache. It
-// sets no read deadline: miekg/dns's shutdown unblocks the read with one in
+// ReadUDP returns the next packet that is not answered from the cache,
+// screened (screenRequest). It sets no read deadline: miekg/dns's shutdown unblocks the read with one in
 // the past.
 func (r *fastReader) ReadUDP(conn *net.UDPConn, _ time.Duration) ([]byte, *dns.SessionUDP, error) {
 	for {
@@ -51,7 +51,7 @@ func (r *fastReader) ReadUDP(conn *net.UDPConn, _ time.Duration) ([]byte, *dns.S
 		if r.answer(conn, r.in[:n], sess) {
 			continue
 		}
-		return bytes.Clone(r.in[:n]), sess, nil
+		return screenRequest(bytes.Clone(r.in[:n])), sess, nil
 	}
 }
 

@@ -308,7 +308,8 @@ func (s *Server) Start(ctx context.Context) error {
 		runners = append(runners, newRunner(srv, exited))
 	}
 	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets(),
-		ReadTimeout: s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
+		DecorateReader: screenTCP,
+		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
 
 	select {
