@@ -3,7 +3,8 @@
 # the zones given, which it transfers (IXFR, falling back to AXFR) on start and on NOTIFY from the
 # primary's address. Everything lives in <dir>: nsd.conf, nsd.pid, nsd.log, the zone files,
 # xfrd.state and zone.list. Transfers and SOA queries leave from <addr> (outgoing-interface), so a
-# primary can tell this secondary apart by its source address.
+# primary can tell this secondary apart by its source address. Response rate limiting is off, so
+# that a test's burst of queries gets every answer.
 #
 # Usage:
 #   hack/nsd.sh start <dir> <addr> <port> <primary-ip> <primary-port> <zone>...
@@ -70,6 +71,9 @@ server:
   logfile: "$dir/nsd.log"
   verbosity: 2
   xfrd-reload-timeout: 0
+  # Debian's NSD limits responses per source by default (RRL): a test's burst of queries would
+  # get slipped (TC) or dropped answers.
+  rrl-ratelimit: 0
 remote-control:
   control-enable: no
 CONF

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"testing"
@@ -17,35 +16,14 @@ import (
 // and returns the response's bytes as they arrived (2 s deadline).
 func rawExchange(t *testing.T, proto, addr string, pkt []byte) []byte {
 	t.Helper()
-	c, err := net.DialTimeout(proto, addr, 2*time.Second)
-	if err != nil {
-		t.Fatal(err)
+	resp, err := exchangeRaw(addr, proto, pkt, 2*time.Second)
+	switch {
+	case err != nil:
+		t.Fatalf("%s exchange: %v", proto, err)
+	case resp == nil:
+		t.Fatalf("%s exchange: no answer", proto)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(2 * time.Second))
-	if proto == "tcp" {
-		pkt = append(binary.BigEndian.AppendUint16(nil, uint16(len(pkt))), pkt...)
-	}
-	if _, err := c.Write(pkt); err != nil {
-		t.Fatal(err)
-	}
-	if proto == "udp" {
-		buf := make([]byte, dns.MaxMsgSize)
-		n, err := c.Read(buf)
-		if err != nil {
-			t.Fatalf("udp read: %v", err)
-		}
-		return buf[:n]
-	}
-	var l [2]byte
-	if _, err := io.ReadFull(c, l[:]); err != nil {
-		t.Fatalf("tcp read: %v", err)
-	}
-	buf := make([]byte, binary.BigEndian.Uint16(l[:]))
-	if _, err := io.ReadFull(c, buf); err != nil {
-		t.Fatalf("tcp read: %v", err)
-	}
-	return buf
+	return resp
 }
 
 // cacheQuery is one query of the differential test.

@@ -14,7 +14,9 @@
 //     publish point;
 //   - answering queries: authoritative answers, NXDOMAIN/NODATA with the SOA
 //     (RFC 2308), CNAME chasing within a zone, wildcards (RFC 4592),
-//     referrals with glue, EDNS0 (RFC 6891) and truncation, AXFR to loopback
+//     referrals with glue, EDNS0 (RFC 6891) and truncation by RRset (TC only
+//     for required data, RFC 2181 §9, RFC 9471), FORMERR for malformed
+//     requests that miekg/dns would read leniently, AXFR to loopback
 //     clients, rotation of multi-record answers and weighted choice among
 //     record sets that carry a weight;
 //   - secondaries: AXFR and IXFR (RFC 1995, from a bounded per-zone journal

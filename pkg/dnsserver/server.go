@@ -109,7 +109,8 @@ type ServerOptions struct {
 //   - NXDOMAIN and NODATA (also for empty non-terminals, RFC 8020) carry the
 //     zone's SOA in the authority section, TTL min(SOA TTL, MINIMUM)
 //     (RFC 2308);
-//   - a CNAME answers every other type and is chased within the zone;
+//   - a CNAME answers every other type but ANY and is chased within the
+//     zone; CNAME and ANY queries get the CNAME alone (RFC 1034 §3.6.2);
 //   - wildcards "*.<closest encloser>" synthesise answers for names that do
 //     not exist (RFC 4592);
 //   - names at or below an NS set strictly below the apex get a referral:
@@ -120,7 +121,14 @@ type ServerOptions struct {
 //     UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
 //     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
 //     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
-//     least 512) with it, are truncated with TC set; TCP answers are not;
+//     least 512) with it, lose whole RRsets (fit): TC is set when an answer
+//     or authority RRset, or a referral's glue, had to go (RFC 2181 §9, RFC
+//     9471), not for other additional data; TCP answers are whole;
+//   - requests that RFC 1035 does not allow but miekg/dns unpacks (a question
+//     cut short, a compression pointer that does not point back, an OPT
+//     outside the additional section: checkRequest) get a header-only
+//     FORMERR, as from NSD;
+//   - answers to QCLASS ANY are not authoritative (RFC 1034 §3.7.1);
 //   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995, ixfr.go) over both, and
 //     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
 //   - NOTIFY (RFC 1996) is acknowledged as a primary does (notify.go);
@@ -548,7 +556,7 @@ func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 // 512 bytes without EDNS0 (RFC 1035 §4.2.1), else the smaller of the client's
 // payload size and the server's ServerOptions.UDPSize (RFC 6891 §6.2.5; the
 // server's own is what it advertises, 1232 by default), never below 512
-// (RFC 6891 §6.2.3). Larger answers are truncated with TC set.
+// (RFC 6891 §6.2.3). Larger answers are trimmed (fit).
 func (s *Server) payloadSize(opt *dns.OPT, udp bool) int {
 	switch {
 	case !udp:
