@@ -668,7 +668,9 @@ func (p *Provider) verify(ctx context.Context, zoneID string, part []change) err
 		}
 		var lost []string
 		for _, t := range want[k] {
-			if !slices.Contains(have, t) {
+			// Case-blind: a server that changes the case of hex or names in what it stores
+			// (canonically the same record) must not make every write look lost.
+			if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, t) }) {
 				lost = append(lost, t)
 			}
 		}
