@@ -577,8 +577,8 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // DNSRecord's periodic self-heal restores it.
 //
 // The reads are the second and third HTTP requests of the same ApplyChanges
-// call. They are skipped, and changes are written as they come (REPLACE with all of After's
-// records, DELETE by key), for changes that are not Shared (a set with one
+// call. They are skipped, and changes are written as they come (REPLACE with
+// all of After's records, DELETE by key), for changes that are not Shared (a set with one
 // writer: every DNSEndpoint set), dnsplane registry records (TXT at
 // provider.IsRegistryName names, which hold one value of one writer and must
 // never gain a second, even when marked Shared), single-valued types (CNAME,
