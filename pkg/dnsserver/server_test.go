@@ -14,6 +14,8 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 // TestServer_Answers is the over-the-wire table: one query each, the exact
@@ -353,7 +355,7 @@ func TestServer_StartReturnsWhenContextDone(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Start(ctx) }()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testrun.HangTimeout)
 	for srv.Addr() == "" && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
@@ -367,7 +369,7 @@ func TestServer_StartReturnsWhenContextDone(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Start returned %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testrun.HangTimeout):
 		t.Fatal("Start did not return after ctx was cancelled")
 	}
 	if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
@@ -406,7 +408,7 @@ func TestServer_DrainAnswersWithReadinessFailing(t *testing.T) {
 				}
 				return
 			}
-			deadline := time.Now().Add(tc.drain / 2)
+			deadline := time.Now().Add(testrun.HangTimeout) // Ready fails as the drain begins
 			for srv.Ready(nil) == nil && time.Now().Before(deadline) {
 				time.Sleep(time.Millisecond)
 			}
@@ -422,7 +424,7 @@ func TestServer_DrainAnswersWithReadinessFailing(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Start returned %v", err)
 				}
-			case <-time.After(tc.drain + 10*time.Second):
+			case <-time.After(tc.drain + testrun.HangTimeout):
 				t.Fatal("Start did not return after the drain")
 			}
 		})

@@ -2,6 +2,7 @@ package heartbeat_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -44,22 +46,23 @@ func raceInterval(t *testing.T) time.Duration {
 //
 // PowerDNS has no conditional writes, and its gsqlite3 backend fails simultaneous PATCHes (HTTP
 // 500, "database is locked" in its log), so writes race and fail. Read-merge-write in the
-// provider narrows the races; each reporter's self-heal restores what they still drop. The test
-// asserts that all 50 targets are present within two heartbeat intervals, plus slack for this
-// shared 2-core machine, after the last writer's first reconcile succeeded (from then on every
-// writer heartbeats and heals); the times from the start are logged. The first reconciles' own
-// retries of PowerDNS' 500s are the controller's, outside the reporter's reach: alone on this
-// machine they all succeed 2.4-3.6s after the start, with another PowerDNS test package running
-// in parallel up to 11s.
+// provider narrows the races, but a writer whose GET came before another's PATCH and whose own
+// PATCH lands after it replaces the set without the other's target: a lost update. The provider
+// re-reads after its PATCH and fails the write with provider.ErrConflict when its own target is
+// missing, so the reconcile retries at once (counted here as conflicts); a loss landing after
+// that re-read is restored by the victim's self-heal at its next tick (counted as self-heals).
+// The test asserts the outcome: all 50 targets present, under a deadline that only catches a
+// hang (testrun.HangTimeout), and still present at the end. How long it took, and how many
+// targets were missing when the last first reconcile succeeded, are logged (figures depend on
+// the machine's load, so they are never asserted).
 //
 // The interval is 2s, the issue's --heartbeat-interval for its staleness runs: at 1s, 50 writers
 // each PATCH once a second, close to what this PowerDNS' sqlite database takes without most
 // writes colliding.
 func TestRace_FiftyWritersOnOneRootHostInPowerDNS(t *testing.T) {
 	const (
-		n     = 50
-		root  = "app.shared.test"
-		slack = time.Second
+		n    = 50
+		root = "app.shared.test"
 	)
 	interval := raceInterval(t)
 	srv := pdnstest.Start(t)
@@ -87,7 +90,7 @@ func TestRace_FiftyWritersOnOneRootHostInPowerDNS(t *testing.T) {
 	startGate := make(chan struct{})
 	var heals, tickWriteFails atomic.Int32
 	var reconciled sync.WaitGroup
-	var failedAttempts atomic.Int32
+	var failedAttempts, conflicts atomic.Int32
 	for i := range n {
 		counted := counting.Wrap(newPDNS(), "pdns", nil)
 		w := zonewriter.New(ctx, counted, z.ID, zonewriter.Options{})
@@ -124,6 +127,9 @@ func TestRace_FiftyWritersOnOneRootHostInPowerDNS(t *testing.T) {
 					break
 				}
 				failedAttempts.Add(1)
+				if errors.Is(err, provider.ErrConflict) {
+					conflicts.Add(1) // a lost update seen by the provider's re-read after its PATCH
+				}
 				w.Invalidate()
 				select {
 				case <-ctx.Done():
@@ -158,17 +164,16 @@ func TestRace_FiftyWritersOnOneRootHostInPowerDNS(t *testing.T) {
 	reconciled.Wait()
 	up := time.Since(start)
 	afterUp := count()
-	bound := up + 2*interval + slack
 	got := afterUp
-	for got < n && time.Since(start) < bound {
+	for got < n && time.Since(start) < up+testrun.HangTimeout {
 		time.Sleep(20 * time.Millisecond) // polls the zone; no timing depends on it
 		got = count()
 	}
 	allAfter := time.Since(start)
-	t.Logf("50 writers, interval %s: every first reconcile succeeded %s after start (%d failed attempts retried, PowerDNS HTTP 500s), %d/%d targets present then; %d/%d present %s after start, %s after the last writer came up (bound %s)",
-		interval, up.Round(time.Millisecond), failedAttempts.Load(), afterUp, n, got, n, allAfter.Round(time.Millisecond), (allAfter - up).Round(time.Millisecond), 2*interval+slack)
-	if got < n || allAfter > bound {
-		t.Fatalf("%d of %d targets present %s after the last writer came up; want all within two heartbeat intervals (+%s slack)", got, n, (allAfter - up).Round(time.Millisecond), slack)
+	t.Logf("50 writers, interval %s: every first reconcile succeeded %s after start (%d failed attempts retried: %d lost updates seen by the re-read after the PATCH, the rest PowerDNS HTTP 500s), %d/%d targets present then; %d/%d present %s after start, %s after the last writer came up; %d self-heals",
+		interval, up.Round(time.Millisecond), failedAttempts.Load(), conflicts.Load(), afterUp, n, got, n, allAfter.Round(time.Millisecond), (allAfter - up).Round(time.Millisecond), heals.Load())
+	if got < n {
+		t.Fatalf("%d of %d targets present %s after the last writer came up; want all (the self-heal restores a lost target at its next tick)", got, n, (allAfter - up).Round(time.Millisecond))
 	}
 
 	// Measured, not asserted: how long until one contributor sees all 50 healthy. Each

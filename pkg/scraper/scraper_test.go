@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -51,10 +52,10 @@ func (f fixture) register() {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(testrun.HangTimeout)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 5s", what)
+			t.Fatalf("%s: not within %s", what, testrun.HangTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -70,7 +71,7 @@ func TestScraper_SeedScrapesAtOnceAndNotifiesRepair(t *testing.T) {
 		if ev.Key != linkKey {
 			t.Fatalf("link event for %s", ev.Key)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(testrun.HangTimeout):
 		t.Fatal("no repair event after the seed scrape")
 	}
 	if ev := <-f.s.ZoneEvents; ev.Key != childKey {
@@ -131,7 +132,7 @@ func TestScraper_FailedScrapeGoesToTheRateLimiter(t *testing.T) {
 	f.register()
 	select {
 	case <-rl.failures:
-	case <-time.After(5 * time.Second):
+	case <-time.After(testrun.HangTimeout):
 		t.Fatal("a failed scrape was not retried through the rate limiter")
 	}
 	if _, _, ok := f.s.Linked(childKey); ok {

@@ -12,6 +12,7 @@ import (
 
 	testclock "k8s.io/utils/clock/testing"
 
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -713,7 +714,7 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 		if got != key {
 			t.Fatalf("reported %v, want %v", got, key)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testrun.HangTimeout):
 		t.Fatal("no ZoneNotFound report")
 	}
 	select {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
@@ -30,7 +31,7 @@ type barrier struct {
 }
 
 func newBarrier(want int, fail ...string) *barrier {
-	b := &barrier{want: want, wait: 20 * time.Second, fail: map[string]bool{}, arrived: map[string][]provider.Change{}, all: make(chan struct{})}
+	b := &barrier{want: want, wait: testrun.HangTimeout, fail: map[string]bool{}, arrived: map[string][]provider.Change{}, all: make(chan struct{})}
 	for _, z := range fail {
 		b.fail[z] = true
 	}
@@ -142,7 +143,7 @@ func (b *readBarrier) ListRecordSets(ctx context.Context, zoneID string) ([]prov
 	select {
 	case <-b.all:
 		return []provider.RecordSet{{Name: zoneID, Type: "NS", TTL: 60, Targets: []string{"ns1." + zoneID}}}, nil
-	case <-time.After(20 * time.Second):
+	case <-time.After(testrun.HangTimeout):
 		return nil, fmt.Errorf("zone %s: the other zones were not read while this one was", zoneID)
 	case <-ctx.Done():
 		return nil, ctx.Err()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
 type timeoutErr struct{}
@@ -110,7 +112,7 @@ func TestLoop_CountsByOutcome(t *testing.T) {
 	}
 	for _, opts := range []Options{{Interval: 5 * time.Millisecond, Authoritative: true}, {Rate: 400, Workers: 4}} {
 		l := Start(t, addr, qs, opts)
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(testrun.HangTimeout)
 		for l.Queries.Load() < 20 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -151,8 +153,9 @@ func TestLoop_RetriesATimedOutQuery(t *testing.T) {
 			return l.Failures.Load() == 0 && l.Retried.Load() > 0 && l.Counts()[OK] == int(l.Queries.Load())
 		}},
 	} {
-		l := Start(t, addr, qs, Options{Interval: time.Millisecond, Timeout: 100 * time.Millisecond, Retries: tc.retries})
-		deadline := time.Now().Add(10 * time.Second)
+		// Timeout 1 s: long enough that an answered query is never timed out on a busy machine.
+		l := Start(t, addr, qs, Options{Interval: time.Millisecond, Timeout: time.Second, Retries: tc.retries})
+		deadline := time.Now().Add(testrun.HangTimeout)
 		for l.Queries.Load() < 6 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

@@ -11,6 +11,7 @@ import (
 
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -61,7 +62,7 @@ func create(name string) []provider.Change {
 // waitForTimer blocks until the fake clock has a pending timer (the guard is backing off).
 func waitForTimer(t *testing.T, c *clocktesting.FakeClock) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(testrun.HangTimeout)
 	for !c.HasWaiters() {
 		if time.Now().After(deadline) {
 			t.Fatal("the guard never started a back-off timer")

@@ -37,7 +37,9 @@
 //     changes (provider.Change.Shared: DNSRecord sets) just before its PATCH
 //     and applies each change as a delta of targets onto them
 //     (read-merge-write), so a target another writer added meanwhile is
-//     kept; single-owner sets (DNSEndpoint), registry records and
+//     kept, and reads them again after the PATCH to fail the write with
+//     provider.ErrConflict when another writer's PATCH dropped a target it
+//     added; single-owner sets (DNSEndpoint), registry records and
 //     single-valued types (CNAME, DNAME) are replaced as they come, with no
 //     read (see ApplyChanges);
 //   - know about Kubernetes.

@@ -1,6 +1,7 @@
 package pdns_test
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -100,12 +101,30 @@ func ptr(rs provider.RecordSet) *provider.RecordSet { return &rs }
 
 // TestReadMergeWrite_RequestsSent pins what ApplyChanges sends: registry
 // records alone cost one PATCH and no read; a shared set (Change.Shared) costs one GET
-// filtered to its name, then the PATCH; several names cost one GET of the
-// zone.
+// filtered to its name, the PATCH, and the same GET again (the re-read that sees a lost
+// update); several names cost one GET of the zone, and the re-read is of the names whose
+// targets were added.
 func TestReadMergeWrite_RequestsSent(t *testing.T) {
+	type rrset struct {
+		Name       string `json:"name"`
+		Type       string `json:"type"`
+		TTL        int    `json:"ttl"`
+		ChangeType string `json:"changetype,omitempty"`
+		Records    []struct {
+			Content  string `json:"content"`
+			Disabled bool   `json:"disabled"`
+		} `json:"records"`
+	}
 	var mu sync.Mutex
 	var reqs []string
 	var patches []string
+	// The zone as the fake holds it: app.z.test. holds .9, a target another writer added.
+	var zone []rrset
+	if err := json.Unmarshal([]byte(`[
+		{"name":"app.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.1","disabled":false},{"content":"192.0.2.9","disabled":false}]},
+		{"name":"other.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.7","disabled":false}]}]`), &zone); err != nil {
+		t.Fatal(err)
+	}
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -113,12 +132,24 @@ func TestReadMergeWrite_RequestsSent(t *testing.T) {
 		switch r.Method {
 		case http.MethodGet:
 			w.Header().Set("Content-Type", "application/json")
-			io.WriteString(w, `{"id":"z.test.","name":"z.test.","rrsets":[
-				{"name":"app.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.1","disabled":false},{"content":"192.0.2.9","disabled":false}]},
-				{"name":"other.z.test.","type":"A","ttl":60,"records":[{"content":"192.0.2.7","disabled":false}]}]}`)
+			_ = json.NewEncoder(w).Encode(map[string]any{"id": "z.test.", "name": "z.test.", "rrsets": zone})
 		case http.MethodPatch:
 			b, _ := io.ReadAll(r.Body)
 			patches = append(patches, string(b))
+			var patch struct {
+				RRSets []rrset `json:"rrsets"`
+			}
+			if err := json.Unmarshal(b, &patch); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			for _, ch := range patch.RRSets {
+				zone = slices.DeleteFunc(zone, func(rs rrset) bool { return rs.Name == ch.Name && rs.Type == ch.Type })
+				if ch.ChangeType == "REPLACE" {
+					ch.ChangeType = ""
+					zone = append(zone, ch)
+				}
+			}
 			w.WriteHeader(http.StatusNoContent)
 		}
 	}))
@@ -153,8 +184,8 @@ func TestReadMergeWrite_RequestsSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, pt := take()
-	if len(got) != 2 || got[0] != "GET /api/v1/servers/localhost/zones/z.test.?rrset_name=app.z.test." || !strings.HasPrefix(got[1], "PATCH ") {
-		t.Fatalf("a shared-set update sent %q, want one filtered GET then one PATCH", got)
+	if filtered := "GET /api/v1/servers/localhost/zones/z.test.?rrset_name=app.z.test."; len(got) != 3 || got[0] != filtered || !strings.HasPrefix(got[1], "PATCH ") || got[2] != filtered {
+		t.Fatalf("a shared-set update sent %q, want one filtered GET, one PATCH and the filtered GET again", got)
 	}
 	for _, want := range []string{`"192.0.2.9"`, `"192.0.2.2"`, `"192.0.2.1"`} {
 		if !strings.Contains(pt[0], want) {
@@ -166,7 +197,9 @@ func TestReadMergeWrite_RequestsSent(t *testing.T) {
 	if err := p.ApplyChanges(ctx(t), "z.test.", []provider.Change{{Action: provider.ActionUpdate, Before: &before, After: &after, Shared: true}, {Action: provider.ActionDelete, Before: &other, Shared: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := take(); len(got) != 2 || got[0] != "GET /api/v1/servers/localhost/zones/z.test." {
-		t.Fatalf("changes at two names sent %q, want one GET of the zone then one PATCH", got)
+	// The re-read is of the names whose targets were added: app.z.test. only.
+	whole, filtered := "GET /api/v1/servers/localhost/zones/z.test.", "GET /api/v1/servers/localhost/zones/z.test.?rrset_name=app.z.test."
+	if got, _ := take(); len(got) != 3 || got[0] != whole || !strings.HasPrefix(got[1], "PATCH ") || got[2] != filtered {
+		t.Fatalf("changes at two names sent %q, want one GET of the zone, one PATCH and a GET of app.z.test.", got)
 	}
 }

@@ -566,12 +566,19 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // A set left with no target is deleted. When the fresh set equals Before the
 // result is exactly After (or nothing, for a Delete), so a writer alone sees
 // no difference from REPLACE. The window between the GET and the PATCH
-// remains: a write landing inside it can still be lost, and DNSRecord's
-// periodic self-heal restores it.
+// remains: another writer's read-merge-write that read before this PATCH
+// landed and writes after it replaces the set without this write's targets
+// (a lost update). So after the PATCH the same names are read once more, and
+// when a target this call added is missing, ApplyChanges returns an error
+// wrapping provider.ErrConflict although the PATCH landed: the caller
+// re-reads and writes again at once (a DNSRecord reconcile requeues; see
+// verify) rather than at the contributor's next self-heal, one heartbeat
+// interval later. A lost update landing after that read is not seen here;
+// DNSRecord's periodic self-heal restores it.
 //
-// The read is a second HTTP request of the same ApplyChanges call. It is
-// skipped, and changes are written as they come (REPLACE with all of After's
-// records, DELETE by key), for changes that are not Shared (a set with one
+// The reads are the second and third HTTP requests of the same ApplyChanges
+// call. They are skipped, and changes are written as they come (REPLACE with
+// all of After's records, DELETE by key), for changes that are not Shared (a set with one
 // writer: every DNSEndpoint set), dnsplane registry records (TXT at
 // provider.IsRegistryName names, which hold one value of one writer and must
 // never gain a second, even when marked Shared), single-valued types (CNAME,
@@ -611,6 +618,66 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	}
 	if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: coalesce(rrsets)}, nil); err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	if err := p.verify(ctx, zoneID, prepared); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
+	}
+	return nil
+}
+
+// verify re-reads, once PATCHed, the names whose changes were applied by
+// read-merge-write (one GET, as merge's) and returns an error wrapping
+// provider.ErrConflict when a target those changes added is missing: a
+// concurrent read-merge-write of the set, which read before this PATCH landed
+// and wrote after it, dropped it. The PATCH landed, so a read that fails is
+// not an error (the self-heal is the backstop); nor is a target a later
+// change of the same call removed, nor a key that a change without a delta
+// replaced.
+func (p *Provider) verify(ctx context.Context, zoneID string, part []change) error {
+	want := map[provider.RecordSetKey][]string{}
+	names := map[string]bool{}
+	for _, c := range part {
+		if c.delta == nil {
+			delete(want, c.key)
+			continue
+		}
+		w := slices.DeleteFunc(want[c.key], func(t string) bool { return slices.Contains(c.delta.remove, t) })
+		for _, t := range c.delta.add {
+			if !slices.Contains(w, t) {
+				w = append(w, t)
+			}
+		}
+		want[c.key] = w
+	}
+	for k, targets := range want {
+		if len(targets) > 0 {
+			names[k.Name] = true
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	state, err := p.current(ctx, zoneID, names)
+	if err != nil {
+		return nil
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b provider.RecordSetKey) int { return strings.Compare(a.String(), b.String()) }) {
+		var have []string
+		if cur := state[k]; cur != nil {
+			have = cur.Targets
+		}
+		var lost []string
+		for _, t := range want[k] {
+			// Case-blind: a server that changes the case of hex or names in what it stores
+			// (canonically the same record) must not make every write look lost.
+			if !slices.ContainsFunc(have, func(h string) bool { return strings.EqualFold(h, t) }) {
+				lost = append(lost, t)
+			}
+		}
+		if len(lost) > 0 {
+			return fmt.Errorf("%s: %s added by this write missing at a read after it (a concurrent write replaced the set; PowerDNS has no conditional write): %w",
+				k, strings.Join(lost, ", "), provider.ErrConflict)
+		}
 	}
 	return nil
 }

@@ -1,8 +1,10 @@
 package pdns_test
 
 import (
+	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,8 +41,9 @@ func (c *methodCounter) take() map[string]int {
 // against a real PowerDNS, counted at the HTTP client: changes to sets with one writer
 // (Change.Shared false: DNSEndpoint sets and their registry records) cost one PATCH and no
 // GET, and replace the set as they come (the one writer's After is the set); a Shared change
-// (a DNSRecord set) keeps read-merge-write, one GET filtered to its name then the PATCH, and
-// keeps a target another writer added meanwhile.
+// (a DNSRecord set) keeps read-merge-write, one GET filtered to its name, the PATCH, and the
+// same GET again to see that its targets stayed, and keeps a target another writer added
+// meanwhile.
 func TestRealServer_SingleOwnerChangesAreWrittenWithoutARead(t *testing.T) {
 	srv := startPDNS(t)
 	counter := &methodCounter{next: http.DefaultTransport, n: map[string]int{}}
@@ -111,9 +114,95 @@ func TestRealServer_SingleOwnerChangesAreWrittenWithoutARead(t *testing.T) {
 	}
 
 	// A shared set keeps read-merge-write: a target another writer added after our read stays.
-	apply("another writer's shared create", 1, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.9"), Shared: true})
-	apply("a shared create from a view without the set", 1, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.1"), Shared: true})
+	apply("another writer's shared create", 2, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.9"), Shared: true})
+	apply("a shared create from a view without the set", 2, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.1"), Shared: true})
 	if got := served("s"); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.9"}) {
 		t.Fatalf("s = %q, want both writers' targets", got)
+	}
+}
+
+// afterPatch is an http.RoundTripper that runs then, once, right after the first PATCH it sent
+// got its answer, before the caller reads that answer.
+type afterPatch struct {
+	mu   sync.Mutex
+	then func()
+}
+
+func (a *afterPatch) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && r.Method == http.MethodPatch {
+		a.mu.Lock()
+		then := a.then
+		a.then = nil
+		a.mu.Unlock()
+		if then != nil {
+			then()
+		}
+	}
+	return resp, err
+}
+
+// TestRealServer_LostUpdateIsSeenByTheReadAfterThePATCH (issue 25, item 4): PowerDNS has no
+// conditional write, so another writer's read-merge-write that read a shared set before this
+// writer's PATCH and writes after it drops this writer's target. On a real PowerDNS, that other
+// PATCH is sent right after ours lands: ApplyChanges fails with provider.ErrConflict naming the
+// lost target (its own PATCH landed, the re-read after it misses the target), so the caller
+// writes again at once; the second write, merged onto the fresh set, keeps both writers' targets.
+func TestRealServer_LostUpdateIsSeenByTheReadAfterThePATCH(t *testing.T) {
+	srv := startPDNS(t)
+	hook := &afterPatch{}
+	p, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key, Timeout: 20 * time.Second, HTTPClient: &http.Client{Transport: hook}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "lost.test", CallerReference: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(targets ...string) *provider.RecordSet {
+		return &provider.RecordSet{Name: "app.lost.test", Type: "A", TTL: 60, Targets: targets}
+	}
+	served := func() []string {
+		t.Helper()
+		sets, err := other.ListRecordSets(ctx(t), z.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range sets {
+			if rs.Key() == set().Key() {
+				out := slices.Clone(rs.Targets)
+				slices.Sort(out)
+				return out
+			}
+		}
+		return nil
+	}
+	if err := other.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionCreate, After: set("192.0.2.9"), Shared: true}}); err != nil {
+		t.Fatal(err)
+	}
+	// The other writer read the set as [192.0.2.9] and adds 192.0.2.8: what its read-merge-write
+	// PATCHes, a REPLACE of the set as it read it, lands right after our PATCH.
+	hook.then = func() {
+		if err := other.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionUpdate, Before: set("192.0.2.9"), After: set("192.0.2.8", "192.0.2.9")}}); err != nil {
+			t.Errorf("the other writer's stale write: %v", err)
+		}
+	}
+	err = p.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionUpdate, Before: set("192.0.2.9"), After: set("192.0.2.1", "192.0.2.9"), Shared: true}})
+	if !errors.Is(err, provider.ErrConflict) || !strings.Contains(err.Error(), "192.0.2.1") {
+		t.Fatalf("a write whose target was dropped right after its PATCH: %v; want ErrConflict naming 192.0.2.1", err)
+	}
+	if got := served(); !slices.Equal(got, []string{"192.0.2.8", "192.0.2.9"}) {
+		t.Fatalf("after the lost update: %q, want [192.0.2.8 192.0.2.9] (the test's race did not happen)", got)
+	}
+	// The caller re-plans from a fresh read and writes again.
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionUpdate, Before: set("192.0.2.8", "192.0.2.9"), After: set("192.0.2.1", "192.0.2.8", "192.0.2.9"), Shared: true}}); err != nil {
+		t.Fatalf("the write again: %v", err)
+	}
+	if got := served(); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.8", "192.0.2.9"}) {
+		t.Fatalf("after the write again: %q, want every writer's target", got)
 	}
 }
