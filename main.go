@@ -365,6 +365,9 @@ func main() {
 		// The reason to exit, for a person at a terminal as much as for a pod log: one line, no
 		// stack trace (zap adds one to every Error).
 		fmt.Fprintln(os.Stderr, "manager stopped:", err)
+		if ctx.Err() != nil {
+			os.Exit(0) // told to stop (SIGTERM, SIGINT) during its start: what failed is the stop asked for
+		}
 		os.Exit(1)
 	}
 }
@@ -416,7 +419,16 @@ func run(ctx context.Context, o options) error {
 	}
 	var cfg *rest.Config
 	if o.local {
-		cp, err := localcp.Start(ctx, localcp.Options{Dir: o.localDir, CRDs: crd.Definitions(), Log: ctrl.Log.WithName("localcp")})
+		// ctx (the signal) cancels the control plane's start, but once it is up it outlives the
+		// manager: the deferred Stop ends it after a.Run returns. Stopped with ctx, its API
+		// server went away while a manager told to stop during its start waited for its caches,
+		// which then never synced, and controller-runtime's Start (v0.25) waits for them
+		// whatever its context: the process never exited. The manager's own stop (the Lease's
+		// release, the last writes) needs the API server too.
+		cpCtx, stopCP := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopCP()
+		cancelStart := context.AfterFunc(ctx, stopCP)
+		cp, err := localcp.Start(cpCtx, localcp.Options{Dir: o.localDir, CRDs: crd.Definitions(), Log: ctrl.Log.WithName("localcp")})
 		if err != nil {
 			return fmt.Errorf("start local control plane: %w", err)
 		}
@@ -425,6 +437,9 @@ func run(ctx context.Context, o options) error {
 				log.Error(err, "stop local control plane")
 			}
 		}()
+		if !cancelStart() { // the signal came as the start ended: the control plane is stopping
+			return fmt.Errorf("start local control plane: %w", context.Cause(ctx))
+		}
 		cfg = cp.Config()
 		log.Info("local control plane ready", "kubeconfig", cp.KubeconfigPath(), "after", time.Since(start).Round(time.Millisecond).String())
 	} else {

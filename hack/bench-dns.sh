@@ -19,7 +19,7 @@
 # It generates bench.test: SOA, NS, 1,000 A names (h1..h1000), a 3-record A set, 10 AAAA, 10 TXT
 # and 10 CNAME names; and a dnsperf query file: 80% A queries for existing names (some through a
 # CNAME), 10% NODATA (AAAA/TXT of A-only names) and 10% NXDOMAIN. The SOA in the file is the one the
-# embedded store serves (CreateZone defaults, serial 2 after the one load update), so both servers
+# embedded store serves (CreateZone defaults; hack/dnsbench ends its serial at the file's), so both servers
 # answer byte-for-byte alike apart from the record order and EDNS details; dig checks that on a few
 # names before the runs (a difference from PowerDNS stops the run; from the others it is only
 # printed: CoreDNS, Knot and NSD fill the additional sections their own way). It prints each
@@ -130,7 +130,7 @@ zonefile=$tmp/$ZONE.zone
 queries=$tmp/queries.txt
 awk -v zone="$ZONE" 'BEGIN {
   printf "$ORIGIN %s.\n$TTL 300\n", zone
-  # The SOA and NS the embedded store serves (CreateZone defaults, serial 1 + one update).
+  # The SOA and NS the embedded store serves (CreateZone defaults; dnsbench takes the serial).
   printf "@ 3600 IN SOA ns1.%s. hostmaster.%s. 2 3600 600 1209600 60\n", zone, zone
   printf "@ 3600 IN NS ns1.%s.\n", zone
   print "ns1 3600 IN A 192.0.2.53"

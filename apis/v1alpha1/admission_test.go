@@ -10,8 +10,11 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -19,8 +22,12 @@ import (
 	"github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
-// k8s is a client of a real kube-apiserver (envtest) with the generated CRDs installed.
-var k8s client.Client
+// k8s is a client of a real kube-apiserver (envtest) with the generated CRDs installed; restCfg
+// is its config.
+var (
+	k8s     client.Client
+	restCfg *rest.Config
+)
 
 func TestMain(m *testing.M) {
 	env := &envtest.Environment{
@@ -33,6 +40,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
 		os.Exit(1)
 	}
+	restCfg = cfg
 	k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "client: %v\n", err)
@@ -351,6 +359,30 @@ func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
 	}
 	if s, _, _ := unstructured.NestedString(got.Object, "spec", "strategy"); s != "FullSync" {
 		t.Fatalf("strategy defaulted to %q, want FullSync", s)
+	}
+}
+
+// TestAdmission_GoGslbWithoutStrategyIsDefaulted (issue 25, item 6): a Gslb built in Go with no
+// strategy is accepted, and the schema defaults it to roundRobin with a 30 s TTL. The zero
+// GslbStrategy is left out of the JSON (omitzero); sent as {"type": ""}, the Enum refused it.
+func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "go-no-strategy"}, Spec: v1alpha1.GslbSpec{
+		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
+	}}
+	if err := c.Create(ctx(t), g); err != nil {
+		t.Fatalf("a Gslb built in Go without a strategy was refused: %v", err)
+	}
+	if got := g.Spec.Strategy; got.Type != v1alpha1.GslbRoundRobin || got.DNSTTLSeconds != 30 {
+		t.Fatalf("strategy defaulted to %+v, want roundRobin with a 30 s TTL", got)
 	}
 }
 

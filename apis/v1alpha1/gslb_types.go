@@ -29,7 +29,7 @@ type GslbSpec struct {
 	// Strategy chooses the answer for each host.
 	// +optional
 	// +kubebuilder:default={type: roundRobin, dnsTtlSeconds: 30}
-	Strategy GslbStrategy `json:"strategy,omitempty"`
+	Strategy GslbStrategy `json:"strategy,omitzero"` // omitzero: a zero strategy is sent as none, not as the type "" the Enum refuses
 }
 
 // ResourceReference names an Ingress or Service in the Gslb's namespace.

@@ -7,9 +7,12 @@
 // It prints "ready" on stdout once the UDP and TCP sockets are bound and
 // serves until SIGINT or SIGTERM.
 //
-// The store manages the SOA itself: the zone is created (SOA serial 1,
-// ns1.<zone> as name server) and every record set of the file is put in one
-// update (serial 2). The file's SOA is not loaded; when it differs from the
+// The store manages the SOA itself: the zone is created (ns1.<zone> as name
+// server) and every record set of the file is put in one update. The store's
+// serials follow its clock (the Unix seconds, or the last serial + 1); dnsbench
+// gives it a clock that stands still one second before the file's SOA serial,
+// so the zone ends at the file's serial (2 without an SOA in the file). The
+// rest of the file's SOA is not loaded; when it differs from the
 // store's, a note goes to stderr, since answers carrying the SOA then differ
 // from those of a server that loads the file as is. Records of one set with
 // different TTLs get the smallest (RFC 2181 §5.2); duplicates are dropped.
@@ -25,8 +28,10 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/miekg/dns"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 )
@@ -54,7 +59,13 @@ func run(addr, zone, file string, udpSockets int) error {
 		return err
 	}
 
-	store := dnsserver.NewStore(dnsserver.StoreOptions{})
+	last := uint32(2)
+	if soa != nil {
+		last = soa.Serial
+	}
+	// Created at last - 1 and updated once: last (nextSerial, as the clock never moves on).
+	clk := clocktesting.NewFakePassiveClock(time.Unix(int64(last-1), 0))
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Clock: clk})
 	if _, err := store.CreateZone(origin, dnsserver.ZoneMeta{}); err != nil {
 		return err
 	}
@@ -154,7 +165,7 @@ func containsRR(list []dns.RR, rr dns.RR) bool {
 }
 
 // noteSOA reports on stderr where the file's SOA differs from the one the
-// store serves (the defaults of CreateZone, serial after one update).
+// store serves (the defaults of CreateZone, and the serial run ends at).
 func noteSOA(soa *dns.SOA, origin string, serial uint32) {
 	want := fmt.Sprintf("ttl %d, %s %s %d %d %d %d %d",
 		dnsserver.DefaultSOATTL, dnsserver.DefaultNameServerLabel+"."+origin, "hostmaster."+origin,

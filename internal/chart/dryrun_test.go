@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -120,6 +121,40 @@ func TestRenderedChartDryRun(t *testing.T) {
 			if kinds["Deployment"] != 1 {
 				t.Errorf("rendered %v, want one Deployment", kinds)
 			}
+		})
+	}
+	t.Run("metrics reader binding grants /metrics", func(t *testing.T) { metricsReaderGrants(ctx, t, c) })
+}
+
+// metricsReaderGrants (issue 25, item 6): with metrics.reader.serviceAccount set, the rendered
+// metrics-reader ClusterRole and ClusterRoleBinding, created for real, let that ServiceAccount get
+// /metrics, as the manager's SubjectAccessReview asks (docs/metrics.md), and no other.
+func metricsReaderGrants(ctx context.Context, t *testing.T, c client.Client) {
+	for _, o := range renderIn(t, "rel-reader", "dns-reader", "metrics.reader.serviceAccount.name=prometheus",
+		"metrics.reader.serviceAccount.namespace=monitoring") {
+		if (o.GetKind() == "ClusterRole" || o.GetKind() == "ClusterRoleBinding") && o.GetName() == "rel-reader-dnsplane-metrics-reader" {
+			if err := c.Create(ctx, o); err != nil {
+				t.Fatalf("create %s %s: %v", o.GetKind(), o.GetName(), err)
+			}
+		}
+	}
+	for user, want := range map[string]bool{
+		"system:serviceaccount:monitoring:prometheus": true,
+		"system:serviceaccount:monitoring:other":      false,
+		"system:serviceaccount:dns-reader:prometheus": false,
+	} {
+		// RBAC reads the binding from an informer: allowed once it has seen it.
+		eventually(t, time.Minute, fmt.Sprintf("SubjectAccessReview of get /metrics by %s is %v", user, want), func() error {
+			sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+				User: user, NonResourceAttributes: &authorizationv1.NonResourceAttributes{Path: "/metrics", Verb: "get"},
+			}}
+			if err := c.Create(ctx, sar); err != nil {
+				return err
+			}
+			if sar.Status.Allowed != want {
+				return fmt.Errorf("allowed %v (%s)", sar.Status.Allowed, sar.Status.Reason)
+			}
+			return nil
 		})
 	}
 }

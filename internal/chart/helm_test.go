@@ -139,6 +139,10 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{[]string{"gslb.peers[0].geoTag=eu"}, "address"},
 		{[]string{"extraArgs={zone-resync-interval=1h}"}, "extraArgs"},
 		{[]string{"unknownValue=1"}, "unknownValue"},
+		{[]string{"metrics.reader.serviceAccount.name=p", "metrics.secure=false"}, "metrics.reader.serviceAccount.name"},
+		{[]string{"metrics.reader.serviceAccount.name=p", "metrics.bindAddress=0"}, "metrics.reader.serviceAccount.name"},
+		{[]string{"metrics.reader.serviceAccount.name=p", "namespaced=true", "ownerID=a"}, "metrics.reader.serviceAccount.name"},
+		{[]string{"metrics.reader.serviceAccount.nam=p"}, "nam"},
 	} {
 		args := []string{"template", releaseName, chartDir}
 		for _, s := range tc.sets {

@@ -137,12 +137,20 @@ func TestOlderCRDsStillReconcile(t *testing.T) {
 	rec.Spec.Endpoints = endpoint("app.old.test", "192.0.2.2")
 	create(ep, rec)
 	gslbBackend(ctx, t, c, ns, "192.0.2.3")
-	// As kubectl applies it: without spec.strategy (a typed Gslb always sends strategy.type).
+	// As kubectl applies it: without spec.strategy.
 	create(&unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": dnsv1.GroupVersion.String(), "kind": "Gslb", "metadata": map[string]any{"namespace": ns, "name": "g"},
 		"spec": map[string]any{"resourceRef": map[string]any{"kind": "Service", "name": "web"}, "hosts": []any{"g.old.test"}, "zoneRef": map[string]any{"name": "old"}},
 	}})
 	g := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"}}
+	// As a Go client builds it (issue 25, item 6): a typed Gslb without a strategy. Its zero
+	// strategy is left out (omitzero), not sent as type "", which the older schema, without the
+	// roundRobin default, refused.
+	goGslb := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g-go"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: dnsv1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"go.old.test"}, ZoneRef: dnsv1.ZoneReference{Name: "old"},
+	}}
+	create(goGslb)
 
 	pruned := &unstructured.Unstructured{}
 	pruned.SetGroupVersionKind(dnsv1.GroupVersion.WithKind("DNSEndpoint"))
@@ -158,7 +166,8 @@ func TestOlderCRDsStillReconcile(t *testing.T) {
 	waitReady(ctx, t, c, ep, dnsv1.ReasonPublished)
 	waitReady(ctx, t, c, rec, dnsv1.ReasonPublished)
 	waitReady(ctx, t, c, g, dnsv1.ReasonPublished)
-	for name, want := range map[string]string{"www.old.test.": "192.0.2.1", "app.old.test.": "192.0.2.2", "g.old.test.": "192.0.2.3"} {
+	waitReady(ctx, t, c, goGslb, dnsv1.ReasonPublished)
+	for name, want := range map[string]string{"www.old.test.": "192.0.2.1", "app.old.test.": "192.0.2.2", "g.old.test.": "192.0.2.3", "go.old.test.": "192.0.2.3"} {
 		eventually(t, time.Minute, "the embedded server answers "+name, func() error {
 			return answers(a.Server.Addr(), name, want)
 		})

@@ -99,6 +99,7 @@ func TestChartValues(t *testing.T) {
 			lacksArgs("--watch-namespaces", "--owner-id", "--metrics-secure", "--geo-tag", "--ext-gslb-clusters", "--gslb-", "--source",
 				"--domain-filter", "--exclude-domains", "--annotation-filter", "--label-filter", "--ingress-class", "--gateway-name", "--namespace=", "--publish-internal"),
 			count("CustomResourceDefinition", 4), count("ServiceMonitor", 0), count("PodDisruptionBudget", 1),
+			count("ClusterRoleBinding", 1), // the manager's: the metrics-reader binding is opt-in
 			field("Service", "metrics", "https", "spec", "ports", "0", "name"),
 			field("CustomResourceDefinition", "dnszones.dnsplane.io", "keep", "metadata", "annotations", "helm.sh/resource-policy"),
 			field("Deployment", "", "dnsplane/manager:0.1.0", append(podSpec, "containers", "0", "image")...),
@@ -125,6 +126,16 @@ func TestChartValues(t *testing.T) {
 		{"metrics plain and off", []string{"metrics.secure=false", "metrics.serviceMonitor.enabled=true"}, []func(*testing.T, rendering){
 			hasArgs("--metrics-secure=false"), field("ServiceMonitor", "", "http", "spec", "endpoints", "0", "scheme"),
 			field("Service", "metrics", "http", "spec", "ports", "0", "name"),
+		}},
+		{"metrics reader bound", []string{"metrics.reader.serviceAccount.name=prometheus", "metrics.reader.serviceAccount.namespace=monitoring"},
+			[]func(*testing.T, rendering){
+				count("ClusterRoleBinding", 2),
+				field("ClusterRoleBinding", "-metrics-reader", "dnsplane-metrics-reader", "roleRef", "name"),
+				field("ClusterRole", "-metrics-reader", "dnsplane-metrics-reader", "metadata", "name"),
+				field("ClusterRoleBinding", "-metrics-reader", []any{map[string]any{"kind": "ServiceAccount", "name": "prometheus", "namespace": "monitoring"}}, "subjects"),
+			}},
+		{"metrics reader in the release namespace", []string{"metrics.reader.serviceAccount.name=prometheus"}, []func(*testing.T, rendering){
+			field("ClusterRoleBinding", "-metrics-reader", "dnsplane-system", "subjects", "0", "namespace"),
 		}},
 		{"metrics disabled", []string{"metrics.bindAddress=0", "metrics.serviceMonitor.enabled=true"}, []func(*testing.T, rendering){
 			hasArgs("--metrics-bind-address=0"), count("Service", 1), count("ServiceMonitor", 0),

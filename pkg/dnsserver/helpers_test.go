@@ -9,9 +9,16 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
+
+// countingClock stands still at Unix second 1: a new zone's serial is 1 and each change adds
+// one (nextSerial: the clock's seconds are never newer), so the tests that pin serials count
+// changes from 1. TestNextSerial covers the clock's part of the rule.
+func countingClock() clock.PassiveClock { return clocktesting.NewFakePassiveClock(time.Unix(1, 0)) }
 
 // startServer serves store on opts.Addr (default 127.0.0.1:<ephemeral>) until the test ends.
 func startServer(t testing.TB, store *Store, opts ServerOptions) *Server {
@@ -91,7 +98,7 @@ var bigTXT = func() string {
 // query.
 func exampleStore(t testing.TB, dir string) *Store {
 	t.Helper()
-	s := NewStore(StoreOptions{Dir: dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	s := NewStore(StoreOptions{Dir: dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}, Clock: countingClock()})
 	if err := s.Load(); err != nil {
 		t.Fatal(err)
 	}

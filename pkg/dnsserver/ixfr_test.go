@@ -91,6 +91,7 @@ type ixfrEnv struct {
 
 func newIXFREnv(t *testing.T, sopts StoreOptions, opts ServerOptions) *ixfrEnv {
 	t.Helper()
+	sopts.Clock = countingClock()
 	store := NewStore(sopts)
 	if _, err := store.CreateZone("ixfr.test", ZoneMeta{}); err != nil {
 		t.Fatal(err)

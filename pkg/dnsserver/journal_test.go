@@ -203,7 +203,7 @@ func TestJournal_Bounds(t *testing.T) {
 // a re-install of the same version keeps the journal, a zone created again starts an empty
 // one, and JournalDeltas < 0 turns it off.
 func TestStore_JournalIsKeptAtPublish(t *testing.T) {
-	s := NewStore(StoreOptions{JournalDeltas: 3})
+	s := NewStore(StoreOptions{JournalDeltas: 3, Clock: countingClock()})
 	var changes []Change
 	s.OnChange(func(c Change) { changes = append(changes, c) })
 	if _, err := s.CreateZone("j.test", ZoneMeta{}); err != nil {

@@ -70,7 +70,7 @@ func (s *notifySink) received() []uint32 {
 // notifyEnv is a store with one zone and a started Notifier to targets.
 func notifyEnv(t *testing.T, opts NotifierOptions, targets ...*notifySink) (*Store, *Metrics) {
 	t.Helper()
-	store := NewStore(StoreOptions{})
+	store := NewStore(StoreOptions{Clock: countingClock()})
 	m, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
@@ -191,4 +192,66 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 			t.Errorf("%s took no incremental IXFR: %v\n%s", s.Name, logs.lines, s.Log())
 		}
 	}
+}
+
+// TestSecondaries_TakeAReCreatedZone (issue 25, item 6): a zone deleted and created again with
+// other records is taken by a real BIND and a real NSD that hold the deleted one: the new zone's
+// serial is newer (RFC 1982) than the old one's last, though the clock stands still here, as it
+// does for a burst of changes within a second (the serial ran ahead of it). With the serial
+// starting at 1 again, both kept serving the deleted zone (a secondary transfers only a newer
+// serial, RFC 1996 §4.7).
+func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	store := dnsserver.NewStore(dnsserver.StoreOptions{Clock: clk})
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	testrun.Background(t, "server", srv.Start)
+	p := local.New(store, local.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	create := func(www string) provider.Zone {
+		t.Helper()
+		zone, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: secZone, CallerReference: "recreated"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, ip := range []string{www, www} { // two changes: the serial runs ahead of the clock
+			rs := &provider.RecordSet{Name: fmt.Sprintf("www%d.%s", i, secZone), Type: "A", TTL: 60, Targets: []string{ip}}
+			if err := p.ApplyChanges(ctx, zone.ID, []provider.Change{{Action: provider.ActionCreate, After: rs}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return zone
+	}
+	zone := create("192.0.2.1")
+
+	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
+	bind.Start(t, srv.Addr(), secZone)
+	nsd.Start(t, srv.Addr(), secZone)
+	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}})
+	testrun.Background(t, "notifier", notifier.Start)
+	sameZone(t, srv.Addr(), bind, nsd)
+	old, err := store.Zone(secZone)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if err := p.DeleteZone(ctx, zone.ID); err != nil {
+		t.Fatal(err)
+	}
+	create("192.0.2.2")
+	now, err := store.Zone(secZone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !dnsserver.SerialNewer(now.Serial, old.Serial) {
+		t.Fatalf("re-created zone at serial %d, the deleted one was at %d: not newer (RFC 1982)", now.Serial, old.Serial)
+	}
+	t.Logf("deleted zone's serial %d, re-created zone's %d", old.Serial, now.Serial)
+	sameZone(t, srv.Addr(), bind, nsd) // the re-created zone's records, at its serial
 }

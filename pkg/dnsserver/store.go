@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
@@ -41,7 +42,8 @@ type StoreOptions struct {
 	// Unspecified addresses (0.0.0.0, ::) are skipped. Without any, new zones
 	// get the NS but no address records.
 	NameServerAddrs []netip.Addr
-	// Clock stamps ZoneMeta.Created; default the real clock.
+	// Clock stamps ZoneMeta.Created and gives the SOA serials (nextSerial); default the real
+	// clock.
 	Clock clock.PassiveClock
 	// Logger reports what Load repaired or found inconsistent.
 	Logger logr.Logger
@@ -84,6 +86,10 @@ type Store struct {
 	mu    sync.Mutex // serialises writers
 	snap  atomic.Pointer[snapshot]
 	hooks []func(Change) // OnChange; guarded by mu
+	// retired holds the last SOA serial of each zone deleted while its serial was ahead of the
+	// clock (origin -> serial), so that a zone re-created under the origin starts past it
+	// (firstSerial). Guarded by mu; entries go once the clock has passed them.
+	retired map[string]uint32
 }
 
 // snapshot is an immutable map of the served zones.
@@ -101,7 +107,7 @@ func NewStore(opts StoreOptions) *Store {
 	}
 	opts.JournalDeltas = cmp.Or(opts.JournalDeltas, DefaultJournalDeltas)
 	opts.JournalRecords = cmp.Or(opts.JournalRecords, DefaultJournalRecords)
-	s := &Store{opts: opts}
+	s := &Store{opts: opts, retired: map[string]uint32{}}
 	s.snap.Store(&snapshot{zones: map[string]*zoneData{}})
 	return s
 }
@@ -115,8 +121,12 @@ func (s *Store) load() *snapshot { return s.snap.Load() }
 func (s *Store) publish(origin string, z *zoneData) {
 	zones := maps.Clone(s.load().zones)
 	if z == nil {
+		if old := zones[origin]; old != nil {
+			s.retire(origin, old.soa.Serial)
+		}
 		delete(zones, origin)
 	} else {
+		delete(s.retired, origin) // served again: its serial moves on from this version's
 		z.journal = s.nextJournal(zones[origin], z)
 		zones[origin] = z
 	}
@@ -170,7 +180,44 @@ func (s *Store) RRSets(origin string) ([]RRSet, error) {
 	return out, nil
 }
 
-// CreateZone creates a zone with a fresh SOA (serial 1), the apex NS
+// nextSerial is the SOA serial of the change after serial old: the clock's Unix seconds when
+// that is newer than old in RFC 1982 serial arithmetic (§3.2; SerialNewer), else old + 1, which
+// wraps from 2^32-1 to 0. It is BIND's "serial-update-method unixtime": a serial never goes back,
+// and it tells the time of the change while changes come less than once a second.
+func (s *Store) nextSerial(old uint32) uint32 {
+	if now := unixSerial(s.opts.Clock.Now()); SerialNewer(now, old) {
+		return now
+	}
+	return old + 1
+}
+
+// firstSerial is the SOA serial of a zone created now under origin: the clock's Unix seconds,
+// or nextSerial of the serial the zone last deleted under origin ended at, when that is still
+// ahead of the clock. A secondary that holds the deleted zone then takes the new one at once
+// (RFC 1996 §4.7: it transfers only a newer serial), rather than when its copy expires. Callers
+// hold s.mu.
+func (s *Store) firstSerial(origin string) uint32 {
+	if old, ok := s.retired[origin]; ok {
+		return s.nextSerial(old)
+	}
+	return unixSerial(s.opts.Clock.Now())
+}
+
+// retire remembers serial, the last of the zone origin that is being deleted, while it is ahead
+// of the clock, and forgets the entries the clock has passed. Callers hold s.mu.
+func (s *Store) retire(origin string, serial uint32) {
+	now := unixSerial(s.opts.Clock.Now())
+	maps.DeleteFunc(s.retired, func(_ string, old uint32) bool { return SerialNewer(now, old) })
+	if !SerialNewer(now, serial) {
+		s.retired[origin] = serial
+	}
+}
+
+// unixSerial is t in Unix seconds, modulo 2^32 (a serial, RFC 1982 §3.1).
+func unixSerial(t time.Time) uint32 { return uint32(t.Unix()) }
+
+// CreateZone creates a zone with a fresh SOA (serial firstSerial: the clock's Unix seconds, and
+// past the serial of a zone deleted under that origin just before), the apex NS
 // ns1.<zone> and its glue (StoreOptions.NameServerAddrs), and persists it.
 // An existing origin gives ErrZoneExists (compare its Meta to decide whether
 // it is yours); a bad name ErrInvalidZone.
@@ -193,7 +240,7 @@ func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
 		Hdr:     dns.RR_Header{Name: o, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: DefaultSOATTL},
 		Ns:      ns,
 		Mbox:    "hostmaster." + o,
-		Serial:  1,
+		Serial:  s.firstSerial(o),
 		Refresh: DefaultRefresh,
 		Retry:   DefaultRetry,
 		Expire:  DefaultExpire,
@@ -256,9 +303,9 @@ func (s *Store) DeleteZone(origin string) error {
 // lock, so fn sees no concurrent change and may implement conditional writes.
 // If fn returns an error nothing is changed and Update returns it as is.
 // Otherwise, if fn changed anything, the zone-wide rules are checked
-// (ErrInvalidRRSet), the SOA serial is incremented (RFC 1982 serial
-// arithmetic: it wraps from 2^32-1 to 0), the zone is persisted and then
-// served. Unknown origin: ErrZoneNotFound.
+// (ErrInvalidRRSet), the SOA serial moves forward (nextSerial: the clock's
+// Unix seconds, or the old serial + 1 when that is not newer; RFC 1982), the
+// zone is persisted and then served. Unknown origin: ErrZoneNotFound.
 func (s *Store) Update(origin string, fn func(tx *Tx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -274,7 +321,7 @@ func (s *Store) Update(origin string, fn func(tx *Tx) error) error {
 		return nil
 	}
 	soa := dns.Copy(z.soa).(*dns.SOA)
-	soa.Serial++
+	soa.Serial = s.nextSerial(soa.Serial)
 	nz, err := newZoneData(z.origin, z.meta, soa, tx.sets)
 	if err != nil {
 		return fmt.Errorf("update zone %s: %w", z.origin, err)

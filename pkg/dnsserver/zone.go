@@ -114,7 +114,8 @@ type ZoneInfo struct {
 	// Origin is the zone apex: lower-case FQDN with the trailing dot.
 	Origin string
 	Meta   ZoneMeta
-	// Serial is the SOA serial; it increments on every change.
+	// Serial is the SOA serial; it moves forward on every change (Store.nextSerial: the clock's
+	// Unix seconds, or the old serial + 1; RFC 1982).
 	Serial uint32
 	// NameServers are the targets of the apex NS set (FQDNs), sorted.
 	NameServers []string

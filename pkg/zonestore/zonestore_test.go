@@ -168,8 +168,8 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 	}
 	same(t, leader.store, follower.store, "b_x.test.")
 	zi, _ := follower.store.Zone("a.test")
-	if zi.Serial != 22 || zi.Meta.CallerReference != "ref" || zi.Meta.Tags["k"] != "v" {
-		t.Errorf("follower's zone info %+v, want serial 22 and the metadata", zi)
+	if lz, _ := leader.store.Zone("a.test"); zi.Serial != lz.Serial || zi.Meta.CallerReference != "ref" || zi.Meta.Tags["k"] != "v" {
+		t.Errorf("follower's zone info %+v, want the leader's serial %d and the metadata", zi, lz.Serial)
 	}
 	late := e.replica(0) // ready means loaded: no waiting here
 	for _, z := range []string{"a.test.", "b_x.test."} {
@@ -177,6 +177,7 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 			t.Errorf("a replica started later serves %s:\n%s\nwant:\n%s", z, y, x)
 		}
 	}
+	deleted, _ := leader.store.Zone("b_x.test")
 	if err := leader.store.DeleteZone("b_x.test"); err != nil {
 		t.Fatal(err)
 	}
@@ -188,14 +189,15 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 			return nil
 		})
 	}
-	// Re-created under the same name: every replica serves the new zone (serial 1 again).
+	// Re-created under the same name: every replica serves the new zone, at a serial newer than
+	// the deleted one's (dnsserver's nextSerial).
 	if _, err := leader.store.CreateZone("b_x.test", dnsserver.ZoneMeta{ID: "b_x.test", CallerReference: "ref-2"}); err != nil {
 		t.Fatal(err)
 	}
 	testrun.Eventually(t, time.Minute, "the re-created zone is served", func() error {
 		zi, err := late.store.Zone("b_x.test")
-		if err != nil || zi.Meta.CallerReference != "ref-2" {
-			return fmt.Errorf("%+v %v", zi, err)
+		if err != nil || zi.Meta.CallerReference != "ref-2" || !dnsserver.SerialNewer(zi.Serial, deleted.Serial) {
+			return fmt.Errorf("%+v %v; want ref-2 at a serial newer than the deleted zone's %d", zi, err, deleted.Serial)
 		}
 		return nil
 	})
@@ -339,18 +341,20 @@ func TestObjects_AStaleWriterConflicts(t *testing.T) {
 	}
 	add(t, a.store, origin, "x.c.test. 60 IN A 192.0.2.1")
 	same(t, a.store, b.store, origin)
-	b.halt() // b's view stops here, at serial 2
+	b.halt() // b's view stops here
+	seen, _ := b.store.Zone(origin)
 	add(t, a.store, origin, "y.c.test. 60 IN A 192.0.2.2")
+	current, _ := a.store.Zone(origin)
 	err := b.store.Update(origin, func(tx *dnsserver.Tx) error { return put(tx, "z.c.test. 60 IN A 192.0.2.3") })
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("stale write: %v, want a Conflict", err)
 	}
-	if zi, _ := b.store.Zone(origin); zi.Serial != 2 {
-		t.Errorf("the stale writer serves serial %d, want 2", zi.Serial)
+	if zi, _ := b.store.Zone(origin); zi.Serial != seen.Serial {
+		t.Errorf("the stale writer serves serial %d, want the %d it saw", zi.Serial, seen.Serial)
 	}
 	c := e.replica(0)
-	if zi, _ := c.store.Zone(origin); zi.Serial != 3 || strings.Contains(text(c.store, origin), "z.c.test") {
-		t.Errorf("objects hold serial %d:\n%s\nwant the current writer's serial 3", zi.Serial, text(c.store, origin))
+	if zi, _ := c.store.Zone(origin); zi.Serial != current.Serial || strings.Contains(text(c.store, origin), "z.c.test") {
+		t.Errorf("objects hold serial %d:\n%s\nwant the current writer's serial %d", zi.Serial, text(c.store, origin), current.Serial)
 	}
 	if got := testutil.ToFloat64(b.metrics.Writes.WithLabelValues("update", "conflict")); got != 1 {
 		t.Errorf("conflicts counted %v, want 1", got)
