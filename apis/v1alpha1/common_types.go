@@ -51,8 +51,9 @@ type Endpoint struct {
 	// +kubebuilder:validation:MaxLength=128
 	SetIdentifier string `json:"setIdentifier,omitempty"`
 
-	// RecordTTL is the TTL in seconds; 0 means the provider's default. RFC 2181 §8 caps TTLs at
-	// 2^31-1.
+	// RecordTTL is the TTL in seconds. Default: 0, which publishes 300 s (the DNSEndpoint and
+	// DNSRecord controllers' default; 0 is kept in the object so that a source's endpoint stays
+	// as written). RFC 2181 §8 caps TTLs at 2^31-1.
 	// +optional
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=2147483647
@@ -132,7 +133,7 @@ type PublishingSpec struct {
 	ZoneRef *ZoneReference `json:"zoneRef,omitempty"`
 
 	// Strategy is FullSync (apply every plan), DryRun (only plan) or Disabled. DryRun and
-	// Disabled DNSRecords do not heartbeat.
+	// Disabled DNSRecords do not heartbeat. Default: FullSync.
 	// +optional
 	// +kubebuilder:default=FullSync
 	Strategy Strategy `json:"strategy,omitempty"`

@@ -105,7 +105,7 @@ type DNSZoneStatus struct {
 // +kubebuilder:printcolumn:name="Zone",type=string,JSONPath=`.spec.zone`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ZoneAvailable",type=string,JSONPath=`.status.conditions[?(@.type=="ZoneAvailable")].status`
-// +kubebuilder:printcolumn:name="ParentLink",type=string,JSONPath=`.status.conditions[?(@.type=="ParentLinkCreated")].status`
+// +kubebuilder:printcolumn:name="ParentLink",type=string,JSONPath=`.status.conditions[?(@.type=="ParentLinkCreated")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="ZoneID",type=string,JSONPath=`.status.zoneID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -81,7 +81,7 @@ type GslbStrategy struct {
 	// +kubebuilder:validation:MaxProperties=32
 	Weights map[string]int32 `json:"weights,omitempty"`
 
-	// DNSTTLSeconds is the TTL of the answers, in seconds.
+	// DNSTTLSeconds is the TTL of the answers, in seconds. Default: 30.
 	// +optional
 	// +kubebuilder:default=30
 	// +kubebuilder:validation:Minimum=1
@@ -160,7 +160,7 @@ type GslbStatus struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:categories=dnsplane
+// +kubebuilder:resource:shortName=gs,categories=dnsplane
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy.type`
 // +kubebuilder:printcolumn:name="GeoTag",type=string,JSONPath=`.status.geoTag`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

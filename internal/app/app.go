@@ -1,12 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/netip"
-	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -31,6 +31,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	gluecontroller "github.com/dnsplane/dnsplane/controllers/glue"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
@@ -52,6 +53,8 @@ const (
 	ControllerDNSEndpoint = "dnsendpoint"
 	ControllerDNSRecord   = "dnsrecord"
 	ControllerGslb        = "gslb"
+	// ControllerGlue follows the dns Service (Config.DNSService) with the zones' glue.
+	ControllerGlue = "glue"
 )
 
 // Config is everything New needs: the manager's flags and environment (docs/api.md lists the
@@ -101,10 +104,11 @@ type Config struct {
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// none. DNSService, when set, replaces it.
 	NameServerAddr netip.Addr
-	// DNSService is --local-dns-service: the name of the dns Service in ZoneStoreNamespace,
-	// whose addresses (its load balancer's ingress IPs, else its cluster IPs) are the glue of
-	// ns1.<zone> in zones the embedded server creates, so that a zone names how every replica
-	// is reached (docs/design.md). Empty = NameServerAddr.
+	// DNSService is --local-dns-service: the name of the dns Service in ZoneStoreNamespace (else
+	// LeaderElectionNamespace), whose addresses (its load balancer's ingress IPs, else its
+	// cluster IPs) are the glue of ns1.<zone> in the embedded server's zones, so that a zone
+	// names how every replica is reached (docs/design.md). The glue controller watches it and
+	// rewrites every zone's glue when they change. Empty = NameServerAddr.
 	DNSService string
 	// AllowTransfer is --local-allow-transfer: networks besides loopback that may AXFR and IXFR
 	// the embedded zones.
@@ -199,7 +203,8 @@ type App struct {
 	// ZoneObjects is the zone objects' writer with Config.ZoneStoreNamespace; nil without.
 	ZoneObjects *zonestore.Objects
 
-	log logr.Logger
+	local *local.Provider // Local's provider, for the glue controller
+	log   logr.Logger
 }
 
 // NewScheme returns the scheme of every kind the manager reads: client-go's, dnsplane's and the
@@ -236,7 +241,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
 	for _, step := range []func(context.Context, Config) error{
-		a.addBuildInfo, a.addDNSServer, a.addProviders, a.addControllers, a.addSources, a.addProbes,
+		a.addBuildInfo, a.addDNSServer, a.addProviders, a.addControllers, a.addGlue, a.addSources, a.addProbes,
 	} {
 		if err := step(ctx, cfg); err != nil {
 			return nil, err
@@ -405,12 +410,10 @@ func (a *App) zoneObjects(cfg Config) (*zonestore.Objects, error) {
 	return a.ZoneObjects, nil
 }
 
-// The dns Service's addresses are the glue of new zones' name server.
-// +kubebuilder:rbac:groups="",namespace=system,resources=services,verbs=get
-
-// glue returns the glue addresses of new zones' ns1: the dns Service's (cfg.DNSService: its
-// load balancer's ingress IPs, else its cluster IPs), else cfg.NameServerAddr, else none.
-// Errors: the Service cannot be read or has no IP address.
+// glue returns the glue addresses of new zones' ns1 when the manager starts: the dns Service's
+// (cfg.DNSService, glue.ServiceAddrs: its load balancer's ingress IPs, else its cluster IPs),
+// else cfg.NameServerAddr, else none. With cfg.DNSService the glue controller (addGlue) then
+// follows the Service's changes. Errors: the Service cannot be read or has no IP address.
 func (a *App) glue(ctx context.Context, cfg Config) ([]netip.Addr, error) {
 	if cfg.DNSService == "" {
 		if cfg.NameServerAddr.IsValid() {
@@ -424,35 +427,41 @@ func (a *App) glue(ctx context.Context, cfg Config) ([]netip.Addr, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
+	key := dnsServiceKey(cfg)
 	var svc corev1.Service
-	if err := c.Get(ctx, client.ObjectKey{Namespace: cfg.ZoneStoreNamespace, Name: cfg.DNSService}, &svc); err != nil {
-		return nil, fmt.Errorf("--local-dns-service %s/%s: %w", cfg.ZoneStoreNamespace, cfg.DNSService, err)
+	if err := c.Get(ctx, key, &svc); err != nil {
+		return nil, fmt.Errorf("--local-dns-service %s: %w", key, err)
 	}
-	addrs := ServiceAddrs(&svc)
+	addrs := gluecontroller.ServiceAddrs(&svc).IPs
 	if len(addrs) == 0 {
-		return nil, fmt.Errorf("--local-dns-service %s/%s has no IP address (a headless Service?)", cfg.ZoneStoreNamespace, cfg.DNSService)
+		return nil, fmt.Errorf("--local-dns-service %s has no IP address (a headless Service?)", key)
 	}
 	return addrs, nil
 }
 
-// ServiceAddrs returns the addresses through which svc is reached: its load balancer's ingress
-// IPs when it has any, else its cluster IPs ("None" and unparsable entries skipped).
-func ServiceAddrs(svc *corev1.Service) []netip.Addr {
-	var out []netip.Addr
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		if a, err := netip.ParseAddr(in.IP); err == nil {
-			out = append(out, a)
-		}
+// dnsServiceKey names the dns Service: cfg.DNSService in the zone store's namespace, else the
+// leader election's (main.go's --local-dns-service: "in the leader election namespace").
+func dnsServiceKey(cfg Config) client.ObjectKey {
+	return client.ObjectKey{Namespace: cmp.Or(cfg.ZoneStoreNamespace, cfg.LeaderElectionNamespace), Name: cfg.DNSService}
+}
+
+// addGlue adds, with cfg.DNSService, the glue controller: it watches the dns Service and
+// rewrites the glue of ns1.<zone> in every zone of the embedded server when the Service's
+// addresses change (controllers/glue).
+func (a *App) addGlue(_ context.Context, cfg Config) error {
+	if cfg.DNSService == "" {
+		return nil
 	}
-	if len(out) > 0 {
-		return out
+	r := &gluecontroller.Reconciler{
+		Service:        dnsServiceKey(cfg),
+		Writer:         a.local,
+		Recorder:       a.Manager.GetEventRecorderFor("glue-controller"),
+		ResyncInterval: cfg.ZoneResync,
 	}
-	for _, ip := range append([]string{svc.Spec.ClusterIP}, svc.Spec.ClusterIPs...) {
-		if a, err := netip.ParseAddr(ip); err == nil && !slices.Contains(out, a) {
-			out = append(out, a)
-		}
+	if err := r.SetupWithManager(a.Manager, ControllerGlue); err != nil {
+		return fmt.Errorf("set up the glue controller: %w", err)
 	}
-	return out
+	return nil
 }
 
 // addProviders builds the provider factory, its request counter and the scraper.
@@ -466,7 +475,8 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 	if a.ZoneSync != nil {
 		lopts.Ready = func() error { return a.ZoneSync.Ready(nil) }
 	}
-	a.Local = counting.Wrap(local.New(a.Store, lopts), "local", a.Requests)
+	a.local = local.New(a.Store, lopts)
+	a.Local = counting.Wrap(a.local, "local", a.Requests)
 	a.Providers = &factory.Factory{
 		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store

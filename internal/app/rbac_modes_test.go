@@ -34,7 +34,8 @@ func (h *harness) clusterMode(t *testing.T) {
 		clusterBinding("dnsplane-scraper", reader.Name, sys, "scraper"))
 	scraper, other := h.token(t, sys, "scraper"), h.token(t, sys, "other")
 	port := freePort(t)
-	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys,
+	h.dnsService(t, sys)
+	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys, DNSService: "dns",
 		MetricsAddr: ":" + port, MetricsSecure: true, Sources: sources, SourcePollInterval: 200 * time.Millisecond}) // Registerer nil: the registry /metrics serves
 
 	h.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}})
@@ -85,7 +86,8 @@ func (h *harness) namespacedMode(t *testing.T) {
 	}
 	port := freePort(t)
 	reg := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
-	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys,
+	svc := h.dnsService(t, sys)
+	a, _ := runApp(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys, DNSService: "dns",
 		WatchNamespaces: []string{"a", "b"}, OwnerID: "ns-owner", MetricsAddr: "127.0.0.1:" + port, MetricsSecure: true,
 		Registerer: reg, Sources: sources, SourcePollInterval: 200 * time.Millisecond})
 
@@ -102,6 +104,10 @@ func (h *harness) namespacedMode(t *testing.T) {
 		}
 	}
 	h.secretsForbidden(t, user, "a", "b", "c")
+	// The glue follows the dns Service through its watch, which role.yaml's namespaced Role in
+	// the manager's namespace grants (sys is not a watched namespace).
+	svc = recreate(t, h.admin, svc)
+	glueFollows(t, a.Server.Addr(), "the glue follows the dns Service in namespaced mode", []string{svc.Spec.ClusterIP}, "a.rbac.test", "b.rbac.test")
 	impersonated, err := client.New(h.impersonating(user), client.Options{Scheme: app.NewScheme()})
 	if err != nil {
 		t.Fatal(err)
@@ -116,6 +122,17 @@ func (h *harness) namespacedMode(t *testing.T) {
 	if err != nil || code != http.StatusOK || !strings.Contains(body, "controller_runtime_") {
 		t.Errorf("loopback /metrics without a token: status %d, err %v, body %.200s", code, err, body)
 	}
+}
+
+// dnsService creates the dns Service in ns, whose glue controller (--local-dns-service) watches it
+// with role.yaml's namespaced Role only: a manager whose Role lacked list or watch there would
+// never sync its cache and stop with an error.
+func (h *harness) dnsService(t *testing.T, ns string) *corev1.Service {
+	t.Helper()
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP}}}}
+	h.create(t, svc)
+	return svc
 }
 
 func clusterBinding(name, role, ns, sa string) *rbacv1.ClusterRoleBinding {

@@ -196,6 +196,13 @@ func (h *harness) impersonating(user string) *rest.Config {
 // for it to return.
 func run(t *testing.T, c app.Config) (stop func()) {
 	t.Helper()
+	_, stop = runApp(t, c)
+	return stop
+}
+
+// runApp is run, and returns the App too.
+func runApp(t *testing.T, c app.Config) (_ *app.App, stop func()) {
+	t.Helper()
 	c.DNSAddr, c.ZoneDir, c.NameServerAddr = "127.0.0.1:0", t.TempDir(), netip.MustParseAddr("127.0.0.1")
 	c.ProbeAddr, c.SOAPollInterval, c.ZoneResync, c.ScrapeInterval = "0", 200*time.Millisecond, time.Hour, time.Hour
 	c.HeartbeatInterval, c.HeartbeatThreshold = 30*time.Second, 5*time.Minute
@@ -226,7 +233,7 @@ func run(t *testing.T, c app.Config) (stop func()) {
 		}
 	}
 	t.Cleanup(stop)
-	return stop
+	return a, stop
 }
 
 // objects creates in ns a dnsplane.io/local Secret and a DNSZone of zone, a DNSEndpoint, a

@@ -40,7 +40,7 @@ type StoreOptions struct {
 	// NameServerAddrs are the glue addresses (A for IPv4, AAAA for IPv6) of
 	// ns1.<zone> in zones the store creates: the server's listen IPs.
 	// Unspecified addresses (0.0.0.0, ::) are skipped. Without any, new zones
-	// get the NS but no address records.
+	// get the NS but no address records. SetNameServerAddrs replaces them.
 	NameServerAddrs []netip.Addr
 	// Clock stamps ZoneMeta.Created and gives the SOA serials (nextSerial); default the real
 	// clock.
@@ -235,7 +235,7 @@ func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
 	if meta.Created.IsZero() {
 		meta.Created = s.opts.Clock.Now().UTC()
 	}
-	ns := DefaultNameServerLabel + "." + o
+	ns := NameServer(o)
 	soa := &dns.SOA{
 		Hdr:     dns.RR_Header{Name: o, Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: DefaultSOATTL},
 		Ns:      ns,
@@ -251,26 +251,8 @@ func (s *Store) CreateZone(origin string, meta ZoneMeta) (ZoneInfo, error) {
 		&dns.NS{Hdr: dns.RR_Header{Name: o, Rrtype: dns.TypeNS, Class: dns.ClassINET, Ttl: DefaultNSTTL}, Ns: ns},
 	}}
 	sets[nsSet.Key()] = nsSet
-	for _, a := range s.opts.NameServerAddrs {
-		if !a.IsValid() || a.IsUnspecified() {
-			continue // 0.0.0.0 or :: is a listen address, not a reachable one
-		}
-		var rr dns.RR
-		hdr := dns.RR_Header{Name: ns, Class: dns.ClassINET, Ttl: DefaultNSTTL}
-		if a.Is4() || a.Is4In6() {
-			hdr.Rrtype = dns.TypeA
-			rr = &dns.A{Hdr: hdr, A: a.Unmap().AsSlice()}
-		} else {
-			hdr.Rrtype = dns.TypeAAAA
-			rr = &dns.AAAA{Hdr: hdr, AAAA: a.AsSlice()}
-		}
-		k := SetKey{Name: ns, Type: hdr.Rrtype}
-		if sets[k] == nil {
-			sets[k] = &RRSet{Name: ns, Type: hdr.Rrtype, TTL: DefaultNSTTL}
-		}
-		if !containsRR(sets[k].RRs, rr) {
-			sets[k].RRs = append(sets[k].RRs, rr)
-		}
+	for _, rs := range GlueSets(ns, s.opts.NameServerAddrs) {
+		sets[rs.Key()] = &rs
 	}
 	z, err := newZoneData(o, meta, soa, sets)
 	if err != nil {

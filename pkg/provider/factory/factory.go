@@ -41,6 +41,17 @@ const (
 	TypeAzure   corev1.SecretType = "dnsplane.io/azure"
 )
 
+// secretTypes lists every provider Secret type, in full, for error messages: "dnsplane.io/local,
+// dnsplane.io/pdns, ...".
+func secretTypes() string {
+	types := []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure}
+	names := make([]string, len(types))
+	for i, t := range types {
+		names[i] = string(t)
+	}
+	return strings.Join(names, ", ")
+}
+
 // Rate-limit keys, accepted by every Secret type but dnsplane.io/local: the client-side request
 // budget of the credential set, shared by every DNSZone whose Secret holds the same credentials.
 const (
@@ -394,7 +405,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Reso
 		r.Provider = p
 		return r, nil
 	default:
-		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of dnsplane.io/local, pdns, rfc2136, aws, google, azure): %w", namespace, name, s.Type, ErrProviderNotFound)
+		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of %s): %w", namespace, name, s.Type, secretTypes(), ErrProviderNotFound)
 	}
 }
 

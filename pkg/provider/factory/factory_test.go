@@ -151,3 +151,19 @@ func (f *Factory) mustTTL(t *testing.T) time.Duration {
 	}
 	return o.ZoneListTTL
 }
+
+// TestBuild_UnknownTypeNamesEveryTypeInFull: a Secret of another type is ProviderNotFound, and
+// the message lists the types as a Secret must spell them (type: dnsplane.io/pdns, not pdns).
+func TestBuild_UnknownTypeNamesEveryTypeInFull(t *testing.T) {
+	s := &corev1.Secret{Type: "pdns"}
+	s.Namespace, s.Name = "team-a", "dns"
+	_, err := (&Factory{}).build(t.Context(), s, Resolved{})
+	if !errors.Is(err, ErrProviderNotFound) {
+		t.Fatalf("got %v, want ErrProviderNotFound", err)
+	}
+	for _, typ := range []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure} {
+		if !strings.Contains(err.Error(), string(typ)+",") && !strings.Contains(err.Error(), string(typ)+")") {
+			t.Errorf("the message does not name %s in full: %v", typ, err)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package chart
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// nodePorts returns the dns Service's type and its ports as "53:30053/UDP" (":0" without a node
+// port), in order.
+func nodePorts(ctx context.Context, t *testing.T, c client.Client) (corev1.ServiceType, []string) {
+	t.Helper()
+	var svc corev1.Service
+	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: releaseName + "-dns"}, &svc); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range svc.Spec.Ports {
+		out = append(out, fmt.Sprintf("%d:%d/%s", p.Port, p.NodePort, p.Protocol))
+	}
+	return svc.Spec.Type, out
+}
+
+// TestHelmUpgradeSwitchesTheDNSServiceType is issue 25 item 8's third defect, with the real
+// helm against a real API server (which allocates node ports as a cluster's does): helm upgrade
+// patches with a strategic merge patch, whose merge key for Service ports is the port number
+// alone, so that switching the dns Service from ClusterIP to NodePort with a fixed node port
+// gives it to the first port only and the API server a random one to TCP
+// (kubernetes/kubernetes#105610). The chart refuses that upgrade with the workaround (delete the
+// Service first) instead of leaving TCP on another node port; NodePort to ClusterIP, and a
+// NodePort whose node port Kubernetes chooses, upgrade in place.
+func TestHelmUpgradeSwitchesTheDNSServiceType(t *testing.T) {
+	helmBin(t)
+	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(repoRoot, "bin")}
+	if _, err := env.Start(); err != nil {
+		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c := clientFor(t, user.Config())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	on := []string{"--kubeconfig", kc, "--namespace", releaseNS}
+	nodePort := []string{"--set", "dns.service.type=NodePort", "--set", "dns.service.nodePort=30053"}
+	clusterIP := []string{"--set", "dns.service.type=ClusterIP"}
+	want := func(step string, wantType corev1.ServiceType, wantPorts ...string) {
+		t.Helper()
+		typ, ports := nodePorts(ctx, t, c)
+		if typ != wantType || strings.Join(ports, ",") != strings.Join(wantPorts, ",") {
+			t.Fatalf("%s: the dns Service is %s %v, want %s %v", step, typ, ports, wantType, wantPorts)
+		}
+	}
+
+	helm(t, append(append([]string{"install", releaseName, chartDir, "--create-namespace"}, on...), nodePort...)...)
+	want("install as NodePort 30053", corev1.ServiceTypeNodePort, "53:30053/UDP", "53:30053/TCP")
+	helm(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), clusterIP...)...)
+	want("NodePort to ClusterIP", corev1.ServiceTypeClusterIP, "53:0/UDP", "53:0/TCP")
+
+	out, err := helmErr(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), nodePort...)...)
+	if err == nil || !strings.Contains(err.Error(), "kubernetes/kubernetes#105610") || !strings.Contains(err.Error(), "delete service "+releaseName+"-dns") {
+		t.Fatalf("ClusterIP to NodePort 30053 in place: %v (%s), want the chart's refusal naming kubernetes#105610 and the workaround", err, out)
+	}
+	want("the refused upgrade", corev1.ServiceTypeClusterIP, "53:0/UDP", "53:0/TCP")
+
+	// The workaround: delete the Service, then upgrade; it is created with both node ports.
+	svc := &corev1.Service{}
+	svc.Namespace, svc.Name = releaseNS, releaseName+"-dns"
+	if err := c.Delete(ctx, svc); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the dns Service deleted", func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(svc), &corev1.Service{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
+		}
+		return nil
+	})
+	helm(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), nodePort...)...)
+	want("ClusterIP to NodePort 30053 after deleting the Service", corev1.ServiceTypeNodePort, "53:30053/UDP", "53:30053/TCP")
+	helm(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), nodePort...)...)
+	want("the same values again", corev1.ServiceTypeNodePort, "53:30053/UDP", "53:30053/TCP")
+
+	// A node port Kubernetes chooses: no fixed number to lose, the switch is done in place.
+	helm(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), clusterIP...)...)
+	helm(t, append(append([]string{"upgrade", releaseName, chartDir}, on...), "--set", "dns.service.type=NodePort")...)
+	typ, ports := nodePorts(ctx, t, c)
+	if typ != corev1.ServiceTypeNodePort || len(ports) != 2 || strings.HasSuffix(strings.Split(ports[0], "/")[0], ":0") || strings.HasSuffix(strings.Split(ports[1], "/")[0], ":0") {
+		t.Fatalf("ClusterIP to NodePort without a fixed node port: %s %v, want both ports with a node port", typ, ports)
+	}
+	t.Logf("ClusterIP to NodePort, node ports chosen by Kubernetes: %v", ports)
+}
