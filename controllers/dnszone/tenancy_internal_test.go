@@ -1,14 +1,36 @@
 package dnszone
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
+
+// zonesClient is controller-runtime's fake client holding the DNSZones zones: the cache the
+// tenancy rules list.
+func zonesClient(t *testing.T, zones ...dnsv1.DNSZone) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := dnsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	b := fake.NewClientBuilder().WithScheme(s)
+	for i := range zones {
+		b = b.WithObjects(&zones[i])
+	}
+	return b.Build()
+}
 
 // tz is a tenant of the judge tables: a DNSZone created at second age of the test clock, on
 // backend with zone ID id ("" for none yet).
@@ -135,5 +157,29 @@ func TestTenantsOf_SameZoneAndInnerZonesOfOtherNamespaces(t *testing.T) {
 	}
 	if want := "tenant-b/mt tenant-b/sub"; strings.Join(got, " ") != want {
 		t.Fatalf("tenantsOf = %v, want %s", got, want)
+	}
+}
+
+// TestReconcileZone_RefusedZoneAsksNoProvider: a zone inside another namespace's zone without its
+// permission is ParentNotAllowed before anything is created: no provider call (the fake's
+// provider is nil, so any call would panic), no zone writer, no DNS query, no zone ID.
+func TestReconcileZone_RefusedZoneAsksNoProvider(t *testing.T) {
+	parent := dz("tenant-a", "mt", "mt.test")
+	parent.CreationTimestamp = metav1.NewTime(time.Unix(1_000, 0))
+	dns := &fakeDNS{}
+	r := &Reconciler{Client: zonesClient(t, parent), Providers: &testclient.Providers{Res: factory.Resolved{Account: "tenant-b/dns", Backend: embedded}},
+		Writers: testclient.NoWriters{T: t}, DNS: dns, SOAPollInterval: time.Second, ResyncInterval: time.Hour}
+	sub := dz("tenant-b", "sub", "sub.mt.test")
+	sub.CreationTimestamp = metav1.NewTime(time.Unix(2_000, 0))
+	res, err := r.reconcileZone(context.Background(), &sub)
+	if err != nil || res.RequeueAfter != time.Hour {
+		t.Fatalf("reconcileZone = %+v, %v; want a judgement again after the resync interval", res, err)
+	}
+	c := meta.FindStatusCondition(sub.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	if c == nil || c.Status != metav1.ConditionFalse || c.Reason != dnsv1.ReasonParentNotAllowed || !strings.Contains(c.Message, "tenant-a/mt") {
+		t.Fatalf("ZoneAvailable = %+v, want False ParentNotAllowed naming tenant-a/mt", c)
+	}
+	if sub.Status.ZoneID != "" || len(dns.asked) != 0 {
+		t.Fatalf("zone ID %q, DNS asked %v; want neither", sub.Status.ZoneID, dns.asked)
 	}
 }
