@@ -165,21 +165,25 @@ func TestDelegation_ChildZoneIsLinkedFromAllowingParent(t *testing.T) {
 	}
 }
 
-// TestDelegation_NamespaceNotAllowed: a child in a namespace the parent does not list gets
-// DelegationNotAllowed, and no NS is written in the parent.
+// TestDelegation_NamespaceNotAllowed: a child in a namespace the parent does not list is
+// ParentNotAllowed (docs/api.md, "Tenancy"): its zone is not created, and no NS is written in
+// the parent.
 func TestDelegation_NamespaceNotAllowed(t *testing.T) {
 	sys, other := namespace(t, "platform"), namespace(t, "team-x")
 	root := zoneObj(sys, "root", "deny.test", nil)
 	child := zoneObj(other, "c2", "c2.deny.test", func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true })
 	create(t, root, child)
 	waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-	c := waitCondition(t, child, dnsv1.ConditionParentLinkCreated, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
-	if !strings.Contains(c.Message, "team-x") {
-		t.Fatalf("message does not name the namespace: %q", c.Message)
+	c := waitCondition(t, child, dnsv1.ConditionZoneAvailable, metav1.ConditionFalse, dnsv1.ReasonParentNotAllowed)
+	if !strings.Contains(c.Message, "team-x") || !strings.Contains(c.Message, "platform/root") {
+		t.Fatalf("message does not name the namespace and the parent: %q", c.Message)
 	}
-	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	waitCondition(t, child, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonParentNotAllowed)
 	if got := nsTargets(axfr(t, "deny.test"), "c2.deny.test"); len(got) != 0 {
 		t.Fatalf("NS written in a parent that does not allow it: %v", got)
+	}
+	if _, err := provider.GetZone(ctxT(t), local.ZoneID("c2.deny.test")); err == nil {
+		t.Fatal("the refused child zone was created")
 	}
 }
 

@@ -24,9 +24,13 @@ const (
 	// ReasonAwaitingSOA: the hosted zone exists but does not answer SOA yet; polled every
 	// --soa-poll-interval.
 	ReasonAwaitingSOA = "AwaitingSOA"
-	// ReasonZoneConflict: a hosted zone of the same name exists at the provider and is not ours;
-	// adopt it with spec.zoneID.
+	// ReasonZoneConflict: a hosted zone of the same name exists at the provider and is not ours
+	// (adopt it with spec.zoneID), or a DNSZone of another namespace already holds this hosted
+	// zone and does not list this namespace in sharing.allowedNamespaces.
 	ReasonZoneConflict = "ZoneConflict"
+	// ReasonParentNotAllowed: the zone is inside the zone of a DNSZone of another namespace that
+	// does not list this namespace in delegation.allowedNamespaces; it is not created or served.
+	ReasonParentNotAllowed = "ParentNotAllowed"
 	// ReasonProviderNotFound: the provider Secret is missing or of an unknown type.
 	ReasonProviderNotFound = "ProviderNotFound"
 	// ReasonInvalidCredentials: the provider rejected the credentials, or the Secret is malformed.

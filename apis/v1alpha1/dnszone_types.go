@@ -37,8 +37,16 @@ type DNSZoneSpec struct {
 	ParentRef *ZoneReference `json:"parentRef,omitempty"`
 
 	// Delegation says who may link child zones, or publish NS, DS and glue, under this zone.
+	// Another namespace's DNSZone inside this zone is served only when its namespace is listed
+	// (docs/api.md, "Tenancy").
 	// +optional
 	Delegation *Delegation `json:"delegation,omitempty"`
+
+	// Sharing says which other namespaces' DNSZones may adopt this DNSZone's hosted zone (the
+	// same zone at the same provider account) and publish into it. The default is none: such a
+	// DNSZone gets ZoneConflict (docs/api.md, "Tenancy").
+	// +optional
+	Sharing *Sharing `json:"sharing,omitempty"`
 
 	// PreserveOnDelete keeps the hosted zone, its records and its parent link when the DNSZone is
 	// deleted; only the finalizer goes.
@@ -55,6 +63,17 @@ type DNSZoneSpec struct {
 type Delegation struct {
 	// AllowedNamespaces may link child zones under this zone; the default is none beyond the
 	// zone's own namespace.
+	// +optional
+	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	AllowedNamespaces []string `json:"allowedNamespaces,omitempty"`
+}
+
+// Sharing lists the namespaces whose DNSZones may hold the same hosted zone as this one.
+type Sharing struct {
+	// AllowedNamespaces may adopt this DNSZone's hosted zone with a DNSZone of their own; the
+	// default is none beyond the zone's own namespace.
 	// +optional
 	// +kubebuilder:validation:MaxItems=256
 	// +kubebuilder:validation:items:MaxLength=63

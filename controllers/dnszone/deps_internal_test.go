@@ -50,6 +50,7 @@ func TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce(t *testing
 	m := &Metrics{AvailableDelay: delays}
 	dns := &fakeDNS{err: errors.New("refused")}
 	r := &Reconciler{
+		Client:          zonesClient(t),
 		Providers:       &testclient.Providers{Res: factory.Resolved{Account: "apps/creds", DNSAddress: "127.0.0.1:5353"}},
 		Writers:         testclient.NoWriters{T: t},
 		DNS:             dns,

@@ -175,13 +175,32 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	if err != nil {
 		return r.providerFailed(z, err)
 	}
+	// Tenancy first: a zone inside another namespace's zone without its permission is neither
+	// created nor re-created (docs/api.md, "Tenancy").
+	others, err := r.tenants(ctx, z)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	self := tenant{z: z, backend: resolved.Backend, zoneID: z.Status.ZoneID}
+	if v := judge(self, others, false); v.reason != "" {
+		return r.refuse(z, v)
+	}
 	if res, handled, err := r.recoverDeleted(ctx, z, resolved); handled {
 		return res, err
 	}
-	if r.needsSync(z) {
+	if !r.needsSync(z) {
+		if v := judge(self, others, true); v.reason != "" {
+			return r.refuse(z, v)
+		}
+	} else {
 		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
 		if err != nil {
 			return r.providerFailed(z, err)
+		}
+		// The hosted zone is known now: another namespace's DNSZone may hold it.
+		self.zoneID = pz.ID
+		if v := judge(self, others, true); v.reason != "" {
+			return r.refuse(z, v)
 		}
 		z.Status.ZoneID = pz.ID
 		z.Status.NameServers = pz.NameServers
@@ -321,7 +340,19 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 	}
 	r.Scraper.Unregister(client.ObjectKeyFromObject(z))
 	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
-	if !keep {
+	conflict := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	switch {
+	case keep:
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonPreserved, "hosted zone %s and its parent link are kept (preserveOnDelete or adopted zoneID)", z.Status.ZoneID)
+	case conflict != nil && conflict.Reason == dnsv1.ReasonZoneConflict && z.Status.ZoneID != "":
+		// Another DNSZone holds this hosted zone (docs/api.md, "Tenancy"): its records, this
+		// owner's included, are not this DNSZone's to delete.
+		gone, err := r.deleteParentLink(ctx, z)
+		if err != nil || !gone {
+			return ctrl.Result{RequeueAfter: time.Second}, err
+		}
+		r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonZoneKept, "hosted zone %s kept: %s", z.Status.ZoneID, conflict.Message)
+	default:
 		gone, err := r.deleteParentLink(ctx, z)
 		if err != nil || !gone {
 			return ctrl.Result{RequeueAfter: time.Second}, err
@@ -331,8 +362,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 				return ctrl.Result{}, err
 			}
 		}
-	} else {
-		r.Recorder.Eventf(z, corev1.EventTypeNormal, dnsv1.ReasonPreserved, "hosted zone %s and its parent link are kept (preserveOnDelete or adopted zoneID)", z.Status.ZoneID)
 	}
 	controllerutil.RemoveFinalizer(z, dnsv1.FinalizerZone)
 	if err := r.Client.Update(ctx, z); err != nil && !apierrors.IsNotFound(err) {
@@ -460,6 +489,13 @@ func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcil
 	for _, c := range all.Items {
 		if c.Spec.LinkToParentDomain && strings.HasSuffix(c.Spec.Zone, "."+parent.Spec.Zone) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+		}
+	}
+	// The zones whose tenancy verdict the parent decides (same zone, or inside it, in another
+	// namespace).
+	for _, req := range tenantsOf(parent, all.Items) {
+		if !slices.Contains(out, req) {
+			out = append(out, req)
 		}
 	}
 	return out

@@ -88,6 +88,10 @@ type Input struct {
 	// ExternalDNS says how external-dns' TXT registry is named in this zone,
 	// and which external-dns owner, if any, Self takes over (see ExternalDNS).
 	ExternalDNS ExternalDNS
+	// Guest: the zone is another namespace's than Self's. A delegation Self
+	// desires there (an NS set strictly below the apex) must not hide names
+	// held outside Self's namespace (see guardCuts).
+	Guest bool
 }
 
 // Result is what Compute plans.
@@ -256,6 +260,7 @@ func newPlanner(in Input) *planner {
 		}
 		p.desired[k] = d
 	}
+	p.guardCuts()
 	seen := map[provider.RecordSetKey]bool{}
 	for k := range p.desired {
 		seen[k] = true

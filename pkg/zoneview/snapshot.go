@@ -116,6 +116,10 @@ func (s *Snapshot) KeysAt(name string) []provider.RecordSetKey {
 	return s.names[sp.start : sp.start+sp.n : sp.start+sp.n]
 }
 
+// Keys returns the keys of every managed set and registry entry of the zone, sorted by name,
+// type and set identifier, unique. The slice is shared: do not modify it.
+func (s *Snapshot) Keys() []provider.RecordSetKey { return s.names }
+
 // Cuts returns the zone's delegation points, the names of its non-apex NS sets, sorted and
 // unique. The slice is shared: do not modify it.
 func (s *Snapshot) Cuts() []string { return s.cuts }

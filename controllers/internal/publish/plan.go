@@ -77,6 +77,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			Zone: zt.zone.Spec.Zone, Self: self, Mode: mode, Release: release,
 			Desired: zt.desired, Snapshot: zt.snap, DefaultTTL: defaultTTL,
 			Policy: p.Policy, ExternalDNS: p.ExternalDNS,
+			Guest: zt.zone.Namespace != a.namespace,
 		})
 		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res})
 	}

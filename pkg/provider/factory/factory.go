@@ -109,6 +109,9 @@ type Resolved struct {
 	// DNSAddress is host:port for SOA and NS queries of this provider's zones; empty means the
 	// zones' own name servers on port 53.
 	DNSAddress string
+	// Backend identifies the DNS account the Secret reaches, without credentials (Backend): a
+	// zone ID names one hosted zone within it, whichever Secret reaches it.
+	Backend string
 }
 
 // DefaultReread is how long a zone writer's provider (ResolveAccount) is reused before the
@@ -314,7 +317,7 @@ func (f *Factory) reject(key client.ObjectKey, rv string, err error) {
 // resolve builds the provider of Secret s.
 func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, error) {
 	namespace, name := s.Namespace, s.Name
-	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver}
+	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver, Backend: Backend(s)}
 	if v, ok := s.Data[KeyDNSAddress]; ok {
 		addr := strings.TrimSpace(string(v))
 		if _, _, err := net.SplitHostPort(addr); err != nil {
