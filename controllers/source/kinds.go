@@ -41,7 +41,10 @@ func gvCRD() schema.GroupVersionKind {
 // Kinds returns the Kind of each source name.
 func Kinds() map[string]*Kind {
 	ks := map[string]*Kind{
-		src.Service: {Name: src.Service, Prefix: "svc", GVK: corev1.SchemeGroupVersion.WithKind("Service"), New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired},
+		src.Service: {Name: src.Service, Prefix: "svc", GVK: corev1.SchemeGroupVersion.WithKind("Service"), New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired,
+			Selected: func(r *Reconciler, o client.Object) bool {
+				return r.Config.ServiceTypeSelected(string(o.(*corev1.Service).Spec.Type))
+			}},
 		src.Ingress: {Name: src.Ingress, Prefix: "ing", GVK: networkingv1.SchemeGroupVersion.WithKind("Ingress"), New: func() client.Object { return &networkingv1.Ingress{} }, Desired: ingressDesired,
 			Selected: func(r *Reconciler, o client.Object) bool {
 				return src.IngressClassMatches(o.(*networkingv1.Ingress), r.Config.IngressClasses)
@@ -62,18 +65,35 @@ func newExternalDNS() client.Object {
 
 func serviceDesired(ctx context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error) {
 	svc := obj.(*corev1.Service)
-	in := src.ServiceInput{Service: svc, PublishInternal: r.Config.PublishInternal, Domains: r.Config.Domains}
+	c := r.Config
+	in := src.ServiceInput{Service: svc, PublishInternal: c.PublishInternal, ExcludeUnschedulable: !c.IncludeUnschedulable,
+		IgnoreHostnameAnnotation: c.IgnoreHostnameAnnotation, PublishHostIP: c.PublishHostIP, AlwaysPublishNotReady: c.AlwaysPublishNotReady, Domains: c.Domains}
+	headless := svc.Spec.ClusterIP == corev1.ClusterIPNone
+	local := svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 	var slices discoveryv1.EndpointSliceList
 	if err := r.Client.List(ctx, &slices, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return nil, nil, fmt.Errorf("list the EndpointSlices of Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	in.Slices = slices.Items
-	if svc.Spec.Type == corev1.ServiceTypeNodePort && r.Nodes {
+	if headless || local {
+		var pods corev1.PodList
+		// An empty selector selects every pod of the namespace, as external-dns lists them.
+		if err := r.Client.List(ctx, &pods, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector)); err != nil {
+			return nil, nil, fmt.Errorf("list the pods of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+		in.Pods = pods.Items
+	}
+	a, _ := src.ParseAnnotations(svc.Annotations, src.KeyHostnameSource)
+	nodeIPs := headless && a.EndpointsType == src.EndpointsTypeNodeExternalIP
+	if (svc.Spec.Type == corev1.ServiceTypeNodePort || nodeIPs) && r.Nodes {
 		var nodes corev1.NodeList
 		if err := r.Client.List(ctx, &nodes); err != nil {
 			return nil, nil, fmt.Errorf("list nodes: %w", err)
 		}
 		in.Nodes = nodes.Items
+		if in.Nodes == nil {
+			in.Nodes = []corev1.Node{} // read, and none: not "cannot be read"
+		}
 	}
 	eps, probs := src.ServiceEndpoints(in)
 	return eps, probs, nil

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,10 +32,6 @@ func TestServiceEndpoints(t *testing.T) {
 		node("n1", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}),
 		node("n2", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}),
 	}
-	slices := []discoveryv1.EndpointSlice{{Endpoints: []discoveryv1.Endpoint{
-		{Addresses: []string{"10.1.0.1"}, Hostname: ptr.To("web-0"), NodeName: ptr.To("n2")},
-		{Addresses: []string{"10.1.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}, NodeName: ptr.To("n1")},
-	}}}
 	svc := func(typ corev1.ServiceType, clusterIP string, a map[string]string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Annotations: a}, Spec: corev1.ServiceSpec{Type: typ, ClusterIP: clusterIP}}
 	}
@@ -47,8 +42,6 @@ func TestServiceEndpoints(t *testing.T) {
 	extIPs := svc(corev1.ServiceTypeLoadBalancer, "10.96.0.1", ann)
 	extIPs.Spec.ExternalIPs = []string{"198.51.100.1"}
 	extIPs.Status = lb
-	local := svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann)
-	local.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	extName := svc(corev1.ServiceTypeExternalName, "", ann)
 	extName.Spec.ExternalName = "db.example.net"
 	for _, tc := range []struct {
@@ -72,14 +65,10 @@ func TestServiceEndpoints(t *testing.T) {
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.96.0.1")}},
 		{name: "internal-hostname", in: ServiceInput{Service: svc(corev1.ServiceTypeClusterIP, "10.96.0.1", map[string]string{ExternalDNSPrefix + "internal-hostname": "i.example.com"})},
 			want: []dnsv1.Endpoint{ep("i.example.com", "A", "10.96.0.1")}},
-		{name: "headless: ready endpoints and their hostnames", in: ServiceInput{Service: svc(corev1.ServiceTypeClusterIP, corev1.ClusterIPNone, ann), Slices: slices},
-			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.1.0.1"), ep("web-0.s.example.com", "A", "10.1.0.1")}},
 		{name: "NodePort: external IPs", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann), Nodes: nodes},
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "203.0.113.1")}},
 		{name: "NodePort: access private", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", map[string]string{host: "s.example.com", ExternalDNSPrefix + "access": "private"}), Nodes: nodes},
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.0.0.1", "10.0.0.2")}},
-		{name: "NodePort: Local policy, nodes with a ready endpoint", in: ServiceInput{Service: local, Nodes: nodes, Slices: slices},
-			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.0.0.2")}},
 		{name: "NodePort without nodes", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann)}, problems: []string{dnsv1.ReasonInvalidTarget}},
 		{name: "ExternalName", in: ServiceInput{Service: extName}, want: []dnsv1.Endpoint{ep("s.example.com", "CNAME", "db.example.net")}},
 		{name: "domain filter", in: ServiceInput{Service: withLB, Domains: DomainFilter{Exclude: []string{"example.com"}}}},
