@@ -100,7 +100,9 @@ func serviceDesired(ctx context.Context, r *Reconciler, obj client.Object) ([]dn
 }
 
 func ingressDesired(_ context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error) {
-	eps, probs := src.IngressEndpoints(obj.(*networkingv1.Ingress), r.Config.Domains)
+	c := r.Config
+	eps, probs := src.IngressEndpoints(obj.(*networkingv1.Ingress), src.IngressOptions{Domains: c.Domains,
+		IgnoreTLSSpec: c.IgnoreIngressTLSSpec, IgnoreRulesSpec: c.IgnoreIngressRulesSpec, IgnoreHostnameAnnotation: c.IgnoreHostnameAnnotation})
 	return eps, probs, nil
 }
 
@@ -143,7 +145,8 @@ func routeDesired(ctx context.Context, r *Reconciler, rt src.Route) ([]dnsv1.End
 		}
 		gws[key] = gw
 	}
-	eps, probs := src.RouteEndpoints(src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName, Domains: r.Config.Domains})
+	eps, probs := src.RouteEndpoints(src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName,
+		IgnoreHostnameAnnotation: r.Config.IgnoreHostnameAnnotation, Domains: r.Config.Domains})
 	return eps, probs, nil
 }
 

@@ -39,7 +39,10 @@ type RouteInput struct {
 	Gateways map[types.NamespacedName]*gwv1.Gateway
 	// GatewayName is --gateway-name: only Gateways of that name count; "" = every Gateway.
 	GatewayName string
-	Domains     DomainFilter
+	// IgnoreHostnameAnnotation is --ignore-hostname-annotation: the route's hostname
+	// annotation adds no name.
+	IgnoreHostnameAnnotation bool
+	Domains                  DomainFilter
 }
 
 // RouteEndpoints returns one route's endpoints as external-dns's gateway-*route sources derive
@@ -56,6 +59,9 @@ type RouteInput struct {
 func RouteEndpoints(in RouteInput) ([]dnsv1.Endpoint, []Problem) {
 	rt := in.Route
 	a, probs := ParseAnnotations(rt.Meta.Annotations, KeyGatewayHostnameSource)
+	if in.IgnoreHostnameAnnotation {
+		a.Hostnames = nil
+	}
 	hosts, hp := routeHosts(rt, a)
 	probs = append(probs, hp...)
 	targets := map[string][]string{}

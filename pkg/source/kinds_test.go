@@ -113,6 +113,7 @@ func TestIngressEndpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		in       *networkingv1.Ingress
+		opts     IngressOptions
 		want     []dnsv1.Endpoint
 		problems []string
 	}{
@@ -126,11 +127,20 @@ func TestIngressEndpoints(t *testing.T) {
 		{name: "load balancer host name", in: hostLB, want: []dnsv1.Endpoint{ep("a.example.com", "CNAME", "lb.example.net")}},
 		{name: "target annotation", in: ing(map[string]string{ExternalDNSPrefix + "target": "2001:db8::20"}, "a.example.com"), want: []dnsv1.Endpoint{ep("a.example.com", "AAAA", "2001:db8::20")}},
 		{name: "wildcard rule", in: ing(nil, "*.example.com"), want: []dnsv1.Endpoint{ep("*.example.com", "A", "192.0.2.20")}},
+		// external-dns v0.22 source/ingress.go, endpointsFromIngress: --ignore-ingress-tls-spec,
+		// --ignore-ingress-rules-spec and --ignore-hostname-annotation each leave one name
+		// source out.
+		{name: "--ignore-ingress-tls-spec", in: tls, opts: IngressOptions{IgnoreTLSSpec: true}, want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-ingress-rules-spec", in: tls, opts: IngressOptions{IgnoreRulesSpec: true}, want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20"), ep("t.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-ingress-rules-spec and tls spec: the annotation only", in: ing(map[string]string{host: "c.example.com"}, "a.example.com"), opts: IngressOptions{IgnoreRulesSpec: true, IgnoreTLSSpec: true},
+			want: []dnsv1.Endpoint{ep("c.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-hostname-annotation", in: ing(map[string]string{host: "c.example.com"}, "a.example.com"), opts: IngressOptions{IgnoreHostnameAnnotation: true},
+			want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")}},
 		{name: "bad ttl keeps the rest", in: ing(map[string]string{ExternalDNSPrefix + "ttl": "1h30x"}, "a.example.com"), want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")},
 			problems: []string{dnsv1.ReasonInvalidTTL}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := IngressEndpoints(tc.in, DomainFilter{})
+			got, probs := IngressEndpoints(tc.in, tc.opts)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -207,6 +217,8 @@ func TestRouteEndpoints(t *testing.T) {
 		{name: "hostname outside every listener", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.net"}, accepted, nil), Gateways: gws}},
 		{name: "listener of another namespace (Same)", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"same.example.org"}, accepted, nil), Gateways: gws}},
 		{name: "no hostnames: the listener's wildcard", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, nil, accepted, nil), Gateways: gws}, want: addr("*.example.com")},
+		{name: "--ignore-hostname-annotation", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, map[string]string{host: "b.example.com"}), Gateways: gws, IgnoreHostnameAnnotation: true},
+			want: addr("a.example.com")},
 		{name: "gateway-name filter", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil), Gateways: gws, GatewayName: "other"}},
 		{name: "missing Gateway", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil)}},
 		{name: "TCPRoute by annotation", in: RouteInput{Route: rt("TCPRoute", gwv1.TCPProtocolType, nil, accepted, map[string]string{host: "db.example.net"}), Gateways: gws}, want: addr("db.example.net")},
