@@ -145,9 +145,32 @@ func routeDesired(ctx context.Context, r *Reconciler, rt src.Route) ([]dnsv1.End
 		}
 		gws[key] = gw
 	}
-	eps, probs := src.RouteEndpoints(src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName,
-		IgnoreHostnameAnnotation: r.Config.IgnoreHostnameAnnotation, Domains: r.Config.Domains})
+	in := src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName,
+		IgnoreHostnameAnnotation: r.Config.IgnoreHostnameAnnotation, Domains: r.Config.Domains}
+	if r.Nodes && selectsNamespaces(gws) {
+		ns := &corev1.Namespace{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: rt.Meta.Namespace}, ns); err != nil {
+			return nil, nil, fmt.Errorf("get the route's namespace %s: %w", rt.Meta.Namespace, err)
+		}
+		in.NamespaceLabels = ns.Labels
+		if in.NamespaceLabels == nil {
+			in.NamespaceLabels = map[string]string{} // read, without labels
+		}
+	}
+	eps, probs := src.RouteEndpoints(in)
 	return eps, probs, nil
+}
+
+// selectsNamespaces reports whether a listener of gws admits routes by a namespace selector.
+func selectsNamespaces(gws map[types.NamespacedName]*gwv1.Gateway) bool {
+	for _, gw := range gws {
+		for _, l := range gw.Spec.Listeners {
+			if a := l.AllowedRoutes; a != nil && a.Namespaces != nil && a.Namespaces.From != nil && *a.Namespaces.From == gwv1.NamespacesFromSelector {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func routeKinds() []routeKind {

@@ -51,6 +51,10 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	case src.CRD, src.Ingress:
 	default:
 		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.routesOfGateway), builder.WithPredicates(inNamespace))
+		if r.Nodes {
+			// A namespace's labels decide what allowedRoutes.namespaces.selector admits.
+			b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(labelsChanged()))
+		}
 	}
 	var rec reconcile.Reconciler = r
 	if decorate != nil {
@@ -134,14 +138,47 @@ func (r *Reconciler) nodeServices(ctx context.Context, _ client.Object) []reconc
 	return out
 }
 
-// routesOfGateway enqueues the routes of this kind whose parentRefs name the Gateway.
-func (r *Reconciler) routesOfGateway(ctx context.Context, gw client.Object) []reconcile.Request {
-	var rk *routeKind
+// labelsChanged passes creations, deletions and label changes.
+func labelsChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	}}
+}
+
+// routesOfNamespace enqueues the routes of this kind in the namespace (within --namespace).
+func (r *Reconciler) routesOfNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	if r.Config.Namespace != "" && ns.GetName() != r.Config.Namespace {
+		return nil
+	}
+	rk := r.routeKind()
+	if rk == nil {
+		return nil
+	}
+	list := rk.NewList()
+	if err := r.Client.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "listing routes after a namespace's labels changed failed; their next change republishes them", "kind", rk.Kind)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, o := range rk.Items(list) {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return out
+}
+
+// routeKind returns the routeKind of this reconciler's kind, nil for a kind that is no route.
+func (r *Reconciler) routeKind() *routeKind {
 	for _, k := range routeKinds() {
 		if k.Name == r.Kind.Name {
-			rk = &k
+			return &k
 		}
 	}
+	return nil
+}
+
+// routesOfGateway enqueues the routes of this kind whose parentRefs name the Gateway.
+func (r *Reconciler) routesOfGateway(ctx context.Context, gw client.Object) []reconcile.Request {
+	rk := r.routeKind()
 	if rk == nil {
 		return nil
 	}

@@ -193,6 +193,8 @@ func TestRouteEndpoints(t *testing.T) {
 			{Name: "web", Protocol: gwv1.HTTPSProtocolType, Port: 443, Hostname: ptr.To(gwv1.Hostname("*.example.com")), AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}},
 			{Name: "same", Protocol: gwv1.HTTPProtocolType, Port: 80, Hostname: ptr.To(gwv1.Hostname("same.example.org"))},
 			{Name: "tcp", Protocol: gwv1.TCPProtocolType, Port: 5432, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}},
+			{Name: "selected", Protocol: gwv1.HTTPProtocolType, Port: 8080, Hostname: ptr.To(gwv1.Hostname("s.example.net")), AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{
+				From: ptr.To(gwv1.NamespacesFromSelector), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "web"}}}}},
 		}},
 		Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.30"}, {Value: "2001:db8::30"}}}}
 	gws := map[types.NamespacedName]*gwv1.Gateway{{Namespace: "infra", Name: "gw"}: gw}
@@ -219,6 +221,13 @@ func TestRouteEndpoints(t *testing.T) {
 		{name: "no hostnames: the listener's wildcard", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, nil, accepted, nil), Gateways: gws}, want: addr("*.example.com")},
 		{name: "--ignore-hostname-annotation", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, map[string]string{host: "b.example.com"}), Gateways: gws, IgnoreHostnameAnnotation: true},
 			want: addr("a.example.com")},
+		// external-dns v0.22 source/gateway.go admits a route through a Selector listener when
+		// the route's namespace labels match it (Gateway API, AllowedRoutes.Namespaces).
+		{name: "Selector listener: namespace labels match", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws,
+			NamespaceLabels: map[string]string{"team": "web"}}, want: addr("s.example.net")},
+		{name: "Selector listener: namespace labels do not match", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws,
+			NamespaceLabels: map[string]string{"team": "db"}}},
+		{name: "Selector listener: namespaces cannot be read", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws}},
 		{name: "gateway-name filter", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil), Gateways: gws, GatewayName: "other"}},
 		{name: "missing Gateway", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil)}},
 		{name: "TCPRoute by annotation", in: RouteInput{Route: rt("TCPRoute", gwv1.TCPProtocolType, nil, accepted, map[string]string{host: "db.example.net"}), Gateways: gws}, want: addr("db.example.net")},
