@@ -2,11 +2,13 @@ package source_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -252,4 +254,39 @@ func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "everyone"})
 	waitEvent(t, k8s, ns, "Service", "np", dnsv1.ReasonInvalidAnnotation)
 	waitAnswer(t, "np."+zone, dns.TypeA, "203.0.113.7")
+}
+
+// TestService_TwoServicesOneName pins the one difference from external-dns that the sources keep
+// (docs/migrating-from-external-dns.md, first lines): of two LoadBalancer Services with one
+// hostname, external-dns publishes one set with both targets; here the first one's DNSEndpoint
+// holds the name and the second's is Ready=False OwnershipConflict, naming the holder, and the
+// answer stays the first one's.
+func TestService_TwoServicesOneName(t *testing.T) {
+	const ns, zone = "svc-e", "svc-e.test"
+	zoneNamespace(t, k8s, ns, zone)
+	lb := func(name, ip string) {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{ed + "hostname": "shared." + zone}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
+		create(t, k8s, svc)
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
+		if err := k8s.Status().Update(ctxT(t), svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lb("first", "192.0.2.71")
+	waitEndpoint(t, k8s, ns, "svc-first", nil)
+	waitAnswer(t, "shared."+zone, dns.TypeA, "192.0.2.71")
+	lb("second", "192.0.2.72")
+	eventually(t, "svc-second OwnershipConflict", func() error {
+		ep := &dnsv1.DNSEndpoint{}
+		if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: "svc-second"}, ep); err != nil {
+			return err
+		}
+		r := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+		if r == nil || r.Status != metav1.ConditionFalse || r.Reason != dnsv1.ReasonOwnershipConflict || !strings.Contains(r.Message, "svc-first") {
+			return fmt.Errorf("Ready %+v", r)
+		}
+		return nil
+	})
+	waitAnswer(t, "shared."+zone, dns.TypeA, "192.0.2.71")
 }
