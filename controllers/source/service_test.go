@@ -242,9 +242,9 @@ func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 
 	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "private", ed + "set-identifier": "eu", ed + "aws-weight": "20"})
 	waitEndpoint(t, k8s, ns, "svc-np", func(ep *dnsv1.DNSEndpoint) error {
-		e := ep.Spec.Endpoints // the A set, and the node port's SRV record (external-dns's extractNodePortEndpoints)
-		if len(e) != 2 || e[0].RecordType != "A" || e[0].SetIdentifier != "eu" || len(e[0].ProviderSpecific) != 1 || e[0].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
-			len(e[0].Targets) != 1 || e[0].Targets[0] != "10.0.0.7" || e[1].RecordType != "SRV" || e[1].DNSName != "_np._tcp.np."+zone {
+		e := ep.Spec.Endpoints // the node port's SRV record (external-dns's extractNodePortEndpoints), and the A set
+		if len(e) != 2 || e[1].RecordType != "A" || e[1].SetIdentifier != "eu" || len(e[1].ProviderSpecific) != 1 || e[1].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
+			len(e[1].Targets) != 1 || e[1].Targets[0] != "10.0.0.7" || e[0].RecordType != "SRV" || e[0].DNSName != "_np._tcp.np."+zone {
 			return fmt.Errorf("endpoints %+v", e)
 		}
 		return nil
