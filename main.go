@@ -176,7 +176,36 @@ func bindSourceFlags(fs *flag.FlagSet, c *source.Config) {
 	fs.StringVar(&c.GatewayName, "gateway-name", "", "Gateway route sources count only Gateways of this name; empty = every Gateway.")
 	fs.StringVar(&c.Namespace, "namespace", "", "Sources read only this namespace (one of --watch-namespaces when those are set); empty = every watched namespace.")
 	fs.BoolVar(&c.PublishInternal, "publish-internal-services", false, "The service source publishes a ClusterIP Service's cluster IP for its hostname annotation.")
+	fs.Var(negatedBool{&c.IncludeUnschedulable}, "exclude-unschedulable", "NodePort Services' targets leave out cordoned nodes (spec.unschedulable), as external-dns' default (true); --exclude-unschedulable=false or --no-exclude-unschedulable keeps them.")
+	fs.BoolVar(&c.IncludeUnschedulable, "no-exclude-unschedulable", false, "external-dns' spelling of --exclude-unschedulable=false.")
+	fs.Var(listFlag{&c.ServiceTypes}, "service-type-filter", "The service source reads only Services of these types ("+strings.Join(source.ServiceTypes(), ", ")+"), repeatable or comma-separated; empty = every type.")
+	fs.BoolVar(&c.IgnoreHostnameAnnotation, "ignore-hostname-annotation", false, "Sources ignore the hostname (and internal-hostname) annotations: Services publish nothing, Ingresses and routes only their spec's names.")
+	fs.BoolVar(&c.IgnoreIngressTLSSpec, "ignore-ingress-tls-spec", false, "The ingress source does not read names from an Ingress's spec.tls[].hosts.")
+	fs.BoolVar(&c.IgnoreIngressRulesSpec, "ignore-ingress-rules-spec", false, "The ingress source does not read names from an Ingress's spec.rules[].host.")
+	fs.BoolVar(&c.PublishHostIP, "publish-host-ip", false, "Headless Services publish each pod's status.hostIP instead of its address (endpoints-type HostIP for every Service).")
+	fs.BoolVar(&c.AlwaysPublishNotReady, "always-publish-not-ready-addresses", false, "Headless Services publish their not-ready endpoints too (spec.publishNotReadyAddresses for every Service).")
 }
+
+// negatedBool is a boolean flag that sets *b to the opposite of its value: --no-X for --X=false.
+type negatedBool struct{ b *bool }
+
+func (f negatedBool) String() string {
+	if f.b == nil {
+		return "true"
+	}
+	return strconv.FormatBool(!*f.b)
+}
+
+func (f negatedBool) Set(v string) error {
+	x, err := strconv.ParseBool(v)
+	if err != nil {
+		return err
+	}
+	*f.b = !x
+	return nil
+}
+
+func (negatedBool) IsBoolFlag() bool { return true }
 
 // The --metrics-bind-address defaults: Kubebuilder's secure port in a cluster, loopback plain
 // HTTP with --local (make run), where nothing but this machine can reach it.

@@ -324,6 +324,35 @@ func TestParseFlags_Sources(t *testing.T) {
 	if !reflect.DeepEqual(c.Sources, want) {
 		t.Errorf("app.Config.Sources = %+v, want %+v", c.Sources, want)
 	}
+	// The flags that change what the sources publish, as external-dns names them.
+	for _, row := range []struct {
+		args []string
+		want func(*source.Config)
+	}{
+		{nil, func(c *source.Config) {}},
+		{[]string{"--exclude-unschedulable"}, func(c *source.Config) {}},
+		{[]string{"--exclude-unschedulable=false"}, func(c *source.Config) { c.IncludeUnschedulable = true }},
+		{[]string{"--no-exclude-unschedulable"}, func(c *source.Config) { c.IncludeUnschedulable = true }},
+		{[]string{"--service-type-filter=LoadBalancer", "--service-type-filter=NodePort,ExternalName"}, func(c *source.Config) { c.ServiceTypes = []string{"LoadBalancer", "NodePort", "ExternalName"} }},
+		{[]string{"--ignore-hostname-annotation"}, func(c *source.Config) { c.IgnoreHostnameAnnotation = true }},
+		{[]string{"--ignore-ingress-tls-spec", "--ignore-ingress-rules-spec"}, func(c *source.Config) { c.IgnoreIngressTLSSpec, c.IgnoreIngressRulesSpec = true, true }},
+		{[]string{"--publish-host-ip"}, func(c *source.Config) { c.PublishHostIP = true }},
+		{[]string{"--always-publish-not-ready-addresses"}, func(c *source.Config) { c.AlwaysPublishNotReady = true }},
+	} {
+		o, _, err := parseFlags(row.args)
+		if err != nil {
+			t.Fatalf("%v: %v", row.args, err)
+		}
+		c, err := o.config(&rest.Config{}, environ{})
+		if err != nil {
+			t.Fatalf("%v: %v", row.args, err)
+		}
+		want := source.Config{}
+		row.want(&want)
+		if !reflect.DeepEqual(c.Sources, want) {
+			t.Errorf("%v: app.Config.Sources = %+v, want %+v", row.args, c.Sources, want)
+		}
+	}
 	for _, bad := range []struct {
 		args []string
 		want string
@@ -331,6 +360,7 @@ func TestParseFlags_Sources(t *testing.T) {
 		{[]string{"--source=pods"}, `--source "pods"`},
 		{[]string{"--domain-filter=bad domain"}, "--domain-filter"},
 		{[]string{"--label-filter=a in (b"}, "--label-filter"},
+		{[]string{"--service-type-filter=Headless"}, `--service-type-filter "Headless"`},
 		{[]string{"--watch-namespaces=a", "--owner-id=me", "--namespace=b"}, "--namespace \"b\" is not one of --watch-namespaces"},
 	} {
 		if _, _, err := parseFlags(bad.args); err == nil || !strings.Contains(err.Error(), bad.want) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -147,4 +148,42 @@ func TestRoutes_EveryKindWithAnnotations(t *testing.T) {
 		waitAnswer(t, r.host, dns.TypeA, "192.0.2.40")
 		waitEvent(t, k8s, ns, r.kind, r.obj.GetName(), reasons[r.kind])
 	}
+}
+
+// TestHTTPRoute_SelectorListener: a listener with allowedRoutes.namespaces.from Selector admits
+// a route of another namespace once that namespace's labels match the selector, and not after
+// they stop matching (the namespace watch republishes; the manager here runs cluster-wide, so
+// it reads namespaces).
+func TestHTTPRoute_SelectorListener(t *testing.T) {
+	const ns, infra, zone = "gw-c", "gw-c-infra", "gw-c.test"
+	zoneNamespace(t, k8s, ns, zone)
+	create(t, k8s, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: infra}})
+	gateway(t, k8s, infra, "gw", "192.0.2.60", gwv1.Listener{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80,
+		AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr.To(gwv1.NamespacesFromSelector),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"gateway-access": "web"}}}}})
+	ref := gwv1.ParentReference{Name: "gw", Namespace: ptr.To(gwv1.Namespace(infra))}
+	route := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "sel"},
+		Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{ref}}, Hostnames: []gwv1.Hostname{gwv1.Hostname("sel." + zone)}}}
+	create(t, k8s, route)
+	setParents(t, k8s, route, func(g int64) []gwv1.RouteParentStatus {
+		p := accepted("gw", g)
+		p[0].ParentRef = ref
+		return p
+	})
+	labelNamespace := func(labels map[string]string) {
+		n := &corev1.Namespace{}
+		eventually(t, "label namespace "+ns, func() error {
+			if err := k8s.Get(ctxT(t), client.ObjectKey{Name: ns}, n); err != nil {
+				return err
+			}
+			n.Labels = labels
+			return k8s.Update(ctxT(t), n)
+		})
+	}
+	waitAnswer(t, "sel."+zone, dns.TypeA) // the namespace does not match yet
+	labelNamespace(map[string]string{"gateway-access": "web"})
+	waitAnswer(t, "sel."+zone, dns.TypeA, "192.0.2.60")
+	labelNamespace(map[string]string{"gateway-access": "none"})
+	waitGone(t, k8s, ns, "httproute-sel")
+	waitAnswer(t, "sel."+zone, dns.TypeA)
 }

@@ -41,7 +41,10 @@ func gvCRD() schema.GroupVersionKind {
 // Kinds returns the Kind of each source name.
 func Kinds() map[string]*Kind {
 	ks := map[string]*Kind{
-		src.Service: {Name: src.Service, Prefix: "svc", GVK: corev1.SchemeGroupVersion.WithKind("Service"), New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired},
+		src.Service: {Name: src.Service, Prefix: "svc", GVK: corev1.SchemeGroupVersion.WithKind("Service"), New: func() client.Object { return &corev1.Service{} }, Desired: serviceDesired,
+			Selected: func(r *Reconciler, o client.Object) bool {
+				return r.Config.ServiceTypeSelected(string(o.(*corev1.Service).Spec.Type))
+			}},
 		src.Ingress: {Name: src.Ingress, Prefix: "ing", GVK: networkingv1.SchemeGroupVersion.WithKind("Ingress"), New: func() client.Object { return &networkingv1.Ingress{} }, Desired: ingressDesired,
 			Selected: func(r *Reconciler, o client.Object) bool {
 				return src.IngressClassMatches(o.(*networkingv1.Ingress), r.Config.IngressClasses)
@@ -62,25 +65,44 @@ func newExternalDNS() client.Object {
 
 func serviceDesired(ctx context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error) {
 	svc := obj.(*corev1.Service)
-	in := src.ServiceInput{Service: svc, PublishInternal: r.Config.PublishInternal, Domains: r.Config.Domains}
+	c := r.Config
+	in := src.ServiceInput{Service: svc, PublishInternal: c.PublishInternal, ExcludeUnschedulable: !c.IncludeUnschedulable,
+		IgnoreHostnameAnnotation: c.IgnoreHostnameAnnotation, PublishHostIP: c.PublishHostIP, AlwaysPublishNotReady: c.AlwaysPublishNotReady, Domains: c.Domains}
+	headless := svc.Spec.ClusterIP == corev1.ClusterIPNone
+	local := svc.Spec.Type == corev1.ServiceTypeNodePort && svc.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal
 	var slices discoveryv1.EndpointSliceList
 	if err := r.Client.List(ctx, &slices, client.InNamespace(svc.Namespace), client.MatchingLabels{discoveryv1.LabelServiceName: svc.Name}); err != nil {
 		return nil, nil, fmt.Errorf("list the EndpointSlices of Service %s/%s: %w", svc.Namespace, svc.Name, err)
 	}
 	in.Slices = slices.Items
-	if svc.Spec.Type == corev1.ServiceTypeNodePort && r.Nodes {
+	if headless || local {
+		var pods corev1.PodList
+		// An empty selector selects every pod of the namespace, as external-dns lists them.
+		if err := r.Client.List(ctx, &pods, client.InNamespace(svc.Namespace), client.MatchingLabels(svc.Spec.Selector)); err != nil {
+			return nil, nil, fmt.Errorf("list the pods of Service %s/%s: %w", svc.Namespace, svc.Name, err)
+		}
+		in.Pods = pods.Items
+	}
+	a, _ := src.ParseAnnotations(svc.Annotations, src.KeyHostnameSource)
+	nodeIPs := headless && a.EndpointsType == src.EndpointsTypeNodeExternalIP
+	if (svc.Spec.Type == corev1.ServiceTypeNodePort || nodeIPs) && r.Nodes {
 		var nodes corev1.NodeList
 		if err := r.Client.List(ctx, &nodes); err != nil {
 			return nil, nil, fmt.Errorf("list nodes: %w", err)
 		}
 		in.Nodes = nodes.Items
+		if in.Nodes == nil {
+			in.Nodes = []corev1.Node{} // read, and none: not "cannot be read"
+		}
 	}
 	eps, probs := src.ServiceEndpoints(in)
 	return eps, probs, nil
 }
 
 func ingressDesired(_ context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error) {
-	eps, probs := src.IngressEndpoints(obj.(*networkingv1.Ingress), r.Config.Domains)
+	c := r.Config
+	eps, probs := src.IngressEndpoints(obj.(*networkingv1.Ingress), src.IngressOptions{Domains: c.Domains,
+		IgnoreTLSSpec: c.IgnoreIngressTLSSpec, IgnoreRulesSpec: c.IgnoreIngressRulesSpec, IgnoreHostnameAnnotation: c.IgnoreHostnameAnnotation})
 	return eps, probs, nil
 }
 
@@ -123,8 +145,32 @@ func routeDesired(ctx context.Context, r *Reconciler, rt src.Route) ([]dnsv1.End
 		}
 		gws[key] = gw
 	}
-	eps, probs := src.RouteEndpoints(src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName, Domains: r.Config.Domains})
+	in := src.RouteInput{Route: rt, Gateways: gws, GatewayName: r.Config.GatewayName,
+		IgnoreHostnameAnnotation: r.Config.IgnoreHostnameAnnotation, Domains: r.Config.Domains}
+	if r.Nodes && selectsNamespaces(gws) {
+		ns := &corev1.Namespace{}
+		if err := r.Client.Get(ctx, client.ObjectKey{Name: rt.Meta.Namespace}, ns); err != nil {
+			return nil, nil, fmt.Errorf("get the route's namespace %s: %w", rt.Meta.Namespace, err)
+		}
+		in.NamespaceLabels = ns.Labels
+		if in.NamespaceLabels == nil {
+			in.NamespaceLabels = map[string]string{} // read, without labels
+		}
+	}
+	eps, probs := src.RouteEndpoints(in)
 	return eps, probs, nil
+}
+
+// selectsNamespaces reports whether a listener of gws admits routes by a namespace selector.
+func selectsNamespaces(gws map[types.NamespacedName]*gwv1.Gateway) bool {
+	for _, gw := range gws {
+		for _, l := range gw.Spec.Listeners {
+			if a := l.AllowedRoutes; a != nil && a.Namespaces != nil && a.Namespaces.From != nil && *a.Namespaces.From == gwv1.NamespacesFromSelector {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func routeKinds() []routeKind {

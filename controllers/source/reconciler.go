@@ -33,6 +33,8 @@ const (
 // What a source controller reads and writes (docs/api.md, "Sources").
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=nodes,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=ingresses,verbs=get;list;watch
 // +kubebuilder:rbac:groups=gateway.networking.k8s.io,resources=gateways;httproutes;grpcroutes;tlsroutes;tcproutes;udproutes,verbs=get;list;watch
@@ -47,8 +49,9 @@ type Reconciler struct {
 	Recorder record.EventRecorder
 	Kind     *Kind
 	Config   src.Config
-	// Nodes says whether nodes may be read (false with --watch-namespaces: they are
-	// cluster-scoped), for NodePort Services.
+	// Nodes says whether cluster-scoped kinds may be read (false with --watch-namespaces): the
+	// nodes, for NodePort Services and endpoints-type NodeExternalIP, and the namespaces, for a
+	// Gateway listener's allowedRoutes.namespaces.selector.
 	Nodes bool
 
 	annotations, labels labels.Selector

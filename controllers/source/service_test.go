@@ -2,11 +2,13 @@ package source_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -87,20 +89,31 @@ func TestService_LoadBalancerAnnotationsAndBadValues(t *testing.T) {
 
 const dnsplanePrefix = "dnsplane.io/"
 
-// TestService_HeadlessAndInternalHostname: a headless Service publishes its ready endpoints'
-// addresses; internal-hostname publishes a ClusterIP Service's cluster IP; a Service whose
-// controller annotation names another controller publishes nothing.
+// TestService_HeadlessAndInternalHostname: a headless Service publishes, as external-dns's
+// extractHeadlessEndpoints does, its ready endpoints that refer to a selected pod (an endpoint
+// without a pod reference is left out), <spec.hostname>.<name> for a pod with a hostname
+// whatever its subdomain, and a pod's target annotation instead of its address, following a
+// change of that annotation; internal-hostname publishes a ClusterIP Service's cluster IP; a
+// Service whose controller annotation names another controller publishes nothing.
 func TestService_HeadlessAndInternalHostname(t *testing.T) {
 	const ns, zone = "svc-b", "svc-b.test"
 	zoneNamespace(t, k8s, ns, zone)
 	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "db", Annotations: map[string]string{ed + "hostname": "db." + zone}},
-		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Ports: []corev1.ServicePort{{Port: 5432}}}}
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}
 	internal := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "api", Annotations: map[string]string{ed + "internal-hostname": "api." + zone}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
 	other := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "other", Annotations: map[string]string{ed + "internal-hostname": "other." + zone, ed + "controller": "someone-else"}},
 		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
-	create(t, k8s, headless, internal, other, endpointSlice(ns, "db", "10.1.0.1", "10.1.0.2"))
-	waitAnswer(t, "db."+zone, dns.TypeA, "10.1.0.1", "10.1.0.2")
+	db0 := testPod(ns, "db-0", "", map[string]string{"app": "db"})
+	db0.Spec.Hostname, db0.Spec.Subdomain = "db-0", "not-db"
+	db1 := testPod(ns, "db-1", "", map[string]string{"app": "db"})
+	db1.Annotations = map[string]string{ed + "target": "192.0.2.50"}
+	slice := endpointSlice(ns, "db", "10.1.0.1", "10.1.0.2", "10.1.0.9")
+	slice.Endpoints[0].TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "db-0"}
+	slice.Endpoints[1].TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: ns, Name: "db-1"}
+	create(t, k8s, db0, db1, headless, internal, other, slice)
+	waitAnswer(t, "db."+zone, dns.TypeA, "10.1.0.1", "192.0.2.50")
+	waitAnswer(t, "db-0.db."+zone, dns.TypeA, "10.1.0.1")
 	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(internal), internal); err != nil {
 		t.Fatal(err)
 	}
@@ -109,6 +122,72 @@ func TestService_HeadlessAndInternalHostname(t *testing.T) {
 	if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: "svc-other"}, &dnsv1.DNSEndpoint{}); client.IgnoreNotFound(err) != nil || err == nil {
 		t.Errorf("a Service of another controller got a DNSEndpoint (err %v)", err)
 	}
+	// A pod's target annotation changes: the pod watch republishes the Service.
+	annotate(t, db0, map[string]string{ed + "target": "192.0.2.51"})
+	waitAnswer(t, "db."+zone, dns.TypeA, "192.0.2.50", "192.0.2.51")
+	waitAnswer(t, "db-0.db."+zone, dns.TypeA, "192.0.2.51")
+}
+
+// testPod returns a pod of ns named name with labels, on node nodeName ("" = none).
+func testPod(ns, name, nodeName string, labels map[string]string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: corev1.PodSpec{NodeName: nodeName, Containers: []corev1.Container{{Name: "c", Image: "registry.invalid/none"}}}}
+}
+
+// testNode creates a node with ExternalIP addr, deleted at the test's end.
+func testNode(t *testing.T, name, addr string) *corev1.Node {
+	t.Helper()
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	create(t, k8s, n)
+	t.Cleanup(func() { _ = k8s.Delete(ctxT(t), n) })
+	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeExternalIP, Address: addr}}
+	if err := k8s.Status().Update(ctxT(t), n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestService_NodePortLocalAndCordoned: a NodePort Service with externalTrafficPolicy Local
+// publishes no node while none of its pods runs, and only the node of its Running (even not
+// Ready) pod once one does, as external-dns's nodesExternalTrafficPolicyTypeLocal; a cordoned
+// node leaves the targets of a NodePort Service (external-dns's "NodePort services ignore
+// unschedulable node", --exclude-unschedulable's default).
+func TestService_NodePortLocalAndCordoned(t *testing.T) {
+	const ns, zone = "svc-d", "svc-d.test"
+	zoneNamespace(t, k8s, ns, zone)
+	n1 := testNode(t, "source-test-n1", "203.0.113.11")
+	testNode(t, "source-test-n2", "203.0.113.12")
+	local := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "loc", Annotations: map[string]string{ed + "hostname": "loc." + zone}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, ExternalTrafficPolicy: corev1.ServiceExternalTrafficPolicyLocal, Selector: map[string]string{"app": "loc"}, Ports: []corev1.ServicePort{{Port: 80}}}}
+	all := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "all", Annotations: map[string]string{ed + "hostname": "all." + zone}},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}
+	create(t, k8s, local, all)
+	waitAnswer(t, "all."+zone, dns.TypeA, "203.0.113.11", "203.0.113.12")
+	waitEndpoint(t, k8s, ns, "svc-loc", func(ep *dnsv1.DNSEndpoint) error {
+		if len(ep.Spec.Endpoints) != 1 || ep.Spec.Endpoints[0].RecordType != "SRV" {
+			return fmt.Errorf("want only the SRV record while no pod runs: %+v", ep.Spec.Endpoints)
+		}
+		return nil
+	})
+	waitAnswer(t, "loc."+zone, dns.TypeA)
+
+	p := testPod(ns, "loc-0", "source-test-n2", map[string]string{"app": "loc"})
+	create(t, k8s, p)
+	p.Status.Phase = corev1.PodRunning
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	if err := k8s.Status().Update(ctxT(t), p); err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(t, "loc."+zone, dns.TypeA, "203.0.113.12")
+
+	eventually(t, "cordon "+n1.Name, func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(n1), n1); err != nil {
+			return err
+		}
+		n1.Spec.Unschedulable = true
+		return k8s.Update(ctxT(t), n1)
+	})
+	waitAnswer(t, "all."+zone, dns.TypeA, "203.0.113.12")
 }
 
 // TestIngress_HostsAnnotationsAndBadValues: an Ingress's rule hosts and hostname annotation
@@ -163,9 +242,9 @@ func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 
 	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "private", ed + "set-identifier": "eu", ed + "aws-weight": "20"})
 	waitEndpoint(t, k8s, ns, "svc-np", func(ep *dnsv1.DNSEndpoint) error {
-		e := ep.Spec.Endpoints
-		if len(e) != 1 || e[0].SetIdentifier != "eu" || len(e[0].ProviderSpecific) != 1 || e[0].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
-			len(e[0].Targets) != 1 || e[0].Targets[0] != "10.0.0.7" {
+		e := ep.Spec.Endpoints // the node port's SRV record (external-dns's extractNodePortEndpoints), and the A set
+		if len(e) != 2 || e[1].RecordType != "A" || e[1].SetIdentifier != "eu" || len(e[1].ProviderSpecific) != 1 || e[1].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
+			len(e[1].Targets) != 1 || e[1].Targets[0] != "10.0.0.7" || e[0].RecordType != "SRV" || e[0].DNSName != "_np._tcp.np."+zone {
 			return fmt.Errorf("endpoints %+v", e)
 		}
 		return nil
@@ -175,4 +254,39 @@ func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "everyone"})
 	waitEvent(t, k8s, ns, "Service", "np", dnsv1.ReasonInvalidAnnotation)
 	waitAnswer(t, "np."+zone, dns.TypeA, "203.0.113.7")
+}
+
+// TestService_TwoServicesOneName pins the one difference from external-dns that the sources keep
+// (docs/migrating-from-external-dns.md, first lines): of two LoadBalancer Services with one
+// hostname, external-dns publishes one set with both targets; here the first one's DNSEndpoint
+// holds the name and the second's is Ready=False OwnershipConflict, naming the holder, and the
+// answer stays the first one's.
+func TestService_TwoServicesOneName(t *testing.T) {
+	const ns, zone = "svc-e", "svc-e.test"
+	zoneNamespace(t, k8s, ns, zone)
+	lb := func(name, ip string) {
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: map[string]string{ed + "hostname": "shared." + zone}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
+		create(t, k8s, svc)
+		svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: ip}}
+		if err := k8s.Status().Update(ctxT(t), svc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lb("first", "192.0.2.71")
+	waitEndpoint(t, k8s, ns, "svc-first", nil)
+	waitAnswer(t, "shared."+zone, dns.TypeA, "192.0.2.71")
+	lb("second", "192.0.2.72")
+	eventually(t, "svc-second OwnershipConflict", func() error {
+		ep := &dnsv1.DNSEndpoint{}
+		if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: "svc-second"}, ep); err != nil {
+			return err
+		}
+		r := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+		if r == nil || r.Status != metav1.ConditionFalse || r.Reason != dnsv1.ReasonOwnershipConflict || !strings.Contains(r.Message, "svc-first") {
+			return fmt.Errorf("Ready %+v", r)
+		}
+		return nil
+	})
+	waitAnswer(t, "shared."+zone, dns.TypeA, "192.0.2.71")
 }

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,12 +44,17 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	switch r.Kind.Name {
 	case src.Service:
 		b = b.Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(serviceOfSlice), builder.WithPredicates(inNamespace))
+		b = b.Watches(&corev1.Pod{}, handler.EnqueueRequestsFromMapFunc(r.servicesOfPod), builder.WithPredicates(inNamespace, podChanged()))
 		if r.Nodes {
-			b = b.Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodePortServices), builder.WithPredicates(addressesChanged()))
+			b = b.Watches(&corev1.Node{}, handler.EnqueueRequestsFromMapFunc(r.nodeServices), builder.WithPredicates(nodeChanged()))
 		}
 	case src.CRD, src.Ingress:
 	default:
 		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.routesOfGateway), builder.WithPredicates(inNamespace))
+		if r.Nodes {
+			// A namespace's labels decide what allowedRoutes.namespaces.selector admits.
+			b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(labelsChanged()))
+		}
 	}
 	var rec reconcile.Reconciler = r
 	if decorate != nil {
@@ -57,14 +63,49 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	return b.Complete(rec)
 }
 
-// addressesChanged passes node creations, deletions and address changes: a node's status is
-// rewritten for many other reasons, none of which moves a NodePort Service's targets.
-func addressesChanged() predicate.Funcs {
+// nodeChanged passes node creations, deletions, and changes of the addresses or of
+// spec.unschedulable: a node's status is rewritten for many other reasons, none of which moves
+// a Service's targets.
+func nodeChanged() predicate.Funcs {
 	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
 		o, ok1 := e.ObjectOld.(*corev1.Node)
 		n, ok2 := e.ObjectNew.(*corev1.Node)
-		return !ok1 || !ok2 || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses)
+		return !ok1 || !ok2 || o.Spec.Unschedulable != n.Spec.Unschedulable || !equality.Semantic.DeepEqual(o.Status.Addresses, n.Status.Addresses)
 	}}
+}
+
+// podChanged passes pod creations, deletions, and the changes a Service's targets read: phase,
+// readiness, node, host IP, deletion, labels and annotations (the target annotation).
+func podChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		o, ok1 := e.ObjectOld.(*corev1.Pod)
+		n, ok2 := e.ObjectNew.(*corev1.Pod)
+		if !ok1 || !ok2 {
+			return true
+		}
+		return o.Status.Phase != n.Status.Phase || src.PodReady(*o) != src.PodReady(*n) || o.Spec.NodeName != n.Spec.NodeName ||
+			o.Status.HostIP != n.Status.HostIP || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+			!equality.Semantic.DeepEqual(o.Labels, n.Labels) || !equality.Semantic.DeepEqual(o.Annotations, n.Annotations)
+	}}
+}
+
+// servicesOfPod enqueues the Services of the pod's namespace whose targets read pods (headless,
+// or NodePort with externalTrafficPolicy Local) and whose selector selects it.
+func (r *Reconciler) servicesOfPod(ctx context.Context, pod client.Object) []reconcile.Request {
+	var list corev1.ServiceList
+	if err := r.Client.List(ctx, &list, client.InNamespace(pod.GetNamespace())); err != nil {
+		log.FromContext(ctx).Error(err, "listing Services after a pod changed failed; their next change or resync republishes them")
+		return nil
+	}
+	var out []reconcile.Request
+	for _, s := range list.Items {
+		readsPods := s.Spec.ClusterIP == corev1.ClusterIPNone ||
+			(s.Spec.Type == corev1.ServiceTypeNodePort && s.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal)
+		if readsPods && labels.SelectorFromSet(s.Spec.Selector).Matches(labels.Set(pod.GetLabels())) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
+		}
+	}
+	return out
 }
 
 // serviceOfSlice enqueues the Service an EndpointSlice belongs to.
@@ -76,8 +117,9 @@ func serviceOfSlice(_ context.Context, o client.Object) []reconcile.Request {
 	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: o.GetNamespace(), Name: name}}}
 }
 
-// nodePortServices enqueues every NodePort Service: their targets are the nodes' addresses.
-func (r *Reconciler) nodePortServices(ctx context.Context, _ client.Object) []reconcile.Request {
+// nodeServices enqueues every NodePort Service (their targets are the nodes' addresses) and
+// every headless one (endpoints-type NodeExternalIP reads them).
+func (r *Reconciler) nodeServices(ctx context.Context, _ client.Object) []reconcile.Request {
 	var list corev1.ServiceList
 	var opts []client.ListOption
 	if r.Config.Namespace != "" {
@@ -89,21 +131,54 @@ func (r *Reconciler) nodePortServices(ctx context.Context, _ client.Object) []re
 	}
 	var out []reconcile.Request
 	for _, s := range list.Items {
-		if s.Spec.Type == corev1.ServiceTypeNodePort {
+		if s.Spec.Type == corev1.ServiceTypeNodePort || s.Spec.ClusterIP == corev1.ClusterIPNone {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&s)})
 		}
 	}
 	return out
 }
 
-// routesOfGateway enqueues the routes of this kind whose parentRefs name the Gateway.
-func (r *Reconciler) routesOfGateway(ctx context.Context, gw client.Object) []reconcile.Request {
-	var rk *routeKind
+// labelsChanged passes creations, deletions and label changes.
+func labelsChanged() predicate.Funcs {
+	return predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool {
+		return !equality.Semantic.DeepEqual(e.ObjectOld.GetLabels(), e.ObjectNew.GetLabels())
+	}}
+}
+
+// routesOfNamespace enqueues the routes of this kind in the namespace (within --namespace).
+func (r *Reconciler) routesOfNamespace(ctx context.Context, ns client.Object) []reconcile.Request {
+	if r.Config.Namespace != "" && ns.GetName() != r.Config.Namespace {
+		return nil
+	}
+	rk := r.routeKind()
+	if rk == nil {
+		return nil
+	}
+	list := rk.NewList()
+	if err := r.Client.List(ctx, list, client.InNamespace(ns.GetName())); err != nil {
+		log.FromContext(ctx).Error(err, "listing routes after a namespace's labels changed failed; their next change republishes them", "kind", rk.Kind)
+		return nil
+	}
+	var out []reconcile.Request
+	for _, o := range rk.Items(list) {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(o)})
+	}
+	return out
+}
+
+// routeKind returns the routeKind of this reconciler's kind, nil for a kind that is no route.
+func (r *Reconciler) routeKind() *routeKind {
 	for _, k := range routeKinds() {
 		if k.Name == r.Kind.Name {
-			rk = &k
+			return &k
 		}
 	}
+	return nil
+}
+
+// routesOfGateway enqueues the routes of this kind whose parentRefs name the Gateway.
+func (r *Reconciler) routesOfGateway(ctx context.Context, gw client.Object) []reconcile.Request {
+	rk := r.routeKind()
 	if rk == nil {
 		return nil
 	}

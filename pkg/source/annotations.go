@@ -37,6 +37,9 @@ const (
 	// KeyGatewayHostnameSource, as external-dns does.
 	KeyHostnameSource        = "ingress-hostname-source"
 	KeyGatewayHostnameSource = "gateway-hostname-source"
+	// KeyEndpointsType is endpoints-type: what a headless Service's names point to instead of
+	// the pods' addresses (EndpointsTypeNodeExternalIP or EndpointsTypeHostIP).
+	KeyEndpointsType = "endpoints-type"
 )
 
 // Values of the hostname-source annotations and of access.
@@ -45,6 +48,10 @@ const (
 	HostnameSourceDefinedHostsOnly = "defined-hosts-only"
 	AccessPublic                   = "public"
 	AccessPrivate                  = "private"
+	// EndpointsTypeNodeExternalIP publishes the ExternalIP addresses of each pod's node,
+	// EndpointsTypeHostIP each pod's status.hostIP (external-dns's values, case as written).
+	EndpointsTypeNodeExternalIP = "NodeExternalIP"
+	EndpointsTypeHostIP         = "HostIP"
 )
 
 // Problem is a value that could not be used, for a Warning Event on the source object: Reason is
@@ -78,6 +85,9 @@ type Annotations struct {
 	Controller string
 	// HostnameSource is annotation-only, defined-hosts-only or "" (Ingresses and routes).
 	HostnameSource string
+	// EndpointsType is EndpointsTypeNodeExternalIP, EndpointsTypeHostIP or "" (headless
+	// Services).
+	EndpointsType string
 }
 
 // Ours reports whether the controller annotation leaves the object to this manager: unset,
@@ -114,11 +124,9 @@ func ParseAnnotations(ann map[string]string, hostnameSourceKey string) (Annotati
 		}
 		a.TTL = ttl
 	}
-	if v, name, ok := annotation(ann, KeyTarget); ok {
-		var tp []Problem
-		a.Targets, tp = ParseTargets(splitComma(v), name)
-		probs = append(probs, tp...)
-	}
+	var tp []Problem
+	a.Targets, tp = TargetAnnotation(ann)
+	probs = append(probs, tp...)
 	a.SetIdentifier, _, _ = annotation(ann, KeySetIdentifier)
 	if v, name, ok := annotation(ann, KeyAWSWeight); ok {
 		w, err := strconv.ParseInt(v, 10, 64)
@@ -148,8 +156,25 @@ func (a *Annotations) enums(ann map[string]string, hostnameSourceKey string, pro
 			probs = append(probs, problem(dnsv1.ReasonInvalidAnnotation, "%s %q: must be annotation-only or defined-hosts-only; ignored (both sources are used)", name, v))
 		}
 	}
+	if v, name, ok := annotation(ann, KeyEndpointsType); ok {
+		if v == EndpointsTypeNodeExternalIP || v == EndpointsTypeHostIP {
+			a.EndpointsType = v
+		} else {
+			probs = append(probs, problem(dnsv1.ReasonInvalidAnnotation, "%s %q: must be NodeExternalIP or HostIP; ignored (the pods' addresses are published)", name, v))
+		}
+	}
 	a.Controller, _, _ = annotation(ann, KeyController)
 	return probs
+}
+
+// TargetAnnotation returns the valid targets of ann's target annotation (comma-separated), and
+// the problems of the others; none when it is unset.
+func TargetAnnotation(ann map[string]string) ([]string, []Problem) {
+	v, name, ok := annotation(ann, KeyTarget)
+	if !ok {
+		return nil, nil
+	}
+	return ParseTargets(splitComma(v), name)
 }
 
 // hostnames parses the comma-separated hostname list of key, keeping the valid DNS names.

@@ -47,6 +47,41 @@ type Config struct {
 	Namespace string
 	// PublishInternal is --publish-internal-services (ClusterIP Services' hostname annotation).
 	PublishInternal bool
+	// IncludeUnschedulable is --exclude-unschedulable=false (--no-exclude-unschedulable): a
+	// NodePort Service's targets keep the nodes with spec.unschedulable (cordoned). The zero
+	// value leaves them out, external-dns's default.
+	IncludeUnschedulable bool
+	// ServiceTypes is --service-type-filter: only Services of these types (ClusterIP,
+	// NodePort, LoadBalancer, ExternalName); empty = every type.
+	ServiceTypes []string
+	// IgnoreHostnameAnnotation is --ignore-hostname-annotation: the hostname (and a Service's
+	// internal-hostname) annotations publish nothing; Ingresses and routes keep their spec's
+	// names.
+	IgnoreHostnameAnnotation bool
+	// IgnoreIngressTLSSpec and IgnoreIngressRulesSpec are --ignore-ingress-tls-spec and
+	// --ignore-ingress-rules-spec: an Ingress's spec.tls[].hosts, resp. spec.rules[].host, are
+	// not read for names.
+	IgnoreIngressTLSSpec, IgnoreIngressRulesSpec bool
+	// PublishHostIP is --publish-host-ip: a headless Service publishes each pod's
+	// status.hostIP instead of its address (as endpoints-type HostIP does for one Service).
+	PublishHostIP bool
+	// AlwaysPublishNotReady is --always-publish-not-ready-addresses: a headless Service
+	// publishes its not-ready endpoints too, as spec.publishNotReadyAddresses does for one.
+	AlwaysPublishNotReady bool
+}
+
+// ServiceTypes returns the Service types --service-type-filter takes.
+func ServiceTypes() []string {
+	return []string{"ClusterIP", "NodePort", "LoadBalancer", "ExternalName"}
+}
+
+// ServiceTypeSelected reports whether a Service of type typ passes --service-type-filter.
+// An unset type is ClusterIP, the API's default.
+func (c Config) ServiceTypeSelected(typ string) bool {
+	if typ == "" {
+		typ = "ClusterIP"
+	}
+	return len(c.ServiceTypes) == 0 || slices.Contains(c.ServiceTypes, typ)
 }
 
 // Enabled reports whether the source name is on.
@@ -66,7 +101,7 @@ func (c Config) Selectors() (annotations, labelSel labels.Selector, err error) {
 }
 
 // Validate checks the flags: known, distinct source names; DNS names in the domain filters;
-// selectors that parse; a namespace name that is one of watchNamespaces when those are set
+// known Service types; selectors that parse; a namespace name that is one of watchNamespaces when those are set
 // (--namespace narrows the sources, never widens the manager). Errors name the flag.
 func (c Config) Validate(watchNamespaces []string) error {
 	var errs []error
@@ -82,6 +117,11 @@ func (c Config) Validate(watchNamespaces []string) error {
 			if err := ValidateHostname(strings.TrimPrefix(d, ".")); err != nil {
 				errs = append(errs, fmt.Errorf("%s %q: %w", flag, d, err))
 			}
+		}
+	}
+	for _, t := range c.ServiceTypes {
+		if !slices.Contains(ServiceTypes(), t) {
+			errs = append(errs, fmt.Errorf("--service-type-filter %q: not one of %s", t, strings.Join(ServiceTypes(), ", ")))
 		}
 	}
 	if _, _, err := c.Selectors(); err != nil {

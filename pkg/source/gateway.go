@@ -5,6 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -39,15 +40,23 @@ type RouteInput struct {
 	Gateways map[types.NamespacedName]*gwv1.Gateway
 	// GatewayName is --gateway-name: only Gateways of that name count; "" = every Gateway.
 	GatewayName string
-	Domains     DomainFilter
+	// IgnoreHostnameAnnotation is --ignore-hostname-annotation: the route's hostname
+	// annotation adds no name.
+	IgnoreHostnameAnnotation bool
+	// NamespaceLabels are the labels of the route's namespace, for listeners whose
+	// allowedRoutes.namespaces.from is Selector; nil when namespaces cannot be read (the
+	// manager runs with --watch-namespaces, and namespaces are cluster-scoped): such a listener
+	// then admits nothing.
+	NamespaceLabels map[string]string
+	Domains         DomainFilter
 }
 
 // RouteEndpoints returns one route's endpoints as external-dns's gateway-*route sources derive
 // them. For each status.parents entry that is one of spec.parentRefs, names a Gateway (of
 // GatewayName, when set), and whose Accepted condition is True: each listener of that Gateway
 // (its sectionName and port, when the parentRef sets them) whose protocol matches the route's and
-// whose allowedRoutes admit the route (namespaces Same or All; a Selector is not evaluated, the
-// namespace's labels being cluster-scoped, so it admits nothing; and kinds), publishes each route
+// whose allowedRoutes admit the route (namespaces Same, All, or Selector matching the labels of
+// the route's namespace, when NamespaceLabels can be read; and kinds), publishes each route
 // hostname that matches the listener's hostname (wildcards as the Gateway API defines them; the
 // more specific of the two is published; a route without hostnames takes the listener's). The
 // targets are the Gateway's target annotation, else its status.addresses. The route's hostname
@@ -56,6 +65,9 @@ type RouteInput struct {
 func RouteEndpoints(in RouteInput) ([]dnsv1.Endpoint, []Problem) {
 	rt := in.Route
 	a, probs := ParseAnnotations(rt.Meta.Annotations, KeyGatewayHostnameSource)
+	if in.IgnoreHostnameAnnotation {
+		a.Hostnames = nil
+	}
 	hosts, hp := routeHosts(rt, a)
 	probs = append(probs, hp...)
 	targets := map[string][]string{}
@@ -67,7 +79,7 @@ func RouteEndpoints(in RouteInput) ([]dnsv1.Endpoint, []Problem) {
 		gwTargets, tp := gatewayTargets(gw)
 		probs = append(probs, tp...)
 		for _, l := range gw.Spec.Listeners {
-			if !listenerAdmits(l, ps.ParentRef, rt, gw.Namespace) {
+			if !listenerAdmits(l, ps.ParentRef, rt, gw.Namespace, in.NamespaceLabels) {
 				continue
 			}
 			for _, h := range hosts {
@@ -188,8 +200,10 @@ func listenerHost(l gwv1.Listener) string {
 }
 
 // listenerAdmits reports whether listener l of a Gateway in gwNamespace takes the route through
-// ref: section name, port, protocol and allowedRoutes.
-func listenerAdmits(l gwv1.Listener, ref gwv1.ParentReference, rt Route, gwNamespace string) bool {
+// ref: section name, port, protocol and allowedRoutes (a Selector is matched against nsLabels,
+// the labels of the route's namespace; nil admits nothing, as does a selector that does not
+// parse).
+func listenerAdmits(l gwv1.Listener, ref gwv1.ParentReference, rt Route, gwNamespace string, nsLabels map[string]string) bool {
 	if ref.SectionName != nil && *ref.SectionName != "" && *ref.SectionName != l.Name {
 		return false
 	}
@@ -207,6 +221,11 @@ func listenerAdmits(l gwv1.Listener, ref gwv1.ParentReference, rt Route, gwNames
 	switch {
 	case from == gwv1.NamespacesFromAll:
 	case from == gwv1.NamespacesFromSame && gwNamespace == rt.Meta.Namespace:
+	case from == gwv1.NamespacesFromSelector && nsLabels != nil && allow.Namespaces.Selector != nil:
+		sel, err := metav1.LabelSelectorAsSelector(allow.Namespaces.Selector)
+		if err != nil || !sel.Matches(labels.Set(nsLabels)) {
+			return false
+		}
 	default:
 		return false
 	}

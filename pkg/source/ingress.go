@@ -25,26 +25,39 @@ func IngressClassMatches(ing *networkingv1.Ingress, classes []string) bool {
 	return slices.Contains(classes, class)
 }
 
+// IngressOptions are the flags that shape what IngressEndpoints reads.
+type IngressOptions struct {
+	Domains DomainFilter
+	// IgnoreTLSSpec and IgnoreRulesSpec are --ignore-ingress-tls-spec and
+	// --ignore-ingress-rules-spec; IgnoreHostnameAnnotation is --ignore-hostname-annotation.
+	IgnoreTLSSpec, IgnoreRulesSpec, IgnoreHostnameAnnotation bool
+}
+
 // IngressEndpoints returns the endpoints of one Ingress as external-dns's ingress source derives
 // them: hostnames from spec.rules[].host and spec.tls[].hosts (unless ingress-hostname-source is
-// annotation-only) and from the hostname annotation (unless it is defined-hosts-only); targets
-// from the target annotation, else status.loadBalancer.ingress (IP or host name).
-func IngressEndpoints(ing *networkingv1.Ingress, domains DomainFilter) ([]dnsv1.Endpoint, []Problem) {
+// annotation-only, or the flags leave either out) and from the hostname annotation (unless it is
+// defined-hosts-only or --ignore-hostname-annotation); targets from the target annotation, else
+// status.loadBalancer.ingress (IP or host name).
+func IngressEndpoints(ing *networkingv1.Ingress, opts IngressOptions) ([]dnsv1.Endpoint, []Problem) {
 	a, probs := ParseAnnotations(ing.Annotations, KeyHostnameSource)
 	var hosts []string
 	if a.HostnameSource != HostnameSourceAnnotationOnly {
 		var spec []string
-		for _, r := range ing.Spec.Rules {
-			spec = append(spec, r.Host)
+		if !opts.IgnoreRulesSpec {
+			for _, r := range ing.Spec.Rules {
+				spec = append(spec, r.Host)
+			}
 		}
-		for _, t := range ing.Spec.TLS {
-			spec = append(spec, t.Hosts...)
+		if !opts.IgnoreTLSSpec {
+			for _, t := range ing.Spec.TLS {
+				spec = append(spec, t.Hosts...)
+			}
 		}
 		var hp []Problem
 		hosts, hp = specHostnames(spec, "spec.rules[].host")
 		probs = append(probs, hp...)
 	}
-	if a.HostnameSource != HostnameSourceDefinedHostsOnly {
+	if a.HostnameSource != HostnameSourceDefinedHostsOnly && !opts.IgnoreHostnameAnnotation {
 		hosts = append(hosts, a.Hostnames...)
 	}
 	targets, field := a.Targets, "target annotation"
@@ -58,7 +71,7 @@ func IngressEndpoints(ing *networkingv1.Ingress, domains DomainFilter) ([]dnsv1.
 		eps, p := forHost(h, targets, a, field)
 		out, probs = append(out, eps...), append(probs, p...)
 	}
-	return domains.Finish(out, probs)
+	return opts.Domains.Finish(out, probs)
 }
 
 // specHostnames returns the valid, non-empty names of hosts, reporting the others, naming field.

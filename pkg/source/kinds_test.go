@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -33,10 +32,6 @@ func TestServiceEndpoints(t *testing.T) {
 		node("n1", corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: "203.0.113.1"}, corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.1"}),
 		node("n2", corev1.NodeAddress{Type: corev1.NodeInternalIP, Address: "10.0.0.2"}),
 	}
-	slices := []discoveryv1.EndpointSlice{{Endpoints: []discoveryv1.Endpoint{
-		{Addresses: []string{"10.1.0.1"}, Hostname: ptr.To("web-0"), NodeName: ptr.To("n2")},
-		{Addresses: []string{"10.1.0.2"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(false)}, NodeName: ptr.To("n1")},
-	}}}
 	svc := func(typ corev1.ServiceType, clusterIP string, a map[string]string) *corev1.Service {
 		return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "s", Namespace: "ns", Annotations: a}, Spec: corev1.ServiceSpec{Type: typ, ClusterIP: clusterIP}}
 	}
@@ -47,8 +42,6 @@ func TestServiceEndpoints(t *testing.T) {
 	extIPs := svc(corev1.ServiceTypeLoadBalancer, "10.96.0.1", ann)
 	extIPs.Spec.ExternalIPs = []string{"198.51.100.1"}
 	extIPs.Status = lb
-	local := svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann)
-	local.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
 	extName := svc(corev1.ServiceTypeExternalName, "", ann)
 	extName.Spec.ExternalName = "db.example.net"
 	for _, tc := range []struct {
@@ -72,14 +65,10 @@ func TestServiceEndpoints(t *testing.T) {
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.96.0.1")}},
 		{name: "internal-hostname", in: ServiceInput{Service: svc(corev1.ServiceTypeClusterIP, "10.96.0.1", map[string]string{ExternalDNSPrefix + "internal-hostname": "i.example.com"})},
 			want: []dnsv1.Endpoint{ep("i.example.com", "A", "10.96.0.1")}},
-		{name: "headless: ready endpoints and their hostnames", in: ServiceInput{Service: svc(corev1.ServiceTypeClusterIP, corev1.ClusterIPNone, ann), Slices: slices},
-			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.1.0.1"), ep("web-0.s.example.com", "A", "10.1.0.1")}},
 		{name: "NodePort: external IPs", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann), Nodes: nodes},
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "203.0.113.1")}},
 		{name: "NodePort: access private", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", map[string]string{host: "s.example.com", ExternalDNSPrefix + "access": "private"}), Nodes: nodes},
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.0.0.1", "10.0.0.2")}},
-		{name: "NodePort: Local policy, nodes with a ready endpoint", in: ServiceInput{Service: local, Nodes: nodes, Slices: slices},
-			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.0.0.2")}},
 		{name: "NodePort without nodes", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann)}, problems: []string{dnsv1.ReasonInvalidTarget}},
 		{name: "ExternalName", in: ServiceInput{Service: extName}, want: []dnsv1.Endpoint{ep("s.example.com", "CNAME", "db.example.net")}},
 		{name: "domain filter", in: ServiceInput{Service: withLB, Domains: DomainFilter{Exclude: []string{"example.com"}}}},
@@ -124,6 +113,7 @@ func TestIngressEndpoints(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		in       *networkingv1.Ingress
+		opts     IngressOptions
 		want     []dnsv1.Endpoint
 		problems []string
 	}{
@@ -137,11 +127,20 @@ func TestIngressEndpoints(t *testing.T) {
 		{name: "load balancer host name", in: hostLB, want: []dnsv1.Endpoint{ep("a.example.com", "CNAME", "lb.example.net")}},
 		{name: "target annotation", in: ing(map[string]string{ExternalDNSPrefix + "target": "2001:db8::20"}, "a.example.com"), want: []dnsv1.Endpoint{ep("a.example.com", "AAAA", "2001:db8::20")}},
 		{name: "wildcard rule", in: ing(nil, "*.example.com"), want: []dnsv1.Endpoint{ep("*.example.com", "A", "192.0.2.20")}},
+		// external-dns v0.22 source/ingress.go, endpointsFromIngress: --ignore-ingress-tls-spec,
+		// --ignore-ingress-rules-spec and --ignore-hostname-annotation each leave one name
+		// source out.
+		{name: "--ignore-ingress-tls-spec", in: tls, opts: IngressOptions{IgnoreTLSSpec: true}, want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-ingress-rules-spec", in: tls, opts: IngressOptions{IgnoreRulesSpec: true}, want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20"), ep("t.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-ingress-rules-spec and tls spec: the annotation only", in: ing(map[string]string{host: "c.example.com"}, "a.example.com"), opts: IngressOptions{IgnoreRulesSpec: true, IgnoreTLSSpec: true},
+			want: []dnsv1.Endpoint{ep("c.example.com", "A", "192.0.2.20")}},
+		{name: "--ignore-hostname-annotation", in: ing(map[string]string{host: "c.example.com"}, "a.example.com"), opts: IngressOptions{IgnoreHostnameAnnotation: true},
+			want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")}},
 		{name: "bad ttl keeps the rest", in: ing(map[string]string{ExternalDNSPrefix + "ttl": "1h30x"}, "a.example.com"), want: []dnsv1.Endpoint{ep("a.example.com", "A", "192.0.2.20")},
 			problems: []string{dnsv1.ReasonInvalidTTL}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, probs := IngressEndpoints(tc.in, DomainFilter{})
+			got, probs := IngressEndpoints(tc.in, tc.opts)
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("got %+v\nwant %+v", got, tc.want)
 			}
@@ -194,6 +193,8 @@ func TestRouteEndpoints(t *testing.T) {
 			{Name: "web", Protocol: gwv1.HTTPSProtocolType, Port: 443, Hostname: ptr.To(gwv1.Hostname("*.example.com")), AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}},
 			{Name: "same", Protocol: gwv1.HTTPProtocolType, Port: 80, Hostname: ptr.To(gwv1.Hostname("same.example.org"))},
 			{Name: "tcp", Protocol: gwv1.TCPProtocolType, Port: 5432, AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: &all}}},
+			{Name: "selected", Protocol: gwv1.HTTPProtocolType, Port: 8080, Hostname: ptr.To(gwv1.Hostname("s.example.net")), AllowedRoutes: &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{
+				From: ptr.To(gwv1.NamespacesFromSelector), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "web"}}}}},
 		}},
 		Status: gwv1.GatewayStatus{Addresses: []gwv1.GatewayStatusAddress{{Value: "192.0.2.30"}, {Value: "2001:db8::30"}}}}
 	gws := map[types.NamespacedName]*gwv1.Gateway{{Namespace: "infra", Name: "gw"}: gw}
@@ -218,6 +219,15 @@ func TestRouteEndpoints(t *testing.T) {
 		{name: "hostname outside every listener", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.net"}, accepted, nil), Gateways: gws}},
 		{name: "listener of another namespace (Same)", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"same.example.org"}, accepted, nil), Gateways: gws}},
 		{name: "no hostnames: the listener's wildcard", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, nil, accepted, nil), Gateways: gws}, want: addr("*.example.com")},
+		{name: "--ignore-hostname-annotation", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, map[string]string{host: "b.example.com"}), Gateways: gws, IgnoreHostnameAnnotation: true},
+			want: addr("a.example.com")},
+		// external-dns v0.22 source/gateway.go admits a route through a Selector listener when
+		// the route's namespace labels match it (Gateway API, AllowedRoutes.Namespaces).
+		{name: "Selector listener: namespace labels match", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws,
+			NamespaceLabels: map[string]string{"team": "web"}}, want: addr("s.example.net")},
+		{name: "Selector listener: namespace labels do not match", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws,
+			NamespaceLabels: map[string]string{"team": "db"}}},
+		{name: "Selector listener: namespaces cannot be read", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"s.example.net"}, accepted, nil), Gateways: gws}},
 		{name: "gateway-name filter", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil), Gateways: gws, GatewayName: "other"}},
 		{name: "missing Gateway", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, nil)}},
 		{name: "TCPRoute by annotation", in: RouteInput{Route: rt("TCPRoute", gwv1.TCPProtocolType, nil, accepted, map[string]string{host: "db.example.net"}), Gateways: gws}, want: addr("db.example.net")},

@@ -1,7 +1,9 @@
 package source
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -12,63 +14,81 @@ import (
 // ServiceInput is what ServiceEndpoints reads for one Service.
 type ServiceInput struct {
 	Service *corev1.Service
-	// Nodes are the cluster's nodes, for a NodePort Service's targets (nil when they cannot be
-	// read, as with --watch-namespaces).
+	// Nodes are the cluster's nodes, for a NodePort Service's targets and a headless Service's
+	// endpoints-type NodeExternalIP (nil when they cannot be read, as with --watch-namespaces).
 	Nodes []corev1.Node
-	// Slices are the Service's EndpointSlices, for a headless Service's targets and for a
-	// NodePort Service with externalTrafficPolicy Local.
+	// Slices are the Service's EndpointSlices, for a headless Service's targets.
 	Slices []discoveryv1.EndpointSlice
+	// Pods are the pods of the Service's namespace that its spec.selector selects (every pod
+	// of the namespace for an empty selector, as external-dns lists them), for a headless
+	// Service and a NodePort Service with externalTrafficPolicy Local.
+	Pods []corev1.Pod
 	// PublishInternal is --publish-internal-services: a ClusterIP Service's hostname annotation
 	// publishes its cluster IP.
 	PublishInternal bool
-	Domains         DomainFilter
+	// ExcludeUnschedulable is --exclude-unschedulable: NodePort targets leave out cordoned
+	// nodes (spec.unschedulable).
+	ExcludeUnschedulable bool
+	// IgnoreHostnameAnnotation is --ignore-hostname-annotation: nothing is published.
+	IgnoreHostnameAnnotation bool
+	// PublishHostIP is --publish-host-ip and AlwaysPublishNotReady
+	// --always-publish-not-ready-addresses, for headless Services.
+	PublishHostIP, AlwaysPublishNotReady bool
+	Domains                              DomainFilter
 }
 
-// ServiceEndpoints returns the endpoints of one Service as external-dns's service source
-// derives them, for each hostname annotation:
-//   - the target annotation, when set, for every type;
-//   - LoadBalancer: spec.externalIPs, else status.loadBalancer.ingress (IP or host name);
-//   - ClusterIP: headless (clusterIP None): the ready endpoints' addresses, and
-//     <endpoint hostname>.<hostname> for endpoints with a hostname; otherwise the cluster IP
-//     with PublishInternal only;
+// ServiceEndpoints returns the endpoints of one Service as external-dns v0.22's service source
+// derives them (sigs.k8s.io/external-dns source/service.go), for each hostname and
+// internal-hostname annotation:
+//   - the target annotation, when set, for every type and both annotations;
+//   - LoadBalancer: spec.externalIPs, else status.loadBalancer.ingress (IP or host name); for
+//     an internal-hostname the cluster IP;
+//   - ClusterIP: headless (clusterIP None): per ready endpoint of a pod (see headless);
+//     otherwise the cluster IP, for a hostname only with PublishInternal;
 //   - NodePort: the nodes' ExternalIP addresses, else their InternalIP ones (access public or
-//     private chooses), only the nodes with a ready endpoint under externalTrafficPolicy Local;
+//     private chooses), without cordoned nodes under ExcludeUnschedulable; under
+//     externalTrafficPolicy Local only the nodes that run a pod of the Service (see
+//     localNodes), none when no such pod runs; and an SRV record
+//     _<service>._<protocol>.<name> "0 50 <nodePort> <name>." per node port;
 //   - ExternalName: spec.externalIPs, else spec.externalName (a CNAME).
 //
-// Each internal-hostname annotation publishes the cluster IP. The problems are the unusable
-// annotation values, and a NodePort Service when nodes cannot be read.
+// The problems are the unusable annotation values, and nodes that cannot be read.
 func ServiceEndpoints(in ServiceInput) ([]dnsv1.Endpoint, []Problem) {
 	svc := in.Service
+	if in.IgnoreHostnameAnnotation {
+		return nil, nil
+	}
 	a, probs := ParseAnnotations(svc.Annotations, KeyHostnameSource)
 	var out []dnsv1.Endpoint
 	for _, host := range a.Hostnames {
-		eps, p := in.forHostname(host, a)
+		eps, p := in.forHostname(host, a, false)
 		out, probs = append(out, eps...), append(probs, p...)
 	}
-	if ip := clusterIP(svc); ip != "" {
-		for _, host := range a.InternalHostnames {
-			eps, p := forHost(host, []string{ip}, a, "spec.clusterIP")
-			out, probs = append(out, eps...), append(probs, p...)
-		}
+	for _, host := range a.InternalHostnames {
+		eps, p := in.forHostname(host, a, true)
+		out, probs = append(out, eps...), append(probs, p...)
 	}
 	return in.Domains.Finish(out, probs)
 }
 
-func clusterIP(svc *corev1.Service) string {
-	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
-		return ""
+func clusterIP(svc *corev1.Service) []string {
+	if svc.Spec.ClusterIP == corev1.ClusterIPNone || svc.Spec.ClusterIP == "" {
+		return nil
 	}
-	return svc.Spec.ClusterIP
+	return []string{svc.Spec.ClusterIP}
 }
 
-// forHostname returns one hostname annotation's endpoints.
-func (in ServiceInput) forHostname(host string, a Annotations) ([]dnsv1.Endpoint, []Problem) {
+// forHostname returns the endpoints of one hostname (internal: of one internal-hostname).
+func (in ServiceInput) forHostname(host string, a Annotations, internal bool) ([]dnsv1.Endpoint, []Problem) {
 	svc := in.Service
 	if len(a.Targets) > 0 {
 		return forHost(host, a.Targets, a, "target annotation")
 	}
 	switch svc.Spec.Type {
 	case corev1.ServiceTypeLoadBalancer:
+		if internal {
+			return forHost(host, clusterIP(svc), a, "spec.clusterIP")
+		}
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return parsedForHost(host, svc.Spec.ExternalIPs, a, "spec.externalIPs")
 		}
@@ -77,7 +97,8 @@ func (in ServiceInput) forHostname(host string, a Annotations) ([]dnsv1.Endpoint
 		if in.Nodes == nil {
 			return nil, []Problem{problem(dnsv1.ReasonInvalidTarget, "NodePort Service %s: the nodes cannot be read (the manager runs with --watch-namespaces), so it has no targets; set the target annotation", host)}
 		}
-		return parsedForHost(host, in.nodeTargets(a.Access), a, "node addresses")
+		out, probs := parsedForHost(host, in.nodeTargets(a.Access), a, "node addresses")
+		return append(out, in.nodePortSRV(host, a)...), probs
 	case corev1.ServiceTypeExternalName:
 		if len(svc.Spec.ExternalIPs) > 0 {
 			return parsedForHost(host, svc.Spec.ExternalIPs, a, "spec.externalIPs")
@@ -87,8 +108,8 @@ func (in ServiceInput) forHostname(host string, a Annotations) ([]dnsv1.Endpoint
 	if svc.Spec.ClusterIP == corev1.ClusterIPNone {
 		return in.headless(host, a)
 	}
-	if in.PublishInternal {
-		return forHost(host, []string{svc.Spec.ClusterIP}, a, "spec.clusterIP")
+	if internal || in.PublishInternal {
+		return forHost(host, clusterIP(svc), a, "spec.clusterIP")
 	}
 	return nil, nil
 }
@@ -119,53 +140,120 @@ func lbTargets[T any](ing []T, addr func(T) (ip, hostname string)) []string {
 
 func serviceLBAddr(i corev1.LoadBalancerIngress) (string, string) { return i.IP, i.Hostname }
 
-// readyEndpoints returns the ready endpoints of the slices (ready unset counts as ready, as
-// the EndpointSlice API defines it).
-func (in ServiceInput) readyEndpoints() []discoveryv1.Endpoint {
-	var out []discoveryv1.Endpoint
+// ready reports the EndpointSlice API's readiness (ready unset counts as ready).
+func ready(e discoveryv1.Endpoint) bool { return e.Conditions.Ready == nil || *e.Conditions.Ready }
+
+// headless returns a headless Service's endpoints for host, as external-dns builds them: for
+// each endpoint of the EndpointSlices that is ready (or any, with spec.publishNotReadyAddresses
+// or AlwaysPublishNotReady) and refers to one of the selected pods (an endpoint without a pod
+// reference is left out), the name host and, when the pod has spec.hostname,
+// <spec.hostname>.<host> (whatever the pod's subdomain), get the pod's target annotation if
+// set, else per endpoints-type the ExternalIP addresses of the pod's node (NodeExternalIP) or
+// the pod's status.hostIP (HostIP, or PublishHostIP), else the endpoint's first address.
+func (in ServiceInput) headless(host string, a Annotations) ([]dnsv1.Endpoint, []Problem) {
+	svc := in.Service
+	notReady := svc.Spec.PublishNotReadyAddresses || in.AlwaysPublishNotReady
+	hostIP := a.EndpointsType == EndpointsTypeHostIP || in.PublishHostIP
+	nodeIP := a.EndpointsType == EndpointsTypeNodeExternalIP
+	if nodeIP && in.Nodes == nil {
+		return nil, []Problem{problem(dnsv1.ReasonInvalidTarget, "headless Service %s: endpoints-type NodeExternalIP needs the nodes, which cannot be read (the manager runs with --watch-namespaces); nothing is published", host)}
+	}
+	var probs []Problem
+	targets := map[string][]string{}
+	var names []string
 	for _, s := range in.Slices {
+		podAddrs := s.AddressType == discoveryv1.AddressTypeIPv4 || s.AddressType == discoveryv1.AddressTypeIPv6
 		for _, e := range s.Endpoints {
-			if e.Conditions.Ready == nil || *e.Conditions.Ready {
-				out = append(out, e)
+			if !ready(e) && !notReady {
+				continue
+			}
+			if !podAddrs && !hostIP && !nodeIP {
+				continue // FQDN slices: their addresses are not pod IPs
+			}
+			pod := in.pod(e.TargetRef)
+			if pod == nil {
+				continue
+			}
+			ts, tp := TargetAnnotation(pod.Annotations)
+			for _, p := range tp {
+				probs = append(probs, problem(p.Reason, "pod %s: %s", pod.Name, p.Message))
+			}
+			switch {
+			case len(ts) > 0:
+			case nodeIP:
+				ts = in.nodeExternalIPs(pod.Spec.NodeName)
+			case hostIP:
+				ts = []string{pod.Status.HostIP}
+			case len(e.Addresses) > 0:
+				ts = e.Addresses[:1] // further addresses have no defined meaning (EndpointSlice API)
+			}
+			hosts := []string{host}
+			if pod.Spec.Hostname != "" {
+				hosts = append(hosts, pod.Spec.Hostname+"."+host)
+			}
+			for _, h := range hosts {
+				if _, ok := targets[h]; !ok {
+					names = append(names, h)
+				}
+				targets[h] = append(targets[h], ts...)
+			}
+		}
+	}
+	var out []dnsv1.Endpoint
+	for _, h := range names {
+		if ValidateHostname(h) != nil {
+			probs = append(probs, problem(dnsv1.ReasonInvalidHostname, "headless Service name %q (a pod's spec.hostname below %s) is not a DNS name; not published", h, host))
+			continue
+		}
+		eps, p := parsedForHost(h, targets[h], a, "endpoint addresses")
+		out, probs = append(out, eps...), append(probs, p...)
+	}
+	return out, probs
+}
+
+// pod returns the selected pod an endpoint refers to, or nil: no reference, not a Pod, or not
+// one of in.Pods.
+func (in ServiceInput) pod(ref *corev1.ObjectReference) *corev1.Pod {
+	if ref == nil || ref.Kind != "Pod" || (ref.APIVersion != "" && ref.APIVersion != "v1") {
+		return nil
+	}
+	for i := range in.Pods {
+		if in.Pods[i].Name == ref.Name {
+			return &in.Pods[i]
+		}
+	}
+	return nil
+}
+
+// nodeExternalIPs returns the ExternalIP addresses of the node named name (none when it is not
+// known).
+func (in ServiceInput) nodeExternalIPs(name string) []string {
+	var out []string
+	for _, n := range in.Nodes {
+		if n.Name != name {
+			continue
+		}
+		for _, addr := range n.Status.Addresses {
+			if addr.Type == corev1.NodeExternalIP {
+				out = append(out, addr.Address)
 			}
 		}
 	}
 	return out
 }
 
-// headless returns host's endpoints of the ready addresses, and one per endpoint hostname.
-func (in ServiceInput) headless(host string, a Annotations) ([]dnsv1.Endpoint, []Problem) {
-	var all []string
-	byHost := map[string][]string{}
-	for _, e := range in.readyEndpoints() {
-		all = append(all, e.Addresses...)
-		if e.Hostname != nil && *e.Hostname != "" {
-			byHost[*e.Hostname+"."+host] = append(byHost[*e.Hostname+"."+host], e.Addresses...)
-		}
-	}
-	out, probs := parsedForHost(host, all, a, "endpoint addresses")
-	for h, addrs := range byHost {
-		eps, p := parsedForHost(h, addrs, a, "endpoint addresses")
-		out, probs = append(out, eps...), append(probs, p...)
-	}
-	return out, probs
-}
-
 // nodeTargets returns the NodePort targets: ExternalIP addresses (access public), InternalIP
 // ones (access private), or without access the ExternalIP ones if any node has one, else the
-// InternalIP ones; under externalTrafficPolicy Local only of nodes with a ready endpoint.
+// InternalIP ones; of the nodes localNodes chooses under externalTrafficPolicy Local, else of
+// every node; without cordoned nodes under ExcludeUnschedulable.
 func (in ServiceInput) nodeTargets(access string) []string {
-	var local []string
+	nodes := in.Nodes
 	if in.Service.Spec.ExternalTrafficPolicy == corev1.ServiceExternalTrafficPolicyLocal {
-		for _, e := range in.readyEndpoints() {
-			if e.NodeName != nil {
-				local = append(local, *e.NodeName)
-			}
-		}
+		nodes = in.localNodes()
 	}
 	var external, internal []string
-	for _, n := range in.Nodes {
-		if local != nil && !slices.Contains(local, n.Name) {
+	for _, n := range nodes {
+		if in.ExcludeUnschedulable && n.Spec.Unschedulable {
 			continue
 		}
 		for _, addr := range n.Status.Addresses {
@@ -186,4 +274,75 @@ func (in ServiceInput) nodeTargets(access string) []string {
 		return external
 	}
 	return internal
+}
+
+// localNodes returns the nodes of a Service with externalTrafficPolicy Local, as external-dns
+// chooses them from the selected pods in phase Running: the nodes of those that are Ready and
+// not terminating; if none, of those that are Ready; if none, of every Running one (so a
+// Running pod that is not Ready still publishes its node). No Running pod: no node, so no
+// target (traffic to any node would be dropped).
+func (in ServiceInput) localNodes() []corev1.Node {
+	var live, readyOnly, running []string
+	for _, p := range in.Pods {
+		if p.Status.Phase != corev1.PodRunning || p.Spec.NodeName == "" {
+			continue
+		}
+		running = append(running, p.Spec.NodeName)
+		if PodReady(p) {
+			readyOnly = append(readyOnly, p.Spec.NodeName)
+			if p.DeletionTimestamp == nil {
+				live = append(live, p.Spec.NodeName)
+			}
+		}
+	}
+	names := running
+	switch {
+	case len(live) > 0:
+		names = live
+	case len(readyOnly) > 0:
+		names = readyOnly
+	}
+	var out []corev1.Node
+	for _, n := range in.Nodes {
+		if slices.Contains(names, n.Name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// PodReady reports whether the pod's Ready condition is True.
+func PodReady(p corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// nodePortSRV returns a NodePort Service's SRV records for host, as external-dns publishes
+// them: per port with a node port, _<service name>._<protocol>.<host> with the target
+// "0 50 <nodePort> <host>." (priority 0, weight 50, RFC 2782). A wildcard host has none (the
+// SRV owner name would have a '*' inside).
+func (in ServiceInput) nodePortSRV(host string, a Annotations) []dnsv1.Endpoint {
+	if strings.HasPrefix(host, "*.") {
+		return nil
+	}
+	var out []dnsv1.Endpoint
+	for _, p := range in.Service.Spec.Ports {
+		if p.NodePort <= 0 {
+			continue
+		}
+		proto := strings.ToLower(string(p.Protocol))
+		if proto == "" {
+			proto = "tcp"
+		}
+		name := fmt.Sprintf("_%s._%s.%s", in.Service.Name, proto, host)
+		if ValidateHostname(name) != nil {
+			continue
+		}
+		out = append(out, a.endpoint(name, "SRV", dnsv1.Targets{fmt.Sprintf("0 50 %d %s.", p.NodePort, host)}))
+	}
+	return out
 }
