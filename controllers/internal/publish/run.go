@@ -409,7 +409,7 @@ func reportLeftBehind(ctx context.Context, rec record.EventRecorder, obj runtime
 	}
 	msg := strings.Join(left, "; ")
 	if len(left) > maxLeftInEvent {
-		msg = fmt.Sprintf("%s; and %d more, each named here with its why in the manager log: %s",
+		msg = fmt.Sprintf("%s; and %d more (each with why in the manager log): %s",
 			strings.Join(left[:maxLeftInEvent], "; "), len(left)-maxLeftInEvent, strings.Join(names[maxLeftInEvent:], ", "))
 	}
 	rec.Eventf(obj, corev1.EventTypeWarning, dnsv1.ReasonRecordsKept, "deleted; left behind %d: %s", len(left), msg)
