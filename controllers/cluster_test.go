@@ -157,7 +157,7 @@ func (c *cluster) startManager() {
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry,
-		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()
