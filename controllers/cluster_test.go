@@ -47,6 +47,8 @@ type cluster struct {
 	requests *prometheus.CounterVec
 	// reconciles counts DNSRecord reconciles of the current manager.
 	reconciles *counter
+	// endpointReconciles counts DNSEndpoint reconciles of the current manager.
+	endpointReconciles *counter
 	// gslbReconcile is the longest Gslb reconcile since its last reset.
 	gslbReconcile longest
 
@@ -90,6 +92,8 @@ type clusterOptions struct {
 	AllowTransfer []netip.Prefix
 	// Registerer receives the manager's metrics; default a new registry per manager start.
 	Registerer prometheus.Registerer
+	// ConflictRetry is app.Config.ConflictRetry; default app.DefaultConflictRetry.
+	ConflictRetry time.Duration
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -144,6 +148,7 @@ func (c *cluster) startManager() {
 	cfg.WrapTransport = c.opts.WrapTransport
 	ctx, cancel := context.WithCancel(context.Background())
 	c.reconciles = &counter{}
+	c.endpointReconciles = &counter{}
 	a, err := app.New(ctx, testConfig(cfg, app.Config{
 		OwnerID: c.ownerID, ZoneDir: c.zoneDir, DNSAddr: c.opts.DNSAddr,
 		HeartbeatInterval: c.interval, HeartbeatThreshold: c.threshold,
@@ -151,7 +156,8 @@ func (c *cluster) startManager() {
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
-		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		ConflictRetry: c.opts.ConflictRetry,
+		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()
@@ -178,13 +184,18 @@ func (c *cluster) startManager() {
 	c.stop = func() { cancel(); <-done }
 }
 
-// observe counts the DNSRecord controller's reconciles and times the Gslb controller's
+// observe counts the DNSRecord and DNSEndpoint controllers' reconciles and times the Gslb controller's
 // (app.Config.Decorate).
 func (c *cluster) observe(name string, r reconcile.Reconciler) reconcile.Reconciler {
 	switch name {
 	case app.ControllerDNSRecord:
 		return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 			c.reconciles.inc()
+			return r.Reconcile(ctx, req)
+		})
+	case app.ControllerDNSEndpoint:
+		return reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			c.endpointReconciles.inc()
 			return r.Reconcile(ctx, req)
 		})
 	case app.ControllerGslb:

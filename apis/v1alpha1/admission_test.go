@@ -444,3 +444,51 @@ spec:
 		t.Fatalf("a well-formed DS was refused: %v", err)
 	}
 }
+
+// TestAdmission_DocumentedDNSEndpointSpecIsAccepted (issue 26, item 6): docs/api.md's
+// DNSEndpoint spec block showed `policy: ""`, which the CRD's enum refuses. Every scalar field of
+// that block (endpoints filled in) is sent to the API server as the doc spells it.
+func TestAdmission_DocumentedDNSEndpointSpecIsAccepted(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "docs", "api.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	start := strings.Index(doc, "## DNSEndpoint:")
+	if start < 0 {
+		t.Fatal("docs/api.md has no DNSEndpoint section")
+	}
+	block, _, _ := strings.Cut(doc[start:], "status:")
+	_, block, _ = strings.Cut(block, "```yaml\nspec:\n")
+	var fields []string
+	for _, line := range strings.Split(block, "\n") {
+		line, _, _ = strings.Cut(line, "#")
+		f := strings.TrimSpace(line)
+		if f == "" || strings.HasPrefix(f, "endpoints:") || strings.HasPrefix(f, "approvedPlan:") {
+			continue // endpoints is a placeholder there; approvedPlan's "" is a free string
+		}
+		fields = append(fields, "  "+f)
+	}
+	if len(fields) < 3 {
+		t.Fatalf("found only %v in docs/api.md's DNSEndpoint spec block", fields)
+	}
+	obj := object(t, `apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata:
+  name: documented
+spec:
+  endpoints: [{dnsName: www.example.test, recordType: A, targets: [192.0.2.1]}]
+`+strings.Join(fields, "\n")+"\n")
+	if err := k8s.Create(ctx(t), obj); err != nil {
+		t.Fatalf("docs/api.md's DNSEndpoint spec (%s) is refused: %v", strings.Join(fields, "; "), err)
+	}
+	bad := object(t, `apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata:
+  name: empty-policy
+spec:
+  endpoints: [{dnsName: www.example.test, recordType: A, targets: [192.0.2.1]}]
+  policy: ""
+`)
+	expectInvalid(t, k8s.Create(ctx(t), bad), "spec.policy")
+}

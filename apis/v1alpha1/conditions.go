@@ -95,7 +95,10 @@ const (
 	ReasonNoHealthyTargets = "NoHealthyTargets"
 	// ReasonPeerErrors: some Gslb peers did not answer; they count as having no healthy targets.
 	ReasonPeerErrors = "PeerErrors"
-	// ReasonNotCapable: the provider lacks a capability the object needs, e.g. weighted routing.
+	// ReasonNotCapable: the provider lacks a capability the object needs, e.g. weighted routing
+	// for a Gslb's weighted strategy, or for a DNSEndpoint's or DNSRecord's endpoint with a set
+	// identifier (that endpoint alone is refused, the others are published). Terminal: not
+	// retried until the spec changes (docs/runbooks.md, "NotCapable").
 	ReasonNotCapable = "NotCapable"
 	// ReasonNoGeoTag: the manager runs without --geo-tag, so a Gslb cannot say which cluster its
 	// targets belong to; nothing is published.

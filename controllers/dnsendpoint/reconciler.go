@@ -57,6 +57,10 @@ type Reconciler struct {
 	// ResyncInterval re-plans every object this often, repairing drift, a time.Duration; 0
 	// disables.
 	ResyncInterval time.Duration
+	// ConflictRetryInterval re-plans an object whose names another owner holds this often, a
+	// time.Duration, against a zone view at most this old (publish.Options.ConflictRetry), so
+	// that a holder deleted in another cluster hands its names over; 0 waits for ResyncInterval.
+	ConflictRetryInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan scraper.Notice
 	// Policy is the manager's --policy, for objects whose spec.policy is empty; "" = sync.
@@ -138,7 +142,8 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint, prepare func(context.Context) error) (publish.Outcome, ctrl.Result, error) {
 	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
-		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, DeferUnjudged: true, Prepare: prepare,
+		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
+		DeferUnjudged: true, Prepare: prepare,
 	})
 }
 
@@ -217,7 +222,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
-	// A deleted object frees its names: the objects that lost a conflict try again.
+	// A deleted object frees its names: the objects that lost a conflict try again. A holder in
+	// another cluster is seen by the conflicted object's own retry (ConflictRetryInterval).
 	b = b.Watches(&dnsv1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.conflictedPeers), builder.WithPredicates(predicate.Funcs{
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		UpdateFunc:  func(event.UpdateEvent) bool { return false },

@@ -75,6 +75,9 @@ type Reconciler struct {
 	Clock clock.PassiveClock
 	// ResyncInterval re-plans every object this often, a time.Duration; 0 disables.
 	ResyncInterval time.Duration
+	// ConflictRetryInterval re-plans a record whose names another owner holds this often: see
+	// dnsendpoint.Reconciler.ConflictRetryInterval.
+	ConflictRetryInterval time.Duration
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048 (see the
 	// DNSEndpoint controller: reconciles mostly wait in a zone writer's queue).
 	MaxConcurrentReconciles int
@@ -158,7 +161,8 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord, 
 	now := r.now()
 	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, rec, publish.Options{
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
-		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, DeferUnjudged: true, Prepare: prepare,
+		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
+		DeferUnjudged: true, Prepare: prepare,
 		Stamp: func(changes []provider.Change) []provider.Change {
 			return heartbeat.Stamp(changes, self, rec.Spec.RootHost, now)
 		},

@@ -57,6 +57,12 @@ const (
 	ControllerGlue = "glue"
 )
 
+// DefaultConflictRetry is Config.ConflictRetry's default: a DNSEndpoint or DNSRecord whose
+// names another owner holds is planned again every 30 s against a zone view at most 30 s old, so
+// that a holder deleted in another cluster hands its names over within about 30 s (two zone
+// reads a minute per zone with conflicts, however many objects wait).
+const DefaultConflictRetry = 30 * time.Second
+
 // Config is everything New needs: the manager's flags and environment (docs/api.md lists the
 // flags), validated by the caller, and a few settings only tests use. Durations are
 // time.Duration values and must be positive.
@@ -132,6 +138,10 @@ type Config struct {
 	HeartbeatInterval, HeartbeatThreshold time.Duration
 	// SOAPollInterval is --soa-poll-interval.
 	SOAPollInterval time.Duration
+	// ConflictRetry is how often a DNSEndpoint or DNSRecord whose names another owner holds is
+	// planned again against a zone view at most that old, a time.Duration; 0 is
+	// DefaultConflictRetry (docs/api.md, "Ownership").
+	ConflictRetry time.Duration
 	// ZoneResync is --zone-resync-interval: the DNSZone sync period and the zone writers'
 	// re-read age.
 	ZoneResync time.Duration

@@ -53,6 +53,8 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		LinkEvents:     a.Scraper.LinkEvents,
 		Policy:         cfg.Policy,
 		ExternalDNS:    cfg.ExternalDNS,
+
+		ConflictRetryInterval: cmp.Or(cfg.ConflictRetry, DefaultConflictRetry),
 	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSEndpoint)); err != nil {
 		return fmt.Errorf("set up the DNSEndpoint controller: %w", err)
 	}
@@ -100,6 +102,8 @@ func (a *App) addDNSRecord(ctx context.Context, cfg Config, writers *zonewriter.
 		OwnerID:        a.OwnerID,
 		Threshold:      cfg.HeartbeatThreshold,
 		ResyncInterval: cfg.ZoneResync,
+
+		ConflictRetryInterval: cmp.Or(cfg.ConflictRetry, DefaultConflictRetry),
 	}
 	heartbeatMetrics, err := heartbeat.NewMetrics(cfg.Registerer)
 	if err != nil {

@@ -53,11 +53,12 @@ func foreignClaim(ext []registry.ExternalRecord, adopt string) registry.External
 	return ext[0].Claims[0]
 }
 
-// doubleClaim judges a desired key that dnsplane's registry lets Self write, against the
-// external-dns records that claim it too: none is no conflict; the adopted owner's only is a
-// takeover left half done, whose external-dns records are removed now; any other owner's is a
-// double claim (ReasonDoubleClaim), and nothing is written for the key: two controllers would
-// fight over the set.
+// doubleClaim judges a key that dnsplane's registry lets Self write (a desired one) or release
+// (one Self holds and no longer desires), against the external-dns records that claim it too:
+// none is no conflict; the adopted owner's only is a takeover left half done, whose external-dns
+// records are removed now; any other owner's is a double claim (ReasonDoubleClaim), and nothing
+// is written for the key: two controllers would fight over the set, and a release would delete
+// a set that owner still wants.
 func (p *planner) doubleClaim(k provider.RecordSetKey, ext []registry.ExternalRecord) (reason, msg string) {
 	if len(ext) == 0 {
 		return "", ""

@@ -47,6 +47,10 @@ const (
 	// dnsplane registry record holds for Self (or that Self may share), and
 	// its owner is not the one Input.ExternalDNS.AdoptOwner takes over.
 	ReasonDoubleClaim = "DoubleClaim"
+	// ReasonNotCapable: the desired set needs a capability the zone's provider
+	// lacks (Input.Capabilities), such as weighted routing for a set
+	// identifier; it never will have it, so only a spec change helps.
+	ReasonNotCapable = "NotCapable"
 )
 
 // Input is everything Compute looks at.
@@ -71,10 +75,11 @@ type Input struct {
 	DefaultTTL int64
 	// Release: Self is being deleted and gives up every key it holds; Desired must be empty
 	// (it is ignored). A held key that a registry record Self cannot read blocks (malformed, or
-	// of a newer registry version) is released all the same: Self's registry records for it
-	// are deleted and its set is left as it is, reported in Result.Kept. Without Release such a
-	// key is a conflict and Self keeps its claim, so that it can still clean up once the record
-	// is repaired.
+	// of a newer registry version), or that an external-dns owner Self does not take over claims
+	// too, is released all the same: Self's registry records for it are deleted and its set is
+	// left as it is, reported in Result.Kept. Without Release such a key is a conflict
+	// (ReasonOwnershipConflict, or ReasonDoubleClaim) and Self keeps its claim, so that it can
+	// still clean up once the record is repaired or the other claim goes.
 	Release bool
 	// Snapshot, when not nil, is NewSnapshot(Zone, Current) built once and
 	// shared by every contributor planning against the same read of the
@@ -92,6 +97,12 @@ type Input struct {
 	// desires there (an NS set strictly below the apex) must not hide names
 	// held outside Self's namespace (see guardCuts).
 	Guest bool
+	// Capabilities, when not nil, are the zone's provider's: a desired set it
+	// cannot hold (a set identifier or weight without WeightedRouting) is a
+	// ReasonNotCapable conflict, so that only that key is refused and the
+	// rest of the plan is written (the provider would refuse the whole
+	// write). nil checks nothing.
+	Capabilities *provider.Capabilities
 }
 
 // Result is what Compute plans.
@@ -113,9 +124,10 @@ type Result struct {
 	// Kept are the keys Self no longer desires (all of them, for an object being deleted) whose
 	// record set this plan leaves in place although it releases Self's registry records for
 	// them (their deletes are in Changes): a registry record for the key that cannot be read
-	// (malformed, or of a newer registry version) may be another contributor's claim on the set.
-	// Message names that record and why it cannot be read; Reason is ReasonOwnershipConflict.
-	// Sorted by key. Callers report them: they are records left behind.
+	// (malformed, or of a newer registry version) may be another contributor's claim on the set
+	// (Reason ReasonOwnershipConflict; Message names that record and why it cannot be read), and
+	// an external-dns registry record of an owner Self does not take over claims it (Reason
+	// ReasonDoubleClaim; Message names that owner and record). Sorted by key. Callers report them: they are records left behind.
 	// Under a Policy that keeps a set (Release under PolicyUpsertOnly or
 	// PolicyCreateOnly), the key is in Kept too, and Self's registry records
 	// for it stay.
@@ -129,7 +141,8 @@ type Result struct {
 // Conflict is a key the plan refused to write.
 type Conflict struct {
 	Key provider.RecordSetKey
-	// Reason is ReasonOwnershipConflict or ReasonInvalidEndpoint.
+	// Reason is ReasonOwnershipConflict, ReasonDoubleClaim, ReasonNotCapable
+	// or ReasonInvalidEndpoint.
 	Reason string
 	// Message says who holds the key, or why it cannot be written, for the
 	// object's condition.
@@ -159,14 +172,20 @@ type Conflict struct {
 //     another kind (a DNSEndpoint) is a conflict;
 //   - a desired key that Self may write by dnsplane's registry but that an
 //     external-dns owner other than AdoptOwner claims too is a double claim
-//     (ReasonDoubleClaim);
+//     (ReasonDoubleClaim); so is a key Self holds and no longer desires, whose
+//     set that owner still wants (Input.Release keeps the set, Result.Kept);
+//   - a desired set the provider cannot hold (Input.Capabilities: a set
+//     identifier or weight without weighted routing) is ReasonNotCapable;
 //   - a desired set that would put a CNAME beside other data at its name
 //     (RFC 1034 §3.6.2; RRSIG and NSEC may coexist, RFC 4035 §2.5), counting
 //     the sets that remain after this plan and other contributors' claims, is
 //     a conflict.
 //
-// Nothing is written for a conflicting key, not even registry records.
-// Otherwise:
+// Nothing is written for a conflicting key, not even registry records. A key
+// Self no longer desires, at a name where one of its desired keys is in
+// conflict, is in conflict too (the refused key's reason) and stays as it is:
+// a change at one name (an A replaced by a CNAME) is applied whole or not at
+// all. Otherwise:
 //   - SingleOwner: the set becomes the desired set. A key Self held but no
 //     longer desires is deleted, or only released (Self's registry record
 //     deleted) when another contributor also holds it.
@@ -292,9 +311,13 @@ func (p *planner) run() Result {
 		return p.result(nil)
 	}
 	for _, k := range p.keys {
+		if msg := p.notCapable(k); msg != "" {
+			p.conflict(k, ReasonNotCapable, msg)
+			continue
+		}
 		if reason, msg := p.ownership(k); reason != "" {
 			if p.releasable(k) {
-				p.keep(k, msg)
+				p.keep(k, reason, msg)
 				continue
 			}
 			p.conflict(k, reason, msg)
@@ -321,6 +344,9 @@ func (p *planner) run() Result {
 					changed = true
 				}
 			}
+			if p.holdBack() {
+				changed = true
+			}
 		}
 		ps, taken := p.changes()
 		if len(taken) == 0 {
@@ -333,24 +359,73 @@ func (p *planner) run() Result {
 	}
 }
 
+// notCapable returns why the desired set k cannot be held by the zone's provider
+// (Input.Capabilities), or "" when it can, or k is not desired, or nothing is known of the
+// provider.
+func (p *planner) notCapable(k provider.RecordSetKey) string {
+	c := p.in.Capabilities
+	d, want := p.desired[k]
+	if c == nil || !want || c.WeightedRouting || (d.SetIdentifier == "" && d.Weight == nil) {
+		return ""
+	}
+	return fmt.Sprintf("%s: the zone's provider has no weighted routing, so it cannot hold a set identifier or weight; remove setIdentifier (and the weight) from this endpoint", k)
+}
+
+// holdBack turns into conflicts the keys Self no longer desires at a name where a desired key of
+// Self's is refused, so that their current sets and Self's registry records stay: the change at
+// that name (an A replaced by a CNAME, a plain set by a weighted one) is applied whole or not at
+// all, and the name never loses its data to a replacement that is not written. The conflict
+// takes the refused key's reason, so Ready says what blocks the change. It reports whether it
+// added any.
+func (p *planner) holdBack() bool {
+	changed := false
+	for _, k := range p.keys {
+		if _, decided := p.after[k]; !decided {
+			continue
+		}
+		if _, want := p.desired[k]; want {
+			continue
+		}
+		var blocked []string
+		reason := ""
+		for _, d := range p.byName[k.Name] {
+			if c, refused := p.conflicts[d]; refused {
+				blocked = append(blocked, d.String())
+				if reason == "" {
+					reason = c.Reason
+				}
+			}
+		}
+		if len(blocked) == 0 {
+			continue
+		}
+		slices.Sort(blocked)
+		p.conflict(k, reason, fmt.Sprintf("%s is kept as it is: its replacement at %s (%s) is not written, and a change at one name is applied whole or not at all",
+			k, k.Name, strings.Join(blocked, ", ")))
+		delete(p.after, k)
+		changed = true
+	}
+	return changed
+}
+
 // releasable reports whether Self may still release k although ownership refused it: Self is
 // being deleted (Input.Release) and holds a readable registry record for k. The refusal is then
-// a registry record Self cannot read (the only refusal for a held key nobody desires), which may
-// be another contributor's claim on the set.
+// a registry record Self cannot read, or an external-dns owner's claim (the only refusals for a
+// held key nobody desires), either of which may want the set.
 func (p *planner) releasable(k provider.RecordSetKey) bool {
 	return p.in.Release && len(p.ix.Records(p.in.Self, k)) > 0
 }
 
-// keep leaves k's record set as it is (the unreadable claim may be on it) while Self's registry
-// records for k are released, and reports k in Result.Kept with msg.
-func (p *planner) keep(k provider.RecordSetKey, msg string) {
+// keep leaves k's record set as it is (the unreadable or external-dns claim may be on it) while
+// Self's registry records for k are released, and reports k in Result.Kept with reason and msg.
+func (p *planner) keep(k provider.RecordSetKey, reason, msg string) {
 	if cur, exists := p.snap.Managed(k); exists {
 		c := cur.Clone()
 		p.after[k] = &c
 	} else {
 		p.after[k] = nil
 	}
-	p.kept = append(p.kept, Conflict{Key: k, Reason: ReasonOwnershipConflict, Message: msg})
+	p.kept = append(p.kept, Conflict{Key: k, Reason: reason, Message: msg})
 }
 
 // ownership applies the registry rules that do not depend on other keys. It
@@ -376,10 +451,9 @@ func (p *planner) ownership(k provider.RecordSetKey) (reason, msg string) {
 		}
 	}
 	if !want {
-		if p.adoptable(ext) {
-			p.adopt[k] = ext // a takeover left half done: finish removing the external-dns records
-		}
-		return "", ""
+		// Leaving a key an external-dns owner claims too would delete a set that owner still
+		// wants: a double claim, as on write (a takeover left half done finishes instead).
+		return p.doubleClaim(k, ext)
 	}
 	var holders []string
 	for _, e := range entries {

@@ -69,13 +69,14 @@ type planCase struct {
 	current   []provider.RecordSet
 	ttl       int64 // DefaultTTL
 	want      []provider.Change
-	conflicts map[string]string // key string -> substring of the message
-	kept      map[string]string // key string -> substring of the message (Result.Kept)
-	release   bool              // Input.Release
-	reasons   map[string]string // key string -> Reason, when not OwnershipConflict
-	policy    Policy            // Input.Policy
-	ext       ExternalDNS       // Input.ExternalDNS
-	skipped   []provider.Change // Result.Skipped
+	conflicts map[string]string      // key string -> substring of the message
+	kept      map[string]string      // key string -> substring of the message (Result.Kept)
+	release   bool                   // Input.Release
+	reasons   map[string]string      // key string -> Reason, when not OwnershipConflict
+	policy    Policy                 // Input.Policy
+	ext       ExternalDNS            // Input.ExternalDNS
+	skipped   []provider.Change      // Result.Skipped
+	caps      *provider.Capabilities // Input.Capabilities
 }
 
 func (tc planCase) input() Input {
@@ -87,7 +88,7 @@ func (tc planCase) input() Input {
 		}
 	}
 	return Input{Zone: zone, Self: c, Mode: tc.mode, Desired: tc.desired, Current: tc.current, DefaultTTL: tc.ttl, Release: tc.release,
-		Policy: tc.policy, ExternalDNS: tc.ext}
+		Policy: tc.policy, ExternalDNS: tc.ext, Capabilities: tc.caps}
 }
 
 var singleOwnerCases = []planCase{
@@ -545,6 +546,50 @@ var cnameCases = []planCase{
 		},
 	},
 	{
+		// The t5/t5txt case: an A replaced by a CNAME where another object's TXT sits at the
+		// name. The CNAME is refused, so the A and its claim stay (external-dns #6683's shape).
+		name:    "our A replaced by a CNAME that another owner's TXT blocks: the A and its claim stay, both say why",
+		desired: []provider.RecordSet{set("tr5.example.test", "CNAME", 300, "lb.example.net")},
+		current: []provider.RecordSet{
+			set("tr5.example.test", "A", 300, "192.0.2.5"), claim(self, "tr5.example.test", "A", 300, "192.0.2.5"),
+			set("tr5.example.test", "TXT", 300, `"v=spf1 -all"`), claim(sibling, "tr5.example.test", "TXT", 300, `"v=spf1 -all"`),
+		},
+		conflicts: map[string]string{
+			"tr5.example.test/CNAME": "tr5.example.test/TXT exists",
+			"tr5.example.test/A":     "tr5.example.test/A is kept as it is: its replacement at tr5.example.test (tr5.example.test/CNAME) is not written",
+		},
+	},
+	{
+		name:    "shared: our A replaced by a CNAME that a peer's A blocks: our targets stay",
+		mode:    Shared,
+		desired: []provider.RecordSet{set("app.example.test", "CNAME", 300, "lb.example.net")},
+		current: []provider.RecordSet{
+			set("app.example.test", "A", 60, "192.0.2.1", "192.0.2.2"),
+			claim(rec, "app.example.test", "A", 60, "192.0.2.1"), claim(peer, "app.example.test", "A", 60, "192.0.2.2"),
+		},
+		conflicts: map[string]string{
+			"app.example.test/CNAME": "app.example.test/A is claimed by owner c2",
+			"app.example.test/A":     "is kept as it is",
+		},
+	},
+	{
+		name:    "a blocked replacement holds back only its own name: another name's delete goes ahead",
+		desired: []provider.RecordSet{set("tr5.example.test", "CNAME", 300, "lb.example.net")},
+		current: []provider.RecordSet{
+			set("tr5.example.test", "A", 300, "192.0.2.5"), claim(self, "tr5.example.test", "A", 300, "192.0.2.5"),
+			set("tr5.example.test", "TXT", 300, `"x"`), claim(sibling, "tr5.example.test", "TXT", 300, `"x"`),
+			set("old.example.test", "A", 300, "192.0.2.6"), claim(self, "old.example.test", "A", 300, "192.0.2.6"),
+		},
+		want: []provider.Change{
+			del(set("old.example.test", "A", 300, "192.0.2.6")),
+			del(claim(self, "old.example.test", "A", 300, "192.0.2.6")),
+		},
+		conflicts: map[string]string{
+			"tr5.example.test/CNAME": "tr5.example.test/TXT exists",
+			"tr5.example.test/A":     "is kept as it is",
+		},
+	},
+	{
 		name:    "a CNAME beside unrelated names is fine",
 		desired: []provider.RecordSet{set("www.example.test", "CNAME", 300, "lb.example.net")},
 		current: []provider.RecordSet{set("example.test", "A", 300, "192.0.2.1"), set("x.www.example.test", "A", 300, "192.0.2.1")},
@@ -554,6 +599,52 @@ var cnameCases = []planCase{
 		},
 	},
 }
+
+var noWeightedRouting = &provider.Capabilities{WeightedRouting: false}
+
+// notCapableCases: a set identifier on a provider without weighted routing is refused alone.
+var notCapableCases = []planCase{
+	{
+		name: "a set identifier without weighted routing: that endpoint is NotCapable, the others are written",
+		caps: noWeightedRouting,
+		desired: []provider.RecordSet{
+			{Name: "w.example.test", Type: "A", TTL: 300, SetIdentifier: "eu", Weight: ptr(int64(10)), Targets: []string{"192.0.2.1"}},
+			set("www.example.test", "A", 300, "192.0.2.2"),
+		},
+		want: []provider.Change{
+			create(claim(self, "www.example.test", "A", 300, "192.0.2.2")),
+			create(set("www.example.test", "A", 300, "192.0.2.2")),
+		},
+		conflicts: map[string]string{"w.example.test/A/eu": "no weighted routing"},
+		reasons:   map[string]string{"w.example.test/A/eu": ReasonNotCapable},
+	},
+	{
+		name: "a plain set made weighted without weighted routing: the plain set stays",
+		caps: noWeightedRouting,
+		desired: []provider.RecordSet{
+			{Name: "w.example.test", Type: "A", TTL: 300, SetIdentifier: "eu", Targets: []string{"192.0.2.1"}},
+		},
+		current: []provider.RecordSet{set("w.example.test", "A", 300, "192.0.2.1"), claim(self, "w.example.test", "A", 300, "192.0.2.1")},
+		conflicts: map[string]string{
+			"w.example.test/A/eu": "no weighted routing",
+			"w.example.test/A":    "its replacement at w.example.test (w.example.test/A/eu) is not written",
+		},
+		reasons: map[string]string{"w.example.test/A/eu": ReasonNotCapable, "w.example.test/A": ReasonNotCapable},
+	},
+	{
+		name: "weighted routing: set identifiers are written",
+		caps: &provider.Capabilities{WeightedRouting: true},
+		desired: []provider.RecordSet{
+			{Name: "w.example.test", Type: "A", TTL: 300, SetIdentifier: "eu", Targets: []string{"192.0.2.1"}},
+		},
+		want: []provider.Change{
+			create(registry.RecordSet(zone, registry.Entry{OwnerID: self.OwnerID, Resource: self.Resource, Name: "w.example.test", Type: "A", SetIdentifier: "eu", TTL: 300, Targets: []string{"192.0.2.1"}})),
+			create(provider.RecordSet{Name: "w.example.test", Type: "A", TTL: 300, SetIdentifier: "eu", Targets: []string{"192.0.2.1"}}),
+		},
+	},
+}
+
+func TestPlan_RefusesWhatTheProviderCannotHoldAlone(t *testing.T) { runCases(t, notCapableCases) }
 
 var registryCases = []planCase{
 	{
@@ -641,7 +732,7 @@ func withTTL(rs provider.RecordSet, ttl int64) provider.RecordSet { rs.TTL = ttl
 func ptr[T any](v T) *T { return &v }
 
 func allCases() []planCase {
-	return slices.Concat(singleOwnerCases, foreignCases, sharedCases, cnameCases, registryCases, policyCases(), adoptCases)
+	return slices.Concat(singleOwnerCases, foreignCases, sharedCases, cnameCases, registryCases, policyCases(), adoptCases, notCapableCases)
 }
 
 func runCases(t *testing.T, cases []planCase) {

@@ -206,6 +206,19 @@ func (w *Writer) Invalidate() {
 	w.loadedAt.Store(0)
 }
 
+// RefreshOlderThan makes the next RecordSets, Snapshot or Apply re-read the zone when the view
+// was loaded maxAge (a time.Duration, on Options.Clock) or longer ago; a younger view, or maxAge
+// <= 0, is kept. Callers that retry on what another cluster may have changed (a name held by
+// another owner) bound the age of what they plan against with it, and share one re-read per
+// maxAge however many of them retry.
+func (w *Writer) RefreshOlderThan(maxAge time.Duration) {
+	at := w.loadedAt.Load()
+	if maxAge <= 0 || at == 0 || w.opts.Clock.Now().Sub(time.Unix(0, at)) < maxAge {
+		return
+	}
+	w.loadedAt.CompareAndSwap(at, 0)
+}
+
 // RecordSets returns every record set of the zone, registry records included, in no particular
 // order. It reads the provider only when the view is not loaded, was invalidated, or is older
 // than Options.Resync; errors are the provider's (provider.ErrZoneNotFound, ...), wrapped.

@@ -570,6 +570,38 @@ func TestWriter_ResyncRereadsAfterInterval(t *testing.T) {
 	}
 }
 
+// TestWriter_RefreshOlderThanRereadsOncePerAge: callers that bound the view's age (conflicted
+// objects retrying) share one read per age, however many of them ask.
+func TestWriter_RefreshOlderThanRereadsOncePerAge(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	p, w := setup(t, zonewriter.Options{Resync: time.Hour, Clock: clk})
+	ctx := context.Background()
+	reads := func() int { return p.Counts()[counting.OpListRecordSets] }
+	use := func(maxAge time.Duration) {
+		t.Helper()
+		w.RefreshOlderThan(maxAge)
+		if _, err := w.RecordSets(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	use(30 * time.Second) // not loaded yet: the first read
+	clk.Step(10 * time.Second)
+	for range 5 {
+		use(30 * time.Second) // 10 s old: kept
+	}
+	use(0) // no bound: kept
+	if got := reads(); got != 1 {
+		t.Fatalf("reads = %d with a view younger than the bound, want 1", got)
+	}
+	clk.Step(25 * time.Second)
+	for range 5 {
+		use(30 * time.Second) // 35 s old: one re-read, then fresh for the others
+	}
+	if got := reads(); got != 2 {
+		t.Fatalf("reads = %d after the view passed the bound, want 2", got)
+	}
+}
+
 // TestWriter_ApplyReturnsWhenContextEnds: a submitter whose context ends while its submission
 // waits behind a flush gets ctx's error, and its changes are never sent.
 func TestWriter_ApplyReturnsWhenContextEnds(t *testing.T) {

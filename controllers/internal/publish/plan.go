@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +43,11 @@ type Planner struct {
 	// ExternalDNS is external-dns' registry naming and the owner taken over
 	// (plan.Input.ExternalDNS); the zero value = default naming, no takeover.
 	ExternalDNS plan.ExternalDNS
+	// MaxViewAge, when > 0, re-reads a zone whose writer's view is that old or older before
+	// planning (zonewriter.Writer.RefreshOlderThan), a time.Duration: Run sets it for an object
+	// that retries a conflict (Options.ConflictRetry), so that a holder's registry record
+	// removed by another cluster is seen within one retry.
+	MaxViewAge time.Duration
 }
 
 // Plan computes the plan of every usable zone of a, in zone-key order, for contributor self
@@ -65,6 +71,9 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		return nil, nil, err
 	}
 	waiting = append(waiting, unusable...)
+	for _, zt := range zones {
+		zt.w.RefreshOlderThan(p.MaxViewAge)
+	}
 	loadSnapshots(ctx, zones)
 	for _, zt := range zones {
 		if zt.err != nil {
@@ -76,8 +85,8 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 		res := plan.Compute(plan.Input{
 			Zone: zt.zone.Spec.Zone, Self: self, Mode: mode, Release: release,
 			Desired: zt.desired, Snapshot: zt.snap, DefaultTTL: defaultTTL,
-			Policy: p.Policy, ExternalDNS: p.ExternalDNS,
-			Guest: zt.zone.Namespace != a.namespace,
+			Guest:  zt.zone.Namespace != a.namespace,
+			Policy: p.Policy, ExternalDNS: p.ExternalDNS, Capabilities: &zt.caps,
 		})
 		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res})
 	}
@@ -90,6 +99,7 @@ type zoneTask struct {
 	zone    *dnsv1.DNSZone
 	desired []provider.RecordSet
 	w       *zonewriter.Writer
+	caps    provider.Capabilities // the zone's provider's, for plan.Input.Capabilities
 	snap    *plan.Snapshot
 	err     error
 }
@@ -128,7 +138,7 @@ func (p *Planner) usableZones(ctx context.Context, a *Assignment, release bool) 
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		zones = append(zones, zoneTask{zone: z, desired: desired, w: w})
+		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities()})
 	}
 	return zones, unusable, nil
 }

@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +43,13 @@ type Options struct {
 	Published string
 	// Resync requeues a published object after this long, a time.Duration; 0 = never.
 	Resync time.Duration
+	// ConflictRetry, when > 0 and shorter than Resync (or Resync is 0), requeues an object
+	// whose names are held by another owner (OwnershipConflict, DoubleClaim) after this long,
+	// a time.Duration, and plans that retry against zone views at most this old
+	// (Planner.MaxViewAge): a holder deleted in another cluster, or an external-dns claim that
+	// goes, is seen within about one retry, without a watch on that cluster. A NotCapable
+	// conflict alone is not retried (only a spec change helps).
+	ConflictRetry time.Duration
 	// Stamp, when set, edits each zone's changes just before they are written (the DNSRecord
 	// controller stamps its heartbeat).
 	Stamp func([]provider.Change) []provider.Change
@@ -141,6 +149,11 @@ func (p *Planner) unprepared(ctx context.Context, c client.Reader, rec record.Ev
 func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome) (Outcome, ctrl.Result, error) {
 	ready := func(ok bool, reason, msg string) { setReady(o, ok, reason, msg) }
 	ps, st, a := o.PublishingSpec(), o.PublishingStatus(), out.Assignment
+	if retryingConflict(o) {
+		q := *p
+		q.MaxViewAge = opts.ConflictRetry
+		p = &q
+	}
 	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
 	if err != nil {
 		res, err := failed(ready, err)
@@ -203,20 +216,47 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	default:
 		ready(true, dnsv1.ReasonPublished, opts.Published)
 	}
-	return out, ctrl.Result{RequeueAfter: opts.Resync}, nil
+	return out, ctrl.Result{RequeueAfter: requeueAfter(plans, opts)}, nil
+}
+
+// retryingConflict reports whether o's Ready says that another owner holds some of its names
+// (OwnershipConflict or DoubleClaim): this reconcile retries that conflict.
+func retryingConflict(o Object) bool {
+	c := meta.FindStatusCondition(o.GetConditions(), dnsv1.ConditionReady)
+	return c != nil && c.Status == metav1.ConditionFalse && (c.Reason == dnsv1.ReasonOwnershipConflict || c.Reason == dnsv1.ReasonDoubleClaim)
+}
+
+// requeueAfter is when a planned and written object is planned again: opts.ConflictRetry when
+// some of its keys are held by another owner (a conflict that may end without any event in this
+// cluster) and that is sooner than opts.Resync, else opts.Resync.
+func requeueAfter(plans []ZonePlan, opts Options) time.Duration {
+	if opts.ConflictRetry <= 0 || (opts.Resync > 0 && opts.Resync <= opts.ConflictRetry) {
+		return opts.Resync
+	}
+	for _, zp := range plans {
+		for _, c := range zp.Result.Conflicts {
+			if c.Reason == plan.ReasonOwnershipConflict || c.Reason == plan.ReasonDoubleClaim {
+				return opts.ConflictRetry
+			}
+		}
+	}
+	return opts.Resync
 }
 
 // summarise gathers the plans' record changes, conflict messages and policy-withheld changes
-// ("<action> <key>"), and the Ready reason of the conflicts: DoubleClaim when one is, the one a
-// user must act on, else OwnershipConflict.
+// ("<action> <key>"), and the Ready reason of the conflicts, the one a user must act on first:
+// DoubleClaim when one is, else NotCapable (only a spec change helps), else OwnershipConflict.
 func summarise(plans []ZonePlan) (records []provider.Change, conflicts, skipped []string, conflictReason string) {
+	rank := map[string]int{plan.ReasonDoubleClaim: 2, plan.ReasonNotCapable: 1}
+	reasons := map[string]string{plan.ReasonDoubleClaim: dnsv1.ReasonDoubleClaim, plan.ReasonNotCapable: dnsv1.ReasonNotCapable}
 	conflictReason = dnsv1.ReasonOwnershipConflict
+	best := 0
 	for _, zp := range plans {
 		records = append(records, zp.Result.Records...)
 		for _, c := range zp.Result.Conflicts {
 			conflicts = append(conflicts, c.Message)
-			if c.Reason == plan.ReasonDoubleClaim {
-				conflictReason = dnsv1.ReasonDoubleClaim
+			if r := rank[c.Reason]; r > best {
+				best, conflictReason = r, reasons[c.Reason]
 			}
 		}
 		for _, c := range zp.Result.Skipped {
@@ -335,23 +375,29 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 	return true, nil
 }
 
-// maxLeftInEvent caps how many left-behind records one Event names; the log line names all.
+// maxLeftInEvent caps how many left-behind records one Event names with why; the others are
+// named by key and zone only (the log line gives every why), so that the Event names every set
+// left and stays readable.
 const maxLeftInEvent = 10
 
 // reportLeftBehind names what a release left in place, once it is applied: record sets kept for
-// an unreadable registry record beside them, keys in conflict, and zones not reached.
+// an unreadable registry record or another external-dns owner's claim beside them, keys in
+// conflict, and zones not reached.
 func reportLeftBehind(ctx context.Context, rec record.EventRecorder, obj runtime.Object, plans []ZonePlan, unresolved []string) {
-	var left []string
+	var left, names []string
 	for _, zp := range plans {
 		for _, k := range zp.Result.Kept {
 			left = append(left, fmt.Sprintf("%s in zone %s (kept: %s)", k.Key, zp.Zone.Spec.Zone, k.Message))
+			names = append(names, fmt.Sprintf("%s in zone %s", k.Key, zp.Zone.Spec.Zone))
 		}
 		for _, k := range zp.Result.Conflicts {
 			left = append(left, fmt.Sprintf("%s in zone %s (not released: %s)", k.Key, zp.Zone.Spec.Zone, k.Message))
+			names = append(names, fmt.Sprintf("%s in zone %s", k.Key, zp.Zone.Spec.Zone))
 		}
 	}
 	for _, u := range unresolved {
 		left = append(left, "every record in "+u)
+		names = append(names, "every record in "+u)
 	}
 	if len(left) == 0 {
 		return
@@ -361,12 +407,12 @@ func reportLeftBehind(ctx context.Context, rec record.EventRecorder, obj runtime
 	if rec == nil {
 		return
 	}
-	shown := left
-	more := ""
-	if len(shown) > maxLeftInEvent {
-		shown, more = shown[:maxLeftInEvent], fmt.Sprintf("; and %d more (see the manager log)", len(left)-maxLeftInEvent)
+	msg := strings.Join(left, "; ")
+	if len(left) > maxLeftInEvent {
+		msg = fmt.Sprintf("%s; and %d more (each with why in the manager log): %s",
+			strings.Join(left[:maxLeftInEvent], "; "), len(left)-maxLeftInEvent, strings.Join(names[maxLeftInEvent:], ", "))
 	}
-	rec.Eventf(obj, corev1.EventTypeWarning, dnsv1.ReasonRecordsKept, "deleted; left behind: %s%s", strings.Join(shown, "; "), more)
+	rec.Eventf(obj, corev1.EventTypeWarning, dnsv1.ReasonRecordsKept, "deleted; left behind %d: %s", len(left), msg)
 }
 
 // unjudged reports whether a zone that should receive some of the endpoints has no
