@@ -323,7 +323,7 @@ func localSecretObj(ns string) *corev1.Secret {
 func rootZoneObj(zoneID string) *dnsv1.DNSZone {
 	return &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: platformNS, Name: "root"}, Spec: dnsv1.DNSZoneSpec{
 		Zone: rootZone, ProviderRef: dnsv1.SecretReference{Name: pdnsSecret}, ZoneID: zoneID,
-		Delegation:       &dnsv1.Delegation{AllowedNamespaces: []string{clusterNS}},
+		Delegation:       &dnsv1.Delegation{AllowedNamespaces: []string{clusterNS, gslbNS}},
 		PreserveOnDelete: true,
 	}}
 }
@@ -423,3 +423,8 @@ func referral(addr, name string) (ns []string, glue map[string]string, err error
 type clientObject = client.Object
 
 func clientKey(obj client.Object) client.ObjectKey { return client.ObjectKeyFromObject(obj) }
+
+// gslbNS is the namespace of TestGslbFailover's zone gslb.e2e.test, inside the root zone: the
+// root DNSZone lists it in delegation.allowedNamespaces (docs/api.md, "Tenancy": a zone inside
+// another namespace's zone needs that zone's permission).
+const gslbNS = "apps"

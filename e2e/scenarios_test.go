@@ -207,7 +207,7 @@ func gslbIP(c *cluster) string { return fmt.Sprintf("203.0.113.%d", c.idx+1) }
 // Gslb itself.
 func gslbCluster(t *testing.T, c *cluster, primary string) {
 	t.Helper()
-	const ns = "apps"
+	const ns = gslbNS
 	c.apply(t, namespace(ns), localSecretObj(ns),
 		&dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gslb"}, Spec: dnsv1.DNSZoneSpec{
 			Zone: "gslb." + rootZone, ProviderRef: dnsv1.SecretReference{Name: localSecret}}})
