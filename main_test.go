@@ -445,7 +445,16 @@ func TestMain_LocalStopsAtAnyMoment(t *testing.T) {
 		// when returns once the moment to signal has come.
 		when func(t *testing.T, dir, probe string)
 	}{
-		{"while the control plane starts", func(*testing.T, string, string) { time.Sleep(300 * time.Millisecond) }},
+		// The control plane's log directory is made after main's signal handler is set up
+		// (a signal before that kills the child by its default action, which is not the case
+		// under test) and before any of its processes is up. A fixed sleep raced the child's
+		// start on a busy machine (a cold CI at load 47: the signal came first).
+		{"while the control plane starts", func(t *testing.T, dir, _ string) {
+			testrun.Eventually(t, hang, "the control plane's log directory is made", func() error {
+				_, err := os.Stat(filepath.Join(dir, "logs"))
+				return err
+			})
+		}},
 		{"as soon as the control plane is up", func(t *testing.T, dir, _ string) {
 			testrun.Eventually(t, hang, "the kubeconfig is written", func() error {
 				_, err := os.Stat(filepath.Join(dir, "kubeconfig"))
