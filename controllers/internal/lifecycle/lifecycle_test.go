@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
@@ -90,7 +91,8 @@ func (w *world) lifecycle(write lifecycle.FinalizerWrite, res lifecycle.Result, 
 			if res.Deferred {
 				return res, err
 			}
-			if (write == lifecycle.WithFirstWrite) != (addFinalizer != nil) {
+			// addFinalizer: only WithFirstWrite, and only to an object without the finalizer.
+			if (write == lifecycle.WithFirstWrite && !controllerutil.ContainsFinalizer(z, finalizer)) != (addFinalizer != nil) {
 				return lifecycle.Result{}, errors.New("addFinalizer given for the wrong write")
 			}
 			if addFinalizer != nil {
