@@ -5,9 +5,10 @@
 // object, computes, writes the provider through a zone writer (pkg/zonewriter), and records the
 // outcome in status conditions and Events.
 //
-// Shared code lives in controllers/internal: publish (zone assignment, planning and the release
-// of an object's records, used by dnsendpoint and dnsrecord), status (conditions, Events and
-// status patches), predicates (the event filters every controller uses), requeue (periodic
+// Shared code lives in controllers/internal: lifecycle (the reconcile skeleton of those four:
+// read, finalizer, deletion and status commit around each controller's phases), publish (zone
+// assignment, planning and the release of an object's records, used by dnsendpoint and
+// dnsrecord), status (conditions, Events and status patches), predicates (the event filters every controller uses), requeue (periodic
 // re-reconciles that count as successes) and notice (the scraper's notifications as a
 // controller-runtime source).
 package controllers

@@ -2,7 +2,6 @@ package dnsendpoint
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -22,6 +20,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
+	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
@@ -79,42 +78,26 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints/finalizers,verbs=update
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch
 
-// Reconcile publishes one DNSEndpoint, or removes its records when it is deleted.
+// Reconcile publishes one DNSEndpoint, or removes its records when it is deleted
+// (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	ep := &dnsv1.DNSEndpoint{}
-	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, ep); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := lifecycle.Lifecycle[*dnsv1.DNSEndpoint]{
+		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
+		New: func() *dnsv1.DNSEndpoint { return &dnsv1.DNSEndpoint{} },
+		// The finalizer is added beside the first write: a deferred reconcile (a zone not judged
+		// yet) writes nothing to the API server (publish.Options.Prepare).
+		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.WithFirstWrite,
+		Status: func(ep *dnsv1.DNSEndpoint) (any, *int64) { return &ep.Status, &ep.Status.ObservedGeneration },
+		// The first Published emits no Event (routine); failures, waits and recoveries do.
+		Events: []string{dnsv1.ConditionReady},
+		Quiet:  []string{dnsv1.ReasonPublished},
+		Normal: func(ctx context.Context, ep *dnsv1.DNSEndpoint, addFinalizer func(context.Context) error) (lifecycle.Result, error) {
+			out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
+			return lifecycle.Result{Result: res, Deferred: out.Deferred}, err
+		},
+		Delete: r.reconcileDelete,
 	}
-	if !ep.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(ep)
-		return r.reconcileDelete(ctx, ep)
-	}
-	base := ep.DeepCopy()
-	// The finalizer goes on a copy, written while Run plans and writes (publish.Options.Prepare):
-	// a deferred reconcile (a zone not judged yet) writes nothing to the API server, and the
-	// first write does not wait for the finalizer's round trip.
-	addFinalizer, stored := publish.AddFinalizer(r.Client, ep, dnsv1.FinalizerRecords)
-	out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
-	if out.Deferred {
-		return res, err // a zone is not judged yet: no status write until it is
-	}
-	if withFinalizer, ok := stored(); ok {
-		// Run is done with the object: it takes the stored metadata, and the status patch's lock
-		// is the version the finalizer's Update wrote (the Update left the status as it was).
-		ep.ObjectMeta = withFinalizer.ObjectMeta
-		base = withFinalizer
-	}
-	ep.Status.ObservedGeneration = ep.Generation
-	// The first Published emits no Event (routine); failures, waits and recoveries do.
-	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: ep, Base: base, New: &ep.Status, Old: &base.Status,
-		After: ep.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady},
-		Quiet: []string{dnsv1.ReasonPublished}, Ledger: r.ledger}); perr != nil {
-		if errors.Is(perr, status.ErrStale) {
-			return status.StaleRequeue(), nil
-		}
-		return ctrl.Result{}, errors.Join(err, perr)
-	}
-	return res, err
+	return l.Reconcile(ctx, req)
 }
 
 func (r *Reconciler) planner(ep *dnsv1.DNSEndpoint) *publish.Planner {
@@ -154,18 +137,12 @@ func published(n int) string {
 	return fmt.Sprintf("%d endpoints published", n)
 }
 
-// reconcileDelete removes every record the object holds, then its finalizer.
+// reconcileDelete removes every record the object holds; a zero Result and no error let the
+// lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(ep, dnsv1.FinalizerRecords) {
-		return ctrl.Result{}, nil
-	}
 	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
-	}
-	controllerutil.RemoveFinalizer(ep, dnsv1.FinalizerRecords)
-	if err := r.Client.Update(ctx, ep); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
 }

@@ -2,7 +2,6 @@ package dnsrecord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,13 +17,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
+	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -89,45 +88,36 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
-// Reconcile publishes one DNSRecord's contribution, or withdraws it when the record is deleted.
+// Reconcile publishes one DNSRecord's contribution, or withdraws it when the record is deleted
+// (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	rec := &dnsv1.DNSRecord{}
-	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, rec); err != nil {
-		if client.IgnoreNotFound(err) == nil && r.Heartbeats != nil {
-			r.Heartbeats.Remove(req.String())
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := lifecycle.Lifecycle[*dnsv1.DNSRecord]{
+		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
+		New: func() *dnsv1.DNSRecord { return &dnsv1.DNSRecord{} },
+		// The finalizer is added beside the first write: a deferred reconcile (a zone not judged
+		// yet) writes nothing to the API server (publish.Options.Prepare).
+		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.WithFirstWrite,
+		Status: func(rec *dnsv1.DNSRecord) (any, *int64) { return &rec.Status, &rec.Status.ObservedGeneration },
+		Events: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy},
+		Quiet:  []string{dnsv1.ReasonPublished, dnsv1.ReasonAllOwnersHealthy},
+		Normal: func(ctx context.Context, rec *dnsv1.DNSRecord, addFinalizer func(context.Context) error) (lifecycle.Result, error) {
+			deferred, res, err := r.reconcileNormal(ctx, rec, addFinalizer)
+			if !deferred {
+				rec.Status.OwnerID = r.OwnerID
+			}
+			return lifecycle.Result{Result: res, Deferred: deferred}, err
+		},
+		Delete: r.reconcileDelete,
+		Forget: r.forgetHeartbeats,
 	}
-	if !rec.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(rec)
-		return r.reconcileDelete(ctx, rec)
+	return l.Reconcile(ctx, req)
+}
+
+// forgetHeartbeats stops the heartbeats of the DNSRecord at key, gone or being deleted.
+func (r *Reconciler) forgetHeartbeats(key client.ObjectKey) {
+	if r.Heartbeats != nil {
+		r.Heartbeats.Remove(key.String())
 	}
-	base := rec.DeepCopy()
-	// The finalizer goes on a copy, written while Run plans and writes (publish.Options.Prepare):
-	// a deferred reconcile (a zone not judged yet) writes nothing to the API server, and the
-	// first write does not wait for the finalizer's round trip.
-	addFinalizer, stored := publish.AddFinalizer(r.Client, rec, dnsv1.FinalizerRecords)
-	deferred, res, err := r.reconcileNormal(ctx, rec, addFinalizer)
-	if deferred {
-		return res, err
-	}
-	if withFinalizer, ok := stored(); ok {
-		// Run is done with the object: it takes the stored metadata, and the status patch's lock
-		// is the version the finalizer's Update wrote (the Update left the status as it was).
-		rec.ObjectMeta = withFinalizer.ObjectMeta
-		base = withFinalizer
-	}
-	rec.Status.ObservedGeneration = rec.Generation
-	rec.Status.OwnerID = r.OwnerID
-	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: rec, Base: base, New: &rec.Status, Old: &base.Status,
-		After: rec.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady, dnsv1.ConditionHealthy},
-		Quiet: []string{dnsv1.ReasonPublished, dnsv1.ReasonAllOwnersHealthy}, Ledger: r.ledger}); perr != nil {
-		if errors.Is(perr, status.ErrStale) {
-			return status.StaleRequeue(), nil
-		}
-		return ctrl.Result{}, errors.Join(err, perr)
-	}
-	return res, err
 }
 
 func (r *Reconciler) now() time.Time {
@@ -323,21 +313,12 @@ func (r *Reconciler) ready(rec *dnsv1.DNSRecord, ok bool, reason, msg string) {
 }
 
 // reconcileDelete withdraws this contributor's targets and registry records (the set itself
-// goes only with its last contributor), then removes the finalizer.
+// goes only with its last contributor); a zero Result and no error let the lifecycle drop the
+// finalizer. Its heartbeats stopped before (forgetHeartbeats).
 func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
-	if r.Heartbeats != nil {
-		r.Heartbeats.Remove(client.ObjectKeyFromObject(rec).String())
-	}
-	if !controllerutil.ContainsFinalizer(rec, dnsv1.FinalizerRecords) {
-		return ctrl.Result{}, nil
-	}
 	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: DefaultTTL})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
-	}
-	controllerutil.RemoveFinalizer(rec, dnsv1.FinalizerRecords)
-	if err := r.Client.Update(ctx, rec); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{}, nil
 }

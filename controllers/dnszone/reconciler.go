@@ -18,7 +18,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -26,6 +25,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
+	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -94,35 +94,24 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
-// Reconcile ensures one DNSZone's hosted zone, availability and parent link, or tears them down.
+// Reconcile ensures one DNSZone's hosted zone, availability and parent link, or tears them down
+// (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	zone := &dnsv1.DNSZone{}
-	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, zone); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := lifecycle.Lifecycle[*dnsv1.DNSZone]{
+		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
+		New:       func() *dnsv1.DNSZone { return &dnsv1.DNSZone{} },
+		Finalizer: dnsv1.FinalizerZone, FinalizerWrite: lifecycle.ByUpdate,
+		Status: func(z *dnsv1.DNSZone) (any, *int64) { return &z.Status, &z.Status.ObservedGeneration },
+		Events: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
+		Quiet:  []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled},
+		Normal: func(ctx context.Context, z *dnsv1.DNSZone, _ func(context.Context) error) (lifecycle.Result, error) {
+			res, err := r.reconcileNormal(ctx, z)
+			r.summarise(z)
+			return lifecycle.Result{Result: res}, err
+		},
+		Delete: r.reconcileDelete,
 	}
-	if !zone.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(zone)
-		return r.reconcileDelete(ctx, zone)
-	}
-	if controllerutil.AddFinalizer(zone, dnsv1.FinalizerZone) {
-		if err := r.Client.Update(ctx, zone); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
-	}
-	base := zone.DeepCopy()
-	res, err := r.reconcileNormal(ctx, zone)
-	zone.Status.ObservedGeneration = zone.Generation
-	r.summarise(zone)
-	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: zone, Base: base, New: &zone.Status, Old: &base.Status,
-		After: zone.Status.Conditions, Before: base.Status.Conditions,
-		Types: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
-		Quiet: []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled}, Ledger: r.ledger}); perr != nil {
-		if errors.Is(perr, status.ErrStale) {
-			return status.StaleRequeue(), nil
-		}
-		return ctrl.Result{}, errors.Join(err, perr)
-	}
-	return res, err
+	return l.Reconcile(ctx, req)
 }
 
 func (r *Reconciler) now() time.Time {
@@ -332,12 +321,10 @@ func minResult(a, b ctrl.Result) ctrl.Result {
 	return a
 }
 
-// reconcileDelete unlinks, removes this owner's records, deletes the zone if we created it and
-// nobody else's records remain, then drops the finalizer (docs/api.md, "Deletion").
+// reconcileDelete unlinks, removes this owner's records and deletes the zone if we created it
+// and nobody else's records remain, in that order (docs/api.md, "Deletion"); a zero Result and
+// no error let the lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(z, dnsv1.FinalizerZone) {
-		return ctrl.Result{}, nil
-	}
 	r.Scraper.Unregister(client.ObjectKeyFromObject(z))
 	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
 	conflict := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
@@ -362,10 +349,6 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 				return ctrl.Result{}, err
 			}
 		}
-	}
-	controllerutil.RemoveFinalizer(z, dnsv1.FinalizerZone)
-	if err := r.Client.Update(ctx, z); err != nil && !apierrors.IsNotFound(err) {
-		return ctrl.Result{}, fmt.Errorf("remove finalizer: %w", err)
 	}
 	return ctrl.Result{}, nil
 }

@@ -2,7 +2,6 @@ package gslb
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -32,6 +31,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
+	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -108,34 +108,25 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 func endpointName(g *dnsv1.Gslb) string { return g.Name + "-gslb" }
 func edgeName(g *dnsv1.Gslb) string     { return g.Name + "-gslb-edge" }
 
-// Reconcile publishes one Gslb's local targets and strategy answer.
+// Reconcile publishes one Gslb's local targets and strategy answer, or deletes what it owns
+// (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	g := &dnsv1.Gslb{}
-	if err := r.ledger.Get(ctx, r.Client, req.NamespacedName, g); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+	l := lifecycle.Lifecycle[*dnsv1.Gslb]{
+		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
+		New:       func() *dnsv1.Gslb { return &dnsv1.Gslb{} },
+		Finalizer: dnsv1.FinalizerGslb, FinalizerWrite: lifecycle.ByPatch,
+		Status: func(g *dnsv1.Gslb) (any, *int64) { return &g.Status, &g.Status.ObservedGeneration },
+		Events: []string{dnsv1.ConditionReady},
+		Normal: func(ctx context.Context, g *dnsv1.Gslb, _ func(context.Context) error) (lifecycle.Result, error) {
+			if err := r.reconcileNormal(ctx, g); err != nil {
+				return lifecycle.Result{}, err // the controller's back-off
+			}
+			// Peers change without any event here: ask them again every --gslb-interval.
+			return lifecycle.Result{Result: ctrl.Result{RequeueAfter: r.Interval}}, nil
+		},
+		Delete: r.reconcileDelete,
 	}
-	if !g.DeletionTimestamp.IsZero() {
-		r.ledger.Forget(g)
-		return r.reconcileDelete(ctx, g)
-	}
-	if err := r.patchFinalizer(ctx, g, controllerutil.AddFinalizer); err != nil {
-		return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-	}
-	base := g.DeepCopy()
-	err := r.reconcileNormal(ctx, g)
-	g.Status.ObservedGeneration = g.Generation
-	if perr := status.Commit(ctx, r.Client, r.Recorder, status.Update{Obj: g, Base: base, New: &g.Status, Old: &base.Status,
-		After: g.Status.Conditions, Before: base.Status.Conditions, Types: []string{dnsv1.ConditionReady}, Ledger: r.ledger}); perr != nil {
-		if errors.Is(perr, status.ErrStale) {
-			return status.StaleRequeue(), nil
-		}
-		return ctrl.Result{}, errors.Join(err, perr)
-	}
-	if err != nil {
-		return ctrl.Result{}, err // the controller's back-off
-	}
-	// Peers change without any event here: ask them again every --gslb-interval.
-	return ctrl.Result{RequeueAfter: r.Interval}, nil
+	return l.Reconcile(ctx, req)
 }
 
 func (r *Reconciler) ready(g *dnsv1.Gslb, ok bool, reason, msg string) {
@@ -456,12 +447,9 @@ func (r *Reconciler) endpointCondition(ctx context.Context, g *dnsv1.Gslb) *meta
 }
 
 // reconcileDelete deletes the DNSEndpoint and DNSRecord the Gslb owns (no garbage collector is
-// assumed), waits until they are gone (their own finalizers remove their records), then removes
-// the finalizer.
+// assumed) and waits until they are gone (their own finalizers remove their records); a zero
+// Result and no error let the lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.Result, error) {
-	if !controllerutil.ContainsFinalizer(g, dnsv1.FinalizerGslb) {
-		return ctrl.Result{}, nil
-	}
 	pending := false
 	for _, obj := range []client.Object{
 		&dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: endpointName(g)}},
@@ -486,24 +474,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 	if r.Metrics != nil {
 		r.Metrics.HealthyRecords.DeletePartialMatch(prometheus.Labels{"namespace": g.Namespace, "gslb": g.Name})
 	}
-	if err := r.patchFinalizer(ctx, g, controllerutil.RemoveFinalizer); err != nil {
-		return ctrl.Result{}, client.IgnoreNotFound(err)
-	}
 	return ctrl.Result{}, nil
-}
-
-// patchFinalizer adds or removes (change: controllerutil.AddFinalizer or RemoveFinalizer) the
-// Gslb finalizer with a merge patch of metadata.finalizers under g's resourceVersion, when that
-// changes anything. A patch, not an Update: an Update sends the whole spec back, and under an
-// older CRD without this release's schema defaults (docs/install.md, "Upgrade") the zero values
-// the Go type cannot omit, such as spec.strategy.type "", fail its validation. Errors are the
-// API server's.
-func (r *Reconciler) patchFinalizer(ctx context.Context, g *dnsv1.Gslb, change func(client.Object, string) bool) error {
-	base := g.DeepCopy()
-	if !change(g, dnsv1.FinalizerGslb) {
-		return nil
-	}
-	return r.Client.Patch(ctx, g, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{}))
 }
 
 // SetupWithManager wires the controller: Gslbs; the DNSEndpoints they own; and the Ingresses,

@@ -595,19 +595,11 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		return fmt.Errorf("apply changes: %w", provider.ErrZoneNotFound)
 	}
 	zone := provider.CanonicalName(zoneID)
-	canon, err := provider.ValidateChanges(changes, func(_ provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+	prepared, err := provider.PrepareChanges(zoneID, changes, func(_ provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 		return checkSet(zone, which, rs)
-	})
+	}, prepare)
 	if err != nil {
-		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
-	}
-	prepared := make([]change, 0, len(canon))
-	for i, ch := range canon {
-		c, err := prepare(ch)
-		if err != nil {
-			return fmt.Errorf("apply changes to %s: change %d: %w", zoneID, i, err)
-		}
-		prepared = append(prepared, c)
+		return err
 	}
 	if len(prepared) == 0 {
 		return nil

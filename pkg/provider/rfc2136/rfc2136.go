@@ -360,19 +360,11 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err != nil {
 		return fmt.Errorf("apply changes to %q: %w", zoneID, provider.ErrZoneNotFound)
 	}
-	canon, err := provider.ValidateChanges(changes, func(_ provider.Action, _ string, rs provider.RecordSet) (provider.RecordSet, error) {
+	preps, err := provider.PrepareChanges(zone, changes, func(_ provider.Action, _ string, rs provider.RecordSet) (provider.RecordSet, error) {
 		return checkSet(zone, rs)
-	})
+	}, prepare)
 	if err != nil {
-		return fmt.Errorf("apply changes to %s: %w", zone, err)
-	}
-	preps := make([]prepared, 0, len(canon))
-	for i, c := range canon {
-		pc, err := prepare(c)
-		if err != nil {
-			return fmt.Errorf("apply changes to %s: change %d: %w", zone, i, err)
-		}
-		preps = append(preps, pc)
+		return err
 	}
 	if len(preps) == 0 {
 		return nil
