@@ -1,50 +1,30 @@
-// Command manager is dnsplane's operator. It parses and validates flags and environment
-// (POD_NAMESPACE, POD_IP) into one app.Config; internal/app builds, in one
-// controller-runtime manager: the DNSZone, DNSEndpoint, DNSRecord and Gslb controllers; with
-// --source, the sources' controllers (Services, Ingresses, Gateway routes, external-dns's
-// DNSEndpoints, each publishing through a DNSEndpoint it owns); the
-// provider factory (credentials from Secrets; each provider it builds, the embedded "local" one
-// included, is counted and guarded); one zone writer per hosted zone; the nameserver scraper of
-// parent zones; the DNSRecord heartbeat reporter; and the embedded authoritative DNS server with
-// its persistent store. The scraper and the reporter run in the leader only. With a namespace
-// (--leader-election-namespace, default POD_NAMESPACE) the store's truth is in ConfigMaps there
-// (pkg/zonestore), written by the leader and served by every replica; POD_IP is the embedded
-// server's glue address when --local-dns-addr listens on every address and --local-dns-service
-// is not given. With --local it also starts a local control plane (etcd, kube-apiserver,
-// kube-controller-manager) so the whole product runs on one machine with no cluster and no cloud
-// account. --version prints the build (internal/version) and exits 0 before anything else is
-// validated or started. Flags are listed in docs/api.md, "The manager".
-package main
+package app
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/dnsplane/dnsplane/config/crd"
-	"github.com/dnsplane/dnsplane/internal/app"
-	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/source"
 )
+
+// This file is the manager's command line: its flags (docs/api.md, "The manager") and the
+// downward API's POD_NAMESPACE and POD_IP, parsed and validated into one Config (options.config).
 
 // options are the manager's flags; docs/api.md lists them.
 type options struct {
@@ -368,126 +348,10 @@ func loopback(hostport string) error {
 	if _, _, err := net.SplitHostPort(hostport); err != nil {
 		return fmt.Errorf("%q: %w", hostport, err)
 	}
-	if !app.IsLoopbackAddr(hostport) {
+	if !IsLoopbackAddr(hostport) {
 		return fmt.Errorf("%q: the host must be a loopback address (127.0.0.1, ::1 or localhost)", hostport)
 	}
 	return nil
-}
-
-func main() {
-	o, zopts, err := parseFlags(os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if o.version {
-		fmt.Println(version.Get())
-		os.Exit(0)
-	}
-	ctrl.SetLogger(zap.New(zap.UseFlagOptions(zopts)))
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o); err != nil {
-		// The reason to exit, for a person at a terminal as much as for a pod log: one line, no
-		// stack trace (zap adds one to every Error).
-		fmt.Fprintln(os.Stderr, "manager stopped:", err)
-		if ctx.Err() != nil {
-			os.Exit(0) // told to stop (SIGTERM, SIGINT) during its start: what failed is the stop asked for
-		}
-		os.Exit(1)
-	}
-}
-
-// checkAddrs binds and releases every address the manager will listen on — the embedded DNS
-// server's (UDP and TCP), /metrics and the probes — before anything starts: a busy port then
-// fails at once, naming the flag to change, rather than after a local control plane came up.
-// Errors name each flag and address.
-func checkAddrs(o options) error {
-	var errs []error
-	busy := func(flag, addr string, err error) {
-		errs = append(errs, fmt.Errorf("%s %s cannot be used (%w): pass %s with a free host:port", flag, addr, err, flag))
-	}
-	if pc, err := net.ListenPacket("udp", o.localDNSAddr); err != nil {
-		busy("--local-dns-addr", o.localDNSAddr, err)
-	} else {
-		_ = pc.Close()
-	}
-	if l, err := net.Listen("tcp", o.localDNSAddr); err != nil {
-		busy("--local-dns-addr", o.localDNSAddr, err)
-	} else {
-		_ = l.Close()
-	}
-	for _, a := range []struct{ flag, addr string }{
-		{"--metrics-bind-address", o.metricsAddr}, {"--health-probe-bind-address", o.probeAddr},
-		{"--pprof-bind-address", o.pprofAddr},
-	} {
-		if a.addr == "" || a.addr == "0" {
-			continue
-		}
-		l, err := net.Listen("tcp", a.addr)
-		if err != nil {
-			busy(a.flag, a.addr, err)
-			continue
-		}
-		_ = l.Close()
-	}
-	return errors.Join(errs...)
-}
-
-// run checks the addresses, starts the local control plane with --local, then builds the
-// manager through the composition root (internal/app) and runs it until ctx ends.
-func run(ctx context.Context, o options) error {
-	log := ctrl.Log.WithName("setup")
-	start := time.Now()
-	setWatchList(o.kubeWatchList)
-	if err := checkAddrs(o); err != nil {
-		return err
-	}
-	var cfg *rest.Config
-	if o.local {
-		// ctx (the signal) cancels the control plane's start, but once it is up it outlives the
-		// manager: the deferred Stop ends it after a.Run returns. Stopped with ctx, its API
-		// server went away while a manager told to stop during its start waited for its caches,
-		// which then never synced, and controller-runtime's Start (v0.25) waits for them
-		// whatever its context: the process never exited. The manager's own stop (the Lease's
-		// release, the last writes) needs the API server too.
-		cpCtx, stopCP := context.WithCancel(context.WithoutCancel(ctx))
-		defer stopCP()
-		cancelStart := context.AfterFunc(ctx, stopCP)
-		cp, err := localcp.Start(cpCtx, localcp.Options{Dir: o.localDir, CRDs: crd.Definitions(), Log: ctrl.Log.WithName("localcp")})
-		if err != nil {
-			return fmt.Errorf("start local control plane: %w", err)
-		}
-		defer func() {
-			if err := cp.Stop(); err != nil {
-				log.Error(err, "stop local control plane")
-			}
-		}()
-		if !cancelStart() { // the signal came as the start ended: the control plane is stopping
-			return fmt.Errorf("start local control plane: %w", context.Cause(ctx))
-		}
-		cfg = cp.Config()
-		log.Info("local control plane ready", "kubeconfig", cp.KubeconfigPath(), "after", time.Since(start).Round(time.Millisecond).String())
-	} else {
-		var err error
-		if cfg, err = ctrl.GetConfig(); err != nil {
-			return fmt.Errorf("kubeconfig: %w", err)
-		}
-	}
-	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
-	appCfg, err := o.config(cfg, environ{podNamespace: os.Getenv("POD_NAMESPACE"), podIP: os.Getenv("POD_IP")})
-	if err != nil {
-		return err
-	}
-	a, err := app.New(ctx, appCfg)
-	if err != nil {
-		return err
-	}
-	log.Info("manager built", "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
-	return a.Run(ctx)
 }
 
 // environ is the manager's environment: the downward API's POD_NAMESPACE and POD_IP
@@ -515,21 +379,21 @@ func (o options) namespaces(env environ) (leader, zones string, err error) {
 
 // config returns the composition root's Config of the flags o and the environment env, over the
 // API server rest. Errors name the flag.
-func (o options) config(rest *rest.Config, env environ) (app.Config, error) {
+func (o options) config(rest *rest.Config, env environ) (Config, error) {
 	glue, err := listenAddr(o.localDNSAddr, env.podIP)
 	if err != nil {
-		return app.Config{}, err
+		return Config{}, err
 	}
 	leaderNS, zonesNS, err := o.namespaces(env)
 	if err != nil {
-		return app.Config{}, err
+		return Config{}, err
 	}
 	peers, err := gslb.ParsePeers(o.extGslbClusters)
 	if err != nil {
-		return app.Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
+		return Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
 	policy, extDNS := o.extDNS.plan()
-	return app.Config{
+	return Config{
 		Policy: policy, ExternalDNS: extDNS,
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
