@@ -23,9 +23,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
-// This file is the manager's command line: its flags (docs/api.md, "The manager") and the
-// downward API's POD_NAMESPACE and POD_IP, parsed and validated into one Config (options.config).
-
 // options are the manager's flags; docs/api.md lists them.
 type options struct {
 	version bool
