@@ -165,6 +165,10 @@ func TestParseFlags_TSIGKey(t *testing.T) {
 // 5353 (or the metrics port) is taken must fail at once, naming the flag to change, and start
 // nothing: no local control plane, no lock in --local-dir.
 func TestRun_BusyAddressFailsBeforeAnythingStarts(t *testing.T) {
+	// run sets client-go's process-wide feature gates (--kube-watch-list); the package's other
+	// tests keep client-go's own.
+	orig := clientfeatures.FeatureGates()
+	t.Cleanup(func() { clientfeatures.ReplaceFeatureGates(orig) })
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
