@@ -120,7 +120,7 @@ func (p *Process) WaitReady(ctx context.Context, timeout time.Duration, url stri
 		if err := p.Alive(); err != nil {
 			return fmt.Errorf("%w during its start", err)
 		}
-		err := error(nil)
+		var err error
 		if ready != nil {
 			err = ready()
 		}
