@@ -15,8 +15,8 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
-// start starts sh -c script with a marker argument (the test's temp dir) and its log there; the
-// test's cleanup kills what is left.
+// start starts bash -c script with $0 the test's temp dir, and its log there; the test's cleanup
+// kills what is left.
 func start(t *testing.T, script string) (*Process, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -24,7 +24,7 @@ func start(t *testing.T, script string) (*Process, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Start(exec.Command("sh", "-c", script, dir), log)
+	p, err := Start(exec.Command("bash", "-c", script, dir), log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,14 +32,20 @@ func start(t *testing.T, script string) (*Process, string) {
 	return p, dir
 }
 
+// sleeper ends a script of start: a sleep whose command line names the dir.
+const sleeper = `exec -a "$0/sleeper" sleep 600`
+
 func TestProcess_StopEndsAPoliteProcessWithSIGTERM(t *testing.T) {
-	p, dir := start(t, "echo started; exec sleep 600")
+	p, dir := start(t, "echo started; "+sleeper)
 	if err := p.Alive(); err != nil {
 		t.Fatalf("Alive = %v, want nil while it runs", err)
 	}
-	if got := ProcessesNaming(dir); len(got) != 1 || got[0].PID != p.Pid() || !strings.Contains(got[0].Cmdline, "sleep 600") {
-		t.Fatalf("ProcessesNaming(%s) = %v, want only pid %d", dir, got, p.Pid())
-	}
+	testrun.Eventually(t, time.Minute, "ProcessesNaming finds the sleeper", func() error {
+		if got := ProcessesNaming(dir); len(got) != 1 || got[0].PID != p.Pid() || got[0].Cmdline != dir+"/sleeper 600" {
+			return fmt.Errorf("ProcessesNaming(%s) = %v, want only pid %d as %s/sleeper 600", dir, got, p.Pid(), dir)
+		}
+		return nil
+	})
 	if err := p.Stop(testrun.HangTimeout); err != nil {
 		t.Fatalf("Stop: %v, want nil (sleep ends at SIGTERM)", err)
 	}
@@ -58,7 +64,13 @@ func TestProcess_StopEndsAPoliteProcessWithSIGTERM(t *testing.T) {
 }
 
 func TestProcess_StopKillsAProcessThatIgnoresSIGTERM(t *testing.T) {
-	p, _ := start(t, `trap "" TERM; exec sleep 600`)
+	p, dir := start(t, `trap "" TERM; echo ready; `+sleeper)
+	testrun.Eventually(t, time.Minute, "the process ignores SIGTERM", func() error {
+		if b, _ := os.ReadFile(filepath.Join(dir, "log")); string(b) != "ready\n" {
+			return fmt.Errorf("log %q", b)
+		}
+		return nil
+	})
 	err := p.Stop(200 * time.Millisecond)
 	if err == nil || !strings.Contains(err.Error(), "ignored SIGTERM") {
 		t.Fatalf("Stop: %v, want an error saying SIGKILL was needed", err)
@@ -71,7 +83,7 @@ func TestProcess_StopKillsAProcessThatIgnoresSIGTERM(t *testing.T) {
 }
 
 func TestProcess_Kill(t *testing.T) {
-	p, _ := start(t, "exec sleep 600")
+	p, _ := start(t, sleeper)
 	if err := p.Kill(testrun.HangTimeout); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +98,7 @@ func TestProcess_WaitReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
 	defer cancel()
 
-	p, dir := start(t, "exec sleep 600")
+	p, dir := start(t, sleeper)
 	marker := filepath.Join(dir, "ready")
 	go func() {
 		time.Sleep(300 * time.Millisecond)
@@ -109,8 +121,8 @@ func TestProcess_WaitReady(t *testing.T) {
 }
 
 func TestReapPIDFile_EndsTheRecordedProcessesNamingTheDir(t *testing.T) {
-	p, dir := start(t, "exec sleep 600")
-	other, _ := start(t, "exec sleep 600") // recorded, but does not name dir: left alone
+	p, dir := start(t, sleeper)
+	other, _ := start(t, sleeper) // recorded, but does not name dir: left alone
 	// As pkg/localcp writes it (json.MarshalIndent).
 	record := fmt.Sprintf("{\n  \"owner\": 1,\n  \"processes\": [\n    {\n      \"name\": \"etcd\",\n      \"pid\": %d\n    },\n    {\n      \"name\": \"kube-apiserver\",\n      \"pid\": %d\n    }\n  ]\n}\n", p.Pid(), other.Pid())
 	if err := os.WriteFile(filepath.Join(dir, "localcp.pid"), []byte(record), 0o600); err != nil {
