@@ -35,17 +35,23 @@ func start(t *testing.T, script string) (*Process, string) {
 // sleeper ends a script of start: a sleep whose command line names the dir.
 const sleeper = `exec -a "$0/sleeper" sleep 600`
 
-func TestProcess_StopEndsAPoliteProcessWithSIGTERM(t *testing.T) {
-	p, dir := start(t, "echo started; "+sleeper)
-	if err := p.Alive(); err != nil {
-		t.Fatalf("Alive = %v, want nil while it runs", err)
-	}
+// waitSleeper waits until ProcessesNaming(dir) finds p, and only p, as the sleeper.
+func waitSleeper(t *testing.T, p *Process, dir string) {
+	t.Helper()
 	testrun.Eventually(t, time.Minute, "ProcessesNaming finds the sleeper", func() error {
 		if got := ProcessesNaming(dir); len(got) != 1 || got[0].PID != p.Pid() || got[0].Cmdline != dir+"/sleeper 600" {
 			return fmt.Errorf("ProcessesNaming(%s) = %v, want only pid %d as %s/sleeper 600", dir, got, p.Pid(), dir)
 		}
 		return nil
 	})
+}
+
+func TestProcess_StopEndsAPoliteProcessWithSIGTERM(t *testing.T) {
+	p, dir := start(t, "echo started; "+sleeper)
+	if err := p.Alive(); err != nil {
+		t.Fatalf("Alive = %v, want nil while it runs", err)
+	}
+	waitSleeper(t, p, dir)
 	if err := p.Stop(testrun.HangTimeout); err != nil {
 		t.Fatalf("Stop: %v, want nil (sleep ends at SIGTERM)", err)
 	}
@@ -122,7 +128,9 @@ func TestProcess_WaitReady(t *testing.T) {
 
 func TestReapPIDFile_EndsTheRecordedProcessesNamingTheDir(t *testing.T) {
 	p, dir := start(t, sleeper)
-	other, _ := start(t, sleeper) // recorded, but does not name dir: left alone
+	other, otherDir := start(t, sleeper) // recorded, but does not name dir: left alone
+	waitSleeper(t, p, dir)
+	waitSleeper(t, other, otherDir)
 	// As pkg/localcp writes it (json.MarshalIndent).
 	record := fmt.Sprintf("{\n  \"owner\": 1,\n  \"processes\": [\n    {\n      \"name\": \"etcd\",\n      \"pid\": %d\n    },\n    {\n      \"name\": \"kube-apiserver\",\n      \"pid\": %d\n    }\n  ]\n}\n", p.Pid(), other.Pid())
 	if err := os.WriteFile(filepath.Join(dir, "localcp.pid"), []byte(record), 0o600); err != nil {
