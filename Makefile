@@ -69,6 +69,15 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
+.PHONY: lint
+lint: ## Run go vet (the e2e suite's build tag too), gofmt, and shellcheck on hack/ and .ci/run; CI runs it.
+	go vet ./...
+	go vet -tags e2e ./e2e/
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted (run make fmt)" >&2; exit 1; fi
+	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install -y shellcheck" >&2; exit 1; }
+	shellcheck -x -P SCRIPTDIR .ci/run $$(git ls-files 'hack/*.sh')
+
 .PHONY: envtest-bins
 envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl into bin/ (cached per version).
 	hack/envtest-bins.sh $(LOCALBIN)

@@ -32,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -54,6 +53,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/harness"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -99,8 +99,7 @@ type cluster struct {
 	args       []string
 	logPath    string
 	probeAddr  string
-	cmd        *exec.Cmd
-	exited     chan struct{}
+	proc       *harness.Process // nil before the first start and after kill
 	restarts   int
 	scheme     *runtime.Scheme
 	remoteKill string // env mode
@@ -340,43 +339,20 @@ func (c *cluster) start(repo string) error {
 	fmt.Fprintf(logf, "\n===== e2e: start #%d at %s: %s\n", c.restarts, time.Now().Format(time.RFC3339Nano), strings.Join(c.args, " "))
 	cmd := exec.Command(c.args[0], c.args[1:]...)
 	cmd.Dir = repo // the control-plane binaries are found in ./bin, as with `make run`
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		_ = logf.Close()
+	// harness.Start closes the log once the process has exited.
+	p, err := harness.Start(cmd, logf)
+	if err != nil {
 		return err
 	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		_ = logf.Close()
-		close(exited)
-	}()
 	c.mu.Lock()
-	c.cmd, c.exited = cmd, exited
+	c.proc = p
 	c.restarts++
 	c.mu.Unlock()
-
-	deadline := time.Now().Add(3 * time.Minute)
-	hc := &http.Client{Timeout: time.Second}
-	for {
-		select {
-		case <-exited:
-			return fmt.Errorf("manager %s exited during start: %v (log %s)", c.geo, cmd.ProcessState, c.logPath)
-		default:
-		}
-		if _, err := os.Stat(c.kcfg); err == nil {
-			if resp, err := hc.Get("http://" + c.probeAddr + "/readyz"); err == nil {
-				_ = resp.Body.Close()
-				if resp.StatusCode == http.StatusOK {
-					return c.connect()
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("manager %s not ready within 3m (log %s)", c.geo, c.logPath)
-		}
-		time.Sleep(200 * time.Millisecond)
+	kubeconfig := func() error { _, err := os.Stat(c.kcfg); return err }
+	if err := p.WaitReady(context.Background(), 3*time.Minute, "http://"+c.probeAddr+"/readyz", kubeconfig); err != nil {
+		return fmt.Errorf("manager %s: %w (log %s)", c.geo, err, c.logPath)
 	}
+	return c.connect()
 }
 
 func (c *cluster) connect() error {
@@ -406,10 +382,10 @@ func (c *cluster) C() client.Client {
 func (c *cluster) pid() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.cmd == nil || c.cmd.Process == nil {
+	if c.proc == nil {
 		return 0
 	}
-	return c.cmd.Process.Pid
+	return c.proc.Pid()
 }
 
 // kill SIGKILLs the manager, as `kill -9` or an OOM kill would: its control plane keeps running,
@@ -421,21 +397,16 @@ func (c *cluster) kill(t *testing.T) {
 		return
 	}
 	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
+	p := c.proc
 	c.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		t.Fatalf("manager %s is not running", c.geo)
 	}
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := p.Kill(testrun.HangTimeout); err != nil {
 		t.Fatalf("kill manager %s: %v", c.geo, err)
 	}
-	select {
-	case <-exited:
-	case <-time.After(testrun.HangTimeout):
-		t.Fatalf("manager %s (pid %d) still running %s after SIGKILL", c.geo, cmd.Process.Pid, testrun.HangTimeout)
-	}
 	c.mu.Lock()
-	c.cmd = nil
+	c.proc = nil
 	c.mu.Unlock()
 	// A test that fails while this cluster is down leaves it running for the next ones.
 	t.Cleanup(func() {
@@ -480,20 +451,15 @@ func (c *cluster) runRemote(t *testing.T, command, name string) {
 // stop ends a manager the polite way (SIGTERM: it stops its control plane), SIGKILL after 45s.
 func (c *cluster) stop() error {
 	c.mu.Lock()
-	cmd, exited := c.cmd, c.exited
+	p := c.proc
 	c.mu.Unlock()
-	if cmd == nil {
+	if p == nil {
 		return nil
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-exited:
-		return nil
-	case <-time.After(45 * time.Second):
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		<-exited
-		return fmt.Errorf("manager %s (pid %d) ignored SIGTERM for 45s", c.geo, cmd.Process.Pid)
+	if err := p.Stop(45 * time.Second); err != nil {
+		return fmt.Errorf("manager %s: %w", c.geo, err)
 	}
+	return nil
 }
 
 var teardownOnce sync.Once
@@ -518,7 +484,7 @@ func (e *env) teardown() (err error) {
 					errs = append(errs, err)
 					mu.Unlock()
 				}
-				reapPIDFile(c.dir)
+				harness.ReapPIDFile(c.dir)
 			}()
 		}
 		wg.Wait()
@@ -528,12 +494,14 @@ func (e *env) teardown() (err error) {
 			}
 		}
 		if e.root != "" {
-			if left := processesNaming(e.root); len(left) > 0 {
-				errs = append(errs, fmt.Errorf("processes left running: %s", strings.Join(left, "; ")))
+			if left := harness.ProcessesNaming(e.root); len(left) > 0 {
+				names := make([]string, len(left))
+				for i, p := range left {
+					names[i] = p.String()
+				}
+				errs = append(errs, fmt.Errorf("processes left running: %s", strings.Join(names, "; ")))
 				for _, p := range left {
-					if pid, err := strconv.Atoi(strings.Fields(p)[0]); err == nil {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
+					_ = syscall.Kill(p.PID, syscall.SIGKILL)
 				}
 			} else {
 				fmt.Fprintf(os.Stderr, "e2e: teardown: no manager, etcd, kube-apiserver, kube-controller-manager or pdns_server left under %s\n", e.root)
@@ -547,69 +515,6 @@ func (e *env) teardown() (err error) {
 		err = errors.Join(errs...)
 	})
 	return err
-}
-
-// reapPIDFile SIGTERMs (then SIGKILLs) the processes recorded in dir/localcp.pid whose command
-// line names dir: what a SIGKILLed manager left behind.
-func reapPIDFile(dir string) {
-	b, err := os.ReadFile(filepath.Join(dir, "localcp.pid"))
-	if err != nil {
-		return
-	}
-	var pids []int
-	for _, f := range strings.FieldsFunc(string(b), func(r rune) bool { return r == ',' || r == '\n' }) {
-		f = strings.TrimSpace(f)
-		if v, ok := strings.CutPrefix(f, `"pid":`); ok {
-			if pid, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && cmdlineNames(pid, dir) {
-				pids = append(pids, pid)
-			}
-		}
-	}
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for _, pid := range pids {
-		for cmdlineNames(pid, dir) && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if cmdlineNames(pid, dir) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
-}
-
-func cmdlineNames(pid int, s string) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		if i := strings.LastIndexByte(string(st), ')'); i > 0 && strings.HasPrefix(strings.TrimSpace(string(st[i+1:])), "Z") {
-			return false // a zombie is gone but for its parent's wait
-		}
-	}
-	return strings.Contains(string(b), s)
-}
-
-// processesNaming lists live processes whose command line contains s ("pid cmdline").
-func processesNaming(s string) []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	self := os.Getpid()
-	for _, d := range ents {
-		pid, err := strconv.Atoi(d.Name())
-		if err != nil || pid == self || !cmdlineNames(pid, s) {
-			continue
-		}
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		cmd := strings.ReplaceAll(string(b), "\x00", " ")
-		if len(cmd) > 160 {
-			cmd = cmd[:160] + "..."
-		}
-		out = append(out, strconv.Itoa(pid)+" "+cmd)
-	}
-	return out
 }
 
 // --- ports ---

@@ -30,7 +30,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -190,15 +189,11 @@ func since(before, now map[string]int) []string {
 // kindCmd runs a command (helm, kubectl, sh -c) against cluster c and returns its output.
 func kindCmd(t *testing.T, c *cluster, name string, args ...string) string {
 	t.Helper()
-	cx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cx, name, args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kcfg, "E2E_GEO="+c.geo)
-	out, err := cmd.CombinedOutput()
+	out, err := kindTry(c, name, args...)
 	if err != nil {
 		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
 	}
-	return string(out)
+	return out
 }
 
 func kubectl(t *testing.T, c *cluster, args ...string) string {

@@ -166,7 +166,7 @@ fi
 # --- servers -----------------------------------------------------------------------------------
 # Each start_<server> starts one server in the background (pinned when BENCH_PIN=1) and sets
 # SRV_IP, SRV_PORT and SRV_PID; wait_ready waits until it answers the zone's SOA.
-SRV_IP= SRV_PORT= SRV_PID=
+SRV_IP='' SRV_PORT='' SRV_PID=''
 
 # wait_ready <label> <log>: up to 20 s for an SOA answer from SRV_IP:SRV_PORT.
 wait_ready() {
@@ -356,7 +356,7 @@ busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/s
 
 # bench <label> <ip> <port> <server pid>: runs dnsperf, sets QPS (queries per second) and SCPU_S
 # (the server's CPU seconds over the run) and prints a summary line.
-QPS= SCPU_S=
+QPS='' SCPU_S=''
 bench() {
   local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1.txt t0 t1 b0 b1 start end
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")

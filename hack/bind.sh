@@ -43,7 +43,7 @@ cmd_start() {
   [ $# -eq 3 ] || usage
   local dir=$1 dns_port=$2 rndc_port=$3 pid timeout=${BIND_START_TIMEOUT:-10}
   for p in "$dns_port" "$rndc_port"; do
-    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+    valid_port "$p" || die "bad port: $p"
   done
   need named "apt-get install -y bind9 bind9-dnsutils"
   need dig "apt-get install -y bind9-dnsutils"

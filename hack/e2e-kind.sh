@@ -98,7 +98,9 @@ else
   net=$(docker network inspect kind -f '{{range .IPAM.Config}}{{.Gateway}} {{.Subnet}}{{"\n"}}{{end}}' | grep -m1 -E '^[0-9]+\.')
 fi
 read -r GW SUBNET <<<"$net"
-[ -n "${GW:-}" ] && [ -n "${SUBNET:-}" ] || die "cannot read the kind network's IPv4 gateway and subnet"
+if [ -z "${GW:-}" ] || [ -z "${SUBNET:-}" ]; then
+  die "cannot read the kind network's IPv4 gateway and subnet"
+fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("",0)); print(s.getsockname()[1])'; }
 PDNS_DNS_PORT=$(free_port)
 PDNS_API_PORT=$(free_port)
@@ -143,8 +145,9 @@ timed helm-install
 # and a leader serving the dns Service.
 kcs=() addrs=()
 for ((i = 0; i < N; i++)); do kcs+=("$WORK/${GEOS[$i]}.kubeconfig"); addrs+=("${DNS[${GEOS[$i]}]}"); done
-export E2E_KUBECONFIGS=$(IFS=,; echo "${kcs[*]}")
-export E2E_DNS_ADDRS=$(IFS=,; echo "${addrs[*]}")
+E2E_KUBECONFIGS=$(IFS=,; echo "${kcs[*]}")
+E2E_DNS_ADDRS=$(IFS=,; echo "${addrs[*]}")
+export E2E_KUBECONFIGS E2E_DNS_ADDRS
 export E2E_PDNS_API_URL=http://$GW:$PDNS_API_PORT E2E_PDNS_API_KEY=$PDNS_KEY E2E_PDNS_DNS_ADDR=$GW:$PDNS_DNS_PORT
 export E2E_KILL_CMD="'$KUBECTL' -n $NS scale deployment $RELEASE --replicas=0 && '$KUBECTL' -n $NS delete pod -l app.kubernetes.io/instance=$RELEASE --grace-period=0 --force --wait=true"
 export E2E_RESTART_CMD="'$KUBECTL' -n $NS scale deployment $RELEASE --replicas=2 && '$KUBECTL' -n $NS rollout status deployment $RELEASE --timeout=180s && '$REPO/hack/kind/wait-leader.sh' $NS $RELEASE"

@@ -42,7 +42,7 @@ cmd_start() {
   local dir=$1 addr=$2 port=$3 primary=$4 pport=$5 pid timeout=${NSD_START_TIMEOUT:-10}
   shift 5
   for p in "$port" "$pport"; do
-    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+    valid_port "$p" || die "bad port: $p"
   done
   [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
   need nsd "apt-get install -y nsd"

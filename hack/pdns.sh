@@ -42,7 +42,7 @@ cmd_start() {
   local dir=$1 dns_port=$2 api_port=$3 key=$4 pid
   local timeout=${PDNS_START_TIMEOUT:-10} addr=${PDNS_LOCAL_ADDRESS:-127.0.0.1}
   for p in "$dns_port" "$api_port"; do
-    [[ $p =~ ^[0-9]+$ ]] && [ "$p" -gt 0 ] && [ "$p" -lt 65536 ] || die "bad port: $p"
+    valid_port "$p" || die "bad port: $p"
   done
   command -v pdns_server >/dev/null || die "pdns_server not found (apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3)"
   command -v sqlite3 >/dev/null || die "sqlite3 not found (apt-get install -y sqlite3)"

@@ -5,23 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testing/harness"
 )
 
 // controller is one tool running as a separate process.
 type controller struct {
-	cmd      *exec.Cmd
-	logFile  *os.File
+	proc     *harness.Process
 	readyURL string
-	done     chan struct{}
-	err      error // the process's exit, once done is closed
 }
 
 // controllerArgs returns the command line of tool in world w. equal: both get
@@ -72,74 +69,42 @@ func startController(c config, w *world, tool string, equal bool) (*controller, 
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+w.kubeconfig)
-	cmd.Stdout, cmd.Stderr = logFile, logFile
-	if err := cmd.Start(); err != nil {
-		_ = logFile.Close()
+	// harness.Start closes the log once the process has exited.
+	p, err := harness.Start(cmd, logFile)
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", tool, err)
 	}
-	ctl := &controller{cmd: cmd, logFile: logFile, readyURL: readyURL, done: make(chan struct{})}
-	go func() {
-		ctl.err = cmd.Wait()
-		close(ctl.done)
-	}()
-	return ctl, nil
+	return &controller{proc: p, readyURL: readyURL}, nil
 }
 
 // alive returns an error once the process has exited.
 func (ctl *controller) alive() error {
-	select {
-	case <-ctl.done:
-		return fmt.Errorf("controller (pid %d) exited: %v (see its log)", ctl.cmd.Process.Pid, ctl.err)
-	default:
-		return nil
+	if err := ctl.proc.Alive(); err != nil {
+		return fmt.Errorf("controller %w (see its log)", err)
 	}
+	return nil
 }
 
-// waitReady waits until the controller's health endpoint answers 200 (each probe 1 s).
+// waitReady waits until the controller's health endpoint answers 200 (each probe 1 s); it fails
+// at once when the controller exits.
 func (ctl *controller) waitReady(ctx context.Context, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	client := &http.Client{Timeout: time.Second}
-	for {
-		if err := ctl.alive(); err != nil {
-			return err
-		}
-		if resp, err := client.Get(ctl.readyURL); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s did not answer 200 within %s", ctl.readyURL, timeout)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := ctl.proc.WaitReady(ctx, timeout, ctl.readyURL, nil); err != nil {
+		return fmt.Errorf("controller: %w (see its log)", err)
 	}
+	return nil
 }
 
 // stop sends SIGTERM to the controller's PID, SIGKILL after grace, and waits for it.
 func (ctl *controller) stop(grace time.Duration) error {
-	defer func() { _ = ctl.logFile.Close() }()
-	if ctl.alive() != nil {
-		return nil
+	if err := ctl.proc.Stop(grace); err != nil {
+		return fmt.Errorf("controller %w", err)
 	}
-	_ = ctl.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-ctl.done:
-		return nil
-	case <-time.After(grace):
-	}
-	_ = ctl.cmd.Process.Kill()
-	<-ctl.done
-	return fmt.Errorf("controller (pid %d) ignored SIGTERM for %s: killed", ctl.cmd.Process.Pid, grace)
+	return nil
 }
 
 // memory returns the process's VmRSS and VmHWM (peak RSS) in MiB, from /proc/<pid>/status.
 func (ctl *controller) memory() (rss, hwm float64, err error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", ctl.cmd.Process.Pid))
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", ctl.proc.Pid()))
 	if err != nil {
 		return 0, 0, fmt.Errorf("process status: %w", err)
 	}

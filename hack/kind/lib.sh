@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # lib.sh: what hack/e2e-kind.sh and hack/kind/cluster.sh share. Source it from the repository
 # root after defining log and die. It reads KIND_EXPERIMENTAL_PROVIDER, KIND_NODE_IMAGE,
 # IMAGE_REPO and TAG, and sets REPO, BIN, CE (docker or podman), NODE_IMAGE, TAG, IMG and
@@ -38,6 +39,7 @@ kind_tools() {
   install -m 0755 "${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/kind-bin-$KIND_VERSION/kind" "$BIN/kind"
   "$REPO/hack/helm.sh" "$BIN" >/dev/null
   "$REPO/hack/envtest-bins.sh" "$BIN"
+  # shellcheck disable=SC2034 # KUBECTL is for the scripts that source this file (hack/e2e-kind.sh)
   KUBECTL=$BIN/kubectl
 }
 

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # daemon.sh: what hack/pdns.sh, hack/bind.sh, hack/bind-secondary.sh and hack/nsd.sh share to run one server per directory, by PID,
 # with no systemd. Source it after setting PROG (the script's name, for messages) and DAEMON (the
 # server's process name in /proc/<pid>/comm).
@@ -30,6 +31,9 @@ lock() {
 
 # need <program> <install hint>: die unless program is on PATH, naming how to install it.
 need() { command -v "$1" >/dev/null || die "$1 not found ($2)"; }
+
+# valid_port <port>: succeeds when port is a decimal number in 1..65535.
+valid_port() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ] && [ "$1" -lt 65536 ]; }
 
 # claim_dir <dir> <lock-name> <pid-name>: how start opens: make dir, set CLAIMED_DIR to its
 # absolute path, lock <dir>/<lock-name> (lock) and, when the $DAEMON in <dir>/<pid-name> runs

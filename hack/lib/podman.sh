@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # podman.sh: what hack/image.sh and hack/image-check.sh share. Source it after setting PROG (the
 # script's name, for messages). It sets REPO, the podman settings this machine needs
 # (CONTAINERS_CONF, unless the caller set one), and the image names.

@@ -82,7 +82,7 @@ type Config struct {
 	// LeaderElect is --leader-elect.
 	LeaderElect bool
 	// LeaderElectionNamespace is --leader-election-namespace, the leader election Lease's
-	// namespace (main.go defaults it to POD_NAMESPACE); empty = controller-runtime's default,
+	// namespace (Main defaults it to POD_NAMESPACE); empty = controller-runtime's default,
 	// the in-cluster service account's namespace.
 	LeaderElectionNamespace string
 	// WatchNamespaces is --watch-namespaces: the only namespaces the manager's cache lists and
@@ -450,7 +450,7 @@ func (a *App) glue(ctx context.Context, cfg Config) ([]netip.Addr, error) {
 }
 
 // dnsServiceKey names the dns Service: cfg.DNSService in the zone store's namespace, else the
-// leader election's (main.go's --local-dns-service: "in the leader election namespace").
+// leader election's (--local-dns-service's help: "in the leader election namespace").
 func dnsServiceKey(cfg Config) client.ObjectKey {
 	return client.ObjectKey{Namespace: cmp.Or(cfg.ZoneStoreNamespace, cfg.LeaderElectionNamespace), Name: cfg.DNSService}
 }

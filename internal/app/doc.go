@@ -6,8 +6,14 @@
 // whose CRD is not installed yet started later by a Starter), the leader label and the metrics —
 // from one Config.
 //
-// main.go parses and validates flags and environment into a Config and calls New and Run; the
-// envtest suites call New with test settings, so that tests exercise the production wiring.
+// It also owns the manager's command line, which the repository root's main package hands over
+// whole (main calls Main): flags.go parses and validates the flags and the downward API's
+// POD_NAMESPACE and POD_IP into a Config (docs/api.md, "The manager"; flags_externaldns.go has
+// external-dns' flag names, kubefeatures.go --kube-watch-list); cmd.go's Main checks that the
+// addresses are free, starts a local control plane with --local (pkg/localcp), and calls New and
+// Run until SIGTERM or SIGINT. The envtest suites call New with test settings, so that tests
+// exercise the production wiring.
 //
-// It owns wiring only: it holds no reconcile logic, parses no flags and reads no environment.
+// It owns wiring and that command line only: it holds no reconcile logic, and New and everything
+// it builds read no flag and no environment variable, only their Config.
 package app

@@ -12,6 +12,6 @@
 // and REVISION from `git rev-parse --short HEAD` (docs/image.md, "Versions"). A binary built any
 // other way (go build, go test) reports DefaultVersion and DefaultRevision.
 //
-// It owns no flags (main.go parses --version) and no registry: NewMetrics registers on the one it
+// It owns no flags (internal/app's Main parses --version) and no registry: NewMetrics registers on the one it
 // is given, as every dnsplane package does (internal/promreg).
 package version

@@ -1,25 +1,19 @@
-package main
+package app
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/rest"
 
-	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
@@ -171,6 +165,10 @@ func TestParseFlags_TSIGKey(t *testing.T) {
 // 5353 (or the metrics port) is taken must fail at once, naming the flag to change, and start
 // nothing: no local control plane, no lock in --local-dir.
 func TestRun_BusyAddressFailsBeforeAnythingStarts(t *testing.T) {
+	// run sets client-go's process-wide feature gates (--kube-watch-list); the package's other
+	// tests keep client-go's own.
+	orig := clientfeatures.FeatureGates()
+	t.Cleanup(func() { clientfeatures.ReplaceFeatureGates(orig) })
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -409,129 +407,5 @@ func TestOptionsNamespaces(t *testing.T) {
 	}
 	if _, _, err := parseFlags([]string{"--local-zone-store=etcd"}); err == nil || !strings.Contains(err.Error(), "--local-zone-store") {
 		t.Errorf("--local-zone-store=etcd: %v", err)
-	}
-}
-
-// runLocalEnv, when set in a child of this test binary, makes TestMain_LocalStopsAtAnyMoment run
-// main() with --local in the directory it names.
-const runLocalEnv = "DNSPLANE_TEST_RUN_LOCAL_DIR"
-
-// TestMain_LocalStopsAtAnyMoment (issue 25, item 6): `manager --local` told to stop (SIGTERM, as
-// a terminal's Ctrl-C sends SIGINT) at any moment of its start exits, and leaves no process of
-// its control plane behind, with exit code 0: while the control plane starts, right after it is
-// up (the manager building and syncing its caches: it could wait for them for ever, its API
-// server stopped under it), and once ready. Once the manager runs, its control plane stops after
-// it (the log's order). It runs main() in a child of the test binary, so the signal goes through
-// main's own handling. The deadline only catches a hang.
-func TestMain_LocalStopsAtAnyMoment(t *testing.T) {
-	if dir, ok := os.LookupEnv(runLocalEnv); ok {
-		os.Args = []string{"manager", "--local", "--local-dir=" + dir, "--local-dns-addr=127.0.0.1:0",
-			"--metrics-bind-address=0", "--health-probe-bind-address=" + os.Getenv(runLocalEnv+"_PROBE")}
-		main()
-		return
-	}
-	bin, err := filepath.Abs("bin")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range []string{"etcd", "kube-apiserver", "kube-controller-manager"} {
-		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
-			t.Fatalf("control-plane binaries missing; run hack/envtest-bins.sh first: %v", err)
-		}
-	}
-	const hang = 3 * time.Minute
-	for _, c := range []struct {
-		name string
-		// when returns once the moment to signal has come.
-		when func(t *testing.T, dir, probe string)
-	}{
-		// The control plane's log directory is made after main's signal handler is set up
-		// (a signal before that kills the child by its default action, which is not the case
-		// under test) and before any of its processes is up. A fixed sleep raced the child's
-		// start on a busy machine (a cold CI at load 47: the signal came first).
-		{"while the control plane starts", func(t *testing.T, dir, _ string) {
-			testrun.Eventually(t, hang, "the control plane's log directory is made", func() error {
-				_, err := os.Stat(filepath.Join(dir, "logs"))
-				return err
-			})
-		}},
-		{"as soon as the control plane is up", func(t *testing.T, dir, _ string) {
-			testrun.Eventually(t, hang, "the kubeconfig is written", func() error {
-				_, err := os.Stat(filepath.Join(dir, "kubeconfig"))
-				return err
-			})
-		}},
-		{"once ready", func(t *testing.T, _, probe string) {
-			testrun.Eventually(t, hang, "/readyz answers 200", func() error {
-				resp, err := http.Get("http://" + probe + "/readyz")
-				if err != nil {
-					return err
-				}
-				_ = resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					return fmt.Errorf("status %d", resp.StatusCode)
-				}
-				return nil
-			})
-		}},
-	} {
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-			t.Run(c.name+", "+sig.String(), func(t *testing.T) {
-				dir := t.TempDir()
-				l, err := net.Listen("tcp", "127.0.0.1:0")
-				if err != nil {
-					t.Fatal(err)
-				}
-				probe := l.Addr().String()
-				_ = l.Close()
-				cmd := exec.Command(os.Args[0], "-test.run=^TestMain_LocalStopsAtAnyMoment$")
-				cmd.Env = append(os.Environ(), runLocalEnv+"="+dir, runLocalEnv+"_PROBE="+probe)
-				var out bytes.Buffer
-				cmd.Stdout, cmd.Stderr = &out, &out
-				if err := cmd.Start(); err != nil {
-					t.Fatal(err)
-				}
-				exited := make(chan error, 1)
-				go func() { exited <- cmd.Wait() }()
-				c.when(t, dir, probe)
-				signalled := time.Now()
-				if err := cmd.Process.Signal(sig); err != nil {
-					t.Fatal(err)
-				}
-				select {
-				case err := <-exited:
-					t.Logf("exited %s after the signal: %v", time.Since(signalled).Round(time.Millisecond), err)
-					if err != nil {
-						t.Errorf("exit: %v, want 0 (a stop asked for is no failure); output:\n%s", err, out.String())
-					}
-				case <-time.After(hang):
-					_ = cmd.Process.Kill()
-					<-exited
-					t.Fatalf("still running %s after %s; its output:\n%s", hang, sig, out.String())
-				}
-				// Once the manager runs, the control plane stops after it: its API server went away
-				// under the manager before (localcp stopped at the signal too), and caches that had
-				// not synced then never did.
-				log := out.String()
-				managerDone := strings.Index(log, "Wait completed, proceeding to shutdown the manager")
-				if strings.Contains(log, `"starting manager"`) {
-					if i := strings.Index(log, "context done, stopping local control plane"); i >= 0 {
-						t.Errorf("the control plane stopped at the signal, beside the manager; output:\n%s", log)
-					}
-					if stopped := strings.LastIndex(log, "local control plane stopped"); managerDone < 0 || stopped < managerDone {
-						t.Errorf("the control plane did not stop after the manager (manager done at %d, control plane stopped at %d); output:\n%s", managerDone, stopped, log)
-					}
-				}
-				entries, _ := os.ReadDir("/proc")
-				for _, e := range entries {
-					if _, err := strconv.Atoi(e.Name()); err != nil {
-						continue
-					}
-					if cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); strings.Contains(string(cmdline), dir+"/") {
-						t.Errorf("pid %s of %s survived the manager: %q", e.Name(), dir, cmdline)
-					}
-				}
-			})
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	clientfeatures "k8s.io/client-go/features"
@@ -28,7 +28,7 @@ func (g watchListGates) Enabled(f clientfeatures.Feature) bool {
 }
 
 // setWatchList makes client-go's informers use a watch list (on) or a paged list (off). It
-// replaces client-go's process-wide feature gates, so main calls it once, before any client
+// replaces client-go's process-wide feature gates, so run calls it once, before any client
 // or informer exists.
 func setWatchList(on bool) {
 	clientfeatures.ReplaceFeatureGates(watchListGates{base: clientfeatures.FeatureGates(), on: on})
