@@ -40,7 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/config/crd"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/version"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -71,7 +71,7 @@ type options struct {
 	localAllowTransfer []netip.Prefix
 	localNotify        []string
 	// localTSIG is --local-tsig-key, its secret read from the file; nil = none.
-	localTSIG *dnsserver.TSIGKey
+	localTSIG *dnswire.TSIGKey
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -254,7 +254,7 @@ func parsePrefixes(items []string) ([]netip.Prefix, error) {
 
 // parseTSIGKey parses --local-tsig-key, name:algorithm:secret-file, and reads the secret from
 // the file; "" = no key. Errors name the flag and the part that is wrong, never the secret.
-func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
+func parseTSIGKey(flag string) (*dnswire.TSIGKey, error) {
 	if flag == "" {
 		return nil, nil
 	}
@@ -267,7 +267,7 @@ func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--local-tsig-key: read the secret: %w", err)
 	}
-	k, err := dnsserver.NewTSIGKey(name, alg, string(secret))
+	k, err := dnswire.NewTSIGKey(name, alg, string(secret))
 	if err != nil {
 		return nil, fmt.Errorf("--local-tsig-key: %w", err)
 	}

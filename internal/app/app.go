@@ -35,6 +35,7 @@ import (
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -124,7 +125,7 @@ type Config struct {
 	NotifyTargets []string
 	// TSIG is --local-tsig-key: transfers from beyond loopback must be signed with it, and it
 	// signs every NOTIFY; nil = none.
-	TSIG *dnsserver.TSIGKey
+	TSIG *dnswire.TSIGKey
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Bounds of a zone's IXFR journal (StoreOptions.JournalDeltas, JournalRecords).
@@ -201,7 +203,7 @@ func diffZones(a, b *zoneData) *delta {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y rrKey) int {
-		return cmp.Or(strings.Compare(canonicalKey(x.name), canonicalKey(y.name)), cmp.Compare(x.rtype, y.rtype))
+		return cmp.Or(strings.Compare(dnswire.CanonicalKey(x.name), dnswire.CanonicalKey(y.name)), cmp.Compare(x.rtype, y.rtype))
 	})
 	d := &delta{from: a.soa, to: b.soa}
 	for _, k := range keys {

@@ -12,6 +12,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Notifier defaults (NotifierOptions).
@@ -44,7 +46,7 @@ type NotifierOptions struct {
 	// Logger reports NOTIFY messages given up or rejected.
 	Logger logr.Logger
 	// TSIG, when set, signs every NOTIFY (RFC 8945) and verifies the answers.
-	TSIG *TSIGKey
+	TSIG *dnswire.TSIGKey
 }
 
 // notifyItem is one zone to announce to one target.
@@ -151,11 +153,11 @@ func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
 	m.SetNotify(z.origin)
 	m.Answer = []dns.RR{dns.Copy(z.soa)}
 	if k := n.opts.TSIG; k != nil {
-		m.SetTsig(k.Name, k.Algorithm, tsigFudge, time.Now().Unix())
+		m.SetTsig(k.Name, k.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.opts.Timeout)
 	defer cancel()
-	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.secrets()}
+	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.Secrets()}
 	resp, _, err := c.ExchangeContext(ctx, m, item.target)
 	if err != nil {
 		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.origin, err)

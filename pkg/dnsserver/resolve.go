@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // maxChase bounds CNAME chasing within a zone.
@@ -22,7 +24,7 @@ func (s *snapshot) zoneFor(qname string, qtype uint16) *zoneData {
 			continue
 		}
 		if qtype == dns.TypeDS && off == 0 {
-			if p := parentName(qname); p != "" {
+			if p := dnswire.Parent(qname); p != "" {
 				if pz := s.zoneFor(p, dns.TypeA); pz != nil {
 					if n := pz.nodes[qname]; n != nil && len(n.sets[dns.TypeNS]) > 0 {
 						return pz
@@ -69,7 +71,7 @@ func (z *zoneData) findCut(qname string, qtype uint16) (string, []*RRSet) {
 // closestEncloser returns the nearest existing ancestor of a name that does
 // not exist itself (RFC 4592 §3.3.1); the apex always exists.
 func (z *zoneData) closestEncloser(qname string) string {
-	for p := parentName(qname); p != "" && dns.IsSubDomain(z.origin, p); p = parentName(p) {
+	for p := dnswire.Parent(qname); p != "" && dns.IsSubDomain(z.origin, p); p = dnswire.Parent(p) {
 		if z.nodes[p] != nil {
 			return p
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
@@ -154,7 +155,7 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 // change by NOTIFY and an incremental IXFR.
 func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
-	key, err := dnsserver.NewTSIGKey("xfr-key", "hmac-sha256", secret)
+	key, err := dnswire.NewTSIGKey("xfr-key", "hmac-sha256", secret)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // DefaultUDPSize is the EDNS0 UDP payload size the server advertises: 1232
@@ -97,7 +99,7 @@ type ServerOptions struct {
 	// AXFR and IXFR with, besides being in AllowTransfer (RFC 8945); answers to requests signed
 	// with it are signed. A request with another key or a signature that does not verify gets
 	// NOTAUTH.
-	TSIG *TSIGKey
+	TSIG *dnswire.TSIGKey
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -315,7 +317,7 @@ func (s *Server) Start(ctx context.Context) error {
 	for _, srv := range udpSrvs {
 		runners = append(runners, newRunner(srv, exited))
 	}
-	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets(),
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.Secrets(),
 		DecorateReader: screenTCP,
 		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
@@ -359,7 +361,7 @@ func (s *Server) drain(exited <-chan struct{}) {
 func (s *Server) udpServer(pc net.PacketConn) (*dns.Server, error) {
 	conn, decorate := s.udpLoop(pc)
 	return &dns.Server{PacketConn: conn, Handler: s, UDPSize: dns.MaxMsgSize,
-		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigSecret: s.opts.TSIG.secrets()}, nil
+		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigSecret: s.opts.TSIG.Secrets()}, nil
 }
 
 // runner runs one miekg server and stops it without racing its start.

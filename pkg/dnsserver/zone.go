@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Errors callers branch on (errors.Is).
@@ -163,7 +165,7 @@ func (z *zoneData) sortedSets() []*RRSet {
 	}
 	ks := make([]keyed, 0, len(z.sets))
 	for _, rs := range z.sets {
-		ks = append(ks, keyed{key: canonicalKey(rs.Name), rs: rs})
+		ks = append(ks, keyed{key: dnswire.CanonicalKey(rs.Name), rs: rs})
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
 		return cmp.Or(
@@ -176,27 +178,6 @@ func (z *zoneData) sortedSets() []*RRSet {
 		out[i] = k.rs
 	}
 	return out
-}
-
-// canonicalKey returns name's labels from the right joined by a byte below every label byte, so
-// that comparing keys orders names as compareNames does.
-func canonicalKey(name string) string {
-	labels := dns.SplitDomainName(name)
-	slices.Reverse(labels)
-	return strings.Join(labels, "\x00")
-}
-
-// compareNames orders names like RFC 4034 §6.1 canonical order, label by
-// label from the right, so that a zone file lists a parent before its
-// children.
-func compareNames(a, b string) int {
-	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
-	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
-		if c := cmp.Compare(la[i], lb[j]); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(la), len(lb))
 }
 
 // newZoneData indexes sets into a zone version, after validating the
@@ -217,7 +198,7 @@ func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RR
 		n.sets[rs.Type] = append(n.sets[rs.Type], rs)
 		// Every ancestor up to the apex exists, as an empty non-terminal if
 		// nothing else.
-		for p := parentName(rs.Name); p != "" && p != origin && dns.IsSubDomain(origin, p); p = parentName(p) {
+		for p := dnswire.Parent(rs.Name); p != "" && p != origin && dns.IsSubDomain(origin, p); p = dnswire.Parent(p) {
 			if _, ok := z.nodes[p]; ok {
 				break
 			}
@@ -256,15 +237,6 @@ func validateNode(origin, name string, n *node) error {
 		}
 	}
 	return nil
-}
-
-// parentName returns the FQDN one label up, "" at the root.
-func parentName(name string) string {
-	off, end := dns.NextLabel(name, 0)
-	if end {
-		return ""
-	}
-	return name[off:]
 }
 
 // canonicalOrigin validates a zone name and returns it lower-case with the
