@@ -44,6 +44,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/source"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonestore"
 )
 
@@ -199,7 +200,7 @@ type App struct {
 	// OwnerID is the resolved owner ID.
 	OwnerID string
 	// Store and Server are the embedded zone store and authoritative DNS server.
-	Store  *dnsserver.Store
+	Store  *zonedb.Store
 	Server *dnsserver.Server
 	// Local is the counted local provider (the factory guards it like every other provider).
 	Local *counting.Provider
@@ -363,13 +364,13 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	opts := dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log}
+	opts := zonedb.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log}
 	if cfg.ZoneStoreNamespace != "" {
 		if opts.Backend, err = a.zoneObjects(cfg); err != nil {
 			return err
 		}
 	}
-	a.Store = dnsserver.NewStore(opts)
+	a.Store = zonedb.NewStore(opts)
 	if err := a.Store.Load(); err != nil {
 		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
 	}

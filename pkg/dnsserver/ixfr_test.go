@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // ixfrIn asks addr for an IXFR of zone from serial over TCP with miekg's dns.Transfer and
@@ -84,16 +85,16 @@ func applyIXFR(t *testing.T, content map[string]bool, rrs []dns.RR) uint32 {
 
 // ixfrEnv is a zone served with metrics, changed in steps.
 type ixfrEnv struct {
-	store   *Store
+	store   *zonedb.Store
 	srv     *Server
 	metrics *Metrics
 }
 
-func newIXFREnv(t *testing.T, sopts StoreOptions, opts ServerOptions) *ixfrEnv {
+func newIXFREnv(t *testing.T, sopts zonedb.StoreOptions, opts ServerOptions) *ixfrEnv {
 	t.Helper()
 	sopts.Clock = countingClock()
-	store := NewStore(sopts)
-	if _, err := store.CreateZone("ixfr.test", ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(sopts)
+	if _, err := store.CreateZone("ixfr.test", zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := NewMetrics(prometheus.NewRegistry())
@@ -108,10 +109,10 @@ func newIXFREnv(t *testing.T, sopts StoreOptions, opts ServerOptions) *ixfrEnv {
 // every record's TTL of the shared set each third step.
 func (e *ixfrEnv) step(t *testing.T, i int) {
 	t.Helper()
-	if err := e.store.Update("ixfr.test", func(tx *Tx) error {
+	if err := e.store.Update("ixfr.test", func(tx *zonedb.Tx) error {
 		put(t, tx, "", nil, fmt.Sprintf("a.ixfr.test. 60 IN TXT \"v%d\"", i))
 		put(t, tx, "", nil, fmt.Sprintf("h%d.ixfr.test. 60 IN A 192.0.2.%d", i, i))
-		tx.Delete(SetKey{Name: fmt.Sprintf("h%d.ixfr.test.", i-2), Type: dns.TypeA})
+		tx.Delete(zonedb.SetKey{Name: fmt.Sprintf("h%d.ixfr.test.", i-2), Type: dns.TypeA})
 		put(t, tx, "", nil, fmt.Sprintf("shared.ixfr.test. %d IN A 192.0.2.200", 60+i/3), fmt.Sprintf("shared.ixfr.test. %d IN A 192.0.2.201", 60+i/3))
 		return nil
 	}); err != nil {
@@ -137,7 +138,7 @@ func (e *ixfrEnv) waitTransfers(t *testing.T, kind string, want map[string]float
 // serial, the IXFR answer is one condensed difference (two SOA pairs, RFC 1995 §5) that turns
 // the zone at that serial into the zone now.
 func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	versions := map[uint32]map[string]bool{}
 	for i := range 8 {
 		axfr, err := transferIn(t, e.srv.Addr(), "ixfr.test.")
@@ -178,7 +179,7 @@ func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
 // gets the SOA alone, over TCP and UDP; over UDP a client behind gets it too, which sends it to
 // TCP. Without the client's SOA in the authority section (§3) the answer is FORMERR.
 func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	e.step(t, 2)
 	e.step(t, 3) // serial 3
 	got, err := ixfrIn(t, e.srv.Addr(), "ixfr.test.", 3)
@@ -208,7 +209,7 @@ func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
 // here) no longer reaches the client's serial, the IXFR answer is the whole zone as in AXFR
 // (RFC 1995 §4), which miekg's client takes as such.
 func TestIXFR_BeyondTheJournalIsTheFullZone(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{JournalDeltas: 2}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{JournalDeltas: 2}, ServerOptions{})
 	for i := range 4 {
 		e.step(t, i+2) // serials 2..5; the journal holds 3 -> 4 -> 5
 	}
@@ -283,8 +284,8 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 		{"the client's network", []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.PrefixFrom(ip, 32)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := NewStore(StoreOptions{})
-			if _, err := store.CreateZone("acl.test", ZoneMeta{}); err != nil {
+			store := zonedb.NewStore(zonedb.StoreOptions{})
+			if _, err := store.CreateZone("acl.test", zonedb.ZoneMeta{}); err != nil {
 				t.Fatal(err)
 			}
 			m, _ := NewMetrics(prometheus.NewRegistry())
@@ -339,7 +340,7 @@ func TestTransferAllowed(t *testing.T) {
 // NOERROR answer (AA set, question echoed, opcode NOTIFY); for another name NOTAUTH (§3.10);
 // with a question type other than SOA FORMERR (§3.7). It was NOTIMP before.
 func TestServer_NotifyIsAcknowledgedAsAPrimary(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	for _, tc := range []struct {
 		zone  string
 		qtype uint16

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Metrics are the embedded server's metrics. A nil *Metrics counts nothing.
@@ -110,7 +111,7 @@ func (m *Metrics) notified(result string) {
 }
 
 // journal sets the zone's journal gauge, or removes it for a deleted zone.
-func (m *Metrics) journal(c Change) {
+func (m *Metrics) journal(c zonedb.Change) {
 	switch {
 	case m == nil:
 	case c.Deleted:

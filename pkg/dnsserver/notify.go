@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Notifier defaults (NotifierOptions).
@@ -61,14 +61,14 @@ type notifyItem struct{ zone, target string }
 // (§3.6), a rcode other than NOERROR is logged. It implements manager.Runnable and runs on
 // every replica.
 type Notifier struct {
-	store *Store
+	store *zonedb.Store
 	opts  NotifierOptions
 	queue workqueue.TypedRateLimitingInterface[notifyItem]
 }
 
 // NewNotifier returns a notifier for store's changes, registered with store.OnChange. It sends
 // nothing until Start.
-func NewNotifier(store *Store, opts NotifierOptions) *Notifier {
+func NewNotifier(store *zonedb.Store, opts NotifierOptions) *Notifier {
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultNotifyTimeout)
 	opts.Attempts = cmp.Or(opts.Attempts, DefaultNotifyAttempts)
 	opts.RetryBase = cmp.Or(opts.RetryBase, DefaultNotifyRetryBase)
@@ -83,7 +83,7 @@ func NewNotifier(store *Store, opts NotifierOptions) *Notifier {
 
 // changed is the store hook: it sets the journal gauge and queues the zone for every target.
 // It never blocks.
-func (n *Notifier) changed(c Change) {
+func (n *Notifier) changed(c zonedb.Change) {
 	n.opts.Metrics.journal(c)
 	if c.Deleted {
 		return
@@ -145,13 +145,13 @@ func (n *Notifier) next(ctx context.Context) bool {
 // send sends one NOTIFY over UDP and returns the answer's rcode. A zone no longer served is
 // not announced (rcode NOERROR, no error).
 func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
-	z, err := n.store.zone(item.zone)
-	if err != nil {
+	z, ok := n.store.Snapshot().Zone(item.zone)
+	if !ok {
 		return dns.RcodeSuccess, nil
 	}
 	m := new(dns.Msg)
-	m.SetNotify(z.origin)
-	m.Answer = []dns.RR{dns.Copy(z.soa)}
+	m.SetNotify(z.Origin())
+	m.Answer = []dns.RR{dns.Copy(z.SOA())}
 	if k := n.opts.TSIG; k != nil {
 		m.SetTsig(k.Name, k.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
 	}
@@ -160,10 +160,10 @@ func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
 	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.Secrets()}
 	resp, _, err := c.ExchangeContext(ctx, m, item.target)
 	if err != nil {
-		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.origin, err)
+		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.Origin(), err)
 	}
 	if resp.Opcode != dns.OpcodeNotify {
-		return 0, fmt.Errorf("notify %s for %s: answer with opcode %s", item.target, z.origin, dns.OpcodeToString[resp.Opcode])
+		return 0, fmt.Errorf("notify %s for %s: answer with opcode %s", item.target, z.Origin(), dns.OpcodeToString[resp.Opcode])
 	}
 	return resp.Rcode, nil
 }
@@ -179,7 +179,7 @@ func (s *Server) answerNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
-	if s.store.load().zones[dns.Fqdn(strings.ToLower(q.Name))] == nil {
+	if _, ok := s.store.Snapshot().Zone(dnswire.Canonical(q.Name)); !ok {
 		resp.Rcode = dns.RcodeNotAuth
 		return resp
 	}

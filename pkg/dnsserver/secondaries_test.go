@@ -19,6 +19,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 const (
@@ -73,7 +74,7 @@ func sameZone(t *testing.T, primary string, secs ...*secondarytest.Server) {
 // and NSD, which stayed up, keeps getting increments.
 func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	const journal = 3
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir(), JournalDeltas: journal})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir(), JournalDeltas: journal})
 	logs := &transferLog{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
 	metrics, err := dnsserver.NewMetrics(prometheus.NewRegistry())
@@ -159,7 +160,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := dnsserver.NewStore(dnsserver.StoreOptions{})
+	store := zonedb.NewStore(zonedb.StoreOptions{})
 	logs := &transferLog{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0", Logger: log, TSIG: &key})
@@ -170,7 +171,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 		t.Fatal(err)
 	}
 	testrun.Background(t, "server", srv.Start)
-	if _, err := store.CreateZone(secZone, dnsserver.ZoneMeta{}); err != nil {
+	if _, err := store.CreateZone(secZone, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
@@ -181,9 +182,9 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd)
-	if err := store.Update(secZone, func(tx *dnsserver.Tx) error {
+	if err := store.Update(secZone, func(tx *zonedb.Tx) error {
 		rr, _ := dns.NewRR("signed." + secZone + ". 60 IN A 192.0.2.77")
-		return tx.Put(dnsserver.RRSet{Name: "signed." + secZone, Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
+		return tx.Put(zonedb.RRSet{Name: "signed." + secZone, Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 // serial, RFC 1996 §4.7).
 func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Clock: clk})
+	store := zonedb.NewStore(zonedb.StoreOptions{Clock: clk})
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -250,7 +251,7 @@ func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !dnsserver.SerialNewer(now.Serial, old.Serial) {
+	if !zonedb.SerialNewer(now.Serial, old.Serial) {
 		t.Fatalf("re-created zone at serial %d, the deleted one was at %d: not newer (RFC 1982)", now.Serial, old.Serial)
 	}
 	t.Logf("deleted zone's serial %d, re-created zone's %d", old.Serial, now.Serial)

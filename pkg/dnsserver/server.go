@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // DefaultUDPSize is the EDNS0 UDP payload size the server advertises: 1232
@@ -145,7 +146,7 @@ type ServerOptions struct {
 // the socket's read loop (listener.go). ServerOptions.UDPSockets sockets share
 // the port with SO_REUSEPORT.
 type Server struct {
-	store  *Store
+	store  *zonedb.Store
 	opts   ServerOptions
 	rnd    RandSource
 	rotate atomic.Uint64
@@ -175,7 +176,7 @@ func (s *Server) Ready(*http.Request) error {
 
 // NewServer returns a server for store. It does not bind; see Listen and
 // Start.
-func NewServer(store *Store, opts ServerOptions) (*Server, error) {
+func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 	if store == nil {
 		return nil, errors.New("dnsserver: nil store")
 	}
@@ -451,7 +452,7 @@ type reply struct {
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	opt := req.IsEdns0()
 	rcode, bad := refuseRequest(req, opt)
-	snap, size := s.store.load(), s.payloadSize(opt, udp)
+	snap, size := s.store.Snapshot(), s.payloadSize(opt, udp)
 	var nameBuf [255]byte
 	var keyBuf [maxKeyLen]byte
 	var qname, key []byte
@@ -510,7 +511,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 
 // remember packs resp, the uncompressed answer to a query of key against
 // snap, and adds it to snap's answer cache.
-func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) reply {
+func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg) reply {
 	c := s.cacheFor(snap)
 	if c == nil {
 		return reply{msg: resp}
@@ -599,9 +600,9 @@ type selector struct {
 // set without a weight, plus one weighted set chosen with probability
 // weight/sum. Records get owner as owner name (wildcard synthesis) and the
 // order rotates with the query counter.
-func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) pick(sets []*zonedb.RRSet, owner string) []dns.RR {
 	var out []dns.RR
-	var weighted []*RRSet
+	var weighted []*zonedb.RRSet
 	var total int64
 	for _, rs := range sets {
 		if rs.Weight == nil {
@@ -634,7 +635,7 @@ func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
 // all returns every record of the sets of one name and type (a referral's NS
 // sets, one type of an ANY answer) as one RRset, rotated, with owner as owner
 // name when not "" (wildcard synthesis).
-func (sel *selector) all(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) all(sets []*zonedb.RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	for _, rs := range sets {
 		out = append(out, rs.RRs...)

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // transferChunk is the target size of one AXFR message; records are grouped
@@ -37,12 +39,12 @@ func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *d
 		return resp
 	}
 	qname := strings.ToLower(req.Question[0].Name)
-	snap := s.store.load()
-	z := snap.zones[qname]
-	if z == nil {
+	snap := s.store.Snapshot()
+	z, ok := snap.Zone(qname)
+	if !ok {
 		s.opts.Metrics.transferred(kind, transferRefused)
 		resp.Rcode = dns.RcodeRefused
-		if snap.zoneFor(qname, dns.TypeSOA) != nil {
+		if _, ok := snap.Enclosing(qname); ok {
 			resp.Rcode = dns.RcodeNotAuth
 		}
 		return resp
@@ -56,17 +58,17 @@ func (s *Server) transfer(w dns.ResponseWriter, req, resp *dns.Msg, udp bool) *d
 
 // fullZone returns the zone's records as a full transfer sends them: SOA, every set's
 // records in sortedSets order, SOA.
-func fullZone(z *zoneData) []dns.RR {
-	out := []dns.RR{z.soa}
-	for _, rs := range z.sortedSets() {
+func fullZone(z zonedb.ZoneVersion) []dns.RR {
+	out := []dns.RR{z.SOA()}
+	for _, rs := range z.Sets() {
 		out = append(out, rs.RRs...)
 	}
-	return append(out, z.soa)
+	return append(out, z.SOA())
 }
 
 // writeTransfer sends rrs over the TCP connection in messages of about transferChunk bytes,
 // and counts the transfer (kind "axfr" or "ixfr", result).
-func (s *Server) writeTransfer(w dns.ResponseWriter, req *dns.Msg, z *zoneData, kind, result string, rrs []dns.RR) {
+func (s *Server) writeTransfer(w dns.ResponseWriter, req *dns.Msg, z zonedb.ZoneVersion, kind, result string, rrs []dns.RR) {
 	var envs []*dns.Envelope
 	cur, size := &dns.Envelope{}, 0
 	for _, rr := range rrs {
@@ -89,12 +91,12 @@ func (s *Server) writeTransfer(w dns.ResponseWriter, req *dns.Msg, z *zoneData, 
 	tr := new(dns.Transfer)
 	if err := tr.Out(w, req, ch); err != nil {
 		s.opts.Metrics.transferred(kind, transferFailed)
-		s.opts.Logger.V(1).Info("zone transfer failed", "zone", z.origin, "type", kind, "client", w.RemoteAddr().String(), "error", err.Error())
+		s.opts.Logger.V(1).Info("zone transfer failed", "zone", z.Origin(), "type", kind, "client", w.RemoteAddr().String(), "error", err.Error())
 		return
 	}
 	s.opts.Metrics.transferred(kind, result)
-	s.opts.Logger.V(1).Info("zone transfer served", "zone", z.origin, "type", kind, "result", result,
-		"serial", z.soa.Serial, "records", len(rrs), "client", w.RemoteAddr().String())
+	s.opts.Logger.V(1).Info("zone transfer served", "zone", z.Origin(), "type", kind, "result", result,
+		"serial", z.SOA().Serial, "records", len(rrs), "client", w.RemoteAddr().String())
 }
 
 // transferAllowed reports whether the client of req may transfer zones (AXFR, IXFR): from a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 const (
@@ -30,8 +31,8 @@ func TestTSIG_TransfersBeyondLoopbackNeedTheKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := NewStore(StoreOptions{})
-	if _, err := store.CreateZone("tsig.test", ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(zonedb.StoreOptions{})
+	if _, err := store.CreateZone("tsig.test", zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	m, _ := NewMetrics(prometheus.NewRegistry())

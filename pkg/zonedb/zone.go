@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"cmp"
@@ -60,7 +60,7 @@ type RRSet struct {
 	// TTL in seconds; the store writes it into every record header.
 	TTL uint32
 	// SetIdentifier is "" for a plain set. Several sets of one name and type
-	// with different identifiers are answered as described on Server.
+	// with different identifiers are answered as described on dnsserver.Server.
 	SetIdentifier string
 	// Weight, when not nil, makes the set take part in the weighted choice
 	// among the sets of its name and type. Requires SetIdentifier.
@@ -123,12 +123,6 @@ type ZoneInfo struct {
 	NameServers []string
 }
 
-// node is one owner name of a zone. A node with no sets is an empty
-// non-terminal (RFC 8020 §2: it exists, so queries for it get NODATA).
-type node struct {
-	sets map[uint16][]*RRSet // each slice sorted by SetIdentifier
-}
-
 // zoneData is one immutable version of a zone. Writers build a new one;
 // readers never see one change.
 type zoneData struct {
@@ -136,7 +130,7 @@ type zoneData struct {
 	meta   ZoneMeta
 	soa    *dns.SOA
 	sets   map[SetKey]*RRSet // every set but the SOA
-	nodes  map[string]*node  // owner -> node, including empty non-terminals and the apex
+	nodes  map[string]*Node  // owner -> node, including empty non-terminals and the apex
 	// journal holds the changes that led to this version, for IXFR (journal.go); set by
 	// Store.publish before the version is served, nil when empty.
 	journal *journal
@@ -184,12 +178,12 @@ func (z *zoneData) sortedSets() []*RRSet {
 // zone-wide rules. sets is taken over, not copied.
 func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RRSet) (*zoneData, error) {
 	// The SOA is served from the apex node but is not one of the sets.
-	apex := &node{sets: map[uint16][]*RRSet{dns.TypeSOA: {{Name: origin, Type: dns.TypeSOA, TTL: soa.Hdr.Ttl, RRs: []dns.RR{soa}}}}}
-	z := &zoneData{origin: origin, meta: meta, soa: soa, sets: sets, nodes: map[string]*node{origin: apex}}
+	apex := &Node{sets: map[uint16][]*RRSet{dns.TypeSOA: {{Name: origin, Type: dns.TypeSOA, TTL: soa.Hdr.Ttl, RRs: []dns.RR{soa}}}}}
+	z := &zoneData{origin: origin, meta: meta, soa: soa, sets: sets, nodes: map[string]*Node{origin: apex}}
 	for _, rs := range sets {
 		n := z.nodes[rs.Name]
 		if n == nil {
-			n = &node{}
+			n = &Node{}
 			z.nodes[rs.Name] = n
 		}
 		if n.sets == nil {
@@ -202,7 +196,7 @@ func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RR
 			if _, ok := z.nodes[p]; ok {
 				break
 			}
-			z.nodes[p] = &node{}
+			z.nodes[p] = &Node{}
 		}
 	}
 	for name, n := range z.nodes {
@@ -217,7 +211,7 @@ func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RR
 }
 
 // validateNode enforces the rules that span record sets of one owner.
-func validateNode(origin, name string, n *node) error {
+func validateNode(origin, name string, n *Node) error {
 	cnames := n.sets[dns.TypeCNAME]
 	if len(cnames) == 0 {
 		return nil

@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"cmp"
@@ -86,17 +86,12 @@ type Store struct {
 	opts StoreOptions
 
 	mu    sync.Mutex // serialises writers
-	snap  atomic.Pointer[snapshot]
+	snap  atomic.Pointer[Snapshot]
 	hooks []func(Change) // OnChange; guarded by mu
 	// retired holds the last SOA serial of each zone deleted while its serial was ahead of the
 	// clock (origin -> serial), so that a zone re-created under the origin starts past it
 	// (firstSerial). Guarded by mu; entries go once the clock has passed them.
 	retired map[string]uint32
-}
-
-// snapshot is an immutable map of the served zones.
-type snapshot struct {
-	zones map[string]*zoneData // origin -> zone
 }
 
 // NewStore returns an empty store. Call Load to read Dir.
@@ -110,11 +105,11 @@ func NewStore(opts StoreOptions) *Store {
 	opts.JournalDeltas = cmp.Or(opts.JournalDeltas, DefaultJournalDeltas)
 	opts.JournalRecords = cmp.Or(opts.JournalRecords, DefaultJournalRecords)
 	s := &Store{opts: opts, retired: map[string]uint32{}}
-	s.snap.Store(&snapshot{zones: map[string]*zoneData{}})
+	s.snap.Store(&Snapshot{zones: map[string]*zoneData{}})
 	return s
 }
 
-func (s *Store) load() *snapshot { return s.snap.Load() }
+func (s *Store) load() *Snapshot { return s.snap.Load() }
 
 // publish installs a new snapshot with zone z set (or origin removed when z
 // is nil). It is the single point where a zone version is installed: it
@@ -132,7 +127,7 @@ func (s *Store) publish(origin string, z *zoneData) {
 		z.journal = s.nextJournal(zones[origin], z)
 		zones[origin] = z
 	}
-	s.snap.Store(&snapshot{zones: zones})
+	s.snap.Store(&Snapshot{zones: zones})
 	s.changed(origin, z)
 }
 

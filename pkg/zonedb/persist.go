@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"bytes"
@@ -217,7 +217,7 @@ func (s *Store) Load() error {
 			zones[z.origin] = z
 		}
 	}
-	s.snap.Store(&snapshot{zones: zones})
+	s.snap.Store(&Snapshot{zones: zones})
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("load zones from %s: %w", s.opts.Dir, err)
 	}
