@@ -44,6 +44,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/source"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonestore"
 )
@@ -122,7 +123,7 @@ type Config struct {
 	// the embedded zones.
 	AllowTransfer []netip.Prefix
 	// NotifyTargets is --local-notify: host:port of the secondaries sent a NOTIFY after every
-	// zone change (dnsserver.Notifier, on every replica).
+	// zone change (xfr.Notifier, on every replica).
 	NotifyTargets []string
 	// TSIG is --local-tsig-key: transfers from beyond loopback must be signed with it, and it
 	// signs every NOTIFY; nil = none.
@@ -396,7 +397,7 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err := a.Manager.Add(srv); err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
-	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
+	notifier := xfr.NewNotifier(a.Store, xfr.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics.XFR, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
 	if err := a.Manager.Add(notifier); err != nil {
 		return fmt.Errorf("NOTIFY sender: %w", err)
 	}

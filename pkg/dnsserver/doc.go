@@ -12,12 +12,13 @@
 //     answers and weighted choice among record sets that carry a weight;
 //   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
 //     hits;
-//   - secondaries: AXFR and IXFR (RFC 1995, from the journal zonedb keeps) to loopback and the
-//     allowed networks, NOTIFY (RFC 1996) sent after each change (Notifier) and acknowledged
-//     when received.
+//   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow
+//     transferHandler interface), with the client's address and TSIG status, which it
+//     verifies (RFC 8945) and signs answers with.
 //
 // What it must not do:
 //   - hold or persist zone data: that is pkg/zonedb's (zones, serials, journal, files);
+//   - transfer zones or send NOTIFY: that is pkg/xfr's;
 //   - know about Kubernetes or about the provider interface: the local
 //     provider (pkg/provider/local) adapts a zonedb.Store to provider.Provider;
 //   - recurse or forward: names outside every served zone get REFUSED;

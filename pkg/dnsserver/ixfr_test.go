@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -126,7 +127,7 @@ func (e *ixfrEnv) waitTransfers(t *testing.T, kind string, want map[string]float
 	t.Helper()
 	testrun.Eventually(t, 10*time.Second, "transfer metrics", func() error {
 		for result, n := range want {
-			if got := testutil.ToFloat64(e.metrics.Transfers.WithLabelValues(kind, result)); got != n {
+			if got := testutil.ToFloat64(e.metrics.XFR.Transfers.WithLabelValues(kind, result)); got != n {
 				return fmt.Errorf("%s %s counted %v, want %v", kind, result, got, n)
 			}
 		}
@@ -172,7 +173,7 @@ func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
 			t.Errorf("IXFR from %d applied: serial %d, content equal %v; want %d and the AXFR's", serial, end, maps.Equal(c, want), cur)
 		}
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferIncremental: float64(len(versions))})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultIncremental: float64(len(versions))})
 }
 
 // TestIXFR_AClientNotBehindGetsTheSOA: RFC 1995 §2, a client at (or past) the current serial
@@ -202,7 +203,7 @@ func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
 	if resp := exchange(t, e.srv.Addr(), "tcp", m); resp.Rcode != dns.RcodeFormatError {
 		t.Errorf("IXFR without an SOA: rcode %s, want FORMERR", dns.RcodeToString[resp.Rcode])
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferUpToDate: 3, transferUseTCP: 1, transferRefused: 1})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultUpToDate: 3, xfr.ResultUseTCP: 1, xfr.ResultRefused: 1})
 }
 
 // TestIXFR_BeyondTheJournalIsTheFullZone (issue 16, item 2): once the journal (two changes
@@ -229,7 +230,7 @@ func TestIXFR_BeyondTheJournalIsTheFullZone(t *testing.T) {
 	if got, err := ixfrIn(t, e.srv.Addr(), "ixfr.test.", 3); err != nil || got[1].Header().Rrtype != dns.TypeSOA {
 		t.Errorf("IXFR from 3, in the journal: %v %v; want incremental", got, err)
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferFull: 2, transferIncremental: 1})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultFull: 2, xfr.ResultIncremental: 1})
 }
 
 // netnsEnv marks this test binary re-run by localNonLoopback in a network namespace of its own.
@@ -307,8 +308,8 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 					t.Errorf("%s from %s: rcode %s, %d answers; want refused %v", dns.TypeToString[req.Question[0].Qtype], ip, dns.RcodeToString[resp.Rcode], len(resp.Answer), tc.refused)
 				}
 			}
-			if want := map[bool]float64{true: 1, false: 0}[tc.refused]; testutil.ToFloat64(m.Transfers.WithLabelValues("axfr", transferRefused)) != want {
-				t.Errorf("axfr refused counted %v, want %v", testutil.ToFloat64(m.Transfers.WithLabelValues("axfr", transferRefused)), want)
+			if want := map[bool]float64{true: 1, false: 0}[tc.refused]; testutil.ToFloat64(m.XFR.Transfers.WithLabelValues("axfr", xfr.ResultRefused)) != want {
+				t.Errorf("axfr refused counted %v, want %v", testutil.ToFloat64(m.XFR.Transfers.WithLabelValues("axfr", xfr.ResultRefused)), want)
 			}
 		})
 	}
@@ -316,7 +317,7 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 
 // TestTransferAllowed is the admission table: loopback always, else the prefixes.
 func TestTransferAllowed(t *testing.T) {
-	srv := &Server{opts: ServerOptions{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}}}
+	h := xfr.New(nil, xfr.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}})
 	for _, tc := range []struct {
 		addr net.Addr
 		want bool
@@ -330,8 +331,8 @@ func TestTransferAllowed(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("2001:db9::5")}, false},
 		{&net.UnixAddr{Name: "x"}, false},
 	} {
-		if got := srv.allowedNetwork(tc.addr) || isLoopback(tc.addr); got != tc.want {
-			t.Errorf("allowed(%v) = %v, want %v", tc.addr, got, tc.want)
+		if ip, _ := addrIP(tc.addr); h.Allowed(xfr.Client{Addr: ip}) != tc.want {
+			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, !tc.want, tc.want)
 		}
 	}
 }

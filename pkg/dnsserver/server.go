@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -132,9 +133,10 @@ type ServerOptions struct {
 //     outside the additional section: checkRequest) get a header-only
 //     FORMERR, as from NSD;
 //   - answers to QCLASS ANY are not authoritative (RFC 1034 §3.7.1);
-//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995, ixfr.go) over both, and
+//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995) over both, and
 //     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
-//   - NOTIFY (RFC 1996) is acknowledged as a primary does (notify.go);
+//   - NOTIFY (RFC 1996) is acknowledged as a primary does;
+//   - the last two are the transfer unit's (pkg/xfr, behind transferHandler);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;
@@ -147,6 +149,7 @@ type ServerOptions struct {
 // the port with SO_REUSEPORT.
 type Server struct {
 	store  *zonedb.Store
+	xfr    transferHandler // AXFR, IXFR and NOTIFY (pkg/xfr)
 	opts   ServerOptions
 	rnd    RandSource
 	rotate atomic.Uint64
@@ -205,6 +208,7 @@ func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
+	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger})
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
@@ -483,7 +487,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		return reply{msg: resp}
 	}
 	if req.Opcode == dns.OpcodeNotify {
-		return reply{msg: s.answerNotify(w, req, resp)}
+		return reply{msg: s.xfr.ServeNotify(w, req, resp)}
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
@@ -492,7 +496,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	}
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		return reply{msg: s.transfer(w, req, resp, udp)}
+		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
 	}
 	same := s.resolve(snap, q, resp)
 	if q.Qclass == dns.ClassANY {

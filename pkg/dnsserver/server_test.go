@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -275,6 +276,7 @@ func TestServer_AXFRRefusedForUnservedZone(t *testing.T) {
 }
 
 func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
+	loopbackOnly := xfr.New(nil, xfr.Options{})
 	for _, tc := range []struct {
 		addr net.Addr
 		want bool
@@ -287,8 +289,9 @@ func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("::2")}, false},
 		{&net.UnixAddr{Name: "x"}, false},
 	} {
-		if got := isLoopback(tc.addr); got != tc.want {
-			t.Errorf("isLoopback(%v) = %v, want %v", tc.addr, got, tc.want)
+		ip, _ := addrIP(tc.addr)
+		if got := loopbackOnly.Allowed(xfr.Client{Addr: ip}); got != tc.want {
+			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, got, tc.want)
 		}
 	}
 }

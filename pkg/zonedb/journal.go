@@ -35,7 +35,7 @@ type Change struct {
 // OnChange registers fn, called after every installed zone version (one call per Update,
 // CreateZone or other install, not per record) and every deleted zone. fn runs under the
 // store's write lock, in the writer's goroutine: it must not block nor call the store's
-// writers (queue the work instead, as the NOTIFY sender, dnsserver.Notifier, does).
+// writers (queue the work instead, as the NOTIFY sender, xfr.Notifier, does).
 func (s *Store) OnChange(fn func(Change)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package dnsserver
+package xfr
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
+	"github.com/dnsplane/dnsplane/pkg/zonedb/zonedbtest"
 )
 
 // notifySink is a real UDP DNS server on loopback that records the NOTIFY messages it gets. It
@@ -71,7 +72,7 @@ func (s *notifySink) received() []uint32 {
 // notifyEnv is a store with one zone and a started Notifier to targets.
 func notifyEnv(t *testing.T, opts NotifierOptions, targets ...*notifySink) (*zonedb.Store, *Metrics) {
 	t.Helper()
-	store := zonedb.NewStore(zonedb.StoreOptions{Clock: countingClock()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Clock: zonedbtest.CountingClock()})
 	m, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestNotifier_OneNotifyPerChangeBatchAndTarget(t *testing.T) {
 	for i := range 3 {
 		if err := store.Update("n.test", func(tx *zonedb.Tx) error {
 			for k := range 50 {
-				put(t, tx, "", nil, fmt.Sprintf("h%d.n.test. 60 IN A 192.0.2.%d", k, i+1))
+				zonedbtest.Put(t, tx, "", nil, fmt.Sprintf("h%d.n.test. 60 IN A 192.0.2.%d", k, i+1))
 			}
 			return nil
 		}); err != nil {

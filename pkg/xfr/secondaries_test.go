@@ -1,4 +1,4 @@
-package dnsserver_test
+package xfr_test
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -111,7 +112,7 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	bind.Start(t, srv.Addr(), secZone)
 	nsd.Start(t, srv.Addr(), secZone)
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Metrics: metrics, Logger: log})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Metrics: metrics.XFR, Logger: log})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd) // the first transfer: AXFR, or IXFR answered in full
 
@@ -179,7 +180,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 		s.TSIGKey = "xfr-key:hmac-sha256:" + secret
 		s.Start(t, srv.Addr(), secZone)
 	}
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd)
 	if err := store.Update(secZone, func(tx *zonedb.Tx) error {
@@ -235,7 +236,7 @@ func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	bind.Start(t, srv.Addr(), secZone)
 	nsd.Start(t, srv.Addr(), secZone)
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd)
 	old, err := store.Zone(secZone)

@@ -1,4 +1,4 @@
-package dnsserver
+package xfr
 
 import (
 	"cmp"
@@ -168,23 +168,23 @@ func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
 	return resp.Rcode, nil
 }
 
-// answerNotify answers an incoming NOTIFY (RFC 1996 §3.7, §4.7) as a primary does: it has no
+// ServeNotify answers req, an incoming NOTIFY (RFC 1996 §3.7, §4.7) as a primary does: it has no
 // master to refresh from, so it acknowledges a NOTIFY for a zone it serves (NOERROR, AA set,
 // the question echoed) and answers NOTAUTH for any other name (RFC 1996 §3.10: a NOTIFY from
 // a host that is not a master of the zone is not acted upon). Only a NOTIFY with the SOA
 // question type is acknowledged (§3.7); others get FORMERR.
-func (s *Server) answerNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
+func (h *Handler) ServeNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 	q := req.Question[0]
 	if q.Qtype != dns.TypeSOA {
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
-	if _, ok := s.store.Snapshot().Zone(dnswire.Canonical(q.Name)); !ok {
+	if _, ok := h.store.Snapshot().Zone(dnswire.Canonical(q.Name)); !ok {
 		resp.Rcode = dns.RcodeNotAuth
 		return resp
 	}
 	resp.Authoritative = true
-	s.opts.Logger.V(1).Info("NOTIFY received; this server is the primary, nothing to refresh", "zone", q.Name, "client", clientString(w.RemoteAddr()))
+	h.opts.Logger.V(1).Info("NOTIFY received; this server is the primary, nothing to refresh", "zone", q.Name, "client", clientString(w.RemoteAddr()))
 	return resp
 }
 
