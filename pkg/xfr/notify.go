@@ -52,7 +52,7 @@ type NotifierOptions struct {
 // notifyItem is one zone to announce to one target.
 type notifyItem struct{ zone, target string }
 
-// Notifier sends NOTIFY (RFC 1996) to its targets after each zone change of a Store: one
+// Notifier sends NOTIFY (RFC 1996) to its targets after each zone change of a zonedb.Store: one
 // message per target per installed version (Store.OnChange), with the zone's new SOA in the
 // answer section (§3.7). Changes that arrive while a message for the same zone and target
 // waits in the queue are announced by that one message (it carries the SOA current when

@@ -42,7 +42,8 @@ type Handler struct {
 	opts  Options
 }
 
-// New returns the handler of store's zones.
+// New returns the handler of store's zones. Only ServeTransfer and ServeNotify read store;
+// Allowed does not.
 func New(store *zonedb.Store, opts Options) *Handler {
 	if opts.Logger.GetSink() == nil {
 		opts.Logger = logr.Discard()
