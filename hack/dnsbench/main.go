@@ -34,6 +34,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 func main() {
@@ -65,11 +66,11 @@ func run(addr, zone, file string, udpSockets int) error {
 	}
 	// Created at last - 1 and updated once: last (nextSerial, as the clock never moves on).
 	clk := clocktesting.NewFakePassiveClock(time.Unix(int64(last-1), 0))
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Clock: clk})
-	if _, err := store.CreateZone(origin, dnsserver.ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(zonedb.StoreOptions{Clock: clk})
+	if _, err := store.CreateZone(origin, zonedb.ZoneMeta{}); err != nil {
 		return err
 	}
-	if err := store.Update(origin, func(tx *dnsserver.Tx) error {
+	if err := store.Update(origin, func(tx *zonedb.Tx) error {
 		for _, rs := range sets {
 			if err := tx.Put(*rs); err != nil {
 				return err
@@ -104,7 +105,7 @@ func run(addr, zone, file string, udpSockets int) error {
 
 // readZone parses file into record sets keyed by (owner, type), returning the
 // SOA separately.
-func readZone(origin, file string) ([]*dnsserver.RRSet, *dns.SOA, error) {
+func readZone(origin, file string) ([]*zonedb.RRSet, *dns.SOA, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, nil, err
@@ -113,8 +114,8 @@ func readZone(origin, file string) ([]*dnsserver.RRSet, *dns.SOA, error) {
 
 	var (
 		soa   *dns.SOA
-		order []dnsserver.SetKey
-		sets  = map[dnsserver.SetKey]*dnsserver.RRSet{}
+		order []zonedb.SetKey
+		sets  = map[zonedb.SetKey]*zonedb.RRSet{}
 	)
 	zp := dns.NewZoneParser(f, origin, file)
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
@@ -130,10 +131,10 @@ func readZone(origin, file string) ([]*dnsserver.RRSet, *dns.SOA, error) {
 			soa = s
 			continue
 		}
-		k := dnsserver.SetKey{Name: h.Name, Type: h.Rrtype}
+		k := zonedb.SetKey{Name: h.Name, Type: h.Rrtype}
 		rs := sets[k]
 		if rs == nil {
-			rs = &dnsserver.RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl}
+			rs = &zonedb.RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl}
 			sets[k] = rs
 			order = append(order, k)
 		}
@@ -148,7 +149,7 @@ func readZone(origin, file string) ([]*dnsserver.RRSet, *dns.SOA, error) {
 	if len(sets) == 0 {
 		return nil, nil, errors.New(file + ": no records besides the SOA")
 	}
-	out := make([]*dnsserver.RRSet, 0, len(order))
+	out := make([]*zonedb.RRSet, 0, len(order))
 	for _, k := range order {
 		out = append(out, sets[k])
 	}
@@ -168,8 +169,8 @@ func containsRR(list []dns.RR, rr dns.RR) bool {
 // store serves (the defaults of CreateZone, and the serial run ends at).
 func noteSOA(soa *dns.SOA, origin string, serial uint32) {
 	want := fmt.Sprintf("ttl %d, %s %s %d %d %d %d %d",
-		dnsserver.DefaultSOATTL, dnsserver.DefaultNameServerLabel+"."+origin, "hostmaster."+origin,
-		serial, dnsserver.DefaultRefresh, dnsserver.DefaultRetry, dnsserver.DefaultExpire, dnsserver.DefaultMinimumTTL)
+		zonedb.DefaultSOATTL, zonedb.DefaultNameServerLabel+"."+origin, "hostmaster."+origin,
+		serial, zonedb.DefaultRefresh, zonedb.DefaultRetry, zonedb.DefaultExpire, zonedb.DefaultMinimumTTL)
 	got := fmt.Sprintf("ttl %d, %s %s %d %d %d %d %d",
 		soa.Hdr.Ttl, strings.ToLower(soa.Ns), strings.ToLower(soa.Mbox),
 		soa.Serial, soa.Refresh, soa.Retry, soa.Expire, soa.Minttl)

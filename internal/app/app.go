@@ -35,6 +35,7 @@ import (
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -43,6 +44,8 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/source"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonestore"
 )
 
@@ -120,11 +123,11 @@ type Config struct {
 	// the embedded zones.
 	AllowTransfer []netip.Prefix
 	// NotifyTargets is --local-notify: host:port of the secondaries sent a NOTIFY after every
-	// zone change (dnsserver.Notifier, on every replica).
+	// zone change (xfr.Notifier, on every replica).
 	NotifyTargets []string
 	// TSIG is --local-tsig-key: transfers from beyond loopback must be signed with it, and it
 	// signs every NOTIFY; nil = none.
-	TSIG *dnsserver.TSIGKey
+	TSIG *dnswire.TSIGKey
 
 	// OwnerID is --owner-id; empty = the UID of the kube-system namespace.
 	OwnerID string
@@ -198,7 +201,7 @@ type App struct {
 	// OwnerID is the resolved owner ID.
 	OwnerID string
 	// Store and Server are the embedded zone store and authoritative DNS server.
-	Store  *dnsserver.Store
+	Store  *zonedb.Store
 	Server *dnsserver.Server
 	// Local is the counted local provider (the factory guards it like every other provider).
 	Local *counting.Provider
@@ -362,13 +365,13 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	opts := dnsserver.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log}
+	opts := zonedb.StoreOptions{Dir: cfg.ZoneDir, NameServerAddrs: glue, Logger: log}
 	if cfg.ZoneStoreNamespace != "" {
 		if opts.Backend, err = a.zoneObjects(cfg); err != nil {
 			return err
 		}
 	}
-	a.Store = dnsserver.NewStore(opts)
+	a.Store = zonedb.NewStore(opts)
 	if err := a.Store.Load(); err != nil {
 		return fmt.Errorf("load zones from %s: %w", cfg.ZoneDir, err)
 	}
@@ -394,7 +397,7 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err := a.Manager.Add(srv); err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
-	notifier := dnsserver.NewNotifier(a.Store, dnsserver.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
+	notifier := xfr.NewNotifier(a.Store, xfr.NotifierOptions{Targets: cfg.NotifyTargets, Metrics: metrics.XFR, Logger: log.WithName("notify"), TSIG: cfg.TSIG})
 	if err := a.Manager.Add(notifier); err != nil {
 		return fmt.Errorf("NOTIFY sender: %w", err)
 	}

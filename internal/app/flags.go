@@ -17,7 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/localcp"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -48,7 +48,7 @@ type options struct {
 	localAllowTransfer []netip.Prefix
 	localNotify        []string
 	// localTSIG is --local-tsig-key, its secret read from the file; nil = none.
-	localTSIG *dnsserver.TSIGKey
+	localTSIG *dnswire.TSIGKey
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
@@ -231,7 +231,7 @@ func parsePrefixes(items []string) ([]netip.Prefix, error) {
 
 // parseTSIGKey parses --local-tsig-key, name:algorithm:secret-file, and reads the secret from
 // the file; "" = no key. Errors name the flag and the part that is wrong, never the secret.
-func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
+func parseTSIGKey(flag string) (*dnswire.TSIGKey, error) {
 	if flag == "" {
 		return nil, nil
 	}
@@ -244,7 +244,7 @@ func parseTSIGKey(flag string) (*dnsserver.TSIGKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--local-tsig-key: read the secret: %w", err)
 	}
-	k, err := dnsserver.NewTSIGKey(name, alg, string(secret))
+	k, err := dnswire.NewTSIGKey(name, alg, string(secret))
 	if err != nil {
 		return nil, fmt.Errorf("--local-tsig-key: %w", err)
 	}

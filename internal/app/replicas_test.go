@@ -22,8 +22,8 @@ import (
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 const replicasNS = "dnsplane-system"
@@ -335,7 +335,7 @@ func restartAll(t *testing.T, cfg *rest.Config, last *replica, zoneID string) {
 	s0 := serial(a)
 	publish(t, a, zoneID, aSet("later.replicas.test", "198.51.100.2"))
 	testrun.Eventually(t, 10*time.Second, "the other replica serves the next serial", func() error {
-		if s := serial(others[0]); !dnsserver.SerialNewer(s, s0) {
+		if s := serial(others[0]); !zonedb.SerialNewer(s, s0) {
 			return fmt.Errorf("serial %d, want newer than %d", s, s0)
 		}
 		return nil

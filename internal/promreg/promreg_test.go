@@ -15,6 +15,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 )
 
 func counter(name string) prometheus.Counter {
@@ -71,6 +72,14 @@ func TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry(t *testing.T) {
 			m, err := dnsserver.NewMetrics(r)
 			return func() { m.Queries.WithLabelValues("udp", "NOERROR").Inc() }, err
 		}, []string{"dnsplane_dnsserver_queries_total"}},
+		{"pkg/xfr", func(r prometheus.Registerer) (func(), error) {
+			m, err := xfr.NewMetrics(r)
+			return func() {
+				m.Transfers.WithLabelValues("axfr", xfr.ResultFull).Inc()
+				m.Notifies.WithLabelValues("acked").Inc()
+				m.JournalDeltas.WithLabelValues("z.test.").Set(1)
+			}, err
+		}, []string{"dnsplane_dnsserver_transfers_total", "dnsplane_dnsserver_notifies_total", "dnsplane_dnsserver_journal_deltas"}},
 		{"pkg/scraper", func(r prometheus.Registerer) (func(), error) {
 			m, err := scraper.NewMetrics(r)
 			return func() { m.Subdomains.WithLabelValues("p").Set(1); m.Duration.WithLabelValues("ok").Observe(1) }, err

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // discardWriter is a dns.ResponseWriter that packs the response, as miekg/dns's
@@ -37,13 +39,13 @@ func (w *discardWriter) Hijack()                     {}
 // benchZoneStore returns a store serving bench.test as hack/bench-dns.sh builds
 // it: 1,000 A names h1..h1000, a 3-record A set, 10 AAAA, 10 TXT and 10 CNAME
 // names.
-func benchZoneStore(b *testing.B) *Store {
+func benchZoneStore(b *testing.B) *zonedb.Store {
 	b.Helper()
-	store := NewStore(StoreOptions{})
-	if _, err := store.CreateZone("bench.test", ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(zonedb.StoreOptions{})
+	if _, err := store.CreateZone("bench.test", zonedb.ZoneMeta{}); err != nil {
 		b.Fatal(err)
 	}
-	err := store.Update("bench.test.", func(tx *Tx) error {
+	err := store.Update("bench.test.", func(tx *zonedb.Tx) error {
 		for i := 1; i <= 1000; i++ {
 			put(b, tx, "", nil, fmt.Sprintf("h%d.bench.test. 300 IN A 10.0.%d.%d", i, i/256, i%256))
 		}

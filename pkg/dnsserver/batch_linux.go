@@ -139,7 +139,7 @@ func (r *batchReader) readBatch() error {
 	}
 	r.misses, r.next, r.out = r.misses[:0], 0, r.out[:0]
 	s := r.s
-	snap := s.store.load()
+	snap := s.store.Snapshot()
 	for i := range r.in[:n] {
 		m := &r.in[i]
 		if m.Addr == nil {

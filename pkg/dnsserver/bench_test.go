@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // BenchmarkServer_UDPQuery measures one A query over loopback UDP, round
@@ -32,7 +34,7 @@ func BenchmarkServer_UDPQuery(b *testing.B) {
 func BenchmarkServer_UDPQueryBigZone(b *testing.B) {
 	const n = 10_000
 	store := exampleStore(b, "")
-	err := store.Update("example.test.", func(tx *Tx) error {
+	err := store.Update("example.test.", func(tx *zonedb.Tx) error {
 		for i := range n {
 			put(b, tx, "", nil, fmt.Sprintf("h%d.example.test. 300 IN A 10.%d.%d.1", i, i/256, i%256))
 			put(b, tx, "", nil, fmt.Sprintf("dp-a.h%d.example.test. 300 IN TXT \"heritage=dnsplane,owner=c1\"", i))

@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // DefaultAnswerCacheBytes bounds the packed-answer cache of a Server: 16 MiB
@@ -46,7 +48,7 @@ type cachedAnswer struct {
 // than the zone data a query would otherwise read. Keys are the lowercased
 // wire question name, qtype, qclass and the EDNS0 flags (appendKey).
 type answerCache struct {
-	snap *snapshot
+	snap *zonedb.Snapshot
 
 	mu    sync.RWMutex
 	m     map[string]*cachedAnswer
@@ -55,7 +57,7 @@ type answerCache struct {
 
 // cacheFor returns the answer cache of snap, replacing one of another
 // snapshot; nil when caching is off or another snapshot won the race.
-func (s *Server) cacheFor(snap *snapshot) *answerCache {
+func (s *Server) cacheFor(snap *zonedb.Snapshot) *answerCache {
 	if s.opts.AnswerCacheBytes < 0 {
 		return nil
 	}
@@ -74,7 +76,7 @@ func (s *Server) cacheFor(snap *snapshot) *answerCache {
 }
 
 // lookup returns the entry of key, when the current cache is snap's.
-func (s *Server) lookup(snap *snapshot, key []byte) *cachedAnswer {
+func (s *Server) lookup(snap *zonedb.Snapshot, key []byte) *cachedAnswer {
 	c := s.cache.Load()
 	if c == nil || c.snap != snap {
 		return nil
@@ -153,7 +155,7 @@ func questionKey(q dns.Question, flags byte, nameBuf, keyBuf []byte) ([]byte, []
 // cachedReply looks up the answer to req (question key key, wire name
 // qname) that may be at most size bytes long. On a hit it returns the answer
 // copied into a buffer from s.bufs, with req's ID, RD and CD bits and name.
-func (s *Server) cachedReply(snap *snapshot, qname, key []byte, req *dns.Msg, size int) (reply, bool) {
+func (s *Server) cachedReply(snap *zonedb.Snapshot, qname, key []byte, req *dns.Msg, size int) (reply, bool) {
 	e := s.lookup(snap, key)
 	if e == nil || len(e.wire) > size {
 		return reply{}, false

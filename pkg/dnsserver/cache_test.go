@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // rawExchange sends the packed query pkt to addr over proto ("udp" or "tcp")
@@ -141,13 +143,13 @@ func TestAnswerCache_NeverServesAnAnswerFromBeforeAnUpdate(t *testing.T) {
 			}
 			return resp.Answer[0].(*dns.A).A.String()
 		}
-		update := func(fn func(tx *Tx)) {
+		update := func(fn func(tx *zonedb.Tx)) {
 			t.Helper()
-			if err := store.Update("example.test", func(tx *Tx) error { fn(tx); return nil }); err != nil {
+			if err := store.Update("example.test", func(tx *zonedb.Tx) error { fn(tx); return nil }); err != nil {
 				t.Fatal(err)
 			}
 		}
-		update(func(tx *Tx) { put(t, tx, "", nil, "c.example.test. 60 IN A 192.0.2.1") })
+		update(func(tx *zonedb.Tx) { put(t, tx, "", nil, "c.example.test. 60 IN A 192.0.2.1") })
 		for range 3 {
 			if got := addr("c.example.test"); got != "192.0.2.1" {
 				t.Fatalf("%s: got %s, want 192.0.2.1", proto, got)
@@ -155,12 +157,12 @@ func TestAnswerCache_NeverServesAnAnswerFromBeforeAnUpdate(t *testing.T) {
 		}
 		for i := 2; i < 6; i++ {
 			ip := fmt.Sprintf("192.0.2.%d", i)
-			update(func(tx *Tx) { put(t, tx, "", nil, "c.example.test. 60 IN A "+ip) })
+			update(func(tx *zonedb.Tx) { put(t, tx, "", nil, "c.example.test. 60 IN A "+ip) })
 			if got := addr("c.example.test"); got != ip {
 				t.Fatalf("%s: after the update to %s the server answered %s", proto, ip, got)
 			}
 		}
-		update(func(tx *Tx) { tx.Delete(SetKey{Name: "c.example.test.", Type: dns.TypeA}) })
+		update(func(tx *zonedb.Tx) { tx.Delete(zonedb.SetKey{Name: "c.example.test.", Type: dns.TypeA}) })
 		if got := addr("c.example.test"); got != "NXDOMAIN" {
 			t.Fatalf("%s: after the delete: %s", proto, got)
 		}
@@ -174,10 +176,10 @@ func TestAnswerCache_NeverServesAnAnswerFromBeforeAnUpdate(t *testing.T) {
 		if resp := ask(t, srv.Addr(), proto, "www.child.example.test", dns.TypeA); resp.Authoritative || len(resp.Answer) != 0 {
 			t.Fatalf("%s: deleted zone still answered: %v", proto, resp)
 		}
-		if _, err := store.CreateZone("child.example.test", ZoneMeta{}); err != nil {
+		if _, err := store.CreateZone("child.example.test", zonedb.ZoneMeta{}); err != nil {
 			t.Fatal(err)
 		}
-		if err := store.Update("child.example.test", func(tx *Tx) error {
+		if err := store.Update("child.example.test", func(tx *zonedb.Tx) error {
 			put(t, tx, "", nil, "www.child.example.test. 300 IN A 198.51.100.1")
 			return nil
 		}); err != nil {

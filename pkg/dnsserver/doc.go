@@ -1,35 +1,29 @@
-// Package dnsserver is dnsplane's embedded authoritative DNS server: a Store
-// of zones, persisted under a directory, and a Server answering UDP and TCP
-// queries from it with miekg/dns.
+// Package dnsserver is dnsplane's embedded authoritative DNS server: a Server answering UDP and
+// TCP queries with miekg/dns from the zones of a zonedb.Store.
 //
 // What it owns:
-//   - the zone data model: origin, SOA, record sets keyed by (owner, type,
-//     set identifier), and the metadata a master file cannot hold (zone ID,
-//     caller reference, tags, creation time, set identifiers, weights and
-//     opaque per-set labels);
-//   - persistence: one RFC 1035 master file and one JSON sidecar per zone,
-//     written atomically (see Store), or a Backend (pkg/zonestore: Kubernetes
-//     objects) fed the sharded encoding (EncodeShards, DecodeShards), whose
-//     readers install versions with Store.Install, through the store's one
-//     publish point;
+//   - listening: UDP sockets sharing a port with SO_REUSEPORT, batched reads and writes on
+//     Linux (recvmmsg/sendmmsg), TCP, draining before shutdown;
 //   - answering queries: authoritative answers, NXDOMAIN/NODATA with the SOA
 //     (RFC 2308), CNAME chasing within a zone, wildcards (RFC 4592),
 //     referrals with glue, EDNS0 (RFC 6891) and truncation by RRset (TC only
 //     for required data, RFC 2181 §9, RFC 9471), FORMERR for malformed
-//     requests that miekg/dns would read leniently, AXFR to loopback
-//     clients, rotation of multi-record answers and weighted choice among
-//     record sets that carry a weight;
-//   - secondaries: AXFR and IXFR (RFC 1995, from a bounded per-zone journal
-//     kept at Store.publish) to loopback and the allowed networks, NOTIFY
-//     (RFC 1996) sent after each change (Notifier) and acknowledged when
-//     received.
+//     requests that miekg/dns would read leniently, rotation of multi-record
+//     answers and weighted choice among record sets that carry a weight;
+//   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
+//     hits;
+//   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow
+//     transferHandler interface), with the client's address and TSIG status, which it
+//     verifies (RFC 8945) and signs answers with.
 //
 // What it must not do:
+//   - hold or persist zone data: that is pkg/zonedb's (zones, serials, journal, files);
+//   - transfer zones or send NOTIFY: that is pkg/xfr's;
 //   - know about Kubernetes or about the provider interface: the local
-//     provider (pkg/provider/local) adapts a Store to provider.Provider;
+//     provider (pkg/provider/local) adapts a zonedb.Store to provider.Provider;
 //   - recurse or forward: names outside every served zone get REFUSED;
 //   - keep package-level mutable state: the rotation counter and the random
-//     source belong to a Server, the data to a Store;
+//     source belong to a Server;
 //   - register metrics globally: NewMetrics registers them with the
 //     prometheus.Registerer it is given.
 package dnsserver

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Issue 25, items 1-3: ANY at a CNAME, TC per section, malformed requests. Each answer is
@@ -17,7 +19,7 @@ import (
 
 // edgeServers returns servers of store with the batched UDP reader (the default) and with one
 // datagram per read (fastReader).
-func edgeServers(t *testing.T, store *Store) map[string]*Server {
+func edgeServers(t *testing.T, store *zonedb.Store) map[string]*Server {
 	t.Helper()
 	return map[string]*Server{"batched": startServer(t, store, ServerOptions{}), "one per read": startServer(t, store, ServerOptions{UDPBatch: 1})}
 }
@@ -27,7 +29,7 @@ func edgeServers(t *testing.T, store *Store) map[string]*Server {
 // the target's records and a CNAME into a delegation gave a referral with AA set.
 func TestServer_ANYAtACNAMEReturnsTheCNAMEAlone(t *testing.T) {
 	store := exampleStore(t, "")
-	err := store.Update("example.test", func(tx *Tx) error {
+	err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		put(t, tx, "", nil, "todeleg.example.test. 300 IN CNAME host.sub.example.test.")
 		put(t, tx, "", nil, "*.wc.example.test. 300 IN CNAME www.example.test.")
 		return nil
@@ -67,7 +69,7 @@ func TestServer_ANYAtACNAMEReturnsTheCNAMEAlone(t *testing.T) {
 // target had 40 addresses came back with TC and 27 of them over UDP without EDNS.
 func TestServer_TCOnlyWhenARequiredRRsetDoesNotFit(t *testing.T) {
 	store := exampleStore(t, "")
-	err := store.Update("example.test", func(tx *Tx) error {
+	err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		var mail, ns, glue []string
 		for i := range 40 {
 			mail = append(mail, fmt.Sprintf("mail40.example.test. 300 IN A 192.0.2.%d", 100+i))

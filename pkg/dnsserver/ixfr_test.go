@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // ixfrIn asks addr for an IXFR of zone from serial over TCP with miekg's dns.Transfer and
@@ -84,16 +86,16 @@ func applyIXFR(t *testing.T, content map[string]bool, rrs []dns.RR) uint32 {
 
 // ixfrEnv is a zone served with metrics, changed in steps.
 type ixfrEnv struct {
-	store   *Store
+	store   *zonedb.Store
 	srv     *Server
 	metrics *Metrics
 }
 
-func newIXFREnv(t *testing.T, sopts StoreOptions, opts ServerOptions) *ixfrEnv {
+func newIXFREnv(t *testing.T, sopts zonedb.StoreOptions, opts ServerOptions) *ixfrEnv {
 	t.Helper()
 	sopts.Clock = countingClock()
-	store := NewStore(sopts)
-	if _, err := store.CreateZone("ixfr.test", ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(sopts)
+	if _, err := store.CreateZone("ixfr.test", zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	m, err := NewMetrics(prometheus.NewRegistry())
@@ -108,10 +110,10 @@ func newIXFREnv(t *testing.T, sopts StoreOptions, opts ServerOptions) *ixfrEnv {
 // every record's TTL of the shared set each third step.
 func (e *ixfrEnv) step(t *testing.T, i int) {
 	t.Helper()
-	if err := e.store.Update("ixfr.test", func(tx *Tx) error {
+	if err := e.store.Update("ixfr.test", func(tx *zonedb.Tx) error {
 		put(t, tx, "", nil, fmt.Sprintf("a.ixfr.test. 60 IN TXT \"v%d\"", i))
 		put(t, tx, "", nil, fmt.Sprintf("h%d.ixfr.test. 60 IN A 192.0.2.%d", i, i))
-		tx.Delete(SetKey{Name: fmt.Sprintf("h%d.ixfr.test.", i-2), Type: dns.TypeA})
+		tx.Delete(zonedb.SetKey{Name: fmt.Sprintf("h%d.ixfr.test.", i-2), Type: dns.TypeA})
 		put(t, tx, "", nil, fmt.Sprintf("shared.ixfr.test. %d IN A 192.0.2.200", 60+i/3), fmt.Sprintf("shared.ixfr.test. %d IN A 192.0.2.201", 60+i/3))
 		return nil
 	}); err != nil {
@@ -125,7 +127,7 @@ func (e *ixfrEnv) waitTransfers(t *testing.T, kind string, want map[string]float
 	t.Helper()
 	testrun.Eventually(t, 10*time.Second, "transfer metrics", func() error {
 		for result, n := range want {
-			if got := testutil.ToFloat64(e.metrics.Transfers.WithLabelValues(kind, result)); got != n {
+			if got := testutil.ToFloat64(e.metrics.XFR.Transfers.WithLabelValues(kind, result)); got != n {
 				return fmt.Errorf("%s %s counted %v, want %v", kind, result, got, n)
 			}
 		}
@@ -137,7 +139,7 @@ func (e *ixfrEnv) waitTransfers(t *testing.T, kind string, want map[string]float
 // serial, the IXFR answer is one condensed difference (two SOA pairs, RFC 1995 §5) that turns
 // the zone at that serial into the zone now.
 func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	versions := map[uint32]map[string]bool{}
 	for i := range 8 {
 		axfr, err := transferIn(t, e.srv.Addr(), "ixfr.test.")
@@ -171,14 +173,14 @@ func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
 			t.Errorf("IXFR from %d applied: serial %d, content equal %v; want %d and the AXFR's", serial, end, maps.Equal(c, want), cur)
 		}
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferIncremental: float64(len(versions))})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultIncremental: float64(len(versions))})
 }
 
 // TestIXFR_AClientNotBehindGetsTheSOA: RFC 1995 §2, a client at (or past) the current serial
 // gets the SOA alone, over TCP and UDP; over UDP a client behind gets it too, which sends it to
 // TCP. Without the client's SOA in the authority section (§3) the answer is FORMERR.
 func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	e.step(t, 2)
 	e.step(t, 3) // serial 3
 	got, err := ixfrIn(t, e.srv.Addr(), "ixfr.test.", 3)
@@ -201,14 +203,14 @@ func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
 	if resp := exchange(t, e.srv.Addr(), "tcp", m); resp.Rcode != dns.RcodeFormatError {
 		t.Errorf("IXFR without an SOA: rcode %s, want FORMERR", dns.RcodeToString[resp.Rcode])
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferUpToDate: 3, transferUseTCP: 1, transferRefused: 1})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultUpToDate: 3, xfr.ResultUseTCP: 1, xfr.ResultRefused: 1})
 }
 
 // TestIXFR_BeyondTheJournalIsTheFullZone (issue 16, item 2): once the journal (two changes
 // here) no longer reaches the client's serial, the IXFR answer is the whole zone as in AXFR
 // (RFC 1995 §4), which miekg's client takes as such.
 func TestIXFR_BeyondTheJournalIsTheFullZone(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{JournalDeltas: 2}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{JournalDeltas: 2}, ServerOptions{})
 	for i := range 4 {
 		e.step(t, i+2) // serials 2..5; the journal holds 3 -> 4 -> 5
 	}
@@ -228,7 +230,7 @@ func TestIXFR_BeyondTheJournalIsTheFullZone(t *testing.T) {
 	if got, err := ixfrIn(t, e.srv.Addr(), "ixfr.test.", 3); err != nil || got[1].Header().Rrtype != dns.TypeSOA {
 		t.Errorf("IXFR from 3, in the journal: %v %v; want incremental", got, err)
 	}
-	e.waitTransfers(t, "ixfr", map[string]float64{transferFull: 2, transferIncremental: 1})
+	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultFull: 2, xfr.ResultIncremental: 1})
 }
 
 // netnsEnv marks this test binary re-run by localNonLoopback in a network namespace of its own.
@@ -283,8 +285,8 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 		{"the client's network", []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.PrefixFrom(ip, 32)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			store := NewStore(StoreOptions{})
-			if _, err := store.CreateZone("acl.test", ZoneMeta{}); err != nil {
+			store := zonedb.NewStore(zonedb.StoreOptions{})
+			if _, err := store.CreateZone("acl.test", zonedb.ZoneMeta{}); err != nil {
 				t.Fatal(err)
 			}
 			m, _ := NewMetrics(prometheus.NewRegistry())
@@ -306,8 +308,8 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 					t.Errorf("%s from %s: rcode %s, %d answers; want refused %v", dns.TypeToString[req.Question[0].Qtype], ip, dns.RcodeToString[resp.Rcode], len(resp.Answer), tc.refused)
 				}
 			}
-			if want := map[bool]float64{true: 1, false: 0}[tc.refused]; testutil.ToFloat64(m.Transfers.WithLabelValues("axfr", transferRefused)) != want {
-				t.Errorf("axfr refused counted %v, want %v", testutil.ToFloat64(m.Transfers.WithLabelValues("axfr", transferRefused)), want)
+			if want := map[bool]float64{true: 1, false: 0}[tc.refused]; testutil.ToFloat64(m.XFR.Transfers.WithLabelValues("axfr", xfr.ResultRefused)) != want {
+				t.Errorf("axfr refused counted %v, want %v", testutil.ToFloat64(m.XFR.Transfers.WithLabelValues("axfr", xfr.ResultRefused)), want)
 			}
 		})
 	}
@@ -315,7 +317,7 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 
 // TestTransferAllowed is the admission table: loopback always, else the prefixes.
 func TestTransferAllowed(t *testing.T) {
-	srv := &Server{opts: ServerOptions{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}}}
+	h := xfr.New(nil, xfr.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}})
 	for _, tc := range []struct {
 		addr net.Addr
 		want bool
@@ -329,8 +331,8 @@ func TestTransferAllowed(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("2001:db9::5")}, false},
 		{&net.UnixAddr{Name: "x"}, false},
 	} {
-		if got := srv.allowedNetwork(tc.addr) || isLoopback(tc.addr); got != tc.want {
-			t.Errorf("allowed(%v) = %v, want %v", tc.addr, got, tc.want)
+		if ip, _ := addrIP(tc.addr); h.Allowed(xfr.Client{Addr: ip}) != tc.want {
+			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, !tc.want, tc.want)
 		}
 	}
 }
@@ -339,7 +341,7 @@ func TestTransferAllowed(t *testing.T) {
 // NOERROR answer (AA set, question echoed, opcode NOTIFY); for another name NOTAUTH (§3.10);
 // with a question type other than SOA FORMERR (§3.7). It was NOTIMP before.
 func TestServer_NotifyIsAcknowledgedAsAPrimary(t *testing.T) {
-	e := newIXFREnv(t, StoreOptions{}, ServerOptions{})
+	e := newIXFREnv(t, zonedb.StoreOptions{}, ServerOptions{})
 	for _, tc := range []struct {
 		zone  string
 		qtype uint16

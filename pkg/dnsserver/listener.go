@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // udpPeer is the client of a UDP query that a batchReader (batch_linux.go)
@@ -73,7 +75,7 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 // reply puts the cached answer to the UDP query pkt in r.out and returns its
 // rcode, or false.
 func (r *fastReader) reply(pkt []byte) (int, bool) {
-	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.load(), pkt)
+	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.Snapshot(), pkt)
 	r.out, r.key = out, key
 	if ok {
 		r.s.cacheHits.Add(1)
@@ -88,7 +90,7 @@ func (r *fastReader) reply(pkt []byte) (int, bool) {
 // than the query's UDP payload size (512 bytes without EDNS0, RFC 1035
 // §4.2.1; else the OPT's size capped at ServerOptions.UDPSize, RFC 6891
 // §6.2.5), so that truncation goes the long way. It does not count the hit.
-func (s *Server) appendHit(dst, key []byte, snap *snapshot, pkt []byte) (out, keyBuf []byte, rcode int, ok bool) {
+func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte) (out, keyBuf []byte, rcode int, ok bool) {
 	q, ok := parseQuery(pkt)
 	if !ok {
 		return dst, key, 0, false

@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
 )
 
 // Metrics are the embedded server's metrics. A nil *Metrics counts nothing.
@@ -12,45 +13,42 @@ type Metrics struct {
 	// Queries is dnsplane_dnsserver_queries_total{proto,rcode}: queries answered, by transport
 	// ("udp", "tcp") and response code mnemonic (miekg/dns RcodeToString: "NOERROR", ...).
 	Queries *prometheus.CounterVec
-	// Transfers is dnsplane_dnsserver_transfers_total{type,result}: zone transfers asked for,
-	// by type ("axfr", "ixfr") and result ("full", "incremental", "uptodate", "usetcp",
-	// "refused", "failed"; transfer.go).
-	Transfers *prometheus.CounterVec
-	// Notifies is dnsplane_dnsserver_notifies_total{result}: NOTIFY messages (RFC 1996) sent to
-	// --local-notify targets, one per zone change and target, by result: "acked" (NOERROR
-	// answer), "rejected" (another rcode), "failed" (no answer after every retry).
-	Notifies *prometheus.CounterVec
-	// JournalDeltas is dnsplane_dnsserver_journal_deltas{zone}: how many changes the zone's IXFR
-	// journal holds.
-	JournalDeltas *prometheus.GaugeVec
+	// XFR are the transfer unit's: dnsplane_dnsserver_transfers_total, _notifies_total and
+	// _journal_deltas (xfr.Metrics). Pass them to xfr.NotifierOptions.Metrics.
+	XFR *xfr.Metrics
 }
 
-// NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
-// unregistered). A registration error (a second registration with the same registry, say) is
-// returned wrapped (internal/promreg).
+// NewMetrics creates the metrics, the transfer unit's included (xfr.NewMetrics), and registers
+// them with reg (the manager's registry; nil = unregistered). A registration error (a second
+// registration with the same registry, say) is returned wrapped (internal/promreg), and then
+// none of them stays registered.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dnsplane_dnsserver_queries_total",
 			Help: "DNS queries answered by the embedded server, by transport and response code.",
 		}, []string{"proto", "rcode"}),
-		Transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dnsserver_transfers_total",
-			Help: "Zone transfers (AXFR, IXFR) asked of the embedded server, by type and result.",
-		}, []string{"type", "result"}),
-		Notifies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dnsserver_notifies_total",
-			Help: "NOTIFY messages sent to the --local-notify targets, by result (acked, rejected, failed).",
-		}, []string{"result"}),
-		JournalDeltas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dnsplane_dnsserver_journal_deltas",
-			Help: "Changes held in each zone's IXFR journal.",
-		}, []string{"zone"}),
 	}
-	if err := promreg.Register(reg, "dnsserver", m.Queries, m.Transfers, m.Notifies, m.JournalDeltas); err != nil {
+	if err := promreg.Register(reg, "dnsserver", m.Queries); err != nil {
 		return nil, err
 	}
+	x, err := xfr.NewMetrics(reg)
+	if err != nil {
+		if reg != nil {
+			reg.Unregister(m.Queries)
+		}
+		return nil, err
+	}
+	m.XFR = x
 	return m, nil
+}
+
+// transfers returns the transfer unit's metrics, nil when m is.
+func (m *Metrics) transfers() *xfr.Metrics {
+	if m == nil {
+		return nil
+	}
+	return m.XFR
 }
 
 func (m *Metrics) count(proto string, rcode int) {
@@ -94,28 +92,5 @@ func (c *rcodeCounts) flush() {
 		}
 		c.counters[rc].Add(float64(n))
 		c.n[rc] = 0
-	}
-}
-
-func (m *Metrics) transferred(kind, result string) {
-	if m != nil {
-		m.Transfers.WithLabelValues(kind, result).Inc()
-	}
-}
-
-func (m *Metrics) notified(result string) {
-	if m != nil {
-		m.Notifies.WithLabelValues(result).Inc()
-	}
-}
-
-// journal sets the zone's journal gauge, or removes it for a deleted zone.
-func (m *Metrics) journal(c Change) {
-	switch {
-	case m == nil:
-	case c.Deleted:
-		m.JournalDeltas.DeleteLabelValues(c.Zone)
-	default:
-		m.JournalDeltas.WithLabelValues(c.Zone).Set(float64(c.JournalDeltas))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Issue 25, "Done when": the embedded server against a real NSD. NSD is a secondary of the
@@ -511,13 +512,13 @@ func nsdAvailable() bool {
 }
 
 // diffStore is the zone of the comparison in a fresh store.
-func diffStore(t *testing.T) *Store {
+func diffStore(t *testing.T) *zonedb.Store {
 	t.Helper()
-	store := NewStore(StoreOptions{})
-	if _, err := store.CreateZone(diffZone, ZoneMeta{}); err != nil {
+	store := zonedb.NewStore(zonedb.StoreOptions{})
+	if _, err := store.CreateZone(diffZone, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
-	err := store.Update(diffZone, func(tx *Tx) error {
+	err := store.Update(diffZone, func(tx *zonedb.Tx) error {
 		type key struct {
 			name string
 			typ  uint16

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Item 5 of issue 11: protocol details of the embedded server, checked over the wire with the
@@ -134,7 +136,7 @@ func TestServer_ErrorsToEDNSQueriesCarryOPT(t *testing.T) {
 // Synthesised from a wildcard, the records carry the query name (RFC 4592 §3.3.1).
 func TestServer_ANYKeepsEachRRsetsTTL(t *testing.T) {
 	store := exampleStore(t, "")
-	err := store.Update("example.test", func(tx *Tx) error {
+	err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		put(t, tx, "", nil, `example.test. 300 IN TXT "v=spf1 -all"`)
 		put(t, tx, "", nil, "multi.example.test. 900 IN TXT \"t\"")
 		return nil
@@ -147,7 +149,7 @@ func TestServer_ANYKeepsEachRRsetsTTL(t *testing.T) {
 		name string
 		want map[uint16]uint32 // type -> TTL
 	}{
-		{"example.test", map[uint16]uint32{dns.TypeSOA: DefaultSOATTL, dns.TypeNS: DefaultNSTTL, dns.TypeTXT: 300}},
+		{"example.test", map[uint16]uint32{dns.TypeSOA: zonedb.DefaultSOATTL, dns.TypeNS: zonedb.DefaultNSTTL, dns.TypeTXT: 300}},
 		{"multi.example.test", map[uint16]uint32{dns.TypeA: 60, dns.TypeTXT: 900}},
 		{"x.wild.example.test", map[uint16]uint32{dns.TypeA: 120, dns.TypeTXT: 120}},
 	} {
@@ -175,7 +177,7 @@ func TestServer_ANYKeepsEachRRsetsTTL(t *testing.T) {
 // does. TCP answers are never truncated.
 func TestServer_UDPAnswersFitTheSmallerPayloadSize(t *testing.T) {
 	store := exampleStore(t, "")
-	err := store.Update("example.test", func(tx *Tx) error {
+	err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		var lines []string
 		for i := range 24 {
 			lines = append(lines, fmt.Sprintf("huge.example.test. 300 IN TXT \"%02d%s\"", i, strings.Repeat("h", 98)))

@@ -1,44 +1,39 @@
 package dnsserver
 
 import (
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // maxChase bounds CNAME chasing within a zone.
 const maxChase = 8
 
 // zoneFor returns the served zone with the longest origin that is qname or
-// an ancestor of it, or nil. For a DS query at a zone apex, the parent zone
+// an ancestor of it, or false. For a DS query at a zone apex, the parent zone
 // answers when it is served too and delegates the child (an NS set at
 // qname): DS lives on the parental side of the cut (RFC 4035 §3.1.4.1).
-func (s *snapshot) zoneFor(qname string, qtype uint16) *zoneData {
-	for off, end := 0, false; !end; off, end = dns.NextLabel(qname, off) {
-		z := s.zones[qname[off:]]
-		if z == nil {
-			continue
-		}
-		if qtype == dns.TypeDS && off == 0 {
-			if p := parentName(qname); p != "" {
-				if pz := s.zoneFor(p, dns.TypeA); pz != nil {
-					if n := pz.nodes[qname]; n != nil && len(n.sets[dns.TypeNS]) > 0 {
-						return pz
-					}
+func zoneFor(snap *zonedb.Snapshot, qname string, qtype uint16) (zonedb.ZoneVersion, bool) {
+	z, ok := snap.Enclosing(qname)
+	if ok && qtype == dns.TypeDS && z.Origin() == qname {
+		if p := dnswire.Parent(qname); p != "" {
+			if pz, ok := snap.Enclosing(p); ok {
+				if n := pz.Node(qname); n != nil && len(n.Sets(dns.TypeNS)) > 0 {
+					return pz, true
 				}
 			}
 		}
-		return z
 	}
-	return nil
+	return z, ok
 }
 
 // negativeSOA is the SOA for the authority section of NXDOMAIN and NODATA
 // answers, with TTL min(SOA TTL, MINIMUM) (RFC 2308 §3, §5).
-func (z *zoneData) negativeSOA() dns.RR {
-	soa := dns.Copy(z.soa).(*dns.SOA)
+func negativeSOA(z zonedb.ZoneVersion) dns.RR {
+	soa := dns.Copy(z.SOA()).(*dns.SOA)
 	soa.Hdr.Ttl = min(soa.Hdr.Ttl, soa.Minttl)
 	return soa
 }
@@ -47,16 +42,16 @@ func (z *zoneData) negativeSOA() dns.RR {
 // (an NS set strictly below the apex) at or above qname, or "" when qname is
 // not at or below a cut. A DS query at the cut itself is not delegated: the
 // parent answers it (RFC 4035 §3.1.4.1).
-func (z *zoneData) findCut(qname string, qtype uint16) (string, []*RRSet) {
+func findCut(z zonedb.ZoneVersion, qname string, qtype uint16) (string, []*zonedb.RRSet) {
 	idx := dns.Split(qname)
-	below := len(idx) - dns.CountLabel(z.origin) // labels of qname below the apex
+	below := len(idx) - dns.CountLabel(z.Origin()) // labels of qname below the apex
 	for i := below - 1; i >= 0; i-- {
 		name := qname[idx[i]:]
-		n := z.nodes[name]
+		n := z.Node(name)
 		if n == nil {
 			return "", nil // nothing exists at or below name
 		}
-		if ns := n.sets[dns.TypeNS]; len(ns) > 0 {
+		if ns := n.Sets(dns.TypeNS); len(ns) > 0 {
 			if i == 0 && qtype == dns.TypeDS {
 				return "", nil
 			}
@@ -68,30 +63,30 @@ func (z *zoneData) findCut(qname string, qtype uint16) (string, []*RRSet) {
 
 // closestEncloser returns the nearest existing ancestor of a name that does
 // not exist itself (RFC 4592 §3.3.1); the apex always exists.
-func (z *zoneData) closestEncloser(qname string) string {
-	for p := parentName(qname); p != "" && dns.IsSubDomain(z.origin, p); p = parentName(p) {
-		if z.nodes[p] != nil {
+func closestEncloser(z zonedb.ZoneVersion, qname string) string {
+	for p := dnswire.Parent(qname); p != "" && dns.IsSubDomain(z.Origin(), p); p = dnswire.Parent(p) {
+		if z.Node(p) != nil {
 			return p
 		}
 	}
-	return z.origin
+	return z.Origin()
 }
 
 // resolve fills resp for one question against the snapshot: RFC 1034 §4.3.2
 // without recursion. resp already carries the question and flags. It returns
 // true when the answer is the same for every such query against snap (no
 // rotation, no weighted choice), so that it may be cached.
-func (s *Server) resolve(snap *snapshot, q dns.Question, resp *dns.Msg) bool {
+func (s *Server) resolve(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg) bool {
 	sel := s.newSelector()
 	s.resolveWith(snap, q, resp, &sel)
 	return !sel.varied
 }
 
 // resolveWith is resolve with the selection state sel.
-func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel *selector) {
+func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, sel *selector) {
 	qname := strings.ToLower(q.Name)
-	z := snap.zoneFor(qname, q.Qtype)
-	if z == nil {
+	z, ok := zoneFor(snap, qname, q.Qtype)
+	if !ok {
 		resp.Rcode = dns.RcodeRefused
 		return
 	}
@@ -101,23 +96,23 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 	for range maxChase {
 		seen[name] = true
 		// 1. Delegation: a cut at or above name sends the client there.
-		if cut, ns := z.findCut(name, q.Qtype); cut != "" {
+		if cut, ns := findCut(z, name, q.Qtype); cut != "" {
 			if len(resp.Answer) == 0 {
 				resp.Authoritative = false
 			}
 			resp.Ns = append(resp.Ns, sel.all(ns, "")...)
-			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Ns), cut)...)
+			resp.Extra = append(resp.Extra, addresses(z, targetsOf(resp.Ns), cut)...)
 			return
 		}
 		// 2. The name itself, or 3. a wildcard for it.
-		n, owner := z.nodes[name], name
+		n, owner := z.Node(name), name
 		if n == nil {
-			wc := "*." + z.closestEncloser(name)
-			if n = z.nodes[wc]; n == nil {
+			wc := "*." + closestEncloser(z, name)
+			if n = z.Node(wc); n == nil {
 				// NXDOMAIN, also at the end of a CNAME chain: the rcode is
 				// that of the last name (RFC 6604 §3).
 				resp.Rcode = dns.RcodeNameError
-				resp.Ns = append(resp.Ns, z.negativeSOA())
+				resp.Ns = append(resp.Ns, negativeSOA(z))
 				return
 			}
 		}
@@ -125,11 +120,11 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 		// CNAME or * query should return just the CNAME" (RFC 1034 §3.6.2; NSD
 		// and Knot do so): for ANY, anyType below finds the CNAME, the only set
 		// of its node (validateNode), and nothing is chased.
-		if q.Qtype != dns.TypeCNAME && q.Qtype != dns.TypeANY && len(n.sets[dns.TypeCNAME]) > 0 {
-			cname := sel.pick(n.sets[dns.TypeCNAME], owner)
+		if q.Qtype != dns.TypeCNAME && q.Qtype != dns.TypeANY && len(n.Sets(dns.TypeCNAME)) > 0 {
+			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
 			target := strings.ToLower(cname[0].(*dns.CNAME).Target)
-			if !dns.IsSubDomain(z.origin, target) || seen[target] {
+			if !dns.IsSubDomain(z.Origin(), target) || seen[target] {
 				return // out of zone, or a loop: the client follows it
 			}
 			name = target
@@ -139,16 +134,16 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 		if q.Qtype == dns.TypeANY {
 			answer = sel.anyType(n, owner)
 		} else {
-			answer = sel.pick(n.sets[q.Qtype], owner)
+			answer = sel.pick(n.Sets(q.Qtype), owner)
 		}
 		if len(answer) == 0 {
-			resp.Ns = append(resp.Ns, z.negativeSOA()) // NODATA (RFC 2308 §2.2)
+			resp.Ns = append(resp.Ns, negativeSOA(z)) // NODATA (RFC 2308 §2.2)
 			return
 		}
 		resp.Answer = append(resp.Answer, answer...)
 		switch q.Qtype { // additional section processing (RFC 1034 §4.3.2 step 6)
 		case dns.TypeNS, dns.TypeMX, dns.TypeSRV, dns.TypeANY:
-			resp.Extra = append(resp.Extra, z.addresses(targetsOf(resp.Answer), z.origin)...)
+			resp.Extra = append(resp.Extra, addresses(z, targetsOf(resp.Answer), z.Origin())...)
 		}
 		return
 	}
@@ -157,11 +152,10 @@ func (s *Server) resolveWith(snap *snapshot, q dns.Question, resp *dns.Msg, sel 
 // anyType returns every record of node n for an ANY query, type by type in
 // ascending type order, each type one RRset with its own TTL (RFC 2181 §5.2
 // applies within an RRset only) and owner as owner name.
-func (sel *selector) anyType(n *node, owner string) []dns.RR {
-	types := slices.Sorted(maps.Keys(n.sets))
+func (sel *selector) anyType(n *zonedb.Node, owner string) []dns.RR {
 	var out []dns.RR
-	for _, t := range types {
-		out = append(out, sel.all(n.sets[t], owner)...)
+	for _, t := range n.Types() {
+		out = append(out, sel.all(n.Sets(t), owner)...)
 	}
 	return out
 }
@@ -185,7 +179,7 @@ func targetsOf(rrs []dns.RR) []string {
 // addresses returns the A and AAAA records of the given hosts that lie at or
 // below within (glue below a cut, or in-zone hosts for additional-section
 // processing, RFC 1034 §4.3.2 step 6), each host once.
-func (z *zoneData) addresses(hosts []string, within string) []dns.RR {
+func addresses(z zonedb.ZoneVersion, hosts []string, within string) []dns.RR {
 	var out []dns.RR
 	done := map[string]bool{}
 	for _, h := range hosts {
@@ -193,12 +187,12 @@ func (z *zoneData) addresses(hosts []string, within string) []dns.RR {
 			continue
 		}
 		done[h] = true
-		n := z.nodes[h]
+		n := z.Node(h)
 		if n == nil {
 			continue
 		}
 		for _, t := range []uint16{dns.TypeA, dns.TypeAAAA} {
-			for _, rs := range n.sets[t] {
+			for _, rs := range n.Sets(t) {
 				if rs.Weight == nil {
 					out = append(out, rs.RRs...)
 				}

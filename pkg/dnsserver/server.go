@@ -16,6 +16,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // DefaultUDPSize is the EDNS0 UDP payload size the server advertises: 1232
@@ -97,7 +101,7 @@ type ServerOptions struct {
 	// AXFR and IXFR with, besides being in AllowTransfer (RFC 8945); answers to requests signed
 	// with it are signed. A request with another key or a signature that does not verify gets
 	// NOTAUTH.
-	TSIG *TSIGKey
+	TSIG *dnswire.TSIGKey
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -129,9 +133,10 @@ type ServerOptions struct {
 //     outside the additional section: checkRequest) get a header-only
 //     FORMERR, as from NSD;
 //   - answers to QCLASS ANY are not authoritative (RFC 1034 §3.7.1);
-//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995, ixfr.go) over both, and
+//   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995) over both, and
 //     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
-//   - NOTIFY (RFC 1996) is acknowledged as a primary does (notify.go);
+//   - NOTIFY (RFC 1996) is acknowledged as a primary does;
+//   - the last two are the transfer unit's (pkg/xfr, behind transferHandler);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;
@@ -143,7 +148,8 @@ type ServerOptions struct {
 // the socket's read loop (listener.go). ServerOptions.UDPSockets sockets share
 // the port with SO_REUSEPORT.
 type Server struct {
-	store  *Store
+	store  *zonedb.Store
+	xfr    transferHandler // AXFR, IXFR and NOTIFY (pkg/xfr)
 	opts   ServerOptions
 	rnd    RandSource
 	rotate atomic.Uint64
@@ -173,7 +179,7 @@ func (s *Server) Ready(*http.Request) error {
 
 // NewServer returns a server for store. It does not bind; see Listen and
 // Start.
-func NewServer(store *Store, opts ServerOptions) (*Server, error) {
+func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 	if store == nil {
 		return nil, errors.New("dnsserver: nil store")
 	}
@@ -202,6 +208,7 @@ func NewServer(store *Store, opts ServerOptions) (*Server, error) {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
+	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger})
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
@@ -315,7 +322,7 @@ func (s *Server) Start(ctx context.Context) error {
 	for _, srv := range udpSrvs {
 		runners = append(runners, newRunner(srv, exited))
 	}
-	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.secrets(),
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.Secrets(),
 		DecorateReader: screenTCP,
 		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
@@ -359,7 +366,7 @@ func (s *Server) drain(exited <-chan struct{}) {
 func (s *Server) udpServer(pc net.PacketConn) (*dns.Server, error) {
 	conn, decorate := s.udpLoop(pc)
 	return &dns.Server{PacketConn: conn, Handler: s, UDPSize: dns.MaxMsgSize,
-		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigSecret: s.opts.TSIG.secrets()}, nil
+		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigSecret: s.opts.TSIG.Secrets()}, nil
 }
 
 // runner runs one miekg server and stops it without racing its start.
@@ -449,7 +456,7 @@ type reply struct {
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	opt := req.IsEdns0()
 	rcode, bad := refuseRequest(req, opt)
-	snap, size := s.store.load(), s.payloadSize(opt, udp)
+	snap, size := s.store.Snapshot(), s.payloadSize(opt, udp)
 	var nameBuf [255]byte
 	var keyBuf [maxKeyLen]byte
 	var qname, key []byte
@@ -480,7 +487,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		return reply{msg: resp}
 	}
 	if req.Opcode == dns.OpcodeNotify {
-		return reply{msg: s.answerNotify(w, req, resp)}
+		return reply{msg: s.xfr.ServeNotify(w, req, resp)}
 	}
 	q := req.Question[0]
 	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
@@ -489,7 +496,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	}
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
-		return reply{msg: s.transfer(w, req, resp, udp)}
+		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
 	}
 	same := s.resolve(snap, q, resp)
 	if q.Qclass == dns.ClassANY {
@@ -508,7 +515,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 
 // remember packs resp, the uncompressed answer to a query of key against
 // snap, and adds it to snap's answer cache.
-func (s *Server) remember(snap *snapshot, key []byte, qlen int, resp *dns.Msg) reply {
+func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg) reply {
 	c := s.cacheFor(snap)
 	if c == nil {
 		return reply{msg: resp}
@@ -597,9 +604,9 @@ type selector struct {
 // set without a weight, plus one weighted set chosen with probability
 // weight/sum. Records get owner as owner name (wildcard synthesis) and the
 // order rotates with the query counter.
-func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) pick(sets []*zonedb.RRSet, owner string) []dns.RR {
 	var out []dns.RR
-	var weighted []*RRSet
+	var weighted []*zonedb.RRSet
 	var total int64
 	for _, rs := range sets {
 		if rs.Weight == nil {
@@ -632,7 +639,7 @@ func (sel *selector) pick(sets []*RRSet, owner string) []dns.RR {
 // all returns every record of the sets of one name and type (a referral's NS
 // sets, one type of an ANY answer) as one RRset, rotated, with owner as owner
 // name when not "" (wildcard synthesis).
-func (sel *selector) all(sets []*RRSet, owner string) []dns.RR {
+func (sel *selector) all(sets []*zonedb.RRSet, owner string) []dns.RR {
 	var out []dns.RR
 	for _, rs := range sets {
 		out = append(out, rs.RRs...)

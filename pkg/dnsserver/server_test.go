@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // TestServer_Answers is the over-the-wire table: one query each, the exact
@@ -124,8 +126,8 @@ func TestServer_NXDOMAINCarriesSOAWithNegativeTTL(t *testing.T) {
 		t.Fatalf("authority is %T, want SOA", resp.Ns[0])
 	}
 	// RFC 2308 §3: TTL = min(SOA TTL 3600, MINIMUM 60).
-	if soa.Hdr.Ttl != DefaultMinimumTTL {
-		t.Errorf("SOA TTL %d, want %d", soa.Hdr.Ttl, DefaultMinimumTTL)
+	if soa.Hdr.Ttl != zonedb.DefaultMinimumTTL {
+		t.Errorf("SOA TTL %d, want %d", soa.Hdr.Ttl, zonedb.DefaultMinimumTTL)
 	}
 }
 
@@ -228,7 +230,7 @@ func transferIn(t *testing.T, addr, zone string) ([]dns.RR, error) {
 func TestServer_AXFRFromLoopbackOverTCP(t *testing.T) {
 	store := exampleStore(t, "")
 	// Enough records to need several messages.
-	err := store.Update("example.test", func(tx *Tx) error {
+	err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		for i := range 600 {
 			put(t, tx, "", nil, fmt.Sprintf("h%d.bulk.example.test. 60 IN TXT \"%s\"", i, strings.Repeat("y", 60)))
 		}
@@ -274,6 +276,7 @@ func TestServer_AXFRRefusedForUnservedZone(t *testing.T) {
 }
 
 func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
+	loopbackOnly := xfr.New(nil, xfr.Options{})
 	for _, tc := range []struct {
 		addr net.Addr
 		want bool
@@ -286,8 +289,9 @@ func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
 		{&net.TCPAddr{IP: net.ParseIP("::2")}, false},
 		{&net.UnixAddr{Name: "x"}, false},
 	} {
-		if got := isLoopback(tc.addr); got != tc.want {
-			t.Errorf("isLoopback(%v) = %v, want %v", tc.addr, got, tc.want)
+		ip, _ := addrIP(tc.addr)
+		if got := loopbackOnly.Allowed(xfr.Client{Addr: ip}); got != tc.want {
+			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, got, tc.want)
 		}
 	}
 }
@@ -476,7 +480,7 @@ func TestServer_SeesWritesImmediately(t *testing.T) {
 		t.Fatalf("before write: %s", dns.RcodeToString[resp.Rcode])
 	}
 	before, _ := store.Zone("example.test")
-	if err := store.Update("example.test", func(tx *Tx) error {
+	if err := store.Update("example.test", func(tx *zonedb.Tx) error {
 		put(t, tx, "", nil, "new.example.test. 60 IN A 192.0.2.99")
 		return nil
 	}); err != nil {

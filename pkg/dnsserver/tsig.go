@@ -1,71 +1,13 @@
 package dnsserver
 
 import (
-	"encoding/base64"
-	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
-
-// tsigFudge is the time, in seconds, a signed message may be off the receiver's clock
-// (RFC 8945 §5.2.3 recommends 300).
-const tsigFudge = 300
-
-// TSIGKey is a TSIG key (RFC 8945) shared with the secondaries. Its String and GoString never
-// show the secret.
-type TSIGKey struct {
-	// Name is the key's name (a domain name; stored as an FQDN).
-	Name string
-	// Algorithm is an HMAC algorithm of miekg/dns: dns.HmacSHA256 ("hmac-sha256."), ...
-	Algorithm string
-	// Secret is the shared secret, base64 (as tsig-keygen and BIND key files hold it).
-	Secret string
-}
-
-// tsigAlgorithms are the algorithms NewTSIGKey accepts, by their names in BIND key files.
-var tsigAlgorithms = map[string]string{
-	"hmac-sha1": dns.HmacSHA1, "hmac-sha224": dns.HmacSHA224, "hmac-sha256": dns.HmacSHA256,
-	"hmac-sha384": dns.HmacSHA384, "hmac-sha512": dns.HmacSHA512,
-}
-
-// NewTSIGKey returns the key name with algorithm (hmac-sha1, -sha224, -sha256, -sha384 or
-// -sha512, with or without the trailing dot) and secret, which is either the base64 secret or
-// the text of a BIND key file (tsig-keygen's output, whose `secret "...";` it takes). Errors
-// name the part that is wrong, never the secret.
-func NewTSIGKey(name, algorithm, secret string) (TSIGKey, error) {
-	if _, ok := dns.IsDomainName(name); !ok || strings.Trim(name, ".") == "" {
-		return TSIGKey{}, fmt.Errorf("TSIG key name %q is not a domain name", name)
-	}
-	alg, ok := tsigAlgorithms[strings.TrimSuffix(strings.ToLower(algorithm), ".")]
-	if !ok {
-		return TSIGKey{}, fmt.Errorf("TSIG algorithm %q: want hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384 or hmac-sha512", algorithm)
-	}
-	secret = strings.TrimSpace(secret)
-	if _, rest, found := strings.Cut(secret, `secret "`); found {
-		secret, _, _ = strings.Cut(rest, `"`)
-	}
-	if b, err := base64.StdEncoding.DecodeString(secret); err != nil || len(b) == 0 {
-		return TSIGKey{}, errors.New("TSIG secret is not base64 (nor a key file with a secret \"...\" line)")
-	}
-	return TSIGKey{Name: dns.Fqdn(strings.ToLower(name)), Algorithm: alg, Secret: secret}, nil
-}
-
-// String shows the name and algorithm, never the secret.
-func (k TSIGKey) String() string { return k.Name + " " + k.Algorithm + " (secret redacted)" }
-
-// GoString is String, for %#v.
-func (k TSIGKey) GoString() string { return k.String() }
-
-// secrets returns the key as miekg's TsigSecret map, or nil for no key.
-func (k *TSIGKey) secrets() map[string]string {
-	if k == nil {
-		return nil
-	}
-	return map[string]string{k.Name: k.Secret}
-}
 
 // tsigState is what the server knows of a request's TSIG.
 type tsigState int
@@ -93,6 +35,6 @@ func (s *Server) tsig(w dns.ResponseWriter, req *dns.Msg) tsigState {
 func (s *Server) sign(w dns.ResponseWriter, req, resp *dns.Msg) {
 	if s.tsig(w, req) == tsigValid {
 		t := req.IsTsig()
-		resp.SetTsig(t.Hdr.Name, t.Algorithm, tsigFudge, time.Now().Unix())
+		resp.SetTsig(t.Hdr.Name, t.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
 	}
 }

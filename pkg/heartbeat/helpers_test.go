@@ -11,13 +11,13 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -77,14 +77,14 @@ func (h *hook) lastApply() []provider.Change {
 
 // backend is one embedded store with a counted provider over it.
 type backend struct {
-	store   *dnsserver.Store
+	store   *zonedb.Store
 	counted *counting.Provider
 	raw     provider.Provider // uncounted, for the tests' own inspections
 }
 
 func newBackend(t *testing.T, zones ...string) *backend {
 	t.Helper()
-	b := &backend{store: dnsserver.NewStore(dnsserver.StoreOptions{})}
+	b := &backend{store: zonedb.NewStore(zonedb.StoreOptions{})}
 	b.raw = local.New(b.store, local.Options{})
 	b.counted = counting.Wrap(b.raw, "local", nil)
 	for _, z := range zones {

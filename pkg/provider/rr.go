@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // MaxTTL is the largest TTL, in seconds: RFC 2181 §8 limits TTLs to
@@ -146,7 +148,7 @@ func ParseQuotedTXT(v string, base int) string {
 // owner name as FQDN, class IN and the set's TTL. Targets are read in
 // presentation form with dns.NewRR; names in them are absolute whether or not
 // they end in a dot. TXT/SPF targets are logical values (see NewTXT). Every
-// record must also pass checkRdata and CheckWire (pack and unpack), so that no
+// record must also pass checkRdata and dnswire.CheckWire (pack and unpack), so that no
 // provider is sent, and no store keeps, a record that cannot go on the wire.
 // Errors wrap ErrInvalidChange and name the set and the target.
 func ToRRs(rs RecordSet) ([]dns.RR, error) {
@@ -170,7 +172,7 @@ func ToRRs(rs RecordSet) ([]dns.RR, error) {
 }
 
 // targetRR reads one target of a set with header hdr and checks that it is valid rdata of
-// hdr.Rrtype that goes on the wire (checkRdata, CheckWire).
+// hdr.Rrtype that goes on the wire (checkRdata, dnswire.CheckWire).
 func targetRR(hdr dns.RR_Header, target string) (dns.RR, error) {
 	var rr dns.RR
 	if hdr.Rrtype == dns.TypeTXT || hdr.Rrtype == dns.TypeSPF {
@@ -188,27 +190,10 @@ func targetRR(hdr dns.RR_Header, target string) (dns.RR, error) {
 	if err := checkRdata(rr); err != nil {
 		return nil, err
 	}
-	if err := CheckWire(rr); err != nil {
+	if err := dnswire.CheckWire(rr); err != nil {
 		return nil, err
 	}
 	return rr, nil
-}
-
-// CheckWire reports whether rr can be written on the wire and read back: miekg/dns reads some
-// rdata in presentation form that it cannot pack (a DS digest of odd length or with non-hex
-// digits, a CAA tag over 255 bytes, rdata over 65,535 bytes, RFC 1035 §3.2.1). A record that
-// does not pack breaks every message it is in: an answer, or a whole zone transfer. The error
-// is miekg's pack or unpack error.
-func CheckWire(rr dns.RR) error {
-	buf := make([]byte, 2*dns.Len(rr)+64) // Len is exact; the slack only guards against a miscount
-	n, err := dns.PackRR(rr, buf, 0, nil, false)
-	if err != nil {
-		return fmt.Errorf("does not pack: %w", err)
-	}
-	if _, _, err := dns.UnpackRR(buf[:n], 0); err != nil {
-		return fmt.Errorf("does not unpack: %w", err)
-	}
-	return nil
 }
 
 // dsDigestLen returns the digest length, in bytes, of a DS digest type with a fixed length:

@@ -9,11 +9,11 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -32,7 +32,7 @@ type fixture struct {
 func setup(t *testing.T, parentZoneID string, rl workqueue.TypedRateLimiter[types.NamespacedName]) fixture {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	store := dnsserver.NewStore(dnsserver.StoreOptions{})
+	store := zonedb.NewStore(zonedb.StoreOptions{})
 	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
 	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "root"}); err != nil {
 		t.Fatal(err)

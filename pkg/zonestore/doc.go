@@ -3,13 +3,13 @@
 // replica serves the current zones").
 //
 // What it owns:
-//   - Objects, a dnsserver.Backend: the leader's local provider writes each zone version (one
+//   - Objects, a zonedb.Backend: the leader's local provider writes each zone version (one
 //     store transaction, one flush) as one head ConfigMap, holding the zone's metadata, SOA
 //     (serial included) and shard 0, plus one ConfigMap per further shard, each gzipped under
 //     the object size limit; a flush writes only the shards whose bytes changed, then the head,
 //     with optimistic concurrency (resourceVersion);
 //   - Syncer, a manager Runnable in every replica (the leader's included): it watches those
-//     ConfigMaps and installs each consistent zone version into the replica's dnsserver.Store
+//     ConfigMaps and installs each consistent zone version into the replica's zonedb.Store
 //     (Store.Install, which goes through the store's single publish point), and it is the
 //     replica's readiness: not ready until the objects are listed and installed.
 //

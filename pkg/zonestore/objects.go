@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Labels, annotation and keys of the zone ConfigMaps.
@@ -37,7 +37,7 @@ const (
 	// AnnotationOrigin, on the head, is the zone's origin, for people.
 	AnnotationOrigin = "dnsplane.io/zone-origin"
 
-	keyHead   = "head.json.gz"  // head: dnsserver.EncodeShards' head, gzipped
+	keyHead   = "head.json.gz"  // head: zonedb.EncodeShards' head, gzipped
 	keyShard  = "shard.json.gz" // head and shards: one shard, gzipped
 	keyHashes = "shards"        // head: JSON list of the SHA-256 (hex) of shards 1..n-1's keyShard bytes
 
@@ -54,8 +54,8 @@ const (
 
 // ErrNotLoaded: the zone's objects exist but this replica has not installed them yet; the
 // write is refused so that it cannot overwrite a version it has not seen. It wraps
-// dnsserver.ErrStaleVersion. Retry.
-var ErrNotLoaded = fmt.Errorf("zone objects exist but are not loaded yet: %w", dnsserver.ErrStaleVersion)
+// zonedb.ErrStaleVersion. Retry.
+var ErrNotLoaded = fmt.Errorf("zone objects exist but are not loaded yet: %w", zonedb.ErrStaleVersion)
 
 // Options configures Objects.
 type Options struct {
@@ -74,7 +74,7 @@ type Options struct {
 	Log logr.Logger
 }
 
-// Objects is the dnsserver.Backend of the zone ConfigMaps. It remembers the newest version it
+// Objects is the zonedb.Backend of the zone ConfigMaps. It remembers the newest version it
 // has seen of each object (its own writes and the Syncer's watch), to write with that
 // resourceVersion and to skip unchanged shards. Safe for concurrent use.
 type Objects struct {
@@ -84,7 +84,7 @@ type Objects struct {
 	known map[string]*corev1.ConfigMap // by name
 }
 
-var _ dnsserver.Backend = (*Objects)(nil)
+var _ zonedb.Backend = (*Objects)(nil)
 
 // New returns the Backend over opts.
 func New(opts Options) *Objects {
@@ -148,9 +148,9 @@ type encoded struct {
 
 // encode encodes v in at least n shards, doubling n until every gzipped shard fits
 // MaxShardBytes (or maxShards is reached).
-func (o *Objects) encode(v dnsserver.ZoneVersion, n int) (encoded, error) {
+func (o *Objects) encode(v zonedb.ZoneVersion, n int) (encoded, error) {
 	for {
-		head, shards, err := dnsserver.EncodeShards(v, n)
+		head, shards, err := zonedb.EncodeShards(v, n)
 		if err != nil {
 			return encoded{}, err
 		}
@@ -173,10 +173,10 @@ func (o *Objects) encode(v dnsserver.ZoneVersion, n int) (encoded, error) {
 // WriteZone writes v: every shard whose bytes differ from the stored object's, then the head
 // (the commit point: the Syncer installs a version only once the head's shard hashes match the
 // shards). Each write is conditional on the resourceVersion last seen. A new zone whose head
-// exists, or an object changed since it was last seen, fail with dnsserver.ErrStaleVersion
+// exists, or an object changed since it was last seen, fail with zonedb.ErrStaleVersion
 // (ErrNotLoaded, or wrapping the API's Conflict or AlreadyExists): the caller retries once the
 // watch caught up.
-func (o *Objects) WriteZone(v dnsserver.ZoneVersion, create bool) error {
+func (o *Objects) WriteZone(v zonedb.ZoneVersion, create bool) error {
 	ctx := context.Background() // put bounds each API call with Timeout; encoding a big zone is not one
 	k := ZoneKey(v.Origin())
 	old := o.get(HeadName(k))
@@ -246,7 +246,7 @@ func (o *Objects) put(ctx context.Context, cm, cur *corev1.ConfigMap) error {
 	}
 	o.opts.Metrics.wrote(cm, err)
 	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("%w: %w", dnsserver.ErrStaleVersion, err)
+		return fmt.Errorf("%w: %w", zonedb.ErrStaleVersion, err)
 	}
 	if err != nil {
 		return err

@@ -18,18 +18,18 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // ErrNotReady is the readiness check's error until the zone objects are loaded.
 var ErrNotReady = errors.New("zone store not loaded from its objects yet")
 
 // Syncer watches the zone ConfigMaps and installs every consistent zone version into a
-// dnsserver.Store; it removes a zone whose head is deleted. It is a controller-runtime
+// zonedb.Store; it removes a zone whose head is deleted. It is a controller-runtime
 // manager.Runnable that runs in every replica, leader or not. Create it with Objects.Syncer.
 type Syncer struct {
 	o     *Objects
-	store *dnsserver.Store
+	store *zonedb.Store
 	queue workqueue.TypedRateLimitingInterface[string]
 	ready atomic.Bool
 	// installed maps a zone key to the origin and creation time of the version installed, to
@@ -43,7 +43,7 @@ type installedZone struct {
 }
 
 // Syncer returns the Runnable that feeds store from the objects.
-func (o *Objects) Syncer(store *dnsserver.Store) *Syncer {
+func (o *Objects) Syncer(store *zonedb.Store) *Syncer {
 	return &Syncer{o: o, store: store, installed: map[string]installedZone{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 10*time.Second))}
 }
@@ -157,7 +157,7 @@ func (s *Syncer) sync(k string, cms listersv1.ConfigMapNamespaceLister) error {
 	if err != nil {
 		return fmt.Errorf("head %s: %w", head.Name, err)
 	}
-	origin, serial, _, err := dnsserver.HeadShards(raw)
+	origin, serial, _, err := zonedb.HeadShards(raw)
 	if err != nil {
 		return fmt.Errorf("head %s: %w", head.Name, err)
 	}

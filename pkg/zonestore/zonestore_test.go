@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 const ns = "dnsplane-system"
@@ -49,7 +49,7 @@ func newEnv(t *testing.T) *env {
 // replica is one process's zone store over the objects: a writer (the leader's) or a reader.
 type replica struct {
 	objs    *Objects
-	store   *dnsserver.Store
+	store   *zonedb.Store
 	syncer  *Syncer
 	metrics *Metrics
 	stop    context.CancelFunc
@@ -63,7 +63,7 @@ func (e *env) replica(maxShard int) *replica {
 		e.t.Fatal(err)
 	}
 	objs := New(Options{Client: e.cs, Namespace: ns, MaxShardBytes: maxShard, Metrics: m})
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Backend: objs, NameServerAddrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}})
+	store := zonedb.NewStore(zonedb.StoreOptions{Backend: objs, NameServerAddrs: []netip.Addr{netip.MustParseAddr("192.0.2.53")}})
 	r := &replica{objs: objs, store: store, syncer: objs.Syncer(store), metrics: m}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -86,7 +86,7 @@ func (e *env) replica(maxShard int) *replica {
 func (r *replica) halt() { r.stop(); r.stop = nil }
 
 // text renders every set of the zone, with set-level data, or the error.
-func text(s *dnsserver.Store, origin string) string {
+func text(s *zonedb.Store, origin string) string {
 	sets, err := s.RRSets(origin)
 	if err != nil {
 		return err.Error()
@@ -106,18 +106,18 @@ func text(s *dnsserver.Store, origin string) string {
 	return b.String()
 }
 
-func put(tx *dnsserver.Tx, line string) error {
+func put(tx *zonedb.Tx, line string) error {
 	rr, err := dns.NewRR(line)
 	if err != nil {
 		return err
 	}
 	h := rr.Header()
-	return tx.Put(dnsserver.RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, RRs: []dns.RR{rr}})
+	return tx.Put(zonedb.RRSet{Name: h.Name, Type: h.Rrtype, TTL: h.Ttl, RRs: []dns.RR{rr}})
 }
 
-func add(t *testing.T, s *dnsserver.Store, origin string, lines ...string) {
+func add(t *testing.T, s *zonedb.Store, origin string, lines ...string) {
 	t.Helper()
-	if err := s.Update(origin, func(tx *dnsserver.Tx) error {
+	if err := s.Update(origin, func(tx *zonedb.Tx) error {
 		for _, l := range lines {
 			if err := put(tx, l); err != nil {
 				return err
@@ -130,7 +130,7 @@ func add(t *testing.T, s *dnsserver.Store, origin string, lines ...string) {
 }
 
 // same waits until b serves what a serves for origin.
-func same(t *testing.T, a, b *dnsserver.Store, origin string) {
+func same(t *testing.T, a, b *zonedb.Store, origin string) {
 	t.Helper()
 	testrun.Eventually(t, time.Minute, "the follower serves the leader's version", func() error {
 		if x, y := text(a, origin), text(b, origin); x != y {
@@ -148,14 +148,14 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 	e := newEnv(t)
 	leader, follower := e.replica(0), e.replica(0)
 	for _, z := range []string{"a.test", "b_x.test"} {
-		if _, err := leader.store.CreateZone(z, dnsserver.ZoneMeta{ID: z, CallerReference: "ref", Tags: map[string]string{"k": "v"}}); err != nil {
+		if _, err := leader.store.CreateZone(z, zonedb.ZoneMeta{ID: z, CallerReference: "ref", Tags: map[string]string{"k": "v"}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	w := int64(30)
-	if err := leader.store.Update("a.test.", func(tx *dnsserver.Tx) error {
+	if err := leader.store.Update("a.test.", func(tx *zonedb.Tx) error {
 		rr, _ := dns.NewRR("w.a.test. 60 IN A 192.0.2.7")
-		if err := tx.Put(dnsserver.RRSet{Name: "w.a.test.", Type: dns.TypeA, TTL: 60, SetIdentifier: "eu", Weight: &w, Labels: map[string]string{"l": "1"}, RRs: []dns.RR{rr}}); err != nil {
+		if err := tx.Put(zonedb.RRSet{Name: "w.a.test.", Type: dns.TypeA, TTL: 60, SetIdentifier: "eu", Weight: &w, Labels: map[string]string{"l": "1"}, RRs: []dns.RR{rr}}); err != nil {
 			return err
 		}
 		return put(tx, "www.a.test. 300 IN A 192.0.2.1")
@@ -183,7 +183,7 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 	}
 	for _, r := range []*replica{follower, late} {
 		testrun.Eventually(t, time.Minute, "the deleted zone is gone", func() error {
-			if _, err := r.store.Zone("b_x.test"); !errors.Is(err, dnsserver.ErrZoneNotFound) {
+			if _, err := r.store.Zone("b_x.test"); !errors.Is(err, zonedb.ErrZoneNotFound) {
 				return fmt.Errorf("still served: %v", err)
 			}
 			return nil
@@ -191,12 +191,12 @@ func TestReplicas_FollowerServesEveryVersionAndANewReplicaLoadsThemAll(t *testin
 	}
 	// Re-created under the same name: every replica serves the new zone, at a serial newer than
 	// the deleted one's (dnsserver's nextSerial).
-	if _, err := leader.store.CreateZone("b_x.test", dnsserver.ZoneMeta{ID: "b_x.test", CallerReference: "ref-2"}); err != nil {
+	if _, err := leader.store.CreateZone("b_x.test", zonedb.ZoneMeta{ID: "b_x.test", CallerReference: "ref-2"}); err != nil {
 		t.Fatal(err)
 	}
 	testrun.Eventually(t, time.Minute, "the re-created zone is served", func() error {
 		zi, err := late.store.Zone("b_x.test")
-		if err != nil || zi.Meta.CallerReference != "ref-2" || !dnsserver.SerialNewer(zi.Serial, deleted.Serial) {
+		if err != nil || zi.Meta.CallerReference != "ref-2" || !zonedb.SerialNewer(zi.Serial, deleted.Serial) {
 			return fmt.Errorf("%+v %v; want ref-2 at a serial newer than the deleted zone's %d", zi, err, deleted.Serial)
 		}
 		return nil
@@ -214,14 +214,14 @@ func TestObjects_WritesPerFlush(t *testing.T) {
 	}{{100, 0}, {1000, 0}, {10000, 0}, {10000, 16 << 10}, {50000, 0}, {50000, 128 << 10}} {
 		leader := e.replica(c.maxShard)
 		origin := fmt.Sprintf("z%d-%d.test.", c.records, c.maxShard)
-		if _, err := leader.store.CreateZone(origin, dnsserver.ZoneMeta{}); err != nil {
+		if _, err := leader.store.CreateZone(origin, zonedb.ZoneMeta{}); err != nil {
 			t.Fatal(err)
 		}
 		writes := func() float64 {
 			return testutil.ToFloat64(leader.metrics.Writes.WithLabelValues("create", "ok")) + testutil.ToFloat64(leader.metrics.Writes.WithLabelValues("update", "ok"))
 		}
 		w0, b0 := writes(), testutil.ToFloat64(leader.metrics.Bytes)
-		if err := leader.store.Update(origin, func(tx *dnsserver.Tx) error {
+		if err := leader.store.Update(origin, func(tx *zonedb.Tx) error {
 			for i := range c.records {
 				if err := put(tx, fmt.Sprintf("host-%d.%s 300 IN A 10.%d.%d.%d", i, origin, i>>16&255, i>>8&255, i&255)); err != nil {
 					return err
@@ -267,7 +267,7 @@ func TestSyncer_ObjectsFromDifferentWrites(t *testing.T) {
 	e := newEnv(t)
 	const origin = "split.test."
 	leader := e.replica(256) // tiny shards: several of them
-	if _, err := leader.store.CreateZone(origin, dnsserver.ZoneMeta{}); err != nil {
+	if _, err := leader.store.CreateZone(origin, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	var lines []string
@@ -284,19 +284,19 @@ func TestSyncer_ObjectsFromDifferentWrites(t *testing.T) {
 	}
 	// A version the leader never committed: one more name, in a shard other than 0, written to
 	// that shard alone.
-	scratch := dnsserver.NewStore(dnsserver.StoreOptions{})
+	scratch := zonedb.NewStore(zonedb.StoreOptions{})
 	scratch.Install(mustVersion(t, leader.store, origin))
 	extra := ""
 	for i := 0; extra == ""; i++ {
-		if name := fmt.Sprintf("ghost%d.%s", i, origin); dnsserver.ShardOf(name, atoi(n)) != 0 {
+		if name := fmt.Sprintf("ghost%d.%s", i, origin); zonedb.ShardOf(name, atoi(n)) != 0 {
 			extra = name
 		}
 	}
-	if err := scratch.Update(origin, func(tx *dnsserver.Tx) error { return put(tx, extra+" 300 IN A 198.51.100.1") }); err != nil {
+	if err := scratch.Update(origin, func(tx *zonedb.Tx) error { return put(tx, extra+" 300 IN A 198.51.100.1") }); err != nil {
 		t.Fatal(err)
 	}
-	_, shards, _ := dnsserver.EncodeShards(mustVersion(t, scratch, origin), atoi(n))
-	i := dnsserver.ShardOf(extra, atoi(n))
+	_, shards, _ := zonedb.EncodeShards(mustVersion(t, scratch, origin), atoi(n))
+	i := zonedb.ShardOf(extra, atoi(n))
 	cm := leader.objs.get(ShardName(k, i)).DeepCopy()
 	cm.BinaryData[keyShard] = gz(shards[i])
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -336,7 +336,7 @@ func TestObjects_AStaleWriterConflicts(t *testing.T) {
 	e := newEnv(t)
 	const origin = "c.test."
 	a, b := e.replica(0), e.replica(0)
-	if _, err := a.store.CreateZone(origin, dnsserver.ZoneMeta{}); err != nil {
+	if _, err := a.store.CreateZone(origin, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	add(t, a.store, origin, "x.c.test. 60 IN A 192.0.2.1")
@@ -345,7 +345,7 @@ func TestObjects_AStaleWriterConflicts(t *testing.T) {
 	seen, _ := b.store.Zone(origin)
 	add(t, a.store, origin, "y.c.test. 60 IN A 192.0.2.2")
 	current, _ := a.store.Zone(origin)
-	err := b.store.Update(origin, func(tx *dnsserver.Tx) error { return put(tx, "z.c.test. 60 IN A 192.0.2.3") })
+	err := b.store.Update(origin, func(tx *zonedb.Tx) error { return put(tx, "z.c.test. 60 IN A 192.0.2.3") })
 	if !apierrors.IsConflict(err) {
 		t.Fatalf("stale write: %v, want a Conflict", err)
 	}
@@ -367,7 +367,7 @@ func atoi(s string) int {
 	return n
 }
 
-func mustVersion(t *testing.T, s *dnsserver.Store, origin string) dnsserver.ZoneVersion {
+func mustVersion(t *testing.T, s *zonedb.Store, origin string) zonedb.ZoneVersion {
 	t.Helper()
 	v, err := s.Version(origin)
 	if err != nil {

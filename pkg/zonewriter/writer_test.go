@@ -13,10 +13,10 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -27,7 +27,7 @@ func setup(t *testing.T, opts zonewriter.Options) (*counting.Provider, *zonewrit
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
 	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
 	if err != nil {
@@ -129,7 +129,7 @@ func setupGated(t *testing.T, opts zonewriter.Options) (*counting.Provider, *gat
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
 	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"}); err != nil {
 		t.Fatal(err)
@@ -643,7 +643,7 @@ func TestWriter_ApplyReturnsWhenContextEnds(t *testing.T) {
 func TestSet_ApplyToAForgottenWriterFailsAtOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	p := local.New(store, local.Options{})
 	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
 	if err != nil {
@@ -666,7 +666,7 @@ func TestSet_ApplyToAForgottenWriterFailsAtOnce(t *testing.T) {
 func TestSet_WritersOfAnAccountShareItsWriteSlots(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	g := newGated(oneAtATime{local.New(store, local.Options{})})
 	var ids []string
 	for _, name := range []string{"a.test", "b.test", "c.test"} {
@@ -714,7 +714,7 @@ func TestSet_WritersOfAnAccountShareItsWriteSlots(t *testing.T) {
 func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	p := local.New(store, local.Options{})
 	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
 	if err != nil {
@@ -779,7 +779,7 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 func TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	old := counting.Wrap(local.New(store, local.Options{}), "local", nil)
 	rotated := counting.Wrap(local.New(store, local.Options{}), "local", nil)
 	z, err := old.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})

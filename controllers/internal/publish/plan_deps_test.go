@@ -12,12 +12,12 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -25,7 +25,7 @@ import (
 // and the DNSZone a/example for it, judged ZoneAvailable, with provider Secret a/creds.
 func availableLocalZone(ctx context.Context, t *testing.T) (*local.Provider, provider.Zone, *dnsv1.DNSZone) {
 	t.Helper()
-	p := local.New(dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()}), local.Options{})
+	p := local.New(zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()}), local.Options{})
 	pz, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Loopback is the address the served zones' name servers have as glue (127.0.0.1).
@@ -17,7 +18,7 @@ var Loopback = netip.MustParseAddr("127.0.0.1")
 // Serve serves store on a free 127.0.0.1 port, UDP and TCP, until the test ends, and returns its
 // host:port. The test fails when the server cannot listen, fails while serving, or does not stop
 // (testrun.Background).
-func Serve(t testing.TB, store *dnsserver.Store) string {
+func Serve(t testing.TB, store *zonedb.Store) string {
 	t.Helper()
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
@@ -34,9 +35,9 @@ func Serve(t testing.TB, store *dnsserver.Store) string {
 // name server ns1.<zone>, glue Loopback), serves it as Serve does and returns its host:port.
 func ServeZones(t testing.TB, zones ...string) string {
 	t.Helper()
-	store := dnsserver.NewStore(dnsserver.StoreOptions{NameServerAddrs: []netip.Addr{Loopback}})
+	store := zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{Loopback}})
 	for _, z := range zones {
-		if _, err := store.CreateZone(z, dnsserver.ZoneMeta{ID: z}); err != nil {
+		if _, err := store.CreateZone(z, zonedb.ZoneMeta{ID: z}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -12,11 +12,11 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // faults answers the local provider's before-apply fault point from a script: the n-th batch
@@ -45,7 +45,7 @@ func (f *faults) calls() int { f.mu.Lock(); defer f.mu.Unlock(); return f.n }
 // setup returns a counted local provider with one zone, guarded with opts.
 func setup(t *testing.T, f *faults, opts guard.Options) (*counting.Provider, *guard.Provider, string) {
 	t.Helper()
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	inner := counting.Wrap(local.New(store, local.Options{FaultHook: f.hook}), "local", nil)
 	z, err := inner.EnsureZone(context.Background(), provider.ZoneSpec{Name: "example.test", CallerReference: "t"})
 	if err != nil {
@@ -222,7 +222,7 @@ func (limited) RequestCost(ch provider.Change) (int, int) {
 // splits by the wrapped provider's Capabilities, counting each change with the provider's own
 // RequestCost, which pkg/provider/counting forwards; each batch is one inner ApplyChanges.
 func TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting(t *testing.T) {
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	inner := counting.Wrap(limited{local.New(store, local.Options{})}, "local", nil)
 	ctx := context.Background()
 	z, err := inner.EnsureZone(ctx, provider.ZoneSpec{Name: "example.test", CallerReference: "t"})
@@ -291,7 +291,7 @@ func (d *drainer) DeleteZone(ctx context.Context, id string) error {
 // through pkg/provider/counting, before the provider's DeleteZone; a provider that is no
 // ZoneDrainer is asked for DeleteZone alone.
 func TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone(t *testing.T) {
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 	d := &drainer{Provider: local.New(store, local.Options{})}
 	for i := range 5 {
 		d.left = append(d.left, provider.Deletion{Key: provider.RecordSetKey{Name: fmt.Sprintf("h%d.example.test", i), Type: "A"}, Elements: 1})

@@ -1,5 +1,5 @@
 // Package local is the dnsplane.io/local provider: provider.Provider on top
-// of the embedded server's dnsserver.Store, so that zones written through it
+// of the embedded server's zone store (zonedb.Store), so that zones written through it
 // are served at once by the manager's own DNS server.
 //
 // What it owns:

@@ -10,12 +10,12 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // SetNameServerAddrs makes addrs the glue of the embedded server's name server ns1.<zone>
-// (dnsserver.NameServer): in the zones the store creates from now on, and in every zone this
+// (zonedb.NameServer): in the zones the store creates from now on, and in every zone this
 // provider created (one with a caller reference) whose apex NS set names ns1.<zone>, where the
 // A and AAAA sets at ns1.<zone> are rewritten to addrs' IPv4 and IPv6 addresses (a family
 // without an address loses its set), one store transaction per zone that differs: its SOA
@@ -34,7 +34,7 @@ func (p *Provider) SetNameServerAddrs(ctx context.Context, addrs []netip.Addr) (
 	if err := p.check(ctx); err != nil {
 		return nil, err
 	}
-	if len(dnsserver.GlueSets("ns1.", addrs)) == 0 {
+	if len(zonedb.GlueSets("ns1.", addrs)) == 0 {
 		return nil, fmt.Errorf("set the name server's glue: %w: no usable address in %v", provider.ErrInvalidChange, addrs)
 	}
 	p.store.SetNameServerAddrs(addrs)
@@ -44,12 +44,12 @@ func (p *Provider) SetNameServerAddrs(ctx context.Context, addrs []netip.Addr) (
 		if err := ctx.Err(); err != nil {
 			return changed, errors.Join(append(errs, err)...)
 		}
-		ns := dnsserver.NameServer(zi.Origin)
+		ns := zonedb.NameServer(zi.Origin)
 		if zi.Meta.CallerReference == "" || !slices.Contains(zi.NameServers, ns) {
 			continue
 		}
 		rewrote := false
-		err := p.store.Update(zi.Origin, func(tx *dnsserver.Tx) (err error) {
+		err := p.store.Update(zi.Origin, func(tx *zonedb.Tx) (err error) {
 			rewrote, err = rewriteGlue(tx, ns, addrs)
 			return err
 		})
@@ -63,18 +63,18 @@ func (p *Provider) SetNameServerAddrs(ctx context.Context, addrs []netip.Addr) (
 	return changed, errors.Join(errs...)
 }
 
-// rewriteGlue puts the A and AAAA sets of name server ns in tx to addrs (dnsserver.GlueSets),
+// rewriteGlue puts the A and AAAA sets of name server ns in tx to addrs (zonedb.GlueSets),
 // keeping each set's TTL, deleting a family that addrs lacks, and leaving a set alone that a
 // registry record claims (claimed). It reports whether it changed anything; an error is the
-// store's refusal of a set (dnsserver.ErrInvalidRRSet), and nothing is written then.
-func rewriteGlue(tx *dnsserver.Tx, ns string, addrs []netip.Addr) (bool, error) {
-	want := map[uint16]dnsserver.RRSet{}
-	for _, rs := range dnsserver.GlueSets(ns, addrs) {
+// store's refusal of a set (zonedb.ErrInvalidRRSet), and nothing is written then.
+func rewriteGlue(tx *zonedb.Tx, ns string, addrs []netip.Addr) (bool, error) {
+	want := map[uint16]zonedb.RRSet{}
+	for _, rs := range zonedb.GlueSets(ns, addrs) {
 		want[rs.Type] = rs
 	}
 	var todo []uint16
 	for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
-		cur, ok := tx.Get(dnsserver.SetKey{Name: ns, Type: typ})
+		cur, ok := tx.Get(zonedb.SetKey{Name: ns, Type: typ})
 		w, wanted := want[typ]
 		if ok == wanted && (!ok || sameRecords(cur.RRs, w.RRs)) {
 			continue
@@ -90,7 +90,7 @@ func rewriteGlue(tx *dnsserver.Tx, ns string, addrs []netip.Addr) (bool, error) 
 		if claims[typ] {
 			continue
 		}
-		k := dnsserver.SetKey{Name: ns, Type: typ}
+		k := zonedb.SetKey{Name: ns, Type: typ}
 		w, wanted := want[typ]
 		if !wanted {
 			changed = tx.Delete(k) || changed
@@ -110,7 +110,7 @@ func rewriteGlue(tx *dnsserver.Tx, ns string, addrs []netip.Addr) (bool, error) 
 // claimed returns the types (A, AAAA) of name server ns = ns1.<origin> that a dnsplane registry
 // record in tx claims: a TXT set at dp-<type>-<hash>-ns1.<origin>, the form registry.Name gives a
 // name one label below the apex (provider.ParseRegistryLabel).
-func claimed(tx *dnsserver.Tx, ns string) map[uint16]bool {
+func claimed(tx *zonedb.Tx, ns string) map[uint16]bool {
 	first, origin, _ := strings.Cut(ns, ".")
 	out := map[uint16]bool{}
 	for _, rs := range tx.RRSets() {

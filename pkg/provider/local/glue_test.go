@@ -8,9 +8,9 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 func addrs(s ...string) []netip.Addr {
@@ -34,7 +34,7 @@ func glueOf(t *testing.T, addr, zone string) []string {
 	return out
 }
 
-func serialOf(t *testing.T, s *dnsserver.Store, zone string) uint32 {
+func serialOf(t *testing.T, s *zonedb.Store, zone string) uint32 {
 	t.Helper()
 	zi, err := s.Zone(zone)
 	if err != nil {
@@ -57,7 +57,7 @@ func TestLocal_SetNameServerAddrsRewritesEveryZonesGlue(t *testing.T) {
 		}
 	}
 	// A hand-written zone (no caller reference) with its own ns1 glue.
-	if _, err := e.store.CreateZone("hand.test", dnsserver.ZoneMeta{}); err != nil {
+	if _, err := e.store.CreateZone("hand.test", zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	apply := func(zone string, ch ...provider.Change) {
@@ -67,7 +67,7 @@ func TestLocal_SetNameServerAddrsRewritesEveryZonesGlue(t *testing.T) {
 		}
 	}
 	// a.test's glue TTL was changed by hand: the rewrite keeps it.
-	glueA := provider.RecordSet{Name: "ns1.a.test", Type: "A", TTL: dnsserver.DefaultNSTTL, Targets: []string{"127.0.0.1"}}
+	glueA := provider.RecordSet{Name: "ns1.a.test", Type: "A", TTL: zonedb.DefaultNSTTL, Targets: []string{"127.0.0.1"}}
 	ttl600 := glueA
 	ttl600.TTL = 600
 	apply("a.test", provider.Change{Action: provider.ActionUpdate, Before: &glueA, After: &ttl600})
@@ -76,8 +76,8 @@ func TestLocal_SetNameServerAddrsRewritesEveryZonesGlue(t *testing.T) {
 		provider.Change{Action: provider.ActionCreate, After: &provider.RecordSet{Name: "ns1.claimed.test", Type: "AAAA", TTL: 60, Targets: []string{"2001:db8::9"}}},
 		provider.Change{Action: provider.ActionCreate, After: &provider.RecordSet{Name: "dp-aaaa-abcdefghij-ns1.claimed.test", Type: "TXT", TTL: 300, Targets: []string{`"entry"`}}})
 	// renamed.test: its apex NS set names another server now.
-	nsBefore := provider.RecordSet{Name: "renamed.test", Type: "NS", TTL: dnsserver.DefaultNSTTL, Targets: []string{"ns1.renamed.test"}}
-	nsAfter := provider.RecordSet{Name: "renamed.test", Type: "NS", TTL: dnsserver.DefaultNSTTL, Targets: []string{"ns.example.net"}}
+	nsBefore := provider.RecordSet{Name: "renamed.test", Type: "NS", TTL: zonedb.DefaultNSTTL, Targets: []string{"ns1.renamed.test"}}
+	nsAfter := provider.RecordSet{Name: "renamed.test", Type: "NS", TTL: zonedb.DefaultNSTTL, Targets: []string{"ns.example.net"}}
 	apply("renamed.test", provider.Change{Action: provider.ActionUpdate, Before: &nsBefore, After: &nsAfter})
 	serialA := serialOf(t, e.store, "a.test")
 

@@ -9,8 +9,8 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // FaultPoint names a point in an operation where Options.FaultHook runs.
@@ -46,9 +46,9 @@ type Options struct {
 // ErrNotReady: the store is not loaded yet (Options.Ready); retry later.
 var ErrNotReady = errors.New("the local zone store is not loaded yet")
 
-// Provider implements provider.Provider over a dnsserver.Store.
+// Provider implements provider.Provider over a zonedb.Store.
 type Provider struct {
-	store *dnsserver.Store
+	store *zonedb.Store
 	hook  FaultHook
 	ready func() error
 }
@@ -56,9 +56,9 @@ type Provider struct {
 var _ provider.Provider = (*Provider)(nil)
 
 // New returns a provider writing to store. New zones get NS ns1.<zone> with
-// glue to the store's dnsserver.StoreOptions.NameServerAddrs (the embedded
+// glue to the store's zonedb.StoreOptions.NameServerAddrs (the embedded
 // server's listen IP).
-func New(store *dnsserver.Store, opts Options) *Provider {
+func New(store *zonedb.Store, opts Options) *Provider {
 	return &Provider{store: store, hook: opts.FaultHook, ready: opts.Ready}
 }
 
@@ -119,9 +119,9 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 	if err := p.fault(ctx, FaultBeforeZoneCreate, name); err != nil {
 		return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, err)
 	}
-	zi, err := p.store.CreateZone(name, dnsserver.ZoneMeta{ID: ZoneID(name), CallerReference: spec.CallerReference, Tags: maps.Clone(spec.Tags)})
+	zi, err := p.store.CreateZone(name, zonedb.ZoneMeta{ID: ZoneID(name), CallerReference: spec.CallerReference, Tags: maps.Clone(spec.Tags)})
 	switch {
-	case errors.Is(err, dnsserver.ErrZoneExists):
+	case errors.Is(err, zonedb.ErrZoneExists):
 		zi, err = p.store.Zone(name)
 		if err != nil {
 			return provider.Zone{}, fmt.Errorf("ensure zone %s: %w", name, mapErr(err))
@@ -153,13 +153,13 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 }
 
 // zone looks up an ID, which must be canonical.
-func (p *Provider) zone(id string) (dnsserver.ZoneInfo, error) {
+func (p *Provider) zone(id string) (zonedb.ZoneInfo, error) {
 	if id == "" || ZoneID(id) != id {
-		return dnsserver.ZoneInfo{}, provider.ErrZoneNotFound
+		return zonedb.ZoneInfo{}, provider.ErrZoneNotFound
 	}
 	zi, err := p.store.Zone(id)
 	if err != nil {
-		return dnsserver.ZoneInfo{}, mapErr(err)
+		return zonedb.ZoneInfo{}, mapErr(err)
 	}
 	return zi, nil
 }
@@ -223,9 +223,9 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 // change is a validated provider.Change with its store form.
 type change struct {
 	action provider.Action
-	key    dnsserver.SetKey
+	key    zonedb.SetKey
 	before *provider.RecordSet // canonical
-	after  *dnsserver.RRSet
+	after  *zonedb.RRSet
 }
 
 // ApplyChanges applies the changes as one atomic, conditional store transaction (one request;
@@ -255,7 +255,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err := p.fault(ctx, FaultBeforeApplyChanges, zoneName); err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
-	if err := p.store.Update(zi.Origin, func(tx *dnsserver.Tx) error { return applyTx(tx, prepared) }); err != nil {
+	if err := p.store.Update(zi.Origin, func(tx *zonedb.Tx) error { return applyTx(tx, prepared) }); err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zoneID, mapErr(err))
 	}
 	if err := p.fault(ctx, FaultAfterApplyChanges, zoneName); err != nil {
@@ -265,7 +265,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 }
 
 // applyTx runs prepared changes inside the store's transaction.
-func applyTx(tx *dnsserver.Tx, changes []change) error {
+func applyTx(tx *zonedb.Tx, changes []change) error {
 	for _, c := range changes {
 		cur, exists := tx.Get(c.key)
 		switch c.action {
@@ -324,16 +324,16 @@ func prepare(ch provider.Change) (change, error) {
 		}
 		out.after = &rs
 	}
-	out.key = dnsserver.SetKey{Name: provider.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
+	out.key = zonedb.SetKey{Name: provider.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
 	return out, nil
 }
 
-func toRRSet(rs provider.RecordSet) (dnsserver.RRSet, error) {
+func toRRSet(rs provider.RecordSet) (zonedb.RRSet, error) {
 	rrs, err := provider.ToRRs(rs)
 	if err != nil {
-		return dnsserver.RRSet{}, err
+		return zonedb.RRSet{}, err
 	}
-	return dnsserver.RRSet{
+	return zonedb.RRSet{
 		Name:          provider.Fqdn(rs.Name),
 		Type:          dns.StringToType[rs.Type],
 		TTL:           uint32(rs.TTL),
@@ -344,7 +344,7 @@ func toRRSet(rs provider.RecordSet) (dnsserver.RRSet, error) {
 	}, nil
 }
 
-func fromRRSet(rs dnsserver.RRSet) provider.RecordSet {
+func fromRRSet(rs zonedb.RRSet) provider.RecordSet {
 	out := provider.RecordSet{
 		Name:             provider.CanonicalName(rs.Name),
 		Type:             dns.TypeToString[rs.Type],
@@ -359,7 +359,7 @@ func fromRRSet(rs dnsserver.RRSet) provider.RecordSet {
 	return out
 }
 
-func toZone(zi dnsserver.ZoneInfo) provider.Zone {
+func toZone(zi zonedb.ZoneInfo) provider.Zone {
 	z := provider.Zone{
 		ID:              ZoneID(zi.Origin),
 		Name:            provider.CanonicalName(zi.Origin),
@@ -376,11 +376,11 @@ func toZone(zi dnsserver.ZoneInfo) provider.Zone {
 // original in the chain.
 func mapErr(err error) error {
 	switch {
-	case errors.Is(err, dnsserver.ErrZoneNotFound):
+	case errors.Is(err, zonedb.ErrZoneNotFound):
 		return fmt.Errorf("%w: %w", provider.ErrZoneNotFound, err)
-	case errors.Is(err, dnsserver.ErrInvalidRRSet), errors.Is(err, dnsserver.ErrInvalidZone):
+	case errors.Is(err, zonedb.ErrInvalidRRSet), errors.Is(err, zonedb.ErrInvalidZone):
 		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, err)
-	case errors.Is(err, dnsserver.ErrStaleVersion):
+	case errors.Is(err, zonedb.ErrStaleVersion):
 		// The persisted zone moved on (a leader change): re-read and re-plan, as for a
 		// conditional write that lost.
 		return fmt.Errorf("%w: %w", provider.ErrConflict, err)

@@ -15,23 +15,23 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // env is a store persisted in a temp dir, served on 127.0.0.1:<ephemeral>.
 type env struct {
 	dir   string
-	store *dnsserver.Store
+	store *zonedb.Store
 	addr  string
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	dir := t.TempDir()
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
 	if err := store.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -39,9 +39,9 @@ func newEnv(t *testing.T) *env {
 }
 
 // restart opens a new store over the same directory, as a new manager would.
-func (e *env) restart(t *testing.T) *dnsserver.Store {
+func (e *env) restart(t *testing.T) *zonedb.Store {
 	t.Helper()
-	s := dnsserver.NewStore(dnsserver.StoreOptions{Dir: e.dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	s := zonedb.NewStore(zonedb.StoreOptions{Dir: e.dir, NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
 	if err := s.Load(); err != nil {
 		t.Fatal(err)
 	}
@@ -264,17 +264,17 @@ func TestLocal_CancelledContextIsReturned(t *testing.T) {
 	}
 }
 
-// staleBackend refuses every write as dnsserver.ErrStaleVersion, as the zone objects do for a
+// staleBackend refuses every write as zonedb.ErrStaleVersion, as the zone objects do for a
 // writer whose view is behind.
 type staleBackend struct{ create bool }
 
-func (b *staleBackend) WriteZone(_ dnsserver.ZoneVersion, create bool) error {
+func (b *staleBackend) WriteZone(_ zonedb.ZoneVersion, create bool) error {
 	if create && b.create {
 		return nil
 	}
-	return fmt.Errorf("head: %w", dnsserver.ErrStaleVersion)
+	return fmt.Errorf("head: %w", zonedb.ErrStaleVersion)
 }
-func (b *staleBackend) DeleteZone(string) error { return dnsserver.ErrStaleVersion }
+func (b *staleBackend) DeleteZone(string) error { return zonedb.ErrStaleVersion }
 
 // TestLocal_NotReadyAndStaleWrites: while Options.Ready fails every call fails with
 // ErrNotReady, never with provider.ErrZoneNotFound for a zone still loading; a write the
@@ -283,7 +283,7 @@ func TestLocal_NotReadyAndStaleWrites(t *testing.T) {
 	ctx := context.Background()
 	loading := errors.New("loading")
 	var ready error = loading
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Backend: &staleBackend{create: true}})
+	store := zonedb.NewStore(zonedb.StoreOptions{Backend: &staleBackend{create: true}})
 	p := local.New(store, local.Options{Ready: func() error { return ready }})
 	for name, call := range map[string]func() error{
 		"GetZone":   func() error { _, err := p.GetZone(ctx, "a.test"); return err },
@@ -307,7 +307,7 @@ func TestLocal_NotReadyAndStaleWrites(t *testing.T) {
 	}
 	err = p.ApplyChanges(ctx, z.ID, []provider.Change{{Action: provider.ActionCreate,
 		After: &provider.RecordSet{Name: "www.a.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}}})
-	if !errors.Is(err, provider.ErrConflict) || !errors.Is(err, dnsserver.ErrStaleVersion) {
+	if !errors.Is(err, provider.ErrConflict) || !errors.Is(err, zonedb.ErrStaleVersion) {
 		t.Errorf("stale write: %v, want provider.ErrConflict", err)
 	}
 	if err := p.DeleteZone(ctx, z.ID); !errors.Is(err, provider.ErrConflict) {

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
@@ -20,6 +19,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // TestBudget_ThousandEndpointChanges applies 1,000 endpoint changes (1,000 single-target A
@@ -46,7 +46,7 @@ func TestBudget_ThousandEndpointChanges(t *testing.T) {
 	}
 	var backends []backend
 	{
-		p := local.New(dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()}), local.Options{})
+		p := local.New(zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()}), local.Options{})
 		backends = append(backends, backend{"local", p, ensure(t, p, "budget.test")})
 	}
 	{

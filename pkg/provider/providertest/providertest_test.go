@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // brokenEnv selects the broken provider TestBrokenProviderHelper runs the
@@ -99,7 +99,7 @@ func TestBrokenProviderHelper(t *testing.T) {
 		t.Skip("helper for TestRun_FailsOnBrokenProviders")
 	}
 	providertest.Run(t, providertest.Harness{New: func(t *testing.T) providertest.Backend {
-		store := dnsserver.NewStore(dnsserver.StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+		store := zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
 		return providertest.Backend{Provider: broken{Provider: local.New(store, local.Options{}), mode: mode}}
 	}})
 }

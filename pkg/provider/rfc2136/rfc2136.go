@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -66,14 +67,6 @@ type Provider struct {
 
 var _ provider.Provider = (*Provider)(nil)
 
-var algorithms = map[string]string{
-	"hmac-sha1":   dns.HmacSHA1,
-	"hmac-sha224": dns.HmacSHA224,
-	"hmac-sha256": dns.HmacSHA256,
-	"hmac-sha384": dns.HmacSHA384,
-	"hmac-sha512": dns.HmacSHA512,
-}
-
 // New validates cfg and returns a provider. It does no I/O. A missing host
 // or key name, a bad port, a secret that is not base64 or an unknown
 // algorithm gives an error wrapping provider.ErrInvalidCredentials.
@@ -101,7 +94,7 @@ func New(cfg Config) (*Provider, error) {
 	if algName == "" {
 		algName = DefaultAlgorithm
 	}
-	alg, ok := algorithms[algName]
+	alg, ok := dnswire.TSIGAlgorithm(algName)
 	if !ok {
 		return nil, fmt.Errorf("%w: RFC2136_TSIG_ALGORITHM %q is not one of hmac-sha1, hmac-sha224, hmac-sha256, hmac-sha384, hmac-sha512", provider.ErrInvalidCredentials, cfg.Algorithm)
 	}

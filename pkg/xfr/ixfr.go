@@ -1,12 +1,14 @@
-package dnsserver
+package xfr
 
 import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
-// ixfr answers an IXFR (RFC 1995) for zone z from a client transferAllowed admitted. The
+// ixfr answers an IXFR (RFC 1995) for zone z from a client Allowed admits. The
 // client's serial is the SOA of the zone in the request's authority section (§3); without
 // one the answer is FORMERR. Then:
 //   - a client at the current serial or ahead of it (RFC 1982) gets the current SOA alone (§2);
@@ -17,36 +19,36 @@ import (
 //     current SOA;
 //   - otherwise the whole zone as in AXFR (§4: "the server ... may respond with the entire
 //     zone").
-func (s *Server) ixfr(w dns.ResponseWriter, req, resp *dns.Msg, z *zoneData, udp bool) *dns.Msg {
+func (h *Handler) ixfr(w dns.ResponseWriter, req, resp *dns.Msg, z zonedb.ZoneVersion, udp bool) *dns.Msg {
 	const kind = "ixfr"
-	client, ok := clientSerial(req, z.origin)
+	client, ok := clientSerial(req, z.Origin())
 	if !ok {
-		s.opts.Metrics.transferred(kind, transferRefused)
+		h.opts.Metrics.transferred(kind, ResultRefused)
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
-	if !SerialNewer(z.soa.Serial, client) || udp {
-		result := transferUpToDate
-		if SerialNewer(z.soa.Serial, client) {
-			result = transferUseTCP
+	if !zonedb.SerialNewer(z.SOA().Serial, client) || udp {
+		result := ResultUpToDate
+		if zonedb.SerialNewer(z.SOA().Serial, client) {
+			result = ResultUseTCP
 		}
-		s.opts.Metrics.transferred(kind, result)
+		h.opts.Metrics.transferred(kind, result)
 		resp.Authoritative = true
-		resp.Answer = []dns.RR{z.soa}
+		resp.Answer = []dns.RR{z.SOA()}
 		return resp
 	}
-	from, deleted, added, ok := z.journal.since(client)
+	from, deleted, added, ok := z.JournalSince(client)
 	if !ok {
-		s.writeTransfer(w, req, z, kind, transferFull, fullZone(z))
+		h.writeTransfer(w, req, z, kind, ResultFull, fullZone(z))
 		return nil
 	}
 	rrs := make([]dns.RR, 0, len(deleted)+len(added)+4)
-	rrs = append(rrs, z.soa, from)
+	rrs = append(rrs, z.SOA(), from)
 	rrs = append(rrs, deleted...)
-	rrs = append(rrs, z.soa)
+	rrs = append(rrs, z.SOA())
 	rrs = append(rrs, added...)
-	rrs = append(rrs, z.soa)
-	s.writeTransfer(w, req, z, kind, transferIncremental, rrs)
+	rrs = append(rrs, z.SOA())
+	h.writeTransfer(w, req, z, kind, ResultIncremental, rrs)
 	return nil
 }
 

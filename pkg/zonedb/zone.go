@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"cmp"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Errors callers branch on (errors.Is).
@@ -58,7 +60,7 @@ type RRSet struct {
 	// TTL in seconds; the store writes it into every record header.
 	TTL uint32
 	// SetIdentifier is "" for a plain set. Several sets of one name and type
-	// with different identifiers are answered as described on Server.
+	// with different identifiers are answered as described on dnsserver.Server.
 	SetIdentifier string
 	// Weight, when not nil, makes the set take part in the weighted choice
 	// among the sets of its name and type. Requires SetIdentifier.
@@ -121,12 +123,6 @@ type ZoneInfo struct {
 	NameServers []string
 }
 
-// node is one owner name of a zone. A node with no sets is an empty
-// non-terminal (RFC 8020 §2: it exists, so queries for it get NODATA).
-type node struct {
-	sets map[uint16][]*RRSet // each slice sorted by SetIdentifier
-}
-
 // zoneData is one immutable version of a zone. Writers build a new one;
 // readers never see one change.
 type zoneData struct {
@@ -134,7 +130,7 @@ type zoneData struct {
 	meta   ZoneMeta
 	soa    *dns.SOA
 	sets   map[SetKey]*RRSet // every set but the SOA
-	nodes  map[string]*node  // owner -> node, including empty non-terminals and the apex
+	nodes  map[string]*Node  // owner -> node, including empty non-terminals and the apex
 	// journal holds the changes that led to this version, for IXFR (journal.go); set by
 	// Store.publish before the version is served, nil when empty.
 	journal *journal
@@ -163,7 +159,7 @@ func (z *zoneData) sortedSets() []*RRSet {
 	}
 	ks := make([]keyed, 0, len(z.sets))
 	for _, rs := range z.sets {
-		ks = append(ks, keyed{key: canonicalKey(rs.Name), rs: rs})
+		ks = append(ks, keyed{key: dnswire.CanonicalKey(rs.Name), rs: rs})
 	}
 	slices.SortFunc(ks, func(a, b keyed) int {
 		return cmp.Or(
@@ -178,37 +174,16 @@ func (z *zoneData) sortedSets() []*RRSet {
 	return out
 }
 
-// canonicalKey returns name's labels from the right joined by a byte below every label byte, so
-// that comparing keys orders names as compareNames does.
-func canonicalKey(name string) string {
-	labels := dns.SplitDomainName(name)
-	slices.Reverse(labels)
-	return strings.Join(labels, "\x00")
-}
-
-// compareNames orders names like RFC 4034 §6.1 canonical order, label by
-// label from the right, so that a zone file lists a parent before its
-// children.
-func compareNames(a, b string) int {
-	la, lb := dns.SplitDomainName(a), dns.SplitDomainName(b)
-	for i, j := len(la)-1, len(lb)-1; i >= 0 && j >= 0; i, j = i-1, j-1 {
-		if c := cmp.Compare(la[i], lb[j]); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(len(la), len(lb))
-}
-
 // newZoneData indexes sets into a zone version, after validating the
 // zone-wide rules. sets is taken over, not copied.
 func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RRSet) (*zoneData, error) {
 	// The SOA is served from the apex node but is not one of the sets.
-	apex := &node{sets: map[uint16][]*RRSet{dns.TypeSOA: {{Name: origin, Type: dns.TypeSOA, TTL: soa.Hdr.Ttl, RRs: []dns.RR{soa}}}}}
-	z := &zoneData{origin: origin, meta: meta, soa: soa, sets: sets, nodes: map[string]*node{origin: apex}}
+	apex := &Node{sets: map[uint16][]*RRSet{dns.TypeSOA: {{Name: origin, Type: dns.TypeSOA, TTL: soa.Hdr.Ttl, RRs: []dns.RR{soa}}}}}
+	z := &zoneData{origin: origin, meta: meta, soa: soa, sets: sets, nodes: map[string]*Node{origin: apex}}
 	for _, rs := range sets {
 		n := z.nodes[rs.Name]
 		if n == nil {
-			n = &node{}
+			n = &Node{}
 			z.nodes[rs.Name] = n
 		}
 		if n.sets == nil {
@@ -217,11 +192,11 @@ func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RR
 		n.sets[rs.Type] = append(n.sets[rs.Type], rs)
 		// Every ancestor up to the apex exists, as an empty non-terminal if
 		// nothing else.
-		for p := parentName(rs.Name); p != "" && p != origin && dns.IsSubDomain(origin, p); p = parentName(p) {
+		for p := dnswire.Parent(rs.Name); p != "" && p != origin && dns.IsSubDomain(origin, p); p = dnswire.Parent(p) {
 			if _, ok := z.nodes[p]; ok {
 				break
 			}
-			z.nodes[p] = &node{}
+			z.nodes[p] = &Node{}
 		}
 	}
 	for name, n := range z.nodes {
@@ -236,7 +211,7 @@ func newZoneData(origin string, meta ZoneMeta, soa *dns.SOA, sets map[SetKey]*RR
 }
 
 // validateNode enforces the rules that span record sets of one owner.
-func validateNode(origin, name string, n *node) error {
+func validateNode(origin, name string, n *Node) error {
 	cnames := n.sets[dns.TypeCNAME]
 	if len(cnames) == 0 {
 		return nil
@@ -256,15 +231,6 @@ func validateNode(origin, name string, n *node) error {
 		}
 	}
 	return nil
-}
-
-// parentName returns the FQDN one label up, "" at the root.
-func parentName(name string) string {
-	off, end := dns.NextLabel(name, 0)
-	if end {
-		return ""
-	}
-	return name[off:]
 }
 
 // canonicalOrigin validates a zone name and returns it lower-case with the

@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"bytes"

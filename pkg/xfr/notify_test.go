@@ -1,4 +1,4 @@
-package dnsserver
+package xfr
 
 import (
 	"fmt"
@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
+	"github.com/dnsplane/dnsplane/pkg/zonedb/zonedbtest"
 )
 
 // notifySink is a real UDP DNS server on loopback that records the NOTIFY messages it gets. It
@@ -68,9 +70,9 @@ func (s *notifySink) received() []uint32 {
 }
 
 // notifyEnv is a store with one zone and a started Notifier to targets.
-func notifyEnv(t *testing.T, opts NotifierOptions, targets ...*notifySink) (*Store, *Metrics) {
+func notifyEnv(t *testing.T, opts NotifierOptions, targets ...*notifySink) (*zonedb.Store, *Metrics) {
 	t.Helper()
-	store := NewStore(StoreOptions{Clock: countingClock()})
+	store := zonedb.NewStore(zonedb.StoreOptions{Clock: zonedbtest.CountingClock()})
 	m, err := NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +83,7 @@ func notifyEnv(t *testing.T, opts NotifierOptions, targets ...*notifySink) (*Sto
 	opts.Metrics = m
 	n := NewNotifier(store, opts)
 	testrun.Background(t, "notifier", n.Start)
-	if _, err := store.CreateZone("n.test", ZoneMeta{}); err != nil {
+	if _, err := store.CreateZone("n.test", zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	return store, m
@@ -107,9 +109,9 @@ func TestNotifier_OneNotifyPerChangeBatchAndTarget(t *testing.T) {
 	store, m := notifyEnv(t, NotifierOptions{}, a, b)
 	waitNotifies(t, m, map[string]float64{"acked": 2})
 	for i := range 3 {
-		if err := store.Update("n.test", func(tx *Tx) error {
+		if err := store.Update("n.test", func(tx *zonedb.Tx) error {
 			for k := range 50 {
-				put(t, tx, "", nil, fmt.Sprintf("h%d.n.test. 60 IN A 192.0.2.%d", k, i+1))
+				zonedbtest.Put(t, tx, "", nil, fmt.Sprintf("h%d.n.test. 60 IN A 192.0.2.%d", k, i+1))
 			}
 			return nil
 		}); err != nil {

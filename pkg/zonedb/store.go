@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"cmp"
@@ -14,6 +14,8 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Defaults for zones the store creates. The negative-caching TTL is
@@ -84,17 +86,12 @@ type Store struct {
 	opts StoreOptions
 
 	mu    sync.Mutex // serialises writers
-	snap  atomic.Pointer[snapshot]
+	snap  atomic.Pointer[Snapshot]
 	hooks []func(Change) // OnChange; guarded by mu
 	// retired holds the last SOA serial of each zone deleted while its serial was ahead of the
 	// clock (origin -> serial), so that a zone re-created under the origin starts past it
 	// (firstSerial). Guarded by mu; entries go once the clock has passed them.
 	retired map[string]uint32
-}
-
-// snapshot is an immutable map of the served zones.
-type snapshot struct {
-	zones map[string]*zoneData // origin -> zone
 }
 
 // NewStore returns an empty store. Call Load to read Dir.
@@ -108,11 +105,11 @@ func NewStore(opts StoreOptions) *Store {
 	opts.JournalDeltas = cmp.Or(opts.JournalDeltas, DefaultJournalDeltas)
 	opts.JournalRecords = cmp.Or(opts.JournalRecords, DefaultJournalRecords)
 	s := &Store{opts: opts, retired: map[string]uint32{}}
-	s.snap.Store(&snapshot{zones: map[string]*zoneData{}})
+	s.snap.Store(&Snapshot{zones: map[string]*zoneData{}})
 	return s
 }
 
-func (s *Store) load() *snapshot { return s.snap.Load() }
+func (s *Store) load() *Snapshot { return s.snap.Load() }
 
 // publish installs a new snapshot with zone z set (or origin removed when z
 // is nil). It is the single point where a zone version is installed: it
@@ -130,7 +127,7 @@ func (s *Store) publish(origin string, z *zoneData) {
 		z.journal = s.nextJournal(zones[origin], z)
 		zones[origin] = z
 	}
-	s.snap.Store(&snapshot{zones: zones})
+	s.snap.Store(&Snapshot{zones: zones})
 	s.changed(origin, z)
 }
 
@@ -348,7 +345,7 @@ func (tx *Tx) RRSets() []RRSet {
 // Put creates or replaces the set with rs's key. The store keeps a copy,
 // with owner, class and TTL written into every record header. It rejects
 // (ErrInvalidRRSet): owners outside the zone, SOA and meta types, records of
-// another type than rs.Type, records that do not pack or unpack (checkWire:
+// another type than rs.Type, records that do not pack or unpack (dnswire.CheckWire:
 // one would break every answer holding it and the zone's AXFR), an empty or
 // duplicate record list (RFC 2181 §5), a CNAME set of more than one record
 // (RFC 1034 §3.6.2), and a Weight without SetIdentifier or below 0.
@@ -380,7 +377,7 @@ func (tx *Tx) Put(rs RRSet) error {
 			return fmt.Errorf("%w: %s: record %d has type %s", ErrInvalidRRSet, k, i, dns.TypeToString[h.Rrtype])
 		}
 		h.Name, h.Class, h.Ttl = rs.Name, dns.ClassINET, rs.TTL
-		if err := checkWire(rr); err != nil {
+		if err := dnswire.CheckWire(rr); err != nil {
 			return fmt.Errorf("%w: %s: record %q %v", ErrInvalidRRSet, k, rr.String(), err)
 		}
 		if containsRR(rs.RRs[:i], rr) {
@@ -422,20 +419,4 @@ func containsRR(list []dns.RR, rr dns.RR) bool {
 		}
 	}
 	return false
-}
-
-// checkWire reports whether rr goes on the wire: it packs, and what it packs
-// to unpacks. miekg/dns reads some rdata from presentation form that it cannot
-// pack (a DS digest of odd length, a CAA tag over 255 bytes). The error is
-// miekg's.
-func checkWire(rr dns.RR) error {
-	buf := make([]byte, 2*dns.Len(rr)+64) // Len is exact; the slack only guards against a miscount
-	n, err := dns.PackRR(rr, buf, 0, nil, false)
-	if err != nil {
-		return fmt.Errorf("does not pack: %w", err)
-	}
-	if _, _, err := dns.UnpackRR(buf[:n], 0); err != nil {
-		return fmt.Errorf("does not unpack: %w", err)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 const (
@@ -215,7 +217,7 @@ func (s *Store) Load() error {
 			zones[z.origin] = z
 		}
 	}
-	s.snap.Store(&snapshot{zones: zones})
+	s.snap.Store(&Snapshot{zones: zones})
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("load zones from %s: %w", s.opts.Dir, err)
 	}
@@ -304,7 +306,7 @@ func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
 		return nil
 	}
 	k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
-	if err := checkWire(rr); err != nil {
+	if err := dnswire.CheckWire(rr); err != nil {
 		// Written before Put checked records, or by hand: serving it would break every
 		// answer holding it and the zone's AXFR.
 		l.s.opts.Logger.Info("dropping a record that cannot be sent", "zone", l.origin, "record", rr.String(), "error", err.Error())

@@ -1,4 +1,4 @@
-package dnsserver_test
+package xfr_test
 
 import (
 	"context"
@@ -16,8 +16,11 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/xfr"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 const (
@@ -72,7 +75,7 @@ func sameZone(t *testing.T, primary string, secs ...*secondarytest.Server) {
 // and NSD, which stayed up, keeps getting increments.
 func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	const journal = 3
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir(), JournalDeltas: journal})
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir(), JournalDeltas: journal})
 	logs := &transferLog{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
 	metrics, err := dnsserver.NewMetrics(prometheus.NewRegistry())
@@ -109,7 +112,7 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	bind.Start(t, srv.Addr(), secZone)
 	nsd.Start(t, srv.Addr(), secZone)
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Metrics: metrics, Logger: log})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Metrics: metrics.XFR, Logger: log})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd) // the first transfer: AXFR, or IXFR answered in full
 
@@ -154,11 +157,11 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 // change by NOTIFY and an incremental IXFR.
 func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	const secret = "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
-	key, err := dnsserver.NewTSIGKey("xfr-key", "hmac-sha256", secret)
+	key, err := dnswire.NewTSIGKey("xfr-key", "hmac-sha256", secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := dnsserver.NewStore(dnsserver.StoreOptions{})
+	store := zonedb.NewStore(zonedb.StoreOptions{})
 	logs := &transferLog{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0", Logger: log, TSIG: &key})
@@ -169,7 +172,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 		t.Fatal(err)
 	}
 	testrun.Background(t, "server", srv.Start)
-	if _, err := store.CreateZone(secZone, dnsserver.ZoneMeta{}); err != nil {
+	if _, err := store.CreateZone(secZone, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
@@ -177,12 +180,12 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 		s.TSIGKey = "xfr-key:hmac-sha256:" + secret
 		s.Start(t, srv.Addr(), secZone)
 	}
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}, Logger: log, TSIG: &key})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd)
-	if err := store.Update(secZone, func(tx *dnsserver.Tx) error {
+	if err := store.Update(secZone, func(tx *zonedb.Tx) error {
 		rr, _ := dns.NewRR("signed." + secZone + ". 60 IN A 192.0.2.77")
-		return tx.Put(dnsserver.RRSet{Name: "signed." + secZone, Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
+		return tx.Put(zonedb.RRSet{Name: "signed." + secZone, Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +205,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 // serial, RFC 1996 §4.7).
 func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Now())
-	store := dnsserver.NewStore(dnsserver.StoreOptions{Clock: clk})
+	store := zonedb.NewStore(zonedb.StoreOptions{Clock: clk})
 	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
 	if err != nil {
 		t.Fatal(err)
@@ -233,7 +236,7 @@ func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	bind.Start(t, srv.Addr(), secZone)
 	nsd.Start(t, srv.Addr(), secZone)
-	notifier := dnsserver.NewNotifier(store, dnsserver.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}})
+	notifier := xfr.NewNotifier(store, xfr.NotifierOptions{Targets: []string{bind.Addr, nsd.Addr}})
 	testrun.Background(t, "notifier", notifier.Start)
 	sameZone(t, srv.Addr(), bind, nsd)
 	old, err := store.Zone(secZone)
@@ -249,7 +252,7 @@ func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !dnsserver.SerialNewer(now.Serial, old.Serial) {
+	if !zonedb.SerialNewer(now.Serial, old.Serial) {
 		t.Fatalf("re-created zone at serial %d, the deleted one was at %d: not newer (RFC 1982)", now.Serial, old.Serial)
 	}
 	t.Logf("deleted zone's serial %d, re-created zone's %d", old.Serial, now.Serial)

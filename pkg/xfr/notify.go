@@ -1,17 +1,19 @@
-package dnsserver
+package xfr
 
 import (
 	"cmp"
 	"context"
 	"fmt"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/miekg/dns"
 	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // Notifier defaults (NotifierOptions).
@@ -44,13 +46,13 @@ type NotifierOptions struct {
 	// Logger reports NOTIFY messages given up or rejected.
 	Logger logr.Logger
 	// TSIG, when set, signs every NOTIFY (RFC 8945) and verifies the answers.
-	TSIG *TSIGKey
+	TSIG *dnswire.TSIGKey
 }
 
 // notifyItem is one zone to announce to one target.
 type notifyItem struct{ zone, target string }
 
-// Notifier sends NOTIFY (RFC 1996) to its targets after each zone change of a Store: one
+// Notifier sends NOTIFY (RFC 1996) to its targets after each zone change of a zonedb.Store: one
 // message per target per installed version (Store.OnChange), with the zone's new SOA in the
 // answer section (§3.7). Changes that arrive while a message for the same zone and target
 // waits in the queue are announced by that one message (it carries the SOA current when
@@ -59,14 +61,14 @@ type notifyItem struct{ zone, target string }
 // (§3.6), a rcode other than NOERROR is logged. It implements manager.Runnable and runs on
 // every replica.
 type Notifier struct {
-	store *Store
+	store *zonedb.Store
 	opts  NotifierOptions
 	queue workqueue.TypedRateLimitingInterface[notifyItem]
 }
 
 // NewNotifier returns a notifier for store's changes, registered with store.OnChange. It sends
 // nothing until Start.
-func NewNotifier(store *Store, opts NotifierOptions) *Notifier {
+func NewNotifier(store *zonedb.Store, opts NotifierOptions) *Notifier {
 	opts.Timeout = cmp.Or(opts.Timeout, DefaultNotifyTimeout)
 	opts.Attempts = cmp.Or(opts.Attempts, DefaultNotifyAttempts)
 	opts.RetryBase = cmp.Or(opts.RetryBase, DefaultNotifyRetryBase)
@@ -81,7 +83,7 @@ func NewNotifier(store *Store, opts NotifierOptions) *Notifier {
 
 // changed is the store hook: it sets the journal gauge and queues the zone for every target.
 // It never blocks.
-func (n *Notifier) changed(c Change) {
+func (n *Notifier) changed(c zonedb.Change) {
 	n.opts.Metrics.journal(c)
 	if c.Deleted {
 		return
@@ -143,46 +145,46 @@ func (n *Notifier) next(ctx context.Context) bool {
 // send sends one NOTIFY over UDP and returns the answer's rcode. A zone no longer served is
 // not announced (rcode NOERROR, no error).
 func (n *Notifier) send(ctx context.Context, item notifyItem) (int, error) {
-	z, err := n.store.zone(item.zone)
-	if err != nil {
+	z, ok := n.store.Snapshot().Zone(item.zone)
+	if !ok {
 		return dns.RcodeSuccess, nil
 	}
 	m := new(dns.Msg)
-	m.SetNotify(z.origin)
-	m.Answer = []dns.RR{dns.Copy(z.soa)}
+	m.SetNotify(z.Origin())
+	m.Answer = []dns.RR{dns.Copy(z.SOA())}
 	if k := n.opts.TSIG; k != nil {
-		m.SetTsig(k.Name, k.Algorithm, tsigFudge, time.Now().Unix())
+		m.SetTsig(k.Name, k.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
 	}
 	ctx, cancel := context.WithTimeout(ctx, n.opts.Timeout)
 	defer cancel()
-	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.secrets()}
+	c := &dns.Client{Net: "udp", Timeout: n.opts.Timeout, TsigSecret: n.opts.TSIG.Secrets()}
 	resp, _, err := c.ExchangeContext(ctx, m, item.target)
 	if err != nil {
-		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.origin, err)
+		return 0, fmt.Errorf("notify %s for %s: %w", item.target, z.Origin(), err)
 	}
 	if resp.Opcode != dns.OpcodeNotify {
-		return 0, fmt.Errorf("notify %s for %s: answer with opcode %s", item.target, z.origin, dns.OpcodeToString[resp.Opcode])
+		return 0, fmt.Errorf("notify %s for %s: answer with opcode %s", item.target, z.Origin(), dns.OpcodeToString[resp.Opcode])
 	}
 	return resp.Rcode, nil
 }
 
-// answerNotify answers an incoming NOTIFY (RFC 1996 §3.7, §4.7) as a primary does: it has no
+// ServeNotify answers req, an incoming NOTIFY (RFC 1996 §3.7, §4.7) as a primary does: it has no
 // master to refresh from, so it acknowledges a NOTIFY for a zone it serves (NOERROR, AA set,
 // the question echoed) and answers NOTAUTH for any other name (RFC 1996 §3.10: a NOTIFY from
 // a host that is not a master of the zone is not acted upon). Only a NOTIFY with the SOA
 // question type is acknowledged (§3.7); others get FORMERR.
-func (s *Server) answerNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
+func (h *Handler) ServeNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 	q := req.Question[0]
 	if q.Qtype != dns.TypeSOA {
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
-	if s.store.load().zones[dns.Fqdn(strings.ToLower(q.Name))] == nil {
+	if _, ok := h.store.Snapshot().Zone(dnswire.Canonical(q.Name)); !ok {
 		resp.Rcode = dns.RcodeNotAuth
 		return resp
 	}
 	resp.Authoritative = true
-	s.opts.Logger.V(1).Info("NOTIFY received; this server is the primary, nothing to refresh", "zone", q.Name, "client", clientString(w.RemoteAddr()))
+	h.opts.Logger.V(1).Info("NOTIFY received; this server is the primary, nothing to refresh", "zone", q.Name, "client", clientString(w.RemoteAddr()))
 	return resp
 }
 

@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Bounds of a zone's IXFR journal (StoreOptions.JournalDeltas, JournalRecords).
@@ -33,7 +35,7 @@ type Change struct {
 // OnChange registers fn, called after every installed zone version (one call per Update,
 // CreateZone or other install, not per record) and every deleted zone. fn runs under the
 // store's write lock, in the writer's goroutine: it must not block nor call the store's
-// writers (queue the work instead, as Notifier does).
+// writers (queue the work instead, as the NOTIFY sender, xfr.Notifier, does).
 func (s *Store) OnChange(fn func(Change)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -201,7 +203,7 @@ func diffZones(a, b *zoneData) *delta {
 		keys = append(keys, k)
 	}
 	slices.SortFunc(keys, func(x, y rrKey) int {
-		return cmp.Or(strings.Compare(canonicalKey(x.name), canonicalKey(y.name)), cmp.Compare(x.rtype, y.rtype))
+		return cmp.Or(strings.Compare(dnswire.CanonicalKey(x.name), dnswire.CanonicalKey(y.name)), cmp.Compare(x.rtype, y.rtype))
 	})
 	d := &delta{from: a.soa, to: b.soa}
 	for _, k := range keys {

@@ -1,4 +1,4 @@
-package dnsserver
+package zonedb_test
 
 import (
 	"bytes"
@@ -9,28 +9,18 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
-func TestSerialNewer(t *testing.T) {
-	for _, c := range []struct {
-		a, b uint32
-		want bool
-	}{
-		{2, 1, true},
-		{1, 2, false},
-		{7, 7, false},
-		{0, 0xFFFFFFFF, true},          // wraps (RFC 1982 §3.1)
-		{0xFFFFFFFF, 0, false},         //
-		{5, 0xFFFFFFF0, true},          // across the wrap
-		{1<<31 - 1 + 10, 10, true},     // 2^31 - 1 ahead: newer
-		{1<<31 + 10, 10, false},        // 2^31 apart: undefined, not newer
-		{10, 1<<31 + 10, false},        // either way
-		{0x80000000, 0x7FFFFFFF, true}, // one ahead across the sign bit
-	} {
-		if got := SerialNewer(c.a, c.b); got != c.want {
-			t.Errorf("SerialNewer(%d, %d) = %v, want %v", c.a, c.b, got, c.want)
-		}
+// version is the served version of origin in s.
+func version(t *testing.T, s *Store, origin string) ZoneVersion {
+	t.Helper()
+	v, err := s.Version(origin)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return v
 }
 
 // zoneText renders every set of origin in s, with its set-level data, for comparing stores.
@@ -54,7 +44,7 @@ func zoneText(t *testing.T, s *Store, origin string) string {
 func TestShards_RoundTripAtEveryShardCount(t *testing.T) {
 	src := exampleStore(t, "")
 	for _, origin := range []string{"example.test.", "child.example.test."} {
-		v := ZoneVersion{z: src.load().zones[origin]}
+		v := version(t, src, origin)
 		for _, n := range []int{0, 1, 2, 4, 16} {
 			head, shards, err := EncodeShards(v, n)
 			if err != nil {
@@ -91,14 +81,14 @@ func TestShards_RoundTripAtEveryShardCount(t *testing.T) {
 func TestShards_AChangeRewritesOnlyTheShardOfItsOwner(t *testing.T) {
 	s := exampleStore(t, "")
 	const n = 8
-	before, beforeShards, _ := EncodeShards(ZoneVersion{z: s.load().zones["example.test."]}, n)
+	before, beforeShards, _ := EncodeShards(version(t, s, "example.test."), n)
 	if err := s.Update("example.test.", func(tx *Tx) error {
 		put(t, tx, "", nil, "new.example.test. 300 IN A 192.0.2.99")
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	after, afterShards, _ := EncodeShards(ZoneVersion{z: s.load().zones["example.test."]}, n)
+	after, afterShards, _ := EncodeShards(version(t, s, "example.test."), n)
 	if bytes.Equal(before, after) {
 		t.Error("the head (serial) did not change")
 	}
@@ -115,8 +105,8 @@ func TestShards_AChangeRewritesOnlyTheShardOfItsOwner(t *testing.T) {
 
 func TestShards_DecodeRejectsCorruptInput(t *testing.T) {
 	s := exampleStore(t, "")
-	head, shards, _ := EncodeShards(ZoneVersion{z: s.load().zones["example.test."]}, 2)
-	_, otherShards, _ := EncodeShards(ZoneVersion{z: s.load().zones["child.example.test."]}, 2)
+	head, shards, _ := EncodeShards(version(t, s, "example.test."), 2)
+	_, otherShards, _ := EncodeShards(version(t, s, "child.example.test."), 2)
 	for _, c := range []struct {
 		name   string
 		head   []byte
@@ -141,8 +131,8 @@ func TestShards_DecodeRejectsCorruptInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(v.z.sets) == 0 || len(v.z.sets) >= len(s.load().zones["example.test."].sets) {
-		t.Errorf("missing shard: %d sets of %d", len(v.z.sets), len(s.load().zones["example.test."].sets))
+	if all := SetCount(version(t, s, "example.test.")); SetCount(v) == 0 || SetCount(v) >= all {
+		t.Errorf("missing shard: %d sets of %d", SetCount(v), all)
 	}
 }
 
@@ -153,9 +143,9 @@ func TestStore_InstallTakesOnlyNewerVersions(t *testing.T) {
 		if _, err := src.CreateZone("z.test", ZoneMeta{Created: created}); err != nil {
 			t.Fatal(err)
 		}
-		z := src.load().zones["z.test."]
-		z.soa.Serial = serial
-		return ZoneVersion{z: z}
+		v := version(t, src, "z.test.")
+		SetSerial(v, serial)
+		return v
 	}
 	for _, c := range []struct {
 		name          string
