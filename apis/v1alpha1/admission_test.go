@@ -285,6 +285,259 @@ spec:
   resourceRef: {kind: Service, name: app}
   zoneRef: {name: gslb}`,
 		want: "hosts is required when resourceRef is a Service",
+	}, {
+		name: "Gslb health check: path with TCP",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-0}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: TCP, port: 443, path: /healthz}`,
+		want: "path is only for protocol HTTP or HTTPS",
+	}, {
+		name: "Gslb health check: expectedStatus with TCP",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-1}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: TCP, port: 443, expectedStatus: ['200']}`,
+		want: "expectedStatus is only for protocol HTTP or HTTPS",
+	}, {
+		name: "Gslb health check: host with TCP",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-2}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: TCP, port: 443, host: app.example.com}`,
+		want: "host is only for protocol HTTP or HTTPS",
+	}, {
+		name: "Gslb health check: insecureSkipVerify with HTTP",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-3}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: HTTP, port: 80, insecureSkipVerify: true}`,
+		want: "insecureSkipVerify is only for protocol HTTPS",
+	}, {
+		name: "Gslb health check: timeout above the interval",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-4}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, intervalSeconds: 5, timeoutSeconds: 6}`,
+		want: "timeoutSeconds must not exceed intervalSeconds",
+	}, {
+		name: "Gslb health check: default timeout above a 1 s interval",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-5}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, intervalSeconds: 1}`,
+		want: "timeoutSeconds must not exceed intervalSeconds",
+	}, {
+		name: "Gslb health check: failureThreshold 0",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-6}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, failureThreshold: 0}`,
+		want: "failureThreshold in body should be greater than or equal to 1",
+	}, {
+		name: "Gslb health check: successThreshold 0",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-7}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, successThreshold: 0}`,
+		want: "successThreshold in body should be greater than or equal to 1",
+	}, {
+		name: "Gslb health check: intervalSeconds 0",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-8}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, intervalSeconds: 0, timeoutSeconds: 1}`,
+		want: "intervalSeconds in body should be greater than or equal to 1",
+	}, {
+		name: "Gslb health check: timeoutSeconds 0",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-9}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, timeoutSeconds: 0}`,
+		want: "timeoutSeconds in body should be greater than or equal to 1",
+	}, {
+		name: "Gslb health check: intervalSeconds over an hour",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-10}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, intervalSeconds: 3601}`,
+		want: "intervalSeconds in body should be less than or equal to 3600",
+	}, {
+		name: "Gslb health check: negative isolationHoldSeconds",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-11}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, isolationHoldSeconds: -1}`,
+		want: "isolationHoldSeconds in body should be greater than or equal to 0",
+	}, {
+		name: "Gslb health check: isolationHoldSeconds over a day",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-12}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, isolationHoldSeconds: 86401}`,
+		want: "isolationHoldSeconds in body should be less than or equal to 86400",
+	}, {
+		name: "Gslb health check: unknown protocol",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-13}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: UDP, port: 53}`,
+		want: "supported values: \"HTTP\", \"HTTPS\", \"TCP\"",
+	}, {
+		name: "Gslb health check: port 0",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-14}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 0}`,
+		want: "port in body should be greater than or equal to 1",
+	}, {
+		name: "Gslb health check: port over 65535",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-15}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 65536}`,
+		want: "port in body should be less than or equal to 65535",
+	}, {
+		name: "Gslb health check: no port",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-16}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: HTTP}`,
+		want: "spec.healthCheck.port: Required value",
+	}, {
+		name: "Gslb health check: relative path",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-17}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, path: healthz}`,
+		want: "spec.healthCheck.path in body should match",
+	}, {
+		name: "Gslb health check: path with a space",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-18}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, path: '/health z'}`,
+		want: "spec.healthCheck.path in body should match",
+	}, {
+		name: "Gslb health check: host that is not a DNS name",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-19}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, host: App_Example}`,
+		want: "spec.healthCheck.host in body should match",
+	}, {
+		name: "Gslb health check: expectedStatus range upside down",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-20}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, expectedStatus: ['399-200']}`,
+		want: "an expectedStatus range must be low-high with low <= high",
+	}, {
+		name: "Gslb health check: expectedStatus 600",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-21}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, expectedStatus: ['600']}`,
+		want: "expectedStatus[0] in body should match",
+	}, {
+		name: "Gslb health check: expectedStatus 2xx",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-22}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {port: 80, expectedStatus: ['2xx']}`,
+		want: "expectedStatus[0] in body should match",
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -383,6 +636,60 @@ func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
 	}
 	if got := g.Spec.Strategy; got.Type != v1alpha1.GslbRoundRobin || got.DNSTTLSeconds != 30 {
 		t.Fatalf("strategy defaulted to %+v, want roundRobin with a 30 s TTL", got)
+	}
+}
+
+// TestAdmission_GslbHealthCheckDefaults (issue 28): a health check that gives only its port is
+// an HTTP probe every 10 s with a 2 s timeout, 3 failures down, 1 success up, and a 300 s
+// isolation hold; a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
+func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "health-defaults"}, Spec: v1alpha1.GslbSpec{
+		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
+		HealthCheck: &v1alpha1.GslbHealthCheck{Port: 8080},
+	}}
+	if err := c.Create(ctx(t), g); err != nil {
+		t.Fatalf("a health check with only a port was refused: %v", err)
+	}
+	hc := g.Spec.HealthCheck
+	if hc.Protocol != v1alpha1.HealthCheckHTTP || hc.IntervalSeconds != 10 || hc.TimeoutSeconds != 2 || hc.FailureThreshold != 3 ||
+		hc.SuccessThreshold != 1 || hc.IsolationHoldSeconds == nil || *hc.IsolationHoldSeconds != 300 || hc.Path != "" || hc.ExpectedStatus != nil {
+		t.Fatalf("health check defaulted to %+v", hc)
+	}
+
+	zero := int32(0)
+	g2 := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "health-fast"}, Spec: v1alpha1.GslbSpec{
+		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
+		HealthCheck: &v1alpha1.GslbHealthCheck{Protocol: v1alpha1.HealthCheckHTTPS, Port: 443, Path: "/healthz?full=1", Host: "app.example.com",
+			ExpectedStatus: []string{"200", "300-399"}, IntervalSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 100, SuccessThreshold: 100,
+			InsecureSkipVerify: true, IsolationHoldSeconds: &zero},
+	}}
+	if err := c.Create(ctx(t), g2); err != nil {
+		t.Fatalf("a health check at its bounds was refused: %v", err)
+	}
+	if h := g2.Spec.HealthCheck.IsolationHoldSeconds; h == nil || *h != 0 {
+		t.Fatalf("isolationHoldSeconds 0 became %v", h)
+	}
+
+	tcp := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: health-tcp}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: TCP, port: 443, insecureSkipVerify: false}`)
+	if err := k8s.Create(ctx(t), tcp); err != nil {
+		t.Fatalf("a TCP health check was refused: %v", err)
 	}
 }
 
