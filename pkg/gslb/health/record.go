@@ -173,6 +173,25 @@ func JoinTXT(rrs [][]string) (string, error) {
 	return strings.Join(rrs[0], ""), nil
 }
 
+// DecodeTXT decodes a peer's verdict answer: rrs is gslb.Querier.QueryTXT's result for
+// VerdictsName(host). No record (NXDOMAIN or NODATA) is (nil, nil): the peer answers without a
+// verdict record, so it does not vote (Peer.NotVoting). Otherwise the one record is JoinTXT'ed
+// and Decode'd with geoTag and known. Errors wrap ErrBadRecord (JoinTXT's and Decode's).
+func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Record, error) {
+	if len(rrs) == 0 {
+		return nil, nil
+	}
+	value, err := JoinTXT(rrs)
+	if err != nil {
+		return nil, fmt.Errorf("verdict record: %w", err)
+	}
+	r, err := Decode(value, geoTag, known)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 // Decode parses a peer's verdict record (Encode's format) and checks it strictly: at most
 // MaxRecordLen bytes, exactly the tokens in Encode's order separated by single spaces, the
 // version RecordVersion, the geo tag equal to geoTag (case-insensitively: the peer asked), a
