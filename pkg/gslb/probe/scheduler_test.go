@@ -299,3 +299,24 @@ func TestScheduler_StopEndsProbesInFlight(t *testing.T) {
 		t.Fatal("Set after Stop declared something")
 	}
 }
+
+func TestMetrics_IsolatedAndForgetHost(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.SetIsolated(app, "a.gslb.test", true)
+	m.SetIsolated(app, "b.gslb.test", false)
+	if got := testutil.ToFloat64(m.isolated.WithLabelValues("shop", "app", "a.gslb.test")); got != 1 {
+		t.Fatalf("isolated = %v, want 1", got)
+	}
+	m.ForgetHost(app, "a.gslb.test")
+	if n := testutil.CollectAndCount(reg, "dnsplane_gslb_isolated"); n != 1 {
+		t.Fatalf("%d isolated series after ForgetHost, want b's only", n)
+	}
+	var none *Metrics // records nothing
+	none.SetIsolated(app, "a.gslb.test", true)
+	none.ForgetHost(app, "a.gslb.test")
+	none.ForgetGslb(app)
+}
