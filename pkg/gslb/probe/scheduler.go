@@ -2,6 +2,7 @@ package probe
 
 import (
 	"cmp"
+	"container/heap"
 	"context"
 	"math/rand/v2"
 	"net/netip"
@@ -90,6 +91,7 @@ type Scheduler struct {
 
 	mu       sync.Mutex
 	targets  map[Key]*target
+	queue    queue // the declared targets not in flight, by due time
 	pending  map[types.NamespacedName]bool
 	inflight int
 	running  bool
@@ -123,6 +125,7 @@ type target struct {
 	state    health.ProbeState
 	due      time.Time
 	inflight bool
+	index    int // in queue; -1 when not there (in flight, or forgotten)
 }
 
 // done is one probe's result, for the target entry it was sent for.
@@ -190,19 +193,23 @@ func (s *Scheduler) Set(k HostKey, targets []Target, c Check) {
 		old := s.targets[key]
 		if old != nil && sameSpec(old.check.Spec, c.Spec) {
 			old.geoTag = t.GeoTag
-			if old.check.Interval != c.Interval && !old.inflight {
+			if old.check.Interval != c.Interval && old.index >= 0 {
 				old.due = s.next(old.state.LastProbe, now, c.Interval)
+				heap.Fix(&s.queue, old.index)
 			}
 			old.check = c
 			continue
 		}
 		// New, or probed another way: a new entry (a result in flight for the old one is
 		// ignored).
-		s.targets[key] = &target{key: key, geoTag: t.GeoTag, check: c, due: now.Add(jitter(c.Interval))}
+		s.remove(old)
+		nt := &target{key: key, geoTag: t.GeoTag, check: c, due: now.Add(jitter(c.Interval))}
+		s.targets[key] = nt
+		heap.Push(&s.queue, nt)
 	}
-	for key := range s.targets {
+	for key, t := range s.targets {
 		if key.HostKey == k && !keep[key] {
-			delete(s.targets, key)
+			s.remove(t)
 		}
 	}
 	s.kick()
@@ -212,9 +219,9 @@ func (s *Scheduler) Set(k HostKey, targets []Target, c Check) {
 // change and deletes its metrics.
 func (s *Scheduler) Forget(gslb types.NamespacedName) {
 	s.mu.Lock()
-	for key := range s.targets {
+	for key, t := range s.targets {
 		if key.Gslb == gslb {
-			delete(s.targets, key)
+			s.remove(t)
 		}
 	}
 	delete(s.pending, gslb)
@@ -267,10 +274,25 @@ func (s *Scheduler) Stop() {
 	s.mu.Lock()
 	s.stopped = true
 	clear(s.targets)
+	for _, t := range s.queue {
+		t.index = -1
+	}
+	s.queue = nil
 	clear(s.pending)
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+}
+
+// remove forgets t (nil: nothing). s.mu is held.
+func (s *Scheduler) remove(t *target) {
+	if t == nil {
+		return
+	}
+	delete(s.targets, t.key)
+	if t.index >= 0 {
+		heap.Remove(&s.queue, t.index)
+	}
 }
 
 // kick wakes the loop, starting it when it is not running. s.mu is held.
@@ -362,20 +384,8 @@ func (s *Scheduler) dispatch() (timer clock.Timer, send chan event.TypedGenericE
 		return nil, nil, first, false
 	}
 	now := s.opts.Clock.Now()
-	var next time.Time
-	for _, t := range s.targets {
-		if t.inflight {
-			continue
-		}
-		if t.due.After(now) {
-			if next.IsZero() || t.due.Before(next) {
-				next = t.due
-			}
-			continue
-		}
-		if s.inflight >= s.opts.Workers {
-			continue // a result will wake the loop
-		}
+	for s.inflight < s.opts.Workers && len(s.queue) > 0 && !s.queue[0].due.After(now) {
+		t := heap.Pop(&s.queue).(*target)
 		t.inflight = true
 		s.inflight++
 		job := Job{Addr: t.key.Target, Spec: t.check.Spec}
@@ -383,8 +393,9 @@ func (s *Scheduler) dispatch() (timer clock.Timer, send chan event.TypedGenericE
 			s.results <- done{t: t, res: s.opts.Prober.Probe(s.ctx, job)}
 		}()
 	}
-	if !next.IsZero() {
-		timer = s.opts.Clock.NewTimer(next.Sub(now))
+	// With the pool full, a result wakes the loop; otherwise the next due target does.
+	if s.inflight < s.opts.Workers && len(s.queue) > 0 {
+		timer = s.opts.Clock.NewTimer(s.queue[0].due.Sub(now))
 	}
 	for g := range s.pending {
 		return timer, s.changes, g, true
@@ -406,6 +417,7 @@ func (s *Scheduler) apply(d done) {
 	before := t.state.Verdict
 	t.state = t.state.Observe(health.Outcome{OK: d.res.OK, Err: d.res.Err, At: now}, t.check.Thresholds)
 	t.due = s.next(now, now, t.check.Interval)
+	heap.Push(&s.queue, t)
 	changed := t.state.Verdict != before
 	if changed {
 		s.pending[t.key.Gslb] = true
@@ -426,4 +438,29 @@ func (s *Scheduler) apply(d done) {
 func sameSpec(a, b Spec) bool {
 	return a.Protocol == b.Protocol && a.Port == b.Port && a.Path == b.Path && a.Host == b.Host &&
 		a.Timeout == b.Timeout && a.InsecureSkipVerify == b.InsecureSkipVerify && slices.Equal(a.Expected, b.Expected)
+}
+
+// queue is a min-heap of targets by due time (container/heap).
+type queue []*target
+
+func (q queue) Len() int           { return len(q) }
+func (q queue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
+func (q queue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index, q[j].index = i, j
+}
+
+func (q *queue) Push(x any) {
+	t := x.(*target)
+	t.index = len(*q)
+	*q = append(*q, t)
+}
+
+func (q *queue) Pop() any {
+	old := *q
+	t := old[len(old)-1]
+	old[len(old)-1] = nil
+	t.index = -1
+	*q = old[:len(old)-1]
+	return t
 }
