@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
@@ -319,4 +320,42 @@ func TestMetrics_IsolatedAndForgetHost(t *testing.T) {
 	none.SetIsolated(app, "a.gslb.test", true)
 	none.ForgetHost(app, "a.gslb.test")
 	none.ForgetGslb(app)
+}
+
+func TestScheduler_AtMostWorkersInFlight(t *testing.T) {
+	var active, most atomic.Int32
+	release := make(chan struct{})
+	addr, port := serve(t, "127.0.0.2:0", false, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := active.Add(1)
+		for {
+			m := most.Load()
+			if n <= m || most.CompareAndSwap(m, n) {
+				break
+			}
+		}
+		<-release
+		active.Add(-1)
+	}))
+	h := newHarness(t) // Workers: 4
+	const hosts = 10
+	for i := range hosts {
+		h.s.Set(HostKey{Gslb: app, Host: fmt.Sprintf("h%d.gslb.test", i)}, []Target{{Addr: addr}}, httpCheck(port))
+	}
+	waitFor(t, "the scheduler to wait", h.fc.HasWaiters)
+	h.fc.Step(interval + interval/10)
+	waitFor(t, "4 probes in flight", func() bool { return active.Load() >= 4 })
+	close(release)
+	for range hosts {
+		select {
+		case st := <-h.observed:
+			if st.State.LastError != "" {
+				t.Fatalf("%+v", st)
+			}
+		case <-time.After(testrun.HangTimeout):
+			t.Fatal("hang: results")
+		}
+	}
+	if m := most.Load(); m != 4 {
+		t.Fatalf("at most %d probes in flight, want 4 (Workers)", m)
+	}
 }
