@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -162,14 +163,8 @@ func acceptTXT(query, resp *dns.Msg, maxAnswers int) ([][]string, error) {
 	if err != nil || nx {
 		return nil, err // NXDOMAIN: no records.
 	}
-	n := 0
-	for _, rr := range resp.Answer {
-		if rr.Header().Rrtype == dns.TypeTXT {
-			n++
-		}
-	}
-	if n > maxAnswers {
-		return nil, fmt.Errorf("oversized: %d TXT records, at most %d allowed: %w", n, maxAnswers, ErrBadAnswer)
+	if err := checkCount(resp, maxAnswers, "TXT", dns.TypeTXT); err != nil {
+		return nil, err
 	}
 	var (
 		out   [][]string
@@ -320,14 +315,8 @@ func acceptAddrs(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
 	if err != nil || nx {
 		return nil, err // NXDOMAIN: no targets.
 	}
-	n := 0
-	for _, rr := range resp.Answer {
-		if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
-			n++
-		}
-	}
-	if n > maxAnswers {
-		return nil, fmt.Errorf("oversized: %d A/AAAA records, at most %d allowed: %w", n, maxAnswers, ErrBadAnswer)
+	if err := checkCount(resp, maxAnswers, "A/AAAA", dns.TypeA, dns.TypeAAAA); err != nil {
+		return nil, err
 	}
 	var addrs []netip.Addr
 	for _, rr := range resp.Answer {
@@ -353,4 +342,19 @@ func acceptAddrs(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
 		}
 	}
 	return addrs, nil
+}
+
+// checkCount refuses resp as oversized (ErrBadAnswer) when its answer section holds more than
+// maxAnswers records of types, of any owner; what names the types in the error.
+func checkCount(resp *dns.Msg, maxAnswers int, what string, types ...uint16) error {
+	n := 0
+	for _, rr := range resp.Answer {
+		if slices.Contains(types, rr.Header().Rrtype) {
+			n++
+		}
+	}
+	if n > maxAnswers {
+		return fmt.Errorf("oversized: %d %s records, at most %d allowed: %w", n, what, maxAnswers, ErrBadAnswer)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -65,13 +66,12 @@ func newHarness(t *testing.T) *harness {
 // waitFor waits, under the hang deadline, until cond holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(testrun.HangTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("hang: %s", what)
+	testrun.Eventually(t, testrun.HangTimeout, what, func() error {
+		if cond() {
+			return nil
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return errors.New("not yet")
+	})
 }
 
 // tick waits until the scheduler waits on its clock, steps it past every due probe (an interval
