@@ -169,7 +169,7 @@ func (s *Scheduler) Changes() <-chan event.TypedGenericEvent[types.NamespacedNam
 // for it: a target no longer listed is forgotten (a probe in flight for it is ignored), a new
 // one is first probed within 10% of Interval, and one listed again keeps its state unless
 // c.Spec changed (then it starts over, Unknown). Invalid and repeated addresses are skipped.
-// An empty targets forgets the host. Set after Stop does nothing.
+// An empty targets forgets the host and deletes its metrics. Set after Stop does nothing.
 func (s *Scheduler) Set(k HostKey, targets []Target, c Check) {
 	if c.Interval <= 0 {
 		c.Interval = DefaultInterval
@@ -211,6 +211,9 @@ func (s *Scheduler) Set(k HostKey, targets []Target, c Check) {
 		if key.HostKey == k && !keep[key] {
 			s.remove(t)
 		}
+	}
+	if len(keep) == 0 {
+		s.opts.Metrics.ForgetHost(k.Gslb, k.Host)
 	}
 	s.kick()
 }
