@@ -386,6 +386,102 @@ func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
 	}
 }
 
+// TestAdmission_RefusesBadGslbHealthChecks (issue 28): every rule of spec.healthCheck, each
+// refused with a message that names it.
+func TestAdmission_RefusesBadGslbHealthChecks(t *testing.T) {
+	for i, tc := range []struct{ name, healthCheck, want string }{
+		{"path with TCP", `{protocol: TCP, port: 443, path: /healthz}`, "path is only for protocol HTTP or HTTPS"},
+		{"expectedStatus with TCP", `{protocol: TCP, port: 443, expectedStatus: ['200']}`, "expectedStatus is only for protocol HTTP or HTTPS"},
+		{"host with TCP", `{protocol: TCP, port: 443, host: app.example.com}`, "host is only for protocol HTTP or HTTPS"},
+		{"insecureSkipVerify with HTTP", `{protocol: HTTP, port: 80, insecureSkipVerify: true}`, "insecureSkipVerify is only for protocol HTTPS"},
+		{"timeout above the interval", `{port: 80, intervalSeconds: 5, timeoutSeconds: 6}`, "timeoutSeconds must not exceed intervalSeconds"},
+		{"default timeout above a 1 s interval", `{port: 80, intervalSeconds: 1}`, "timeoutSeconds must not exceed intervalSeconds"},
+		{"failureThreshold 0", `{port: 80, failureThreshold: 0}`, "failureThreshold in body should be greater than or equal to 1"},
+		{"successThreshold 0", `{port: 80, successThreshold: 0}`, "successThreshold in body should be greater than or equal to 1"},
+		{"intervalSeconds 0", `{port: 80, intervalSeconds: 0, timeoutSeconds: 1}`, "intervalSeconds in body should be greater than or equal to 1"},
+		{"timeoutSeconds 0", `{port: 80, timeoutSeconds: 0}`, "timeoutSeconds in body should be greater than or equal to 1"},
+		{"intervalSeconds over an hour", `{port: 80, intervalSeconds: 3601}`, "intervalSeconds in body should be less than or equal to 3600"},
+		{"negative isolationHoldSeconds", `{port: 80, isolationHoldSeconds: -1}`, "isolationHoldSeconds in body should be greater than or equal to 0"},
+		{"isolationHoldSeconds over a day", `{port: 80, isolationHoldSeconds: 86401}`, "isolationHoldSeconds in body should be less than or equal to 86400"},
+		{"unknown protocol", `{protocol: UDP, port: 53}`, "supported values: \"HTTP\", \"HTTPS\", \"TCP\""},
+		{"port 0", `{port: 0}`, "port in body should be greater than or equal to 1"},
+		{"port over 65535", `{port: 65536}`, "port in body should be less than or equal to 65535"},
+		{"no port", `{protocol: HTTP}`, "spec.healthCheck.port: Required value"},
+		{"relative path", `{port: 80, path: healthz}`, "spec.healthCheck.path in body should match"},
+		{"path with a space", `{port: 80, path: '/health z'}`, "spec.healthCheck.path in body should match"},
+		{"host that is not a DNS name", `{port: 80, host: App_Example}`, "spec.healthCheck.host in body should match"},
+		{"expectedStatus range upside down", `{port: 80, expectedStatus: ['399-200']}`, "an expectedStatus range must be low-high with low <= high"},
+		{"expectedStatus 600", `{port: 80, expectedStatus: ['600']}`, "expectedStatus[0] in body should match"},
+		{"expectedStatus 2xx", `{port: 80, expectedStatus: ['2xx']}`, "expectedStatus[0] in body should match"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest := fmt.Sprintf(`
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-health-%d}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: %s`, i, tc.healthCheck)
+			expectInvalid(t, k8s.Create(ctx(t), object(t, manifest)), tc.want)
+		})
+	}
+}
+
+// TestAdmission_GslbHealthCheckDefaults (issue 28): a health check that gives only its port is
+// an HTTP probe every 10 s with a 2 s timeout, 3 failures down, 1 success up, and a 300 s
+// isolation hold; a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
+func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "health-defaults"}, Spec: v1alpha1.GslbSpec{
+		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
+		HealthCheck: &v1alpha1.GslbHealthCheck{Port: 8080},
+	}}
+	if err := c.Create(ctx(t), g); err != nil {
+		t.Fatalf("a health check with only a port was refused: %v", err)
+	}
+	hc := g.Spec.HealthCheck
+	if hc.Protocol != v1alpha1.HealthCheckHTTP || hc.IntervalSeconds != 10 || hc.TimeoutSeconds != 2 || hc.FailureThreshold != 3 ||
+		hc.SuccessThreshold != 1 || hc.IsolationHoldSeconds == nil || *hc.IsolationHoldSeconds != 300 || hc.Path != "" || hc.ExpectedStatus != nil {
+		t.Fatalf("health check defaulted to %+v", hc)
+	}
+
+	zero := int32(0)
+	g2 := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "health-fast"}, Spec: v1alpha1.GslbSpec{
+		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
+		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
+		HealthCheck: &v1alpha1.GslbHealthCheck{Protocol: v1alpha1.HealthCheckHTTPS, Port: 443, Path: "/healthz?full=1", Host: "app.example.com",
+			ExpectedStatus: []string{"200", "300-399"}, IntervalSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 100, SuccessThreshold: 100,
+			InsecureSkipVerify: true, IsolationHoldSeconds: &zero},
+	}}
+	if err := c.Create(ctx(t), g2); err != nil {
+		t.Fatalf("a health check at its bounds was refused: %v", err)
+	}
+	if h := g2.Spec.HealthCheck.IsolationHoldSeconds; h == nil || *h != 0 {
+		t.Fatalf("isolationHoldSeconds 0 became %v", h)
+	}
+
+	tcp := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: health-tcp}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  healthCheck: {protocol: TCP, port: 443, insecureSkipVerify: false}`)
+	if err := k8s.Create(ctx(t), tcp); err != nil {
+		t.Fatalf("a TCP health check was refused: %v", err)
+	}
+}
+
 // TestAdmission_AcceptsLargestObject pins that the size bounds and the CEL rules fit together: an
 // object at every bound passes the API server's runtime cost budget.
 func TestAdmission_AcceptsLargestObject(t *testing.T) {

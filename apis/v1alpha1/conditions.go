@@ -91,8 +91,16 @@ const (
 	// --heartbeat-threshold; the message names each.
 	ReasonHeartbeatFailing = "HeartbeatFailing"
 
-	// ReasonNoHealthyTargets: no cluster has healthy targets for a Gslb host.
+	// ReasonNoHealthyTargets: no cluster has healthy targets for a Gslb host. With
+	// spec.healthCheck, every target of a host is down by quorum, and all of them are served
+	// (an answer is never empty; Route 53's rule for an all-unhealthy set): Ready=False and a
+	// Warning Event (docs/design.md, "Health and partitions").
 	ReasonNoHealthyTargets = "NoHealthyTargets"
+	// ReasonIsolated (Ready=True): this cluster cannot read fresh health verdicts from a
+	// majority of the known clusters (itself included) for some host. It serves the last
+	// answer the majority agreed on for healthCheck.isolationHoldSeconds, then decides by its
+	// own probes alone; the message says which (docs/design.md, "Health and partitions").
+	ReasonIsolated = "Isolated"
 	// ReasonPeerErrors: some Gslb peers did not answer; they count as having no healthy targets.
 	ReasonPeerErrors = "PeerErrors"
 	// ReasonNotCapable: the provider lacks a capability the object needs, e.g. weighted routing
@@ -135,6 +143,36 @@ const (
 	// outside dnsplane and has been re-created; its records are republished (see
 	// ReasonZoneDeletedAtProvider).
 	ReasonZoneRecreated = "ZoneRecreated"
+)
+
+// Reasons of a Gslb target's decision (status.targets[].reason), with spec.healthCheck
+// (docs/design.md, "Health and partitions").
+const (
+	// TargetReasonHealthy (Up): fewer than a majority of the clusters with a fresh verdict
+	// call the target down.
+	TargetReasonHealthy = "Healthy"
+	// TargetReasonNotProbed (Up): no cluster has a verdict for the target yet; it is served
+	// on its owner's readiness alone.
+	TargetReasonNotProbed = "NotProbed"
+	// TargetReasonQuorumDown (Down): a majority of the clusters with a fresh verdict call the
+	// target down.
+	TargetReasonQuorumDown = "QuorumDown"
+	// TargetReasonHeldWhileIsolated (Up or Down): this cluster is isolated; the target keeps
+	// the decision last agreed while it was not (fail static), for isolationHoldSeconds.
+	TargetReasonHeldWhileIsolated = "HeldWhileIsolated"
+	// TargetReasonOwnProbesOnly (Up or Down): this cluster has been isolated for longer than
+	// isolationHoldSeconds; its own probe decides alone.
+	TargetReasonOwnProbesOnly = "OwnProbesOnly"
+)
+
+// Event reasons of a Gslb with spec.healthCheck (besides Isolated and NoHealthyTargets, which
+// are also Events when Ready changes to them).
+const (
+	// ReasonTargetDown (Warning): a target's decision changed to Down; the message names the
+	// host, target and the verdicts.
+	ReasonTargetDown = "TargetDown"
+	// ReasonTargetUp (Normal): a target's decision changed back to Up.
+	ReasonTargetUp = "TargetUp"
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a

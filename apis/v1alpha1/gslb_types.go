@@ -30,7 +30,115 @@ type GslbSpec struct {
 	// +optional
 	// +kubebuilder:default={type: roundRobin, dnsTtlSeconds: 30}
 	Strategy GslbStrategy `json:"strategy,omitzero"` // omitzero: a zero strategy is sent as none, not as the type "" the Enum refuses
+
+	// HealthCheck, when set, probes every target from every cluster and takes a target out of
+	// the answers only when a majority of the clusters with a fresh verdict call it down
+	// (docs/design.md, "Health and partitions"). Without it, health is readiness alone: ready
+	// endpoints and a load-balancer address.
+	// +optional
+	HealthCheck *GslbHealthCheck `json:"healthCheck,omitempty"`
 }
+
+// GslbHealthCheck is how every cluster probes every target of a Gslb (issue 28). Each IPv4 and
+// IPv6 target is probed on its own, at the target's address and Port.
+//
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'TCP' || !has(self.path)",message="path is only for protocol HTTP or HTTPS"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'TCP' || !has(self.expectedStatus)",message="expectedStatus is only for protocol HTTP or HTTPS"
+// +kubebuilder:validation:XValidation:rule="self.protocol != 'TCP' || !has(self.host)",message="host is only for protocol HTTP or HTTPS"
+// +kubebuilder:validation:XValidation:rule="self.protocol == 'HTTPS' || !has(self.insecureSkipVerify) || !self.insecureSkipVerify",message="insecureSkipVerify is only for protocol HTTPS"
+// +kubebuilder:validation:XValidation:rule="!has(self.timeoutSeconds) || !has(self.intervalSeconds) || self.timeoutSeconds <= self.intervalSeconds",message="timeoutSeconds must not exceed intervalSeconds (a target's next probe starts only after the last one ended)"
+type GslbHealthCheck struct {
+	// Protocol is HTTP or HTTPS (a GET of Path, passed when the status is in ExpectedStatus) or
+	// TCP (passed when a connection opens).
+	// +optional
+	// +kubebuilder:validation:Enum=HTTP;HTTPS;TCP
+	// +kubebuilder:default=HTTP
+	Protocol HealthCheckProtocol `json:"protocol,omitempty"`
+
+	// Port is the target's port to probe, 1 to 65535.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port"`
+
+	// Path is the HTTP(S) request path, starting with "/". Default: "/".
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:Pattern=`^/[!-~]*$`
+	Path string `json:"path,omitempty"`
+
+	// Host is the HTTP Host header and the TLS server name (SNI, and the name the certificate
+	// must be valid for). Default: the Gslb host whose targets are probed.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?\.)*[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$`
+	Host string `json:"host,omitempty"`
+
+	// ExpectedStatus lists the HTTP status codes that pass: codes ("200") or inclusive ranges
+	// ("200-399"), from 100 to 599. Default: ["200-399"]. Redirects are not followed.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=7
+	// +kubebuilder:validation:items:Pattern=`^[1-5][0-9][0-9](-[1-5][0-9][0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self.all(s, s.size() != 7 || s.substring(0, 3) <= s.substring(4, 7))",message="an expectedStatus range must be low-high with low <= high"
+	ExpectedStatus []string `json:"expectedStatus,omitempty"`
+
+	// IntervalSeconds between two probes of one target from one cluster (plus up to 10% jitter).
+	// +optional
+	// +kubebuilder:default=10
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
+
+	// TimeoutSeconds bounds one probe: connect, TLS handshake, request and status line. At most
+	// IntervalSeconds.
+	// +optional
+	// +kubebuilder:default=2
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=3600
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
+
+	// FailureThreshold is how many consecutive failed probes make one cluster call a target
+	// down.
+	// +optional
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+
+	// SuccessThreshold is how many consecutive passed probes make one cluster call a target up
+	// again.
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	SuccessThreshold int32 `json:"successThreshold,omitempty"`
+
+	// InsecureSkipVerify accepts any certificate (HTTPS only).
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+
+	// IsolationHoldSeconds is how long a cluster that cannot read fresh verdicts from a majority
+	// of the known clusters keeps serving the last agreed answer before it falls back to its
+	// own probes alone. 0 falls back at once.
+	// +optional
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=86400
+	IsolationHoldSeconds *int32 `json:"isolationHoldSeconds,omitempty"`
+}
+
+// HealthCheckProtocol is how a Gslb probes its targets. The allowed values are listed by the
+// Enum marker on GslbHealthCheck.Protocol.
+type HealthCheckProtocol string
+
+const (
+	// HealthCheckHTTP: an HTTP/1.1 GET of path; passes when the status is expected.
+	HealthCheckHTTP HealthCheckProtocol = "HTTP"
+	// HealthCheckHTTPS: the same over TLS, with host as the server name.
+	HealthCheckHTTPS HealthCheckProtocol = "HTTPS"
+	// HealthCheckTCP: passes when a TCP connection to the port opens.
+	HealthCheckTCP HealthCheckProtocol = "TCP"
+)
 
 // ResourceReference names an Ingress or Service in the Gslb's namespace.
 type ResourceReference struct {
@@ -129,6 +237,81 @@ type PeerStatus struct {
 	Error string `json:"error,omitempty"`
 }
 
+// TargetVerdict is one cluster's view of one target's health.
+type TargetVerdict string
+
+const (
+	// VerdictUp: the cluster's last successThreshold probes passed (or, for a decision, no
+	// majority of the fresh verdicts calls the target down).
+	VerdictUp TargetVerdict = "Up"
+	// VerdictDown: the cluster's last failureThreshold probes failed (or, for a decision, a
+	// majority of the fresh verdicts calls the target down).
+	VerdictDown TargetVerdict = "Down"
+	// VerdictUnknown: too few probes yet to say.
+	VerdictUnknown TargetVerdict = "Unknown"
+)
+
+// TargetFamily is a target's address family.
+type TargetFamily string
+
+const (
+	// FamilyIPv4: an A target.
+	FamilyIPv4 TargetFamily = "IPv4"
+	// FamilyIPv6: an AAAA target.
+	FamilyIPv6 TargetFamily = "IPv6"
+)
+
+// LocalProbeStatus is this cluster's probe state for one target.
+type LocalProbeStatus struct {
+	// Verdict is Up, Down or Unknown (fewer probes than a threshold so far).
+	Verdict TargetVerdict `json:"verdict"`
+	// LastError of the last failed probe, in words ("HTTP 503", "connect: connection refused",
+	// "timeout after 2s"); empty once a probe passes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=256
+	LastError string `json:"lastError,omitempty"`
+	// LastProbeTime is when the last probe ended.
+	// +optional
+	LastProbeTime *metav1.Time `json:"lastProbeTime,omitempty"`
+}
+
+// PeerTargetVerdict is one peer cluster's fresh verdict for a target, as read from its verdict
+// record (docs/api.md, "Health verdicts").
+type PeerTargetVerdict struct {
+	// GeoTag of the peer.
+	GeoTag string `json:"geoTag"`
+	// Verdict is Up or Down.
+	Verdict TargetVerdict `json:"verdict"`
+}
+
+// GslbTargetStatus is one target of one host: what this cluster probed, what its peers say, and
+// what was decided.
+type GslbTargetStatus struct {
+	// Host is the Gslb host.
+	Host string `json:"host"`
+	// Target is the address, canonical (netip).
+	Target string `json:"target"`
+	// Family is IPv4 or IPv6.
+	Family TargetFamily `json:"family"`
+	// GeoTag of the cluster whose target it is.
+	// +optional
+	GeoTag string `json:"geoTag,omitempty"`
+	// Local is this cluster's probe state.
+	// +optional
+	Local *LocalProbeStatus `json:"local,omitempty"`
+	// Peers are the fresh verdicts of the peers, by geo tag.
+	// +optional
+	Peers []PeerTargetVerdict `json:"peers,omitempty"`
+	// Decision is Up or Down: the agreed health of the target.
+	Decision TargetVerdict `json:"decision"`
+	// Reason for the decision: Healthy, NotProbed, QuorumDown, HeldWhileIsolated,
+	// OwnProbesOnly (see the TargetReason constants in conditions.go).
+	Reason string `json:"reason"`
+	// Served: the target is in the host's answer (after the strategy, and the rule that an
+	// answer is never empty).
+	Served bool `json:"served"`
+}
+
 // GslbStatus is what the Gslb controller observed.
 type GslbStatus struct {
 	// ObservedGeneration is the generation the conditions describe.
@@ -148,6 +331,13 @@ type GslbStatus struct {
 	// Peers are the other clusters and their last exchange.
 	// +optional
 	Peers []PeerStatus `json:"peers,omitempty"`
+	// Targets, with spec.healthCheck: every target of every host, with this cluster's probe,
+	// the peers' verdicts and the decision.
+	// +optional
+	// +listType=map
+	// +listMapKey=host
+	// +listMapKey=target
+	Targets []GslbTargetStatus `json:"targets,omitempty"`
 	// Conditions: Ready.
 	// +optional
 	// +listType=map

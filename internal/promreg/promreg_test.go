@@ -6,12 +6,14 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
@@ -88,6 +90,10 @@ func TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry(t *testing.T) {
 			_, err := version.NewMetrics(r)
 			return func() {}, err
 		}, []string{"dnsplane_build_info"}},
+		{"pkg/gslb/probe", func(r prometheus.Registerer) (func(), error) {
+			m, err := probe.NewMetrics(r)
+			return func() { m.SetIsolated(types.NamespacedName{Namespace: "n", Name: "g"}, "h", true) }, err
+		}, []string{"dnsplane_gslb_isolated"}}, // the probe series appear per probe; pkg/gslb/probe's tests scrape them
 		{"pkg/heartbeat", func(r prometheus.Registerer) (func(), error) {
 			_, err := heartbeat.NewMetrics(r)
 			return func() {}, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -117,9 +118,89 @@ func (q Querier) Query(ctx context.Context, addr, name string) ([]string, error)
 	return sortTargets(out), nil
 }
 
+// QueryTXT returns the TXT records that the DNS server at addr (host:port) serves for name
+// (usually health.VerdictsName(host)): each record's character-strings, in answer order.
+// NXDOMAIN and NODATA mean no records: (nil, nil), which for a verdict record means the peer
+// runs the Gslb without a health check (not voting). Decode the result with health.DecodeTXT
+// (health imports this package, so the decoding cannot live here).
+//
+// It asks one TXT question with Query's transport (UDP with EDNS0, TCP on truncation, Timeout
+// bounding both, ctx cancelling at once) and Query's answer checks (same server, ID, QR,
+// opcode QUERY, rcode NOERROR or NXDOMAIN, exactly our question). Of the answer section only
+// TXT records of class IN owned by name (case-insensitive) count. The answer is refused as
+// oversized (ErrBadAnswer) when it holds more than MaxAnswers TXT records of any owner, or when
+// the counted records hold more than MaxTXTBytes bytes of character-strings.
+//
+// Errors: as Query's (ErrPeerTimeout, ErrBadAnswer, the transport error or ctx.Err()), naming
+// the query and the peer.
+func (q Querier) QueryTXT(ctx context.Context, addr, name string) ([][]string, error) {
+	qname := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	if _, ok := dns.IsDomainName(qname); !ok || qname == "." {
+		return nil, fmt.Errorf("query gslb peer %s: %q is not a domain name", addr, name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, q.timeout())
+	defer cancel()
+	var out [][]string
+	err := q.askWith(ctx, addr, qname, dns.TypeTXT, func(query, resp *dns.Msg) (err error) {
+		out, err = acceptTXT(query, resp, q.maxAnswers())
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// MaxTXTBytes bounds the character-strings of the TXT records QueryTXT accepts for the asked
+// name, in bytes (a verdict record is at most 1,024: health.MaxRecordLen).
+const MaxTXTBytes = 4096
+
+// acceptTXT checks resp against the query (checkHeader) and returns the character-strings of
+// the TXT records owned by the asked name.
+func acceptTXT(query, resp *dns.Msg, maxAnswers int) ([][]string, error) {
+	qq := query.Question[0]
+	nx, err := checkHeader(query, resp)
+	if err != nil || nx {
+		return nil, err // NXDOMAIN: no records.
+	}
+	if err := checkCount(resp, maxAnswers, "TXT", dns.TypeTXT); err != nil {
+		return nil, err
+	}
+	var (
+		out   [][]string
+		bytes int
+	)
+	for _, rr := range resp.Answer {
+		txt, ok := rr.(*dns.TXT)
+		if !ok || txt.Hdr.Class != dns.ClassINET || !strings.EqualFold(txt.Hdr.Name, qq.Name) {
+			continue // another name or type: ignored, CNAMEs are not followed.
+		}
+		for _, s := range txt.Txt {
+			bytes += len(s)
+		}
+		if bytes > MaxTXTBytes {
+			return nil, fmt.Errorf("oversized: more than %d bytes of TXT: %w", MaxTXTBytes, ErrBadAnswer)
+		}
+		out = append(out, txt.Txt)
+	}
+	return out, nil
+}
+
 // ask sends one question over UDP, then over TCP if the UDP answer is truncated, and returns
 // the addresses of the accepted answer.
 func (q Querier) ask(ctx context.Context, addr, qname string, qtype uint16) ([]netip.Addr, error) {
+	var addrs []netip.Addr
+	err := q.askWith(ctx, addr, qname, qtype, func(query, resp *dns.Msg) (err error) {
+		addrs, err = acceptAddrs(query, resp, q.maxAnswers())
+		return err
+	})
+	return addrs, err
+}
+
+// askWith sends one question over UDP, then over TCP if the UDP answer is truncated, and
+// hands the answer to accept, which checks it and keeps what it needs; accept's error is
+// wrapped with the question, peer and transport.
+func (q Querier) askWith(ctx context.Context, addr, qname string, qtype uint16, accept func(query, resp *dns.Msg) error) error {
 	msg := new(dns.Msg)
 	msg.SetQuestion(qname, qtype)
 	msg.RecursionDesired = false
@@ -129,19 +210,18 @@ func (q Querier) ask(ctx context.Context, addr, qname string, qtype uint16) ([]n
 	for _, network := range []string{"udp", "tcp"} {
 		resp, err := exchange(ctx, network, msg, addr)
 		if err != nil {
-			return nil, fmt.Errorf("%s over %s: %w", what, network, err)
+			return fmt.Errorf("%s over %s: %w", what, network, err)
 		}
 		if resp.Truncated {
 			if network == "udp" {
 				continue // RFC 7766 §5: retry over TCP.
 			}
-			return nil, fmt.Errorf("%s over tcp: truncated: %w", what, ErrBadAnswer)
+			return fmt.Errorf("%s over tcp: truncated: %w", what, ErrBadAnswer)
 		}
-		addrs, err := accept(msg, resp, q.maxAnswers())
-		if err != nil {
-			return nil, fmt.Errorf("%s over %s: %w", what, network, err)
+		if err := accept(msg, resp); err != nil {
+			return fmt.Errorf("%s over %s: %w", what, network, err)
 		}
-		return addrs, nil
+		return nil
 	}
 	panic("unreachable")
 }
@@ -194,45 +274,49 @@ func classify(ctx context.Context, err error) error {
 	return err
 }
 
-// accept checks resp against the query (RFC 1035 §4.1.1) and returns the addresses of the
-// records of the asked type owned by the asked name.
-func accept(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
+// checkHeader checks resp against the query (RFC 1035 §4.1.1): ID, QR, opcode, exactly the
+// asked question, and rcode NOERROR or NXDOMAIN (nxdomain true).
+func checkHeader(query, resp *dns.Msg) (nxdomain bool, err error) {
 	qq := query.Question[0]
 	if resp.Id != query.Id {
-		return nil, fmt.Errorf("answer ID %d does not match query ID %d: %w", resp.Id, query.Id, ErrBadAnswer)
+		return false, fmt.Errorf("answer ID %d does not match query ID %d: %w", resp.Id, query.Id, ErrBadAnswer)
 	}
 	if !resp.Response {
-		return nil, fmt.Errorf("not a response (QR clear): %w", ErrBadAnswer)
+		return false, fmt.Errorf("not a response (QR clear): %w", ErrBadAnswer)
 	}
 	if resp.Opcode != dns.OpcodeQuery {
-		return nil, fmt.Errorf("opcode %s, want QUERY: %w", dns.OpcodeToString[resp.Opcode], ErrBadAnswer)
+		return false, fmt.Errorf("opcode %s, want QUERY: %w", dns.OpcodeToString[resp.Opcode], ErrBadAnswer)
 	}
 	if len(resp.Question) != 1 {
-		return nil, fmt.Errorf("%d questions in the answer, want 1: %w", len(resp.Question), ErrBadAnswer)
+		return false, fmt.Errorf("%d questions in the answer, want 1: %w", len(resp.Question), ErrBadAnswer)
 	}
 	rq := resp.Question[0]
 	if !strings.EqualFold(rq.Name, qq.Name) {
-		return nil, fmt.Errorf("answer is for name %q, asked %q: %w", rq.Name, qq.Name, ErrBadAnswer)
+		return false, fmt.Errorf("answer is for name %q, asked %q: %w", rq.Name, qq.Name, ErrBadAnswer)
 	}
 	if rq.Qtype != qq.Qtype || rq.Qclass != qq.Qclass {
-		return nil, fmt.Errorf("answer is for %s %s, asked %s %s: %w", dns.ClassToString[rq.Qclass], dns.TypeToString[rq.Qtype],
+		return false, fmt.Errorf("answer is for %s %s, asked %s %s: %w", dns.ClassToString[rq.Qclass], dns.TypeToString[rq.Qtype],
 			dns.ClassToString[qq.Qclass], dns.TypeToString[qq.Qtype], ErrBadAnswer)
 	}
 	switch resp.Rcode {
 	case dns.RcodeSuccess:
+		return false, nil
 	case dns.RcodeNameError:
-		return nil, nil // NXDOMAIN: no targets.
-	default:
-		return nil, fmt.Errorf("rcode %s: %w", dns.RcodeToString[resp.Rcode], ErrBadAnswer)
+		return true, nil
 	}
-	n := 0
-	for _, rr := range resp.Answer {
-		if t := rr.Header().Rrtype; t == dns.TypeA || t == dns.TypeAAAA {
-			n++
-		}
+	return false, fmt.Errorf("rcode %s: %w", dns.RcodeToString[resp.Rcode], ErrBadAnswer)
+}
+
+// acceptAddrs checks resp against the query (checkHeader) and returns the addresses of the
+// records of the asked type owned by the asked name.
+func acceptAddrs(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
+	qq := query.Question[0]
+	nx, err := checkHeader(query, resp)
+	if err != nil || nx {
+		return nil, err // NXDOMAIN: no targets.
 	}
-	if n > maxAnswers {
-		return nil, fmt.Errorf("oversized: %d A/AAAA records, at most %d allowed: %w", n, maxAnswers, ErrBadAnswer)
+	if err := checkCount(resp, maxAnswers, "A/AAAA", dns.TypeA, dns.TypeAAAA); err != nil {
+		return nil, err
 	}
 	var addrs []netip.Addr
 	for _, rr := range resp.Answer {
@@ -258,4 +342,19 @@ func accept(query, resp *dns.Msg, maxAnswers int) ([]netip.Addr, error) {
 		}
 	}
 	return addrs, nil
+}
+
+// checkCount refuses resp as oversized (ErrBadAnswer) when its answer section holds more than
+// maxAnswers records of types, of any owner; what names the types in the error.
+func checkCount(resp *dns.Msg, maxAnswers int, what string, types ...uint16) error {
+	n := 0
+	for _, rr := range resp.Answer {
+		if slices.Contains(types, rr.Header().Rrtype) {
+			n++
+		}
+	}
+	if n > maxAnswers {
+		return fmt.Errorf("oversized: %d %s records, at most %d allowed: %w", n, what, maxAnswers, ErrBadAnswer)
+	}
+	return nil
 }

@@ -1,0 +1,86 @@
+package health
+
+import "time"
+
+// Verdict is one vantage point's (or the quorum's) view of one target.
+type Verdict int8
+
+const (
+	// Unknown: too few probes to say (or, in a record, no verdict).
+	Unknown Verdict = iota
+	// Up: the target passes.
+	Up
+	// Down: the target fails.
+	Down
+)
+
+// String returns "Unknown", "Up" or "Down" (the API's TargetVerdict values).
+func (v Verdict) String() string {
+	switch v {
+	case Up:
+		return "Up"
+	case Down:
+		return "Down"
+	}
+	return "Unknown"
+}
+
+// Thresholds are spec.healthCheck's failureThreshold and successThreshold: how many
+// consecutive failed (passed) probes make a vantage point call a target down (up). A value
+// below 1 counts as 1.
+type Thresholds struct {
+	Failure, Success int
+}
+
+// Outcome is the result of one probe.
+type Outcome struct {
+	// OK: the probe passed.
+	OK bool
+	// Err is why it failed, in words ("HTTP 503", "connect: connection refused",
+	// "timeout after 2s"); empty when OK.
+	Err string
+	// At is when the probe ended.
+	At time.Time
+}
+
+// ProbeState is one vantage point's state for one target (one address, so one family): the
+// verdict, and the run of equal outcomes that moves it. The zero value is a target never
+// probed: Unknown.
+type ProbeState struct {
+	// Verdict is Unknown until Success consecutive probes pass (Up) or Failure consecutive
+	// probes fail (Down); after that it changes only when the opposite threshold is reached.
+	Verdict Verdict
+	// Successes and Failures count the current run of passed or failed probes; one of them is
+	// 0.
+	Successes, Failures int
+	// LastError is the last failed probe's Err, kept until a probe passes.
+	LastError string
+	// LastProbe is the At of the last outcome.
+	LastProbe time.Time
+}
+
+// Observe returns the state after o under th. A failure below the failure threshold leaves an
+// Up target Up (and an Unknown one Unknown) but keeps its error in LastError.
+func (s ProbeState) Observe(o Outcome, th Thresholds) ProbeState {
+	fail, succ := max(th.Failure, 1), max(th.Success, 1)
+	s.LastProbe = o.At
+	if o.OK {
+		s.Failures = 0
+		s.Successes++
+		s.LastError = ""
+		if s.Successes >= succ {
+			s.Verdict = Up
+		}
+		return s
+	}
+	s.Successes = 0
+	s.Failures++
+	s.LastError = o.Err
+	if s.LastError == "" {
+		s.LastError = "failed"
+	}
+	if s.Failures >= fail {
+		s.Verdict = Down
+	}
+	return s
+}
