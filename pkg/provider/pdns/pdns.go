@@ -708,7 +708,7 @@ type change struct {
 	after *provider.RecordSet   // canonical After; nil for a Delete
 	delta *delta                // nil: send rrset as is
 	// claim: a Create of a record set (not a registry record), which needs the
-	// set absent at PowerDNS (see checked).
+	// set absent at PowerDNS (see merge).
 	claim bool
 }
 
