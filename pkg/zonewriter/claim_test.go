@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,28 +19,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
-
-// httpCounter is an http.RoundTripper that counts the requests it sends, by method.
-type httpCounter struct {
-	mu sync.Mutex
-	n  map[string]int
-}
-
-func (c *httpCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	c.mu.Lock()
-	c.n[r.Method]++
-	c.mu.Unlock()
-	return http.DefaultTransport.RoundTrip(r)
-}
-
-// take returns the counts since the last take and resets them.
-func (c *httpCounter) take() map[string]int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	out := c.n
-	c.n = map[string]int{}
-	return out
-}
 
 // claimBackend is a real provider holding one zone: p is dnsplane's (its writer's), ext the
 // client external-dns writes with, requests the HTTP requests p sent since the last call (nil
@@ -80,8 +57,8 @@ func TestFirstWrite_MeetsAnExternalDNSClaim(t *testing.T) {
 		},
 		"pdns": func(t *testing.T) claimBackend {
 			srv := pdnstest.Start(t)
-			counter := &httpCounter{n: map[string]int{}}
-			p, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key, Timeout: 20 * time.Second, HTTPClient: &http.Client{Transport: counter}})
+			counter, apiURL := newLockingProxy(t, srv.APIURL) // one writer: it only counts
+			p, err := pdns.New(pdns.Config{APIURL: apiURL, APIKey: srv.Key, Timeout: 20 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,8 +70,19 @@ func TestFirstWrite_MeetsAnExternalDNSClaim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			counter.take()
-			return claimBackend{zone: "claim.test", zoneID: z.ID, p: p, ext: ext, requests: counter.take}
+			last := counter.figures()
+			since := func() map[string]int {
+				f := counter.figures()
+				out := map[string]int{}
+				for m, n := range map[string]int{http.MethodGet: f.gets - last.gets, http.MethodPatch: f.patches - last.patches, "other": (f.requests - f.gets - f.patches) - (last.requests - last.gets - last.patches)} {
+					if n > 0 {
+						out[m] = n
+					}
+				}
+				last = f
+				return out
+			}
+			return claimBackend{zone: "claim.test", zoneID: z.ID, p: p, ext: ext, requests: since}
 		},
 	}
 	for _, name := range []string{"local", "rfc2136", "pdns"} {
