@@ -185,7 +185,9 @@ type Action string
 
 const (
 	// ActionCreate adds After; with conditional writes it fails with
-	// ErrConflict if a set with After's key exists.
+	// ErrConflict if a set with After's key exists. PowerDNS, which has
+	// none, reads the key's name just before its write and fails the same
+	// way (pdns.Provider.ApplyChanges).
 	ActionCreate Action = "Create"
 	// ActionUpdate replaces Before with After (same key).
 	ActionUpdate Action = "Update"

@@ -41,7 +41,10 @@
 //     provider.ErrConflict when another writer's PATCH dropped a target it
 //     added; single-owner sets (DNSEndpoint), registry records and
 //     single-valued types (CNAME, DNAME) are replaced as they come, with no
-//     read (see ApplyChanges);
+//     read. A Create of a record set (a new claim) is checked by that same
+//     read before the PATCH: a set another owner created since the caller's
+//     read (external-dns) fails the write with provider.ErrConflict instead
+//     of being overwritten (see ApplyChanges);
 //   - know about Kubernetes.
 //
 // ProviderSpecific options are not stored (PowerDNS has nowhere to keep

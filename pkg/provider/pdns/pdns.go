@@ -557,8 +557,7 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // (one GET of the zone filtered with rrset_name when a single name is
 // changed, else one GET of the whole zone), and each change is applied as a
 // delta onto the fresh set:
-//   - Create adds After's targets to whatever the set holds now (nothing,
-//     usually);
+//   - Create writes After's targets; the set must be absent (see below);
 //   - Update adds After-Before and removes Before-After (targets compared
 //     in canonical form), and takes After's TTL;
 //   - Delete removes Before's targets and keeps the rest with its TTL.
@@ -576,15 +575,34 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // interval later. A lost update landing after that read is not seen here;
 // DNSRecord's periodic self-heal restores it.
 //
-// The reads are the second and third HTTP requests of the same ApplyChanges
-// call. They are skipped, and changes are written as they come (REPLACE with
+// Those reads are skipped, and changes are written as they come (REPLACE with
 // all of After's records, DELETE by key), for changes that are not Shared (a set with one
 // writer: every DNSEndpoint set), dnsplane registry records (TXT at
 // provider.IsRegistryName names, which hold one value of one writer and must
 // never gain a second, even when marked Shared), single-valued types (CNAME,
-// DNAME), and sets whose type or Before this build cannot parse. So a batch
-// of DNSEndpoint changes, or of heartbeats (registry records only), costs one
-// PATCH and no GET.
+// DNAME), and sets whose type or Before this build cannot parse.
+//
+// A Create of a record set (not a registry record), Shared or not, is a new
+// claim: the caller read the set absent and its planner let it take the name.
+// Another owner may have created the set since that read (external-dns
+// writes its registry TXT and its set in one PATCH), and a REPLACE would
+// overwrite that owner's set. So the names of the Creates are read too, in
+// the same GET as the Shared changes' names, before the PATCH, and a Create
+// whose set that read holds (and that no earlier change of the call wrote)
+// fails the call with an error wrapping provider.ErrConflict, with nothing
+// sent: as a provider with conditional writes refuses a Create of an existing
+// set (the embedded server; RFC 2136's "RRset does not exist" prerequisite).
+// The zone writer then re-reads the zone and the planner reports the name as
+// held (OwnershipConflict, naming the external-dns owner) at the immediate
+// retry, instead of after the next zone re-read with the set overwritten. A
+// set created in the window between that GET and the PATCH (one round trip)
+// is still overwritten, and seen at the next read of the zone.
+//
+// So a batch of Updates and Deletes of DNSEndpoint sets, or of heartbeats
+// (registry records only), costs one PATCH and no GET; a batch with Creates
+// one GET more (filtered to the name when it creates, or merges, at one name
+// only; else the whole zone), and a batch with Shared changes also one GET
+// after the PATCH.
 //
 // Several changes to one key are applied in order and collapse into one
 // rrset, at the position of the first (PowerDNS takes one rrset per key and
@@ -681,6 +699,9 @@ type change struct {
 	rrset apiRRSet              // REPLACE of after, or DELETE
 	after *provider.RecordSet   // canonical After; nil for a Delete
 	delta *delta                // nil: send rrset as is
+	// claim: a Create of a record set (not a registry record), which needs the
+	// set absent at PowerDNS (see merge).
+	claim bool
 }
 
 // delta is a change expressed as targets to add and remove (canonical).
@@ -693,10 +714,14 @@ type delta struct {
 
 // merge returns the rrsets to PATCH for part: each change's own rrset, or,
 // for changes with a delta, the delta applied onto the current set read now.
+// The names of claims (Creates of record sets) and of changes with a delta
+// are read first, in one GET (see current); a claim whose set that read
+// holds, and that no earlier change of part wrote, fails the whole call with
+// an error wrapping provider.ErrConflict before anything is sent.
 func (p *Provider) merge(ctx context.Context, zoneID string, part []change) ([]apiRRSet, error) {
 	names := map[string]bool{}
 	for _, c := range part {
-		if c.delta != nil {
+		if c.delta != nil || c.claim {
 			names[c.key.Name] = true
 		}
 	}
@@ -711,7 +736,13 @@ func (p *Provider) merge(ctx context.Context, zoneID string, part []change) ([]a
 	if err != nil {
 		return nil, err
 	}
+	written := map[provider.RecordSetKey]bool{} // keys an earlier change of part set
 	for i, c := range part {
+		if cur := state[c.key]; c.claim && cur != nil && !written[c.key] {
+			return nil, fmt.Errorf("create %s: the set exists at PowerDNS (%s), created after the read this write was planned from; PowerDNS has no conditional write, so the names a write creates are read just before it: %w",
+				c.key, strings.Join(cur.Targets, ", "), provider.ErrConflict)
+		}
+		written[c.key] = true
 		if c.delta == nil {
 			out[i] = c.rrset
 			state[c.key] = c.after
@@ -905,7 +936,7 @@ func prepare(ch provider.Change) (change, error) {
 	if err != nil {
 		return change{}, err
 	}
-	c := change{key: after.Key(), rrset: rs, after: &after}
+	c := change{key: after.Key(), rrset: rs, after: &after, claim: ch.Action == provider.ActionCreate && !provider.IsRegistryName(after.Name)}
 	if merged(ch.Shared, c.key) {
 		c.delta = newDelta(ch.Before, &after)
 	}

@@ -38,12 +38,15 @@ func (c *methodCounter) take() map[string]int {
 }
 
 // TestRealServer_SingleOwnerChangesAreWrittenWithoutARead pins the cost of ApplyChanges
-// against a real PowerDNS, counted at the HTTP client: changes to sets with one writer
-// (Change.Shared false: DNSEndpoint sets and their registry records) cost one PATCH and no
-// GET, and replace the set as they come (the one writer's After is the set); a Shared change
-// (a DNSRecord set) keeps read-merge-write, one GET filtered to its name, the PATCH, and the
-// same GET again to see that its targets stayed, and keeps a target another writer added
-// meanwhile.
+// against a real PowerDNS, counted at the HTTP client: updates and deletes of sets with one
+// writer (Change.Shared false: DNSEndpoint sets and their registry records) cost one PATCH and
+// no GET, and replace the set as they come (the one writer's After is the set); creates of sets
+// (new claims) cost one GET of their names before the PATCH, which sees that the sets are still
+// absent (issue 25, item 6; TestRealServer_ACreateMeetsAnotherOwnersSet); a Shared change (a
+// DNSRecord set) keeps read-merge-write, one GET filtered to its name, the PATCH, and the same
+// GET again to see that its targets stayed, and keeps a target another writer added meanwhile.
+// A Shared Create of a set another writer created meanwhile is refused with ErrConflict, as a
+// provider with conditional writes refuses it: the caller re-plans it as an Update.
 func TestRealServer_SingleOwnerChangesAreWrittenWithoutARead(t *testing.T) {
 	srv := startPDNS(t)
 	counter := &methodCounter{next: http.DefaultTransport, n: map[string]int{}}
@@ -91,13 +94,14 @@ func TestRealServer_SingleOwnerChangesAreWrittenWithoutARead(t *testing.T) {
 		}
 	}
 
-	// A first sync: creations of many single-owner sets with their registry records.
+	// A first sync: creations of many single-owner sets with their registry records, checked
+	// absent by one GET (of the zone: they are at several names).
 	var creates []provider.Change
 	for _, n := range []string{"a", "b", "c"} {
 		creates = append(creates, provider.Change{Action: provider.ActionCreate, After: reg(n, "192.0.2.1")},
 			provider.Change{Action: provider.ActionCreate, After: set(n, "192.0.2.1")})
 	}
-	apply("single-owner creates", 0, creates...)
+	apply("single-owner creates", 1, creates...)
 	if got := served("b"); !slices.Equal(got, []string{"192.0.2.1"}) {
 		t.Fatalf("b = %q, want [192.0.2.1]", got)
 	}
@@ -115,9 +119,19 @@ func TestRealServer_SingleOwnerChangesAreWrittenWithoutARead(t *testing.T) {
 
 	// A shared set keeps read-merge-write: a target another writer added after our read stays.
 	apply("another writer's shared create", 2, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.9"), Shared: true})
-	apply("a shared create from a view without the set", 2, provider.Change{Action: provider.ActionCreate, After: set("s", "192.0.2.1"), Shared: true})
-	if got := served("s"); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.9"}) {
-		t.Fatalf("s = %q, want both writers' targets", got)
+	counter.take()
+	err = p.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionCreate, After: set("s", "192.0.2.1"), Shared: true}})
+	if got := counter.take(); !errors.Is(err, provider.ErrConflict) || got[http.MethodGet] != 1 || len(got) != 1 {
+		t.Fatalf("a shared create from a view without the set: %v, sent %v; want ErrConflict after 1 GET and no PATCH", err, got)
+	}
+	apply("the same target, re-planned as an update from a fresh read", 2,
+		provider.Change{Action: provider.ActionUpdate, Before: set("s", "192.0.2.9"), After: set("s", "192.0.2.1", "192.0.2.9"), Shared: true})
+	apply("another writer's target added after that read", 2,
+		provider.Change{Action: provider.ActionUpdate, Before: set("s", "192.0.2.1", "192.0.2.9"), After: set("s", "192.0.2.1", "192.0.2.8", "192.0.2.9"), Shared: true})
+	apply("an update from a view without the other writer's target", 2,
+		provider.Change{Action: provider.ActionUpdate, Before: set("s", "192.0.2.1", "192.0.2.9"), After: set("s", "192.0.2.1", "192.0.2.7", "192.0.2.9"), Shared: true})
+	if got := served("s"); !slices.Equal(got, []string{"192.0.2.1", "192.0.2.7", "192.0.2.8", "192.0.2.9"}) {
+		t.Fatalf("s = %q, want every writer's targets", got)
 	}
 }
 
