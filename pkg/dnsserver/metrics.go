@@ -4,7 +4,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Metrics are the embedded server's metrics. A nil *Metrics counts nothing.
@@ -27,7 +27,7 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
 // unregistered). A registration error (a second registration with the same registry, say) is
-// returned wrapped (internal/promreg).
+// returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Queries: prometheus.NewCounterVec(prometheus.CounterOpts{
