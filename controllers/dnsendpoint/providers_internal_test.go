@@ -13,7 +13,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // TestReconcile_MissingProviderSecretIsZoneNotFound (issue 12, item 4: phases tested with fakes
@@ -30,7 +30,7 @@ func TestReconcile_MissingProviderSecretIsZoneNotFound(t *testing.T) {
 	ep.Spec.Endpoints = []dnsv1.Endpoint{{DNSName: "www.example.test", RecordType: "A", Targets: []string{"192.0.2.1"}}}
 	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(zone, ep).
 		WithStatusSubresource(&dnsv1.DNSEndpoint{}, &dnsv1.DNSZone{}).Build()
-	providers := &testclient.Providers{Err: fmt.Errorf("secret a/creds does not exist: %w", factory.ErrProviderNotFound)}
+	providers := &testclient.Providers{Err: fmt.Errorf("secret a/creds does not exist: %w", provider.ErrProviderNotFound)}
 	r := &Reconciler{Client: c, Providers: providers, Writers: testclient.NoWriters{T: t}, OwnerID: "cluster-a"}
 	res, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ep)})
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // fakeDNS answers SOAAny with err and records the servers asked.
@@ -51,7 +51,7 @@ func TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce(t *testing
 	dns := &fakeDNS{err: errors.New("refused")}
 	r := &Reconciler{
 		Client:          zonesClient(t),
-		Providers:       &testclient.Providers{Res: factory.Resolved{Account: "apps/creds", DNSAddress: "127.0.0.1:5353"}},
+		Providers:       &testclient.Providers{Res: provider.Resolved{Account: "apps/creds", DNSAddress: "127.0.0.1:5353"}},
 		Writers:         testclient.NoWriters{T: t},
 		DNS:             dns,
 		Metrics:         m,
@@ -90,10 +90,10 @@ func TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce(t *testing
 }
 
 // TestReconcileZone_MissingSecretIsReportedWithoutDNS: a provider Secret that cannot be resolved
-// (factory.ErrProviderNotFound) is reported on the zone and asks no DNS server.
+// (provider.ErrProviderNotFound) is reported on the zone and asks no DNS server.
 func TestReconcileZone_MissingSecretIsReportedWithoutDNS(t *testing.T) {
 	dns := &fakeDNS{}
-	r := &Reconciler{Providers: &testclient.Providers{Err: fmt.Errorf("secret apps/creds: %w", factory.ErrProviderNotFound)},
+	r := &Reconciler{Providers: &testclient.Providers{Err: fmt.Errorf("secret apps/creds: %w", provider.ErrProviderNotFound)},
 		Writers: testclient.NoWriters{T: t}, DNS: dns, SOAPollInterval: time.Second}
 	z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "example", Generation: 1}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}
 	if _, err := r.reconcileZone(context.Background(), z); err != nil {

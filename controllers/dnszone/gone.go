@@ -19,7 +19,6 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -38,7 +37,7 @@ const recreatedRecheck = time.Second
 // True again, which republishes every DNSEndpoint and DNSRecord of the zone
 // (predicates.ZoneUsabilityChanged). handled is false when nothing was reported, or the zone is
 // there after all (the report is then cleared). Errors are the provider's, for back-off.
-func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resolved factory.Resolved) (res ctrl.Result, handled bool, err error) {
+func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (res ctrl.Result, handled bool, err error) {
 	if z.Status.ZoneID == "" || (z.Spec.ZoneID != "" && z.Spec.ZoneID != z.Status.ZoneID) {
 		return ctrl.Result{}, false, nil
 	}
@@ -102,7 +101,7 @@ func (r *Reconciler) zoneNotFoundSource() source.Source {
 }
 
 // zonesOfWriter returns the DNSZones whose hosted zone is k: status.zoneID k.ZoneID, and a
-// provider Secret that is k.Account ("<namespace>/<secret name>", factory.Resolved.Account).
+// provider Secret that is k.Account ("<namespace>/<secret name>", provider.Resolved.Account).
 func (r *Reconciler) zonesOfWriter(ctx context.Context, k zonewriter.Key) []reconcile.Request {
 	ns, secret, ok := strings.Cut(k.Account, "/")
 	if !ok {

@@ -3,7 +3,7 @@ package dnszone
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Metrics are the DNSZone controller's metrics. A nil *Metrics records nothing.
@@ -15,7 +15,7 @@ type Metrics struct {
 
 // NewMetrics creates the DNSZone metrics and registers them with reg (the manager's registry;
 // nil = unregistered). A registration error (a second registration with the same registry, say)
-// is returned wrapped (internal/promreg).
+// is returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{AvailableDelay: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "dnsplane_dnszone_available_delay_seconds",

@@ -31,7 +31,6 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 	corev1 "k8s.io/api/core/v1"
@@ -271,7 +270,7 @@ func (r *Reconciler) providerFailed(z *dnsv1.DNSZone, err error) (ctrl.Result, e
 
 func reasonFor(err error) (reason string, terminal bool) {
 	switch {
-	case errors.Is(err, factory.ErrProviderNotFound):
+	case errors.Is(err, provider.ErrProviderNotFound):
 		return dnsv1.ReasonProviderNotFound, true
 	case errors.Is(err, provider.ErrInvalidCredentials):
 		return dnsv1.ReasonInvalidCredentials, true
@@ -375,7 +374,7 @@ func (r *Reconciler) deleteParentLink(ctx context.Context, z *dnsv1.DNSZone) (go
 func (r *Reconciler) deleteProviderZone(ctx context.Context, z *dnsv1.DNSZone) error {
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
-		if errors.Is(err, factory.ErrProviderNotFound) {
+		if errors.Is(err, provider.ErrProviderNotFound) {
 			r.Recorder.Eventf(z, corev1.EventTypeWarning, dnsv1.ReasonProviderNotFound, "hosted zone %s left in place: %v", z.Status.ZoneID, err)
 			return nil
 		}

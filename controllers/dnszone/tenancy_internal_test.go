@@ -14,7 +14,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // zonesClient is controller-runtime's fake client holding the DNSZones zones: the cache the
@@ -167,7 +167,7 @@ func TestReconcileZone_RefusedZoneAsksNoProvider(t *testing.T) {
 	parent := dz("tenant-a", "mt", "mt.test")
 	parent.CreationTimestamp = metav1.NewTime(time.Unix(1_000, 0))
 	dns := &fakeDNS{}
-	r := &Reconciler{Client: zonesClient(t, parent), Providers: &testclient.Providers{Res: factory.Resolved{Account: "tenant-b/dns", Backend: embedded}},
+	r := &Reconciler{Client: zonesClient(t, parent), Providers: &testclient.Providers{Res: provider.Resolved{Account: "tenant-b/dns", Backend: embedded}},
 		Writers: testclient.NoWriters{T: t}, DNS: dns, SOAPollInterval: time.Second, ResyncInterval: time.Hour}
 	sub := dz("tenant-b", "sub", "sub.mt.test")
 	sub.CreationTimestamp = metav1.NewTime(time.Unix(2_000, 0))

@@ -13,7 +13,6 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
 // TestWeightedCapable_AsksTheGslbZonesProvider (issue 12, item 4: phases tested with fakes of the
@@ -29,8 +28,8 @@ func TestWeightedCapable_AsksTheGslbZonesProvider(t *testing.T) {
 		Spec: dnsv1.DNSZoneSpec{Zone: "gslb.example.test", ProviderRef: dnsv1.SecretReference{Name: "creds"}}}
 	g := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "web"},
 		Spec: dnsv1.GslbSpec{ZoneRef: dnsv1.ZoneReference{Namespace: "dns", Name: "gslb"}}}
-	resolved := func(weighted bool) factory.Resolved {
-		return factory.Resolved{Provider: testclient.Capable{Caps: provider.Capabilities{WeightedRouting: weighted}}}
+	resolved := func(weighted bool) provider.Resolved {
+		return provider.Resolved{Provider: testclient.Capable{Caps: provider.Capabilities{WeightedRouting: weighted}}}
 	}
 	for _, tc := range []struct {
 		name      string
@@ -41,7 +40,7 @@ func TestWeightedCapable_AsksTheGslbZonesProvider(t *testing.T) {
 	}{
 		{"weighted provider", true, &testclient.Providers{Res: resolved(true)}, true, "[dns/creds]"},
 		{"provider without weighted routing", true, &testclient.Providers{Res: resolved(false)}, false, "[dns/creds]"},
-		{"Secret missing", true, &testclient.Providers{Err: fmt.Errorf("secret: %w", factory.ErrProviderNotFound)}, true, "[dns/creds]"},
+		{"Secret missing", true, &testclient.Providers{Err: fmt.Errorf("secret: %w", provider.ErrProviderNotFound)}, true, "[dns/creds]"},
 		{"zone missing", false, &testclient.Providers{Err: errors.New("not asked")}, true, "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,9 +35,9 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
-	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Reconciler reconciles Gslbs.
@@ -82,7 +82,7 @@ type Metrics struct {
 
 // NewMetrics creates the Gslb metrics and registers them with reg (the manager's registry; nil =
 // unregistered). A registration error (a second registration with the same registry, say) is
-// returned wrapped (internal/promreg).
+// returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		HealthyRecords: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_gslb_healthy_records",

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Metrics are the sources' metrics.
@@ -23,7 +23,7 @@ type Metrics struct {
 }
 
 // NewMetrics builds the sources' metrics and registers them with reg (nil: unregistered).
-// Errors: a registration failed (internal/promreg), wrapped.
+// Errors: a registration failed (pkg/promreg), wrapped.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{Ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_source_ready",
 		Help: "1 when the --source's controller runs, 0 while its CRD is not installed (polled until it is)."}, []string{"source"})}

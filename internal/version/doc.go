@@ -13,5 +13,5 @@
 // other way (go build, go test) reports DefaultVersion and DefaultRevision.
 //
 // It owns no flags (internal/app's Main parses --version) and no registry: NewMetrics registers on the one it
-// is given, as every dnsplane package does (internal/promreg).
+// is given, as every dnsplane package does (pkg/promreg).
 package version

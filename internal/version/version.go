@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // The values a binary reports when the linker did not set them (go build, go test): a

@@ -4,7 +4,7 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/xfr"
 )
 
@@ -20,7 +20,7 @@ type Metrics struct {
 
 // NewMetrics creates the metrics, the transfer unit's included (xfr.NewMetrics), and registers
 // them with reg (the manager's registry; nil = unregistered). A registration error (a second
-// registration with the same registry, say) is returned wrapped (internal/promreg), and then
+// registration with the same registry, say) is returned wrapped (pkg/promreg), and then
 // none of them stays registered.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Tick outcomes, the values of the result label of dnsplane_heartbeat_zone_ticks_total.
@@ -45,7 +45,7 @@ type Metrics struct {
 // NewMetrics creates the metrics and registers them with reg (the manager's registry,
 // sigs.k8s.io/controller-runtime/pkg/metrics.Registry; nil = unregistered). A registration error
 // (for example a second registration with the same registry) is returned wrapped
-// (internal/promreg).
+// (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -68,7 +68,7 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
 // unregistered). A registration error (a second registration with the same registry, say) is
-// returned wrapped (internal/promreg).
+// returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Subdomains: prometheus.NewGaugeVec(prometheus.GaugeOpts{

@@ -3,7 +3,7 @@ package xfr
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -25,7 +25,7 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them with reg (nil = unregistered). A
 // registration error (a second registration with the same registry, say) is returned wrapped
-// (internal/promreg).
+// (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Transfers: prometheus.NewCounterVec(prometheus.CounterOpts{

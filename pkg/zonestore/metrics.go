@@ -6,7 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Metrics are the zone store's metrics (docs/metrics.md). A nil *Metrics counts nothing.
@@ -27,7 +27,7 @@ type Metrics struct {
 }
 
 // NewMetrics creates the metrics and registers them with reg (nil = unregistered). A
-// registration error is returned wrapped (internal/promreg).
+// registration error is returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Writes: prometheus.NewCounterVec(prometheus.CounterOpts{

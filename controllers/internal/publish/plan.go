@@ -57,7 +57,7 @@ type Planner struct {
 // with p.Live, when publishing); with release, the zones whose provider cannot be resolved (their
 // records stay), with why. The zones' snapshots are read at once (a zone writer reads its zone
 // only when its view is not fresh), so a cold start waits for one read, not one per zone. Errors
-// wrap factory.ErrProviderNotFound, provider errors from the zone's snapshot read (the first
+// wrap provider.ErrProviderNotFound, provider errors from the zone's snapshot read (the first
 // zone's in key order), or API read errors.
 func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan.Mode, a *Assignment, release bool, defaultTTL int64) (plans []ZonePlan, waiting []string, _ error) {
 	if !release {

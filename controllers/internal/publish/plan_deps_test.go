@@ -14,7 +14,6 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -52,7 +51,7 @@ func (w *keyedWriters) For(k zonewriter.Key, p provider.Provider) *zonewriter.Wr
 // TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey (issue 12, item 4: phases tested with
 // fakes of the small interfaces, no envtest): Plan asks for each usable zone's provider Secret
 // and plans through the writer keyed by that Secret's account and the zone ID; a Secret that
-// cannot be resolved fails a publish (wrapping factory.ErrProviderNotFound) but, on release with
+// cannot be resolved fails a publish (wrapping provider.ErrProviderNotFound) but, on release with
 // nothing desired, only lists the zone as unresolved.
 func TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -66,7 +65,7 @@ func TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey(t *testing.T) {
 	self := registry.Contributor{OwnerID: "cluster-a", Resource: registry.Resource("DNSEndpoint", "a", "web")}
 
 	writers := &keyedWriters{set: zonewriter.NewSet(ctx, zonewriter.Options{})}
-	providers := &testclient.Providers{Res: factory.Resolved{Account: "a/creds", Provider: p}}
+	providers := &testclient.Providers{Res: provider.Resolved{Account: "a/creds", Provider: p}}
 	plans, waiting, err := (&Planner{Providers: providers, Writers: writers}).Plan(ctx, self, plan.SingleOwner, assignment(want), false, 300)
 	if err != nil || len(plans) != 1 || len(waiting) != 0 {
 		t.Fatalf("Plan = %d plans, waiting %v, %v; want one plan", len(plans), waiting, err)
@@ -78,9 +77,9 @@ func TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey(t *testing.T) {
 		t.Errorf("plan %+v writes nothing, want www.example.test", plans[0].Result)
 	}
 
-	missing := &testclient.Providers{Err: fmt.Errorf("secret a/creds does not exist: %w", factory.ErrProviderNotFound)}
+	missing := &testclient.Providers{Err: fmt.Errorf("secret a/creds does not exist: %w", provider.ErrProviderNotFound)}
 	planner := &Planner{Providers: missing, Writers: writers}
-	if _, _, err := planner.Plan(ctx, self, plan.SingleOwner, assignment(want), false, 300); !errors.Is(err, factory.ErrProviderNotFound) {
+	if _, _, err := planner.Plan(ctx, self, plan.SingleOwner, assignment(want), false, 300); !errors.Is(err, provider.ErrProviderNotFound) {
 		t.Errorf("publish with the Secret missing: %v, want ErrProviderNotFound", err)
 	}
 	plans, unresolved, err := planner.Plan(ctx, self, plan.SingleOwner, assignment(), true, 300)

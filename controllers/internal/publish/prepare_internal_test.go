@@ -14,7 +14,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
 	"github.com/dnsplane/dnsplane/pkg/plan"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -47,7 +47,7 @@ func TestRun_PrepareRunsBesideTheWriteAndAFailedOneReleasesAGoneObject(t *testin
 				Spec: dnsv1.DNSEndpointSpec{PublishingSpec: dnsv1.PublishingSpec{
 					Endpoints: []dnsv1.Endpoint{{DNSName: "www.example.test", RecordType: "A", Targets: []string{"192.0.2.1"}}}}}}
 			c := fake.NewClientBuilder().WithScheme(s).WithObjects(z, ep.DeepCopy()).WithStatusSubresource(z).Build()
-			planner := &Planner{Providers: &testclient.Providers{Res: factory.Resolved{Account: "a/creds", Provider: p}},
+			planner := &Planner{Providers: &testclient.Providers{Res: provider.Resolved{Account: "a/creds", Provider: p}},
 				Writers: zonewriter.NewSet(ctx, zonewriter.Options{}), Live: c}
 
 			prepared, stored := false, ep.DeepCopy() // Prepare must not read the object Run is given

@@ -24,7 +24,6 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
@@ -335,7 +334,7 @@ func remaining(plans []ZonePlan, errs []error) []provider.Change {
 // retried at once with a fresh view; the rest go back to the rate limiter.
 func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
 	switch {
-	case errors.Is(err, factory.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
+	case errors.Is(err, provider.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
 		ready(false, dnsv1.ReasonZoneNotFound, err.Error())
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
 	case errors.Is(err, provider.ErrConflict):
@@ -359,7 +358,7 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 		return false, err
 	}
 	plans, unresolved, err := p.Plan(ctx, opts.Self, opts.Mode, a, true, opts.DefaultTTL)
-	if err != nil && !errors.Is(err, factory.ErrProviderNotFound) {
+	if err != nil && !errors.Is(err, provider.ErrProviderNotFound) {
 		return false, err
 	}
 	errs := applyPlans(ctx, plans, nil)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -14,7 +13,7 @@ import (
 // interfaces, each declaring Resolve only): every Secret resolves to Res, or fails with Err. It
 // records the Secrets asked for, as "namespace/name". Safe for concurrent use.
 type Providers struct {
-	Res factory.Resolved
+	Res provider.Resolved
 	Err error
 
 	mu    sync.Mutex
@@ -22,7 +21,7 @@ type Providers struct {
 }
 
 // Resolve returns p.Res, p.Err.
-func (p *Providers) Resolve(_ context.Context, namespace, name string) (factory.Resolved, error) {
+func (p *Providers) Resolve(_ context.Context, namespace, name string) (provider.Resolved, error) {
 	p.mu.Lock()
 	p.asked = append(p.asked, namespace+"/"+name)
 	p.mu.Unlock()

@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
 // Probe results, the values of the result label of dnsplane_gslb_probes_total.
@@ -48,7 +48,7 @@ var targetLabels = []string{"namespace", "gslb", "host", "family", "vantage", "t
 // NewMetrics creates the metrics and registers them with reg (the manager's registry,
 // sigs.k8s.io/controller-runtime/pkg/metrics.Registry; nil = unregistered). A registration error
 // (for example a second registration with the same registry) is returned wrapped
-// (internal/promreg).
+// (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{

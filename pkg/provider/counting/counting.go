@@ -12,7 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/promreg"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -50,7 +50,7 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them with reg (the manager's registry; nil =
 // unregistered). A registration error (a second registration with the same registry, say) is
-// returned wrapped (internal/promreg).
+// returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "dnsplane_provider_requests_total",

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -93,26 +92,13 @@ const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 const KeyDNSAddress = "DNS_ADDRESS"
 
 var (
-	// ErrProviderNotFound: the Secret is missing, or its type names no provider of this build.
-	ErrProviderNotFound = errors.New("provider not found")
+	// ErrProviderNotFound: the Secret is missing, or its type names no provider of this build
+	// (provider.ErrProviderNotFound, which the controllers test).
+	ErrProviderNotFound = provider.ErrProviderNotFound
 	// ErrInvalidCredentials: the Secret's keys are malformed. Providers return
 	// provider.ErrInvalidCredentials for credentials they reject.
 	ErrInvalidCredentials = provider.ErrInvalidCredentials
 )
-
-// Resolved is a provider ready for use.
-type Resolved struct {
-	// Provider talks to the DNS API.
-	Provider provider.Provider
-	// Account identifies the provider account for zone writers: "<namespace>/<secret name>".
-	Account string
-	// DNSAddress is host:port for SOA and NS queries of this provider's zones; empty means the
-	// zones' own name servers on port 53.
-	DNSAddress string
-	// Backend identifies the DNS account the Secret reaches, without credentials (Backend): a
-	// zone ID names one hosted zone within it, whichever Secret reaches it.
-	Backend string
-}
 
 // DefaultReread is how long a zone writer's provider (ResolveAccount) is reused before the
 // writer's next call reads its Secret again, when Factory.Reread is 0: at most one Secret read
@@ -157,7 +143,7 @@ type Factory struct {
 // memo is the provider built from one version of a Secret.
 type memo struct {
 	resourceVersion string
-	res             Resolved
+	res             provider.Resolved
 	readAt          time.Time // when the Secret was last read and found at resourceVersion
 	// rejected, when set, is the error of a call the provider refused with these credentials:
 	// the next use reads the Secret again and, while it is unchanged, returns this error
@@ -167,7 +153,7 @@ type memo struct {
 
 type read struct {
 	done chan struct{}
-	res  Resolved
+	res  provider.Resolved
 	err  error
 }
 
@@ -177,7 +163,7 @@ type read struct {
 // unknown or unbuilt type) or ErrInvalidCredentials (malformed keys, or credentials the
 // provider rejected and the Secret still holds); messages name keys, never values. The
 // provider's own ErrInvalidCredentials errors name the Secret and its credential keys too.
-func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved, error) {
+func (f *Factory) Resolve(ctx context.Context, namespace, name string) (provider.Resolved, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
 	if m, ok := f.lookup(key); ok && m.rejected == nil {
 		return m.res, nil
@@ -185,12 +171,12 @@ func (f *Factory) Resolve(ctx context.Context, namespace, name string) (Resolved
 	return f.read(ctx, key)
 }
 
-// ResolveAccount returns the provider of account, a Resolved.Account ("<namespace>/<secret
-// name>"), as Resolve does, except that a provider older than Reread is checked against the
-// Secret first (one GET; a rebuild only when its resourceVersion changed). It is the zone
-// writers' resolver (zonewriter.Options.Resolve), so that a rotated Secret reaches every writer
-// of the account at its next call after Reread. Errors are Resolve's, or wrap
-// ErrProviderNotFound for a malformed account.
+// ResolveAccount returns the provider of account, a provider.Resolved.Account
+// ("<namespace>/<secret name>"), as Resolve does, except that a provider older than Reread is
+// checked against the Secret first (one GET; a rebuild only when its resourceVersion changed).
+// It is the zone writers' resolver (zonewriter.Options.Resolve), so that a rotated Secret
+// reaches every writer of the account at its next call after Reread. Errors are Resolve's, or
+// wrap ErrProviderNotFound for a malformed account.
 func (f *Factory) ResolveAccount(ctx context.Context, account string) (provider.Provider, error) {
 	namespace, name, ok := strings.Cut(account, "/")
 	if !ok || namespace == "" || name == "" {
@@ -230,7 +216,7 @@ const secretReadTimeout = 30 * time.Second
 
 // read reads the Secret key once for every concurrent caller (readOnce); a caller whose ctx
 // ends stops waiting, with ctx's error.
-func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, error) {
+func (f *Factory) read(ctx context.Context, key client.ObjectKey) (provider.Resolved, error) {
 	f.mu.Lock()
 	if r, ok := f.reads[key]; ok {
 		f.mu.Unlock()
@@ -238,7 +224,7 @@ func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, err
 		case <-r.done:
 			return r.res, r.err
 		case <-ctx.Done():
-			return Resolved{}, ctx.Err()
+			return provider.Resolved{}, ctx.Err()
 		}
 	}
 	r := &read{done: make(chan struct{})}
@@ -261,16 +247,16 @@ func (f *Factory) read(ctx context.Context, key client.ObjectKey) (Resolved, err
 // readOnce GETs the Secret and returns the memoised provider when its resourceVersion is
 // unchanged (or the memoised rejection), else builds and memoises a new one. A Secret that is
 // missing or malformed is not memoised: the next use reads it again.
-func (f *Factory) readOnce(ctx context.Context, key client.ObjectKey) (Resolved, error) {
+func (f *Factory) readOnce(ctx context.Context, key client.ObjectKey) (provider.Resolved, error) {
 	var s corev1.Secret
 	// client-go logs response bodies at V(8): for a Secret that is its data. Read it with a
 	// logger that drops everything, so that no verbosity ever prints a credential.
 	if err := f.Client.Get(logr.NewContext(ctx, logr.Discard()), key, &s); err != nil {
 		if apierrors.IsNotFound(err) {
 			f.forget(key)
-			return Resolved{}, fmt.Errorf("secret %s/%s does not exist: %w", key.Namespace, key.Name, ErrProviderNotFound)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s does not exist: %w", key.Namespace, key.Name, ErrProviderNotFound)
 		}
-		return Resolved{}, fmt.Errorf("read secret %s/%s: %w", key.Namespace, key.Name, err)
+		return provider.Resolved{}, fmt.Errorf("read secret %s/%s: %w", key.Namespace, key.Name, err)
 	}
 	now := time.Now()
 	f.mu.Lock()
@@ -279,7 +265,7 @@ func (f *Factory) readOnce(ctx context.Context, key client.ObjectKey) (Resolved,
 		res, rejected := m.res, m.rejected
 		f.mu.Unlock()
 		if rejected != nil {
-			return Resolved{}, rejected
+			return provider.Resolved{}, rejected
 		}
 		return res, nil
 	}
@@ -287,7 +273,7 @@ func (f *Factory) readOnce(ctx context.Context, key client.ObjectKey) (Resolved,
 	res, err := f.resolve(ctx, &s)
 	if err != nil {
 		f.forget(key)
-		return Resolved{}, err
+		return provider.Resolved{}, err
 	}
 	f.mu.Lock()
 	if f.cache == nil {
@@ -315,13 +301,13 @@ func (f *Factory) reject(key client.ObjectKey, rv string, err error) {
 }
 
 // resolve builds the provider of Secret s.
-func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, error) {
+func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resolved, error) {
 	namespace, name := s.Namespace, s.Name
-	r := Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver, Backend: Backend(s)}
+	r := provider.Resolved{Account: namespace + "/" + name, DNSAddress: f.Resolver, Backend: Backend(s)}
 	if v, ok := s.Data[KeyDNSAddress]; ok {
 		addr := strings.TrimSpace(string(v))
 		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: key %s must be host:port: %w", namespace, name, KeyDNSAddress, ErrInvalidCredentials)
 		}
 		r.DNSAddress = addr
 	}
@@ -331,7 +317,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, erro
 	}
 	opts, err := f.guardOptions(s)
 	if err != nil {
-		return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.Provider = guard.New(counting.Wrap(res.Provider, strings.TrimPrefix(string(s.Type), "dnsplane.io/"), f.Requests), opts)
 	// A rejected credential names its Secret and keys (docs/runbooks.md, InvalidCredentials),
@@ -343,12 +329,12 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (Resolved, erro
 }
 
 // build returns r with the provider of the Secret's type.
-func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Resolved, error) {
+func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolved) (provider.Resolved, error) {
 	namespace, name := s.Namespace, s.Name
 	switch s.Type {
 	case TypeLocal:
 		if f.Local == nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: the embedded DNS server is not running: %w", namespace, name, ErrProviderNotFound)
 		}
 		r.Provider = f.Local
 		if _, ok := s.Data[KeyDNSAddress]; !ok {
@@ -358,14 +344,14 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Reso
 	case TypePDNS:
 		p, err := pdnsFromSecret(s)
 		if err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
 		return r, nil
 	case TypeRFC2136:
 		p, err := rfc2136FromSecret(s)
 		if err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
 		return r, nil
@@ -377,7 +363,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Reso
 			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
 		})
 		if err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
 		}
 		r.Provider = p
 		return r, nil
@@ -389,26 +375,26 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r Resolved) (Reso
 			EndpointURL: get("AZURE_ENDPOINT_URL"), AuthorityHost: get("AZURE_AUTHORITY_HOST"),
 		})
 		if err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
 		}
 		r.Provider = p
 		return r, nil
 	case TypeGoogle:
 		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 		if get("GOOGLE_PROJECT_ID") == "" {
-			return Resolved{}, fmt.Errorf("secret %s/%s: key GOOGLE_PROJECT_ID is required: %w", namespace, name, ErrInvalidCredentials)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: key GOOGLE_PROJECT_ID is required: %w", namespace, name, ErrInvalidCredentials)
 		}
 		p, err := googleprovider.New(ctx, googleprovider.Config{
 			ProjectID: get("GOOGLE_PROJECT_ID"), CredentialsJSON: get("GOOGLE_APPLICATION_CREDENTIALS_JSON"),
 			EndpointURL: get("GOOGLE_ENDPOINT_URL"),
 		})
 		if err != nil {
-			return Resolved{}, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
 		}
 		r.Provider = p
 		return r, nil
 	default:
-		return Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of %s): %w", namespace, name, s.Type, secretTypes(), ErrProviderNotFound)
+		return provider.Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of %s): %w", namespace, name, s.Type, secretTypes(), ErrProviderNotFound)
 	}
 }
 

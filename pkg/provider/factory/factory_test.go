@@ -7,6 +7,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
@@ -157,7 +159,7 @@ func (f *Factory) mustTTL(t *testing.T) time.Duration {
 func TestBuild_UnknownTypeNamesEveryTypeInFull(t *testing.T) {
 	s := &corev1.Secret{Type: "pdns"}
 	s.Namespace, s.Name = "team-a", "dns"
-	_, err := (&Factory{}).build(t.Context(), s, Resolved{})
+	_, err := (&Factory{}).build(t.Context(), s, provider.Resolved{})
 	if !errors.Is(err, ErrProviderNotFound) {
 		t.Fatalf("got %v, want ErrProviderNotFound", err)
 	}

@@ -2,6 +2,9 @@
 // package that exports metrics has NewMetrics(reg prometheus.Registerer) (*Metrics, error), builds
 // its collectors there and registers them with Register, so that no collector is package-level
 // state and a second registration with the same registry is an error, never a panic.
+//
+// It lives in pkg/ because pkg/ imports it and never imports internal/ (imports_test.go); it must
+// import nothing of dnsplane.
 package promreg
 
 import (

@@ -10,11 +10,11 @@ import (
 
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
-	"github.com/dnsplane/dnsplane/internal/promreg"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
+	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/xfr"

@@ -1,0 +1,25 @@
+package provider
+
+import "errors"
+
+// ErrProviderNotFound: a provider Secret is missing, or its type names no provider of this build
+// (docs/api.md, "Provider credentials"; reason ProviderNotFound). The resolver of the composition
+// root (pkg/provider/factory) wraps it; the controllers test it with errors.Is, without
+// importing that resolver or any provider implementation.
+var ErrProviderNotFound = errors.New("provider not found")
+
+// Resolved is a provider ready for use, as the composition root's resolver (pkg/provider/factory)
+// builds it from a DNSZone's provider Secret.
+type Resolved struct {
+	// Provider talks to the DNS API.
+	Provider Provider
+	// Account identifies the provider account for zone writers: "<namespace>/<secret name>".
+	Account string
+	// DNSAddress is host:port for SOA and NS queries of this provider's zones; empty means the
+	// zones' own name servers on port 53.
+	DNSAddress string
+	// Backend identifies the DNS account the Secret reaches, without credentials
+	// (pkg/provider/factory.Backend): a zone ID names one hosted zone within it, whichever
+	// Secret reaches it.
+	Backend string
+}
