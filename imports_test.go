@@ -55,6 +55,9 @@ func TestImports_RunInTheirDirection(t *testing.T) {
 		{"pkg/registry", pureCore},
 		{"pkg/zoneview", pureCore},
 		{"pkg/gslb", pureCore},
+		// The health verdicts and the quorum decision are pure too; the prober
+		// (pkg/gslb/probe) is their I/O and is not.
+		{"pkg/gslb/health", pureCore},
 	} {
 		for _, from := range g.expand(t, tc.from) {
 			for _, f := range tc.forbidden {

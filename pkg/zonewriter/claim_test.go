@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
@@ -17,6 +16,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -42,7 +42,7 @@ type claimBackend struct {
 func TestFirstWrite_MeetsAnExternalDNSClaim(t *testing.T) {
 	backends := map[string]func(t *testing.T) claimBackend{
 		"local": func(t *testing.T) claimBackend {
-			store := dnsserver.NewStore(dnsserver.StoreOptions{Dir: t.TempDir()})
+			store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
 			p := local.New(store, local.Options{})
 			z, err := p.EnsureZone(ctxT(t), provider.ZoneSpec{Name: "claim.test", CallerReference: "claim"})
 			if err != nil {
