@@ -160,6 +160,63 @@ func (j Judge) Decide(in Input) (Result, error) {
 		skew = DefaultMaxSkew
 	}
 	res := Result{Known: 1, Fresh: 1, PeerErrs: map[string]error{}}
+	fresh := freshPeers(in, now, skew, &res)
+	res.Isolated = 2*res.Fresh <= res.Known
+
+	mem := Memory{Agreed: in.Memory.Agreed, IsolatedSince: in.Memory.IsolatedSince}
+	if res.Isolated {
+		if mem.IsolatedSince.IsZero() {
+			mem.IsolatedSince = now
+		}
+		res.OwnProbesOnly = now.Sub(mem.IsolatedSince) >= in.Hold
+	} else {
+		mem = Memory{Agreed: map[netip.Addr]Verdict{}}
+	}
+
+	owner := owners(in.Self, in.Candidates)
+	addrs := make([]netip.Addr, 0, len(owner))
+	for a := range owner {
+		addrs = append(addrs, a)
+	}
+	slices.SortFunc(addrs, netip.Addr.Compare)
+
+	up := map[string][]string{}
+	all := map[string][]string{}
+	for _, a := range addrs {
+		d := decideTarget(in, &res, fresh, a, owner[a])
+		if !res.Isolated {
+			mem.Agreed[a] = d.Decision
+		}
+		res.Targets = append(res.Targets, d)
+		for geo, ts := range in.Candidates {
+			if slices.Contains(ts, a) {
+				all[geo] = append(all[geo], a.String())
+				if d.Decision == Up {
+					up[geo] = append(up[geo], a.String())
+				}
+			}
+		}
+	}
+	res.Memory = mem
+
+	healthy := up
+	if len(addrs) > 0 && len(up) == 0 {
+		res.NoHealthyTargets = true
+		healthy = all
+	}
+	ans, err := gslb.Compute(in.Strategy, in.PrimaryGeoTag, in.Weights, healthy)
+	if err != nil {
+		return Result{}, err
+	}
+	res.Answer = ans
+	markServed(&res)
+	return res, nil
+}
+
+// freshPeers counts the known clusters (this one and each voting peer, by geo tag, once) and
+// the fresh ones into res, records why each other peer is not fresh in res.PeerErrs, and
+// returns the fresh peers sorted by geo tag.
+func freshPeers(in Input, now time.Time, skew time.Duration, res *Result) []Peer {
 	var fresh []Peer
 	seen := map[string]bool{in.Self: true}
 	for _, p := range in.Peers {
@@ -185,80 +242,48 @@ func (j Judge) Decide(in Input) (Result, error) {
 		fresh = append(fresh, p)
 	}
 	slices.SortFunc(fresh, func(a, b Peer) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
-	res.Isolated = 2*res.Fresh <= res.Known
+	return fresh
+}
 
-	mem := Memory{Agreed: in.Memory.Agreed, IsolatedSince: in.Memory.IsolatedSince}
-	if res.Isolated {
-		if mem.IsolatedSince.IsZero() {
-			mem.IsolatedSince = now
+// decideTarget gathers target a's votes (this cluster's own probe verdict and each fresh
+// peer's) and decides it: by quorum when this cluster is not isolated, else by the last agreed
+// decision while the hold lasts, else by its own probes alone. res gives the isolation state.
+func decideTarget(in Input, res *Result, fresh []Peer, a netip.Addr, geo string) TargetDecision {
+	d := TargetDecision{Target: a, GeoTag: geo, Own: in.Own[a]}
+	if d.Own != Unknown {
+		d.Voters++
+		if d.Own == Down {
+			d.Downs++
 		}
-		res.OwnProbesOnly = now.Sub(mem.IsolatedSince) >= in.Hold
-	} else {
-		mem = Memory{Agreed: map[netip.Addr]Verdict{}}
 	}
-
-	owner := owners(in.Self, in.Candidates)
-	addrs := make([]netip.Addr, 0, len(owner))
-	for a := range owner {
-		addrs = append(addrs, a)
-	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-
-	up := map[string][]string{}
-	all := map[string][]string{}
-	for _, a := range addrs {
-		d := TargetDecision{Target: a, GeoTag: owner[a], Own: in.Own[a]}
-		if d.Own != Unknown {
+	for _, p := range fresh {
+		if v := p.Record.Verdict(a); v != Unknown {
+			d.Peers = append(d.Peers, PeerVerdict{GeoTag: p.GeoTag, Verdict: v})
 			d.Voters++
-			if d.Own == Down {
+			if v == Down {
 				d.Downs++
 			}
 		}
-		for _, p := range fresh {
-			if v := p.Record.Verdict(a); v != Unknown {
-				d.Peers = append(d.Peers, PeerVerdict{GeoTag: p.GeoTag, Verdict: v})
-				d.Voters++
-				if v == Down {
-					d.Downs++
-				}
-			}
-		}
-		switch {
-		case !res.Isolated:
-			d.Decision, d.Reason = quorum(d.Voters, d.Downs)
-			mem.Agreed[a] = d.Decision
-		case !res.OwnProbesOnly && in.Memory.Agreed[a] != Unknown:
-			d.Decision, d.Reason = in.Memory.Agreed[a], ReasonHeldWhileIsolated
-		default:
-			d.Decision, d.Reason = ownOnly(d.Own)
-		}
-		res.Targets = append(res.Targets, d)
-		for geo, ts := range in.Candidates {
-			if slices.Contains(ts, a) {
-				all[geo] = append(all[geo], a.String())
-				if d.Decision == Up {
-					up[geo] = append(up[geo], a.String())
-				}
-			}
-		}
 	}
-	res.Memory = mem
+	switch {
+	case !res.Isolated:
+		d.Decision, d.Reason = quorum(d.Voters, d.Downs)
+	case !res.OwnProbesOnly && in.Memory.Agreed[a] != Unknown:
+		d.Decision, d.Reason = in.Memory.Agreed[a], ReasonHeldWhileIsolated
+	default:
+		d.Decision, d.Reason = ownOnly(d.Own)
+	}
+	return d
+}
 
-	healthy := up
-	if len(addrs) > 0 && len(up) == 0 {
-		res.NoHealthyTargets = true
-		healthy = all
-	}
-	ans, err := gslb.Compute(in.Strategy, in.PrimaryGeoTag, in.Weights, healthy)
-	if err != nil {
-		return Result{}, err
-	}
-	res.Answer = ans
+// markServed sets Served on each of res.Targets that res.Answer serves (plain or weighted), and
+// lists them by family in res.A and res.AAAA.
+func markServed(res *Result) {
 	served := map[string]bool{}
-	for _, t := range ans.Targets {
+	for _, t := range res.Answer.Targets {
 		served[t] = true
 	}
-	for _, ws := range ans.Weighted {
+	for _, ws := range res.Answer.Weighted {
 		for _, t := range ws.Targets {
 			served[t] = true
 		}
@@ -274,7 +299,6 @@ func (j Judge) Decide(in Input) (Result, error) {
 			}
 		}
 	}
-	return res, nil
 }
 
 // quorum: Down when a strict majority of the voters call the target down.
