@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -21,6 +19,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 )

@@ -1,7 +1,6 @@
 package controllers_test
 
 import (
-	"net"
 	"regexp"
 	"testing"
 	"time"

@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"fmt"
 	"math"
-	"net"
 	"slices"
 	"strconv"
 	"testing"

@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"testing"
