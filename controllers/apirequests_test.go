@@ -11,11 +11,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
@@ -207,33 +207,10 @@ func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 // allReadyIn reports nil once want DNSZones, DNSEndpoints and DNSRecords of ns are Ready for their current
 // generation, read from the API server.
 func allReadyIn(c *cluster, direct client.Client, ns string, want int) error {
-	var zl dnsv1.DNSZoneList
-	var el dnsv1.DNSEndpointList
-	var rl dnsv1.DNSRecordList
-	if err := direct.List(c.ctx(), &rl, client.InNamespace(ns)); err != nil {
+	ready, err := conditions.CountReady(c.ctx(), direct, []client.ListOption{client.InNamespace(ns)},
+		&dnsv1.DNSRecordList{}, &dnsv1.DNSZoneList{}, &dnsv1.DNSEndpointList{})
+	if err != nil {
 		return err
-	}
-	if err := direct.List(c.ctx(), &zl, client.InNamespace(ns)); err != nil {
-		return err
-	}
-	if err := direct.List(c.ctx(), &el, client.InNamespace(ns)); err != nil {
-		return err
-	}
-	ready := 0
-	for _, z := range zl.Items {
-		if meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionReady) && z.Status.ObservedGeneration == z.Generation {
-			ready++
-		}
-	}
-	for _, e := range el.Items {
-		if meta.IsStatusConditionTrue(e.Status.Conditions, dnsv1.ConditionReady) && e.Status.ObservedGeneration == e.Generation {
-			ready++
-		}
-	}
-	for _, r := range rl.Items {
-		if meta.IsStatusConditionTrue(r.Status.Conditions, dnsv1.ConditionReady) && r.Status.ObservedGeneration == r.Generation {
-			ready++
-		}
 	}
 	if ready != want {
 		return fmt.Errorf("%d of %d objects Ready", ready, want)

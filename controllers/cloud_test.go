@@ -31,11 +31,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
-	"github.com/dnsplane/dnsplane/pkg/provider/azure/azurefake"
-	"github.com/dnsplane/dnsplane/pkg/provider/google/clouddnsfake"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
-	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
+	"github.com/dnsplane/dnsplane/internal/testing/azurefake"
+	"github.com/dnsplane/dnsplane/internal/testing/bindtest"
+	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 )
 
 // logs is the suite's log tap (see runSuite and TestSecrets_NeverLeak).
@@ -135,18 +136,6 @@ func azureTrusted(t *testing.T, fake *azurefake.Server) {
 	}
 }
 
-// askAt queries addr over UDP.
-func askAt(t *testing.T, addr, name string, qtype uint16) *dns.Msg {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
-	if err != nil {
-		t.Fatalf("query %s at %s: %v", name, addr, err)
-	}
-	return r
-}
-
 // cloud is one cloud fake with the Secret that points the factory at it.
 type cloud struct {
 	secretType corev1.SecretType
@@ -240,16 +229,16 @@ func TestCloudFakes_DNSZoneBecomesReady(t *testing.T) {
 			ep := endpointObj(ns, "www", dnsv1.Endpoint{DNSName: "www." + zone, RecordType: "A", Targets: dnsv1.Targets{target}})
 			create(t, z, ep)
 			waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-			soa := askAt(t, c.dnsAddr, zone, dns.TypeSOA)
+			soa := dnstest.Ask(t, c.dnsAddr, zone, dns.TypeSOA)
 			if !soa.Authoritative || len(soa.Answer) != 1 {
 				t.Fatalf("the fake's SOA for %s: %v", zone, soa)
 			}
-			nsAnswer := askAt(t, c.dnsAddr, zone, dns.TypeNS)
+			nsAnswer := dnstest.Ask(t, c.dnsAddr, zone, dns.TypeNS)
 			if z.Status.ZoneID == "" || len(z.Status.NameServers) == 0 || len(nsAnswer.Answer) != len(z.Status.NameServers) {
 				t.Fatalf("status zoneID %q nameServers %v; the fake's NS answer %v", z.Status.ZoneID, z.Status.NameServers, nsAnswer.Answer)
 			}
 			waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
-			r := askAt(t, c.dnsAddr, "www."+zone, dns.TypeA)
+			r := dnstest.Ask(t, c.dnsAddr, "www."+zone, dns.TypeA)
 			if !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != target {
 				t.Fatalf("the fake's answer for www.%s A: %v", zone, r)
 			}
@@ -259,7 +248,7 @@ func TestCloudFakes_DNSZoneBecomesReady(t *testing.T) {
 			}
 			waitGone(t, ep)
 			eventually(t, 10*time.Second, "record removed from the fake", func() error {
-				if r := askAt(t, c.dnsAddr, "www."+zone, dns.TypeA); len(r.Answer) != 0 {
+				if r := dnstest.Ask(t, c.dnsAddr, "www."+zone, dns.TypeA); len(r.Answer) != 0 {
 					return fmt.Errorf("still answered: %v", r.Answer)
 				}
 				return nil
@@ -268,7 +257,7 @@ func TestCloudFakes_DNSZoneBecomesReady(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitGone(t, z)
-			if r := askAt(t, c.dnsAddr, zone, dns.TypeSOA); r.Rcode != dns.RcodeRefused {
+			if r := dnstest.Ask(t, c.dnsAddr, zone, dns.TypeSOA); r.Rcode != dns.RcodeRefused {
 				t.Fatalf("the hosted zone is still at the fake after the DNSZone was deleted: %v", r)
 			}
 		})

@@ -3,26 +3,24 @@ package controllers_test
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"net/http"
 	"net/netip"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 )
@@ -113,16 +111,11 @@ func startCluster(t *testing.T, ownerID string, interval, threshold time.Duratio
 
 func startClusterWith(t *testing.T, ownerID string, interval, threshold time.Duration, opts clusterOptions) *cluster {
 	t.Helper()
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join("..", "bin"),
-	}
-	cfg, err := env.Start()
+	env, err := envtest.Launch("..", envtest.Options{})
 	if err != nil {
-		t.Fatalf("start envtest for %s: %v", ownerID, err)
+		t.Fatalf("%s: %v", ownerID, err)
 	}
-	c := &cluster{t: t, ownerID: ownerID, cfg: cfg, interval: interval, threshold: threshold, opts: opts, zoneDir: t.TempDir()}
+	c := &cluster{t: t, ownerID: ownerID, cfg: env.Config, interval: interval, threshold: threshold, opts: opts, zoneDir: t.TempDir()}
 	t.Cleanup(func() {
 		c.stopManager()
 		_ = env.Stop()
@@ -230,33 +223,9 @@ func (c *cluster) create(objs ...client.Object) {
 	}
 }
 
-// waitCondition waits until obj's condition typ has status and reason (and, when contains is
-// set, a message containing it), and returns the condition.
+// waitCondition waits until obj's condition typ has status and reason, and returns the
+// condition.
 func (c *cluster) waitCondition(obj client.Object, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) *metav1.Condition {
 	c.t.Helper()
-	var last *metav1.Condition
-	eventually(c.t, timeout, fmt.Sprintf("%s: %s %s=%s/%s", c.ownerID, obj.GetName(), typ, status, reason), func() error {
-		if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		var conds []metav1.Condition
-		switch o := obj.(type) {
-		case *dnsv1.DNSZone:
-			conds = o.Status.Conditions
-		case *dnsv1.DNSRecord:
-			conds = o.Status.Conditions
-		case *dnsv1.DNSEndpoint:
-			conds = o.Status.Conditions
-		}
-		cond := meta.FindStatusCondition(conds, typ)
-		if cond == nil {
-			return fmt.Errorf("no %s condition yet", typ)
-		}
-		last = cond
-		if cond.Status != status || cond.Reason != reason {
-			return fmt.Errorf("%s=%s reason %s: %s", typ, cond.Status, cond.Reason, cond.Message)
-		}
-		return nil
-	})
-	return last
+	return conditions.Wait(c.t, c.client, obj, typ, conditions.Want{Status: status, Reason: reason, In: c.ownerID}, timeout)
 }

@@ -15,10 +15,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 

@@ -15,26 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
 // deletePDNSZone deletes zone through the PowerDNS HTTP API, as an operator would by hand.
 func deletePDNSZone(t *testing.T, srv pdnstest.Server, zone string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, srv.APIURL+"/api/v1/servers/localhost/zones/"+dns.Fqdn(zone), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", srv.Key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		t.Fatalf("DELETE zone %s: HTTP %d", zone, resp.StatusCode)
+	if code, body := srv.API(t, http.MethodDelete, "/zones/"+dns.Fqdn(zone), ""); code != http.StatusNoContent {
+		t.Fatalf("DELETE zone %s: HTTP %d %s", zone, code, body)
 	}
 }
 

@@ -1,91 +1,23 @@
 package controllers_test
 
 import (
-	"net"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 )
-
-// loopbackDNS serves h over UDP and TCP on one free loopback port and returns host:port.
-func loopbackDNS(t *testing.T, h dns.HandlerFunc) string {
-	t.Helper()
-	for range 5 {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		addr := pc.LocalAddr().String()
-		ln, err := net.Listen("tcp", addr)
-		if err != nil {
-			_ = pc.Close()
-			continue
-		}
-		udp := &dns.Server{PacketConn: pc, Handler: h}
-		tcp := &dns.Server{Listener: ln, Handler: h}
-		go func() { _ = udp.ActivateAndServe() }()
-		go func() { _ = tcp.ActivateAndServe() }()
-		t.Cleanup(func() { _ = udp.Shutdown(); _ = tcp.Shutdown() })
-		return addr
-	}
-	t.Fatal("no free loopback port for UDP and TCP")
-	return ""
-}
-
-// deadPort returns a loopback host:port where nothing listens (UDP and TCP refuse).
-func deadPort(t *testing.T) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := pc.LocalAddr().String()
-	_ = pc.Close()
-	return addr
-}
-
-// metricSum sums every series of the metric family name gathered from g whose labels include
-// want.
-func metricSum(t *testing.T, g prometheus.Gatherer, name string, want map[string]string) float64 {
-	t.Helper()
-	fams, err := g.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var sum float64
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelsMatch(m, want) {
-				sum += m.GetCounter().GetValue()
-			}
-		}
-	}
-	return sum
-}
-
-func labelsMatch(m *dto.Metric, want map[string]string) bool {
-	n := 0
-	for _, l := range m.GetLabel() {
-		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
-			n++
-		}
-	}
-	return n == len(want)
-}
 
 // soaCosts is what the zones under test cost over a window: DNSZone reconciles
 // (controller_runtime_reconcile_total of the cluster's DNSZone controller) and provider requests
@@ -96,8 +28,8 @@ func (c *cluster) soaCosts(t *testing.T, controller string) soaCosts {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c.requests)
 	return soaCosts{
-		reconciles: metricSum(t, ctrlmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": controller}),
-		requests:   metricSum(t, reg, "dnsplane_provider_requests_total", nil),
+		reconciles: metrictest.Value(t, ctrlmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": controller}),
+		requests:   metrictest.Value(t, reg, "dnsplane_provider_requests_total", nil),
 	}
 }
 
@@ -115,8 +47,8 @@ func TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll(t *testing.T) {
 	)
 	srv := pdnstest.Start(t)
 	c := startClusterWith(t, "soa-cluster", time.Hour, 5*time.Hour, clusterOptions{SOAPollInterval: poll, ZoneController: controller, DNSAddr: "127.0.0.1:0"})
-	silent := loopbackDNS(t, func(dns.ResponseWriter, *dns.Msg) {})
-	refused := loopbackDNS(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	silent := dnstest.Handle(t, func(dns.ResponseWriter, *dns.Msg) {})
+	refused := dnstest.Handle(t, func(w dns.ResponseWriter, r *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetRcode(r, dns.RcodeRefused)
 		_ = w.WriteMsg(m)
@@ -127,7 +59,7 @@ func TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll(t *testing.T) {
 		return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: "dnsplane.io/pdns",
 			StringData: map[string]string{"PDNS_API_URL": srv.APIURL, "PDNS_API_KEY": srv.Key, "DNS_ADDRESS": dnsAddr}}
 	}
-	c.create(secret("dead", deadPort(t)), secret("silent", silent), secret("refused", refused), secret("good", srv.DNSAddr))
+	c.create(secret("dead", ports.Dead(t)), secret("silent", silent), secret("refused", refused), secret("good", srv.DNSAddr))
 	zone := func(name, zone, secret string, link bool) *dnsv1.DNSZone {
 		return zoneObj(ns, name, zone, func(z *dnsv1.DNSZone) {
 			z.Spec.ProviderRef.Name = secret

@@ -17,21 +17,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
-
-// query asks the embedded server over UDP.
-func query(t *testing.T, name string, qtype uint16) *dns.Msg {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	resp, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, dnsAddr)
-	if err != nil {
-		t.Fatalf("query %s: %v", name, err)
-	}
-	return resp
-}
 
 // axfr transfers a zone from the embedded server and returns its records as strings, without
 // the SOA.
@@ -141,7 +130,7 @@ func TestDelegation_ChildZoneIsLinkedFromAllowingParent(t *testing.T) {
 	if got := nsTargets(axfr(t, "example.test"), "c1.example.test"); !slices.Equal(got, want) {
 		t.Fatalf("parent AXFR NS for c1.example.test = %v, want %v", got, want)
 	}
-	soa := query(t, "c1.example.test", dns.TypeSOA)
+	soa := dnstest.Ask(t, dnsAddr, "c1.example.test", dns.TypeSOA)
 	if !soa.Authoritative || soa.Rcode != dns.RcodeSuccess || len(soa.Answer) != 1 {
 		t.Fatalf("child SOA not authoritative: %v", soa)
 	}
@@ -157,7 +146,7 @@ func TestDelegation_ChildZoneIsLinkedFromAllowingParent(t *testing.T) {
 	if got := nsTargets(axfr(t, "example.test"), "c1.example.test"); len(got) != 0 {
 		t.Fatalf("parent still delegates c1 after the child was deleted: %v", got)
 	}
-	if r := query(t, "c1.example.test", dns.TypeSOA); r.Rcode != dns.RcodeNameError && r.Rcode != dns.RcodeRefused && r.Authoritative && len(r.Answer) > 0 {
+	if r := dnstest.Ask(t, dnsAddr, "c1.example.test", dns.TypeSOA); r.Rcode != dns.RcodeNameError && r.Rcode != dns.RcodeRefused && r.Authoritative && len(r.Answer) > 0 {
 		t.Fatalf("child zone still served after deletion: %v", r)
 	}
 	if _, err := provider.GetZone(ctxT(t), local.ZoneID("c1.example.test")); err == nil {
@@ -195,7 +184,7 @@ func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
 	www := endpointObj(ns, "www", dnsv1.Endpoint{DNSName: "www.rec.test", RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
 	create(t, www)
 	waitCondition(t, www, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
-	r := query(t, "www.rec.test", dns.TypeA)
+	r := dnstest.Ask(t, dnsAddr, "www.rec.test", dns.TypeA)
 	if len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
 		t.Fatalf("www.rec.test A = %v", r.Answer)
 	}
@@ -206,7 +195,7 @@ func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
 	if !strings.Contains(c.Message, "DNSEndpoint/records/www") {
 		t.Fatalf("conflict message does not name the owner: %q", c.Message)
 	}
-	if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
+	if r := dnstest.Ask(t, dnsAddr, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.1" {
 		t.Fatalf("the conflicting claim changed the record: %v", r.Answer)
 	}
 
@@ -217,7 +206,7 @@ func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
 	waitGone(t, www)
 	waitCondition(t, thief, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
 	eventually(t, 10*time.Second, "www.rec.test taken over", func() error {
-		if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "198.51.100.7" {
+		if r := dnstest.Ask(t, dnsAddr, "www.rec.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "198.51.100.7" {
 			return fmt.Errorf("answer %v", r.Answer)
 		}
 		return nil
@@ -229,7 +218,7 @@ func TestDNSEndpoint_PublishConflictAndDelete(t *testing.T) {
 	}
 	waitGone(t, thief)
 	eventually(t, 10*time.Second, "www.rec.test removed", func() error {
-		if r := query(t, "www.rec.test", dns.TypeA); len(r.Answer) != 0 {
+		if r := dnstest.Ask(t, dnsAddr, "www.rec.test", dns.TypeA); len(r.Answer) != 0 {
 			return fmt.Errorf("still answered: %v", r.Answer)
 		}
 		return nil
@@ -248,7 +237,7 @@ func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
 	if ep.Status.Plan == nil || ep.Status.Plan.Counts.Create != 1 || ep.Status.Plan.ID == "" {
 		t.Fatalf("status.plan = %+v, want one create", ep.Status.Plan)
 	}
-	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 0 {
+	if r := dnstest.Ask(t, dnsAddr, "app.dry.test", dns.TypeA); len(r.Answer) != 0 {
 		t.Fatalf("DryRun wrote a record: %v", r.Answer)
 	}
 	id := ep.Status.Plan.ID
@@ -258,7 +247,7 @@ func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
 	if ep.Status.AppliedPlan != id {
 		t.Fatalf("appliedPlan = %q, want %q", ep.Status.AppliedPlan, id)
 	}
-	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 1 {
+	if r := dnstest.Ask(t, dnsAddr, "app.dry.test", dns.TypeA); len(r.Answer) != 1 {
 		t.Fatalf("approved plan not applied: %v", r.Answer)
 	}
 
@@ -267,7 +256,7 @@ func TestDNSEndpoint_DryRunApproveOnce(t *testing.T) {
 	if ep.Status.Plan.ID == id {
 		t.Fatal("a changed spec kept the approved plan's ID")
 	}
-	if r := query(t, "app.dry.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.10" {
+	if r := dnstest.Ask(t, dnsAddr, "app.dry.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.10" {
 		t.Fatalf("a change after the approval was applied: %v", r.Answer)
 	}
 }
@@ -423,7 +412,7 @@ func TestDNSEndpoint_ZoneRefToMissingZoneWaits(t *testing.T) {
 	}
 	create(t, zoneObj(ns, "late", "late.test", nil))
 	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
-	if r := query(t, "api.late.test", dns.TypeA); len(r.Answer) != 1 {
+	if r := dnstest.Ask(t, dnsAddr, "api.late.test", dns.TypeA); len(r.Answer) != 1 {
 		t.Fatalf("api.late.test A = %v", r.Answer)
 	}
 }

@@ -18,19 +18,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // hostilePeer serves, at a loopback address, answers a Gslb must reject: wrongName answers for
 // another owner name in the question's place, oversized sends 100 A records.
 func hostilePeer(t *testing.T, host string, oversized bool) string {
 	t.Helper()
-	pc, err := net.ListenPacket("udp", host+":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+	return dnstest.HandleUDP(t, host, dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(q)
 		if oversized {
@@ -44,10 +41,7 @@ func hostilePeer(t *testing.T, host string, oversized bool) string {
 			m.Answer = append(m.Answer, rr)
 		}
 		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
+	}))
 }
 
 // gslbStatus reads the Gslb apps/app (an empty one while the cache has not seen it yet).
@@ -216,12 +210,7 @@ func hasA(r *dns.Msg) bool {
 // fake serving its localtargets.
 func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 	// The us peer: localtargets-app.gslb.edge.test A 192.0.2.77 on 127.0.0.15.
-	peerPC, err := net.ListenPacket("udp", "127.0.0.15:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, peerPort, _ := net.SplitHostPort(peerPC.LocalAddr().String())
-	peer := &dns.Server{PacketConn: peerPC, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+	peerAddr := dnstest.HandleUDP(t, "127.0.0.15", dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(q)
 		m.Authoritative = true
@@ -230,17 +219,12 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 			m.Answer = append(m.Answer, rr)
 		}
 		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = peer.ActivateAndServe() }()
-	t.Cleanup(func() { _ = peer.Shutdown() })
+	}))
+	_, peerPort, _ := net.SplitHostPort(peerAddr)
 
 	// The edge zone's server: SOA for edge.test, and the referral for gslb.edge.test naming
 	// this cluster (eu) and us.
-	edgePC, err := net.ListenPacket("udp", "127.0.0.16:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	edgeSrv := &dns.Server{PacketConn: edgePC, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+	edgeAddr := dnstest.HandleUDP(t, "127.0.0.16", dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(q)
 		switch name := strings.ToLower(q.Question[0].Name); {
@@ -261,9 +245,7 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 			m.Rcode = dns.RcodeRefused
 		}
 		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = edgeSrv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = edgeSrv.Shutdown() })
+	}))
 
 	port, _ := strconv.Atoi(peerPort)
 	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
@@ -272,7 +254,7 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/local"},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "edge-dns"}, Type: "dnsplane.io/local",
-			StringData: map[string]string{"DNS_ADDRESS": edgePC.LocalAddr().String()}})
+			StringData: map[string]string{"DNS_ADDRESS": edgeAddr}})
 	edge := zoneObj("apps", "edge", "edge.test", func(z *dnsv1.DNSZone) { z.Spec.ProviderRef.Name = "edge-dns" })
 	zone := zoneObj("apps", "gslb", "gslb.edge.test", nil)
 	c.create(edge, zone)

@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"fmt"
 	"math"
-	"net"
 	"slices"
 	"strconv"
 	"testing"
@@ -18,40 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
-
-// sharedPort returns a port free for UDP and TCP on every one of hosts.
-func sharedPort(t *testing.T, hosts ...string) string {
-	t.Helper()
-	for range 50 {
-		l, err := net.Listen("tcp", net.JoinHostPort(hosts[0], "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
-		_ = l.Close()
-		ok := true
-		for _, h := range hosts {
-			tl, err1 := net.Listen("tcp", net.JoinHostPort(h, port))
-			ul, err2 := net.ListenPacket("udp", net.JoinHostPort(h, port))
-			if tl != nil {
-				_ = tl.Close()
-			}
-			if ul != nil {
-				_ = ul.Close()
-			}
-			if err1 != nil || err2 != nil {
-				ok = false
-			}
-		}
-		if ok {
-			return port
-		}
-	}
-	t.Fatal("no port free on every loopback address")
-	return ""
-}
 
 // gslbCluster is one cluster of the Gslb tests: geo tag, DNS address, its LoadBalancer Service's
 // IP, and the EndpointSlice whose ready flag the test flips.
@@ -150,7 +118,7 @@ func waitServed(t *testing.T, what string, want []string, servers ...*gslbCluste
 // selector-less LoadBalancer Service and a hand-written EndpointSlice. They learn each other's
 // healthy targets only by querying localtargets-app.gslb.test at each other's DNS server.
 func TestGslb_TwoClustersExchangeTargetsOverDNS(t *testing.T) {
-	port := sharedPort(t, "127.0.0.11", "127.0.0.12")
+	port := strconv.Itoa(ports.TCPUDP(t, "127.0.0.11", "127.0.0.12"))
 	euAddr, usAddr := "127.0.0.11:"+port, "127.0.0.12:"+port
 	eu := startGslbCluster(t, "eu", euAddr, "192.0.2.1", []gslb.Peer{{GeoTag: "us", Addr: usAddr}})
 	us := startGslbCluster(t, "us", usAddr, "192.0.2.2", []gslb.Peer{{GeoTag: "eu", Addr: euAddr}})

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
 // TestHandover_HolderDeletedInAnotherClusterFreesItsNames (issue 26, item 5; external-dns #6617):

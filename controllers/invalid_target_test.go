@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
 // TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint is item 3 of issue 11 end to end on
@@ -48,7 +49,7 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 	// The valid endpoints of both objects are published beside the refused ones, and the zone
 	// transfers (axfr fails the test on a transfer error) without the refused records.
 	eventually(t, 30*time.Second, "valid endpoints published", func() error {
-		if r := query(t, "www.badtarget.test", dns.TypeA); len(r.Answer) != 1 {
+		if r := dnstest.Ask(t, dnsAddr, "www.badtarget.test", dns.TypeA); len(r.Answer) != 1 {
 			return fmt.Errorf("www.badtarget.test A = %v", r.Answer)
 		}
 		if got := nsTargets(axfr(t, "badtarget.test"), "sub.badtarget.test"); len(got) != 1 {
@@ -61,7 +62,7 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 			t.Errorf("refused record written: %v", rr)
 		}
 	}
-	if r := query(t, "sub.badtarget.test", dns.TypeDS); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+	if r := dnstest.Ask(t, dnsAddr, "sub.badtarget.test", dns.TypeDS); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
 		t.Errorf("sub.badtarget.test DS: rcode %s, answers %v; want NODATA", dns.RcodeToString[r.Rcode], r.Answer)
 	}
 }

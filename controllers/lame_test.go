@@ -12,7 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
 // TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress is issue 11 item 6: a linked zone on
@@ -37,7 +38,7 @@ func TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress(t *testing.T) {
 	if got := pdnsSets(t, srv, "lame.test")["c.lame.test/NS"]; len(got) != 0 {
 		t.Fatalf("a lame delegation was written in the parent: NS %v", got)
 	}
-	soa := askAt(t, srv.DNSAddr, "c.lame.test", dns.TypeSOA)
+	soa := dnstest.Ask(t, srv.DNSAddr, "c.lame.test", dns.TypeSOA)
 	if len(soa.Answer) != 1 || soa.Answer[0].(*dns.SOA).Ns != "ns1.c.lame.test." {
 		t.Fatalf("child SOA %v, want MNAME ns1.c.lame.test.", soa.Answer)
 	}

@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 

@@ -17,15 +17,15 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // httpCounter is a reverse proxy in front of the PowerDNS API that counts the requests it
@@ -258,15 +258,9 @@ func allServed(ctx context.Context, p dnsprovider.Provider, zones int, zoneName 
 }
 
 func allEndpointsReady(ctx context.Context, kc client.Client, ns string, objects int) error {
-	var list dnsv1.DNSEndpointList
-	if err := kc.List(ctx, &list, client.InNamespace(ns)); err != nil {
+	ready, err := conditions.CountReady(ctx, kc, []client.ListOption{client.InNamespace(ns)}, &dnsv1.DNSEndpointList{})
+	if err != nil {
 		return err
-	}
-	ready := 0
-	for _, ep := range list.Items {
-		if meta.IsStatusConditionTrue(ep.Status.Conditions, dnsv1.ConditionReady) && ep.Status.ObservedGeneration == ep.Generation {
-			ready++
-		}
 	}
 	if ready != objects {
 		return fmt.Errorf("%d of %d Ready", ready, objects)

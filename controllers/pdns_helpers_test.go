@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // pdnsNamespace is the PowerDNS set-up of the envtest stories: a real PowerDNS on loopback

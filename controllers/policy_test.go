@@ -10,13 +10,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
 // answersA returns the A targets the embedded server answers for name, as a string.
 func answersA(t *testing.T, name string) string {
 	t.Helper()
 	var out []string
-	for _, rr := range query(t, name, dns.TypeA).Answer {
+	for _, rr := range dnstest.Ask(t, dnsAddr, name, dns.TypeA).Answer {
 		if a, ok := rr.(*dns.A); ok {
 			out = append(out, a.A.String())
 		}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
+	"github.com/dnsplane/dnsplane/internal/testing/bindtest"
 )
 
 // TestRFC2136_AdoptedZoneThroughTheSameControllers: RFC 2136 cannot create zones, so a DNSZone

@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 

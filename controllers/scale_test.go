@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
@@ -80,22 +81,7 @@ func TestScale_ProviderCallsPerZone(t *testing.T) {
 	for i := range zones {
 		create(t, zoneObj(ns, fmt.Sprintf("z%d", i), zoneName(i), nil))
 	}
-	allReady := func() error {
-		var list dnsv1.DNSEndpointList
-		if err := k8s.List(ctxT(t), &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		ready := 0
-		for _, ep := range list.Items {
-			if meta.IsStatusConditionTrue(ep.Status.Conditions, dnsv1.ConditionReady) && ep.Status.ObservedGeneration == ep.Generation {
-				ready++
-			}
-		}
-		if ready != objects {
-			return fmt.Errorf("%d of %d Ready", ready, objects)
-		}
-		return nil
-	}
+	allReady := func() error { return allEndpointsReady(ctxT(t), k8s, ns, objects) }
 	eventually(t, 3*time.Minute, "all DNSEndpoints Ready", allReady)
 	elapsed := time.Since(start)
 	for i := range zones {
@@ -105,7 +91,7 @@ func TestScale_ProviderCallsPerZone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if r := query(t, fmt.Sprintf("h%d-9.%s", objects-1, zoneName((objects-1)%zones)), dns.TypeA); len(r.Answer) != 1 {
+	if r := dnstest.Ask(t, dnsAddr, fmt.Sprintf("h%d-9.%s", objects-1, zoneName((objects-1)%zones)), dns.TypeA); len(r.Answer) != 1 {
 		t.Fatalf("last record not served: %v", r)
 	}
 	var reads, writes int
@@ -128,7 +114,7 @@ func TestScale_ProviderCallsPerZone(t *testing.T) {
 	}
 	eventually(t, time.Minute, "changes served", func() error {
 		for i := range 10 {
-			r := query(t, fmt.Sprintf("h%d-0.%s", i, zoneName(i)), dns.TypeA)
+			r := dnstest.Ask(t, dnsAddr, fmt.Sprintf("h%d-0.%s", i, zoneName(i)), dns.TypeA)
 			if len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.99" {
 				return fmt.Errorf("h%d-0 = %v", i, r.Answer)
 			}

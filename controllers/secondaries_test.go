@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
 )
 
@@ -74,30 +75,6 @@ func waitAll(t *testing.T, name, ip string, secs ...*secondarytest.Server) map[s
 	return out
 }
 
-// counterValue returns the value of the counter name with labels in reg, 0 when absent.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-	metrics:
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if v, ok := labels[lp.GetName()]; ok && v != lp.GetValue() {
-					continue metrics
-				}
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	return 0
-}
-
 // percentile returns the p-th percentile (nearest rank) of ds.
 func percentile(ds []time.Duration, p float64) time.Duration {
 	s := slices.Clone(ds)
@@ -128,7 +105,7 @@ func TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR(t *testing.T) {
 	nsd.Start(t, c.dnsAddr, zone)
 	secondarytest.SameZone(t, 60*time.Second, c.dnsAddr, zone, bind, nsd)
 	incremental := map[string]string{"type": "ixfr", "result": "incremental"}
-	before := counterValue(t, reg, "dnsplane_dnsserver_transfers_total", incremental)
+	before := metrictest.Value(t, reg, "dnsplane_dnsserver_transfers_total", incremental)
 
 	lag := map[string][]time.Duration{}
 	for i := range changes {
@@ -150,10 +127,10 @@ func TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR(t *testing.T) {
 	secondarytest.SameZone(t, 60*time.Second, c.dnsAddr, zone, bind, nsd)
 	// Each change reached each secondary by an incremental IXFR (a change may carry more than
 	// one record set, and the TXT registry records, but is one zone version per batch).
-	if got := counterValue(t, reg, "dnsplane_dnsserver_transfers_total", incremental) - before; got < 2*changes {
+	if got := metrictest.Value(t, reg, "dnsplane_dnsserver_transfers_total", incremental) - before; got < 2*changes {
 		t.Errorf("%v incremental IXFRs for %d changes and 2 secondaries, want at least %d", got, changes, 2*changes)
 	}
-	if got := counterValue(t, reg, "dnsplane_dnsserver_notifies_total", map[string]string{"result": "acked"}); got < 2*changes {
+	if got := metrictest.Value(t, reg, "dnsplane_dnsserver_notifies_total", map[string]string{"result": "acked"}); got < 2*changes {
 		t.Errorf("%v NOTIFY acknowledged, want at least %d", got, 2*changes)
 	}
 }

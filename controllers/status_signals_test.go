@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"errors"
 	"fmt"
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -18,20 +17,10 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
-
-// deadDNSAddr returns a loopback UDP address where nothing listens: an SOA check there fails.
-func deadDNSAddr(t *testing.T) string {
-	t.Helper()
-	c, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := c.LocalAddr().String()
-	_ = c.Close()
-	return addr
-}
 
 // eventsOf lists the Events of the object named name in ns, by reason.
 func eventsOf(t *testing.T, ns, name string) []corev1.Event {
@@ -56,7 +45,7 @@ func eventsOf(t *testing.T, ns, name string) []corev1.Event {
 func TestDNSEndpoint_ZoneNotYetAvailableIsAwaitingZoneNotAWarning(t *testing.T) {
 	ns := namespace(t, "awaitzone")
 	create(t, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dead"}, Type: factory.TypeLocal,
-		StringData: map[string]string{factory.KeyDNSAddress: deadDNSAddr(t)}})
+		StringData: map[string]string{factory.KeyDNSAddress: ports.Dead(t)}})
 	z := zoneObj(ns, "slow", "slow.test", func(z *dnsv1.DNSZone) { z.Spec.ProviderRef.Name = "dead" })
 	create(t, z)
 	// Through the cached client: once it shows AwaitingSOA, the DNSEndpoint controller's cache
@@ -186,25 +175,7 @@ func TestDNSEndpoint_PlanShowsWhatRemainsAndWhatAnUpdateReplaces(t *testing.T) {
 // controller-runtime's registry, as /metrics serves it.
 func reconcileTotal(t *testing.T, controller, result string) float64 {
 	t.Helper()
-	families, err := ctrlmetrics.Registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "controller_runtime_reconcile_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range m.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			if labels["controller"] == controller && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return metrictest.Value(t, ctrlmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": controller, "result": result})
 }
 
 // TestReconcileTotal_ResyncedSuccessCountsAsSuccess (issue 11, item 7): a DNSZone reconcile that

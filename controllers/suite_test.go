@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -14,16 +13,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -80,42 +78,29 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { _ = os.Remove(roots) }()
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel())), logs.zapOption()))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join("..", "bin"),
-	}
-	cfg, err := env.Start()
-	restCfg = cfg
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
-	a, err := app.New(ctx, testConfig(cfg, app.Config{
-		OwnerID: ownerID, ZoneDir: mustTemp(), NameServerAddr: netip.MustParseAddr("127.0.0.1"), ScrapeInterval: 2 * time.Second,
-		LocalFaultHook: faults.hook, Registerer: prometheus.NewRegistry(),
-	}))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	mgr := a.Manager
-	dnsAddr = a.Server.Addr()
-	provider = a.Local
-	nsScraper = a.Scraper
-	go func() {
-		if err := mgr.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+	return envtest.Run(m, "..", envtest.Options{}, func(cfg *rest.Config) (func(), error) {
+		restCfg = cfg
+		ctx, cancel := context.WithCancel(context.Background())
+		cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
+		a, err := app.New(ctx, testConfig(cfg, app.Config{
+			OwnerID: ownerID, ZoneDir: mustTemp(), NameServerAddr: netip.MustParseAddr("127.0.0.1"), ScrapeInterval: 2 * time.Second,
+			LocalFaultHook: faults.hook, Registerer: prometheus.NewRegistry(),
+		}))
+		if err != nil {
+			return cancel, err
 		}
-	}()
-	k8s = mgr.GetClient()
-	return m.Run()
+		mgr := a.Manager
+		dnsAddr = a.Server.Addr()
+		provider = a.Local
+		nsScraper = a.Scraper
+		go func() {
+			if err := mgr.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+		k8s = mgr.GetClient()
+		return cancel, nil
+	})
 }
 
 // testConfig returns c over rest with the test settings of every envtest manager filled in
@@ -180,39 +165,13 @@ func namespace(t *testing.T, name string) string {
 // condition returns the condition typ of obj's status, fetched fresh.
 func condition(t *testing.T, obj client.Object, typ string) (*metav1.Condition, error) {
 	t.Helper()
-	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
-		return nil, err
-	}
-	var conds []metav1.Condition
-	switch o := obj.(type) {
-	case *dnsv1.DNSZone:
-		conds = o.Status.Conditions
-	case *dnsv1.DNSEndpoint:
-		conds = o.Status.Conditions
-	}
-	c := meta.FindStatusCondition(conds, typ)
-	if c == nil {
-		return nil, fmt.Errorf("no %s condition yet", typ)
-	}
-	return c, nil
+	return conditions.Get(ctxT(t), k8s, obj, typ)
 }
 
 // waitCondition waits until obj's condition typ has status and reason.
 func waitCondition(t *testing.T, obj client.Object, typ string, status metav1.ConditionStatus, reason string) *metav1.Condition {
 	t.Helper()
-	var last *metav1.Condition
-	eventually(t, 30*time.Second, fmt.Sprintf("%s %s=%s/%s", obj.GetName(), typ, status, reason), func() error {
-		c, err := condition(t, obj, typ)
-		if err != nil {
-			return err
-		}
-		last = c
-		if c.Status != status || c.Reason != reason {
-			return fmt.Errorf("%s=%s reason %s: %s", typ, c.Status, c.Reason, c.Message)
-		}
-		return nil
-	})
-	return last
+	return conditions.Wait(t, k8s, obj, typ, conditions.Want{Status: status, Reason: reason}, 30*time.Second)
 }
 
 func providerZoneSpec(name, ref string) dnsprovider.ZoneSpec {

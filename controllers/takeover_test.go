@@ -15,9 +15,9 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 

@@ -53,7 +53,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
 	"github.com/dnsplane/dnsplane/internal/testing/harness"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -75,6 +77,7 @@ type env struct {
 	clusters []*cluster
 	pdns     pdnsServer
 	pdnsDir  string // set when this harness started PowerDNS
+	pdnsProc *hackrun.PDNS
 }
 
 type pdnsServer struct {
@@ -211,38 +214,16 @@ func newScheme() *runtime.Scheme {
 	return s
 }
 
-// --- PowerDNS, through hack/pdns.sh as pdnstest does (TestMain has no testing.TB) ---
+// --- PowerDNS, through hack/pdns.sh (internal/testing/hackrun, as pdnstest) ---
 
 func (e *env) startPDNS() error {
-	e.pdnsDir = filepath.Join(e.root, "pdns")
-	key := fmt.Sprintf("e2e-key-%d", time.Now().UnixNano())
-	var last error
-	for range 3 {
-		dnsPort, err1 := freePort()
-		apiPort, err2 := freePort()
-		if err := errors.Join(err1, err2); err != nil {
-			return err
-		}
-		if dnsPort == apiPort {
-			continue
-		}
-		out, err := e.pdnsScript("start", e.pdnsDir, strconv.Itoa(dnsPort), strconv.Itoa(apiPort), key)
-		if err == nil {
-			e.pdns = pdnsServer{APIURL: "http://127.0.0.1:" + strconv.Itoa(apiPort), Key: key, DNSAddr: "127.0.0.1:" + strconv.Itoa(dnsPort)}
-			return nil
-		}
-		last = fmt.Errorf("hack/pdns.sh start: %v\n%s", err, out)
-		_, _ = e.pdnsScript("stop", e.pdnsDir)
+	p, err := hackrun.StartPDNS(context.Background(), e.repo, filepath.Join(e.root, "pdns"), fmt.Sprintf("e2e-key-%d", time.Now().UnixNano()))
+	if err != nil {
+		return err
 	}
-	return last
-}
-
-func (e *env) pdnsScript(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(e.repo, "hack", "pdns.sh"), args...)
-	cmd.Env = append(os.Environ(), "PATH=/usr/sbin:/usr/local/sbin:"+os.Getenv("PATH"))
-	return cmd.CombinedOutput()
+	e.pdnsProc, e.pdnsDir = p, p.Dir
+	e.pdns = pdnsServer{APIURL: p.APIURL, Key: p.Key, DNSAddr: p.DNSAddr}
+	return nil
 }
 
 // --- local clusters: bin/manager --local, one process each ---
@@ -252,10 +233,11 @@ func (e *env) startLocalClusters(n int) error {
 	for i := range hosts {
 		hosts[i] = fmt.Sprintf("127.0.0.1%d", i+1)
 	}
-	port, err := sharedPort(hosts...)
+	p, err := ports.Shared(hosts...)
 	if err != nil {
 		return err
 	}
+	port := strconv.Itoa(p)
 	manager := filepath.Join(e.repo, "bin", "manager")
 	if _, err := os.Stat(manager); err != nil {
 		return fmt.Errorf("%s: %w (make e2e builds it)", manager, err)
@@ -265,8 +247,8 @@ func (e *env) startLocalClusters(n int) error {
 			dnsAddr: net.JoinHostPort(hosts[i], port), dir: filepath.Join(e.root, geos[i]), scheme: newScheme()}
 		c.kcfg = filepath.Join(c.dir, "kubeconfig")
 		c.logPath = filepath.Join(e.root, "manager-"+c.geo+".log")
-		metrics, err1 := freePort()
-		probe, err2 := freePort()
+		metrics, err1 := ports.Free()
+		probe, err2 := ports.Free()
 		if err := errors.Join(err1, err2); err != nil {
 			return err
 		}
@@ -318,8 +300,8 @@ func (c *cluster) start(repo string) error {
 	_ = os.Remove(c.kcfg)
 	// Fresh metrics and probe ports on every start: a port free at the first start may be taken
 	// (an ephemeral client port) by the time of a restart.
-	metrics, err1 := freePort()
-	probe, err2 := freePort()
+	metrics, err1 := ports.Free()
+	probe, err2 := ports.Free()
 	if err := errors.Join(err1, err2); err != nil {
 		return err
 	}
@@ -488,9 +470,9 @@ func (e *env) teardown() (err error) {
 			}()
 		}
 		wg.Wait()
-		if e.pdnsDir != "" {
-			if out, err := e.pdnsScript("stop", e.pdnsDir); err != nil {
-				errs = append(errs, fmt.Errorf("hack/pdns.sh stop: %v\n%s", err, out))
+		if e.pdnsProc != nil {
+			if err := e.pdnsProc.Stop(); err != nil {
+				errs = append(errs, err)
 			}
 		}
 		if e.root != "" {
@@ -518,44 +500,6 @@ func (e *env) teardown() (err error) {
 }
 
 // --- ports ---
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// sharedPort returns a port free for UDP and TCP on every one of hosts.
-func sharedPort(hosts ...string) (string, error) {
-	for range 50 {
-		p, err := freePort()
-		if err != nil {
-			return "", err
-		}
-		port := strconv.Itoa(p)
-		ok := true
-		for _, h := range hosts {
-			tl, err1 := net.Listen("tcp", net.JoinHostPort(h, port))
-			ul, err2 := net.ListenPacket("udp", net.JoinHostPort(h, port))
-			if tl != nil {
-				_ = tl.Close()
-			}
-			if ul != nil {
-				_ = ul.Close()
-			}
-			if err1 != nil || err2 != nil {
-				ok = false
-			}
-		}
-		if ok {
-			return port, nil
-		}
-	}
-	return "", errors.New("no port free on every loopback address")
-}
 
 // --- failure output ---
 

@@ -15,11 +15,11 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -101,41 +101,17 @@ func namespace(name string) *corev1.Namespace {
 	return &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 }
 
-func conditionsOf(obj client.Object) []metav1.Condition {
-	switch o := obj.(type) {
-	case *dnsv1.DNSZone:
-		return o.Status.Conditions
-	case *dnsv1.DNSEndpoint:
-		return o.Status.Conditions
-	case *dnsv1.DNSRecord:
-		return o.Status.Conditions
-	case *dnsv1.Gslb:
-		return o.Status.Conditions
-	}
-	panic(fmt.Sprintf("no conditions on %T", obj))
-}
-
 // waitCondition waits until obj (re-read into obj) has condition typ with status and reason
 // (reason "" = any), and returns it with how long it took.
 func (c *cluster) waitCondition(t *testing.T, obj client.Object, typ string, status metav1.ConditionStatus, reason string, timeout time.Duration) (metav1.Condition, time.Duration) {
 	t.Helper()
 	var got metav1.Condition
 	took := eventually(t, timeout, fmt.Sprintf("cluster %s: %T %s/%s %s=%s %s", c.geo, obj, obj.GetNamespace(), obj.GetName(), typ, status, reason), func() error {
-		if err := c.C().Get(ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
+		cond, err := conditions.Check(ctx(t), c.C(), obj, typ, conditions.Want{Status: status, Reason: reason, Current: true})
+		if cond != nil {
+			got = *cond
 		}
-		cond := meta.FindStatusCondition(conditionsOf(obj), typ)
-		if cond == nil {
-			return fmt.Errorf("no %s condition yet", typ)
-		}
-		got = *cond
-		if cond.Status != status || (reason != "" && cond.Reason != reason) {
-			return fmt.Errorf("%s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
-		}
-		if cond.ObservedGeneration != 0 && cond.ObservedGeneration < obj.GetGeneration() {
-			return fmt.Errorf("condition of generation %d, object at %d", cond.ObservedGeneration, obj.GetGeneration())
-		}
-		return nil
+		return err
 	})
 	return got, took
 }

@@ -24,6 +24,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 )
 
 // The external-dns takeover (issue 17, "The real test"): real external-dns v0.22.0 (built by
@@ -237,7 +238,7 @@ func runExternalDNS(t *testing.T, c *cluster, owner string, sources ...string) {
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%v (make e2e builds it: hack/bench/build-external-dns.sh)", err)
 	}
-	metrics, err := freePort()
+	metrics, err := ports.Free()
 	if err != nil {
 		t.Fatal(err)
 	}

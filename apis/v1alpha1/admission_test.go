@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 )
 
 // k8s is a client of a real kube-apiserver (envtest) with the generated CRDs installed; restCfg
@@ -30,27 +30,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join("..", "..", "bin"),
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
-		os.Exit(1)
-	}
-	restCfg = cfg
-	k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "client: %v\n", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	if err := env.Stop(); err != nil {
-		fmt.Fprintf(os.Stderr, "stop envtest: %v\n", err)
-	}
-	os.Exit(code)
+	os.Exit(envtest.Run(m, filepath.Join("..", ".."), envtest.Options{}, func(cfg *rest.Config) (func(), error) {
+		restCfg = cfg
+		var err error
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})
+		return nil, err
+	}))
 }
 
 func ctx(t *testing.T) context.Context {

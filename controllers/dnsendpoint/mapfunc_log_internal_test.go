@@ -1,34 +1,21 @@
 package dnsendpoint
 
 import (
-	"strings"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
+	"github.com/dnsplane/dnsplane/internal/testing/mapfunctest"
 )
 
 func TestMapFuncs_LogAFailedList(t *testing.T) {
-	c, ctx, logged := testclient.FailingList(t)
-	r := &Reconciler{Client: c}
-	for _, tc := range []struct {
-		name string
-		fn   handler.MapFunc
-		obj  client.Object
-	}{
-		{"conflictedPeers", r.conflictedPeers, &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}},
-		{"endpointsOfZone", r.endpointsOfZone, &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "z"}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}},
-	} {
-		*logged = nil
-		if got := tc.fn(ctx, tc.obj); len(got) != 0 {
-			t.Errorf("%s: requests %v, want none", tc.name, got)
+	mapfunctest.LogsAFailedList(t, func(c client.Client) []mapfunctest.Case {
+		r := &Reconciler{Client: c}
+		return []mapfunctest.Case{
+			{Name: "conflictedPeers", Fn: r.conflictedPeers, Obj: &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}},
+			{Name: "endpointsOfZone", Fn: r.endpointsOfZone, Obj: &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "z"}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}, Lists: true},
 		}
-		if len(*logged) == 0 || !strings.Contains((*logged)[0], "apiserver unavailable") {
-			t.Errorf("%s: logged %q, want an error naming the List failure", tc.name, *logged)
-		}
-	}
+	})
 }

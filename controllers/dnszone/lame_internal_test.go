@@ -8,19 +8,12 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
-// servedZone serves zone example.test on loopback (ns1.example.test has glue 127.0.0.1) and
-// returns its address.
-func servedZone(t *testing.T) string {
-	t.Helper()
-	return dnstest.ServeZones(t, "example.test")
-}
-
 // TestResolves: out-of-bailiwick name servers are looked up at the configured DNS addresses, or
 // with none, through the system resolver (here a Go resolver dialling the same real server). A
 // name with an address resolves; a name without one is a definite no; a refused lookup is no
 // answer at all (so it never withdraws a confirmed link).
 func TestResolves(t *testing.T) {
-	addr := servedZone(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	goResolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, network, addr)
 	}}

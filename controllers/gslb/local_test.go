@@ -9,6 +9,8 @@ import (
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
 // TestLBTargets_HostnamesAreResolved: a load balancer that publishes only a hostname (AWS ELBs
@@ -16,11 +18,7 @@ import (
 // are, IPv4-mapped IPv6 unmapped, duplicates dropped, and a name that does not resolve adds
 // nothing.
 func TestLBTargets_HostnamesAreResolved(t *testing.T) {
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+	addr := dnstest.HandleUDP(t, "127.0.0.1", dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
 		m := new(dns.Msg)
 		m.SetReply(q)
 		m.Authoritative = true
@@ -34,11 +32,9 @@ func TestLBTargets_HostnamesAreResolved(t *testing.T) {
 			m.Rcode = dns.RcodeNameError
 		}
 		_ = w.WriteMsg(m)
-	})}
-	go func() { _ = srv.ActivateAndServe() }()
-	t.Cleanup(func() { _ = srv.Shutdown() })
+	}))
 	res := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		return (&net.Dialer{}).DialContext(ctx, "udp", pc.LocalAddr().String())
+		return (&net.Dialer{}).DialContext(ctx, "udp", addr)
 	}}
 	got := lbTargets(context.Background(), res, []corev1.LoadBalancerIngress{
 		{IP: "192.0.2.1"},

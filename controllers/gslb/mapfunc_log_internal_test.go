@@ -1,33 +1,20 @@
 package gslb
 
 import (
-	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 
-	"github.com/dnsplane/dnsplane/controllers/internal/testclient"
+	"github.com/dnsplane/dnsplane/internal/testing/mapfunctest"
 )
 
 func TestMapFuncs_LogAFailedList(t *testing.T) {
-	c, ctx, logged := testclient.FailingList(t)
-	r := &Reconciler{Client: c}
-	for _, tc := range []struct {
-		name string
-		fn   handler.MapFunc
-		obj  client.Object
-	}{
-		{"gslbsOf(Service)", r.gslbsOf("Service"), &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}},
-	} {
-		*logged = nil
-		if got := tc.fn(ctx, tc.obj); len(got) != 0 {
-			t.Errorf("%s: requests %v, want none", tc.name, got)
+	mapfunctest.LogsAFailedList(t, func(c client.Client) []mapfunctest.Case {
+		r := &Reconciler{Client: c}
+		return []mapfunctest.Case{
+			{Name: "gslbsOf(Service)", Fn: r.gslbsOf("Service"), Obj: &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}},
 		}
-		if len(*logged) != 1 || !strings.Contains((*logged)[0], "apiserver unavailable") {
-			t.Errorf("%s: logged %q, want one error naming the List failure", tc.name, *logged)
-		}
-	}
+	})
 }

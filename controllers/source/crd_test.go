@@ -15,6 +15,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/source"
 )
@@ -96,7 +98,7 @@ func TestCRD_ExternalDNSEndpointPublishedAndObserved(t *testing.T) {
 // have no CRD yet starts and runs (dnsplane_source_ready 0 for them, 1 for service); once the
 // CRDs are installed, with no restart, both sources start (1) and publish.
 func TestSources_StartOnceTheirCRDIsInstalled(t *testing.T) {
-	cfg := testrun.Envtest(t, root) // an API server of its own: without the sources' CRDs
+	cfg := envtest.Start(t, root) // an API server of its own: without the sources' CRDs
 	reg := prometheus.NewRegistry()
 	appCtx, cancel := context.WithCancel(context.Background()) // the zone writers' lifetime
 	t.Cleanup(cancel)
@@ -124,7 +126,7 @@ func TestSources_StartOnceTheirCRDIsInstalled(t *testing.T) {
 	const ns, zone = "late", "late.test"
 	zoneNamespace(t, c, ns, zone)
 
-	testrun.InstallCRDs(t, cfg, testrun.SourceCRDs(t, root))
+	envtest.InstallCRDs(t, cfg, envtest.SourceCRDs(t, root))
 	eventually(t, "sources started", ready(map[string]float64{source.Service: 1, source.GatewayHTTPRoute: 1, source.CRD: 1}))
 	create(t, c, externalEndpoint(ns, "legacy", map[string]any{"dnsName": "legacy." + zone, "recordType": "A", "targets": []any{"192.0.2.60"}}))
 	gateway(t, c, ns, "gw", "192.0.2.61", gwv1.Listener{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80})
@@ -138,21 +140,9 @@ func TestSources_StartOnceTheirCRDIsInstalled(t *testing.T) {
 
 // gaugeValue returns dnsplane_source_ready{source=name} from reg.
 func gaugeValue(reg *prometheus.Registry, name string) (float64, error) {
-	families, err := reg.Gather()
-	if err != nil {
-		return 0, err
+	v, n, err := metrictest.Sum(reg, "dnsplane_source_ready", map[string]string{"source": name})
+	if err == nil && n == 0 {
+		err = fmt.Errorf("no series")
 	}
-	for _, f := range families {
-		if f.GetName() != "dnsplane_source_ready" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "source" && l.GetValue() == name {
-					return m.GetGauge().GetValue(), nil
-				}
-			}
-		}
-	}
-	return 0, fmt.Errorf("no series")
+	return v, err
 }

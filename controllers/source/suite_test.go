@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -20,12 +19,12 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -47,42 +46,23 @@ func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2))))
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: filepath.Join(root, "bin"),
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start envtest (run hack/envtest-bins.sh first): %v\n", err)
-		return 1
-	}
-	defer func() { _ = env.Stop() }()
-	restCfg = cfg
-	crds := testrun.SourceCRDs(fatalTB{}, root)
-	if _, err := envtest.InstallCRDs(cfg, envtest.CRDInstallOptions{Paths: crds, ErrorIfPathMissing: true}); err != nil {
-		fmt.Fprintln(os.Stderr, "install the sources' CRDs:", err)
-		return 1
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names()}, prometheus.NewRegistry()))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	dnsAddr = a.Server.Addr()
-	go func() {
-		if err := a.Manager.Start(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "manager:", err)
+	return envtest.Run(m, root, envtest.Options{SourceCRDs: true}, func(cfg *rest.Config) (func(), error) {
+		restCfg = cfg
+		ctx, cancel := context.WithCancel(context.Background())
+		a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names()}, prometheus.NewRegistry()))
+		if err != nil {
+			return cancel, err
 		}
-	}()
-	// The tests read and write the API server directly (no cache lag in what they check).
-	if k8s, err = client.New(cfg, client.Options{Scheme: app.NewScheme()}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	return m.Run()
+		dnsAddr = a.Server.Addr()
+		go func() {
+			if err := a.Manager.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager:", err)
+			}
+		}()
+		// The tests read and write the API server directly (no cache lag in what they check).
+		k8s, err = client.New(cfg, client.Options{Scheme: app.NewScheme()})
+		return cancel, err
+	})
 }
 
 // managerConfig is the test manager's configuration with sources src.
@@ -96,12 +76,6 @@ func managerConfig(cfg *rest.Config, zoneDir string, src source.Config, reg prom
 		Registerer: reg, Sources: src, SourcePollInterval: 200 * time.Millisecond, SkipNameValidation: true,
 	}
 }
-
-// fatalTB is the testing.TB of TestMain, where there is no test yet: it panics on failure.
-type fatalTB struct{ testing.TB }
-
-func (fatalTB) Helper()                           {}
-func (fatalTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
 
 func mustTemp() string {
 	d, err := os.MkdirTemp("", "dnsplane-source-zones-")

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
 // patchRecords writes objects [0, n) at generation gen into every zone, straight through the

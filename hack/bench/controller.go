@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/testing/harness"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 )
 
 // controller is one tool running as a separate process.
@@ -24,9 +25,9 @@ type controller struct {
 // controllerArgs returns the command line of tool in world w. equal: both get
 // --kube-api-qps=1000 --kube-api-burst=1000. Every listener is on 127.0.0.1.
 func controllerArgs(c config, w *world, tool string, equal bool) (args []string, readyURL string, err error) {
-	metrics, err1 := freePort()
-	probe, err2 := freePort()
-	dns, err3 := freePort()
+	metrics, err1 := ports.Free()
+	probe, err2 := ports.Free()
+	dns, err3 := ports.Free()
 	if err := errors.Join(err1, err2, err3); err != nil {
 		return nil, "", err
 	}

@@ -1,28 +1,26 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
 )
 
 // world is one run's environment: a control plane, a PowerDNS with the 10 zones, and the
@@ -127,35 +125,13 @@ func (w *world) startPDNS(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	dnsPort, err1 := freePort()
-	apiPort, err2 := freePort()
-	if err := errors.Join(err1, err2); err != nil {
+	p, err := hackrun.StartPDNS(ctx, c.root, filepath.Join(w.dir, "pdns"), key)
+	if err != nil {
 		return err
 	}
-	p := pdnsServer{dir: filepath.Join(w.dir, "pdns"), key: key,
-		apiURL: "http://127.0.0.1:" + strconv.Itoa(apiPort), dnsAddr: "127.0.0.1:" + strconv.Itoa(dnsPort)}
-	script := filepath.Join(c.root, "hack", "pdns.sh")
-	if out, err := pdnsScript(ctx, script, "start", p.dir, strconv.Itoa(dnsPort), strconv.Itoa(apiPort), key); err != nil {
-		_, _ = pdnsScript(context.Background(), script, "stop", p.dir)
-		return fmt.Errorf("hack/pdns.sh start: %w\n%s", err, out)
-	}
-	w.pdns = p
-	w.cleanups = append(w.cleanups, func() error {
-		if out, err := pdnsScript(context.Background(), script, "stop", p.dir); err != nil {
-			return fmt.Errorf("hack/pdns.sh stop: %w\n%s", err, out)
-		}
-		return nil
-	})
+	w.pdns = pdnsServer{dir: p.Dir, key: key, apiURL: p.APIURL, dnsAddr: p.DNSAddr}
+	w.cleanups = append(w.cleanups, p.Stop)
 	return nil
-}
-
-// pdnsScript runs hack/pdns.sh with a 60 s timeout; /usr/sbin is on PATH for pdns_server.
-func pdnsScript(ctx context.Context, script string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, script, args...)
-	cmd.Env = append(os.Environ(), "PATH=/usr/sbin:"+os.Getenv("PATH"))
-	return cmd.CombinedOutput()
 }
 
 // zoneName is the name of zone i, without the trailing dot.
@@ -179,19 +155,12 @@ func (w *world) createZones(ctx context.Context) error {
 func (w *world) pdnsAPI(ctx context.Context, method, path string, body []byte, want int) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, w.pdns.apiURL+path, bytes.NewReader(body))
-	if err != nil {
-		return fmt.Errorf("request: %w", err)
-	}
-	req.Header.Set("X-API-Key", w.pdns.key)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	code, _, err := hackrun.PDNSRequest(ctx, w.pdns.apiURL, w.pdns.key, method, path, body)
 	if err != nil {
 		return fmt.Errorf("%s %s: %w", method, path, err)
 	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != want {
-		return fmt.Errorf("%s %s: HTTP %d", method, path, resp.StatusCode)
+	if code != want {
+		return fmt.Errorf("%s %s: HTTP %d", method, path, code)
 	}
 	return nil
 }
@@ -218,16 +187,6 @@ func randomKey() (string, error) {
 		return "", fmt.Errorf("random API key: %w", err)
 	}
 	return hex.EncodeToString(b), nil
-}
-
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("free port: %w", err)
-	}
-	defer func() { _ = l.Close() }()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func fileExists(p string) bool {

@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/internal/app"
-	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/version"
 )
 
@@ -19,7 +19,7 @@ import (
 // registers dnsplane_build_info{version,revision,goversion} = 1 on the registry /metrics serves
 // (Config.Registerer), against a real kube-apiserver.
 func TestNew_RegistersBuildInfoOnTheManagersRegistry(t *testing.T) {
-	cfg := testrun.Envtest(t, filepath.Join("..", ".."))
+	cfg := envtest.Start(t, filepath.Join("..", ".."))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	reg := prometheus.NewRegistry()

@@ -18,6 +18,8 @@ import (
 
 	gluecontroller "github.com/dnsplane/dnsplane/controllers/glue"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
@@ -26,7 +28,7 @@ import (
 func glueAt(addr, zone string) ([]string, error) {
 	var out []string
 	for _, qt := range []uint16{dns.TypeA, dns.TypeAAAA} {
-		resp, err := ask(addr, "ns1."+zone, qt)
+		resp, err := dnstest.Exchange(addr, "ns1."+zone, qt)
 		if err != nil {
 			return nil, err
 		}
@@ -147,7 +149,7 @@ func warned(t *testing.T, c client.Client, svc *corev1.Service, reason string) {
 //     GlueIsClusterIP Warning Event on the Service says so.
 func TestGlue_FollowsTheDNSService(t *testing.T) {
 	usableLoopback(t, "127.0.0.33")
-	cfg := testrun.Envtest(t, "../..")
+	cfg := envtest.Start(t, "../..")
 	svc := dnsService(t, cfg)
 	admin, err := client.New(cfg, client.Options{Scheme: app.NewScheme()})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 )
 
 // clusterMode: the ClusterRole of config/rbac/role.yaml and the leader election Role. The
@@ -33,7 +35,7 @@ func (h *harness) clusterMode(t *testing.T) {
 		clusterBinding("dnsplane-manager-rolebinding", role.Name, sys, "controller-manager"),
 		clusterBinding("dnsplane-scraper", reader.Name, sys, "scraper"))
 	scraper, other := h.token(t, sys, "scraper"), h.token(t, sys, "other")
-	port := freePort(t)
+	port := strconv.Itoa(ports.TCPUDP(t, ""))
 	h.dnsService(t, sys)
 	run(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys, DNSService: "dns",
 		MetricsAddr: ":" + port, MetricsSecure: true, Sources: sources, SourcePollInterval: 200 * time.Millisecond}) // Registerer nil: the registry /metrics serves
@@ -84,7 +86,7 @@ func (h *harness) namespacedMode(t *testing.T) {
 				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: sys, Name: "controller-manager"}},
 				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "dnsplane-manager-role"}})
 	}
-	port := freePort(t)
+	port := strconv.Itoa(ports.TCPUDP(t, ""))
 	reg := &recordingRegisterer{Registerer: prometheus.NewRegistry()}
 	svc := h.dnsService(t, sys)
 	a, _ := runApp(t, app.Config{Rest: h.impersonating(user), LeaderElect: true, LeaderElectionNamespace: sys, ZoneStoreNamespace: sys, DNSService: "dns",

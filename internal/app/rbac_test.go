@@ -3,14 +3,11 @@ package app_test
 import (
 	"context"
 	"crypto/tls"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -21,7 +18,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -34,6 +30,8 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -49,10 +47,10 @@ import (
 // published), and the identity may neither list nor watch Secrets (it holds get only).
 func TestRBAC_LeastPrivilege(t *testing.T) {
 	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2)))) // errors only
-	cfg := testrun.Envtest(t, filepath.Join("..", ".."))
+	cfg := envtest.Start(t, filepath.Join("..", ".."))
 	// The kinds the sources read, so that role.yaml's rules on them are served and the sources'
 	// RBAC is exercised too.
-	testrun.InstallCRDs(t, cfg, testrun.SourceCRDs(t, filepath.Join("..", "..")))
+	envtest.InstallCRDs(t, cfg, envtest.SourceCRDs(t, filepath.Join("..", "..")))
 	h := newHarness(t, cfg)
 	t.Run("cluster", h.clusterMode)
 	t.Run("namespaced", h.namespacedMode)
@@ -288,17 +286,7 @@ func conditionsOf(t *testing.T, c client.Client, obj client.Object) ([]metav1.Co
 	if err := c.Get(ctx(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 		return nil, err
 	}
-	switch o := obj.(type) {
-	case *dnsv1.DNSZone:
-		return o.Status.Conditions, nil
-	case *dnsv1.DNSEndpoint:
-		return o.Status.Conditions, nil
-	case *dnsv1.DNSRecord:
-		return o.Status.Conditions, nil
-	case *dnsv1.Gslb:
-		return o.Status.Conditions, nil
-	}
-	return nil, fmt.Errorf("unexpected %T", obj)
+	return conditions.Of(obj)
 }
 
 // waitReady waits until every object is Ready=True with its reason.
@@ -312,18 +300,7 @@ func (h *harness) waitReady(t *testing.T, objs map[client.Object]string) {
 func waitReadyThrough(t *testing.T, c client.Client, objs map[client.Object]string) {
 	t.Helper()
 	for o, reason := range objs {
-		what := fmt.Sprintf("%T %s/%s Ready=True/%s", o, o.GetNamespace(), o.GetName(), reason)
-		eventually(t, 2*time.Minute, what, func() error {
-			conds, err := conditionsOf(t, c, o)
-			if err != nil {
-				return err
-			}
-			c := meta.FindStatusCondition(conds, dnsv1.ConditionReady)
-			if c == nil || c.Status != metav1.ConditionTrue || c.Reason != reason {
-				return fmt.Errorf("Ready = %+v", c)
-			}
-			return nil
-		})
+		conditions.Wait(t, c, o, dnsv1.ConditionReady, conditions.Want{Status: metav1.ConditionTrue, Reason: reason}, 2*time.Minute)
 	}
 }
 
@@ -362,17 +339,6 @@ func (h *harness) secretsForbidden(t *testing.T, user string, namespaces ...stri
 		}
 		forbidden(t, "watch Secrets in "+ns, err)
 	}
-}
-
-// freePort returns a TCP port free on every address at the time of the call.
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", ":0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = l.Close() }()
-	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
 // scrape GETs url with token (none if empty), TLS unverified (the metrics server's certificate

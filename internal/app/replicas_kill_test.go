@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
@@ -201,7 +202,7 @@ func tail(s string, n int) string {
 // record published through it is answered. The takeover time and the answer counts are logged.
 func TestReplicas_LeaderKilled(t *testing.T) {
 	usableLoopback(t, "127.0.0.33", "127.0.0.34")
-	cfg := testrun.Envtest(t, "../..")
+	cfg := envtest.Start(t, "../..")
 	dnsService(t, cfg)
 	leader, zoneID := startLeaderProcess(t, cfg, "127.0.0.33")
 	follower := startReplica(t, cfg, "127.0.0.34")

@@ -13,6 +13,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
@@ -30,7 +31,7 @@ import (
 //     answered by it.
 func TestReplicas_StoppingLeaderWritesUntilItGivesTheLeaseUp(t *testing.T) {
 	usableLoopback(t, "127.0.0.33", "127.0.0.34")
-	cfg := testrun.Envtest(t, "../..")
+	cfg := envtest.Start(t, "../..")
 	dnsService(t, cfg)
 	drain := func(c *app.Config) { c.DNSDrain = 3 * time.Second }
 	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.33", drain), startReplica(t, cfg, "127.0.0.34", drain))

@@ -21,6 +21,8 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -115,17 +117,9 @@ func leaderOf(t *testing.T, rs ...*replica) (*replica, []*replica) {
 	return leader, others
 }
 
-func ask(addr, name string, qtype uint16) (*dns.Msg, error) {
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	c := &dns.Client{Net: "udp", Timeout: 2 * time.Second}
-	resp, _, err := c.Exchange(m, addr)
-	return resp, err
-}
-
 // answered reports whether addr answers name A with target.
 func answered(addr, name, target string) error {
-	resp, err := ask(addr, name, dns.TypeA)
+	resp, err := dnstest.Exchange(addr, name, dns.TypeA)
 	if err != nil {
 		return err
 	}
@@ -216,7 +210,7 @@ func checkLoop(t *testing.T, loop *answerloop.Loop) {
 //     record lost, the serial kept), and the next change has a higher serial.
 func TestReplicas_EveryReplicaServesTheCurrentZones(t *testing.T) {
 	usableLoopback(t, "127.0.0.31", "127.0.0.32")
-	cfg := testrun.Envtest(t, "../..")
+	cfg := envtest.Start(t, "../..")
 	svc := dnsService(t, cfg)
 	leader, others := leaderOf(t, startReplica(t, cfg, "127.0.0.31"), startReplica(t, cfg, "127.0.0.32"))
 	follower := others[0]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -18,9 +19,9 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -28,13 +29,24 @@ import (
 // they stop when t ends.
 func startEnv(t *testing.T, crds []*apiextensionsv1.CustomResourceDefinition) (*rest.Config, client.Client) {
 	t.Helper()
-	env := &envtest.Environment{CRDs: crds, BinaryAssetsDirectory: filepath.Join(repoRoot, "bin")}
-	cfg, err := env.Start()
+	return clientFor(t, envtest.StartWith(t, repoRoot, envtest.Options{CRDs: crds}).Config)
+}
+
+// startHelmEnv starts a kube-apiserver and etcd (envtest) with no CRD, for helm to install into,
+// and returns the path of a kubeconfig file of an admin user named helm and a client as that user;
+// they stop when t ends.
+func startHelmEnv(t *testing.T) (kubeconfig string, c client.Client) {
+	t.Helper()
+	cfg, kc, err := envtest.StartWith(t, repoRoot, envtest.Options{NoCRDs: true}).AddAdmin("helm")
 	if err != nil {
-		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
+		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Stop() })
-	return clientFor(t, cfg)
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, kc, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, c = clientFor(t, cfg)
+	return kubeconfig, c
 }
 
 // clientFor returns cfg and a client over it that knows the built-in kinds, CRDs and dnsplane's.

@@ -18,7 +18,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -27,6 +26,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 )
 
 // olderCRDs returns config/crd/bases as an older release's CRDs would be: no schema defaults
@@ -213,44 +213,18 @@ func waitReady(ctx context.Context, t *testing.T, c client.Client, obj client.Ob
 	t.Helper()
 	what := fmt.Sprintf("%T %s Ready=True %s", obj, obj.GetName(), reason)
 	eventually(t, 2*time.Minute, what, func() error {
-		if err := c.Get(ctx, client.ObjectKeyFromObject(obj), obj); err != nil {
+		if _, err := conditions.Check(ctx, c, obj, dnsv1.ConditionReady, conditions.Want{Status: metav1.ConditionTrue, Reason: reason}); err != nil {
 			return err
 		}
-		conds, observed := statusOf(obj)
-		cond := findCondition(conds, dnsv1.ConditionReady)
-		switch {
-		case cond == nil:
-			return fmt.Errorf("no Ready condition in %v", conds)
-		case cond.Status != metav1.ConditionTrue || cond.Reason != reason:
-			return fmt.Errorf("Ready=%s %s: %s", cond.Status, cond.Reason, cond.Message)
-		case observed != obj.GetGeneration():
+		observed, err := conditions.ObservedGeneration(obj)
+		if err != nil {
+			return err
+		}
+		if observed != obj.GetGeneration() {
 			return fmt.Errorf("observedGeneration %d, generation %d", observed, obj.GetGeneration())
 		}
 		return nil
 	})
-}
-
-// statusOf returns the conditions and observedGeneration of a dnsplane object's status.
-func statusOf(obj runtime.Object) ([]metav1.Condition, int64) {
-	switch o := obj.(type) {
-	case *dnsv1.DNSZone:
-		return o.Status.Conditions, o.Status.ObservedGeneration
-	case *dnsv1.DNSEndpoint:
-		return o.Status.Conditions, o.Status.ObservedGeneration
-	case *dnsv1.DNSRecord:
-		return o.Status.Conditions, o.Status.ObservedGeneration
-	case *dnsv1.Gslb:
-		return o.Status.Conditions, o.Status.ObservedGeneration
-	}
-	return nil, 0
-}
-
-func findCondition(conds []metav1.Condition, typ string) *metav1.Condition {
-	i := slices.IndexFunc(conds, func(c metav1.Condition) bool { return c.Type == typ })
-	if i < 0 {
-		return nil
-	}
-	return &conds[i]
 }
 
 // answers checks that the DNS server at addr answers name A with exactly want (one address).

@@ -3,8 +3,6 @@ package chart
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
 // nodePorts returns the dns Service's type and its ports as "53:30053/UDP" (":0" without a node
@@ -40,24 +37,7 @@ func nodePorts(ctx context.Context, t *testing.T, c client.Client) (corev1.Servi
 // NodePort whose node port Kubernetes chooses, upgrade in place.
 func TestHelmUpgradeSwitchesTheDNSServiceType(t *testing.T) {
 	helmBin(t)
-	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(repoRoot, "bin")}
-	if _, err := env.Start(); err != nil {
-		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, c := clientFor(t, user.Config())
+	kc, c := startHelmEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	on := []string{"--kubeconfig", kc, "--namespace", releaseNS}

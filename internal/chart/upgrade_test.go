@@ -13,7 +13,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 )
 
@@ -80,24 +79,7 @@ func hasApprovedPlan(ctx context.Context, t *testing.T, c client.Client) bool {
 // uninstall deletes the manager and its RBAC but keeps the CRDs (helm.sh/resource-policy: keep).
 func TestHelmUpgradeUpgradesCRDsAndUninstallKeepsThem(t *testing.T) {
 	helmBin(t)
-	env := &envtest.Environment{BinaryAssetsDirectory: filepath.Join(repoRoot, "bin")}
-	if _, err := env.Start(); err != nil {
-		t.Fatalf("start envtest (run hack/envtest-bins.sh first): %v", err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	user, err := env.AddUser(envtest.User{Name: "helm", Groups: []string{"system:masters"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig, err := user.KubeConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	kc := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(kc, kubeconfig, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	_, c := clientFor(t, user.Config())
+	kc, c := startHelmEnv(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	on := []string{"--kubeconfig", kc, "--namespace", releaseNS}

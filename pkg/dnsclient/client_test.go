@@ -11,24 +11,19 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 )
 
-// server serves zone example.test on a free loopback port (ns1.example.test has glue 127.0.0.1).
-func server(t *testing.T) string {
-	t.Helper()
-	return dnstest.ServeZones(t, "example.test")
-}
-
 func TestSOA_AuthoritativeAnswerPasses(t *testing.T) {
-	addr := server(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	if err := (dnsclient.Client{}).SOA(context.Background(), addr, "example.test"); err != nil {
 		t.Fatalf("SOA of a served zone: %v", err)
 	}
 }
 
 func TestSOA_RefusedZoneIsNotAuthoritative(t *testing.T) {
-	addr := server(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	err := (dnsclient.Client{}).SOA(context.Background(), addr, "other.test")
 	if !errors.Is(err, dnsclient.ErrNotAuthoritative) {
 		t.Fatalf("SOA of an unserved zone: got %v, want ErrNotAuthoritative", err)
@@ -36,7 +31,7 @@ func TestSOA_RefusedZoneIsNotAuthoritative(t *testing.T) {
 }
 
 func TestSOA_NameBelowTheApexIsNotTheZone(t *testing.T) {
-	addr := server(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	err := (dnsclient.Client{}).SOA(context.Background(), addr, "sub.example.test")
 	if !errors.Is(err, dnsclient.ErrNotAuthoritative) {
 		t.Fatalf("SOA of a name that is not a zone apex: got %v, want ErrNotAuthoritative", err)
@@ -44,7 +39,7 @@ func TestSOA_NameBelowTheApexIsNotTheZone(t *testing.T) {
 }
 
 func TestSOAAny_SilentServerTimesOutThenNextAnswers(t *testing.T) {
-	addr := server(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	c := dnsclient.Client{Timeout: 200 * time.Millisecond}
 	// 127.0.0.9:9 has no listener: UDP gets no answer (or ICMP refused), TCP is refused.
 	if err := c.SOAAny(context.Background(), []string{"127.0.0.9:9", addr}, "example.test"); err != nil {
@@ -62,12 +57,7 @@ func TestSOAAny_SilentServerTimesOutThenNextAnswers(t *testing.T) {
 // next, so that it can go into a condition message: no local socket address (a random port per
 // query), whether the server's port is closed or the server never answers (issue 11 item 1).
 func TestQuery_FailureTextIsStable(t *testing.T) {
-	dead, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	deadAddr := dead.LocalAddr().String()
-	_ = dead.Close()
+	deadAddr := ports.Dead(t)
 	silent, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

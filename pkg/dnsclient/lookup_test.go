@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 )
 
@@ -14,7 +15,7 @@ import (
 // addresses gives none; a zone the server does not serve is REFUSED, an error; a server where
 // nothing listens is an error.
 func TestAddresses(t *testing.T) {
-	addr := server(t)
+	addr := dnstest.ServeZones(t, "example.test")
 	c := dnsclient.Client{}
 	got, err := c.Addresses(context.Background(), addr, "ns1.example.test")
 	if err != nil || len(got) != 1 || got[0].String() != "127.0.0.1" {

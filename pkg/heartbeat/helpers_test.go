@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -273,23 +274,7 @@ func gauges(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 // ticks returns the tick counter's value for result.
 func ticks(t *testing.T, reg *prometheus.Registry, result string) float64 {
 	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != "dnsplane_heartbeat_zone_ticks_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "result" && l.GetValue() == result {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return metrictest.Value(t, reg, "dnsplane_heartbeat_zone_ticks_total", map[string]string{"result": result})
 }
 
 func newMetrics(t *testing.T) (*heartbeat.Metrics, *prometheus.Registry) {

@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 

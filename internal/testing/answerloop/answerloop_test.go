@@ -10,6 +10,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -67,22 +68,6 @@ func TestOutcome(t *testing.T) {
 	}
 }
 
-// serve runs h on a loopback UDP port until the test ends, and returns its address.
-func serve(t *testing.T, h dns.HandlerFunc) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: h}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
-}
-
 // www answers r with www.example.test A 192.0.2.1 and the AA bit.
 func www(w dns.ResponseWriter, r *dns.Msg) {
 	m := new(dns.Msg)
@@ -97,7 +82,7 @@ func www(w dns.ResponseWriter, r *dns.Msg) {
 // up: every query is counted once, right or by its failure.
 func TestLoop_CountsByOutcome(t *testing.T) {
 	// www.example.test is answered; every other name REFUSED.
-	addr := serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	addr := dnstest.HandleUDP(t, "127.0.0.1", func(w dns.ResponseWriter, r *dns.Msg) {
 		if r.Question[0].Name == "www.example.test." {
 			www(w, r)
 			return
@@ -137,7 +122,7 @@ func TestLoop_CountsByOutcome(t *testing.T) {
 // Retried.
 func TestLoop_RetriesATimedOutQuery(t *testing.T) {
 	var n atomic.Int64
-	addr := serve(t, func(w dns.ResponseWriter, r *dns.Msg) {
+	addr := dnstest.HandleUDP(t, "127.0.0.1", func(w dns.ResponseWriter, r *dns.Msg) {
 		if n.Add(1)%2 == 1 {
 			return // dropped, as a reply whose conntrack entry was just deleted is
 		}

@@ -10,7 +10,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +18,8 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -52,20 +53,20 @@ type Server struct {
 // fails the test.
 func BIND(t testing.TB) *Server {
 	t.Helper()
-	need(t, "named")
-	port := strconv.Itoa(FreePort(t, "127.0.0.1"))
+	hackrun.Need(t, packages, "named", "dig")
+	port := strconv.Itoa(ports.TCPUDP(t, "127.0.0.1"))
 	return &Server{Name: "BIND", Addr: net.JoinHostPort("127.0.0.1", port), Source: BINDSource,
-		script: script(t, "bind-secondary.sh"), dir: t.TempDir(), port: port}
+		script: hackrun.Script(t, "bind-secondary.sh"), dir: t.TempDir(), port: port}
 }
 
 // NSD returns an NSD secondary on a free port of NSDAddr, not yet started. A missing nsd fails
 // the test.
 func NSD(t testing.TB) *Server {
 	t.Helper()
-	need(t, "nsd")
-	port := strconv.Itoa(FreePort(t, NSDAddr))
+	hackrun.Need(t, packages, "nsd", "dig")
+	port := strconv.Itoa(ports.TCPUDP(t, NSDAddr))
 	return &Server{Name: "NSD", Addr: net.JoinHostPort(NSDAddr, port), Source: NSDAddr,
-		script: script(t, "nsd.sh"), dir: t.TempDir(), port: port}
+		script: hackrun.Script(t, "nsd.sh"), dir: t.TempDir(), port: port}
 }
 
 // Start starts the server as a secondary of primary (127.0.0.1:<port>) for zones, or again
@@ -109,66 +110,17 @@ func (s *Server) Log() string {
 
 func (s *Server) run(t testing.TB, args ...string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, s.script, args...)
+	var env []string
 	if s.TSIGKey != "" {
-		cmd.Env = append(os.Environ(), "TSIG_KEY="+s.TSIGKey)
+		env = []string{"TSIG_KEY=" + s.TSIGKey}
 	}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
+	if out, err := hackrun.Run(context.Background(), s.script, env, args...); err != nil {
 		t.Fatalf("%s %v: %v\n%s", filepath.Base(s.script), args, err, out)
 	}
 }
 
-// need fails the test when bin (or dig) is not installed.
-func need(t testing.TB, bin string) {
-	t.Helper()
-	for _, b := range []string{bin, "dig"} {
-		if _, err := exec.LookPath(b); err != nil {
-			if _, err := os.Stat("/usr/sbin/" + b); err != nil {
-				t.Fatalf("%s is not installed: apt-get install -y bind9 bind9-dnsutils nsd", b)
-			}
-		}
-	}
-}
-
-// script returns the path of hack/<name> in the repository above the working directory.
-func script(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return filepath.Join(dir, "hack", name)
-		}
-		if filepath.Dir(dir) == dir {
-			t.Fatal("no go.mod above the working directory")
-		}
-		dir = filepath.Dir(dir)
-	}
-}
-
-// FreePort returns a port free for TCP and UDP on host.
-func FreePort(t testing.TB, host string) int {
-	t.Helper()
-	for range 20 {
-		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if pc, err := net.ListenPacket("udp", net.JoinHostPort(host, strconv.Itoa(port))); err == nil {
-			_ = pc.Close()
-			return port
-		}
-	}
-	t.Fatalf("no free port on %s", host)
-	return 0
-}
+// packages are the Debian packages of the secondaries and dig.
+const packages = "bind9 bind9-dnsutils nsd"
 
 // AXFR returns zone's records from addr without the SOA, as lower-case presentation strings,
 // and the SOA serial. Errors are the transfer's.

@@ -37,3 +37,26 @@ func Background(t testing.TB, what string, start func(context.Context) error) {
 		}
 	})
 }
+
+// Eventually calls check every 100 ms until it returns nil, and fails the test, naming what and
+// check's last error, when the deadline passes first: timeout, raised to HangTimeout when it is
+// shorter, so that a wait catches hangs and never a slow machine. A check that takes longer than
+// timeout is logged (the figure, never a failure).
+func Eventually(t testing.TB, timeout time.Duration, what string, check func() error) {
+	t.Helper()
+	start := time.Now()
+	deadline := start.Add(max(timeout, HangTimeout))
+	for {
+		err := check()
+		if err == nil {
+			if took := time.Since(start); took > timeout {
+				t.Logf("%s: after %s (expected within %s)", what, took.Round(time.Millisecond), timeout)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s: %v", what, max(timeout, HangTimeout), err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

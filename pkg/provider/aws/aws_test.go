@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )

@@ -7,7 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 )
 
 // RawAliasWithTTL sends the fake an alias with a TTL through the SDK, past

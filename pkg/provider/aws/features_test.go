@@ -8,9 +8,9 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
 )
 
 const testVPC = "vpc-0123456789abcdef0"

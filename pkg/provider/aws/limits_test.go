@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 )
 

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/azurefake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/azure"
-	"github.com/dnsplane/dnsplane/pkg/provider/azure/azurefake"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )
 

@@ -17,9 +17,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 )
 
 // countingSecrets returns controller-runtime's in-memory client holding objs, and the number of

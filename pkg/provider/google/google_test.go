@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/google"
-	"github.com/dnsplane/dnsplane/pkg/provider/google/clouddnsfake"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )

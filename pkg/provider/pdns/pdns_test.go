@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -15,9 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
-	"github.com/dnsplane/dnsplane/pkg/provider/pdns/pdnstest"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 )
 
@@ -101,7 +100,7 @@ func TestRealServer_CallerReferenceConflictAndForeignZone(t *testing.T) {
 	}
 
 	// A zone created outside dnsplane (no account, no metadata) is foreign.
-	if code, body := rawAPI(t, srv, http.MethodPost, "/zones", `{"name":"foreign.example.test.","kind":"Native","nameservers":["ns.elsewhere.test."]}`); code != http.StatusCreated {
+	if code, body := srv.API(t, http.MethodPost, "/zones", `{"name":"foreign.example.test.","kind":"Native","nameservers":["ns.elsewhere.test."]}`); code != http.StatusCreated {
 		t.Fatalf("creating a foreign zone by hand: HTTP %d %s", code, body)
 	}
 	if _, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "foreign.example.test", CallerReference: "uid-a"}); !errors.Is(err, provider.ErrZoneConflict) {
@@ -122,7 +121,7 @@ func TestRealServer_CallerReferenceConflictAndForeignZone(t *testing.T) {
 	// A crash after the zone was created (with its account) but before its
 	// metadata was written: EnsureZone with the same reference adopts it and
 	// completes the metadata; another reference is still a conflict.
-	if code, body := rawAPI(t, srv, http.MethodPost, "/zones", `{"name":"crashed.example.test.","kind":"Native","nameservers":["ns1.crashed.example.test."],"account":"uid-c"}`); code != http.StatusCreated {
+	if code, body := srv.API(t, http.MethodPost, "/zones", `{"name":"crashed.example.test.","kind":"Native","nameservers":["ns1.crashed.example.test."],"account":"uid-c"}`); code != http.StatusCreated {
 		t.Fatalf("creating a half-made zone by hand: HTTP %d %s", code, body)
 	}
 	if _, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "crashed.example.test", CallerReference: "uid-other"}); !errors.Is(err, provider.ErrZoneConflict) {
@@ -132,26 +131,9 @@ func TestRealServer_CallerReferenceConflictAndForeignZone(t *testing.T) {
 	if err != nil || cz.ID != "crashed.example.test." || cz.CallerReference != "uid-c" {
 		t.Fatalf("EnsureZone of a half-made zone = %+v, %v", cz, err)
 	}
-	if code, body := rawAPI(t, srv, http.MethodGet, "/zones/crashed.example.test./metadata/"+pdns.MetaCallerReference, ""); code != http.StatusOK || !strings.Contains(body, `"uid-c"`) {
+	if code, body := srv.API(t, http.MethodGet, "/zones/crashed.example.test./metadata/"+pdns.MetaCallerReference, ""); code != http.StatusOK || !strings.Contains(body, `"uid-c"`) {
 		t.Fatalf("caller reference metadata after repair: HTTP %d %s", code, body)
 	}
-}
-
-// rawAPI sends one request to the server's API, bypassing the provider.
-func rawAPI(t *testing.T, srv server, method, path, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), method, srv.APIURL+"/api/v1/servers/localhost"+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-API-Key", srv.Key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 func TestRealServer_ConfiguredNameServersAndApexNS(t *testing.T) {

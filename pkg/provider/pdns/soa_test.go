@@ -74,7 +74,7 @@ func checkSOA(t *testing.T, soa *dns.SOA, mname, rname string) {
 func TestRealServer_PlaceholderSOAOfAnOwnZoneIsRepaired(t *testing.T) {
 	srv := startPDNS(t)
 	p := newProvider(t, srv, srv.Key)
-	if code, body := rawAPI(t, srv, http.MethodPost, "/zones", `{"name":"old.example.test.","kind":"Native","nameservers":["ns1.old.example.test."],"account":"uid-old"}`); code != http.StatusCreated {
+	if code, body := srv.API(t, http.MethodPost, "/zones", `{"name":"old.example.test.","kind":"Native","nameservers":["ns1.old.example.test."],"account":"uid-old"}`); code != http.StatusCreated {
 		t.Fatalf("creating an old-style zone by hand: HTTP %d %s", code, body)
 	}
 	if soa := askSOA(t, srv, "old.example.test"); soa.Ns != pdns.PlaceholderMNAME {
@@ -86,7 +86,7 @@ func TestRealServer_PlaceholderSOAOfAnOwnZoneIsRepaired(t *testing.T) {
 	checkSOA(t, askSOA(t, srv, "old.example.test"), "ns1.old.example.test.", "hostmaster.old.example.test.")
 
 	custom := `{"rrsets":[{"name":"old.example.test.","type":"SOA","ttl":3600,"changetype":"REPLACE","records":[{"content":"ns.custom.test. admin.custom.test. 7 1 2 3 4","disabled":false}]}]}`
-	if code, body := rawAPI(t, srv, http.MethodPatch, "/zones/old.example.test.", custom); code != http.StatusNoContent {
+	if code, body := srv.API(t, http.MethodPatch, "/zones/old.example.test.", custom); code != http.StatusNoContent {
 		t.Fatalf("setting a custom SOA: HTTP %d %s", code, body)
 	}
 	if _, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "old.example.test", CallerReference: "uid-old"}); err != nil {

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/bindtest"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
-	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136/bindtest"
 )
 
 type server = bindtest.Server

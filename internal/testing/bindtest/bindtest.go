@@ -1,5 +1,6 @@
-// Package bindtest starts a real BIND named on loopback for tests, through hack/bind.sh, with a
-// TSIG key that may update and transfer the zones it adds. It owns no provider logic.
+// Package bindtest starts a real BIND named on loopback for tests, through hack/bind.sh
+// (internal/testing/hackrun), with a TSIG key that may update and transfer the zones it adds. It
+// owns no provider logic.
 package bindtest
 
 import (
@@ -7,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -15,7 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/provider/internal/loopback"
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 )
 
@@ -36,26 +37,18 @@ type Server struct {
 const KeyName = "dnsplane-test"
 
 func (s *Server) run(args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, s.script, args...)
-	cmd.Env = append(os.Environ(), "PATH=/usr/sbin:/usr/bin:/sbin:/bin:"+os.Getenv("PATH"))
-	return cmd.CombinedOutput()
+	return hackrun.Run(context.Background(), s.script, nil, args...)
 }
 
 // Start starts a real named on free loopback ports in a temp dir and stops it when the test
 // ends. A missing named fails the test.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	if _, err := exec.LookPath("named"); err != nil {
-		if _, err := os.Stat("/usr/sbin/named"); err != nil {
-			t.Fatal("named is not installed: apt-get install -y bind9 bind9-dnsutils")
-		}
-	}
-	s := &Server{dir: t.TempDir(), script: filepath.Join(loopback.RepoRoot(t), "hack", "bind.sh"), Host: "127.0.0.1"}
+	hackrun.Need(t, "bind9 bind9-dnsutils", "named")
+	s := &Server{dir: t.TempDir(), script: hackrun.Script(t, "bind.sh"), Host: "127.0.0.1"}
 	var lastOut []byte
 	for attempt := range 3 {
-		dnsPort, rndcPort := loopback.FreePort(t), loopback.FreePort(t)
+		dnsPort, rndcPort := ports.TCPUDP(t, s.Host), ports.TCPUDP(t, s.Host)
 		if dnsPort == rndcPort {
 			continue
 		}

@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,7 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 
-	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
+	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
 )
 
 const ns = "https://route53.amazonaws.com/doc/2013-04-01/"
@@ -83,7 +82,7 @@ const (
 
 // Server is the fake. All methods are safe for concurrent use.
 type Server struct {
-	*httptest.Server
+	fakedns.Front // the API server (URL, Client, Close) and DNSAddr
 	// AccessKeyID and SecretAccessKey are the only credentials the fake
 	// accepts (default DefaultAccessKeyID, DefaultSecretAccessKey). Set them
 	// before the first request. A request signed with another access key ID
@@ -92,8 +91,6 @@ type Server struct {
 	// gets 403 MissingAuthenticationToken (AWS "Common Errors"). Rotate
 	// changes them later.
 	AccessKeyID, SecretAccessKey string
-
-	dns *fakedns.Lazy
 
 	mu        sync.Mutex
 	zones     map[string]*zone
@@ -112,32 +109,15 @@ type Server struct {
 func New() *Server {
 	s := &Server{AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey,
 		zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
-	s.dns = fakedns.NewLazy(s.dnsZones)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
 	return s
 }
 
-// Close stops the HTTP server and, if DNSAddr started it, the DNS server.
-func (s *Server) Close() {
-	s.Server.Close()
-	s.dns.Close()
-}
-
-// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
-// answering authoritatively for every public hosted zone from the fake's
-// current state, as Route 53's name servers would (see package fakedns): the
-// apex SOA and NS the fake created, every record set, NXDOMAIN and NODATA
-// with the SOA, REFUSED outside every zone. Private zones are not served;
-// of several public zones with one name, the first created answers. It starts
-// on the first call, stops with Close, and panics if it cannot listen, as
-// httptest.NewServer does.
-func (s *Server) DNSAddr() string { return s.dns.Addr() }
-
-// dnsZones is the fakedns.Source: every public zone in creation order, each
-// record set parsed from its zone-file value after turning Route 53's octal
-// escapes into RFC 1035's decimal ones. An alias set is answered as its
-// target's set of the same type (and TTL) when the target is a plain set of
-// the same zone, as Route 53 does; other aliases are skipped.
+// dnsZones is the fakedns.Source: every public zone in creation order, each record set parsed from
+// its zone-file value after turning Route 53's octal escapes into RFC 1035's decimal ones. An
+// alias set is answered as its target's set of the same type (and TTL) when the target is a plain
+// set of the same zone, as Route 53 does; other aliases are skipped. Private zones are not served
+// (DNSAddr); of several public zones with one name, the first created answers.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,13 +25,13 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
 	"github.com/dnsplane/dnsplane/pkg/provider"
-	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
 )
 
 // Server is the fake. Its URL serves both ARM and the token endpoint.
 type Server struct {
-	*httptest.Server
+	fakedns.Front // the API server (URL, Client, Close) and DNSAddr
 	// ClientID and ClientSecret are the only credentials the token endpoint
 	// accepts. Set before use.
 	ClientID, ClientSecret string
@@ -40,8 +39,6 @@ type Server struct {
 	PageSize int
 	// DeletePolls is how many status polls a zone delete stays InProgress.
 	DeletePolls int
-
-	dns *fakedns.Lazy
 
 	mu         sync.Mutex
 	zones      map[string]*zone // by lower-case name, across resource groups
@@ -70,29 +67,13 @@ type deleteOp struct {
 func New() *Server {
 	s := &Server{ClientID: "fake-client", ClientSecret: "fake-secret", PageSize: 100, DeletePolls: 1,
 		zones: map[string]*zone{}, tokens: map[string]bool{}, counts: map[string]int{}, ops: map[string]*deleteOp{}}
-	s.dns = fakedns.NewLazy(s.dnsZones)
-	s.Server = httptest.NewTLSServer(http.HandlerFunc(s.serve))
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), true, s.dnsZones)
 	return s
 }
 
-// Close stops the HTTPS server and, if DNSAddr started it, the DNS server.
-func (s *Server) Close() {
-	s.Server.Close()
-	s.dns.Close()
-}
-
-// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
-// answering authoritatively for every zone from the fake's current state, as
-// Azure DNS's name servers would (see package fakedns): the apex SOA and NS
-// the fake created, every record set, NXDOMAIN and NODATA with the SOA,
-// REFUSED outside every zone. A zone whose delete is in progress is served
-// until the delete completes. It starts on the first call, stops with Close,
-// and panics if it cannot listen, as httptest.NewServer does.
-func (s *Server) DNSAddr() string { return s.dns.Addr() }
-
-// dnsZones is the fakedns.Source: every zone by name, each record set
-// written as zone-file values (presentationValues) and parsed by fakedns.
-// Alias record sets (targetResource, no records) are skipped.
+// dnsZones is the fakedns.Source: every zone by name, each record set written as zone-file values
+// (presentationValues) and parsed by fakedns. Alias record sets (targetResource, no records) are
+// skipped. A zone whose delete is in progress is served (DNSAddr) until the delete completes.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

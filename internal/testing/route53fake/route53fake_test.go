@@ -6,13 +6,14 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
-	"github.com/dnsplane/dnsplane/pkg/provider/aws/route53fake"
 )
 
 func newProvider(t *testing.T, fake *route53fake.Server, keyID, secret string) *aws.Provider {
@@ -23,17 +24,6 @@ func newProvider(t *testing.T, fake *route53fake.Server, keyID, secret string) *
 		t.Fatal(err)
 	}
 	return p
-}
-
-func ask(t *testing.T, addr, name string, qtype uint16) *dns.Msg {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
-	if err != nil {
-		t.Fatalf("query %s: %v", name, err)
-	}
-	return r
 }
 
 // TestDNSAddr_ServesZonesFromTheAPIState: a zone created and written through the real SDK
@@ -50,11 +40,11 @@ func TestDNSAddr_ServesZonesFromTheAPIState(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := fake.DNSAddr()
-	r := ask(t, addr, "r53.test", dns.TypeSOA)
+	r := dnstest.Ask(t, addr, "r53.test", dns.TypeSOA)
 	if !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Ns != "ns-1.awsdns-00.test." {
 		t.Fatalf("SOA: %v", r)
 	}
-	if r := ask(t, addr, "r53.test", dns.TypeNS); len(r.Answer) != 4 {
+	if r := dnstest.Ask(t, addr, "r53.test", dns.TypeNS); len(r.Answer) != 4 {
 		t.Fatalf("NS: %v", r)
 	}
 	txt := "v=\"quoted\" \xe2\x9c\x93 done"
@@ -65,21 +55,13 @@ func TestDNSAddr_ServesZonesFromTheAPIState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r := ask(t, addr, "www.r53.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.7" {
+	if r := dnstest.Ask(t, addr, "www.r53.test", dns.TypeA); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != "192.0.2.7" {
 		t.Fatalf("A: %v", r)
 	}
-	if r := ask(t, addr, "www.r53.test", dns.TypeTXT); len(r.Answer) != 1 || provider.TXTValue(r.Answer[0].(*dns.TXT).Txt) != txt {
+	if r := dnstest.Ask(t, addr, "www.r53.test", dns.TypeTXT); len(r.Answer) != 1 || provider.TXTValue(r.Answer[0].(*dns.TXT).Txt) != txt {
 		t.Fatalf("TXT: %v", r)
 	}
-	if r := ask(t, addr, "nope.r53.test", dns.TypeA); r.Rcode != dns.RcodeNameError || len(r.Ns) != 1 {
-		t.Fatalf("NXDOMAIN: %v", r)
-	}
-	if err := p.DeleteZone(ctx, z.ID); err != nil {
-		t.Fatal(err)
-	}
-	if r := ask(t, addr, "r53.test", dns.TypeSOA); r.Rcode != dns.RcodeRefused {
-		t.Fatalf("deleted zone still served: %v", r)
-	}
+	fakedns.CheckNXDOMAINThenGone(t, addr, "r53.test", func() error { return p.DeleteZone(ctx, z.ID) })
 }
 
 // TestCredentials_WrongKeysAreRejected: an unknown access key ID gets InvalidClientTokenId and a

@@ -10,7 +10,8 @@
 //     follow the fake's API state;
 //   - the parsing of zone-file style values (RecordSet: dns.NewRR on "name ttl IN TYPE value")
 //     that the fakes use to turn what they store into canonical record sets;
-//   - starting on first use and stopping with the fake (Lazy).
+//   - starting on first use and stopping with the fake (Lazy), and the API server beside it
+//     (Front: what every fake embeds).
 //
 // Answers follow RFC 1034 §4.3.2 without recursion, as the clouds' authoritative servers do:
 // REFUSED for names in no zone; AA set; the zone's SOA in the authority section of NXDOMAIN and
@@ -23,5 +24,6 @@
 // What it must not do:
 //   - know any fake's storage or API: each fake converts its own state in its Source;
 //   - keep package-level mutable state: the sockets and the Source belong to a Server;
-//   - be used outside tests: it is internal to pkg/provider and serves only loopback.
+//   - be used outside tests: it is part of the test toolkit (internal/testing) and serves only
+//     loopback.
 package fakedns

@@ -42,7 +42,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
 	"strconv"
@@ -50,7 +49,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/provider/internal/fakedns"
+	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
 )
 
 // Per-change limits (Cloud DNS "Quotas and limits").
@@ -100,9 +99,7 @@ type zone struct {
 
 // Server is the fake. All methods are safe for concurrent use.
 type Server struct {
-	*httptest.Server
-
-	dns *fakedns.Lazy
+	fakedns.Front // the API server (URL, Client, Close) and DNSAddr
 
 	mu          sync.Mutex
 	key         *rsa.PrivateKey             // the service account's key, made by ServiceAccountJSON
@@ -118,29 +115,14 @@ type Server struct {
 // New starts a fake server. Close it when done.
 func New() *Server {
 	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100, tokens: map[string]bool{}}
-	s.dns = fakedns.NewLazy(s.dnsZones)
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
 	return s
 }
 
-// Close stops the HTTP server and, if DNSAddr started it, the DNS server.
-func (s *Server) Close() {
-	s.Server.Close()
-	s.dns.Close()
-}
-
-// DNSAddr returns the host:port (127.0.0.1, UDP and TCP) of a DNS server
-// answering authoritatively for every zone from the fake's current state, as
-// Cloud DNS's name servers would (see package fakedns): the apex SOA and NS
-// the fake created, every record set, NXDOMAIN and NODATA with the SOA,
-// REFUSED outside every zone. Of zones with one DNS name (in several
-// projects, or under several managed-zone names) the first by project, then
-// managed-zone name, answers. It starts on the first call, stops with Close,
-// and panics if it cannot listen, as httptest.NewServer does.
-func (s *Server) DNSAddr() string { return s.dns.Addr() }
-
-// dnsZones is the fakedns.Source: every zone, rrdatas parsed as zone-file
-// values (Cloud DNS stores them so, with RFC 1035 decimal escapes).
+// dnsZones is the fakedns.Source: every zone, rrdatas parsed as zone-file values (Cloud DNS stores
+// them so, with RFC 1035 decimal escapes). Of zones with one DNS name (in several projects, or
+// under several managed-zone names) the first by project, then managed-zone name, answers
+// (DNSAddr).
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -9,21 +9,12 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/internal/testing/azurefake"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/azure"
-	"github.com/dnsplane/dnsplane/pkg/provider/azure/azurefake"
 )
-
-func ask(t *testing.T, addr, name string, qtype uint16) *dns.Msg {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(name), qtype)
-	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
-	if err != nil {
-		t.Fatalf("query %s: %v", name, err)
-	}
-	return r
-}
 
 func answers(r *dns.Msg) []string {
 	var out []string
@@ -68,7 +59,7 @@ func TestDNSAddr_ServesZonesFromTheAPIState(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := fake.DNSAddr()
-	if r := ask(t, addr, "az.test", dns.TypeSOA); !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Ns != "ns1-01.azure-dns.com." {
+	if r := dnstest.Ask(t, addr, "az.test", dns.TypeSOA); !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Ns != "ns1-01.azure-dns.com." {
 		t.Fatalf("SOA: %v", r)
 	}
 	for _, c := range []struct {
@@ -84,20 +75,12 @@ func TestDNSAddr_ServesZonesFromTheAPIState(t *testing.T) {
 		{"_sip._tcp.az.test", dns.TypeSRV, []string{"0 5 5060 sip.az.test."}},
 		{"az.test", dns.TypeCAA, []string{`0 issue "letsencrypt.org"`}},
 	} {
-		if got := answers(ask(t, addr, c.name, c.qtype)); !slices.Equal(got, c.want) {
+		if got := answers(dnstest.Ask(t, addr, c.name, c.qtype)); !slices.Equal(got, c.want) {
 			t.Errorf("%s %s = %v, want %v", c.name, dns.TypeToString[c.qtype], got, c.want)
 		}
 	}
-	if r := ask(t, addr, "www.az.test", dns.TypeTXT); len(r.Answer) != 1 || provider.TXTValue(r.Answer[0].(*dns.TXT).Txt) != txt {
+	if r := dnstest.Ask(t, addr, "www.az.test", dns.TypeTXT); len(r.Answer) != 1 || provider.TXTValue(r.Answer[0].(*dns.TXT).Txt) != txt {
 		t.Fatalf("TXT: %v", r)
 	}
-	if r := ask(t, addr, "nope.az.test", dns.TypeA); r.Rcode != dns.RcodeNameError || len(r.Ns) != 1 {
-		t.Fatalf("NXDOMAIN: %v", r)
-	}
-	if err := p.DeleteZone(ctx, z.ID); err != nil {
-		t.Fatal(err)
-	}
-	if r := ask(t, addr, "az.test", dns.TypeSOA); r.Rcode != dns.RcodeRefused {
-		t.Fatalf("deleted zone still served: %v", r)
-	}
+	fakedns.CheckNXDOMAINThenGone(t, addr, "az.test", func() error { return p.DeleteZone(ctx, z.ID) })
 }
