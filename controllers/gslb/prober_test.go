@@ -3,7 +3,6 @@ package gslb
 import (
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"reflect"
 	"testing"
@@ -15,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
@@ -72,21 +72,7 @@ func TestProbeTargets_OncePerAddressSorted(t *testing.T) {
 }
 
 func TestProbeSource_VerdictChangeEnqueuesTheGslb(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("listen: %v", err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	ap := netip.MustParseAddrPort(l.Addr().String())
+	ap := ports.Acceptor(t, "127.0.0.2")
 	fc := testingclock.NewFakeClock(time.Unix(1764784800, 0))
 	s := probe.NewScheduler(probe.SchedulerOptions{Clock: fc})
 	t.Cleanup(s.Stop)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"strconv"
 	"testing"
 )
@@ -87,4 +88,26 @@ func Dead(t testing.TB) string {
 	addr := pc.LocalAddr().String()
 	_ = pc.Close()
 	return addr
+}
+
+// Acceptor listens on TCP host:0 and closes every connection it accepts (a TCP health probe's
+// "up" target), until the test ends. It returns the listener's address; it skips the test when
+// host cannot be bound (an address this machine does not have).
+func Acceptor(t testing.TB, host string) netip.AddrPort {
+	t.Helper()
+	l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if err != nil {
+		t.Skipf("listen on %s: %v", host, err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			_ = c.Close()
+		}
+	}()
+	return netip.MustParseAddrPort(l.Addr().String())
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
 
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
@@ -172,21 +173,8 @@ func TestScheduler_503GoesDownAfterFailureThresholdAndComesBack(t *testing.T) {
 }
 
 func TestScheduler_TCPTargetsPerFamilyAndSetReplaces(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.3:0")
-	if err != nil {
-		t.Skipf("listen: %v", err)
-	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	port := netip.MustParseAddrPort(l.Addr().String()).Port()
+	lp := ports.Acceptor(t, "127.0.0.3")
+	port := lp.Port()
 	up := netip.MustParseAddr("127.0.0.3")
 	refused := netip.MustParseAddr("127.0.0.4") // nothing listens there
 	h := newHarness(t)
