@@ -114,6 +114,10 @@ const (
 	// ReasonInvalidStrategy: the Gslb's strategy cannot be computed (unknown type, failover
 	// without primaryGeoTag); nothing is published until the spec changes.
 	ReasonInvalidStrategy = "InvalidStrategy"
+	// ReasonInvalidHealthCheck: the Gslb's spec.healthCheck cannot be used to probe (a bad
+	// expectedStatus that admission did not refuse, under an older CRD); nothing is published
+	// until the spec changes.
+	ReasonInvalidHealthCheck = "InvalidHealthCheck"
 	// ReasonResourceNotFound: the Ingress or Service a Gslb's resourceRef names does not exist;
 	// its hosts are NotFound in status.serviceHealth and this cluster serves no targets.
 	ReasonResourceNotFound = "ResourceNotFound"

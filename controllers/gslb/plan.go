@@ -9,6 +9,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
 
 // planInput is what the observe phase read, the only input of planRecords.
@@ -21,6 +22,9 @@ type planInput struct {
 	PeerTargets map[string]map[string][]string
 	// Capable: the provider serves weighted record sets.
 	Capable bool
+	// Decided holds, for the hosts judged by spec.healthCheck, the answer that replaces
+	// gslb.Compute's and the verdict record to publish (decideHealth).
+	Decided map[string]decidedHost
 }
 
 // planResult is the records and status planRecords computed.
@@ -53,7 +57,8 @@ func strategyType(s dnsv1.GslbStrategy) string {
 }
 
 // planRecords computes, per host in in.Local's order, this cluster's healthy targets and the
-// strategy's answer over them and the peers' (gslb.Compute). The record TTL is
+// strategy's answer over them and the peers' (gslb.Compute), or, for a host in in.Decided, the
+// health checks' answer and the verdict record (TXT at health.VerdictsName). The record TTL is
 // spec.strategy.dnsTtlSeconds in seconds, 30 when unset. Pure.
 func planRecords(in planInput) planResult {
 	ttl := in.Spec.Strategy.DNSTTLSeconds
@@ -74,14 +79,21 @@ func planRecords(in planInput) planResult {
 		}
 		mine := loc.healthy(h)
 		p.Endpoints = append(p.Endpoints, addressEndpoints(gslb.LocalTargetsName(h), mine, ttl, "", nil)...)
-		byGeo := map[string][]string{in.GeoTag: mine}
-		for geo, t := range in.PeerTargets[h] {
-			byGeo[geo] = t
+		ans, decided := in.Decided[h].Answer, false
+		if d, ok := in.Decided[h]; ok {
+			decided = true
+			p.Endpoints = append(p.Endpoints, dnsv1.Endpoint{DNSName: health.VerdictsName(h), RecordType: "TXT", RecordTTL: dnsv1.TTL(ttl), Targets: dnsv1.Targets{d.VerdictTXT}})
 		}
-		ans, err := gslb.Compute(strategyType(in.Spec.Strategy), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo)
-		if err != nil {
-			p.StrategyErr = err
-			return p
+		if !decided {
+			byGeo := map[string][]string{in.GeoTag: mine}
+			for geo, t := range in.PeerTargets[h] {
+				byGeo[geo] = t
+			}
+			var err error
+			if ans, err = gslb.Compute(strategyType(in.Spec.Strategy), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo); err != nil {
+				p.StrategyErr = err
+				return p
+			}
 		}
 		served, eps := answerEndpoints(h, ans, ttl, weighted, in.Capable)
 		p.Endpoints = append(p.Endpoints, eps...)
@@ -144,12 +156,17 @@ type readyInput struct {
 	PeerErrors []string
 	// Hosts is the number of hosts published.
 	Hosts int
+	// HealthChecked: spec.healthCheck is acted on; AllDown, Isolated and Notes are
+	// healthPlan's lines.
+	HealthChecked            bool
+	AllDown, Isolated, Notes []string
 }
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
 // weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound, else ProviderError);
-// the resource is missing (ResourceNotFound); no cluster has targets (NoHealthyTargets); a peer
-// failed (PeerErrors); else Published. Pure.
+// the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
+// is down by the health checks (NoHealthyTargets); this cluster is isolated (Isolated, True); a
+// peer failed (PeerErrors); else Published. Pure.
 func readyCondition(in readyInput) (bool, string, string) {
 	ep := in.EndpointReady
 	switch {
@@ -173,12 +190,21 @@ func readyCondition(in readyInput) (bool, string, string) {
 			msg += "; here: " + strings.Join(in.Unhealthy, "; ")
 		}
 		return false, dnsv1.ReasonNoHealthyTargets, msg
+	case len(in.AllDown) > 0:
+		return false, dnsv1.ReasonNoHealthyTargets, strings.Join(in.AllDown, "; ")
+	case len(in.Isolated) > 0:
+		return true, dnsv1.ReasonIsolated, "isolated: " + strings.Join(append(in.Isolated, in.Notes...), "; ")
+	case len(in.PeerErrors) > 0 && in.HealthChecked:
+		return false, dnsv1.ReasonPeerErrors, "peers did not answer; their targets as last read stay candidates, judged by the health checks: " + strings.Join(in.PeerErrors, "; ")
 	case len(in.PeerErrors) > 0:
 		return false, dnsv1.ReasonPeerErrors, "peers count as having no healthy targets: " + strings.Join(in.PeerErrors, "; ")
 	}
 	msg := fmt.Sprintf("%d hosts published", in.Hosts)
 	if len(in.Unhealthy) > 0 {
 		msg += "; here: " + strings.Join(in.Unhealthy, "; ")
+	}
+	if len(in.Notes) > 0 {
+		msg += "; " + strings.Join(in.Notes, "; ")
 	}
 	return true, dnsv1.ReasonPublished, msg
 }

@@ -19,6 +19,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -37,6 +38,8 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
+	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/promreg"
 )
 
@@ -67,9 +70,19 @@ type Reconciler struct {
 	Resolver Resolver
 	// Metrics, when set, records healthy records and peer errors.
 	Metrics *Metrics
+	// Scheduler probes the targets of the Gslbs with spec.healthCheck (one per manager, a
+	// Runnable); nil: spec.healthCheck is not acted on (readiness alone).
+	Scheduler *probe.Scheduler
+	// Judge takes the quorum decisions (health.Judge; its Clock is required with Scheduler).
+	Judge health.Judge
+	// ProbeMetrics, when set, records isolation (dnsplane_gslb_isolated); the Scheduler
+	// records the probes.
+	ProbeMetrics *probe.Metrics
 
 	mu       sync.Mutex
 	lastSeen map[string]metav1.Time // peer address -> last answer
+	// health is what each Gslb with spec.healthCheck remembers between reconciles, by host.
+	health map[types.NamespacedName]map[string]*hostMemory
 }
 
 // Metrics are the Gslb controller's metrics.
@@ -146,7 +159,14 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		return err
 	}
 	g.Status.Peers = obs.peerStatus
-	p := planRecords(planInput{GeoTag: r.GeoTag, Spec: g.Spec, Local: obs.local, PeerTargets: obs.peerTargets, Capable: obs.capable})
+	hp, err := r.decideHealth(g, obs)
+	if err != nil {
+		r.ready(g, false, dnsv1.ReasonInvalidHealthCheck, "spec.healthCheck: "+err.Error())
+		return nil
+	}
+	g.Status.Targets = hp.status
+	p := planRecords(planInput{GeoTag: r.GeoTag, Spec: g.Spec, Local: obs.local, PeerTargets: obs.peerTargets, Capable: obs.capable,
+		Decided: hp.decided})
 	g.Status.ServiceHealth, g.Status.HealthyRecords = p.ServiceHealth, p.HealthyRecords
 	r.recordHealthy(g, p.Served)
 	if p.StrategyErr != nil {
@@ -164,6 +184,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		Capable: obs.capable, ZoneName: g.Spec.ZoneRef.Name, EndpointName: endpointName(g),
 		EndpointReady: r.endpointCondition(ctx, g), Missing: obs.local.missing, AnyTargets: p.AnyTargets,
 		Unhealthy: p.Unhealthy, PeerErrors: peerErrors(obs.discoveryErr, g.Status.Peers), Hosts: len(obs.local.hosts),
+		AllDown: hp.allDown, Isolated: hp.isolated, Notes: hp.notes, HealthChecked: g.Spec.HealthCheck != nil && r.Scheduler != nil,
 	})
 	r.ready(g, ok, reason, msg)
 	return nil
@@ -176,6 +197,11 @@ type observed struct {
 	peerTargets  map[string]map[string][]string
 	peerStatus   []dnsv1.PeerStatus
 	discoveryErr error
+	// peers is the peer list asked; reads every answer by host and geo tag.
+	peers []gslb.Peer
+	reads map[string]map[string]peerRead
+	// endpoints are the owned DNSEndpoint's as last written (none when it does not exist).
+	endpoints []dnsv1.Endpoint
 	// capable: the Gslb zone's provider serves weighted record sets (true unless weighted).
 	capable bool
 }
@@ -197,7 +223,17 @@ func (r *Reconciler) observe(ctx context.Context, g *dnsv1.Gslb) (*observed, err
 	if len(peers) == 0 && g.Spec.Edge != nil {
 		peers, obs.discoveryErr = r.discoverPeers(ctx, g)
 	}
-	obs.peerTargets, obs.peerStatus = r.queryPeers(ctx, peers, loc.hosts)
+	checked := g.Spec.HealthCheck != nil && r.Scheduler != nil
+	obs.peers = peers
+	obs.peerTargets, obs.peerStatus, obs.reads = r.queryPeers(ctx, peers, loc.hosts, checked)
+	if checked {
+		var ep dnsv1.DNSEndpoint
+		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: endpointName(g)}, &ep); err == nil {
+			obs.endpoints = ep.Spec.Endpoints
+		} else if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("read DNSEndpoint %s: %w", endpointName(g), err)
+		}
+	}
 	if g.Spec.Strategy.Type == dnsv1.GslbWeighted {
 		obs.capable = r.weightedCapable(ctx, g)
 	}
@@ -243,32 +279,57 @@ func addressEndpoints(name string, targets []string, ttl int64, setID string, we
 	return out
 }
 
-// queryPeers asks every peer for every host's localtargets at once; the whole takes at most the
-// peer timeout. It returns targets by host and geo tag, and status.peers.
-func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []string) (map[string]map[string][]string, []dnsv1.PeerStatus) {
+// queryPeers asks every peer for every host's localtargets at once and, when verdicts is set
+// (spec.healthCheck), for its verdict record too; the whole takes at most the peer timeout. It
+// returns targets by host and geo tag (a peer that failed any localtargets query is silent for
+// every host, and left out), status.peers, and every answer by host and geo tag (reads).
+func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []string, verdicts bool) (map[string]map[string][]string, []dnsv1.PeerStatus, map[string]map[string]peerRead) {
 	type result struct {
 		peer    int
 		host    string
+		txt     bool
 		targets []string
+		rrs     [][]string
 		err     error
 	}
-	results := make(chan result, len(peers)*len(hosts))
+	n := len(peers) * len(hosts)
+	if verdicts {
+		n *= 2
+	}
+	results := make(chan result, n)
 	var wg sync.WaitGroup
 	for i, p := range peers {
 		for _, h := range hosts {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				t, err := r.Querier.Query(ctx, p.Addr, gslb.LocalTargetsName(h))
 				results <- result{peer: i, host: h, targets: t, err: err}
-			}()
+			})
+			if verdicts {
+				wg.Go(func() {
+					rrs, err := r.Querier.QueryTXT(ctx, p.Addr, health.VerdictsName(h))
+					results <- result{peer: i, host: h, txt: true, rrs: rrs, err: err}
+				})
+			}
 		}
 	}
 	wg.Wait()
 	close(results)
 	out := map[string]map[string][]string{}
+	reads := map[string]map[string]peerRead{}
+	for _, h := range hosts {
+		reads[h] = map[string]peerRead{}
+	}
 	errs := make([]error, len(peers))
 	for res := range results {
+		geo := peers[res.peer].GeoTag
+		rd := reads[res.host][geo]
+		if res.txt {
+			rd.Verdicts, rd.VerdictsErr = res.rrs, res.err
+			reads[res.host][geo] = rd
+			continue
+		}
+		rd.Targets, rd.TargetsErr = res.targets, res.err
+		reads[res.host][geo] = rd
 		if res.err != nil {
 			errs[res.peer] = res.err
 			continue
@@ -276,7 +337,7 @@ func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []
 		if out[res.host] == nil {
 			out[res.host] = map[string][]string{}
 		}
-		out[res.host][peers[res.peer].GeoTag] = res.targets
+		out[res.host][geo] = res.targets
 	}
 	now := metav1.Now()
 	r.mu.Lock()
@@ -295,6 +356,11 @@ func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []
 			// A peer that failed for one host counts as silent for every host.
 			for _, h := range hosts {
 				delete(out[h], p.GeoTag)
+				rd := reads[h][p.GeoTag]
+				if rd.TargetsErr == nil {
+					rd.TargetsErr = errs[i]
+				}
+				reads[h][p.GeoTag] = rd
 			}
 		} else {
 			r.lastSeen[p.Addr] = now
@@ -304,7 +370,7 @@ func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []
 		}
 		st = append(st, ps)
 	}
-	return out, st
+	return out, st, reads
 }
 
 // discoverPeers reads the edge zone's NS set for the Gslb zone (every cluster contributes
@@ -471,6 +537,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 	if pending {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
+	r.forgetHealth(client.ObjectKeyFromObject(g))
 	if r.Metrics != nil {
 		r.Metrics.HealthyRecords.DeletePartialMatch(prometheus.Labels{"namespace": g.Namespace, "gslb": g.Name})
 	}
@@ -494,6 +561,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindService)))).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf("EndpointSlice"))).
 		Named("gslb")
+	if r.Scheduler != nil {
+		b = b.WatchesRawSource(probeSource(r.Scheduler)) // a probe verdict changed
+	}
 	return requeue.Complete(b, rec) // the peer re-query every --gslb-interval counts as a success
 }
 

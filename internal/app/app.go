@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -162,6 +163,11 @@ type Config struct {
 	GslbPeerTimeout time.Duration
 	GslbPeerPort    int
 	GslbNSAddress   string
+	// GslbSource is --gslb-source-address: where peer queries and health probes leave from.
+	GslbSource gslb.SourceAddrs
+	// GslbClock, when set, is the Gslb health checks' clock (probe schedule, verdict times and
+	// freshness); nil is the real clock (tests pass a fake one).
+	GslbClock clock.Clock
 	// LBResolver resolves hostname-only load balancers for Gslb (net.DefaultResolver in the
 	// manager); nil = they count as no address.
 	LBResolver gslbcontroller.Resolver

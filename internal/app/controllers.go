@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
@@ -14,6 +15,8 @@ import (
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
+	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
@@ -125,18 +128,38 @@ func (a *App) addGslb(cfg Config) error {
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
 	}
+	probeMetrics, err := probe.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return fmt.Errorf("register probe metrics: %w", err)
+	}
+	clk := cfg.GslbClock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	// One Scheduler probes every Gslb's targets (spec.healthCheck). It probes only what the
+	// controller declares, so only the leader probes; with no healthCheck anywhere it holds
+	// no goroutine.
+	scheduler := probe.NewScheduler(probe.SchedulerOptions{
+		Prober: &probe.Prober{Clock: clk, Source: cfg.GslbSource}, Clock: clk, GeoTag: cfg.GeoTag, Metrics: probeMetrics,
+	})
 	mgr := a.Manager
+	if err := mgr.Add(scheduler); err != nil {
+		return fmt.Errorf("add the health probe scheduler: %w", err)
+	}
 	return (&gslbcontroller.Reconciler{
-		Client:    mgr.GetClient(),
-		Recorder:  mgr.GetEventRecorderFor("gslb-controller"),
-		Providers: a.Providers,
-		GeoTag:    cfg.GeoTag,
-		Peers:     cfg.Peers,
-		Querier:   gslb.Querier{Timeout: cfg.GslbPeerTimeout},
-		Interval:  cfg.GslbInterval,
-		NSAddress: cfg.GslbNSAddress,
-		PeerPort:  cfg.GslbPeerPort,
-		Resolver:  cfg.LBResolver,
-		Metrics:   gslbMetrics,
+		Client:       mgr.GetClient(),
+		Recorder:     mgr.GetEventRecorderFor("gslb-controller"),
+		Providers:    a.Providers,
+		GeoTag:       cfg.GeoTag,
+		Peers:        cfg.Peers,
+		Querier:      gslb.Querier{Timeout: cfg.GslbPeerTimeout, Source: cfg.GslbSource},
+		Interval:     cfg.GslbInterval,
+		NSAddress:    cfg.GslbNSAddress,
+		PeerPort:     cfg.GslbPeerPort,
+		Resolver:     cfg.LBResolver,
+		Metrics:      gslbMetrics,
+		Scheduler:    scheduler,
+		Judge:        health.Judge{Clock: clk},
+		ProbeMetrics: probeMetrics,
 	}).SetupWithManager(mgr, decorator(cfg, ControllerGslb))
 }

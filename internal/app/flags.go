@@ -61,6 +61,7 @@ type options struct {
 	gslbInterval, gslbPeerTimeout time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
+	gslbSource                    string
 
 	extDNS externalDNSFlags
 	// sources are --source and its filters (pkg/source), external-dns's flag names.
@@ -120,6 +121,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.gslbPeerTimeout, "gslb-peer-timeout", 2*time.Second, "Timeout of one Gslb peer query.")
 	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
 	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
+	fs.StringVar(&o.gslbSource, "gslb-source-address", "", "Source addresses of Gslb peer queries and health probes: at most one IPv4 and one IPv6, comma-separated (default: the system's choice).")
 	o.extDNS.bind(fs)
 	bindSourceFlags(fs, &o.sources)
 	zopts := &zap.Options{Development: false}
@@ -324,6 +326,9 @@ func (o options) validate() error {
 			errs = append(errs, fmt.Errorf("--gslb-ns-address: %w", err))
 		}
 	}
+	if _, err := gslb.ParseSourceAddrs(o.gslbSource); err != nil {
+		errs = append(errs, fmt.Errorf("--gslb-source-address: %w", err))
+	}
 	if err := loopback(o.pprofAddr); err != nil {
 		errs = append(errs, fmt.Errorf("--pprof-bind-address: %w", err))
 	}
@@ -389,6 +394,10 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("--ext-gslb-clusters: %w", err)
 	}
+	source, err := gslb.ParseSourceAddrs(o.gslbSource)
+	if err != nil {
+		return Config{}, fmt.Errorf("--gslb-source-address: %w", err)
+	}
 	policy, extDNS := o.extDNS.plan()
 	return Config{
 		Policy: policy, ExternalDNS: extDNS,
@@ -400,7 +409,7 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
-		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, LBResolver: net.DefaultResolver,
+		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,
 		Sources: o.sources,
 	}, nil
 }

@@ -40,6 +40,9 @@ type Querier struct {
 	// MaxAnswers is the most A plus AAAA records (of any owner) one answer message may hold;
 	// a message with more is rejected as oversized (ErrBadAnswer). <= 0 means 64.
 	MaxAnswers int
+	// Source is where the queries leave from (--gslb-source-address); the zero value lets
+	// the system choose.
+	Source SourceAddrs
 }
 
 func (q Querier) timeout() time.Duration {
@@ -208,7 +211,7 @@ func (q Querier) askWith(ctx context.Context, addr, qname string, qtype uint16, 
 
 	what := fmt.Sprintf("query %s %s at gslb peer %s", qname, dns.TypeToString[qtype], addr)
 	for _, network := range []string{"udp", "tcp"} {
-		resp, err := exchange(ctx, network, msg, addr)
+		resp, err := exchange(ctx, network, msg, addr, q.Source)
 		if err != nil {
 			return fmt.Errorf("%s over %s: %w", what, network, err)
 		}
@@ -226,11 +229,11 @@ func (q Querier) askWith(ctx context.Context, addr, qname string, qtype uint16, 
 	panic("unreachable")
 }
 
-// exchange runs one miekg/dns exchange bounded by ctx's deadline and cancellation, and maps
-// its failures to ErrPeerTimeout, ErrBadAnswer or the transport error.
-func exchange(ctx context.Context, network string, msg *dns.Msg, addr string) (*dns.Msg, error) {
+// exchange runs one miekg/dns exchange from src (SourceAddrs.Dialer) bounded by ctx's
+// deadline and cancellation, and maps its failures to ErrPeerTimeout, ErrBadAnswer or the transport error.
+func exchange(ctx context.Context, network string, msg *dns.Msg, addr string, src SourceAddrs) (*dns.Msg, error) {
 	deadline, _ := ctx.Deadline() // always set by Query
-	client := &dns.Client{Net: network, Timeout: time.Until(deadline), UDPSize: ednsBufSize}
+	client := &dns.Client{Net: network, Timeout: time.Until(deadline), UDPSize: ednsBufSize, Dialer: src.Dialer(network, addr)}
 	if client.Timeout <= 0 {
 		return nil, ErrPeerTimeout
 	}

@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
 // Protocols, equal to the API's healthCheck.protocol values.
@@ -122,6 +124,9 @@ type Prober struct {
 	RootCAs *x509.CertPool
 	// Clock times the probes and the jitter; nil is the real clock.
 	Clock clock.Clock
+	// Source is where the probes leave from (--gslb-source-address); the zero value lets the
+	// system choose.
+	Source gslb.SourceAddrs
 }
 
 func (p *Prober) clock() clock.Clock {
@@ -229,8 +234,7 @@ func (p *Prober) send(ctx context.Context, job Job) (int, error) {
 		return 0, fmt.Errorf("bad target %s port %d", job.Addr, s.Port)
 	}
 	addr := netip.AddrPortFrom(job.Addr.Unmap(), uint16(s.Port)).String()
-	var d net.Dialer
-	conn, err := d.DialContext(ctx, "tcp", addr)
+	conn, err := p.Source.Dialer("tcp", addr).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,316 @@
+package gslb
+
+import (
+	"errors"
+	"fmt"
+	"net/netip"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
+	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
+)
+
+// This file is the health phase of a Gslb with spec.healthCheck (docs/design.md, "Health and
+// partitions"): the candidates of each host, the peers' verdicts as the quorum reads them, the
+// verdict record this cluster publishes, and the status, condition and Event texts. Everything
+// here is pure; reconciler.go drives the probe.Scheduler and keeps the hostMemory.
+
+// hostMemory is what the controller keeps between two reconciles for one host of one Gslb with
+// spec.healthCheck, in memory (a manager restart starts over, seeded from status.targets).
+type hostMemory struct {
+	// decide is health.Result.Memory: the last agreed decisions and the isolation's start.
+	decide health.Memory
+	// peers are the last reads from each peer, by geo tag.
+	peers map[string]peerMemory
+	// decisions are the last decision per target, for the TargetDown and TargetUp Events.
+	decisions map[netip.Addr]health.Verdict
+}
+
+// peerMemory is the last successful reads from one peer for one host.
+type peerMemory struct {
+	// targets is the last localtargets answer; seen: there was one.
+	targets []netip.Addr
+	seen    bool
+	// record is the last verdict record decoded, nil when none.
+	record *health.Record
+}
+
+// peerRead is one peer's answers for one host in this reconcile.
+type peerRead struct {
+	// Targets is the localtargets answer; TargetsErr is set when that query (or another
+	// host's, which makes the peer silent for every host) failed.
+	Targets    []string
+	TargetsErr error
+	// Verdicts is the TXT answer at health.VerdictsName (no record: the peer does not vote);
+	// VerdictsErr is set when that query failed.
+	Verdicts    [][]string
+	VerdictsErr error
+}
+
+// parseAddrs returns the valid addresses of ts (canonical strings), in order.
+func parseAddrs(ts []string) []netip.Addr {
+	out := make([]netip.Addr, 0, len(ts))
+	for _, t := range ts {
+		if a, err := netip.ParseAddr(t); err == nil {
+			out = append(out, a.Unmap())
+		}
+	}
+	return out
+}
+
+// candidateInput is what candidates needs for one host.
+type candidateInput struct {
+	// Self is this cluster's geo tag; Own its targets with readiness applied.
+	Self string
+	Own  []string
+	// Peers is the peer list; Reads the answers by geo tag (a peer missing was not asked).
+	Peers []gslb.Peer
+	Reads map[string]peerRead
+	// Memory is the host's memory before this reconcile (nil at the first one).
+	Memory map[string]peerMemory
+}
+
+// candidates returns the host's candidates by geo tag (health.Input.Candidates): this
+// cluster's ready targets, and each peer's localtargets as read now, or as last read when the
+// peer is silent now (docs/design.md: silent peers keep their targets while they stay in the
+// peer list); and the peers' memory updated with this reconcile's answers (a peer that left
+// the list is dropped). Pure.
+func candidates(in candidateInput) (map[string][]netip.Addr, map[string]peerMemory) {
+	cands := map[string][]netip.Addr{in.Self: parseAddrs(in.Own)}
+	mem := make(map[string]peerMemory, len(in.Peers))
+	for _, p := range in.Peers {
+		if p.GeoTag == in.Self {
+			continue
+		}
+		m := in.Memory[p.GeoTag]
+		if rd, ok := in.Reads[p.GeoTag]; ok && rd.TargetsErr == nil {
+			m.targets, m.seen = parseAddrs(rd.Targets), true
+		}
+		mem[p.GeoTag] = m
+		if m.seen {
+			cands[p.GeoTag] = m.targets
+		}
+	}
+	return cands, mem
+}
+
+// probed returns at most health.MaxVerdicts targets to probe from cands, the first in address
+// order (a verdict record holds no more), and how many were left out.
+func probed(cands map[string][]netip.Addr) ([]probe.Target, int) {
+	ts := probeTargets(cands)
+	if len(ts) <= health.MaxVerdicts {
+		return ts, 0
+	}
+	return ts[:health.MaxVerdicts], len(ts) - health.MaxVerdicts
+}
+
+// peerVerdicts returns the health.Peer of every peer in the list (not self) for one host from
+// this reconcile's reads and the last records in mem, and mem with the records updated. A TXT
+// answer without a record makes the peer NotVoting; a failed query or a refused record keeps
+// the last record with the error (health.Peer.Err); known limits a record to the host's
+// candidates (health.DecodeTXT). Pure.
+func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, known map[netip.Addr]bool, mem map[string]peerMemory) ([]health.Peer, map[string]peerMemory) {
+	out := make([]health.Peer, 0, len(peers))
+	for _, p := range peers {
+		if p.GeoTag == self {
+			continue
+		}
+		m := mem[p.GeoTag]
+		hp := health.Peer{GeoTag: p.GeoTag}
+		rd, asked := reads[p.GeoTag]
+		switch {
+		case !asked:
+			hp.Err = errors.New("not asked")
+		case rd.VerdictsErr != nil:
+			hp.Err = rd.VerdictsErr
+		default:
+			rec, err := health.DecodeTXT(rd.Verdicts, p.GeoTag, known)
+			switch {
+			case err != nil:
+				hp.Err = err
+			case rec == nil:
+				hp.NotVoting = true
+				m.record = nil
+			default:
+				m.record = rec
+			}
+		}
+		if !hp.NotVoting {
+			hp.Record = m.record
+		}
+		mem[p.GeoTag] = m
+		out = append(out, hp)
+	}
+	return out, mem
+}
+
+// knownSet is the set of every candidate address.
+func knownSet(cands map[string][]netip.Addr) map[netip.Addr]bool {
+	out := map[netip.Addr]bool{}
+	for _, ts := range cands {
+		for _, a := range ts {
+			out[a] = true
+		}
+	}
+	return out
+}
+
+// ownRecord is the verdict record this cluster publishes for one host at now: its own probe
+// verdicts (never the quorum's decisions, so that no cluster echoes another's vote), valid
+// for validFor. Unknown verdicts are left out.
+func ownRecord(geoTag string, own map[netip.Addr]health.Verdict, now time.Time, validFor time.Duration) health.Record {
+	r := health.Record{GeoTag: geoTag, IssuedAt: now.Truncate(time.Second), ValidFor: validFor}
+	for a, v := range own {
+		switch v {
+		case health.Up:
+			r.Up = append(r.Up, a)
+		case health.Down:
+			r.Down = append(r.Down, a)
+		}
+	}
+	slices.SortFunc(r.Up, netip.Addr.Compare)
+	slices.SortFunc(r.Down, netip.Addr.Compare)
+	return r
+}
+
+// publishedRecords decodes the verdict records of this cluster (geoTag) in its owned
+// DNSEndpoint's endpoints, by host (hosts are matched by health.VerdictsName). A record that
+// does not decode is left out: it is rewritten.
+func publishedRecords(eps []dnsv1.Endpoint, geoTag string, hosts []string) map[string]health.Record {
+	out := map[string]health.Record{}
+	for _, h := range hosts {
+		name := health.VerdictsName(h)
+		for _, e := range eps {
+			if e.RecordType != "TXT" || !strings.EqualFold(strings.TrimSuffix(e.DNSName, "."), name) || len(e.Targets) != 1 {
+				continue
+			}
+			if r, err := health.Decode(e.Targets[0], geoTag, nil); err == nil {
+				out[h] = r
+			}
+		}
+	}
+	return out
+}
+
+// agreedFromStatus seeds a fresh manager's memory of one host from the Gslb's status.targets
+// (the last decisions the previous manager wrote), so that a restart while isolated still
+// holds the last agreed answer. Only decisions that were agreed count: not those held or taken
+// alone while isolated.
+func agreedFromStatus(st []dnsv1.GslbTargetStatus, host string) map[netip.Addr]health.Verdict {
+	out := map[netip.Addr]health.Verdict{}
+	for _, t := range st {
+		if t.Host != host || t.Reason == dnsv1.TargetReasonHeldWhileIsolated || t.Reason == dnsv1.TargetReasonOwnProbesOnly {
+			continue
+		}
+		a, err := netip.ParseAddr(t.Target)
+		if err != nil {
+			continue
+		}
+		switch t.Decision {
+		case dnsv1.VerdictUp:
+			out[a] = health.Up
+		case dnsv1.VerdictDown:
+			out[a] = health.Down
+		}
+	}
+	return out
+}
+
+// targetStatus returns status.targets for one host from its decision and this cluster's probe
+// state of each target (localStates).
+func targetStatus(host string, res health.Result, local map[netip.Addr]health.ProbeState) []dnsv1.GslbTargetStatus {
+	out := make([]dnsv1.GslbTargetStatus, 0, len(res.Targets))
+	for _, d := range res.Targets {
+		ts := dnsv1.GslbTargetStatus{Host: host, Target: d.Target.String(), Family: family(d.Target), GeoTag: d.GeoTag,
+			Decision: dnsv1.TargetVerdict(d.Decision.String()), Reason: d.Reason, Served: d.Served}
+		if ps, ok := local[d.Target]; ok {
+			ls := &dnsv1.LocalProbeStatus{Verdict: dnsv1.TargetVerdict(ps.Verdict.String()), LastError: ps.LastError}
+			if len(ls.LastError) > 256 {
+				ls.LastError = ls.LastError[:253] + "..."
+			}
+			if !ps.LastProbe.IsZero() {
+				t := metav1.NewTime(ps.LastProbe)
+				ls.LastProbeTime = &t
+			}
+			ts.Local = ls
+		}
+		for _, pv := range d.Peers {
+			ts.Peers = append(ts.Peers, dnsv1.PeerTargetVerdict{GeoTag: pv.GeoTag, Verdict: dnsv1.TargetVerdict(pv.Verdict.String())})
+		}
+		out = append(out, ts)
+	}
+	return out
+}
+
+func family(a netip.Addr) dnsv1.TargetFamily {
+	if a.Is4() {
+		return dnsv1.FamilyIPv4
+	}
+	return dnsv1.FamilyIPv6
+}
+
+// targetEvent is one TargetDown or TargetUp Event.
+type targetEvent struct {
+	Type, Reason, Message string
+}
+
+// targetEvents returns an Event for each target whose decision changed since last (a target
+// seen for the first time emits none): TargetDown (Warning) with the votes, TargetUp (Normal).
+func targetEvents(host string, last map[netip.Addr]health.Verdict, res health.Result, local map[netip.Addr]health.ProbeState) []targetEvent {
+	var out []targetEvent
+	for _, d := range res.Targets {
+		before, ok := last[d.Target]
+		if !ok || before == d.Decision {
+			continue
+		}
+		votes := []string{}
+		if d.Own != health.Unknown {
+			v := "here " + d.Own.String()
+			if e := local[d.Target].LastError; e != "" && d.Own == health.Down {
+				v += " (" + e + ")"
+			}
+			votes = append(votes, v)
+		}
+		for _, p := range d.Peers {
+			votes = append(votes, p.GeoTag+" "+p.Verdict.String())
+		}
+		msg := fmt.Sprintf("%s: target %s (%s, %s) is %s: %s, %d of %d clusters with a fresh verdict call it down [%s]",
+			host, d.Target, d.GeoTag, family(d.Target), d.Decision, d.Reason, d.Downs, d.Voters, strings.Join(votes, ", "))
+		if d.Decision == health.Down {
+			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonTargetDown, Message: msg})
+		} else {
+			out = append(out, targetEvent{Type: "Normal", Reason: dnsv1.ReasonTargetUp, Message: msg})
+		}
+	}
+	return out
+}
+
+// isolationNote says, for the Ready message, that this cluster is isolated for host and in
+// which phase (res.Isolated must be true); since is when the isolation started.
+func isolationNote(host string, res health.Result, hold time.Duration, since time.Time) string {
+	geos := make([]string, 0, len(res.PeerErrs))
+	for g := range res.PeerErrs {
+		geos = append(geos, g)
+	}
+	slices.Sort(geos)
+	var why []string
+	for _, g := range geos {
+		why = append(why, g+": "+res.PeerErrs[g].Error())
+	}
+	phase := fmt.Sprintf("serving the last agreed answer until %s (isolationHoldSeconds %d)", since.Add(hold).UTC().Format(time.RFC3339), int64(hold/time.Second))
+	if res.OwnProbesOnly {
+		phase = fmt.Sprintf("isolated for longer than isolationHoldSeconds (%d): deciding by this cluster's own probes alone", int64(hold/time.Second))
+	}
+	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Fresh, res.Known, strings.Join(why, "; "), phase)
+}
+
+// allDownNote says, for the Ready message, that every candidate of host is down.
+func allDownNote(host string, res health.Result) string {
+	return fmt.Sprintf("%s: all %d targets are down by the health checks; all are served, since an answer is never empty", host, len(res.Targets))
+}
