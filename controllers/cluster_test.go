@@ -74,6 +74,8 @@ type clusterOptions struct {
 	PeerTimeout  time.Duration
 	NSAddress    string
 	PeerPort     int
+	// GslbSource is --gslb-source-address.
+	GslbSource gslb.SourceAddrs
 	// SOAPollInterval is the DNSZone controller's --soa-poll-interval; default 200ms.
 	SOAPollInterval time.Duration
 	// ZoneController names the DNSZone controller (its controller_runtime_* metrics label);
@@ -147,7 +149,7 @@ func (c *cluster) startManager() {
 		HeartbeatInterval: c.interval, HeartbeatThreshold: c.threshold,
 		SOAPollInterval: c.opts.SOAPollInterval, ZoneControllerName: c.opts.ZoneController,
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
-		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort,
+		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort, GslbSource: c.opts.GslbSource,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry,
 		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,

@@ -30,28 +30,37 @@ type gslbCluster struct {
 
 func startGslbCluster(t *testing.T, geo, dnsAddr, lbIP string, peers []gslb.Peer) *gslbCluster {
 	t.Helper()
-	c := startClusterWith(t, "cluster-"+geo, time.Hour, time.Hour, clusterOptions{
-		DNSAddr: dnsAddr, GeoTag: geo, Peers: peers, GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond,
-	})
-	g := &gslbCluster{cluster: c, geo: geo, dnsAddr: dnsAddr, lbIP: lbIP}
+	return startGslbClusterWith(t, geo, dnsAddr, peers, clusterOptions{}, lbIP)
+}
+
+// startGslbClusterWith is startGslbCluster with more options (opts' DNSAddr, GeoTag, Peers,
+// GslbInterval and PeerTimeout are set here) and every load-balancer address of the Service.
+func startGslbClusterWith(t *testing.T, geo, dnsAddr string, peers []gslb.Peer, opts clusterOptions, lbIPs ...string) *gslbCluster {
+	t.Helper()
+	opts.DNSAddr, opts.GeoTag, opts.Peers = dnsAddr, geo, peers
+	opts.GslbInterval, opts.PeerTimeout = time.Second, 500*time.Millisecond
+	c := startClusterWith(t, "cluster-"+geo, time.Hour, time.Hour, opts)
+	g := &gslbCluster{cluster: c, geo: geo, dnsAddr: dnsAddr, lbIP: lbIPs[0]}
 	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "apps"}},
 		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}, Type: "dnsplane.io/local"})
 	z := zoneObj("apps", "gslb", "gslb.test", nil)
 	c.create(z)
 	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
-	c.loadBalancedApp(t, lbIP)
+	c.loadBalancedApp(t, lbIPs...)
 	return g
 }
 
 // loadBalancedApp creates, in namespace apps, a selector-less LoadBalancer Service "app" whose
-// status holds lbIP (no cloud controller runs here) and a hand-written EndpointSlice "app-1"
+// status holds lbIPs (no cloud controller runs here) and a hand-written EndpointSlice "app-1"
 // with one ready endpoint, the flag the tests flip.
-func (c *cluster) loadBalancedApp(t *testing.T, lbIP string) {
+func (c *cluster) loadBalancedApp(t *testing.T, lbIPs ...string) {
 	t.Helper()
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"},
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 80}}}}
 	c.create(svc)
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: lbIP}}
+	for _, ip := range lbIPs {
+		svc.Status.LoadBalancer.Ingress = append(svc.Status.LoadBalancer.Ingress, corev1.LoadBalancerIngress{IP: ip})
+	}
 	if err := c.client.Status().Update(c.ctx(), svc); err != nil {
 		t.Fatal(err)
 	}
