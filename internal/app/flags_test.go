@@ -68,6 +68,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
 		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},
 		{[]string{"--gslb-ns-address=not-an-ip"}, "--gslb-ns-address"},
+		{[]string{"--gslb-source-address=192.0.2.1,192.0.2.2"}, "--gslb-source-address: source address \"192.0.2.2\": a second address of its family"},
 		{[]string{"--kube-api-qps=0"}, "--kube-api-qps"},
 		{[]string{"--pprof-bind-address=:6060"}, "--pprof-bind-address"},
 		{[]string{"--pprof-bind-address=0.0.0.0:6060"}, "must be a loopback address"},
