@@ -297,22 +297,21 @@ func TestGslbHealth_ThreeClustersProbeAndDecideByQuorum(t *testing.T) {
 	})
 
 	t.Run("every target down: all are served, NoHealthyTargets", func(t *testing.T) {
-		for _, c := range all {
-			c.backend.status.Store(http.StatusServiceUnavailable)
+		setAll := func(code int32) {
+			for _, b := range []*backend{eu.backend, us.backend, ap.backend, eu6} {
+				b.status.Store(code)
+			}
 		}
-		eu6.status.Store(http.StatusServiceUnavailable)
+		setAll(http.StatusServiceUnavailable)
 		for _, c := range all {
 			c.waitReady(t, metav1.ConditionFalse, dnsv1.ReasonNoHealthyTargets)
 		}
 		waitAnswers(t, "every target served", everyone, all...)
 		total, wrong := soak(t, 3*time.Second, everyone, all...)
 		if len(wrong) > 0 {
-			t.Fatalf("all targets down: %d of %d answers were not every target: %v", len(wrong), total, wrong)
+			t.Fatalf("all targets down: %d of %d answers were not every target: %v", countAll(wrong), total, wrong)
 		}
-		for _, c := range all {
-			c.backend.status.Store(http.StatusOK)
-		}
-		eu6.status.Store(http.StatusOK)
+		setAll(http.StatusOK)
 		for _, c := range all {
 			c.waitReady(t, metav1.ConditionTrue, dnsv1.ReasonPublished)
 		}
@@ -369,9 +368,7 @@ func TestGslbHealth_ThreeClustersProbeAndDecideByQuorum(t *testing.T) {
 		us.waitTarget(t, "127.0.28.11", dnsv1.VerdictUp, dnsv1.TargetReasonHeldWhileIsolated, dnsv1.VerdictDown)
 		n, w := soak(t, 3*time.Second, euTargets, all...)
 		total += n
-		for k, v := range w {
-			wrong[k] = append(wrong[k], v...)
-		}
+		merge(wrong, w)
 		if len(wrong) > 0 {
 			t.Fatalf("isolated us, within the hold: %d of %d answers were not the last agreed one: %v", countAll(wrong), total, wrong)
 		}
@@ -409,9 +406,7 @@ func soakUntil(t *testing.T, least time.Duration, done func() error, want []stri
 	for {
 		n, w := soak(t, time.Second, want, cs...)
 		total += n
-		for k, v := range w {
-			wrong[k] = append(wrong[k], v...)
-		}
+		merge(wrong, w)
 		if time.Since(start) < least {
 			continue
 		}
@@ -422,6 +417,13 @@ func soakUntil(t *testing.T, least time.Duration, done func() error, want []stri
 		if time.Since(start) > least+testrun.HangTimeout {
 			t.Fatalf("after %s: %v", time.Since(start).Round(time.Second), err)
 		}
+	}
+}
+
+// merge appends the wrong answers of w to wrong's, by cluster.
+func merge(wrong, w map[string][]string) {
+	for k, v := range w {
+		wrong[k] = append(wrong[k], v...)
 	}
 }
 
