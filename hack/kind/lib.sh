@@ -84,15 +84,42 @@ kind_config() {
   {
     echo 'kind: Cluster'
     echo 'apiVersion: kind.x-k8s.io/v1alpha4'
-    if [[ $NODE_IMAGE == dnsplane.local/kind-node:* ]]; then printf 'networking:\n  disableDefaultCNI: true\n'; fi
+    echo 'networking:'
+    if [[ $NODE_IMAGE == dnsplane.local/kind-node:* ]]; then echo '  disableDefaultCNI: true'; fi
     printf 'kubeadmConfigPatches:\n- |\n  kind: KubeletConfiguration\n  failCgroupV1: false\n'
   } >"$1"
 }
 
-# kind_cluster <name> <kubeconfig> <config> <archive>: (re)creates the cluster, loads the images.
+# kind_api_port prints a port for a cluster's API server on 127.0.0.1, below the kernel's
+# ephemeral range (net.ipv4.ip_local_port_range), on which nothing listens and which no container
+# publishes. Why: podman publishes a port with iptables DNAT and holds no socket on it, so a port
+# kind picks itself (an ephemeral one) stays free to bind; a test's httptest server that the
+# kernel gives the same port then sees its connections DNAT'd to the API server (a CI run once
+# failed so, beside clusters left running).
+kind_api_port() {
+  local low port _
+  read -r low _ </proc/sys/net/ipv4/ip_local_port_range
+  [ "$low" -gt 20100 ] || low=32768
+  local used
+  used=$("$CE" ps -a --format '{{.Ports}}' 2>/dev/null || true)
+  for _ in $(seq 100); do
+    port=$((20000 + RANDOM % (low - 20000)))
+    if { command -v ss >/dev/null && ss -Htln "sport = :$port" | grep -q .; } || grep -q ":$port->" <<<"$used"; then continue; fi
+    echo "$port"
+    return 0
+  done
+  echo "kind_api_port: no free port in 20000-$((low - 1))" >&2
+  return 1
+}
+
+# kind_cluster <name> <kubeconfig> <config> <archive>: (re)creates the cluster, its API server on
+# a port from kind_api_port, and loads the images.
 kind_cluster() {
   kind delete cluster --name "$1" >/dev/null 2>&1 || true
-  kind create cluster --name "$1" --config "$3" ${NODE_IMAGE:+--image "$NODE_IMAGE"} --kubeconfig "$2" --wait 300s
+  local port
+  port=$(kind_api_port)
+  sed "s/^networking:\$/networking:\n  apiServerAddress: 127.0.0.1\n  apiServerPort: $port/" "$3" >"$3.$1"
+  kind create cluster --name "$1" --config "$3.$1" ${NODE_IMAGE:+--image "$NODE_IMAGE"} --kubeconfig "$2" --wait 300s
   kind load image-archive "$4" --name "$1"
 }
 
