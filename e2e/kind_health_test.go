@@ -194,18 +194,17 @@ func TestKindGslbHealth(t *testing.T) {
 		for _, l := range loops {
 			l.Stop()
 		}
-		ts, _ := e.target(us, eu.ip)
 		for _, c := range e.all {
 			t.Logf("partition eu|us for %s: queries at %s: %s", cutFor.Round(100*time.Millisecond), c.geo, loops[c.geo])
 		}
-		t.Logf("us's view of eu's target at the end: %s", fmtTarget(ts))
+		for _, side := range [][2]*hcCluster{{us, eu}, {eu, us}, {ap, eu}} {
+			ts, _ := e.target(side[0], side[1].ip)
+			t.Logf("at the end of the cut, %s's view of %s's target: %s", side[0].geo, side[1].geo, fmtTarget(ts))
+		}
+		total, wrong := loopTotals(loops)
+		t.Logf("partition eu|us for %s: %d answers from the 3 clusters, %d of them failed over or empty", cutFor.Round(100*time.Millisecond), total, wrong)
 		e.checkLoops(t, "partition eu|us", loops)
-
-		healed := time.Now()
-		cut.Heal()
-		took := e.waitConverged(t, primary)
-		t.Logf("partition eu|us healed -> every cluster answers %v and has both peers' verdicts on every target after %s (%s)",
-			primary, time.Since(healed).Round(100*time.Millisecond), fmtFigures(took))
+		e.healAndConverge(t, "partition eu|us", cut, primary)
 	})
 
 	t.Run("an isolated cluster keeps the last agreed answer, never empty, then its own probes", func(t *testing.T) {
@@ -231,6 +230,8 @@ func TestKindGslbHealth(t *testing.T) {
 		for _, c := range e.all {
 			t.Logf("us isolated (%s in all): queries at %s: %s", time.Since(start).Round(100*time.Millisecond), c.geo, loops[c.geo])
 		}
+		total, wrong := loopTotals(loops)
+		t.Logf("us isolated, within the hold: %d answers from the 3 clusters, %d of them not the last agreed answer or empty", total, wrong)
 		e.checkLoops(t, "us isolated, within the hold", loops)
 
 		// After the hold, us decides by its own probes: eu's and ap's targets are unreachable
@@ -257,17 +258,14 @@ func TestKindGslbHealth(t *testing.T) {
 				t.Errorf("with us isolated: %v", err)
 			}
 		}
+		time.Sleep(5 * time.Second) // us on its own probes under the query loop: a soak
 		loop.Stop()
-		t.Logf("isolationHoldSeconds lowered to 0 -> us answers its own target %v after %s; queries at us meanwhile (eu's or its own target allowed, never empty): %s",
+		t.Logf("isolationHoldSeconds lowered to 0 -> us answers its own target %v after %s; queries at us from the change to 5 s later (eu's or its own target allowed, never empty): %s",
 			own, ownAfter.Round(100*time.Millisecond), loop)
 		e.checkLoops(t, "us after the hold", map[string]*answerloop.Loop{us.geo: loop})
 
-		healed := time.Now()
-		cut.Heal()
-		took := e.waitConverged(t, primary)
+		e.healAndConverge(t, "isolation of us", cut, primary)
 		us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
-		t.Logf("isolation healed -> every cluster answers %v and has both peers' verdicts on every target after %s (%s)",
-			primary, time.Since(healed).Round(100*time.Millisecond), fmtFigures(took))
 	})
 }
 
@@ -475,6 +473,18 @@ func (e *hcEnv) waitConverged(t *testing.T, want []string) map[string]time.Durat
 	})
 }
 
+// healAndConverge heals cut and waits until every cluster converges (waitConverged on want);
+// it logs how long deleting the rules took and, from then, each cluster's convergence.
+func (e *hcEnv) healAndConverge(t *testing.T, what string, cut *nodeCut, want []string) {
+	t.Helper()
+	start := time.Now()
+	cut.Heal()
+	healed := time.Since(start)
+	took := e.waitConverged(t, want)
+	t.Logf("%s healed (its rules deleted in %s) -> every cluster answers %v and has its own and both peers' Up verdicts on every target after: %s",
+		what, healed.Round(10*time.Millisecond), want, fmtFigures(took))
+}
+
 // hcLoopOptions: 10 rounds a second, authoritative answers only, a retry after a timeout (a
 // stub resolver's attempts:2).
 var hcLoopOptions = answerloop.Options{Interval: 100 * time.Millisecond, Authoritative: true, Retries: 1}
@@ -503,6 +513,15 @@ func (e *hcEnv) checkLoops(t *testing.T, what string, loops map[string]*answerlo
 				what, geo, n, l.Counts()[answerloop.Wrong], l, l.Examples())
 		}
 	}
+}
+
+// loopTotals returns the queries the loops asked and the answers they counted wrong.
+func loopTotals(loops map[string]*answerloop.Loop) (total, wrong int64) {
+	for _, l := range loops {
+		total += l.Queries.Load()
+		wrong += int64(l.Counts()[answerloop.Wrong])
+	}
+	return total, wrong
 }
 
 // gslbOf reads c's Gslb.
