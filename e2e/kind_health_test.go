@@ -297,6 +297,7 @@ func setupKindHealth(t *testing.T) *hcEnv {
 		e.all = append(e.all, &hcCluster{cluster: c, node: nodes[i], ip: ip})
 	}
 	e.eu, e.us, e.ap = e.all[0], e.all[1], e.all[2]
+
 	zone := kindRunName("hc") + ".kind.test"
 	e.host = "app." + zone
 	for _, c := range e.all {
@@ -304,8 +305,12 @@ func setupKindHealth(t *testing.T) *hcEnv {
 		if err != nil {
 			t.Fatalf("node %s has no iptables: %v: %s", c.node, err, out)
 		}
-		e.healLeftovers(t, c)
 		t.Logf("cluster %s: node %s at %s, %s", c.geo, c.node, c.ip, strings.TrimSpace(out))
+	}
+	// A run killed by go test's -timeout runs no cleanup: delete the rules it left (the
+	// clusters are kept with E2E_KIND_KEEP=1).
+	if err := e.clearNodes(e.all); err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -597,88 +602,107 @@ func (e *hcEnv) nodeExec(c *hcCluster, args ...string) (string, error) {
 	return string(out), err
 }
 
-// nodeRule is the iptables rule, in the raw table, that drops in a node every packet from src.
-func nodeRule(op string, src netip.Addr) []string {
-	return []string{"iptables", "-w", "-t", "raw", op, "PREROUTING", "-s", src.String() + "/32",
-		"-m", "comment", "--comment", partitionComment, "-j", "DROP"}
+// insertRule is the shell command that inserts, in a node, the iptables rule (raw table) that
+// drops every packet from src.
+func insertRule(src netip.Addr) string {
+	return "iptables -w -t raw -I PREROUTING -s " + src.String() + "/32 -m comment --comment " + partitionComment + " -j DROP"
+}
+
+// clearRules is the shell command that deletes, in a node, every rule with partitionComment
+// (those a cut inserted, and those a killed run left) and prints how many are left (0).
+const clearRules = "iptables -w -t raw -S PREROUTING | grep -e '--comment " + partitionComment + "' | sed 's/^-A /-D /' | xargs -r -L1 iptables -w -t raw" +
+	" && iptables -w -t raw -S PREROUTING | grep -c -e '--comment " + partitionComment + "' || true"
+
+// onNodes runs a shell command in each node of cs at once (one exec each, so that a cut or a
+// heal lands on every node together); cmd gives a node's command. It returns each node's
+// output, trimmed, and the first error.
+func (e *hcEnv) onNodes(cs []*hcCluster, cmd func(*hcCluster) string) ([]string, error) {
+	outs, errs := make([]string, len(cs)), make([]error, len(cs))
+	var wg sync.WaitGroup
+	for i, c := range cs {
+		wg.Go(func() {
+			out, err := e.nodeExec(c, "sh", "-c", cmd(c))
+			if outs[i] = strings.TrimSpace(out); err != nil {
+				errs[i] = fmt.Errorf("node %s: %s: %w: %s", c.node, cmd(c), err, out)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return outs, err
+		}
+	}
+	return outs, nil
+}
+
+// clearNodes deletes every partition rule in the nodes of cs, at once, and checks that none is
+// left.
+func (e *hcEnv) clearNodes(cs []*hcCluster) error {
+	outs, err := e.onNodes(cs, func(*hcCluster) string { return clearRules })
+	if err != nil {
+		return err
+	}
+	for i, out := range outs {
+		if out != "0" {
+			return fmt.Errorf("node %s: %q partition rules left after deleting them", cs[i].node, out)
+		}
+	}
+	return nil
 }
 
 // nodeCut is a set of links cut between nodes; Heal restores them.
 type nodeCut struct {
 	e     *hcEnv
 	t     *testing.T
-	mu    sync.Mutex
-	rules []cutRule
-}
-
-type cutRule struct {
-	in  *hcCluster
-	src netip.Addr
+	once  sync.Once
+	nodes []*hcCluster
 }
 
 // cut drops every packet between each node of as and each of bs, both ways, until Heal or the
 // end of t. Only the test's own nodes' addresses are ever a source.
 func (e *hcEnv) cut(t *testing.T, as, bs []*hcCluster) *nodeCut {
 	t.Helper()
-	nc := &nodeCut{e: e, t: t}
-	t.Cleanup(nc.Heal)
+	drops := map[*hcCluster][]netip.Addr{}
+	var names []string
 	for _, a := range as {
 		for _, b := range bs {
-			for _, r := range []cutRule{{in: a, src: b.ip}, {in: b, src: a.ip}} {
-				if !slices.ContainsFunc(e.all, func(c *hcCluster) bool { return c.ip == r.src }) {
-					t.Fatalf("cut: %s is not a node of this test", r.src)
-				}
-				if out, err := e.nodeExec(r.in, nodeRule("-I", r.src)...); err != nil {
-					t.Fatalf("cut: in %s: %v: %s", r.in.node, err, out)
-				}
-				nc.mu.Lock()
-				nc.rules = append(nc.rules, r)
-				nc.mu.Unlock()
-			}
+			drops[a] = append(drops[a], b.ip)
+			drops[b] = append(drops[b], a.ip)
+			names = append(names, a.geo+"|"+b.geo)
 		}
 	}
-	var names []string
-	for _, r := range nc.rules {
-		names = append(names, fmt.Sprintf("%s drops %s", r.in.geo, r.src))
+	nc := &nodeCut{e: e, t: t}
+	for _, c := range e.all {
+		if len(drops[c]) > 0 {
+			nc.nodes = append(nc.nodes, c)
+		}
 	}
-	t.Logf("cut at %s: %s", time.Now().UTC().Format("15:04:05.000"), strings.Join(names, "; "))
+	t.Cleanup(nc.Heal)
+	start := time.Now()
+	_, err := e.onNodes(nc.nodes, func(c *hcCluster) string {
+		var cmds []string
+		for _, src := range drops[c] {
+			cmds = append(cmds, insertRule(src))
+		}
+		return strings.Join(cmds, " && ")
+	})
+	if err != nil {
+		t.Fatalf("cut %s: %v", strings.Join(names, ", "), err)
+	}
+	t.Logf("cut %s: rules in place at %s (inserted in %s)", strings.Join(names, ", "), time.Now().UTC().Format("15:04:05.000"), time.Since(start).Round(10*time.Millisecond))
 	return nc
 }
 
-// Heal deletes the rules the cut added (once; later calls do nothing).
+// Heal deletes the cut's rules, on its nodes at once (the first call; later ones do nothing).
 func (nc *nodeCut) Heal() {
-	nc.mu.Lock()
-	defer nc.mu.Unlock()
-	for _, r := range nc.rules {
-		if out, err := nc.e.nodeExec(r.in, nodeRule("-D", r.src)...); err != nil {
-			nc.t.Errorf("heal: in %s: %v: %s", r.in.node, err, out)
+	nc.once.Do(func() {
+		if err := nc.e.clearNodes(nc.nodes); err != nil {
+			nc.t.Errorf("heal: %v", err)
+			return
 		}
-	}
-	if len(nc.rules) > 0 {
-		nc.t.Logf("healed at %s", time.Now().UTC().Format("15:04:05.000"))
-	}
-	nc.rules = nil
-}
-
-// healLeftovers deletes the rules with partitionComment that a killed run left in c's node (a
-// test killed by go test's -timeout runs no cleanup; the clusters are kept with E2E_KIND_KEEP).
-func (e *hcEnv) healLeftovers(t *testing.T, c *hcCluster) {
-	t.Helper()
-	out, err := e.nodeExec(c, "iptables", "-w", "-t", "raw", "-S", "PREROUTING")
-	if err != nil {
-		t.Fatalf("node %s: iptables -t raw -S PREROUTING: %v: %s", c.node, err, out)
-	}
-	for _, line := range strings.Split(out, "\n") {
-		spec, ok := strings.CutPrefix(strings.TrimSpace(line), "-A PREROUTING ")
-		if !ok || !strings.Contains(spec, partitionComment) {
-			continue
-		}
-		args := append([]string{"iptables", "-w", "-t", "raw", "-D", "PREROUTING"}, strings.Fields(spec)...)
-		if out, err := e.nodeExec(c, args...); err != nil {
-			t.Fatalf("node %s: delete the leftover rule %q: %v: %s", c.node, spec, err, out)
-		}
-		t.Logf("node %s: deleted a rule a killed run left: %s", c.node, spec)
-	}
+		nc.t.Logf("healed: rules deleted at %s", time.Now().UTC().Format("15:04:05.000"))
+	})
 }
 
 // dump logs each cluster's view of the Gslb (conditions, peers, targets) and the tail of its
