@@ -19,8 +19,9 @@
 #      Gslb peers = the other clusters' dns Services) plus the suite's short timings, and the
 #      chart's dns Service as a NodePort ($E2E_NODE_PORT) on the node's kind-network address;
 #   7. the same suite as `make e2e` (go test -tags e2e ./e2e/), then the kind-only scenarios
-#      (e2e/kind_test.go: TestKind*, run last and alone, since they delete pods, upgrade and
-#      uninstall the release). Clusters are deleted afterwards unless E2E_KIND_KEEP=1.
+#      (e2e/kind_*_test.go: TestKind*, run last and alone, since they delete pods, cut links
+#      between the nodes, upgrade and uninstall the release). Clusters are deleted afterwards
+#      unless E2E_KIND_KEEP=1.
 #
 # Replicas: the chart runs 2 replicas with leader election; every replica serves the zones (their
 # truth is in ConfigMaps, pkg/zonestore) and the dns Service selects every ready one.
@@ -155,6 +156,13 @@ export E2E_RESTART_CMD="'$KUBECTL' -n $NS scale deployment $RELEASE --replicas=2
 export E2E_KIND=1 E2E_KIND_NAMESPACE=$NS E2E_KIND_RELEASE=$RELEASE E2E_KIND_CHART=$REPO/charts/dnsplane
 export E2E_KIND_HELM=$BIN/helm E2E_KIND_KUBECTL=$KUBECTL E2E_KIND_VALUES_DIR=$WORK E2E_KIND_TAG=$TAG
 export E2E_KIND_PDNS_LISTEN=$GW
+# The node containers, one per cluster in the order of E2E_KUBECONFIGS, and the engine that runs
+# them: the health scenarios (e2e/kind_health_test.go) cut links between clusters with
+# `$E2E_KIND_ENGINE exec <node> iptables`.
+nodes=()
+for ((i = 0; i < N; i++)); do nodes+=("$PREFIX-${GEOS[$i]}-control-plane"); done
+E2E_KIND_NODES=$(IFS=,; echo "${nodes[*]}")
+export E2E_KIND_NODES E2E_KIND_ENGINE=$CE
 # E2E_KIND_RETAG_CMD makes the image $IMAGE_REPO:$E2E_NEW_TAG (the same image, another tag)
 # present on cluster $E2E_GEO's node.
 export E2E_KIND_RETAG_CMD="$CE tag '$IMG' \"docker.io/$IMAGE_REPO:\$E2E_NEW_TAG\" && $CE save -o '$WORK/retag.tar' \"docker.io/$IMAGE_REPO:\$E2E_NEW_TAG\" && '$BIN/kind' load image-archive '$WORK/retag.tar' --name '$PREFIX'-\$E2E_GEO"

@@ -44,7 +44,9 @@ kind_tools() {
 }
 
 # kind_images builds the manager image (tag $TAG, default `make version`) and the dnsq image, and
-# writes both as one archive for `kind load image-archive` to $1.
+# writes both as one archive for `kind load image-archive` to $1. The dnsq image holds /dnsq (its
+# entrypoint, a dig for Pods) and /statusd (the HTTP backend of the kind health scenarios,
+# hack/kind/statusd, run with `command: [/statusd]`).
 kind_images() {
   local archive=$1
   TAG=${TAG:-$(make -s -C "$REPO" version)}
@@ -52,16 +54,17 @@ kind_images() {
   local ctx
   ctx=$(mktemp -d)
   CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/dnsq" ./hack/kind/dnsq
+  CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$ctx/statusd" ./hack/kind/statusd
   if [ "$CE" = podman ]; then
     make -s -C "$REPO" image IMG="$IMG" >/dev/null
     # podman names a registry-less image localhost/...; containerd looks for docker.io/....
     podman tag "$IMG" "docker.io/$IMG"
-    tar -C "$ctx" --owner=0 --group=0 -cf "$ctx/dnsq.tar" dnsq
+    tar -C "$ctx" --owner=0 --group=0 -cf "$ctx/dnsq.tar" dnsq statusd
     podman import --change 'ENTRYPOINT ["/dnsq"]' "$ctx/dnsq.tar" "$DNSQ_IMAGE" >/dev/null
     podman save --format docker-archive -m -o "$archive" "docker.io/$IMG" "$DNSQ_IMAGE" >/dev/null
   else
     make -s -C "$REPO" docker-build IMG="$IMG"
-    printf 'FROM scratch\nCOPY dnsq /dnsq\nENTRYPOINT ["/dnsq"]\n' >"$ctx/Dockerfile"
+    printf 'FROM scratch\nCOPY dnsq /dnsq\nCOPY statusd /statusd\nENTRYPOINT ["/dnsq"]\n' >"$ctx/Dockerfile"
     docker build -q -t "$DNSQ_IMAGE" "$ctx" >/dev/null
     docker save -o "$archive" "$IMG" "$DNSQ_IMAGE"
   fi
