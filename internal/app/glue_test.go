@@ -59,7 +59,7 @@ func glueFollows(t *testing.T, addr, what string, want []string, zones ...string
 }
 
 // recreate deletes the dns Service and creates it again as a ClusterIP Service with another
-// cluster IP (the next free address after the old one), as an uninstall and reinstall does. It
+// cluster IP (the next free address after the old one, in its /24), as an uninstall and reinstall does. It
 // returns the new Service.
 func recreate(t *testing.T, c client.Client, old *corev1.Service) *corev1.Service {
 	t.Helper()
@@ -74,9 +74,18 @@ func recreate(t *testing.T, c client.Client, old *corev1.Service) *corev1.Servic
 		}
 		return fmt.Errorf("still there: %v", err)
 	})
-	ip := netip.MustParseAddr(old.Spec.ClusterIP)
-	for range 50 {
-		ip = ip.Next()
+	// The next free address of the old one's /24 (envtest's service range, 10.0.0.0/24), wrapping
+	// round after .254: the old address may be the range's last (a CI run's was .254).
+	first := netip.MustParseAddr(old.Spec.ClusterIP)
+	subnet := netip.PrefixFrom(first, 24).Masked()
+	ip := first
+	for range 253 {
+		if ip = ip.Next(); !subnet.Contains(ip.Next()) { // past .254: .255 is the broadcast address
+			ip = subnet.Addr().Next()
+		}
+		if ip == first {
+			break
+		}
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: old.Namespace, Name: old.Name},
 			Spec: corev1.ServiceSpec{Selector: old.Spec.Selector, ClusterIP: ip.String(),
 				Ports: []corev1.ServicePort{{Name: "dns-udp", Port: 53, Protocol: corev1.ProtocolUDP}}}}
