@@ -122,6 +122,12 @@ bench: ## Compare dnsplane and external-dns v0.22.0 (builds and caches what it n
 	took=$$(( $$(date +%s) - start )); echo "bench: building took $$took s"; \
 	env BENCH_BUILD_SECONDS=$$took $(BENCH_ENV) $(LOCALBIN)/bench
 
+.PHONY: faults
+faults: ## The fault suite: dnsplane behind a fault-injecting proxy on PowerDNS; writes docs/reliability.md's table (FAULT_* variables: hack/bench/faults.go).
+	@$(MAKE) -s build envtest-bins
+	go build -o $(LOCALBIN)/bench ./hack/bench
+	FAULTS=1 $(LOCALBIN)/bench
+
 .PHONY: bench-micro
 bench-micro: ## Run the Go micro-benchmarks (go test -bench), benchstat-friendly, into hack/bench/out/micro.txt.
 	@mkdir -p hack/bench/out

@@ -103,39 +103,18 @@ func (c checker) soaSerial(ctx context.Context, zone string) (uint32, error) {
 	return 0, fmt.Errorf("SOA %s: no SOA in the answer (rcode %s)", zone, dns.RcodeToString[r.Rcode])
 }
 
-// transfer reads zone by AXFR (30 s timeout).
+// transfer reads zone by AXFR (axfr: 30 s bound).
 func (c checker) transfer(ctx context.Context, zone string) (zoneRecords, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	m := new(dns.Msg)
-	m.SetAxfr(zone)
-	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 30 * time.Second}
-	ch, err := tr.In(m, c.addr)
+	rrs, err := axfr(ctx, c.addr, zone)
 	if err != nil {
-		return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, err)
+		return zoneRecords{}, err
 	}
-	// Drain what is left on an early return: the transfer's goroutine ends when ch is read out
-	// (ReadTimeout bounds it).
-	defer func() {
-		go func() {
-			for range ch {
-			}
-		}()
-	}()
 	recs := zoneRecords{a: map[string][]string{}, txt: map[string]bool{}}
-	for env := range ch {
-		if env.Error != nil {
-			return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, env.Error)
-		}
-		if ctx.Err() != nil {
-			return zoneRecords{}, fmt.Errorf("AXFR %s: %w", zone, ctx.Err())
-		}
-		recs.add(env.RR)
-	}
+	recs.add(rrs)
 	return recs, nil
 }
 
-// add files one record of a transfer; the SOA is sent twice, and only A and TXT matter.
+// add files the records of a transfer; only A and TXT matter.
 func (z zoneRecords) add(rrs []dns.RR) {
 	for _, rr := range rrs {
 		name := strings.ToLower(rr.Header().Name)

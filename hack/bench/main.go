@@ -20,6 +20,7 @@
 //	BENCH_MAX_RSS_MIB   a controller above this RSS is stopped and its run failed (default 8192)
 //	BENCH_KEEP=1        keep every run's work directory (logs) under hack/bench/out/work
 //	BENCH_BUILD_SECONDS how long `make bench` spent building (recorded in the report)
+//	FAULTS=1            run the fault suite instead (`make faults`; faults.go lists its variables)
 package main
 
 import (
@@ -52,6 +53,13 @@ func run(ctx context.Context, log logr.Logger) error {
 	cfg, err := configFromEnv(os.Getenv)
 	if err != nil {
 		return err
+	}
+	if os.Getenv("FAULTS") == "1" {
+		cfg.tools = []string{toolDNSPlane}
+		if err := cfg.check(); err != nil {
+			return err
+		}
+		return runFaults(ctx, log, cfg)
 	}
 	if err := cfg.check(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -123,7 +124,7 @@ func (w *world) setupDNSPlane(ctx context.Context) error {
 		return fmt.Errorf("clientset: %w", err)
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: pdnsSecret, Namespace: benchNamespace}, Type: "dnsplane.io/pdns",
-		StringData: map[string]string{"PDNS_API_URL": w.proxyURL, "PDNS_API_KEY": w.pdns.key, "DNS_ADDRESS": w.pdns.dnsAddr}}
+		StringData: map[string]string{"PDNS_API_URL": cmp.Or(w.secretAPIURL, w.proxyURL), "PDNS_API_KEY": w.pdns.key, "DNS_ADDRESS": w.pdns.dnsAddr}}
 	if _, err := cs.CoreV1().Secrets(benchNamespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Secret %s: %w", pdnsSecret, err)
 	}

@@ -34,9 +34,13 @@ type world struct {
 	kubeconfig string
 	dyn        dynamic.Interface
 	pdns       pdnsServer
+	pdnsProc   *hackrun.PDNS
 	proxy      *countingProxy
 	proxyURL   string
-	cleanups   []func() error
+	// secretAPIURL, when set, is the PowerDNS API URL dnsplane's Secret names instead of
+	// proxyURL (the fault suite's faultproxy).
+	secretAPIURL string
+	cleanups     []func() error
 }
 
 // pdnsServer is a PowerDNS started by hack/pdns.sh in dir.
@@ -130,6 +134,7 @@ func (w *world) startPDNS(ctx context.Context, c config) error {
 		return err
 	}
 	w.pdns = pdnsServer{dir: p.Dir, key: key, apiURL: p.APIURL, dnsAddr: p.DNSAddr}
+	w.pdnsProc = p
 	w.cleanups = append(w.cleanups, p.Stop)
 	return nil
 }

@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -135,6 +137,24 @@ func StartPDNS(ctx context.Context, root, dir, key string) (*PDNS, error) {
 		}
 	}
 	return nil, fmt.Errorf("cannot start pdns_server with hack/pdns.sh: %w", errors.Join(errs...))
+}
+
+// Restart stops the server and starts it again in its directory, on its ports, with its
+// database: what a restart of the service does. A request in flight at the stop gets no answer.
+// The error carries the script's output.
+func (p *PDNS) Restart(ctx context.Context) error {
+	if err := p.Stop(); err != nil {
+		return err
+	}
+	api, err1 := url.Parse(p.APIURL)
+	_, dnsPort, err2 := net.SplitHostPort(p.DNSAddr)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("restart PowerDNS: %w", err)
+	}
+	if out, err := Run(ctx, p.script, nil, "start", p.Dir, dnsPort, api.Port(), p.Key); err != nil {
+		return fmt.Errorf("hack/pdns.sh start %s (restart): %w\n%s", p.Dir, err, out)
+	}
+	return nil
 }
 
 // Stop stops the server; the error carries the script's output.

@@ -1,0 +1,435 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+
+	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
+)
+
+// The fault suite (FAULTS=1, `make faults`): dnsplane alone, in the bench's world, with
+// internal/testing/faultproxy between it and the counting proxy in front of PowerDNS:
+//
+//	manager --(PDNS_API_URL)--> faultproxy --> counting proxy --> PowerDNS
+//
+// so that faultproxy counts every request dnsplane sent, and the counting proxy every request
+// PowerDNS saw, by method and status. Each scenario is one first sync of FAULT_SIZE endpoints
+// over the 10 zones, with foreign records seeded in every zone beforehand, the fault on from the
+// manager's start until every record is served, then an audit of every zone by AXFR (audit.go).
+//
+// Environment (all optional):
+//
+//	FAULT_SIZE     endpoints (default 10000, a multiple of 10)
+//	FAULT_RATES    comma list of percents (default 10,30,50)
+//	FAULT_KINDS    comma list of faultproxy kinds, or "mixed" (every kind drawn uniformly);
+//	               default: every kind, one row each
+//	FAULT_EVENTS   comma list of pdns-restart, sigkill (default both); "none" for none
+//	FAULT_TIMEOUT  one scenario's bound (default 30m): a hang deadline, not a figure
+//	FAULTS_DOC=0   do not write the table into docs/reliability.md
+
+// faultScenario is one row of the fault table.
+type faultScenario struct {
+	// Kinds drawn at Rate percent of every request (reads and writes); empty with an Event.
+	Kinds []faultproxy.Kind
+	Rate  int
+	// Event is "pdns-restart" (PowerDNS stopped and started again, on its ports and database,
+	// when a third of the PATCHes went through) or "sigkill" (the manager SIGKILLed and started
+	// again three times, at a quarter, half and three quarters of the expected PATCHes).
+	Event string
+}
+
+// Name is the scenario's name in the table, e.g. "http-503 30%" or "sigkill ×3".
+func (s faultScenario) Name() string {
+	switch s.Event {
+	case "pdns-restart":
+		return "PowerDNS restarted mid-batch"
+	case "sigkill":
+		return "manager SIGKILLed ×3 in one sync"
+	}
+	kind := "mixed"
+	if len(s.Kinds) == 1 {
+		kind = s.Kinds[0].String()
+	}
+	return fmt.Sprintf("%s %d%%", kind, s.Rate)
+}
+
+// faultResult is one scenario's figures.
+type faultResult struct {
+	Scenario string `json:"scenario"`
+	Size     int    `json:"endpoints"`
+	LoadAvg  string `json:"loadAvgBefore"`
+	audit
+	// Requests dnsplane sent (faultproxy's count), of which Faulted got a fault; Forwarded
+	// reached PowerDNS, whose answers are PowerDNS (by "METHOD STATUS").
+	Requests  uint64         `json:"requests"`
+	Faulted   uint64         `json:"faulted"`
+	ByFault   map[string]int `json:"byFault"`
+	Forwarded uint64         `json:"forwarded"`
+	PowerDNS  calls          `json:"powerDNS"`
+	// RequestsPerRecord is Requests over the records wanted.
+	RequestsPerRecord float64 `json:"requestsPerRecord"`
+	// ConvergeSeconds: the manager's start to every record served and audited exact (then every
+	// object's Ready=True is awaited too, outside this figure).
+	ConvergeSeconds float64 `json:"convergeSeconds"`
+	// Conditions: the DNSEndpoints' Ready reasons seen while converging (polled every 2 s),
+	// with how many objects showed each at least once.
+	Conditions map[string]int `json:"conditionsSeen"`
+	Error      string         `json:"error,omitempty"`
+}
+
+type faultConfig struct {
+	size    int
+	rates   []int
+	kinds   [][]faultproxy.Kind
+	events  []string
+	timeout time.Duration
+}
+
+func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
+	fc := faultConfig{size: 10000, rates: []int{10, 30, 50}, events: []string{"pdns-restart", "sigkill"}, timeout: 30 * time.Minute}
+	var errs []error
+	if v := getenv("FAULT_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < zones || n%zones != 0 {
+			errs = append(errs, fmt.Errorf("FAULT_SIZE %q: want a positive multiple of %d", v, zones))
+		}
+		fc.size = n
+	}
+	if v := getenv("FAULT_RATES"); v != "" {
+		fc.rates = nil
+		for f := range strings.SplitSeq(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 || n > 99 {
+				errs = append(errs, fmt.Errorf("FAULT_RATES %q: %q is not a percent from 1 to 99", v, f))
+			}
+			fc.rates = append(fc.rates, n)
+		}
+	}
+	for _, k := range faultproxy.Faults() {
+		fc.kinds = append(fc.kinds, []faultproxy.Kind{k})
+	}
+	if v := getenv("FAULT_KINDS"); v != "" {
+		fc.kinds = nil
+		for f := range strings.SplitSeq(v, ",") {
+			f = strings.TrimSpace(f)
+			if f == "mixed" {
+				fc.kinds = append(fc.kinds, faultproxy.Faults())
+				continue
+			}
+			i := slices.IndexFunc(faultproxy.Faults(), func(k faultproxy.Kind) bool { return k.String() == f })
+			if i < 0 {
+				errs = append(errs, fmt.Errorf("FAULT_KINDS %q: unknown kind %q (want mixed or one of %v)", v, f, faultproxy.Faults()))
+				continue
+			}
+			fc.kinds = append(fc.kinds, []faultproxy.Kind{faultproxy.Faults()[i]})
+		}
+	}
+	if v := getenv("FAULT_EVENTS"); v != "" {
+		fc.events = nil
+		for f := range strings.SplitSeq(v, ",") {
+			switch f = strings.TrimSpace(f); f {
+			case "none":
+			case "pdns-restart", "sigkill":
+				fc.events = append(fc.events, f)
+			default:
+				errs = append(errs, fmt.Errorf("FAULT_EVENTS %q: unknown event %q (want pdns-restart, sigkill or none)", v, f))
+			}
+		}
+	}
+	if v := getenv("FAULT_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("FAULT_TIMEOUT %q: want a positive duration", v))
+		}
+		fc.timeout = d
+	}
+	return fc, errors.Join(errs...)
+}
+
+// scenarios lists the rows: every kind at every rate, then the events.
+func (fc faultConfig) scenarios() []faultScenario {
+	var out []faultScenario
+	for _, ks := range fc.kinds {
+		for _, r := range fc.rates {
+			out = append(out, faultScenario{Kinds: ks, Rate: r})
+		}
+	}
+	for _, e := range fc.events {
+		out = append(out, faultScenario{Event: e})
+	}
+	return out
+}
+
+// faultReport is hack/bench/out/faults.json.
+type faultReport struct {
+	Machine machine       `json:"machine"`
+	Size    int           `json:"endpoints"`
+	Rows    []faultResult `json:"rows"`
+}
+
+// runFaults runs the fault suite and writes faults.json and faults.md to c.out after every row.
+// It fails when a row's audit is not exact.
+func runFaults(ctx context.Context, log logr.Logger, c config) error {
+	fc, err := faultConfigFromEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	rep := &faultReport{Machine: machineFacts(c), Size: fc.size}
+	var failed []string
+	for i, sc := range fc.scenarios() {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		log.Info("fault scenario", "scenario", sc.Name(), "endpoints", fc.size)
+		res := runFault(ctx, log.WithValues("scenario", sc.Name()), c, fc, sc, i)
+		log.Info("fault result", "scenario", sc.Name(), "present", res.Present, "wanted", res.Wanted,
+			"duplicated", res.Duplicated, "orphaned", res.Orphaned, "foreignTouched", res.ForeignTouched,
+			"requests", res.Requests, "seconds", res.ConvergeSeconds, "error", res.Error)
+		if res.Error != "" || !res.exact() {
+			failed = append(failed, sc.Name())
+		}
+		rep.Rows = append(rep.Rows, res)
+		if err := rep.write(c.out); err != nil {
+			return err
+		}
+	}
+	if os.Getenv("FAULTS_DOC") != "0" {
+		if err := writeFaultDoc(filepath.Join(c.root, "docs", "reliability.md"), rep.markdown()); err != nil {
+			return err
+		}
+		log.Info("fault table written", "doc", "docs/reliability.md")
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("fault scenarios not exact: %s (see %s)", strings.Join(failed, "; "), filepath.Join(c.out, "faults.md"))
+	}
+	return nil
+}
+
+// runFault runs one scenario in a fresh world.
+func runFault(ctx context.Context, log logr.Logger, c config, fc faultConfig, sc faultScenario, i int) faultResult {
+	res := faultResult{Scenario: sc.Name(), Size: fc.size, LoadAvg: loadAvg()}
+	dir := filepath.Join(c.out, "work", fmt.Sprintf("faults-%02d", i))
+	_ = os.RemoveAll(dir)
+	if err := measureFault(ctx, log, c, fc, sc, dir, &res); err != nil {
+		res.Error = err.Error()
+		log.Error(err, "fault scenario failed; its work directory is kept", "dir", dir)
+	} else if !c.keep {
+		_ = os.RemoveAll(dir)
+	}
+	return res
+}
+
+func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig, sc faultScenario, dir string, res *faultResult) (err error) {
+	w, err := newWorld(ctx, log, c, dir)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := w.close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	foreign, err := w.seedForeign(ctx)
+	if err != nil {
+		return err
+	}
+	fp := faultproxy.New(w.proxyURL, faultproxy.Options{})
+	defer fp.Close()
+	w.secretAPIURL = fp.URL()
+	if err := w.setupDNSPlane(ctx); err != nil {
+		return err
+	}
+	objects := fc.size / zones
+	if err := w.createObjects(ctx, toolDNSPlane, objects); err != nil {
+		return err
+	}
+	if len(sc.Kinds) > 0 {
+		fp.SetPolicy(faultproxy.Rate(float64(sc.Rate)/100, uint64(sc.Rate)*1000+uint64(len(sc.Kinds)), sc.Kinds...))
+	}
+	pdnsBefore := w.proxy.snapshot()
+	start := time.Now()
+	ctl, err := startController(c, w, toolDNSPlane, false)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := ctl.stop(30 * time.Second); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	sctx, cancel := context.WithTimeout(ctx, fc.timeout)
+	defer cancel()
+	seen := newReasonWatch()
+	go seen.run(sctx, w)
+
+	if sc.Event != "" {
+		if ctl, err = w.fire(sctx, log, c, sc.Event, fc.size, ctl); err != nil {
+			return err
+		}
+	}
+	// Liveness only: the fault may not be judged by the RSS guard of the bench.
+	ck := checker{addr: w.pdns.dnsAddr, interval: 100 * time.Millisecond, guard: ctl.alive}
+	if _, missing, err := ck.waitServed(sctx, want(0, objects, 0)); err != nil {
+		res.Missing = missing
+		return fmt.Errorf("not converged: %d of %d records not served: %w", missing, fc.size, err)
+	}
+	// Served is not the end: the registry must be exact too (a write whose reply was lost may
+	// leave a record without its owner TXT until the writer re-reads). Audit until exact or the
+	// bound, every 2 s.
+	for {
+		a, err := w.audit(sctx, objects, foreign)
+		if err == nil {
+			res.audit = a
+			if a.exact() {
+				break
+			}
+		}
+		select {
+		case <-sctx.Done():
+			return fmt.Errorf("served, but the audit never came out exact: %+v (%v)", res.audit, sctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
+	res.ConvergeSeconds = time.Since(start).Seconds()
+	// The figures end with every object's Ready=True too (after its status write).
+	if _, err := w.waitObjectsReady(sctx, objects); err != nil {
+		return err
+	}
+	cancel()
+	res.Conditions = seen.wait()
+	cnt := fp.Counts()
+	res.Requests, res.Faulted, res.Forwarded = cnt.Requests, cnt.Faulted(), cnt.Forwarded
+	res.ByFault = map[string]int{}
+	for k, n := range cnt.ByKind {
+		if k != faultproxy.Pass {
+			res.ByFault[k.String()] = int(n)
+		}
+	}
+	res.PowerDNS = callsBetween(pdnsBefore, w.proxy.snapshot())
+	res.RequestsPerRecord = float64(res.Requests) / float64(res.Wanted)
+	return nil
+}
+
+// fire runs an event while the first sync goes on, and returns the manager that runs after it.
+func (w *world) fire(ctx context.Context, log logr.Logger, c config, event string, size int, ctl *controller) (*controller, error) {
+	// Expected PATCHes of a clean first sync: about one per zone per flush; a flush carries what
+	// queued while the one before it was in flight. The events key on the served share instead,
+	// which is what a sync's progress is.
+	objects := size / zones
+	servedAt := func(share float64) error {
+		ck := checker{addr: w.pdns.dnsAddr, interval: 50 * time.Millisecond, guard: ctl.alive}
+		_, _, err := ck.waitServed(ctx, want(0, int(float64(objects)*share), 0))
+		return err
+	}
+	switch event {
+	case "pdns-restart":
+		if err := servedAt(1.0 / 3); err != nil {
+			return ctl, fmt.Errorf("before the restart: %w", err)
+		}
+		log.Info("restarting PowerDNS mid-batch")
+		if err := w.pdnsProc.Restart(ctx); err != nil {
+			return ctl, err
+		}
+	case "sigkill":
+		for _, share := range []float64{0.25, 0.5, 0.75} {
+			if err := servedAt(share); err != nil {
+				return ctl, fmt.Errorf("before the SIGKILL at %.0f%%: %w", share*100, err)
+			}
+			log.Info("SIGKILL", "servedShare", share)
+			if err := ctl.proc.Kill(30 * time.Second); err != nil {
+				return ctl, err
+			}
+			next, err := startController(c, w, toolDNSPlane, false)
+			if err != nil {
+				return ctl, err
+			}
+			ctl = next
+		}
+	}
+	return ctl, nil
+}
+
+// faultDocBegin and faultDocEnd enclose the fault table in docs/reliability.md.
+const (
+	faultDocBegin = "<!-- faults:begin (make faults writes this table) -->"
+	faultDocEnd   = "<!-- faults:end -->"
+)
+
+// writeFaultDoc replaces what lies between faultDocBegin and faultDocEnd in the file at path
+// with table. It fails when either marker is missing.
+func writeFaultDoc(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	s := string(b)
+	i, j := strings.Index(s, faultDocBegin), strings.Index(s, faultDocEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%s: the markers %q and %q are missing", path, faultDocBegin, faultDocEnd)
+	}
+	s = s[:i+len(faultDocBegin)] + "\n" + table + s[j:]
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// write writes faults.json and faults.md (the table docs/reliability.md holds) to dir.
+func (r *faultReport) write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode the fault report: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "faults.json"), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write faults.json: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "faults.md"), []byte(r.markdown()), 0o644)
+}
+
+// markdown is the fault table: one row per scenario.
+func (r *faultReport) markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d endpoints over %d zones, on %d cores (load before each row in the last column); dnsplane %s, %s.\n\n",
+		r.Size, zones, r.Machine.Cores, r.Machine.DNSPlane, r.Machine.PowerDNS)
+	b.WriteString("| fault | wanted | present | duplicated | orphaned | foreign touched | requests (faulted) | PowerDNS saw | requests per record | converged | conditions seen | load |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
+	for _, row := range r.Rows {
+		conv := fmt.Sprintf("%.0f s", row.ConvergeSeconds)
+		if row.Error != "" {
+			conv = "**failed**: " + strings.ReplaceAll(row.Error, "|", "/")
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %d | %d (%d) | %d | %.2f | %s | %s | %s |\n",
+			row.Scenario, row.Wanted, row.Present, row.Duplicated, row.Orphaned, row.ForeignTouched,
+			row.Requests, row.Faulted, row.PowerDNS.Total, row.RequestsPerRecord, conv, reasons(row.Conditions), row.LoadAvg)
+	}
+	return b.String()
+}
+
+// reasons prints "Published 1000, ProviderError 12", the most seen first.
+func reasons(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if m[a] != m[b] {
+			return m[b] - m[a]
+		}
+		return strings.Compare(a, b)
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}
