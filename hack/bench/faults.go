@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -43,8 +45,8 @@ type faultScenario struct {
 	Kinds []faultproxy.Kind
 	Rate  int
 	// Event is "pdns-restart" (PowerDNS stopped and started again, on its ports and database,
-	// when a third of the PATCHes went through) or "sigkill" (the manager SIGKILLed and started
-	// again three times, at a quarter, half and three quarters of the expected PATCHes).
+	// as a PATCH goes to it) or "sigkill" (the manager SIGKILLed and started again three times,
+	// as PATCHes go out): see fire.
 	Event string
 }
 
@@ -253,8 +255,11 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 	if err := w.createObjects(ctx, toolDNSPlane, objects); err != nil {
 		return err
 	}
+	pw := &patchWatch{waiters: map[int]chan struct{}{}}
 	if len(sc.Kinds) > 0 {
 		fp.SetPolicy(faultproxy.Rate(float64(sc.Rate)/100, uint64(sc.Rate)*1000+uint64(len(sc.Kinds)), sc.Kinds...))
+	} else {
+		fp.SetPolicy(pw.policy)
 	}
 	pdnsBefore := w.proxy.snapshot()
 	start := time.Now()
@@ -273,7 +278,7 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 	go seen.run(sctx, w)
 
 	if sc.Event != "" {
-		if ctl, err = w.fire(sctx, log, c, sc.Event, fc.size, ctl); err != nil {
+		if ctl, err = w.fire(sctx, log, c, sc.Event, pw, ctl); err != nil {
 			return err
 		}
 	}
@@ -320,32 +325,88 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 	return nil
 }
 
-// fire runs an event while the first sync goes on, and returns the manager that runs after it.
-func (w *world) fire(ctx context.Context, log logr.Logger, c config, event string, size int, ctl *controller) (*controller, error) {
-	// Expected PATCHes of a clean first sync: about one per zone per flush; a flush carries what
-	// queued while the one before it was in flight. The events key on the served share instead,
-	// which is what a sync's progress is.
-	objects := size / zones
-	servedAt := func(share float64) error {
-		ck := checker{addr: w.pdns.dnsAddr, interval: 50 * time.Millisecond, guard: ctl.alive}
-		_, _, err := ck.waitServed(ctx, want(0, int(float64(objects)*share), 0))
-		return err
+// patchWatch counts the PATCHes (record writes) dnsplane sends, through the fault proxy's
+// policy, and lets an event wait for the Nth: the event then fires while that write is on its
+// way to PowerDNS.
+type patchWatch struct {
+	mu      sync.Mutex
+	n       int
+	waiters map[int]chan struct{}
+}
+
+// policy counts a PATCH and passes every request.
+func (pw *patchWatch) policy(r faultproxy.Request) faultproxy.Kind {
+	if r.HTTP.Method != http.MethodPatch {
+		return faultproxy.Pass
+	}
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	pw.n++
+	if ch, ok := pw.waiters[pw.n]; ok {
+		close(ch)
+		delete(pw.waiters, pw.n)
+	}
+	return faultproxy.Pass
+}
+
+// wait waits until the nth PATCH (from 1) was sent, or fallback passed (a sync that needs
+// fewer writes), or ctx ended. It reports whether the PATCH came.
+func (pw *patchWatch) wait(ctx context.Context, n int, fallback time.Duration) (bool, error) {
+	pw.mu.Lock()
+	if pw.n >= n {
+		pw.mu.Unlock()
+		return true, nil
+	}
+	ch, ok := pw.waiters[n]
+	if !ok {
+		ch = make(chan struct{})
+		pw.waiters[n] = ch
+	}
+	pw.mu.Unlock()
+	select {
+	case <-ch:
+		return true, nil
+	case <-time.After(fallback):
+		return false, nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// fire runs an event while the first sync goes on, keyed on the PATCHes dnsplane sends (pw),
+// and returns the manager that runs after it:
+//   - pdns-restart: PowerDNS is restarted as the 3rd PATCH goes to it;
+//   - sigkill: the manager is SIGKILLed as the 2nd, 4th and 6th PATCH go out, and started again
+//     each time.
+//
+// An event whose PATCH does not come within a minute (the sync needed fewer writes) fires then,
+// and the log says so.
+func (w *world) fire(ctx context.Context, log logr.Logger, c config, event string, pw *patchWatch, ctl *controller) (*controller, error) {
+	at := func(n int) error {
+		came, err := pw.wait(ctx, n, time.Minute)
+		if err != nil {
+			return fmt.Errorf("waiting for PATCH %d: %w", n, err)
+		}
+		if !came {
+			log.Info("the PATCH an event waited for never came within a minute: firing anyway", "patch", n)
+		}
+		return nil
 	}
 	switch event {
 	case "pdns-restart":
-		if err := servedAt(1.0 / 3); err != nil {
-			return ctl, fmt.Errorf("before the restart: %w", err)
+		if err := at(3); err != nil {
+			return ctl, err
 		}
 		log.Info("restarting PowerDNS mid-batch")
 		if err := w.pdnsProc.Restart(ctx); err != nil {
 			return ctl, err
 		}
 	case "sigkill":
-		for _, share := range []float64{0.25, 0.5, 0.75} {
-			if err := servedAt(share); err != nil {
-				return ctl, fmt.Errorf("before the SIGKILL at %.0f%%: %w", share*100, err)
+		for _, n := range []int{2, 4, 6} {
+			if err := at(n); err != nil {
+				return ctl, err
 			}
-			log.Info("SIGKILL", "servedShare", share)
+			log.Info("SIGKILL", "patch", n)
 			if err := ctl.proc.Kill(30 * time.Second); err != nil {
 				return ctl, err
 			}
