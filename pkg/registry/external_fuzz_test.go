@@ -45,7 +45,7 @@ func FuzzParseExternalValue(f *testing.F) {
 // FuzzExternalNaming pins, for any affixes and names, that ExternalNaming's names never panic,
 // that both keep the managed name's parent (only the first label changes, so the registry
 // record stays in the managed name's zone), that the zero naming is external-dns' default
-// ("<type>-<name>" and the name itself), and that NewIndex with an external-dns value at
+// ("<type>-<name>" and the name itself, for a canonical name), and that NewIndex with an external-dns value at
 // TXTName finds it with ExternalFor: what we write as external-dns is what we read back.
 func FuzzExternalNaming(f *testing.F) {
 	for _, seed := range []struct{ prefix, suffix, wildcard, name, typ string }{
@@ -71,7 +71,7 @@ func FuzzExternalNaming(f *testing.F) {
 				}
 			}
 		}
-		if zero := (ExternalNaming{}); zero.TXTName(name, typ) != strings.ToLower(typ)+"-"+name || zero.LegacyTXTName(name) != name {
+		if zero := (ExternalNaming{}); name != "" && provider.CanonicalName(name) == name && (zero.TXTName(name, typ) != strings.ToLower(typ)+"-"+name || zero.LegacyTXTName(name) != name) {
 			t.Fatalf("zero naming of %q %s = %q, %q", name, typ, zero.TXTName(name, typ), zero.LegacyTXTName(name))
 		}
 		if name == "" || typed == "" || IsRegistryName(typed) || provider.CanonicalName(typed) != typed {
@@ -95,8 +95,10 @@ func FuzzExternalNaming(f *testing.F) {
 // FuzzNewIndex pins that NewIndex never panics on any TXT sets (registry names or not, values
 // anything) and that what it keeps is consistent: every entry it holds re-encodes to a value
 // Parse reads back as the same entry, and every key it lists has entries or a malformed record.
-// A second, well-formed entry built from the same bytes is always found under its own key:
-// one contributor's garbage never hides another's claim.
+// A second entry built from the same bytes, with a valid name (provider.ValidateName: the
+// plan validates every desired name) in a valid zone, is always found: one contributor's garbage
+// never hides another's claim. (Parse accepts any canonical name, ".0" too; NewIndex then
+// holds such an entry malformed, as foreign, which is safe.)
 func FuzzNewIndex(f *testing.F) {
 	good := sampleEntry()
 	f.Add("example.test", RecordSet("example.test", good).Name, good.Encode(), "www.example.test", "c2", "x.example.test")
@@ -112,7 +114,10 @@ func FuzzNewIndex(f *testing.F) {
 		}
 		e := Entry{OwnerID: owner, Resource: "DNSEndpoint/ns/app", Name: entryName, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
 		valid := false
-		if p, err := Parse(e.Encode()); err == nil && p.Equal(e) && provider.IsSubdomain(e.Name, provider.CanonicalName(zone)) && !IsRegistryName(e.Name) {
+		_, nameErr := provider.ValidateName(e.Name)
+		_, zoneErr := provider.ValidateName(zone)
+		if p, err := Parse(e.Encode()); err == nil && p.Equal(e) && nameErr == nil && zoneErr == nil &&
+			provider.IsSubdomain(e.Name, provider.CanonicalName(zone)) && !IsRegistryName(e.Name) {
 			valid = true
 			sets = append(sets, RecordSet(zone, e))
 		}
