@@ -46,7 +46,8 @@ func FuzzParseExternalValue(f *testing.F) {
 // that both keep the managed name's parent (only the first label changes, so the registry
 // record stays in the managed name's zone), that the zero naming is external-dns' default
 // ("<type>-<name>" and the name itself, for a canonical name), and that NewIndex with an external-dns value at
-// TXTName finds it with ExternalFor: what we write as external-dns is what we read back.
+// TXTName finds it with ExternalFor for a type mnemonic (RecordSet.Type's syntax): what we write as
+// external-dns is what we read back.
 func FuzzExternalNaming(f *testing.F) {
 	for _, seed := range []struct{ prefix, suffix, wildcard, name, typ string }{
 		{"", "", "", "www.example.test", "A"},
@@ -74,7 +75,7 @@ func FuzzExternalNaming(f *testing.F) {
 		if zero := (ExternalNaming{}); name != "" && provider.CanonicalName(name) == name && (zero.TXTName(name, typ) != strings.ToLower(typ)+"-"+name || zero.LegacyTXTName(name) != name) {
 			t.Fatalf("zero naming of %q %s = %q, %q", name, typ, zero.TXTName(name, typ), zero.LegacyTXTName(name))
 		}
-		if name == "" || typed == "" || IsRegistryName(typed) || provider.CanonicalName(typed) != typed {
+		if name == "" || typed == "" || IsRegistryName(typed) || provider.CanonicalName(typed) != typed || !isTypeMnemonic(strings.ToUpper(typ)) {
 			return
 		}
 		claim := "heritage=external-dns,external-dns/owner=other"
