@@ -15,7 +15,12 @@ targets="
 ./pkg/registry FuzzExternalNaming
 ./pkg/registry FuzzNewIndex
 ./pkg/zonedb FuzzDecodeShards
+./pkg/dnsserver FuzzQuery
+./pkg/source FuzzParseAnnotations
+./pkg/gslb FuzzPeerAnswer
+./pkg/gslb FuzzParsePeers
 ./pkg/gslb/health FuzzDecode
+./pkg/plan FuzzCompute
 "
 listed=$(awk 'NF {print $2}' <<<"$targets" | sort)
 found=$(git ls-files -z -- '*_test.go' | xargs -0 grep -hoE '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' |
