@@ -31,6 +31,8 @@ func FuzzParseAnnotations(f *testing.F) {
 	f.Add("*.example.com", "", "5m", "::ffff:192.0.2.1,fe80::1%eth0,300.1.2.3,*.x.test", "256", "nope", "x", "NodeExternalIP", "", uint16(0x5555), "shadow.example.com")
 	f.Add("bad_name-.example.com,,", "-a.test", "0", " , ", "-1", "public", "defined-hosts-only", "hostip", "", uint16(0xaaaa), "a.test")
 	f.Add(strings.Repeat("a.", 126)+"a", "", "99999999999", "a..b", "x", "", "", "", "", uint16(0xffff), "")
+	// A wildcard whose name below "*." is 253 characters: 255 in all, over RFC 1035's limit.
+	f.Add("*."+strings.Repeat("a.", 126)+"a", "*."+strings.Repeat("b.", 125)+"bc.", "", "", "", "", "", "", "", uint16(0), "")
 	f.Fuzz(func(t *testing.T, hostname, internal, ttl, target, weight, access, source, endpointsType, setID string, prefixes uint16, shadow string) {
 		prefixOf := func(i int) string {
 			return []string{DNSPlanePrefix, ExternalDNSV022Prefix, ExternalDNSPrefix, ""}[prefixes>>(2*i)&3]
