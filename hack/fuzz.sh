@@ -15,6 +15,7 @@ targets="
 ./pkg/registry FuzzExternalNaming
 ./pkg/registry FuzzNewIndex
 ./pkg/zonedb FuzzDecodeShards
+./pkg/zonedb FuzzDecodeShardText
 ./pkg/dnsserver FuzzQuery
 ./pkg/source FuzzParseAnnotations
 ./pkg/gslb FuzzPeerAnswer

@@ -1,6 +1,7 @@
 package zonedb_test
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -38,38 +39,85 @@ func FuzzDecodeShards(f *testing.F) {
 		if shard1 != nil {
 			shards = append(shards, shard1)
 		}
-		s := NewStore(StoreOptions{})
-		v, err := s.DecodeShards(head, shards)
+		checkDecode(t, head, shards)
+	})
+}
+
+// checkDecode is FuzzDecodeShards' property for one head and its shards.
+func checkDecode(t *testing.T, head []byte, shards [][]byte) {
+	s := NewStore(StoreOptions{})
+	v, err := s.DecodeShards(head, shards)
+	if err != nil {
+		if !errors.Is(err, ErrCorruptZone) {
+			t.Fatalf("DecodeShards error %v does not wrap ErrCorruptZone", err)
+		}
+		return
+	}
+	if !s.Install(v) {
+		t.Fatal("a decoded version was refused by an empty store")
+	}
+	origin := v.Origin()
+	want := zoneText(t, s, origin)
+	_, wantSerial, _, _ := HeadShards(head)
+	for _, n := range []int{1, 3} {
+		head2, shards2, err := EncodeShards(v, n)
 		if err != nil {
-			if !errors.Is(err, ErrCorruptZone) {
-				t.Fatalf("DecodeShards error %v does not wrap ErrCorruptZone", err)
-			}
-			return
+			t.Fatalf("EncodeShards of a decoded version: %v", err)
 		}
-		if !s.Install(v) {
-			t.Fatal("a decoded version was refused by an empty store")
+		again := NewStore(StoreOptions{})
+		v2, err := again.DecodeShards(head2, shards2)
+		if err != nil {
+			t.Fatalf("re-encoded version (%d shards) does not decode: %v", n, err)
 		}
-		origin := v.Origin()
-		want := zoneText(t, s, origin)
-		for _, n := range []int{1, 3} {
-			head2, shards2, err := EncodeShards(v, n)
-			if err != nil {
-				t.Fatalf("EncodeShards of a decoded version: %v", err)
-			}
-			again := NewStore(StoreOptions{})
-			v2, err := again.DecodeShards(head2, shards2)
-			if err != nil {
-				t.Fatalf("re-encoded version (%d shards) does not decode: %v", n, err)
-			}
-			again.Install(v2)
-			if got := zoneText(t, again, origin); got != want {
-				t.Fatalf("round trip at %d shards changed the zone:\n%s\nwant:\n%s", n, got, want)
-			}
-			_, serial, _, _ := HeadShards(head2)
-			_, want, _, _ := HeadShards(head)
-			if serial != want {
-				t.Fatalf("round trip changed the serial %d to %d", want, serial)
-			}
+		again.Install(v2)
+		if got := zoneText(t, again, origin); got != want {
+			t.Fatalf("round trip at %d shards changed the zone:\n%s\nwant:\n%s", n, got, want)
 		}
+		if _, serial, _, _ := HeadShards(head2); serial != wantSerial {
+			t.Fatalf("round trip changed the serial %d to %d", wantSerial, serial)
+		}
+	}
+}
+
+// FuzzDecodeShardText is FuzzDecodeShards' property with the JSON of one shard kept valid and
+// its contents fuzzed: the master file text (miekg/dns's zone parser, then the zone's rules) and
+// one sidecar set (an identified, possibly weighted set, or labels). Byte mutations of a whole
+// shard rarely get past its JSON; these reach the loader.
+func FuzzDecodeShardText(f *testing.F) {
+	src := exampleStore(f, "")
+	v, err := src.Version("example.test.")
+	if err != nil {
+		f.Fatal(err)
+	}
+	head, shards, err := EncodeShards(v, 1)
+	if err != nil {
+		f.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(shards[0], &doc); err != nil {
+		f.Fatal(err)
+	}
+	mf, _ := doc["masterFile"].(string)
+	f.Add(mf, "w.example.test.", "A", "eu", int64(70), "w.example.test. 30 IN A 192.0.2.70", "k", "v")
+	f.Add("www.example.test. 300 IN A 192.0.2.1\n", "www.example.test.", "A", "", int64(-1), "", "team", "a")
+	f.Add("$ORIGIN example.test.\n@ 300 IN NS ns1\nsub 300 IN NS ns.elsewhere.test.\nx.sub 300 IN A 192.0.2.9\n", "a.example.test.", "CNAME", "x", int64(0), "a.example.test. 30 IN CNAME www.example.test.", "", "")
+	f.Add("$INCLUDE /etc/passwd\n", "other.test.", "A", "x", int64(1), "other.test. 30 IN A 192.0.2.1", "", "")
+	f.Fuzz(func(t *testing.T, masterFile, name, typ, setID string, weight int64, record, labelKey, labelValue string) {
+		set := map[string]any{"name": name, "type": typ, "setIdentifier": setID}
+		if weight >= 0 {
+			set["weight"] = weight
+		}
+		if record != "" {
+			set["records"] = []string{record}
+		}
+		if labelKey != "" {
+			set["labels"] = map[string]string{labelKey: labelValue}
+		}
+		doc["masterFile"], doc["recordSets"] = masterFile, []any{set}
+		shard, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkDecode(t, head, [][]byte{shard})
 	})
 }
