@@ -122,6 +122,11 @@ bench: ## Compare dnsplane and external-dns v0.22.0 (builds and caches what it n
 	took=$$(( $$(date +%s) - start )); echo "bench: building took $$took s"; \
 	env BENCH_BUILD_SECONDS=$$took $(BENCH_ENV) $(LOCALBIN)/bench
 
+.PHONY: fuzz
+FUZZTIME ?= 3s
+fuzz: ## Run every native Go fuzz target for FUZZTIME each (default 3s), one go test -fuzz per target (list: hack/fuzz.sh).
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
 .PHONY: faults
 faults: ## The fault suite: dnsplane behind a fault-injecting proxy on PowerDNS; writes docs/reliability.md's table (FAULT_* variables: hack/bench/faults.go).
 	@$(MAKE) -s build envtest-bins

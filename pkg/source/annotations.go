@@ -226,13 +226,16 @@ func ParseTTL(s string) (dnsv1.TTL, error) {
 
 // ValidateHostname checks that h is a DNS host name as DNSEndpoint's dnsName admits it: labels
 // of letters, digits, '-' and '_' of 1 to 63 characters that neither start nor end with '-', at
-// most 253 characters in all, optionally "*." first and a trailing dot. Errors say why not.
+// most 253 characters in all without the trailing dot, a leading "*." included (RFC 1035
+// §2.3.4; the name the providers take, provider.ValidateName), optionally "*." first and a
+// trailing dot. Errors say why not.
 func ValidateHostname(h string) error {
-	name := strings.TrimPrefix(strings.TrimSuffix(h, "."), "*.")
+	full := strings.TrimSuffix(h, ".")
+	name := strings.TrimPrefix(full, "*.")
 	if name == "" {
 		return fmt.Errorf("empty name")
 	}
-	if len(name) > 253 {
+	if len(full) > 253 {
 		return fmt.Errorf("longer than 253 characters")
 	}
 	for _, label := range strings.Split(name, ".") {

@@ -2,6 +2,7 @@ package source
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -143,6 +144,29 @@ func TestConfigValidate(t *testing.T) {
 	} {
 		if err := tc.c.Validate(tc.watch); (err == nil) != tc.ok {
 			t.Errorf("%s: err %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestValidateHostname_CountsTheWildcardInTheLength: the 253-character limit (RFC 1035 §2.3.4)
+// is the whole name's, "*." included, as provider.ValidateName counts it; a wildcard over a
+// 253-character name was kept here and then refused by every provider (found by
+// FuzzParseAnnotations).
+func TestValidateHostname_CountsTheWildcardInTheLength(t *testing.T) {
+	name251 := strings.Repeat("a.", 125) + "a" // 251 characters
+	for _, tc := range []struct {
+		h  string
+		ok bool
+	}{
+		{"*." + name251, true},        // 253
+		{"*." + name251 + ".", true},  // 253 and the trailing dot
+		{"*." + name251 + "b", false}, // 254
+		{"*." + name251 + "bc.", false},
+		{name251 + "bc", true}, // 253, no wildcard
+		{name251 + "bcd", false},
+	} {
+		if err := ValidateHostname(tc.h); (err == nil) != tc.ok {
+			t.Errorf("ValidateHostname(%d characters) = %v, want ok %v", len(tc.h), err, tc.ok)
 		}
 	}
 }
