@@ -4,24 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/miekg/dns"
-
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/zonedb/zonedbtest"
 )
-
-// zoneRRs parses zone-file lines into records.
-func zoneRRs(t *testing.T, lines ...string) []dns.RR {
-	t.Helper()
-	var out []dns.RR
-	for _, l := range lines {
-		rr, err := dns.NewRR(l)
-		if err != nil {
-			t.Fatalf("%q: %v", l, err)
-		}
-		out = append(out, rr)
-	}
-	return out
-}
 
 // regLine is the registry TXT record of owner for name (an FQDN) → target, at its registry name
 // (or at the FQDN "at" when not empty).
@@ -41,7 +26,7 @@ func TestAuditZone(t *testing.T) {
 	wanted := map[string]string{"h0.z0.bench.test.": "10.0.0.1", "h1.z0.bench.test.": "10.0.1.1"}
 	foreignLines := []string{"foreign0.z0.bench.test. 120 IN A 192.0.2.10", "ext0.z0.bench.test. 120 IN A 192.0.2.30",
 		`a-ext0.z0.bench.test. 120 IN TXT "heritage=external-dns,external-dns/owner=x"`}
-	foreign := rrsetTexts(zoneRRs(t, foreignLines...), isForeignName)
+	foreign := rrsetTexts(zonedbtest.RRs(t, foreignLines...), isForeignName)
 	good := []string{"h0.z0.bench.test. 300 IN A 10.0.0.1", regLine(benchOwner, zone, "h0.z0.bench.test.", "10.0.0.1", ""),
 		"h1.z0.bench.test. 300 IN A 10.0.1.1", regLine(benchOwner, zone, "h1.z0.bench.test.", "10.0.1.1", "")}
 	apex := []string{"z0.bench.test. 3600 IN SOA ns1.z0.bench.test. h.z0.bench.test. 1 10800 3600 604800 3600", "z0.bench.test. 3600 IN NS ns1.z0.bench.test."}
@@ -75,7 +60,7 @@ func TestAuditZone(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := auditZone(zone, zoneRRs(t, tc.lines...), wanted, foreign)
+			got := auditZone(zone, zonedbtest.RRs(t, tc.lines...), wanted, foreign)
 			if got != tc.want {
 				t.Fatalf("auditZone = %+v, want %+v", got, tc.want)
 			}

@@ -221,26 +221,14 @@ func runFaults(ctx context.Context, log logr.Logger, c config) error {
 func runFault(ctx context.Context, log logr.Logger, c config, fc faultConfig, sc faultScenario, i int) faultResult {
 	res := faultResult{Scenario: sc.Name(), Size: fc.size, LoadAvg: loadAvg()}
 	dir := filepath.Join(c.out, "work", fmt.Sprintf("faults-%02d", i))
-	_ = os.RemoveAll(dir)
-	if err := measureFault(ctx, log, c, fc, sc, dir, &res); err != nil {
+	if err := withWorld(ctx, log, c, dir, func(w *world) error { return measureFault(ctx, log, c, fc, sc, w, &res) }); err != nil {
 		res.Error = err.Error()
-		log.Error(err, "fault scenario failed; its work directory is kept", "dir", dir)
-	} else if !c.keep {
-		_ = os.RemoveAll(dir)
 	}
 	return res
 }
 
-func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig, sc faultScenario, dir string, res *faultResult) (err error) {
-	w, err := newWorld(ctx, log, c, dir)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := w.close(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}()
+// measureFault runs one scenario in w and fills res.
+func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig, sc faultScenario, w *world, res *faultResult) (err error) {
 	foreign, err := w.seedForeign(ctx)
 	if err != nil {
 		return err

@@ -65,28 +65,39 @@ type extras struct {
 func runOne(ctx context.Context, log logr.Logger, c config, p runPlan) runResult {
 	res := runResult{Tool: p.Tool, Size: p.Size, Objects: p.Size / zones, Scenario: p.Scenario.Name, Run: p.Run, LoadAvg: loadAvg()}
 	dir := filepath.Join(c.out, "work", fmt.Sprintf("%s-%d-%s-%d", p.Tool, p.Size, strings.ReplaceAll(p.Scenario.Name, "/", "-"), p.Run))
-	_ = os.RemoveAll(dir)
-	err := measure(ctx, log, c, p, dir, &res)
-	if err != nil {
+	if err := withWorld(ctx, log, c, dir, func(w *world) error { return measure(ctx, log, c, p, w, &res) }); err != nil {
 		res.Error = err.Error()
-		log.Error(err, "run failed; its work directory is kept", "dir", dir)
-	} else if !c.keep {
-		_ = os.RemoveAll(dir)
 	}
 	return res
 }
 
-// measure sets up the world, runs the controller and fills res.
-func measure(ctx context.Context, log logr.Logger, c config, p runPlan, dir string, res *runResult) (err error) {
-	w, err := newWorld(ctx, log, c, dir)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := w.close(); cerr != nil && err == nil {
-			err = cerr
+// withWorld runs fn in a fresh world under dir (emptied first) and closes the world after it; an
+// error of fn comes before one of the close. On an error dir is kept for its logs; otherwise it
+// is removed, unless c.keep.
+func withWorld(ctx context.Context, log logr.Logger, c config, dir string, fn func(*world) error) error {
+	_ = os.RemoveAll(dir)
+	err := func() (err error) {
+		w, err := newWorld(ctx, log, c, dir)
+		if err != nil {
+			return err
 		}
+		defer func() {
+			if cerr := w.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
+		return fn(w)
 	}()
+	if err != nil {
+		log.Error(err, "run failed; its work directory is kept", "dir", dir)
+	} else if !c.keep {
+		_ = os.RemoveAll(dir)
+	}
+	return err
+}
+
+// measure runs the controller in w and fills res.
+func measure(ctx context.Context, log logr.Logger, c config, p runPlan, w *world, res *runResult) (err error) {
 	if p.Tool == toolDNSPlane {
 		if err := w.setupDNSPlane(ctx); err != nil {
 			return err
