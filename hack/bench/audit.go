@@ -309,18 +309,14 @@ func (r *reasonWatch) note(items []unstructured.Unstructured) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, it := range items {
-		conds, _, _ := unstructured.NestedSlice(it.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] != "Ready" {
-				continue
-			}
-			reason, _ := m["reason"].(string)
-			if r.seen[reason] == nil {
-				r.seen[reason] = map[string]bool{}
-			}
-			r.seen[reason][it.GetName()] = true
+		_, reason, ok := readyOf(it)
+		if !ok {
+			continue
 		}
+		if r.seen[reason] == nil {
+			r.seen[reason] = map[string]bool{}
+		}
+		r.seen[reason][it.GetName()] = true
 	}
 }
 

@@ -166,15 +166,26 @@ func (w *world) waitZonesReady(ctx context.Context, timeout time.Duration) error
 func countReady(items []unstructured.Unstructured) int {
 	n := 0
 	for _, it := range items {
-		conds, _, _ := unstructured.NestedSlice(it.Object, "status", "conditions")
-		for _, c := range conds {
-			m, _ := c.(map[string]any)
-			if m["type"] == "Ready" && m["status"] == "True" {
-				n++
-			}
+		if status, _, ok := readyOf(it); ok && status == "True" {
+			n++
 		}
 	}
 	return n
+}
+
+// readyOf returns the status ("True", "False", "Unknown") and reason of an object's Ready
+// condition, ok false when it has none.
+func readyOf(u unstructured.Unstructured) (status, reason string, ok bool) {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if m["type"] == "Ready" {
+			status, _ = m["status"].(string)
+			reason, _ = m["reason"].(string)
+			return status, reason, true
+		}
+	}
+	return "", "", false
 }
 
 // waitObjectsReady waits until all n dnsplane DNSEndpoints have Ready=True, listing them every
