@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -219,6 +220,9 @@ func (c *cluster) ctx() context.Context {
 func (c *cluster) create(objs ...client.Object) {
 	c.t.Helper()
 	for _, o := range objs {
+		if sec, ok := o.(*corev1.Secret); ok {
+			scan.AddSecret(sec) // the suite's secret scan watches the suite's API server only
+		}
 		if err := c.client.Create(c.ctx(), o); err != nil {
 			c.t.Fatalf("%s: create %T %s: %v", c.ownerID, o, o.GetName(), err)
 		}

@@ -75,6 +75,9 @@ func endpointObj(ns, name string, eps ...dnsv1.Endpoint) *dnsv1.DNSEndpoint {
 func create(t *testing.T, objs ...client.Object) {
 	t.Helper()
 	for _, o := range objs {
+		if sec, ok := o.(*corev1.Secret); ok {
+			scan.AddSecret(sec) // before the manager can read it: the watch may deliver it later
+		}
 		if err := k8s.Create(ctxT(t), o); err != nil {
 			t.Fatalf("create %s: %v", o.GetName(), err)
 		}

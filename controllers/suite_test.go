@@ -18,10 +18,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/internal/testing/envtest"
+	"github.com/dnsplane/dnsplane/internal/testing/secretscan"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -41,6 +43,11 @@ var (
 	provider  *counting.Provider
 	nsScraper *scraper.Scraper
 	faults    faultInjector
+	// scan is the suite's secret scan: no Secret value a test created may reach the manager's
+	// logs, Events, object status or metrics (TestMain fails otherwise; TestSecretScan_Canary).
+	scan *secretscan.Suite
+	// metricsReg is the manager's metrics registry.
+	metricsReg = prometheus.NewRegistry()
 )
 
 // faultInjector fails the next call at one fault point, once: a simulated crash.
@@ -77,17 +84,27 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.Remove(roots) }()
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel())), logs.zapOption()))
-	return envtest.Run(m, "..", envtest.Options{}, func(cfg *rest.Config) (func(), error) {
+	return envtest.Run(m, "..", envtest.Options{}, func(cfg *rest.Config) (func() error, error) {
 		restCfg = cfg
 		ctx, cancel := context.WithCancel(context.Background())
+		var err error
+		if scan, err = secretscan.StartSuite(ctx, cfg, app.NewScheme()); err != nil {
+			cancel()
+			return nil, err
+		}
+		logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(zapLevel())), logs.zapOption(), scan.ZapOption()))
+		verdict := func() error {
+			defer cancel()
+			return scan.Verdict(metricsReg, ctrlmetrics.Registry)
+		}
 		cfg.QPS, cfg.Burst = 1000, 2000 // as the manager's --kube-api-qps/--kube-api-burst defaults
 		a, err := app.New(ctx, testConfig(cfg, app.Config{
 			OwnerID: ownerID, ZoneDir: mustTemp(), NameServerAddr: netip.MustParseAddr("127.0.0.1"), ScrapeInterval: 2 * time.Second,
-			LocalFaultHook: faults.hook, Registerer: prometheus.NewRegistry(),
+			LocalFaultHook: faults.hook, Registerer: metricsReg,
 		}))
 		if err != nil {
-			return cancel, err
+			cancel()
+			return nil, err
 		}
 		mgr := a.Manager
 		dnsAddr = a.Server.Addr()
@@ -99,7 +116,7 @@ func runSuite(m *testing.M) int {
 			}
 		}()
 		k8s = mgr.GetClient()
-		return cancel, nil
+		return verdict, nil
 	})
 }
 

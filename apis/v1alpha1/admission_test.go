@@ -30,7 +30,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(envtest.Run(m, filepath.Join("..", ".."), envtest.Options{}, func(cfg *rest.Config) (func(), error) {
+	os.Exit(envtest.Run(m, filepath.Join("..", ".."), envtest.Options{}, func(cfg *rest.Config) (func() error, error) {
 		restCfg = cfg
 		var err error
 		k8s, err = client.New(cfg, client.Options{Scheme: scheme.Scheme})

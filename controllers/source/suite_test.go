@@ -21,10 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/envtest"
+	"github.com/dnsplane/dnsplane/internal/testing/secretscan"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -45,13 +47,26 @@ const root = "../.."
 func TestMain(m *testing.M) { os.Exit(runSuite(m)) }
 
 func runSuite(m *testing.M) int {
-	logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2))))
-	return envtest.Run(m, root, envtest.Options{SourceCRDs: true}, func(cfg *rest.Config) (func(), error) {
+	return envtest.Run(m, root, envtest.Options{SourceCRDs: true}, func(cfg *rest.Config) (func() error, error) {
 		restCfg = cfg
 		ctx, cancel := context.WithCancel(context.Background())
-		a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names()}, prometheus.NewRegistry()))
+		// The secret scan (internal/testing/secretscan): no Secret value reaches the manager's
+		// logs, Events, object status or metrics, or the suite fails at its end.
+		scan, err := secretscan.StartSuite(ctx, cfg, app.NewScheme())
 		if err != nil {
-			return cancel, err
+			cancel()
+			return nil, err
+		}
+		logf.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.Level(2)), scan.ZapOption()))
+		reg := prometheus.NewRegistry()
+		verdict := func() error {
+			defer cancel()
+			return scan.Verdict(reg, ctrlmetrics.Registry)
+		}
+		a, err := app.New(ctx, managerConfig(cfg, mustTemp(), source.Config{Sources: source.Names()}, reg))
+		if err != nil {
+			cancel()
+			return nil, err
 		}
 		dnsAddr = a.Server.Addr()
 		go func() {
@@ -61,7 +76,7 @@ func runSuite(m *testing.M) int {
 		}()
 		// The tests read and write the API server directly (no cache lag in what they check).
 		k8s, err = client.New(cfg, client.Options{Scheme: app.NewScheme()})
-		return cancel, err
+		return verdict, err
 	})
 }
 

@@ -108,8 +108,9 @@ func StartWith(t testing.TB, root string, o Options) *Env {
 // Run is the one call of a TestMain whose tests share a control plane: it launches one with o
 // (Launch), calls setup with its configuration, runs the tests, then calls setup's teardown (when
 // not nil) and stops the control plane. It returns m.Run's code for os.Exit, or 1 after printing
-// why to standard error when the control plane or setup fails.
-func Run(m *testing.M, root string, o Options, setup func(cfg *rest.Config) (teardown func(), err error)) int {
+// why to standard error when the control plane or setup fails, or when the tests passed and the
+// teardown returns an error (a suite-wide check, such as the secret scan, failed).
+func Run(m *testing.M, root string, o Options, setup func(cfg *rest.Config) (teardown func() error, err error)) (code int) {
 	e, err := Launch(root, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -122,7 +123,14 @@ func Run(m *testing.M, root string, o Options, setup func(cfg *rest.Config) (tea
 	}()
 	teardown, err := setup(e.Config)
 	if teardown != nil {
-		defer teardown()
+		defer func() {
+			if err := teardown(); err != nil {
+				fmt.Fprintln(os.Stderr, "tear down the suite:", err)
+				if code == 0 {
+					code = 1
+				}
+			}
+		}()
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "set up the suite:", err)

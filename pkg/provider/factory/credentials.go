@@ -11,6 +11,28 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
+// ConfidentialKeys returns the keys of a Secret of type t whose values are secrets proper, or
+// nil for a type that holds none (dnsplane.io/local) or is not a provider's: the PowerDNS API
+// key, the TSIG secret, the AWS secret access key, the Google service-account JSON (its
+// private_key) and the Azure client secret. The manager never writes these to a log, an Event, a
+// status or a metric (docs/reliability.md, "Secrets"); the other keys hold settings and identifiers it may
+// name (an API URL, a host, a TSIG key name, an access key ID, a tenant ID).
+func ConfidentialKeys(t corev1.SecretType) []string {
+	switch t {
+	case TypePDNS:
+		return []string{"PDNS_API_KEY"}
+	case TypeRFC2136:
+		return []string{"RFC2136_TSIG_SECRET"}
+	case TypeAWS:
+		return []string{"AWS_SECRET_ACCESS_KEY"}
+	case TypeGoogle:
+		return []string{"GOOGLE_APPLICATION_CREDENTIALS_JSON"}
+	case TypeAzure:
+		return []string{"AZURE_CLIENT_SECRET"}
+	}
+	return nil
+}
+
 // credentialKeys returns the keys of Secret s that hold its provider's credentials and are set,
 // in the order docs/api.md lists them: what a user edits when the provider rejects them.
 func credentialKeys(s *corev1.Secret) []string {
