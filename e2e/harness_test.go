@@ -139,6 +139,12 @@ func runMain(m *testing.M) (code int) {
 	fmt.Fprintf(os.Stderr, "e2e: test bed ready in %s: %d clusters, PowerDNS dns %s api %s\n",
 		time.Since(start).Round(100*time.Millisecond), len(e.clusters), e.pdns.DNSAddr, e.pdns.APIURL)
 	code = m.Run()
+	if err := e.secretScan(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
 	if err := e.teardown(); err != nil {
 		fmt.Fprintf(os.Stderr, "e2e teardown: %v\n", err)
 		if code == 0 {
@@ -272,6 +278,8 @@ func (e *env) startLocalClusters(n int) error {
 			"--soa-poll-interval=2s",
 			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metrics),
 			"--health-probe-bind-address=" + c.probeAddr,
+			// Debug logs: the secret scan (secretScan) reads them.
+			"--zap-log-level=debug",
 		}
 		// E2E_MANAGER_ARGS adds flags to every manager, e.g. "--zap-log-level=debug".
 		c.args = append(c.args, strings.Fields(os.Getenv("E2E_MANAGER_ARGS"))...)
