@@ -183,6 +183,14 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	} else {
 		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
 		if err != nil {
+			// The provider refuses a zone of this name that is not ours: when another
+			// namespace's DNSZone holds it, say which (sharingRule), not only the provider's
+			// words about caller references.
+			if errors.Is(err, provider.ErrZoneConflict) {
+				if v := judge(self, others, true); v.reason != "" {
+					return r.refuse(z, v)
+				}
+			}
 			return r.providerFailed(z, err)
 		}
 		// The hosted zone is known now: another namespace's DNSZone may hold it.

@@ -163,7 +163,9 @@ type readyInput struct {
 }
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
-// weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound, else ProviderError);
+// weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound or
+// DelegationNotAllowed, the zone of another namespace that does not allow this one, else
+// ProviderError);
 // the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
 // is down by the health checks (NoHealthyTargets); this cluster is isolated (Isolated, True); a
 // peer failed (PeerErrors); else Published. Pure.
@@ -174,8 +176,8 @@ func readyCondition(in readyInput) (bool, string, string) {
 		return false, dnsv1.ReasonNotCapable, "strategy weighted needs weighted routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
 	case ep != nil && ep.Status != metav1.ConditionTrue && ep.Reason != dnsv1.ReasonPublished:
 		reason := dnsv1.ReasonProviderError
-		if ep.Reason == dnsv1.ReasonZoneNotFound {
-			reason = dnsv1.ReasonZoneNotFound
+		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed {
+			reason = ep.Reason
 		}
 		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)
 	case in.Missing != "":

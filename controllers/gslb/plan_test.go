@@ -138,6 +138,10 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 	}{
 		{"not capable", readyInput{ZoneName: "z", EndpointReady: failed}, false, dnsv1.ReasonNotCapable, "provider of DNSZone z"},
 		{"endpoint zone not found", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: failed}, false, dnsv1.ReasonZoneNotFound, "DNSEndpoint app-gslb: ZoneNotFound: gone"},
+		{"endpoint refused by another namespace's zone", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonDelegationNotAllowed, Message: "not published"}},
+			false, dnsv1.ReasonDelegationNotAllowed, "DNSEndpoint app-gslb: DelegationNotAllowed: not published"},
+		{"endpoint failed otherwise", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonOwnershipConflict, Message: "held"}},
+			false, dnsv1.ReasonProviderError, "DNSEndpoint app-gslb: OwnershipConflict: held"},
 		{"endpoint other failure", readyInput{Capable: true, EndpointReady: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "Throttled"}}, false, dnsv1.ReasonProviderError, ": Throttled: "},
 		{"endpoint pending Published is not a failure", readyInput{Capable: true, AnyTargets: true, Hosts: 1, EndpointReady: &metav1.Condition{Status: metav1.ConditionFalse, Reason: dnsv1.ReasonPublished}}, true, dnsv1.ReasonPublished, "1 hosts published"},
 		{"missing, peers still serve", readyInput{Capable: true, Missing: "Service apps/web does not exist", AnyTargets: true}, false, dnsv1.ReasonResourceNotFound, "this cluster serves no targets; peers' targets are still published"},

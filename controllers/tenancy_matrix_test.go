@@ -1,0 +1,209 @@
+package controllers_test
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+)
+
+// axfrAt transfers zone from the DNS server at addr and returns every record, the SOA with its
+// serial included, as text in transfer order.
+func axfrAt(t *testing.T, addr, zone string) []string {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetAxfr(dns.Fqdn(zone))
+	env, err := (&dns.Transfer{}).In(m, addr)
+	if err != nil {
+		t.Fatalf("AXFR %s: %v", zone, err)
+	}
+	var out []string
+	for e := range env {
+		if e.Error != nil {
+			t.Fatalf("AXFR %s: %v", zone, e.Error)
+		}
+		for _, rr := range e.RR {
+			out = append(out, rr.String())
+		}
+	}
+	return out
+}
+
+// TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone is issue 29's item 4 as one test: every
+// kind that publishes, created in namespace B and aimed at the zone of namespace A's DNSZone
+// (which allows no other namespace), is refused with a condition, and A's zone does not change
+// by one record or one SOA serial while B's objects are created, changed and deleted. Then: B's
+// own DNSZone for A's zone name is a ZoneConflict that names A, and B's DNSZone naming a Secret
+// that only A holds (providerRef has no namespace; one given anyway is pruned by the API server)
+// is ProviderNotFound for B's namespace, never a use of A's Secret.
+func TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone(t *testing.T) {
+	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{
+		DNSAddr: "127.0.0.1:0", GeoTag: "eu", GslbInterval: time.Second, PeerTimeout: 500 * time.Millisecond,
+	})
+	const nsA, nsB, zone = "tenant-a", "apps", "owned.test" // loadBalancedApp's Service is in "apps"
+	for _, ns := range []string{nsA, nsB} {
+		c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: factory.TypeLocal})
+	}
+	c.create(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: nsA, Name: "a-only"}, Type: factory.TypeLocal})
+	a := zoneObj(nsA, "owned", zone, nil)
+	aNames := endpointObj(nsA, "names",
+		dnsv1.Endpoint{DNSName: "app." + zone, RecordType: "A", Targets: dnsv1.Targets{"198.51.100.1"}},
+		dnsv1.Endpoint{DNSName: "txt." + zone, RecordType: "TXT", Targets: dnsv1.Targets{"held by A"}})
+	c.create(a, aNames)
+	c.waitCondition(a, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	c.waitCondition(aNames, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 30*time.Second)
+	before := axfrAt(t, c.dnsAddr, zone)
+	unchanged := func(when string) {
+		t.Helper()
+		if got := axfrAt(t, c.dnsAddr, zone); !slices.Equal(got, before) {
+			t.Fatalf("%s: A's zone changed:\nbefore %q\nafter  %q", when, before, got)
+		}
+	}
+
+	// Namespace B aims every publishing kind at A's zone.
+	refA := &dnsv1.ZoneReference{Name: "owned", Namespace: nsA}
+	overwrite := dnsv1.Endpoint{DNSName: "app." + zone, RecordType: "A", Targets: dnsv1.Targets{"203.0.113.1"}}
+	added := dnsv1.Endpoint{DNSName: "new." + zone, RecordType: "A", Targets: dnsv1.Targets{"203.0.113.2"}}
+	byRef := endpointObj(nsB, "by-ref", overwrite, added)
+	byRef.Spec.ZoneRef = refA
+	bySuffix := endpointObj(nsB, "by-suffix", overwrite, added) // no zoneRef: B holds no zone for it
+	record := &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "record"},
+		Spec: dnsv1.DNSRecordSpec{RootHost: "app." + zone, PublishingSpec: dnsv1.PublishingSpec{ZoneRef: refA, Endpoints: []dnsv1.Endpoint{overwrite}}}}
+	c.loadBalancedApp(t, "203.0.113.9")
+	gslbObj := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "app"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app." + zone, "gslb." + zone},
+		ZoneRef: *refA, Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}}
+	c.create(byRef, bySuffix, record, gslbObj)
+
+	refused := func(obj client.Object, says string) string {
+		t.Helper()
+		var got string
+		eventually(t, 30*time.Second, fmt.Sprintf("%T %s refused", obj, obj.GetName()), func() error {
+			cond, err := conditions.Get(c.ctx(), c.client, obj, dnsv1.ConditionReady)
+			if err != nil {
+				return err
+			}
+			if cond.Status == metav1.ConditionTrue || !strings.Contains(cond.Message, says) {
+				return fmt.Errorf("Ready %s %s: %q", cond.Status, cond.Reason, cond.Message)
+			}
+			got = cond.Reason + ": " + cond.Message
+			return nil
+		})
+		return got
+	}
+	t.Logf("DNSEndpoint by zoneRef: %s", refused(byRef, "app."+zone))
+	c.waitCondition(byRef, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed, 30*time.Second)
+	t.Logf("DNSEndpoint by suffix: %s", refused(bySuffix, "app."+zone))
+	t.Logf("DNSRecord: %s", refused(record, "app."+zone))
+	c.waitCondition(record, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed, 30*time.Second)
+	t.Logf("Gslb: %s", refused(gslbObj, "app."+zone))
+	c.waitCondition(gslbObj, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed, 30*time.Second)
+	unchanged("B's DNSEndpoints, DNSRecord and Gslb refused")
+	if got := served(t, c.dnsAddr, "app."+zone); !slices.Equal(got, []string{"198.51.100.1"}) {
+		t.Fatalf("app.%s answered %v, want A's 198.51.100.1", zone, got)
+	}
+
+	// B changes its objects, then deletes them: still nothing in A's zone.
+	for _, ep := range []*dnsv1.DNSEndpoint{byRef, bySuffix} {
+		updateIn(t, c.client, ep, func() { ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"203.0.113.3"} })
+	}
+	updateIn(t, c.client, record, func() { record.Spec.Endpoints[0].Targets = dnsv1.Targets{"203.0.113.3"} })
+	current := conditions.Want{Status: metav1.ConditionFalse, Reason: dnsv1.ReasonDelegationNotAllowed, Current: true}
+	conditions.Wait(t, c.client, byRef, dnsv1.ConditionReady, current, 30*time.Second)
+	conditions.Wait(t, c.client, record, dnsv1.ConditionReady, current, 30*time.Second)
+	unchanged("B's objects changed")
+	for _, o := range []client.Object{byRef, bySuffix, record, gslbObj} {
+		if err := c.client.Delete(c.ctx(), o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, o := range []client.Object{byRef, bySuffix, record, gslbObj} {
+		goneIn(t, c.client, o)
+	}
+	unchanged("B's objects deleted")
+
+	// Two DNSZones, one zone name: B's is a ZoneConflict that names A's, and A's zone stays.
+	twin := zoneObj(nsB, "owned", zone, nil)
+	c.create(twin)
+	cond := c.waitCondition(twin, dnsv1.ConditionZoneAvailable, metav1.ConditionFalse, dnsv1.ReasonZoneConflict, 30*time.Second)
+	if !strings.Contains(cond.Message, nsA+"/owned") {
+		t.Fatalf("ZoneConflict message %q does not name %s/owned", cond.Message, nsA)
+	}
+	if err := c.client.Delete(c.ctx(), twin); err != nil {
+		t.Fatal(err)
+	}
+	goneIn(t, c.client, twin)
+	unchanged("B's DNSZone for the same name created and deleted")
+	c.waitCondition(a, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+
+	// A Secret of A's, named by B: providerRef has no namespace field, and one sent anyway is
+	// pruned, so B's DNSZone looks in B and finds nothing.
+	steal := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": dnsv1.GroupVersion.String(), "kind": "DNSZone",
+		"metadata": map[string]any{"namespace": nsB, "name": "steal"},
+		"spec":     map[string]any{"zone": "steal.test", "providerRef": map[string]any{"name": "a-only", "namespace": nsA}},
+	}}
+	if err := c.client.Create(c.ctx(), steal); err != nil {
+		t.Fatal(err)
+	}
+	stored := &unstructured.Unstructured{}
+	stored.SetGroupVersionKind(steal.GroupVersionKind())
+	if err := c.client.Get(c.ctx(), client.ObjectKey{Namespace: nsB, Name: "steal"}, stored); err != nil {
+		t.Fatal(err)
+	}
+	if ref, _, _ := unstructured.NestedMap(stored.Object, "spec", "providerRef"); len(ref) != 1 || ref["name"] != "a-only" {
+		t.Fatalf("stored providerRef %v, want only the name", ref)
+	}
+	stealZone := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: nsB, Name: "steal"}}
+	cond = c.waitCondition(stealZone, dnsv1.ConditionZoneAvailable, metav1.ConditionFalse, dnsv1.ReasonProviderNotFound, 30*time.Second)
+	if !strings.Contains(cond.Message, "secret "+nsB+"/a-only does not exist") {
+		t.Fatalf("ProviderNotFound message %q does not name the Secret %s/a-only", cond.Message, nsB)
+	}
+	q := new(dns.Msg)
+	q.SetQuestion("steal.test.", dns.TypeSOA)
+	if r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(q, c.dnsAddr); err != nil || len(r.Answer) != 0 {
+		t.Fatalf("steal.test has a zone: %v %v", r, err)
+	}
+	unchanged("the end")
+}
+
+// updateIn re-reads obj through cl and applies mutate until the update does not conflict.
+func updateIn(t *testing.T, cl client.Client, obj client.Object, mutate func()) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+		if err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		mutate()
+		return cl.Update(ctxT(t), obj)
+	})
+	if err != nil {
+		t.Fatalf("update %s: %v", obj.GetName(), err)
+	}
+}
+
+// goneIn waits until obj is no longer in cl's API server (its finalizers done).
+func goneIn(t *testing.T, cl client.Client, obj client.Object) {
+	t.Helper()
+	eventually(t, 30*time.Second, obj.GetName()+" deleted", func() error {
+		err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj)
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("still there (finalizers %v, err %v)", obj.GetFinalizers(), err)
+	})
+}
