@@ -99,8 +99,9 @@ type Server struct {
 	changes   map[string]int // change id -> GetChange calls so far
 	seq       int
 	throttle  int
-	every     int // ThrottleEvery's n; 0 = off
-	served    int // requests seen while ThrottleEvery is on
+	every     int       // ThrottleEvery's n; 0 = off
+	until     time.Time // ThrottleUntil's end; zero = off
+	served    int       // requests seen while ThrottleEvery is on
 	counts    map[string]int
 	lastBatch []int
 }
@@ -270,6 +271,10 @@ func (s *Server) Throttle(n int) { s.mu.Lock(); s.throttle = n; s.mu.Unlock() }
 // 0 turns it off.
 func (s *Server) ThrottleEvery(n int) { s.mu.Lock(); s.every, s.served = n, 0; s.mu.Unlock() }
 
+// ThrottleUntil makes every request fail with 400 Throttling until end (a throttle that lasts,
+// as when an account's whole request quota is spent by another tool).
+func (s *Server) ThrottleUntil(end time.Time) { s.mu.Lock(); s.until = end; s.mu.Unlock() }
+
 // Count returns how many requests of an operation ("ChangeResourceRecordSets",
 // "ListResourceRecordSets", ...) were served, throttled ones included.
 func (s *Server) Count(op string) int { s.mu.Lock(); defer s.mu.Unlock(); return s.counts[op] }
@@ -357,7 +362,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	if s.every > 0 {
 		s.served++
 	}
-	if s.throttle > 0 || (s.every > 0 && s.served%s.every == 0) {
+	if s.throttle > 0 || (s.every > 0 && s.served%s.every == 0) || time.Now().Before(s.until) {
 		if s.throttle > 0 {
 			s.throttle--
 		}
