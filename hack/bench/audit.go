@@ -147,17 +147,18 @@ func rrsetTexts(rrs []dns.RR, keep func(name string, rrs []dns.RR) bool) map[str
 	return out
 }
 
-// audit reads every zone by AXFR and compares it with objects' wanted records (generation 0)
-// and the foreign snapshot.
-func (w *world) audit(ctx context.Context, objects int, foreign foreignSnapshot) (audit, error) {
+// audit reads every zone by AXFR and compares it with objects' wanted records (the first
+// changed at generation 1, the others at generation 0: wantChanged) and the foreign snapshot.
+func (w *world) audit(ctx context.Context, objects, changed int, foreign foreignSnapshot) (audit, error) {
 	a := audit{Wanted: objects * zones}
+	wanted := wantChanged(objects, changed)
 	for j := range zones {
 		zone := zoneName(j) + "."
 		rrs, err := axfr(ctx, w.pdns.dnsAddr, zone)
 		if err != nil {
 			return a, err
 		}
-		za := auditZone(zone, rrs, want(0, objects, 0)[zone], foreign[zone])
+		za := auditZone(zone, rrs, wanted[zone], foreign[zone])
 		a.Present += za.Present
 		a.Duplicated += za.Duplicated
 		a.Orphaned += za.Orphaned

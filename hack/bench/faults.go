@@ -34,8 +34,9 @@ import (
 //	FAULT_SIZE     endpoints (default 10000, a multiple of 10)
 //	FAULT_RATES    comma list of percents (default 10,30,50)
 //	FAULT_KINDS    comma list of faultproxy kinds, or "mixed" (every kind drawn uniformly);
-//	               default: every kind, one row each
-//	FAULT_EVENTS   comma list of pdns-restart, sigkill (default both); "none" for none
+//	               default: every kind, one row each; "none" for no rate rows (events only)
+//	FAULT_EVENTS   comma list of events (default all): pdns-restart, sigkill, apiserver-restart,
+//	               etcd-restart, apiserver-restart-change, etcd-restart-change; "none" for none
 //	FAULT_TIMEOUT  one scenario's bound (default 30m): a hang deadline, not a figure
 //	FAULTS_DOC=0   do not write the table into docs/reliability.md
 
@@ -45,8 +46,11 @@ type faultScenario struct {
 	Kinds []faultproxy.Kind
 	Rate  int
 	// Event is "pdns-restart" (PowerDNS stopped and started again, on its ports and database,
-	// as a PATCH goes to it) or "sigkill" (the manager SIGKILLed and started again three times,
-	// as PATCHes go out): see fire.
+	// as a PATCH goes to it), "sigkill" (the manager SIGKILLed and started again three times,
+	// as PATCHes go out), "apiserver-restart" or "etcd-restart" (kube-apiserver, or etcd under
+	// it, stopped and started again as a PATCH goes out), all during the first sync; or
+	// "apiserver-restart-change" or "etcd-restart-change", the same during a 1% change after
+	// the first sync converged: see fire.
 	Event string
 }
 
@@ -57,6 +61,14 @@ func (s faultScenario) Name() string {
 		return "PowerDNS restarted mid-batch"
 	case "sigkill":
 		return "manager SIGKILLed ×3 in one sync"
+	case "apiserver-restart":
+		return "kube-apiserver restarted mid-sync"
+	case "etcd-restart":
+		return "etcd restarted mid-sync"
+	case "apiserver-restart-change":
+		return "kube-apiserver restarted during a 1% change"
+	case "etcd-restart-change":
+		return "etcd restarted during a 1% change"
 	}
 	kind := "mixed"
 	if len(s.Kinds) == 1 {
@@ -78,16 +90,23 @@ type faultResult struct {
 	ByFault   map[string]int `json:"byFault"`
 	Forwarded uint64         `json:"forwarded"`
 	PowerDNS  calls          `json:"powerDNS"`
-	// RequestsPerRecord is Requests over the records wanted.
+	// Changed is the records a change event changed (0 for a first-sync row).
+	Changed int `json:"changed,omitempty"`
+	// RequestsPerRecord is Requests over the records wanted, or over Changed for a change
+	// event (whose Requests, Faulted, Forwarded and PowerDNS count the change alone).
 	RequestsPerRecord float64 `json:"requestsPerRecord"`
-	// ConvergeSeconds: the manager's start to every record served and audited exact (then every
-	// object's Ready=True is awaited too, outside this figure).
+	// ConvergeSeconds: the manager's start (or a change event's first patch) to every record
+	// served and audited exact (then every object's Ready=True is awaited too, outside this
+	// figure).
 	ConvergeSeconds float64 `json:"convergeSeconds"`
 	// Conditions: the DNSEndpoints' Ready reasons seen while converging (polled every 2 s),
 	// with how many objects showed each at least once.
 	Conditions map[string]int `json:"conditionsSeen"`
 	Error      string         `json:"error,omitempty"`
 }
+
+// faultEvents are the events of faultScenario.Event, in the table's order.
+var faultEvents = []string{"pdns-restart", "sigkill", "apiserver-restart", "etcd-restart", "apiserver-restart-change", "etcd-restart-change"}
 
 type faultConfig struct {
 	size    int
@@ -98,7 +117,7 @@ type faultConfig struct {
 }
 
 func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
-	fc := faultConfig{size: 10000, rates: []int{10, 30, 50}, events: []string{"pdns-restart", "sigkill"}, timeout: 30 * time.Minute}
+	fc := faultConfig{size: 10000, rates: []int{10, 30, 50}, events: faultEvents, timeout: 30 * time.Minute}
 	var errs []error
 	if v := getenv("FAULT_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -124,13 +143,16 @@ func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
 		fc.kinds = nil
 		for f := range strings.SplitSeq(v, ",") {
 			f = strings.TrimSpace(f)
+			if f == "none" {
+				continue
+			}
 			if f == "mixed" {
 				fc.kinds = append(fc.kinds, faultproxy.Faults())
 				continue
 			}
 			i := slices.IndexFunc(faultproxy.Faults(), func(k faultproxy.Kind) bool { return k.String() == f })
 			if i < 0 {
-				errs = append(errs, fmt.Errorf("FAULT_KINDS %q: unknown kind %q (want mixed or one of %v)", v, f, faultproxy.Faults()))
+				errs = append(errs, fmt.Errorf("FAULT_KINDS %q: unknown kind %q (want none, mixed or some of %v)", v, f, faultproxy.Faults()))
 				continue
 			}
 			fc.kinds = append(fc.kinds, []faultproxy.Kind{faultproxy.Faults()[i]})
@@ -141,10 +163,12 @@ func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
 		for f := range strings.SplitSeq(v, ",") {
 			switch f = strings.TrimSpace(f); f {
 			case "none":
-			case "pdns-restart", "sigkill":
-				fc.events = append(fc.events, f)
 			default:
-				errs = append(errs, fmt.Errorf("FAULT_EVENTS %q: unknown event %q (want pdns-restart, sigkill or none)", v, f))
+				if !slices.Contains(faultEvents, f) {
+					errs = append(errs, fmt.Errorf("FAULT_EVENTS %q: unknown event %q (want none or some of %s)", v, f, strings.Join(faultEvents, ", ")))
+					continue
+				}
+				fc.events = append(fc.events, f)
 			}
 		}
 	}
@@ -265,52 +289,84 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 	seen := newReasonWatch()
 	go seen.run(sctx, w)
 
-	if sc.Event != "" {
-		if ctl, err = w.fire(sctx, log, c, sc.Event, pw, ctl); err != nil {
+	change := strings.HasSuffix(sc.Event, "-change")
+	if sc.Event != "" && !change {
+		if ctl, err = w.fire(sctx, log, c, sc.Event, pw, ctl, 0); err != nil {
 			return err
 		}
 	}
 	// Liveness only: the fault may not be judged by the RSS guard of the bench.
 	ck := checker{addr: w.pdns.dnsAddr, interval: 100 * time.Millisecond, guard: ctl.alive}
-	if _, missing, err := ck.waitServed(sctx, want(0, objects, 0)); err != nil {
-		res.Missing = missing
-		return fmt.Errorf("not converged: %d of %d records not served: %w", missing, fc.size, err)
-	}
-	// Served is not the end: the registry must be exact too (a write whose reply was lost may
-	// leave a record without its owner TXT until the writer re-reads). Audit until exact or the
-	// bound, every 2 s.
-	for {
-		a, err := w.audit(sctx, objects, foreign)
-		if err == nil {
-			res.audit = a
-			if a.exact() {
-				break
-			}
-		}
-		select {
-		case <-sctx.Done():
-			return fmt.Errorf("served, but the audit never came out exact: %+v (%v)", res.audit, sctx.Err())
-		case <-time.After(2 * time.Second):
-		}
+	if err := w.converge(sctx, ck, objects, 0, foreign, res); err != nil {
+		return err
 	}
 	res.ConvergeSeconds = time.Since(start).Seconds()
 	// The figures end with every object's Ready=True too (after its status write).
 	if _, err := w.waitObjectsReady(sctx, objects); err != nil {
 		return err
 	}
+	cntBefore := faultproxy.Counts{ByKind: map[faultproxy.Kind]uint64{}}
+	records := res.Wanted
+	if change {
+		// The 1% change: the first sync is done; the event fires as the change's first PATCH
+		// goes out, and the figures count the change alone.
+		changed := max(1, objects/100)
+		cntBefore, pdnsBefore, start = fp.Counts(), w.proxy.snapshot(), time.Now()
+		first := pw.count() + 1
+		if err := w.changeObjects(sctx, toolDNSPlane, changed); err != nil {
+			return err
+		}
+		if ctl, err = w.fire(sctx, log, c, strings.TrimSuffix(sc.Event, "-change"), pw, ctl, first); err != nil {
+			return err
+		}
+		ck.guard = ctl.alive
+		if err := w.converge(sctx, ck, objects, changed, foreign, res); err != nil {
+			return err
+		}
+		res.ConvergeSeconds = time.Since(start).Seconds()
+		res.Changed = changed * zones
+		records = res.Changed
+		if err := w.waitObjectsCurrent(sctx, changed); err != nil {
+			return err
+		}
+	}
 	cancel()
 	res.Conditions = seen.wait()
 	cnt := fp.Counts()
-	res.Requests, res.Faulted, res.Forwarded = cnt.Requests, cnt.Faulted(), cnt.Forwarded
+	res.Requests, res.Faulted, res.Forwarded = cnt.Requests-cntBefore.Requests, cnt.Faulted()-cntBefore.Faulted(), cnt.Forwarded-cntBefore.Forwarded
 	res.ByFault = map[string]int{}
 	for k, n := range cnt.ByKind {
-		if k != faultproxy.Pass {
-			res.ByFault[k.String()] = int(n)
+		if d := n - cntBefore.ByKind[k]; k != faultproxy.Pass && d > 0 {
+			res.ByFault[k.String()] = int(d)
 		}
 	}
 	res.PowerDNS = callsBetween(pdnsBefore, w.proxy.snapshot())
-	res.RequestsPerRecord = float64(res.Requests) / float64(res.Wanted)
+	res.RequestsPerRecord = float64(res.Requests) / float64(records)
 	return nil
+}
+
+// converge waits until every record of objects (the first changed of them at generation 1) is
+// served, then audits every zone until the audit is exact (a write whose reply was lost may
+// leave a record without its owner TXT until the writer re-reads), every 2 s, into res.
+func (w *world) converge(ctx context.Context, ck checker, objects, changed int, foreign foreignSnapshot, res *faultResult) error {
+	if _, missing, err := ck.waitServed(ctx, wantChanged(objects, changed)); err != nil {
+		res.Missing = missing
+		return fmt.Errorf("not converged: %d of %d records not served: %w", missing, objects*zones, err)
+	}
+	for {
+		a, err := w.audit(ctx, objects, changed, foreign)
+		if err == nil {
+			res.audit = a
+			if a.exact() {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("served, but the audit never came out exact: %+v (%v)", res.audit, ctx.Err())
+		case <-time.After(2 * time.Second):
+		}
+	}
 }
 
 // patchWatch counts the PATCHes (record writes) dnsplane sends, through the fault proxy's
@@ -337,6 +393,13 @@ func (pw *patchWatch) policy(r faultproxy.Request) faultproxy.Kind {
 	return faultproxy.Pass
 }
 
+// count is the PATCHes sent so far.
+func (pw *patchWatch) count() int {
+	pw.mu.Lock()
+	defer pw.mu.Unlock()
+	return pw.n
+}
+
 // wait waits until the nth PATCH (from 1) was sent, or fallback passed (a sync that needs
 // fewer writes), or ctx ended. It reports whether the PATCH came.
 func (pw *patchWatch) wait(ctx context.Context, n int, fallback time.Duration) (bool, error) {
@@ -361,15 +424,22 @@ func (pw *patchWatch) wait(ctx context.Context, n int, fallback time.Duration) (
 	}
 }
 
-// fire runs an event while the first sync goes on, keyed on the PATCHes dnsplane sends (pw),
-// and returns the manager that runs after it:
-//   - pdns-restart: PowerDNS is restarted as the 3rd PATCH goes to it;
+// fire runs an event while a sync goes on, keyed on the PATCHes dnsplane sends (pw), and
+// returns the manager that runs after it. first is the PATCH a single event fires at: 0 means
+// the first sync's 3rd.
+//   - pdns-restart: PowerDNS is restarted as that PATCH goes to it;
+//   - apiserver-restart, etcd-restart: kube-apiserver, or etcd under it, is stopped as that
+//     PATCH goes out and started again (internal/testing's envtest keeps its ports, data and
+//     certificates: restartAPIServer, restartEtcd);
 //   - sigkill: the manager is SIGKILLed as the 2nd, 4th and 6th PATCH go out, and started again
 //     each time.
 //
 // An event whose PATCH does not come within a minute (the sync needed fewer writes) fires then,
 // and the log says so.
-func (w *world) fire(ctx context.Context, log logr.Logger, c config, event string, pw *patchWatch, ctl *controller) (*controller, error) {
+func (w *world) fire(ctx context.Context, log logr.Logger, c config, event string, pw *patchWatch, ctl *controller, first int) (*controller, error) {
+	if first == 0 {
+		first = 3
+	}
 	at := func(n int) error {
 		came, err := pw.wait(ctx, n, time.Minute)
 		if err != nil {
@@ -380,15 +450,12 @@ func (w *world) fire(ctx context.Context, log logr.Logger, c config, event strin
 		}
 		return nil
 	}
+	restart := map[string]func() error{
+		"pdns-restart":      func() error { return w.pdnsProc.Restart(ctx) },
+		"apiserver-restart": w.restartAPIServer,
+		"etcd-restart":      w.restartEtcd,
+	}
 	switch event {
-	case "pdns-restart":
-		if err := at(3); err != nil {
-			return ctl, err
-		}
-		log.Info("restarting PowerDNS mid-batch")
-		if err := w.pdnsProc.Restart(ctx); err != nil {
-			return ctl, err
-		}
 	case "sigkill":
 		for _, n := range []int{2, 4, 6} {
 			if err := at(n); err != nil {
@@ -404,6 +471,19 @@ func (w *world) fire(ctx context.Context, log logr.Logger, c config, event strin
 			}
 			ctl = next
 		}
+	default:
+		fn, ok := restart[event]
+		if !ok {
+			return ctl, fmt.Errorf("unknown event %q", event)
+		}
+		if err := at(first); err != nil {
+			return ctl, err
+		}
+		began := time.Now()
+		if err := fn(); err != nil {
+			return ctl, err
+		}
+		log.Info("restarted mid-batch", "event", event, "patch", first, "down", time.Since(began).Round(time.Millisecond))
 	}
 	return ctl, nil
 }

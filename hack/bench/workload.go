@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -72,6 +73,16 @@ func want(from, to, gen int) map[string]map[string]string {
 			m[hostName(i, j)+"."] = target(i, j, gen)
 		}
 		out[zoneName(j)+"."] = m
+	}
+	return out
+}
+
+// wantChanged is want for objects [0, objects) whose first changed objects are at generation 1
+// (changeObjects) and the others at generation 0.
+func wantChanged(objects, changed int) map[string]map[string]string {
+	out := want(changed, objects, 0)
+	for zone, m := range want(0, changed, 1) {
+		maps.Copy(out[zone], m)
 	}
 	return out
 }
@@ -158,6 +169,37 @@ func (w *world) waitZonesReady(ctx context.Context, timeout time.Duration) error
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(time.Second):
+		}
+	}
+}
+
+// waitObjectsCurrent waits until DNSEndpoints app0 to app<changed-1> have Ready=True written
+// for their current generation, listing them every 500 ms.
+func (w *world) waitObjectsCurrent(ctx context.Context, changed int) error {
+	res := w.dyn.Resource(endpointsGVR(toolDNSPlane)).Namespace(benchNamespace)
+	for {
+		list, err := res.List(ctx, metav1.ListOptions{})
+		current := 0
+		if err == nil {
+			for _, it := range list.Items {
+				var i int
+				if _, serr := fmt.Sscanf(it.GetName(), "app%d", &i); serr != nil || i >= changed {
+					continue
+				}
+				status, _, ok := readyOf(it)
+				gen, _, _ := unstructured.NestedInt64(it.Object, "status", "observedGeneration")
+				if ok && status == "True" && gen == it.GetGeneration() {
+					current++
+				}
+			}
+		}
+		if current == changed {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("changed DNSEndpoints: %d of %d Ready for their generation: %w", current, changed, ctx.Err())
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
 }

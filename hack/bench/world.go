@@ -94,6 +94,19 @@ func (w *world) startControlPlane(c config) error {
 	w.env = &envtest.Environment{CRDDirectoryPaths: paths, ErrorIfCRDPathMissing: true, BinaryAssetsDirectory: c.bin,
 		// Generous: on a loaded 2-core machine kube-apiserver may take more than envtest's 20 s.
 		ControlPlaneStartTimeout: 2 * time.Minute, ControlPlaneStopTimeout: time.Minute}
+	// Directories of our own, so that etcd's data and kube-apiserver's serving certificate
+	// survive a restart (restartAPIServer, restartEtcd); envtest removes only the directories it
+	// made itself. Both keep their ports across a restart.
+	apiDir, etcdDir := filepath.Join(w.dir, "kube-apiserver"), filepath.Join(w.dir, "etcd")
+	for _, d := range []string{apiDir, etcdDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	// A graceful stop of kube-apiserver waits for its watches to end: minutes on a loaded
+	// machine, so its bound is generous (a hang deadline, not a figure).
+	w.env.ControlPlane.APIServer = &envtest.APIServer{CertDir: apiDir, StartTimeout: 2 * time.Minute, StopTimeout: 3 * time.Minute}
+	w.env.ControlPlane.Etcd = &envtest.Etcd{DataDir: etcdDir, StartTimeout: 2 * time.Minute, StopTimeout: time.Minute}
 	if _, err := w.env.Start(); err != nil {
 		return fmt.Errorf("start control plane (etcd, kube-apiserver from %s): %w", c.bin, err)
 	}
@@ -119,6 +132,32 @@ func (w *world) startControlPlane(c config) error {
 	w.rest.QPS, w.rest.Burst = 5000, 5000 // the driver's own client is never the bottleneck
 	if w.dyn, err = dynamic.NewForConfig(w.rest); err != nil {
 		return fmt.Errorf("dynamic client: %w", err)
+	}
+	return nil
+}
+
+// restartAPIServer stops kube-apiserver (SIGTERM) and starts it again on its port, with its
+// certificates, against the same etcd; it returns once /healthz answers again.
+func (w *world) restartAPIServer() error {
+	as := w.env.ControlPlane.APIServer
+	if err := as.Stop(); err != nil {
+		return fmt.Errorf("stop kube-apiserver: %w", err)
+	}
+	if err := as.Start(); err != nil {
+		return fmt.Errorf("start kube-apiserver again: %w", err)
+	}
+	return nil
+}
+
+// restartEtcd stops etcd (SIGTERM) under the running kube-apiserver and starts it again on its
+// client port and data directory; it returns once etcd answers again.
+func (w *world) restartEtcd() error {
+	e := w.env.ControlPlane.Etcd
+	if err := e.Stop(); err != nil {
+		return fmt.Errorf("stop etcd: %w", err)
+	}
+	if err := e.Start(); err != nil {
+		return fmt.Errorf("start etcd again: %w", err)
 	}
 	return nil
 }
