@@ -13,6 +13,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -136,10 +140,14 @@ func (w *world) startControlPlane(c config) error {
 	return nil
 }
 
-// restartAPIServer stops kube-apiserver (SIGTERM) and starts it again on its port, with its
-// certificates, against the same etcd; it returns once /healthz answers again.
+// restartAPIServer kills kube-apiserver (SIGKILL: a graceful stop waits for the manager's
+// watches and outlasted a minute here) and starts it again on its port, with its certificates,
+// against the same etcd; it returns once /healthz answers again.
 func (w *world) restartAPIServer() error {
 	as := w.env.ControlPlane.APIServer
+	if err := killByArg("--cert-dir=" + as.CertDir); err != nil {
+		return fmt.Errorf("kill kube-apiserver: %w", err)
+	}
 	if err := as.Stop(); err != nil {
 		return fmt.Errorf("stop kube-apiserver: %w", err)
 	}
@@ -147,6 +155,30 @@ func (w *world) restartAPIServer() error {
 		return fmt.Errorf("start kube-apiserver again: %w", err)
 	}
 	return nil
+}
+
+// killByArg SIGKILLs the one process of this user whose command line holds arg, as an argument
+// of its own. It fails when there is none, or more than one.
+func killByArg(arg string) error {
+	dirs, err := filepath.Glob("/proc/[0-9]*")
+	if err != nil {
+		return err
+	}
+	var pids []int
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err != nil || !slices.Contains(strings.Split(string(b), "\x00"), arg) {
+			continue
+		}
+		pid, err := strconv.Atoi(filepath.Base(d))
+		if err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	if len(pids) != 1 {
+		return fmt.Errorf("%d processes hold the argument %s, want 1", len(pids), arg)
+	}
+	return syscall.Kill(pids[0], syscall.SIGKILL)
 }
 
 // restartEtcd stops etcd (SIGTERM) under the running kube-apiserver and starts it again on its
