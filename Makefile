@@ -83,8 +83,9 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 	hack/envtest-bins.sh $(LOCALBIN)
 
 .PHONY: test
-test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint and the chart checks included), the version check and the image check.
+test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint and the chart checks included), then every fuzz target for TEST_FUZZTIME (default 2s), the version check and the image check.
 	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race -timeout 30m $(TEST_ARGS) ./...
+	FUZZTIME=$(TEST_FUZZTIME) hack/fuzz.sh
 
 .PHONY: external-dns
 external-dns: ## Build real external-dns v0.22.0 and its CRD into bin/ (its own tools module; cached per version, about 4 min and 3 GB once).
@@ -124,6 +125,8 @@ bench: ## Compare dnsplane and external-dns v0.22.0 (builds and caches what it n
 
 .PHONY: fuzz
 FUZZTIME ?= 3s
+# TEST_FUZZTIME is how long make test fuzzes each target (issue 29: a few seconds each); 0s skips.
+TEST_FUZZTIME ?= 2s
 fuzz: ## Run every native Go fuzz target for FUZZTIME each (default 3s), one go test -fuzz per target (list: hack/fuzz.sh).
 	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
