@@ -84,30 +84,44 @@ func create(t *testing.T, objs ...client.Object) {
 	}
 }
 
-// update re-reads obj and applies mutate until the update does not conflict.
-func update(t *testing.T, obj client.Object, mutate func()) {
+// updateIn re-reads obj through cl and applies mutate until the update does not conflict.
+func updateIn(t *testing.T, cl client.Client, obj client.Object, mutate func()) {
 	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+		if err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
 		mutate()
-		return k8s.Update(ctxT(t), obj)
+		return cl.Update(ctxT(t), obj)
 	})
 	if err != nil {
 		t.Fatalf("update %s: %v", obj.GetName(), err)
 	}
 }
 
-func waitGone(t *testing.T, obj client.Object) {
+// goneIn waits until obj is no longer in cl's API server (its finalizers done).
+func goneIn(t *testing.T, cl client.Client, obj client.Object) {
 	t.Helper()
 	eventually(t, 30*time.Second, obj.GetName()+" deleted", func() error {
-		err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj)
+		err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj)
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
 		return fmt.Errorf("still there (finalizers %v, err %v)", obj.GetFinalizers(), err)
 	})
+}
+
+// update re-reads obj from the suite's API server and applies mutate until the update does not
+// conflict (updateIn).
+func update(t *testing.T, obj client.Object, mutate func()) {
+	t.Helper()
+	updateIn(t, k8s, obj, mutate)
+}
+
+// waitGone waits until obj is no longer in the suite's API server (goneIn).
+func waitGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	goneIn(t, k8s, obj)
 }
 
 // TestDelegation_ChildZoneIsLinkedFromAllowingParent is the delegation scenario: a root

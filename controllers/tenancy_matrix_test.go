@@ -9,10 +9,8 @@ import (
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -179,31 +177,4 @@ func TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone(t *testing.T) {
 		t.Fatalf("steal.test has a zone: %v %v", r, err)
 	}
 	unchanged("the end")
-}
-
-// updateIn re-reads obj through cl and applies mutate until the update does not conflict.
-func updateIn(t *testing.T, cl client.Client, obj client.Object, mutate func()) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		if err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		mutate()
-		return cl.Update(ctxT(t), obj)
-	})
-	if err != nil {
-		t.Fatalf("update %s: %v", obj.GetName(), err)
-	}
-}
-
-// goneIn waits until obj is no longer in cl's API server (its finalizers done).
-func goneIn(t *testing.T, cl client.Client, obj client.Object) {
-	t.Helper()
-	eventually(t, 30*time.Second, obj.GetName()+" deleted", func() error {
-		err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj)
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("still there (finalizers %v, err %v)", obj.GetFinalizers(), err)
-	})
 }
