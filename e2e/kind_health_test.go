@@ -142,16 +142,20 @@ func TestKindGslbHealth(t *testing.T) {
 		})
 		t.Logf("statusd 503 at eu's target (its endpoint Ready) -> out of each cluster's answer (failover to us+ap) after: %s; interval × failureThreshold + interval = %s",
 			fmtFigures(took), bound)
-		for _, c := range e.all {
+		// The answer changes as soon as the decision does; status.targets is written by the
+		// same reconcile, after it: it follows within a Gslb interval.
+		took = e.untilAll(t, "every cluster's status says eu's target is Down by quorum", e.all, func(c *hcCluster) error {
 			ts, err := e.target(c, eu.ip)
 			if err != nil {
-				t.Fatal(err)
+				return err
 			}
 			if ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonQuorumDown || ts.Served ||
 				ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown || ts.Local.LastError != "HTTP 503" {
-				t.Errorf("%s's view of eu's target: %s; want Down QuorumDown, not served, its own probe Down with HTTP 503", c.geo, fmtTarget(ts))
+				return fmt.Errorf("%s's view of eu's target: %s; want Down QuorumDown, not served, its own probe Down with HTTP 503", c.geo, fmtTarget(ts))
 			}
-		}
+			return nil
+		})
+		t.Logf("status.targets of each cluster says Down QuorumDown after: %s", fmtFigures(took))
 		ev := us.waitEvent(t, e.gslb(), dnsv1.ReasonTargetDown, testrun.HangTimeout)
 		t.Logf("us: Event %s: %s", ev.Reason, ev.Message)
 
