@@ -141,7 +141,7 @@ type entry struct {
 type Scanner struct {
 	mu       sync.Mutex
 	needles  map[string]Needle // by Value
-	forgiven map[string]bool   // values a canary leaked on purpose
+	forgiven map[string]bool   // Secret+"\x00"+Key of the values a canary leaked on purpose
 	hits     []Hit
 	seen     map[string]bool // Where+Value, so one leak repeated is one hit per place
 	ring     []entry         // recent log text
@@ -223,12 +223,14 @@ func (s *Scanner) Write(p []byte) (int, error) {
 // Sync is a no-op (zapcore.WriteSyncer).
 func (s *Scanner) Sync() error { return nil }
 
-// Forgive drops the hits of value and every later one: a canary that leaks value on purpose
-// calls it once it has seen its hits.
+// Forgive drops the hits of every form of value (a value s has learnt), now and later: a canary
+// that leaks value on purpose calls it once it has seen its hits.
 func (s *Scanner) Forgive(value string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.forgiven[value] = true
+	if n, ok := s.needles[value]; ok {
+		s.forgiven[n.Secret+"\x00"+n.Key] = true
+	}
 }
 
 // Hits returns the hits so far that are not forgiven, of every form of every value.
@@ -237,26 +239,11 @@ func (s *Scanner) Hits() []Hit {
 	defer s.mu.Unlock()
 	var out []Hit
 	for _, h := range s.hits {
-		if !s.forgivenLocked(h.Needle) {
+		if !s.forgiven[h.Needle.Secret+"\x00"+h.Needle.Key] {
 			out = append(out, h)
 		}
 	}
 	return out
-}
-
-// forgivenLocked reports whether n is a form of a forgiven value.
-func (s *Scanner) forgivenLocked(n Needle) bool {
-	for v := range s.forgiven {
-		if n.Value == v {
-			return true
-		}
-		for _, m := range s.needles {
-			if m.Value == v && m.Secret == n.Secret && m.Key == n.Key {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // Needles returns how many needles s has learnt.
