@@ -22,13 +22,26 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
-// axfr transfers a zone from the embedded server and returns its records as strings, without
-// the SOA.
+// axfr transfers a zone from the suite's embedded server and returns its records without the
+// SOA.
 func axfr(t *testing.T, zone string) []dns.RR {
+	t.Helper()
+	var out []dns.RR
+	for _, rr := range transfer(t, dnsAddr, zone) {
+		if rr.Header().Rrtype != dns.TypeSOA {
+			out = append(out, rr)
+		}
+	}
+	return out
+}
+
+// transfer transfers zone from the DNS server at addr and returns every record, both SOAs
+// included, in transfer order; it fails the test when the transfer fails.
+func transfer(t *testing.T, addr, zone string) []dns.RR {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetAxfr(dns.Fqdn(zone))
-	env, err := (&dns.Transfer{}).In(m, dnsAddr)
+	env, err := (&dns.Transfer{}).In(m, addr)
 	if err != nil {
 		t.Fatalf("AXFR %s: %v", zone, err)
 	}
@@ -37,11 +50,7 @@ func axfr(t *testing.T, zone string) []dns.RR {
 		if e.Error != nil {
 			t.Fatalf("AXFR %s: %v", zone, e.Error)
 		}
-		for _, rr := range e.RR {
-			if rr.Header().Rrtype != dns.TypeSOA {
-				out = append(out, rr)
-			}
-		}
+		out = append(out, e.RR...)
 	}
 	return out
 }

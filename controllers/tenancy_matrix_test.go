@@ -22,20 +22,9 @@ import (
 // serial included, as text in transfer order.
 func axfrAt(t *testing.T, addr, zone string) []string {
 	t.Helper()
-	m := new(dns.Msg)
-	m.SetAxfr(dns.Fqdn(zone))
-	env, err := (&dns.Transfer{}).In(m, addr)
-	if err != nil {
-		t.Fatalf("AXFR %s: %v", zone, err)
-	}
 	var out []string
-	for e := range env {
-		if e.Error != nil {
-			t.Fatalf("AXFR %s: %v", zone, e.Error)
-		}
-		for _, rr := range e.RR {
-			out = append(out, rr.String())
-		}
+	for _, rr := range transfer(t, addr, zone) {
+		out = append(out, rr.String())
 	}
 	return out
 }
