@@ -133,6 +133,8 @@ func testConfig(rest *rest.Config, c app.Config) app.Config {
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, 30*time.Second)
 	c.HeartbeatThreshold = cmp.Or(c.HeartbeatThreshold, 5*time.Minute)
 	c.GslbInterval = cmp.Or(c.GslbInterval, 30*time.Second)
+	// A provider request that hangs (faultproxy's hang) costs 5 s here, not the default 30 s.
+	c.ProviderRequestTimeout = cmp.Or(c.ProviderRequestTimeout, 5*time.Second)
 	c.GslbPeerTimeout = cmp.Or(c.GslbPeerTimeout, 2*time.Second)
 	c.GslbPeerPort = cmp.Or(c.GslbPeerPort, 53)
 	return c

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -55,18 +56,34 @@ func kindOnly(t *testing.T) {
 }
 
 // kindProxy forwards the managers' PowerDNS API requests to the real PowerDNS and counts the
-// writes: each PATCH'd rrset by "name type changetype", each other write by "method path".
-// Between hold and drop it forwards no write: each waits, counted apart as held, until drop
-// answers it 503 (the writer was killed meanwhile, so its write never reaches PowerDNS).
+// writes PowerDNS accepted (a 2xx answer): each PATCH'd rrset by "name type changetype", each
+// other write by "method path". A write PowerDNS refused (its sqlite busy, say) is counted apart
+// (refused), so that its retry is not taken for a second write. Between hold and drop it
+// forwards no write: each waits, counted apart as held, until drop answers it 503 (the writer
+// was killed meanwhile, so its write never reaches PowerDNS).
 type kindProxy struct {
 	URL     string
 	srv     *http.Server
 	mu      sync.Mutex
 	writes  map[string]int
-	holding bool
-	held    map[string]int
-	heldc   chan struct{} // closed at the first write held
-	release chan struct{} // closed by drop
+	refused map[string]int
+	// timeline is every forwarded write, "15:04:05.000 key status", for a failure's message.
+	timeline []string
+	holding  bool
+	held     map[string]int
+	heldc    chan struct{} // closed at the first write held
+	release  chan struct{} // closed by drop
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
 }
 
 func startKindProxy(t *testing.T) *kindProxy {
@@ -79,12 +96,13 @@ func startKindProxy(t *testing.T) *kindProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &kindProxy{URL: "http://" + ln.Addr().String(), writes: map[string]int{}}
+	p := &kindProxy{URL: "http://" + ln.Addr().String(), writes: map[string]int{}, refused: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(target)
 	p.srv = &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if release := p.count(r.Method, r.URL.Path, body); release != nil {
+		keys, release := p.count(r.Method, r.URL.Path, body)
+		if release != nil {
 			select {
 			case <-release:
 			case <-r.Context().Done():
@@ -92,18 +110,34 @@ func startKindProxy(t *testing.T) *kindProxy {
 			http.Error(w, "dropped by the e2e proxy: its writer was killed", http.StatusServiceUnavailable)
 			return
 		}
-		rp.ServeHTTP(w, r)
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		rp.ServeHTTP(rec, r)
+		p.settle(keys, rec.status)
 	})}
 	go func() { _ = p.srv.Serve(ln) }()
 	t.Cleanup(func() { _ = p.srv.Close() })
 	return p
 }
 
-// count counts one request's writes; while holding, it counts them as held and returns the
-// channel the request must wait on instead of being forwarded.
-func (p *kindProxy) count(method, path string, body []byte) <-chan struct{} {
+// count counts one request's writes and returns their keys; while holding, it counts them as
+// held and also returns the channel the request must wait on instead of being forwarded.
+func (p *kindProxy) count(method, path string, body []byte) ([]string, <-chan struct{}) {
 	if method == http.MethodGet || method == http.MethodHead {
-		return nil
+		return nil, nil
+	}
+	var keys []string
+	var req struct {
+		RRsets []struct{ Name, Type, Changetype string } `json:"rrsets"`
+	}
+	switch {
+	case method != http.MethodPatch:
+		keys = []string{method + " " + path}
+	case json.Unmarshal(body, &req) != nil:
+		keys = []string{"PATCH unreadable " + path}
+	default:
+		for _, rr := range req.RRsets {
+			keys = append(keys, strings.ToLower(rr.Name)+" "+rr.Type+" "+strings.ToUpper(rr.Changetype))
+		}
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -114,23 +148,42 @@ func (p *kindProxy) count(method, path string, body []byte) <-chan struct{} {
 			close(p.heldc)
 		}
 	}
-	var req struct {
-		RRsets []struct{ Name, Type, Changetype string } `json:"rrsets"`
-	}
-	switch {
-	case method != http.MethodPatch:
-		into[method+" "+path]++
-	case json.Unmarshal(body, &req) != nil:
-		into["PATCH unreadable "+path]++
-	default:
-		for _, rr := range req.RRsets {
-			into[strings.ToLower(rr.Name)+" "+rr.Type+" "+strings.ToUpper(rr.Changetype)]++
-		}
+	for _, k := range keys {
+		into[k]++
 	}
 	if p.holding {
-		return p.release
+		return keys, p.release
 	}
-	return nil
+	return keys, nil
+}
+
+// settle records how PowerDNS answered a forwarded write: a refusal (not 2xx) moves its keys
+// from the writes to refused.
+func (p *kindProxy) settle(keys []string, status int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	at := time.Now().UTC().Format("15:04:05.000")
+	for _, k := range keys {
+		p.timeline = append(p.timeline, fmt.Sprintf("%s %s %d", at, k, status))
+		if status < 200 || status > 299 {
+			p.writes[k]--
+			p.refused[fmt.Sprintf("%s %d", k, status)]++
+		}
+	}
+}
+
+// history returns the timeline lines of the given keys, and every refused write.
+func (p *kindProxy) history(keys []string) (lines []string, refused map[string]int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, l := range p.timeline {
+		for _, k := range keys {
+			if strings.Contains(l, " "+k+" ") {
+				lines = append(lines, l)
+			}
+		}
+	}
+	return lines, maps.Clone(p.refused)
 }
 
 // hold starts holding writes.
@@ -396,7 +449,7 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 	allDone := time.Since(killed)
 	acquire := strings.TrimSpace(kubectl(t, c, "get", "lease", "manager.dnsplane.io", "-o", "jsonpath={.spec.acquireTime}"))
 	after := axfrKind(t, zone)
-	checkKillResult(t, zone, 2*wave+late, before, after, proxy.snapshot(), held)
+	checkKillResult(t, zone, 2*wave+late, before, after, proxy, held)
 	t.Logf("leader %s killed mid-publish, with %d of %d endpoints not yet Published and %d record-set writes of them held; follower %s took the Lease within %s (acquireTime %s, kill at %s); its first reconcile (first endpoint applied after the kill Published) %s after the kill; all %d Published %s after the kill",
 		leader, pending, 2*wave, len(held), newLeader, leaseTaken.Round(100*time.Millisecond), acquire, killed.UTC().Format(time.RFC3339Nano),
 		firstReconcile.Round(100*time.Millisecond), 2*wave+late, allDone.Round(100*time.Millisecond))
@@ -404,8 +457,9 @@ func TestKindLeaderKilledMidPublish(t *testing.T) {
 
 // checkKillResult: nothing lost (before ⊆ after, all n names served once), nothing written
 // twice, and each write the killed leader never made (held) made once by the follower.
-func checkKillResult(t *testing.T, zone string, n int, before, after []string, writes, held map[string]int) {
+func checkKillResult(t *testing.T, zone string, n int, before, after []string, proxy *kindProxy, held map[string]int) {
 	t.Helper()
+	writes := proxy.snapshot()
 	if removed, _ := diff(before, after); len(removed) > 0 {
 		t.Errorf("AXFR %s lost records across the leader kill: %v", zone, removed)
 	}
@@ -422,7 +476,13 @@ func checkKillResult(t *testing.T, zone string, n int, before, after []string, w
 		t.Errorf("AXFR %s holds %d A records rNN, want %d:\n%s", zone, a, n, strings.Join(after, "\n"))
 	}
 	if twice := writtenTwice(writes, zone); len(twice) > 0 {
-		t.Errorf("record sets written more than once across the leader kill: %v", twice)
+		var keys []string
+		for _, k := range twice {
+			keys = append(keys, k[:strings.LastIndex(k, " x")])
+		}
+		lines, refused := proxy.history(keys)
+		t.Errorf("record sets written more than once across the leader kill (kill at the hold): %v\nthe writes of those sets, as PowerDNS answered them:\n%s\nwrites PowerDNS refused: %v",
+			twice, strings.Join(lines, "\n"), refused)
 	}
 	if len(held) == 0 {
 		t.Errorf("no write of the leader was held at the kill: it was not mid-publish")
@@ -438,7 +498,8 @@ func checkKillResult(t *testing.T, zone string, n int, before, after []string, w
 			replaces += v
 		}
 	}
-	t.Logf("AXFR %s: %d records before the kill, %d after; %d rrset REPLACEs forwarded through the proxy, none twice; held at the kill and dropped: %v", zone, len(before), len(after), replaces, held)
+	_, refused := proxy.history(nil)
+	t.Logf("AXFR %s: %d records before the kill, %d after; %d rrset REPLACEs accepted by PowerDNS through the proxy; refused by PowerDNS: %v; held at the kill and dropped: %v", zone, len(before), len(after), replaces, refused, held)
 }
 
 // TestKindHelmUpgrade: with the objects in place, `helm upgrade` to another image tag (the same

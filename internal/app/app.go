@@ -153,6 +153,9 @@ type Config struct {
 	ScrapeInterval time.Duration
 	// DNSResolver is --dns-resolver (host:port); empty = the zones' own name servers.
 	DNSResolver string
+	// ProviderRequestTimeout is --provider-request-timeout: the bound of one HTTP request of
+	// the PowerDNS and cloud providers (factory.Factory.RequestTimeout); 0 = 30 s.
+	ProviderRequestTimeout time.Duration
 
 	// GeoTag, Peers, GslbInterval, GslbPeerTimeout, GslbPeerPort and GslbNSAddress are the
 	// --geo-tag, --ext-gslb-clusters, --gslb-interval, --gslb-peer-timeout, --gslb-peer-port and
@@ -502,6 +505,8 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		LocalAddr: a.Server.Addr(),
 		Resolver:  cfg.DNSResolver,
 		Requests:  a.Requests,
+		// RequestTimeout bounds each provider HTTP request (--provider-request-timeout).
+		RequestTimeout: cfg.ProviderRequestTimeout,
 	}
 	scrapeMetrics, err := scraper.NewMetrics(cfg.Registerer)
 	if err != nil {

@@ -59,6 +59,7 @@ type options struct {
 
 	geoTag, extGslbClusters       string
 	gslbInterval, gslbPeerTimeout time.Duration
+	providerTimeout               time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
 	gslbSource                    string
@@ -111,6 +112,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.soaPollInterval, "soa-poll-interval", 30*time.Second, "How often a DNSZone's SOA is queried until it answers.")
 	fs.DurationVar(&o.zoneResync, "zone-resync-interval", 2*time.Hour, "How often a DNSZone is synced with its provider, and a zone writer re-reads its zone.")
 	fs.DurationVar(&o.scrape, "scrape-interval", 2*time.Hour, "How often parent zones' NS records are scraped.")
+	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS or Azure DNS, reply included; a request that hangs past it fails and is retried with back-off.")
 	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", 1000, "Kubernetes client burst.")
@@ -313,6 +315,7 @@ func (o options) validate() error {
 		"--heartbeat-interval": o.heartbeatInterval, "--heartbeat-threshold": o.heartbeatThreshold,
 		"--soa-poll-interval": o.soaPollInterval, "--zone-resync-interval": o.zoneResync,
 		"--scrape-interval": o.scrape, "--gslb-interval": o.gslbInterval, "--gslb-peer-timeout": o.gslbPeerTimeout,
+		"--provider-request-timeout": o.providerTimeout,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
@@ -408,7 +411,8 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
-		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
+		ProviderRequestTimeout: o.providerTimeout,
+		GeoTag:                 o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,
 		Sources: o.sources,
 	}, nil

@@ -38,6 +38,7 @@ func TestParseFlags_DefaultsMatchTheContract(t *testing.T) {
 		{"--gslb-interval", o.gslbInterval, 30 * time.Second},
 		{"--gslb-peer-timeout", o.gslbPeerTimeout, 2 * time.Second},
 		{"--gslb-peer-port", o.gslbPeerPort, 53},
+		{"--provider-request-timeout", o.providerTimeout, 30 * time.Second}, // pdns.DefaultTimeout's
 		{"--local", o.local, false},
 		{"--leader-elect", o.leaderElect, false},
 		{"--pprof-bind-address", o.pprofAddr, ""}, // off unless asked
@@ -66,6 +67,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 		{[]string{"--local-dns-drain=-1s"}, "--local-dns-drain -1s"},
 		{[]string{"--dns-resolver=nohost"}, "--dns-resolver"},
 		{[]string{"--soa-poll-interval=0s"}, "--soa-poll-interval must be positive"},
+		{[]string{"--provider-request-timeout=0s"}, "--provider-request-timeout must be positive"},
 		{[]string{"--ext-gslb-clusters=us=127.0.0.12:5353,broken"}, `--ext-gslb-clusters: gslb peers: entry 2 "broken"`},
 		{[]string{"--gslb-ns-address=not-an-ip"}, "--gslb-ns-address"},
 		{[]string{"--gslb-source-address=192.0.2.1,192.0.2.2"}, "--gslb-source-address: source address \"192.0.2.2\": a second address of its family"},
@@ -223,7 +225,7 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"--local-dir=/tmp/x", "--ext-gslb-clusters=us=127.0.0.12:5353", "--owner-id=me", "--leader-elect", "--local-dns-drain=8s"}, c.args...)
+			args := append([]string{"--local-dir=/tmp/x", "--ext-gslb-clusters=us=127.0.0.12:5353", "--owner-id=me", "--leader-elect", "--local-dns-drain=8s", "--provider-request-timeout=5s"}, c.args...)
 			o, _, err := parseFlags(args)
 			if err != nil {
 				t.Fatal(err)
@@ -241,6 +243,9 @@ func TestOptionsConfig_MapsFlagsAndEnvironment(t *testing.T) {
 			}
 			if cfg.DNSDrain != 8*time.Second {
 				t.Errorf("DNSDrain = %s, want 8s (--local-dns-drain)", cfg.DNSDrain)
+			}
+			if cfg.ProviderRequestTimeout != 5*time.Second {
+				t.Errorf("ProviderRequestTimeout = %s, want 5s (--provider-request-timeout)", cfg.ProviderRequestTimeout)
 			}
 			if len(cfg.Peers) != 1 || cfg.Peers[0].GeoTag != "us" || cfg.ZoneResync != 2*time.Hour || cfg.LBResolver == nil {
 				t.Errorf("peers %+v, resync %s, LB resolver %v", cfg.Peers, cfg.ZoneResync, cfg.LBResolver)

@@ -260,6 +260,11 @@ func armError(w http.ResponseWriter, code int, ecode, msg string) {
 	writeJSON(w, code, map[string]any{"error": map[string]string{"code": ecode, "message": msg}})
 }
 
+// origin is the https origin the client asked for (its Host header), as Azure builds the URLs it
+// returns (issuer, token endpoint, operation and nextLink URLs) from the host it was reached at:
+// a client behind a proxy (internal/testing/faultproxy) is sent back through the proxy.
+func origin(r *http.Request) string { return "https://" + r.Host }
+
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path := r.URL.Path
 	switch {
@@ -268,12 +273,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.HasSuffix(path, "/v2.0/.well-known/openid-configuration"):
 		tenant := strings.Split(strings.Trim(path, "/"), "/")[0]
-		base := s.URL + "/" + tenant
+		base := origin(r) + "/" + tenant
 		writeJSON(w, 200, map[string]any{"token_endpoint": base + "/oauth2/v2.0/token", "authorization_endpoint": base + "/oauth2/v2.0/authorize",
 			"issuer": base + "/v2.0", "jwks_uri": base + "/discovery/v2.0/keys", "response_types_supported": []string{"code", "token"}})
 		return
 	case strings.HasSuffix(path, "/discovery/instance"):
-		writeJSON(w, 200, map[string]any{"tenant_discovery_endpoint": s.URL + "/common/v2.0/.well-known/openid-configuration",
+		writeJSON(w, 200, map[string]any{"tenant_discovery_endpoint": origin(r) + "/common/v2.0/.well-known/openid-configuration",
 			"metadata": []map[string]any{{"preferred_network": r.Host, "preferred_cache": r.Host, "aliases": []string{r.Host}}}})
 		return
 	}
@@ -437,8 +442,8 @@ func (s *Server) zone(w http.ResponseWriter, r *http.Request, sub, rg, name stri
 		s.seq++
 		s.ops[id] = &deleteOp{zone: z}
 		s.mu.Unlock()
-		w.Header().Set("Azure-AsyncOperation", s.URL+"/fake/operations/"+id+"?api-version=2018-05-01")
-		w.Header().Set("Location", s.URL+"/fake/operations/"+id+"?api-version=2018-05-01&location=1")
+		w.Header().Set("Azure-AsyncOperation", origin(r)+"/fake/operations/"+id+"?api-version=2018-05-01")
+		w.Header().Set("Location", origin(r)+"/fake/operations/"+id+"?api-version=2018-05-01&location=1")
 		w.Header().Set("Retry-After", "0")
 		w.WriteHeader(202)
 	default:
@@ -478,7 +483,7 @@ func (s *Server) page(r *http.Request, n int) (lo, hi int, next *string) {
 	if hi < n {
 		q := r.URL.Query()
 		q.Set("$skiptoken", strconv.Itoa(hi))
-		next = ptr(s.URL + r.URL.Path + "?" + q.Encode())
+		next = ptr(origin(r) + r.URL.Path + "?" + q.Encode())
 	}
 	return lo, hi, next
 }

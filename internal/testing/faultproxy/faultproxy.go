@@ -120,6 +120,24 @@ func Rate(p float64, seed uint64, ks ...Kind) Policy {
 	}
 }
 
+// Cycle faults the same requests as Rate(p, seed, ...), but gives them ks in turn, in the
+// order they are decided, instead of drawing: n faulted requests get each kind n/len(ks) times
+// (one more for the first n%len(ks)), so that a short run still sees every kind once it has
+// len(ks) faults. Pass when ks is empty. Safe for concurrent use.
+func Cycle(p float64, seed uint64, ks ...Kind) Policy {
+	if len(ks) == 0 {
+		return None
+	}
+	picked := Rate(p, seed, Status500)
+	var next atomic.Uint64
+	return func(r Request) Kind {
+		if picked(r) == Pass {
+			return Pass
+		}
+		return ks[(next.Add(1)-1)%uint64(len(ks))]
+	}
+}
+
 // Nth gives the request numbered n (from 1) the fault k, and passes every other.
 func Nth(n uint64, k Kind) Policy {
 	return func(r Request) Kind {
@@ -234,7 +252,13 @@ func New(upstream string, opts Options) *Proxy {
 	none := Policy(None)
 	p.policy.Store(&none)
 	p.rp = &httputil.ReverseProxy{
-		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(target) },
+		// The upstream sees the client's Host header, as behind a transparent proxy: a request
+		// signature over Host (AWS SigV4) stays valid, and an upstream that builds URLs from
+		// Host (Azure's issuer, operation and nextLink URLs) sends the client back through here.
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.Out.Host = pr.In.Host
+		},
 		Transport: opts.Transport,
 		ModifyResponse: func(resp *http.Response) error {
 			p.mu.Lock()

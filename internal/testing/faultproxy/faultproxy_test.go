@@ -175,6 +175,30 @@ func TestPolicies(t *testing.T) {
 	if k := Rate(1, 1)(get(1, 0, "GET")); k != Pass {
 		t.Errorf("Rate with no kinds = %s", k)
 	}
+	// Cycle: the requests Rate faults, with the kinds in turn.
+	kinds := Faults()
+	c, rate := Cycle(0.3, 7, kinds...), Rate(0.3, 7, Status500)
+	var got []Kind
+	for n := uint64(1); n <= 200; n++ {
+		k := c(get(n, 0, "GET"))
+		if (k == Pass) != (rate(get(n, 0, "GET")) == Pass) {
+			t.Fatalf("Cycle and Rate disagree on request %d: %s", n, k)
+		}
+		if k != Pass {
+			got = append(got, k)
+		}
+	}
+	if len(got) < len(kinds) {
+		t.Fatalf("Cycle(0.3) faulted %d of 200 requests", len(got))
+	}
+	for i, k := range got {
+		if k != kinds[i%len(kinds)] {
+			t.Fatalf("Cycle's fault %d is %s, want %s", i, k, kinds[i%len(kinds)])
+		}
+	}
+	if k := Cycle(1, 1)(get(1, 0, "GET")); k != Pass {
+		t.Errorf("Cycle with no kinds = %s", k)
+	}
 }
 
 func TestProxy_CloseReleasesHangs(t *testing.T) {

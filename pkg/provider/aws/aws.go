@@ -31,6 +31,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/aws/ratelimit"
 	"github.com/aws/aws-sdk-go-v2/aws/retry"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
@@ -71,6 +72,11 @@ const DefaultRegion = "us-east-1"
 // reference was already used by a since-deleted zone.
 const retrySuffix = "#dnsplane-"
 
+// DefaultTimeout bounds each HTTP attempt when Config.Timeout is 0, as PowerDNS's
+// (pdns.DefaultTimeout): a hung connection costs one attempt of this length, not the zone
+// writer's whole call.
+const DefaultTimeout = 30 * time.Second
+
 // Config configures a Provider (Secret keys in brackets).
 type Config struct {
 	AccessKeyID     string // AWS_ACCESS_KEY_ID; with SecretAccessKey, else the SDK default chain
@@ -86,7 +92,11 @@ type Config struct {
 	// PrivateZoneVPCRegion (AWS_PRIVATE_ZONE_VPC_REGION) is the VPC's region;
 	// default Region, else DefaultRegion. Only with PrivateZoneVPCID.
 	PrivateZoneVPCRegion string
-	HTTPClient           *http.Client
+	// HTTPClient, when set, sends the requests as is (Timeout is then not applied).
+	HTTPClient *http.Client
+	// Timeout bounds each HTTP attempt, its reply body included (the SDK retries an attempt
+	// that timed out, up to MaxAttempts); 0 = DefaultTimeout.
+	Timeout time.Duration
 	// MaxAttempts bounds SDK attempts per call (throttling included); 0 = SDK default (3).
 	MaxAttempts int
 	// MaxBackoff bounds the SDK's retry backoff; 0 = SDK default (20 s).
@@ -124,6 +134,10 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if region == "" {
 		region = DefaultRegion
 	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
 	if cfg.PrivateZoneVPCID == "" && cfg.PrivateZoneVPCRegion != "" {
 		return nil, fmt.Errorf("%w: AWS_PRIVATE_ZONE_VPC_REGION needs AWS_PRIVATE_ZONE_VPC_ID", provider.ErrInvalidCredentials)
 	}
@@ -155,8 +169,14 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	client := route53.NewFromConfig(awsCfg, func(o *route53.Options) {
 		// Set here, not in LoadDefaultConfig, which needs a buildable
 		// client when AWS_CA_BUNDLE is set.
-		if cfg.HTTPClient != nil {
+		buildable, ok := o.HTTPClient.(*awshttp.BuildableClient)
+		switch {
+		case cfg.HTTPClient != nil:
 			o.HTTPClient = cfg.HTTPClient
+		case ok: // AWS_CA_BUNDLE's client: keep its trust, add the bound
+			o.HTTPClient = buildable.WithTimeout(timeout)
+		case o.HTTPClient == nil:
+			o.HTTPClient = awshttp.NewBuildableClient().WithTimeout(timeout)
 		}
 		if cfg.EndpointURL != "" {
 			o.BaseEndpoint = aws.String(cfg.EndpointURL)

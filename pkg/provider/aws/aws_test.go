@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
 	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
@@ -223,4 +225,34 @@ func TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions(t *testing.T) {
 		Accepted: fake.BatchSizes,
 		Rejected: provider.ErrInvalidChange,
 	})
+}
+
+// TestTimeoutBoundsAHungRequest: a Route 53 that never answers (faultproxy's hang) costs each
+// attempt Config.Timeout, not the caller's whole deadline: ListZones under a context without a
+// deadline returns an error after MaxAttempts attempts. The wait only catches a hang.
+func TestTimeoutBoundsAHungRequest(t *testing.T) {
+	fake := route53fake.New()
+	t.Cleanup(fake.Close)
+	proxy := faultproxy.New(fake.URL, faultproxy.Options{})
+	t.Cleanup(proxy.Close)
+	proxy.SetPolicy(faultproxy.Always(faultproxy.Hang))
+	p := newProvider(t, fake, func(c *aws.Config) {
+		c.HTTPClient, c.EndpointURL, c.Timeout, c.MaxAttempts = nil, proxy.URL(), 100*time.Millisecond, 2
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.ListZones(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ListZones through a hung Route 53 succeeded")
+		}
+		if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 2 {
+			t.Errorf("%d attempts reached the hung Route 53, want MaxAttempts (2): %v", n, err)
+		}
+	case <-time.After(testrun.HangTimeout):
+		t.Fatalf("ListZones through a hung Route 53 did not return within %s", testrun.HangTimeout)
+	}
 }

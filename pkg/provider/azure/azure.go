@@ -53,6 +53,11 @@ const TagCallerReference = "dnsplane-caller-reference"
 // each before writing; more are read with one paged list of the zone.
 const getThreshold = 16
 
+// DefaultTryTimeout bounds each HTTP attempt when Config.TryTimeout is 0, as PowerDNS's
+// (pdns.DefaultTimeout): a hung connection costs one attempt of this length, not the zone
+// writer's whole call.
+const DefaultTryTimeout = 30 * time.Second
+
 // Config configures a Provider (Secret keys in brackets).
 type Config struct {
 	SubscriptionID string // AZURE_SUBSCRIPTION_ID (required)
@@ -75,6 +80,10 @@ type Config struct {
 	ListPageSize int32
 	// PollFrequency is the long-running delete's poll interval; 0 = 2 s.
 	PollFrequency time.Duration
+	// TryTimeout bounds each HTTP attempt, its reply body included, token requests too
+	// (azcore's RetryOptions.TryTimeout; an attempt that timed out is retried up to
+	// MaxRetries); 0 = DefaultTryTimeout.
+	TryTimeout time.Duration
 }
 
 // Provider is an Azure DNS provider.
@@ -110,8 +119,12 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if cfg.AuthorityHost != "" {
 		cl.ActiveDirectoryAuthorityHost = cfg.AuthorityHost
 	}
+	tryTimeout := cfg.TryTimeout
+	if tryTimeout <= 0 {
+		tryTimeout = DefaultTryTimeout
+	}
 	co := azcore.ClientOptions{Cloud: cl, Transport: cfg.Transport,
-		Retry: policy.RetryOptions{MaxRetries: cfg.MaxRetries, MaxRetryDelay: cfg.MaxRetryDelay}}
+		Retry: policy.RetryOptions{MaxRetries: cfg.MaxRetries, MaxRetryDelay: cfg.MaxRetryDelay, TryTimeout: tryTimeout}}
 	// A custom authority (sovereign cloud, test fake) is not in Entra ID's
 	// instance-discovery list.
 	custom := cfg.AuthorityHost != ""

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/testing/azurefake"
+	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/azure"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
@@ -140,5 +142,39 @@ func TestBadClientSecretIsInvalidCredentials(t *testing.T) {
 	}
 	if _, err := p.ListZones(context.Background()); !errors.Is(err, provider.ErrInvalidCredentials) {
 		t.Fatalf("ListZones with a wrong secret: %v, want ErrInvalidCredentials", err)
+	}
+}
+
+// TestTryTimeoutBoundsAHungRequest: an Azure DNS that never answers (faultproxy's hang, token
+// requests included) costs each try Config.TryTimeout, not the caller's whole deadline:
+// ListZones under a context without a deadline returns an error after MaxRetries+1 tries. The
+// wait only catches a hang.
+func TestTryTimeoutBoundsAHungRequest(t *testing.T) {
+	fake := azurefake.New()
+	t.Cleanup(fake.Close)
+	proxy := faultproxy.New(fake.URL, faultproxy.Options{TLS: true, Transport: fake.Client().Transport})
+	t.Cleanup(proxy.Close)
+	proxy.SetPolicy(faultproxy.Always(faultproxy.Hang))
+	p, err := azure.New(context.Background(), azure.Config{SubscriptionID: sub, ResourceGroup: rg, TenantID: "tenant-1",
+		ClientID: fake.ClientID, ClientSecret: fake.ClientSecret, EndpointURL: proxy.URL(), AuthorityHost: proxy.URL() + "/",
+		Transport: proxy.Client(), MaxRetries: 1, MaxRetryDelay: 10 * time.Millisecond, TryTimeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.ListZones(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ListZones through a hung Azure succeeded")
+		}
+		if n := proxy.Counts().ByKind[faultproxy.Hang]; n == 0 {
+			t.Errorf("no request reached the hung Azure: %v", err)
+		}
+	case <-time.After(testrun.HangTimeout):
+		t.Fatalf("ListZones through a hung Azure did not return within %s", testrun.HangTimeout)
 	}
 }

@@ -133,6 +133,12 @@ type Factory struct {
 	// Reread is how long ResolveAccount reuses a provider before it reads the Secret again, a
 	// time.Duration; 0 = DefaultReread, negative = every call.
 	Reread time.Duration
+	// RequestTimeout (--provider-request-timeout) bounds each HTTP request of the PowerDNS,
+	// Route 53, Cloud DNS and Azure DNS providers it builds, reply body included, a
+	// time.Duration; 0 = each provider's default (30 s). A request that hangs past it fails
+	// and is retried like any transient error, instead of holding its zone writer's call
+	// (zonewriter.Options.CallTimeout, 2 min).
+	RequestTimeout time.Duration
 
 	mu       sync.Mutex
 	cache    map[client.ObjectKey]*memo
@@ -342,7 +348,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		}
 		return r, nil
 	case TypePDNS:
-		p, err := pdnsFromSecret(s)
+		p, err := pdnsFromSecret(s, f.RequestTimeout)
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
@@ -361,6 +367,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
 			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
+			Timeout: f.RequestTimeout,
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
@@ -373,6 +380,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			SubscriptionID: get("AZURE_SUBSCRIPTION_ID"), ResourceGroup: get("AZURE_RESOURCE_GROUP"),
 			TenantID: get("AZURE_TENANT_ID"), ClientID: get("AZURE_CLIENT_ID"), ClientSecret: get("AZURE_CLIENT_SECRET"),
 			EndpointURL: get("AZURE_ENDPOINT_URL"), AuthorityHost: get("AZURE_AUTHORITY_HOST"),
+			TryTimeout: f.RequestTimeout,
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Azure DNS settings: %w", namespace, name, err)
@@ -386,7 +394,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		}
 		p, err := googleprovider.New(ctx, googleprovider.Config{
 			ProjectID: get("GOOGLE_PROJECT_ID"), CredentialsJSON: get("GOOGLE_APPLICATION_CREDENTIALS_JSON"),
-			EndpointURL: get("GOOGLE_ENDPOINT_URL"),
+			EndpointURL: get("GOOGLE_ENDPOINT_URL"), Timeout: f.RequestTimeout,
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Cloud DNS settings: %w", namespace, name, err)
@@ -456,9 +464,9 @@ func fingerprint(s *corev1.Secret, qps float64, burst int) string {
 // pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):
 // PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID, PDNS_NAMESERVERS (a comma list) and
 // KeyPDNSMaxWritesInFlight. Errors wrap ErrInvalidCredentials and name keys, never values.
-func pdnsFromSecret(s *corev1.Secret) (provider.Provider, error) {
+func pdnsFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
-	cfg := pdns.Config{APIURL: get("PDNS_API_URL"), APIKey: get("PDNS_API_KEY"), ServerID: get("PDNS_SERVER_ID")}
+	cfg := pdns.Config{APIURL: get("PDNS_API_URL"), APIKey: get("PDNS_API_KEY"), ServerID: get("PDNS_SERVER_ID"), Timeout: timeout}
 	if cfg.APIURL == "" || cfg.APIKey == "" {
 		return nil, fmt.Errorf("keys PDNS_API_URL and PDNS_API_KEY are required: %w", ErrInvalidCredentials)
 	}

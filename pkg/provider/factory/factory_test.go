@@ -33,7 +33,7 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 			for k, v := range c.data {
 				s.Data[k] = []byte(v)
 			}
-			p, err := pdnsFromSecret(s)
+			p, err := pdnsFromSecret(s, 0)
 			if c.ok {
 				if err != nil || p == nil {
 					t.Fatalf("got %v, want a provider", err)

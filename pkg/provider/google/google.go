@@ -50,6 +50,11 @@ const (
 	maxRrdataBytes = 100000
 )
 
+// DefaultTimeout bounds each API request when Config.Timeout is 0, as PowerDNS's
+// (pdns.DefaultTimeout): a hung connection costs one request of this length, not the zone
+// writer's whole call.
+const DefaultTimeout = 30 * time.Second
+
 // Config configures a Provider (Secret keys in brackets).
 type Config struct {
 	ProjectID       string // GOOGLE_PROJECT_ID (required)
@@ -60,6 +65,9 @@ type Config struct {
 	HTTPClient *http.Client
 	// ListPageSize is resourceRecordSets.list maxResults; 0 = server default.
 	ListPageSize int64
+	// Timeout bounds each API request, its reply body included, and each page of a list
+	// (Cloud DNS's client does not retry; pkg/provider/guard does); 0 = DefaultTimeout.
+	Timeout time.Duration
 }
 
 // Provider is a Cloud DNS provider.
@@ -67,6 +75,7 @@ type Provider struct {
 	svc      *dns.Service
 	project  string
 	pageSize int64
+	timeout  time.Duration
 }
 
 var (
@@ -117,7 +126,11 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating Cloud DNS client: %v", provider.ErrInvalidCredentials, err)
 	}
-	return &Provider{svc: svc, project: cfg.ProjectID, pageSize: cfg.ListPageSize}, nil
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	return &Provider{svc: svc, project: cfg.ProjectID, pageSize: cfg.ListPageSize, timeout: timeout}, nil
 }
 
 // Capabilities reports Cloud DNS's per-change limits (cloud.google.com/dns/quotas,
@@ -282,6 +295,8 @@ func (p *Provider) getRaw(ctx context.Context, id string) (*dns.ManagedZone, err
 	if id == "" {
 		return nil, fmt.Errorf("%w: empty zone ID", provider.ErrZoneNotFound)
 	}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	mz, err := p.svc.ManagedZones.Get(p.project, id).Context(ctx).Do()
 	if err != nil {
 		return nil, mapErr("managedZones.get", err)
@@ -304,14 +319,18 @@ func (p *Provider) listRawZones(ctx context.Context, dnsName string) ([]*dns.Man
 	if dnsName != "" {
 		call = call.DnsName(dnsName)
 	}
-	err := call.Pages(ctx, func(r *dns.ManagedZonesListResponse) error {
+	for token := ""; ; {
+		cctx, cancel := context.WithTimeout(ctx, p.timeout)
+		r, err := call.PageToken(token).Context(cctx).Do()
+		cancel()
+		if err != nil {
+			return nil, mapErr("managedZones.list", err)
+		}
 		all = append(all, r.ManagedZones...)
-		return nil
-	})
-	if err != nil {
-		return nil, mapErr("managedZones.list", err)
+		if token = r.NextPageToken; token == "" {
+			return all, nil
+		}
 	}
-	return all, nil
 }
 
 // ListZones lists every managed zone of the project.
@@ -371,7 +390,9 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 	labels[LabelCallerReference] = CallerReferenceLabel(spec.CallerReference)
 	mz := &dns.ManagedZone{Name: ZoneName(name), DnsName: provider.Fqdn(name), Description: descriptionPrefix + spec.CallerReference,
 		Labels: labels, Visibility: "public"}
-	created, err := p.svc.ManagedZones.Create(p.project, mz).Context(ctx).Do()
+	cctx, cancel := context.WithTimeout(ctx, p.timeout)
+	created, err := p.svc.ManagedZones.Create(p.project, mz).Context(cctx).Do()
+	cancel()
 	if err != nil {
 		var ge *googleapi.Error
 		if errors.As(err, &ge) && ge.Code == http.StatusConflict {
@@ -402,7 +423,9 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	if err := p.deleteSets(ctx, mz.Name, dels); err != nil {
 		return err
 	}
-	if err := p.svc.ManagedZones.Delete(p.project, mz.Name).Context(ctx).Do(); err != nil {
+	cctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	if err := p.svc.ManagedZones.Delete(p.project, mz.Name).Context(cctx).Do(); err != nil {
 		return mapErr("managedZones.delete", err)
 	}
 	return nil

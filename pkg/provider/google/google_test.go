@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
+	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/google"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
@@ -225,4 +227,35 @@ func TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions(t *testing.T) {
 		Sent:     func() int { return fake.Count("changes.create") },
 		Accepted: fake.ChangeSizes,
 	})
+}
+
+// TestTimeoutBoundsAHungRequest: a Cloud DNS that never answers (faultproxy's hang) costs a
+// request Config.Timeout, not the caller's whole deadline: ListZones under a context without a
+// deadline returns an error after one request (Cloud DNS's client does not retry). The wait only
+// catches a hang.
+func TestTimeoutBoundsAHungRequest(t *testing.T) {
+	fake := newFake(t)
+	proxy := faultproxy.New(fake.URL, faultproxy.Options{})
+	t.Cleanup(proxy.Close)
+	proxy.SetPolicy(faultproxy.Always(faultproxy.Hang))
+	p, err := google.New(context.Background(), google.Config{ProjectID: project, EndpointURL: proxy.URL(), HTTPClient: fake.Client(), Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := p.ListZones(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("ListZones through a hung Cloud DNS succeeded")
+		}
+		if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 1 {
+			t.Errorf("%d requests reached the hung Cloud DNS, want 1: %v", n, err)
+		}
+	case <-time.After(testrun.HangTimeout):
+		t.Fatalf("ListZones through a hung Cloud DNS did not return within %s", testrun.HangTimeout)
+	}
 }

@@ -48,14 +48,18 @@ func (p *Provider) listRaw(ctx context.Context, zone string) ([]*dns.ResourceRec
 	if p.pageSize > 0 {
 		call = call.MaxResults(p.pageSize)
 	}
-	err := call.Pages(ctx, func(r *dns.ResourceRecordSetsListResponse) error {
+	for token := ""; ; {
+		cctx, cancel := context.WithTimeout(ctx, p.timeout)
+		r, err := call.PageToken(token).Context(cctx).Do()
+		cancel()
+		if err != nil {
+			return nil, mapErr("resourceRecordSets.list", err)
+		}
 		all = append(all, r.Rrsets...)
-		return nil
-	})
-	if err != nil {
-		return nil, mapErr("resourceRecordSets.list", err)
+		if token = r.NextPageToken; token == "" {
+			return all, nil
+		}
 	}
-	return all, nil
 }
 
 // ListRecordSets lists every record set of the zone, apex SOA and NS
@@ -127,6 +131,8 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 // send writes g as one changes.create.
 func (p *Provider) send(ctx context.Context, zone string, g group) error {
 	c := &dns.Change{Deletions: g.deletions, Additions: g.additions}
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
 	if _, err := p.svc.Changes.Create(p.project, zone, c).Context(ctx).Do(); err != nil {
 		return mapErr("changes.create", err)
 	}
