@@ -28,8 +28,11 @@ import (
 //     server that serves both answers the inner zone's names from it (the more specific zone),
 //     and on any server the inner zone claims names inside the outer one.
 //
-// "Oldest" is the earliest creationTimestamp, then namespace/name: deterministic, so two DNSZones
-// created at once never both win. Only DNSZones that the rules accept count as holders and
+// "Oldest" is the earliest creationTimestamp; within its one-second resolution, a DNSZone that
+// has its hosted zone (a zone ID) before one that has none, since it got there first (without
+// this, a newcomer of the same second in a namespace that sorts first took the holder's place,
+// and the serving holder was refused until the provider refused the newcomer); then
+// namespace/name: deterministic, so two DNSZones created at once never both win. Only DNSZones that the rules accept count as holders and
 // parents, judged oldest first, so a refused DNSZone blocks nobody. DNSZones of the same
 // namespace never conflict with each other.
 
@@ -47,10 +50,19 @@ type verdict struct {
 	reason, message string
 }
 
-// older orders DNSZones by creationTimestamp, then namespace/name.
-func older(a, b *dnsv1.DNSZone) int {
-	return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
-		cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+// older orders tenants by creationTimestamp, then the one with a zone ID first, then
+// namespace/name.
+func older(a, b tenant) int {
+	return cmp.Or(a.z.CreationTimestamp.Compare(b.z.CreationTimestamp.Time), holds(b)-holds(a),
+		cmp.Compare(a.z.Namespace, b.z.Namespace), cmp.Compare(a.z.Name, b.z.Name))
+}
+
+// holds is 1 when t has its hosted zone's ID, else 0.
+func holds(t tenant) int {
+	if t.zoneID != "" {
+		return 1
+	}
+	return 0
 }
 
 // relevant reports whether o may decide self's verdict: a DNSZone of the same zone or of an
@@ -69,7 +81,7 @@ func judge(self tenant, others []tenant, sharing bool) verdict {
 			chain = append(chain, o)
 		}
 	}
-	slices.SortFunc(chain, func(a, b tenant) int { return older(a.z, b.z) })
+	slices.SortFunc(chain, older)
 	var accepted []tenant
 	for _, t := range chain {
 		isSelf := t.z.Namespace == self.z.Namespace && t.z.Name == self.z.Name
