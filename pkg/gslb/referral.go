@@ -2,6 +2,7 @@ package gslb
 
 import (
 	"net"
+	"net/netip"
 	"slices"
 	"sort"
 	"strconv"
@@ -53,11 +54,15 @@ func ParseReferral(resp *dns.Msg, zone, geoTag string) []EdgeServer {
 	return out
 }
 
-// FirstA returns the address of the first A record in resp's answer section, "" when none.
+// FirstA returns the address of the first A record in resp's answer section that holds an
+// IPv4 address, "" when none. An A record with empty RDATA, which miekg/dns unpacks with a nil
+// address, is skipped (FuzzPeerAnswer found it printed as "<nil>", then used as a peer address).
 func FirstA(resp *dns.Msg) string {
 	for _, rr := range resp.Answer {
 		if x, ok := rr.(*dns.A); ok {
-			return x.A.String()
+			if a, ok := netip.AddrFromSlice(x.A); ok && a.Unmap().Is4() {
+				return a.Unmap().String()
+			}
 		}
 	}
 	return ""

@@ -102,4 +102,14 @@ func TestFirstA(t *testing.T) {
 	if got := FirstA(m); got != "192.0.2.7" {
 		t.Fatalf("FirstA = %q, want 192.0.2.7", got)
 	}
+	// An A record with empty RDATA (a nil address once unpacked) is skipped, not "<nil>".
+	empty := &dns.A{Hdr: dns.RR_Header{Name: "x.", Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}}
+	m.Answer = []dns.RR{empty, rr(t, "x. 60 IN A 192.0.2.8")}
+	if got := FirstA(m); got != "192.0.2.8" {
+		t.Fatalf("FirstA with an empty A first = %q, want 192.0.2.8", got)
+	}
+	m.Answer = []dns.RR{empty}
+	if got := FirstA(m); got != "" {
+		t.Fatalf("FirstA of an empty A alone = %q, want none", got)
+	}
 }
