@@ -79,6 +79,24 @@ func kindNames(ns, zone string, from, n int, want map[string]string) []*dnsv1.DN
 	return eps
 }
 
+// moveAndAdd applies added, moves each of move to 198.51.100.<i+1>, records both in want, and
+// returns the names they changed (FQDNs with the trailing dot).
+func moveAndAdd(t *testing.T, c *cluster, move, added []*dnsv1.DNSEndpoint, want map[string]string) []string {
+	t.Helper()
+	var names []string
+	for _, ep := range added {
+		c.apply(t, ep)
+		names = append(names, ep.Spec.Endpoints[0].DNSName+".")
+	}
+	for i, ep := range move {
+		target := fmt.Sprintf("198.51.100.%d", i+1)
+		update(t, c, ep, func(e *dnsv1.DNSEndpoint) { e.Spec.Endpoints[0].Targets = dnsv1.Targets{target} })
+		want[ep.Spec.Endpoints[0].DNSName+"."] = target
+		names = append(names, ep.Spec.Endpoints[0].DNSName+".")
+	}
+	return names
+}
+
 // zoneHolds checks an AXFR (axfrKind's lines) against want (name. → its one A target): every
 // name with exactly its target, and no other A name r<NNN>.
 func zoneHolds(lines []string, want map[string]string) error {
@@ -180,19 +198,7 @@ func TestKindLeaderStalled(t *testing.T) {
 	})
 	// While it is frozen: 20 new names, and 10 names move.
 	added := kindNames(ns, zone, first, second, want)
-	for _, ep := range added {
-		c.apply(t, ep)
-	}
-	var changedNames []string
-	for i := range moved {
-		target := fmt.Sprintf("198.51.100.%d", i+1)
-		update(t, c, eps[i], func(e *dnsv1.DNSEndpoint) { e.Spec.Endpoints[0].Targets = dnsv1.Targets{target} })
-		want[eps[i].Spec.Endpoints[0].DNSName+"."] = target
-		changedNames = append(changedNames, eps[i].Spec.Endpoints[0].DNSName+".")
-	}
-	for _, ep := range added {
-		changedNames = append(changedNames, ep.Spec.Endpoints[0].DNSName+".")
-	}
+	changedNames := moveAndAdd(t, c, eps[:moved], added, want)
 	newLeader := waitNewLeader(t, c, leader, "the follower takes the Lease of the frozen leader")
 	takeover := time.Since(stalled)
 	waitPublished(t, c, append(slices.Clone(eps), added...), 120*time.Second)
@@ -278,17 +284,7 @@ func TestKindAPIServerRestarted(t *testing.T) {
 
 	atChange := proxy.snapshot()
 	more := kindNames(ns, zone, first, added, want)
-	var changedNames []string
-	for i := range changed {
-		target := fmt.Sprintf("198.51.100.%d", i+1)
-		update(t, c, eps[i], func(e *dnsv1.DNSEndpoint) { e.Spec.Endpoints[0].Targets = dnsv1.Targets{target} })
-		want[eps[i].Spec.Endpoints[0].DNSName+"."] = target
-		changedNames = append(changedNames, eps[i].Spec.Endpoints[0].DNSName+".")
-	}
-	for _, ep := range more {
-		c.apply(t, ep)
-		changedNames = append(changedNames, ep.Spec.Endpoints[0].DNSName+".")
-	}
+	changedNames := moveAndAdd(t, c, eps[:changed], more, want)
 	killed := time.Now()
 	nodeRun(t, 0, "pkill", "-9", "-x", "kube-apiserver")
 	var back time.Duration

@@ -60,3 +60,19 @@ func Eventually(t testing.TB, timeout time.Duration, what string, check func() e
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Returns calls fn in a goroutine and returns its error, failing the test, naming what, when fn
+// has not returned within HangTimeout: a call that must come back (bounded by its own timeouts)
+// without a deadline of the test's making.
+func Returns(t testing.TB, what string, fn func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- fn() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(HangTimeout):
+		t.Fatalf("%s did not return within %s", what, HangTimeout)
+		return nil
+	}
+}

@@ -239,20 +239,14 @@ func TestTimeoutBoundsAHungRequest(t *testing.T) {
 	p := newProvider(t, fake, func(c *aws.Config) {
 		c.HTTPClient, c.EndpointURL, c.Timeout, c.MaxAttempts = nil, proxy.URL(), 100*time.Millisecond, 2
 	})
-	done := make(chan error, 1)
-	go func() {
+	err := testrun.Returns(t, "ListZones through a hung Route 53", func() error {
 		_, err := p.ListZones(context.Background())
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("ListZones through a hung Route 53 succeeded")
-		}
-		if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 2 {
-			t.Errorf("%d attempts reached the hung Route 53, want MaxAttempts (2): %v", n, err)
-		}
-	case <-time.After(testrun.HangTimeout):
-		t.Fatalf("ListZones through a hung Route 53 did not return within %s", testrun.HangTimeout)
+		return err
+	})
+	if err == nil {
+		t.Fatal("ListZones through a hung Route 53 succeeded")
+	}
+	if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 2 {
+		t.Errorf("%d attempts reached the hung Route 53, want MaxAttempts (2): %v", n, err)
 	}
 }

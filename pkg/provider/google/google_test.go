@@ -242,20 +242,14 @@ func TestTimeoutBoundsAHungRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() {
+	err = testrun.Returns(t, "ListZones through a hung Cloud DNS", func() error {
 		_, err := p.ListZones(context.Background())
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("ListZones through a hung Cloud DNS succeeded")
-		}
-		if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 1 {
-			t.Errorf("%d requests reached the hung Cloud DNS, want 1: %v", n, err)
-		}
-	case <-time.After(testrun.HangTimeout):
-		t.Fatalf("ListZones through a hung Cloud DNS did not return within %s", testrun.HangTimeout)
+		return err
+	})
+	if err == nil {
+		t.Fatal("ListZones through a hung Cloud DNS succeeded")
+	}
+	if n := proxy.Counts().ByKind[faultproxy.Hang]; n != 1 {
+		t.Errorf("%d requests reached the hung Cloud DNS, want 1: %v", n, err)
 	}
 }
