@@ -226,6 +226,9 @@ type App struct {
 	ZoneObjects *zonestore.Objects
 
 	local *local.Provider // Local's provider, for the glue controller
+	// fence, with --leader-elect, refuses provider writes once this replica's Lease renewal is
+	// older than the renew deadline (zonewriter.Options.Fence); nil without leader election.
+	fence *leaseFence
 	log   logr.Logger
 }
 
@@ -257,11 +260,19 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	mgr, err := ctrl.NewManager(cfg.Rest, managerOptions(cfg, scheme))
+	opts := managerOptions(cfg, scheme)
+	var fence *leaseFence
+	if cfg.LeaderElect {
+		if fence, err = newLeaseFence(ctx, cfg.Rest, scheme, cfg.LeaderElectionNamespace); err != nil {
+			return nil, err
+		}
+		opts.LeaderElectionResourceLockInterface = fence
+	}
+	mgr, err := ctrl.NewManager(cfg.Rest, opts)
 	if err != nil {
 		return nil, fmt.Errorf("new manager: %w", err)
 	}
-	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup")}
+	a := &App{Manager: mgr, OwnerID: ownerID, log: cfg.Log.WithName("setup"), fence: fence}
 	for _, step := range []func(context.Context, Config) error{
 		a.addBuildInfo, a.addDNSServer, a.addProviders, a.addControllers, a.addGlue, a.addSources, a.addProbes,
 	} {
@@ -280,8 +291,11 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		HealthProbeBindAddress:  cfg.ProbeAddr,
 		PprofBindAddress:        cfg.PprofAddr,
 		LeaderElection:          cfg.LeaderElect,
-		LeaderElectionID:        "manager.dnsplane.io",
+		LeaderElectionID:        leaderElectionID,
 		LeaderElectionNamespace: cfg.LeaderElectionNamespace,
+		LeaseDuration:           ptr.To(leaseDuration),
+		RenewDeadline:           ptr.To(renewDeadline),
+		RetryPeriod:             ptr.To(retryPeriod),
 		// A leader that stops (SIGTERM, a rollout) gives the Lease up once its controllers and
 		// the embedded server have stopped, so a follower leads within its retry period (2 s)
 		// instead of waiting out the 15 s lease. controller-runtime's condition holds: nothing

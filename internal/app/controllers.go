@@ -39,8 +39,11 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		stopWriters()
 		return fmt.Errorf("add the zone writers' lifetime: %w", err)
 	}
-	writers := zonewriter.NewSet(wctx, zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"),
-		Resolve: a.Providers.ResolveAccount})
+	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount}
+	if a.fence != nil {
+		wopts.Fence = a.fence.Check // a stalled leader that wakes writes nothing (leaseFence)
+	}
+	writers := zonewriter.NewSet(wctx, wopts)
 	if err := a.addDNSZone(cfg, writers); err != nil {
 		return fmt.Errorf("set up the DNSZone controller: %w", err)
 	}

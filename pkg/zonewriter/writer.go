@@ -46,6 +46,11 @@ type Options struct {
 	Clock clock.Clock
 	// Log receives one line per applied batch.
 	Log logr.Logger
+	// Fence, when set, is asked right before every write (ApplyChanges): an error fails that
+	// write unsent, wrapped, and it is retried like any failed write. The manager sets it, with
+	// leader election, to refuse writes once its last Lease renewal is older than the renew
+	// deadline (a leader that was stalled, and may have been replaced). nil: no fence.
+	Fence func() error
 }
 
 func (o Options) withDefaults() Options {
@@ -607,6 +612,11 @@ func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
 		}
 		defer release()
+	}
+	if w.opts.Fence != nil {
+		if err := w.opts.Fence(); err != nil {
+			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
+		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, w.opts.CallTimeout)
 	defer cancel()

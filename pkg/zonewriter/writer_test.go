@@ -868,3 +868,33 @@ func TestWriter_SnapshotIsNeverOlderThanTheCallersLastWrite(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestWriter_FenceRefusesAWriteUnsent: while Options.Fence fails (the manager's: a leader that
+// has not renewed its Lease within the renew deadline), a submission fails with its error and
+// the provider sees no write; once it passes again, the same submission is written.
+func TestWriter_FenceRefusesAWriteUnsent(t *testing.T) {
+	var fenced atomic.Bool
+	fenced.Store(true)
+	errFenced := errors.New("lease not held")
+	p, w := setup(t, zonewriter.Options{Fence: func() error {
+		if fenced.Load() {
+			return errFenced
+		}
+		return nil
+	}})
+	ctx := ctxT(t)
+	change := []provider.Change{create(aSet("fenced."+zone, "192.0.2.1"))}
+	if err := w.Apply(ctx, change); !errors.Is(err, errFenced) {
+		t.Fatalf("Apply while fenced = %v, want the fence's error", err)
+	}
+	if n := p.Counts()[counting.OpApplyChanges]; n != 0 {
+		t.Fatalf("%d writes reached the provider while fenced, want 0", n)
+	}
+	fenced.Store(false)
+	if err := w.Apply(ctx, change); err != nil {
+		t.Fatalf("Apply once the fence passes: %v", err)
+	}
+	if n := p.Counts()[counting.OpApplyChanges]; n != 1 {
+		t.Fatalf("%d writes reached the provider, want 1", n)
+	}
+}
