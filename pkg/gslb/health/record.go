@@ -86,7 +86,9 @@ var (
 )
 
 // b64 is the payload encoding: standard base64 without padding (RFC 4648 §4, §3.2), strict (no
-// stray bits, no newlines), so every payload has one encoding.
+// stray bits), so that with newlines refused before it (encoding/base64 skips CR and LF even
+// when strict; FuzzDecode found "u4=0\r0000A" read as "u4=00000A") every payload has one
+// encoding.
 var b64 = base64.RawStdEncoding.Strict()
 
 // list is one payload field: its key and the address family it holds.
@@ -243,7 +245,7 @@ func Decode(value, geoTag string, known map[netip.Addr]bool) (Record, error) {
 		next = i + 1
 		f := fields[i]
 		raw, err := b64.DecodeString(payload)
-		if err != nil || len(raw) == 0 || len(raw)%f.size != 0 {
+		if err != nil || strings.ContainsAny(payload, "\r\n") || len(raw) == 0 || len(raw)%f.size != 0 {
 			return bad("list %s: want a non-empty base64 list of %d-byte addresses", f.key, f.size)
 		}
 		total += len(raw) / f.size

@@ -188,6 +188,8 @@ func TestDecode_RefusesGarbage(t *testing.T) {
 		{"not base64", head + " u4=wAAC*Q"},
 		{"URL alphabet", head + " u6=IAENuAAAAAAAAAAAAAAAA_"},
 		{"non-zero stray bits", head + " u4=wAACAR"},
+		{"CR inside a list (encoding/base64 skips it)", head + " u4=wAA\rCAQ"},
+		{"LF inside a list", head + " u4=wAACAQ\n"},
 		{"3 bytes in an IPv4 list", head + " u4=wAAC"},
 		{"IPv4 in an IPv6 list", head + " u6=wAACAQ"},
 		{"unsorted", head + " u4=wAACAsAAAgE"},
