@@ -29,6 +29,10 @@ var (
 	// ErrInvalidChange: the input was rejected before anything was written
 	// (bad name, target, TTL, out-of-zone name, CNAME beside other data, ...).
 	ErrInvalidChange = errors.New("invalid change")
+	// ErrUnavailable: the backend failed to answer (a server error that is not a
+	// refusal of the input); the request may or may not have been applied. The
+	// zone writer never blames one submission of a batch for it.
+	ErrUnavailable = errors.New("provider unavailable")
 )
 
 // ThrottledError is ErrThrottled with the backend's hint of when to retry.

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -63,10 +68,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // on, 1-based, counting every call.
 type gated struct {
 	provider.Provider
-	calls                 chan int
-	release               chan struct{}
-	hold                  atomic.Bool
-	busyAfter, n          atomic.Int64
+	calls        chan int
+	release      chan struct{}
+	hold         atomic.Bool
+	busyAfter, n atomic.Int64
+	// failWith, when set, is the error calls answer from busyAfter on instead of busy.
+	failWith              atomic.Pointer[error]
 	inFlight, maxInFlight atomic.Int64
 	// listHold, when set, holds each ListRecordSets until listRelease; listed reports it.
 	listHold    atomic.Bool
@@ -107,6 +114,9 @@ func (g *gated) ApplyChanges(ctx context.Context, zoneID string, changes []provi
 		}
 	}
 	if after := g.busyAfter.Load(); g.n.Add(1) >= after && after > 0 {
+		if err := g.failWith.Load(); err != nil {
+			return *err
+		}
 		return &provider.ThrottledError{Err: errors.New("HTTP 500: database is locked")}
 	}
 	return g.Provider.ApplyChanges(ctx, zoneID, changes)
@@ -896,5 +906,55 @@ func TestWriter_FenceRefusesAWriteUnsent(t *testing.T) {
 	}
 	if n := p.Counts()[counting.OpApplyChanges]; n != 1 {
 		t.Fatalf("%d writes reached the provider, want 1", n)
+	}
+}
+
+// TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt (issue 29's fault suite: a 30%
+// reset rate cost 1,020 requests for 1,000 records): a batch whose call fails in transport (a
+// connection reset, a reply cut short) was not refused for any one submission's sake, so it
+// fails as a whole, like a busy one: no per-submission retry and no read per submission.
+func TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt(t *testing.T) {
+	reset := &url.Error{Op: "Patch", URL: "http://127.0.0.1:8081/api/v1/servers/localhost/zones/example.test.",
+		Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+	for name, failure := range map[string]error{
+		"connection reset":    fmt.Errorf("apply changes: %w", reset),
+		"reply cut short":     fmt.Errorf("PATCH /zones/example.test.: read response: %w", io.ErrUnexpectedEOF),
+		"provider down (5xx)": fmt.Errorf("azure RecordSets.CreateOrUpdate: %w", provider.ErrUnavailable),
+	} {
+		t.Run(name, func(t *testing.T) {
+			p, g, w := setupGated(t, zonewriter.Options{})
+			ctx := ctxT(t)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := w.Apply(ctx, []provider.Change{create(aSet("first."+zone, "192.0.2.1"))}); err != nil {
+					t.Error(err)
+				}
+			}()
+			g.entered(t)
+			errs := make([]error, 5)
+			for i := range errs {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[i] = w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
+				}()
+			}
+			waitFor(t, "5 submissions queued", func() bool { return w.Queued() == 5 })
+			g.failWith.Store(&failure)
+			g.busyAfter.Store(2) // the first passes, the batch fails in transport
+			g.hold.Store(false)
+			g.release <- struct{}{}
+			wg.Wait()
+			for i, err := range errs {
+				if !errors.Is(err, failure) {
+					t.Fatalf("submission %d: %v, want the transport failure", i, err)
+				}
+			}
+			if c, calls := p.Counts(), g.n.Load(); c[counting.OpListRecordSets] != 1 || calls != 2 {
+				t.Fatalf("a batch of 5 failing in transport cost %v and %d write calls; want 1 read and 2 writes (first, then the batch once)", c, calls)
+			}
+		})
 	}
 }

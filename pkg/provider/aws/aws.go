@@ -259,6 +259,10 @@ func mapErr(op string, err error) error {
 			return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrConflict, err)
 		}
 	}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() >= http.StatusInternalServerError {
+		return fmt.Errorf("route53 %s: %w: %w", op, provider.ErrUnavailable, err)
+	}
 	return fmt.Errorf("route53 %s: %w", op, err)
 }
 

@@ -199,6 +199,8 @@ func mapErr(op string, err error) error {
 			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrInvalidChange, err)
 		case re.StatusCode == http.StatusConflict:
 			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrConflict, err)
+		case re.StatusCode >= http.StatusInternalServerError:
+			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrUnavailable, err)
 		}
 	}
 	return fmt.Errorf("azure %s: %w", op, err)

@@ -192,6 +192,8 @@ func mapErr(op string, err error) error {
 		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrInvalidCredentials, err)
 	case ge.Code == http.StatusBadRequest:
 		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrInvalidChange, err)
+	case ge.Code >= http.StatusInternalServerError:
+		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrUnavailable, err)
 	}
 	return fmt.Errorf("clouddns %s: %w", op, err)
 }
