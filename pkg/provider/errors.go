@@ -1,8 +1,11 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 )
 
@@ -70,4 +73,23 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return te.RetryAfter, true
 	}
 	return 0, errors.Is(err, ErrThrottled)
+}
+
+// Unreachable reports whether err says that the backend was not reached, or failed to answer,
+// rather than refused the request: a network error (net.Error, which *url.Error is: a reset, a
+// refused connection, a TLS failure, a client timeout), a reply cut short (io.EOF,
+// io.ErrUnexpectedEOF), a deadline (context.DeadlineExceeded: a per-request timeout, or the
+// caller's, which callers tell apart with their own context), or ErrUnavailable. Such a request
+// may or may not have been applied. An error that also carries the backend's verdict
+// (ErrInvalidCredentials, ErrZoneNotFound, ErrZoneConflict, ErrConflict, ErrInvalidChange,
+// ErrNotCapable) is that verdict, not Unreachable.
+func Unreachable(err error) bool {
+	for _, verdict := range []error{ErrInvalidCredentials, ErrZoneNotFound, ErrZoneConflict, ErrConflict, ErrInvalidChange, ErrNotCapable} {
+		if errors.Is(err, verdict) {
+			return false
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrUnavailable)
 }

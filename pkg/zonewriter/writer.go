@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -575,16 +573,10 @@ func rejected(err error) bool {
 }
 
 // unreachable reports whether err says that the provider was not reached, or failed, rather than
-// refused the input: a network error (net.Error, which *url.Error is: a reset, a refused
-// connection, a TLS failure), a reply cut short (io.EOF, io.ErrUnexpectedEOF), or
-// provider.ErrUnavailable. Splitting such a batch into per-submission calls only multiplies the
-// requests to a backend that is failing (issue 29: a 30% reset rate cost 1,020 requests for
-// 1,000 records, against about 120 for the other faults).
-func unreachable(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, provider.ErrUnavailable)
-}
+// refused the input (provider.Unreachable). Splitting such a batch into per-submission calls
+// only multiplies the requests to a backend that is failing (issue 29: a 30% reset rate cost
+// 1,020 requests for 1,000 records, against about 120 for the other faults).
+func unreachable(err error) bool { return provider.Unreachable(err) }
 
 // overlay returns the view with room for a flush's changes on top; w.io must be held, so
 // that nothing else changes the view until commit.

@@ -23,6 +23,11 @@ type Options struct {
 	// MaxRetries is how many times one throttled request is retried; 0 = DefaultMaxRetries,
 	// negative = never retried.
 	MaxRetries int
+	// MaxFailureRetries is how many times one request that did not reach the provider, or that
+	// it failed to answer (provider.Unreachable: a per-request timeout, a reset, a reply cut
+	// short, a 5xx mapped to provider.ErrUnavailable), is retried on the same back-off, while
+	// the caller's context lasts; 0 = DefaultMaxFailureRetries, negative = never retried.
+	MaxFailureRetries int
 	// BaseDelay is the first back-off step, a time.Duration doubled at each retry;
 	// 0 = DefaultBaseDelay.
 	BaseDelay time.Duration
@@ -40,8 +45,16 @@ const (
 	// DefaultMaxRetries: eight retries at 0.2 s doubling to a 30 s cap wait about a minute in all
 	// (jitter aside), longer than Route 53's documented one-second throttling window.
 	DefaultMaxRetries = 8
-	DefaultBaseDelay  = 200 * time.Millisecond
-	DefaultMaxDelay   = 30 * time.Second
+	// DefaultMaxFailureRetries: a request that hung or was cut off is tried 3 times in all, inside
+	// the caller's call, so that a zone writer's batch is retried whole rather than failed back
+	// to each of its submitters, who would retry alone on their own back-offs (issue 29: with 30%
+	// of requests hanging, 1,000 endpoints did not converge within 20 minutes). A write retried
+	// this way may have landed the first time: providers answer a repeated Create with
+	// provider.ErrConflict (the set exists) and the writer re-reads; REPLACE and DELETE by key
+	// are idempotent.
+	DefaultMaxFailureRetries = 2
+	DefaultBaseDelay         = 200 * time.Millisecond
+	DefaultMaxDelay          = 30 * time.Second
 )
 
 // NewLimiter returns a token bucket of qps requests per second and the given burst (at least 1;
@@ -81,6 +94,9 @@ func New(inner provider.Provider, opts Options) *Provider {
 	if opts.MaxRetries == 0 {
 		opts.MaxRetries = DefaultMaxRetries
 	}
+	if opts.MaxFailureRetries == 0 {
+		opts.MaxFailureRetries = DefaultMaxFailureRetries
+	}
 	if opts.BaseDelay <= 0 {
 		opts.BaseDelay = DefaultBaseDelay
 	}
@@ -96,17 +112,28 @@ func New(inner provider.Provider, opts Options) *Provider {
 // Unwrap returns the wrapped provider.
 func (p *Provider) Unwrap() provider.Provider { return p.inner }
 
-// do runs one request: it takes a token, calls fn, and retries it while it is throttled. The
-// error is fn's last, or ctx's wrapped when waiting was cut short.
+// do runs one request: it takes a token, calls fn, and retries it while it is throttled (up to
+// MaxRetries times) or did not reach the provider (provider.Unreachable, up to MaxFailureRetries
+// times, while ctx lasts), on one back-off. The error is fn's last, or ctx's wrapped when waiting
+// was cut short.
 func (p *Provider) do(ctx context.Context, fn func(context.Context) error) error {
 	b := wait.Backoff{Duration: p.opts.BaseDelay, Factor: 2, Jitter: 0.5, Steps: math.MaxInt32, Cap: p.opts.MaxDelay}
-	for attempt := 0; ; attempt++ {
+	throttles, failures := 0, 0
+	for {
 		if err := p.take(ctx, 1); err != nil {
 			return err
 		}
 		err := fn(ctx)
 		retryAfter, throttled := provider.RetryAfter(err)
-		if !throttled || p.opts.MaxRetries < 0 || attempt >= p.opts.MaxRetries {
+		switch {
+		case err == nil:
+			return nil
+		case throttled && p.opts.MaxRetries >= 0 && throttles < p.opts.MaxRetries:
+			throttles++
+		case !throttled && ctx.Err() == nil && provider.Unreachable(err) &&
+			p.opts.MaxFailureRetries >= 0 && failures < p.opts.MaxFailureRetries:
+			failures++
+		default:
 			return err
 		}
 		d := max(b.Step(), retryAfter)

@@ -4,8 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -112,7 +117,10 @@ func TestThrottlingGivesUpAfterMaxRetries(t *testing.T) {
 	}
 }
 
-func TestOnlyThrottlingIsRetried(t *testing.T) {
+// TestAVerdictIsNotRetried: the backend's answers about the request (a conflict, an invalid
+// change, credentials) and an error of unknown kind go back at once; only throttling and
+// failures to reach the backend are retried (TestFailureToReachIsRetriedTwice).
+func TestAVerdictIsNotRetried(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		err  error
@@ -120,7 +128,8 @@ func TestOnlyThrottlingIsRetried(t *testing.T) {
 		{"conflict", provider.ErrConflict},
 		{"invalid change", provider.ErrInvalidChange},
 		{"credentials", provider.ErrInvalidCredentials},
-		{"other", errors.New("connection reset")},
+		{"credentials over a transport error", fmt.Errorf("%w: %w", provider.ErrInvalidCredentials, reset())},
+		{"other", errors.New("something else")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &faults{script: []error{tc.err}}
@@ -324,4 +333,54 @@ func TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone(t *testin
 	if c := plain.Counts(); c[counting.OpZoneDeletions] != 0 || c[counting.OpDeleteRecordSets] != 0 || c[counting.OpDeleteZone] != 1 {
 		t.Errorf("counted %v, want DeleteZone alone", c)
 	}
+}
+
+// reset is a connection reset as net/http reports it.
+func reset() error {
+	return &url.Error{Op: "Patch", URL: "http://127.0.0.1:8081/api/v1/servers/localhost/zones/example.test.",
+		Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
+}
+
+// TestFailureToReachIsRetriedTwice (issue 29): a request that did not reach the backend, or that
+// it failed to answer (a reset, a reply cut short, a per-request timeout, ErrUnavailable), is
+// tried 3 times in all on the back-off, and succeeds when a retry does; the caller's own deadline
+// passed is not retried.
+func TestFailureToReachIsRetriedTwice(t *testing.T) {
+	for name, failure := range map[string]error{
+		"reset":               reset(),
+		"reply cut short":     fmt.Errorf("read response: %w", io.ErrUnexpectedEOF),
+		"per-request timeout": fmt.Errorf("PATCH: %w", context.DeadlineExceeded),
+		"unavailable (5xx)":   fmt.Errorf("azure: %w", provider.ErrUnavailable),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := &faults{script: []error{failure, failure}}
+			_, g, zone := setup(t, f, guard.Options{BaseDelay: time.Millisecond})
+			if err := g.ApplyChanges(context.Background(), zone, create("www.example.test")); err != nil {
+				t.Fatalf("after two failures the third attempt should succeed: %v", err)
+			}
+			if n := f.calls(); n != 3 {
+				t.Fatalf("%d attempts, want 3", n)
+			}
+			f = &faults{script: []error{failure, failure, failure}}
+			_, g, zone = setup(t, f, guard.Options{BaseDelay: time.Millisecond})
+			if err := g.ApplyChanges(context.Background(), zone, create("www.example.test")); !errors.Is(err, failure) {
+				t.Fatalf("err = %v, want the failure after 3 attempts", err)
+			}
+			if n := f.calls(); n != 3 {
+				t.Fatalf("%d attempts, want 1 + DefaultMaxFailureRetries (2)", n)
+			}
+		})
+	}
+	t.Run("the caller's deadline", func(t *testing.T) {
+		f := &faults{script: []error{context.DeadlineExceeded}}
+		_, g, zone := setup(t, f, guard.Options{BaseDelay: time.Millisecond})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := g.ApplyChanges(ctx, zone, create("www.example.test")); err == nil {
+			t.Fatal("ApplyChanges with the caller's context done succeeded")
+		}
+		if n := f.calls(); n > 1 {
+			t.Fatalf("%d attempts with the caller's context done, want at most 1", n)
+		}
+	})
 }
