@@ -49,8 +49,12 @@ func ParsePeers(s string) ([]Peer, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: %w", pos, entry, addr, err)
 		}
-		if host == "" {
+		if strings.TrimSpace(host) == "" {
 			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q has no host", pos, entry, addr)
+		}
+		if strings.ContainsAny(host, " \t\r\n") {
+			// "[ ]:53" splits into host " " (FuzzParsePeers): no host name or address has a space.
+			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: host %q has a space", pos, entry, addr, host)
 		}
 		if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
 			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: port %q is not in 1-65535", pos, entry, addr, port)

@@ -28,6 +28,8 @@ func TestParsePeers_GoodAndBadEntries(t *testing.T) {
 		{name: "geo tag with space", in: "u s=127.0.0.12:53", wantErr: `entry 1 "u s=127.0.0.12:53"`},
 		{name: "no port", in: "us=127.0.0.12", wantErr: `entry 1 "us=127.0.0.12"`},
 		{name: "no host", in: "us=:53", wantErr: `entry 1 "us=:53"`},
+		{name: "a bracketed space for a host (FuzzParsePeers)", in: "us=[ ]:53", wantErr: `entry 1 "us=[ ]:53"`},
+		{name: "a space inside the host", in: "us=[ns 1]:53", wantErr: `has a space`},
 		{name: "port not a number", in: "us=127.0.0.12:dns", wantErr: `entry 1 "us=127.0.0.12:dns"`},
 		{name: "port zero", in: "us=127.0.0.12:0", wantErr: `entry 1 "us=127.0.0.12:0"`},
 		{name: "port too big", in: "us=127.0.0.12:65536", wantErr: `entry 1 "us=127.0.0.12:65536"`},
