@@ -294,7 +294,11 @@ func (l *zoneLoader) corrupt(format string, args ...any) error {
 // is dropped with a log line. Errors: rr is outside the zone, or a second or non-apex SOA.
 func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
 	h := rr.Header()
-	h.Name = strings.ToLower(h.Name)
+	name, err := canonicalOwner(h.Name)
+	if err != nil {
+		return fmt.Errorf("record %q: %w", rr.String(), err)
+	}
+	h.Name = name
 	if !dns.IsSubDomain(l.origin, h.Name) {
 		return fmt.Errorf("record %q is outside the zone", rr.String())
 	}
@@ -384,4 +388,25 @@ func emptyRdata(rr dns.RR) bool {
 	}
 	_, err := dns.NewRR(rr.String())
 	return err != nil
+}
+
+// canonicalOwner returns name lower-cased and in the presentation form miekg/dns gives a name
+// read off the wire, the form queries arrive in: a master file may write one label two ways
+// ("@0" and "\@0" are the same label), and a name stored in the other form would neither match
+// a query nor load back equal once written out (FuzzDecodeShardText). Names with no character
+// that presentation escapes are returned lower-cased without the round trip.
+func canonicalOwner(name string) (string, error) {
+	if !strings.ContainsAny(name, "\\@()\";$ \t") {
+		return strings.ToLower(name), nil
+	}
+	buf := make([]byte, 256)
+	off, err := dns.PackDomainName(name, buf, 0, nil, false)
+	if err != nil {
+		return "", fmt.Errorf("owner name: %w", err)
+	}
+	out, _, err := dns.UnpackDomainName(buf[:off], 0)
+	if err != nil {
+		return "", fmt.Errorf("owner name: %w", err)
+	}
+	return strings.ToLower(out), nil
 }
