@@ -391,12 +391,18 @@ func emptyRdata(rr dns.RR) bool {
 }
 
 // canonicalOwner returns name lower-cased and in the presentation form miekg/dns gives a name
-// read off the wire, the form queries arrive in: a master file may write one label two ways
-// ("@0" and "\@0" are the same label), and a name stored in the other form would neither match
-// a query nor load back equal once written out (FuzzDecodeShardText). Names with no character
-// that presentation escapes are returned lower-cased without the round trip.
+// read off the wire, the form queries arrive in: a master file may write one label more than
+// one way ("@0" and "\@0", "'" and "\'" are the same labels), and a name stored in another
+// form would neither match a query nor load back equal once written out (FuzzDecodeShardText).
+// A name of letters, digits, '-', '_', '*' and dots only is returned lower-cased without the
+// round trip.
 func canonicalOwner(name string) (string, error) {
-	if !strings.ContainsAny(name, "\\@()\";$ \t") {
+	plain := true
+	for i := 0; i < len(name) && plain; i++ {
+		c := name[i]
+		plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.'
+	}
+	if plain {
 		return strings.ToLower(name), nil
 	}
 	buf := make([]byte, 256)
