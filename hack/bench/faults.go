@@ -38,6 +38,9 @@ import (
 //	FAULT_EVENTS   comma list of events (default all): pdns-restart, sigkill, apiserver-restart,
 //	               etcd-restart, apiserver-restart-change, etcd-restart-change; "none" for none
 //	FAULT_TIMEOUT  one scenario's bound (default 30m): a hang deadline, not a figure
+//	FAULT_REQUEST_TIMEOUT  the manager's --provider-request-timeout (default 5s; the
+//	               manager's own default is 30s): what one "hang" costs the client before it
+//	               gives up, so the hang rows' time scales with it and nothing else does
 //	FAULTS_DOC=0   do not write the table into docs/reliability.md
 
 // faultScenario is one row of the fault table.
@@ -114,10 +117,12 @@ type faultConfig struct {
 	kinds   [][]faultproxy.Kind
 	events  []string
 	timeout time.Duration
+	// requestTimeout is the manager's --provider-request-timeout.
+	requestTimeout time.Duration
 }
 
 func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
-	fc := faultConfig{size: 10000, rates: []int{10, 30, 50}, events: faultEvents, timeout: 30 * time.Minute}
+	fc := faultConfig{size: 10000, rates: []int{10, 30, 50}, events: faultEvents, timeout: 30 * time.Minute, requestTimeout: 5 * time.Second}
 	var errs []error
 	if v := getenv("FAULT_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -179,6 +184,13 @@ func faultConfigFromEnv(getenv func(string) string) (faultConfig, error) {
 		}
 		fc.timeout = d
 	}
+	if v := getenv("FAULT_REQUEST_TIMEOUT"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			errs = append(errs, fmt.Errorf("FAULT_REQUEST_TIMEOUT %q: want a positive duration", v))
+		}
+		fc.requestTimeout = d
+	}
 	return fc, errors.Join(errs...)
 }
 
@@ -198,9 +210,11 @@ func (fc faultConfig) scenarios() []faultScenario {
 
 // faultReport is hack/bench/out/faults.json.
 type faultReport struct {
-	Machine machine       `json:"machine"`
-	Size    int           `json:"endpoints"`
-	Rows    []faultResult `json:"rows"`
+	Machine machine `json:"machine"`
+	Size    int     `json:"endpoints"`
+	// RequestTimeout is the manager's --provider-request-timeout in every row, e.g. "5s".
+	RequestTimeout string        `json:"providerRequestTimeout"`
+	Rows           []faultResult `json:"rows"`
 }
 
 // runFaults runs the fault suite and writes faults.json and faults.md to c.out after every row.
@@ -210,7 +224,8 @@ func runFaults(ctx context.Context, log logr.Logger, c config) error {
 	if err != nil {
 		return err
 	}
-	rep := &faultReport{Machine: machineFacts(c), Size: fc.size}
+	rep := &faultReport{Machine: machineFacts(c), Size: fc.size, RequestTimeout: fc.requestTimeout.String()}
+	c.dnsplaneArgs = append(slices.Clone(c.dnsplaneArgs), "--provider-request-timeout="+fc.requestTimeout.String())
 	var failed []string
 	for i, sc := range fc.scenarios() {
 		if ctx.Err() != nil {
@@ -528,8 +543,9 @@ func (r *faultReport) write(dir string) error {
 // markdown is the fault table: one row per scenario.
 func (r *faultReport) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d endpoints over %d zones, on %d cores (load before each row in the last column); dnsplane %s, %s.\n\n",
-		r.Size, zones, r.Machine.Cores, r.Machine.DNSPlane, r.Machine.PowerDNS)
+	fmt.Fprintf(&b, "%d endpoints over %d zones, on %d cores (load before each row in the last column); dnsplane %s, %s; "+
+		"--provider-request-timeout=%s (a hang costs one).\n\n",
+		r.Size, zones, r.Machine.Cores, r.Machine.DNSPlane, r.Machine.PowerDNS, r.RequestTimeout)
 	b.WriteString("| fault | wanted | present | duplicated | orphaned | foreign touched | requests (faulted) | PowerDNS saw | requests per record | converged | conditions seen | load |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|\n")
 	for _, row := range r.Rows {

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestFaultConfigFromEnv(t *testing.T) {
@@ -21,6 +22,7 @@ func TestFaultConfigFromEnv(t *testing.T) {
 		{"unknown event", map[string]string{"FAULT_EVENTS": "reboot"}, nil, `unknown event "reboot"`},
 		{"unknown kind", map[string]string{"FAULT_KINDS": "gremlins"}, nil, `unknown kind "gremlins"`},
 		{"size not a multiple of the zones", map[string]string{"FAULT_SIZE": "15"}, nil, "FAULT_SIZE"},
+		{"request timeout not a duration", map[string]string{"FAULT_REQUEST_TIMEOUT": "5"}, nil, "FAULT_REQUEST_TIMEOUT"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,6 +42,9 @@ func TestFaultConfigFromEnv(t *testing.T) {
 			}
 			if strings.Join(got, "|") != strings.Join(c.rows, "|") {
 				t.Fatalf("rows %q, want %q", got, c.rows)
+			}
+			if want := 5 * time.Second; fc.requestTimeout != want {
+				t.Fatalf("request timeout %v, want the default %v", fc.requestTimeout, want)
 			}
 		})
 	}
