@@ -124,19 +124,28 @@ func check(q, resp *dns.Msg) error {
 // (AA set, NOERROR) and holds the zone's SOA; otherwise an error wrapping ErrNotAuthoritative
 // or the transport error.
 func (c Client) SOA(ctx context.Context, server, zone string) error {
+	_, err := c.Serial(ctx, server, zone)
+	return err
+}
+
+// Serial asks server (host:port) for the zone's SOA and returns its serial (RFC 1035 §3.3.13,
+// a 32-bit sequence number compared by RFC 1982 arithmetic), with the checks of SOA: an
+// answer that is not authoritative, not NOERROR or holds no SOA of the zone wraps
+// ErrNotAuthoritative; a query without a usable answer is a *TransportError.
+func (c Client) Serial(ctx context.Context, server, zone string) (uint32, error) {
 	resp, err := c.Query(ctx, server, zone, dns.TypeSOA)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if resp.Rcode != dns.RcodeSuccess || !resp.Authoritative {
-		return fmt.Errorf("SOA %s at %s: rcode %s, AA %t: %w", zone, server, dns.RcodeToString[resp.Rcode], resp.Authoritative, ErrNotAuthoritative)
+		return 0, fmt.Errorf("SOA %s at %s: rcode %s, AA %t: %w", zone, server, dns.RcodeToString[resp.Rcode], resp.Authoritative, ErrNotAuthoritative)
 	}
 	for _, rr := range resp.Answer {
 		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, dns.Fqdn(zone)) {
-			return nil
+			return soa.Serial, nil
 		}
 	}
-	return fmt.Errorf("SOA %s at %s: no SOA in the answer: %w", zone, server, ErrNotAuthoritative)
+	return 0, fmt.Errorf("SOA %s at %s: no SOA in the answer: %w", zone, server, ErrNotAuthoritative)
 }
 
 // SOAAny checks the zone's SOA at the first of servers that answers authoritatively; servers

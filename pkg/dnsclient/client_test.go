@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/netip"
 	"regexp"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 func TestSOA_AuthoritativeAnswerPasses(t *testing.T) {
@@ -110,5 +112,32 @@ func TestQuery_FailureTextIsStable(t *testing.T) {
 				t.Errorf("text %q, want %q", texts[0], want)
 			}
 		})
+	}
+}
+
+func TestSerial_FollowsTheZonesChanges(t *testing.T) {
+	store := zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{dnstest.Loopback}})
+	info, err := store.CreateZone("serial.test", zonedb.ZoneMeta{ID: "serial.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := dnstest.Serve(t, store)
+	got, err := (dnsclient.Client{}).Serial(context.Background(), addr, "serial.test")
+	if err != nil || got != info.Serial {
+		t.Fatalf("Serial = %d, %v; want the store's %d", got, err, info.Serial)
+	}
+	rr, _ := dns.NewRR("a.serial.test. 60 IN A 192.0.2.1")
+	if err := store.Update("serial.test", func(tx *zonedb.Tx) error {
+		return tx.Put(zonedb.RRSet{Name: "a.serial.test.", Type: dns.TypeA, TTL: 60, RRs: []dns.RR{rr}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := store.Zone("serial.test")
+	got, err = (dnsclient.Client{}).Serial(context.Background(), addr, "serial.test")
+	if err != nil || got != after.Serial || got == info.Serial {
+		t.Fatalf("Serial after a change = %d, %v; want the store's new %d (was %d)", got, err, after.Serial, info.Serial)
+	}
+	if _, err := (dnsclient.Client{}).Serial(context.Background(), addr, "other.test"); !errors.Is(err, dnsclient.ErrNotAuthoritative) {
+		t.Fatalf("Serial of an unserved zone: %v, want ErrNotAuthoritative", err)
 	}
 }

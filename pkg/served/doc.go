@@ -1,0 +1,14 @@
+// Package served answers the question an SRE asks after a write: does every authoritative name
+// server of the zone answer it yet? It owns the check behind the Served condition of
+// DNSEndpoint and DNSRecord (docs/served.md): the serial that carries a change (the primary's
+// SOA serial read after the write), one SOA query per name server to see whether it has reached
+// that serial (RFC 1982 serial arithmetic), the verdict (Served, Propagating, Stale,
+// Unreachable), and the write-to-served metrics.
+//
+// It checks by zone, not by record: however many objects a zone's batch carried, a check asks
+// each server one SOA query, and only the servers still behind are asked again. A zone without
+// a change waiting to be served is never queried (0 queries in steady state).
+//
+// It must not write to a provider nor import the API types or controller-runtime: the
+// controllers map a Verdict to their conditions and adapt its notices to their work queues.
+package served

@@ -1,0 +1,449 @@
+package served
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+
+	"github.com/dnsplane/dnsplane/pkg/promreg"
+)
+
+// Asker asks one name server for a zone's SOA serial; dnsclient.Client satisfies it.
+type Asker interface {
+	Serial(ctx context.Context, server, zone string) (uint32, error)
+}
+
+// Zone names a zone to check: its DNSZone and its name servers.
+type Zone struct {
+	// Key names the DNSZone (namespace/name).
+	Key types.NamespacedName
+	// Name is the zone's name (apex), e.g. "apps.example.com".
+	Name string
+	// Servers are host:port of every authoritative name server, the primary first: the one
+	// whose serial after a write is the serial that carries it.
+	Servers []string
+}
+
+// Ref names one object's interest in a zone: its kind (e.g. "DNSEndpoint") and key.
+type Ref struct {
+	Kind string
+	Key  types.NamespacedName
+}
+
+// Metrics are the Served check's Prometheus metrics.
+type Metrics struct {
+	// Propagation: dnsplane_served_propagation_seconds{zone,server}, seconds from a write's
+	// acknowledgement to the first check that saw the server at the write's serial; one
+	// observation per serial (a batch of many objects is one), none for the primary, whose
+	// serial after the write defines the change.
+	Propagation *prometheus.HistogramVec
+	// Queries: dnsplane_served_soa_queries_total{result}, SOA queries sent by the check,
+	// result "ok" or "error".
+	Queries *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg (nil = unregistered); a second
+// registration on one registry is an error (pkg/promreg).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		Propagation: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "dnsplane_served_propagation_seconds",
+			Help:    "Seconds from a write's acknowledgement to the first check that saw a name server answer its SOA serial, by zone and server.",
+			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
+		}, []string{"zone", "server"}),
+		Queries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "dnsplane_served_soa_queries_total",
+			Help: "SOA queries the Served check sent to name servers, by result (ok or error).",
+		}, []string{"result"}),
+	}
+	if err := promreg.Register(reg, "served", m.Propagation, m.Queries); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Options configure a Tracker.
+type Options struct {
+	// DNS asks the serials (dnsclient.Client, whose Timeout bounds each attempt).
+	DNS Asker
+	// FirstCheck is the wait from a write to the first check of its zone, a time.Duration;
+	// default 250ms. Each further check of a zone still behind waits twice as long, up to
+	// Interval.
+	FirstCheck time.Duration
+	// Interval is the longest wait between two checks of a zone with a change not yet served,
+	// a time.Duration (--served-check-interval); default 10s.
+	Interval time.Duration
+	// StaleAfter is how long a change may take to reach every server before its verdict is
+	// Stale, a time.Duration (--served-stale-after); default 5m.
+	StaleAfter time.Duration
+	// Timeout bounds one check of a zone (every server asked at once), a time.Duration;
+	// default 10s.
+	Timeout time.Duration
+	// Metrics, when set, records propagation times and queries (NewMetrics).
+	Metrics *Metrics
+	Log     logr.Logger
+}
+
+// zoneState is what the Tracker knows of one zone.
+type zoneState struct {
+	zone     Zone
+	readings map[string]Reading
+	wants    map[Ref]Want
+	// notified is the last status each ref was notified of (or judged at registration), so
+	// that a check notifies a ref only when its verdict's status changes.
+	notified map[Ref]Status
+	// primary serialises the primary's SOA queries of Written, so that a burst of objects
+	// written in one batch costs one query.
+	primary sync.Mutex
+}
+
+// Tracker follows the serials of the zones that objects wrote to, and notifies an object when
+// its change's verdict changes (Served, or Stale). It is safe for concurrent use; Start runs
+// its checks.
+type Tracker struct {
+	opts   Options
+	queue  workqueue.TypedRateLimitingInterface[types.NamespacedName]
+	mu     sync.Mutex
+	zones  map[types.NamespacedName]*zoneState
+	events map[string]chan types.NamespacedName
+	now    func() time.Time
+}
+
+// New returns a Tracker whose notices go to a channel per kind in kinds (Events); call Start
+// to run its checks.
+func New(opts Options, kinds ...string) *Tracker {
+	if opts.FirstCheck <= 0 {
+		opts.FirstCheck = 250 * time.Millisecond
+	}
+	if opts.Interval <= 0 {
+		opts.Interval = 10 * time.Second
+	}
+	if opts.Interval < opts.FirstCheck {
+		opts.FirstCheck = opts.Interval
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = 5 * time.Minute
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = 10 * time.Second
+	}
+	if opts.Log.GetSink() == nil {
+		opts.Log = logr.Discard()
+	}
+	rl := workqueue.NewTypedItemExponentialFailureRateLimiter[types.NamespacedName](opts.FirstCheck, opts.Interval)
+	t := &Tracker{
+		opts:   opts,
+		queue:  workqueue.NewTypedRateLimitingQueueWithConfig(rl, workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "served"}),
+		zones:  map[types.NamespacedName]*zoneState{},
+		events: map[string]chan types.NamespacedName{},
+		now:    time.Now,
+	}
+	for _, k := range kinds {
+		t.events[k] = make(chan types.NamespacedName, 1024)
+	}
+	return t
+}
+
+// Events carries the keys of kind's objects whose verdict changed, to reconcile them again;
+// nil for a kind not given to New. Buffered (1024); a check blocks while it is full, until the
+// Tracker's context ends.
+func (t *Tracker) Events(kind string) <-chan types.NamespacedName { return t.events[kind] }
+
+// StaleAfter is the Tracker's stale deadline.
+func (t *Tracker) StaleAfter() time.Duration { return t.opts.StaleAfter }
+
+// state returns z's state, created or with its servers updated.
+func (t *Tracker) state(z Zone) *zoneState {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	zs, ok := t.zones[z.Key]
+	if !ok {
+		zs = &zoneState{readings: map[string]Reading{}, wants: map[Ref]Want{}, notified: map[Ref]Status{}}
+		t.zones[z.Key] = zs
+	}
+	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
+		zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers)}
+	}
+	return zs
+}
+
+// Written records that ref's change to zone was acknowledged at at: the primary's serial is
+// read (one SOA query, shared by every object acknowledged before the last query began), and
+// the zone is checked soon. The want is returned to be kept in the object's status. An error
+// (the primary gave no serial) leaves nothing recorded; the caller's verdict is Unreachable.
+func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time) (Want, error) {
+	if len(zone.Servers) == 0 {
+		return Want{}, fmt.Errorf("zone %s: no name servers to check", zone.Name)
+	}
+	zs := t.state(zone)
+	primary := zone.Servers[0]
+	zs.primary.Lock()
+	t.mu.Lock()
+	r, ok := zs.readings[primary]
+	t.mu.Unlock()
+	if !ok || r.Err != "" || r.At.Before(at) {
+		started := t.now()
+		cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+		serial, err := t.opts.DNS.Serial(cctx, primary, zone.Name)
+		cancel()
+		t.countQuery(err)
+		// The reading is dated when the query began: a write acknowledged after that may not
+		// be in it.
+		r = Reading{Serial: serial, At: started}
+		if err != nil {
+			r.Err = err.Error()
+		}
+		t.mu.Lock()
+		zs.readings[primary] = r
+		t.mu.Unlock()
+	}
+	zs.primary.Unlock()
+	if r.Err != "" {
+		return Want{}, fmt.Errorf("primary %s: %s", primary, r.Err)
+	}
+	w := Want{Serial: r.Serial, Since: at}
+	t.mu.Lock()
+	zs.wants[ref] = w
+	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).Status
+	t.mu.Unlock()
+	t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
+	return w, nil
+}
+
+// Track registers a want kept in ref's status (a restarted manager, or a reconcile that wrote
+// nothing): a served want stays served without a query; one not served yet is checked soon.
+// A want already tracked with the same serial and time is left as it is.
+func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
+	zs := t.state(zone)
+	t.mu.Lock()
+	old, had := zs.wants[ref]
+	if had && old.Serial == w.Serial && old.Since.Equal(w.Since) {
+		t.mu.Unlock()
+		return
+	}
+	zs.wants[ref] = w
+	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).Status
+	t.mu.Unlock()
+	if w.ServedAt.IsZero() {
+		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
+	}
+}
+
+// Verdict judges ref's want in zone now; ok is false when none is tracked (never written, or
+// forgotten). The want is returned with it, ServedAt and Slowest set once served.
+func (t *Tracker) Verdict(zone types.NamespacedName, ref Ref) (Want, Verdict, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	zs, ok := t.zones[zone]
+	if !ok {
+		return Want{}, Verdict{}, false
+	}
+	w, ok := zs.wants[ref]
+	if !ok {
+		return Want{}, Verdict{}, false
+	}
+	return w, Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter), true
+}
+
+// Forget drops ref's wants in every zone but keep (an object deleted, or no longer holding
+// records there); a zone left without wants is forgotten too.
+func (t *Tracker) Forget(ref Ref, keep ...types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for k, zs := range t.zones {
+		if slices.Contains(keep, k) {
+			continue
+		}
+		delete(zs.wants, ref)
+		delete(zs.notified, ref)
+		if len(zs.wants) == 0 {
+			delete(t.zones, k)
+		}
+	}
+}
+
+// NeedLeaderElection: only the leader writes, so only it checks.
+func (t *Tracker) NeedLeaderElection() bool { return true }
+
+// Start runs the checks until ctx ends.
+func (t *Tracker) Start(ctx context.Context) error {
+	go func() {
+		<-ctx.Done()
+		t.queue.ShutDown()
+	}()
+	for {
+		key, shutdown := t.queue.Get()
+		if shutdown {
+			return nil
+		}
+		if t.check(ctx, key) {
+			t.queue.AddRateLimited(key)
+		} else {
+			t.queue.Forget(key)
+		}
+		t.queue.Done(key)
+	}
+}
+
+// check asks every server of zone key that is below the highest serial wanted and not served,
+// once each, at once; records the answers, marks the wants now served, and notifies each ref
+// whose verdict changed. It reports whether a want is still open (the zone is checked again).
+func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
+	t.mu.Lock()
+	zs, ok := t.zones[key]
+	if !ok {
+		t.mu.Unlock()
+		return false
+	}
+	zone := zs.zone
+	var top uint32
+	open := false
+	for _, w := range zs.wants {
+		if w.ServedAt.IsZero() && (!open || Reached(w.Serial, top)) {
+			top, open = w.Serial, true
+		}
+	}
+	var ask []string
+	for _, s := range zone.Servers {
+		if r, ok := zs.readings[s]; !open || !ok || r.Err != "" || !Reached(r.Serial, top) {
+			ask = append(ask, s)
+		}
+	}
+	t.mu.Unlock()
+	if !open {
+		return false
+	}
+	readings := t.ask(ctx, zone, ask)
+	now := t.now()
+	var notify []Ref
+	t.mu.Lock()
+	if zs, ok = t.zones[key]; !ok {
+		t.mu.Unlock()
+		return false
+	}
+	lags := propagated(zs.wants, zs.readings, readings)
+	for s, r := range readings {
+		zs.readings[s] = r
+	}
+	open = false
+	for ref, w := range zs.wants {
+		if !w.ServedAt.IsZero() {
+			continue
+		}
+		v := Judge(w, zs.zone.Servers, zs.readings, now, t.opts.StaleAfter)
+		if v.Status == StatusServed {
+			w.ServedAt, w.Slowest = now, t.slowest(zs, w, readings)
+			zs.wants[ref] = w
+		} else {
+			open = true
+		}
+		if zs.notified[ref] != v.Status {
+			zs.notified[ref] = v.Status
+			notify = append(notify, ref)
+		}
+	}
+	t.mu.Unlock()
+	if t.opts.Metrics != nil {
+		for s, ds := range lags {
+			for _, d := range ds {
+				t.opts.Metrics.Propagation.WithLabelValues(zone.Name, s).Observe(d.Seconds())
+			}
+		}
+	}
+	for _, ref := range notify {
+		t.send(ctx, ref)
+	}
+	return open
+}
+
+// slowest names the server that reached w's serial last: one that reached it in this check
+// (the last of the zone's order), else the primary.
+func (t *Tracker) slowest(zs *zoneState, w Want, fresh map[string]Reading) string {
+	name := zs.zone.Servers[0]
+	for _, s := range zs.zone.Servers {
+		if r, ok := fresh[s]; ok && r.Err == "" && Reached(r.Serial, w.Serial) {
+			name = s
+		}
+	}
+	return name
+}
+
+// ask queries servers at once, each bounded by Options.Timeout.
+func (t *Tracker) ask(ctx context.Context, zone Zone, servers []string) map[string]Reading {
+	out := make(map[string]Reading, len(servers))
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+			defer cancel()
+			at := t.now()
+			serial, err := t.opts.DNS.Serial(cctx, s, zone.Name)
+			t.countQuery(err)
+			r := Reading{Serial: serial, At: at}
+			if err != nil {
+				r.Err = err.Error()
+			}
+			mu.Lock()
+			out[s] = r
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// propagated returns, for the metric, each server of fresh that reached an open want's serial in
+// this check (its previous reading did not): the time from the earliest write of that serial to
+// the reading, per server. A batch of many objects is one serial, so one observation.
+func propagated(wants map[Ref]Want, prev, fresh map[string]Reading) map[string][]time.Duration {
+	earliest := map[uint32]time.Time{}
+	for _, w := range wants {
+		if e, ok := earliest[w.Serial]; w.ServedAt.IsZero() && (!ok || w.Since.Before(e)) {
+			earliest[w.Serial] = w.Since
+		}
+	}
+	out := map[string][]time.Duration{}
+	for s, r := range fresh {
+		if r.Err != "" {
+			continue
+		}
+		for serial, since := range earliest {
+			p, had := prev[s]
+			if Reached(r.Serial, serial) && (!had || p.Err != "" || !Reached(p.Serial, serial)) {
+				out[s] = append(out[s], max(r.At.Sub(since), 0))
+			}
+		}
+	}
+	return out
+}
+
+func (t *Tracker) countQuery(err error) {
+	if t.opts.Metrics == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	t.opts.Metrics.Queries.WithLabelValues(result).Inc()
+}
+
+// send notifies ref's kind, unless the kind has no channel.
+func (t *Tracker) send(ctx context.Context, ref Ref) {
+	ch, ok := t.events[ref.Kind]
+	if !ok {
+		return
+	}
+	select {
+	case ch <- ref.Key:
+	case <-ctx.Done():
+	}
+}
