@@ -95,6 +95,9 @@ type clusterOptions struct {
 	Registerer prometheus.Registerer
 	// ConflictRetry is app.Config.ConflictRetry; default app.DefaultConflictRetry.
 	ConflictRetry time.Duration
+	// ServedInterval and ServedStaleAfter are --served-check-interval and
+	// --served-stale-after; default the manager's.
+	ServedInterval, ServedStaleAfter time.Duration
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -152,8 +155,8 @@ func (c *cluster) startManager() {
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort, GslbSource: c.opts.GslbSource,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
-		ConflictRetry: c.opts.ConflictRetry,
-		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
+		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()

@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -404,3 +408,18 @@ func clientKey(obj client.Object) client.ObjectKey { return client.ObjectKeyFrom
 // root DNSZone lists it in delegation.allowedNamespaces (docs/api.md, "Tenancy": a zone inside
 // another namespace's zone needs that zone's permission).
 const gslbNS = "apps"
+
+// kubectlWait runs `kubectl wait <args>` against cluster c, as a user or a pipeline would, and
+// returns its output; it fails the test when kubectl fails (the condition not met within the
+// --timeout in args). kubectl is $E2E_KIND_KUBECTL when set, else the repository's bin/kubectl.
+func kubectlWait(t *testing.T, c *cluster, args ...string) string {
+	t.Helper()
+	bin := cmp.Or(os.Getenv("E2E_KIND_KUBECTL"), filepath.Join(suite.repo, "bin", "kubectl"))
+	cmd := exec.Command(bin, append([]string{"wait"}, args...)...)
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.kcfg)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cluster %s: kubectl wait %s: %v\n%s", c.geo, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}

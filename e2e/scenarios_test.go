@@ -98,6 +98,10 @@ func TestOnboarding(t *testing.T) {
 		}
 		waitServed(t, 10*time.Second, server, host, []string{wwwTarget(c)})
 		t.Logf("cluster %s: %s Published in %s; PowerDNS refers to %s (%s), which answers %s", c.geo, host, d.Round(10*time.Millisecond), nsNames[0], ip, wwwTarget(c))
+		// The way a pipeline waits until a name is live (docs/quickstart.md, docs/served.md).
+		out := kubectlWait(t, c, "--for=condition=Served", "-n", clusterNS, "dnsendpoint/www", "--timeout=60s")
+		cond, _ := c.waitCondition(t, wwwEndpoint(c), dnsv1.ConditionServed, metav1.ConditionTrue, dnsv1.ReasonServed, 10*time.Second)
+		t.Logf("cluster %s: kubectl wait --for=condition=Served: %s (%s)", c.geo, strings.TrimSpace(out), cond.Message)
 	}
 	t.Logf("onboarding of %d clusters: %s", len(suite.clusters), time.Since(start).Round(10*time.Millisecond))
 }

@@ -1,5 +1,7 @@
 package v1alpha1
 
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 // Size bounds of the Endpoint type. They keep every object small enough for etcd and every CEL
 // rule inside the API server's static cost budget (k8s.io/apiextensions-apiserver: 10^7 per
 // expression, multiplied by the list sizes that enclose it). docs/api.md lists them for users.
@@ -158,6 +160,36 @@ type PublishingStatus struct {
 	// AppliedPlan is the ID of the last plan applied through spec.approvedPlan under DryRun.
 	// +optional
 	AppliedPlan string `json:"appliedPlan,omitempty"`
+
+	// Served is, per zone the object holds records in and whose name servers report serials,
+	// the serial that carries its last change there and how far that change got: the
+	// Served condition's detail (docs/served.md).
+	// +optional
+	// +listType=map
+	// +listMapKey=dnsZone
+	// +kubebuilder:validation:MaxItems=128
+	Served []ServedZone `json:"served,omitempty"`
+}
+
+// ServedZone is how far an object's last change in one zone got.
+type ServedZone struct {
+	// DNSZone is the DNSZone, as namespace/name.
+	DNSZone string `json:"dnsZone"`
+	// Zone is the zone's name.
+	Zone string `json:"zone"`
+	// Serial is the primary name server's SOA serial read after the change was written: the
+	// serial that carries it (RFC 1982 arithmetic: any later serial carries it too).
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4294967295
+	Serial int64 `json:"serial"`
+	// WrittenAt is when the provider acknowledged the change.
+	WrittenAt metav1.MicroTime `json:"writtenAt"`
+	// ServedAt is when every name server was first seen answering Serial or a later one.
+	// +optional
+	ServedAt *metav1.MicroTime `json:"servedAt,omitempty"`
+	// Slowest is the name server (host:port) that reached Serial last, once served.
+	// +optional
+	Slowest string `json:"slowest,omitempty"`
 }
 
 // Strategy says what a DNSEndpoint or DNSRecord does with its plan.

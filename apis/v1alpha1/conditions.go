@@ -13,6 +13,10 @@ const (
 	ConditionParentLinkCreated = "ParentLinkCreated"
 	// ConditionHealthy is True while every contributor of a DNSRecord's rootHost heartbeats.
 	ConditionHealthy = "Healthy"
+	// ConditionServed is True once every authoritative name server of each zone the object
+	// wrote to answers the SOA serial that carries its last change, or a later one
+	// (docs/served.md); Ready keeps its meaning, "the provider accepted the write".
+	ConditionServed = "Served"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.
@@ -62,6 +66,22 @@ const (
 
 	// ReasonPublished: every endpoint is published.
 	ReasonPublished = "Published"
+
+	// ReasonServed (Served=True): every name server answers the change.
+	ReasonServed = "Served"
+	// ReasonPropagating (Served=False): some name servers still answer an older serial, or did
+	// not answer since the write; the message names them. Within --served-stale-after.
+	ReasonPropagating = "Propagating"
+	// ReasonStale (Served=False): as Propagating, past --served-stale-after
+	// (docs/runbooks.md, "Stale").
+	ReasonStale = "Stale"
+	// ReasonUnreachable (Served=False): no name server of a zone answered its SOA, so nothing
+	// is known of the change.
+	ReasonUnreachable = "Unreachable"
+	// ReasonNotChecked (Served=Unknown): the zone's provider has no name server whose SOA
+	// serial says what it serves (a cloud provider, or a Secret without DNS_ADDRESS), or the
+	// object has written nothing yet.
+	ReasonNotChecked = "NotChecked"
 	// ReasonAwaitingApproval: DryRun with pending changes; copy status.plan.id into
 	// spec.approvedPlan to apply them once.
 	ReasonAwaitingApproval = "AwaitingApproval"

@@ -66,6 +66,7 @@ type DNSEndpointStatus struct {
 // +kubebuilder:resource:shortName=dnsep,categories=dnsplane
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Plan",type=string,JSONPath=`.status.plan.id`,priority=1
 // +kubebuilder:printcolumn:name="Source",type=string,JSONPath=`.metadata.labels.dnsplane\.io/source-kind`,priority=1

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -35,6 +36,9 @@ import (
 // DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
 const DefaultTTL = 300
 
+// Kind is the kind this controller reconciles, as the Served check's notices name it.
+const Kind = "DNSEndpoint"
+
 // Reconciler reconciles DNSEndpoints.
 type Reconciler struct {
 	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
@@ -62,6 +66,10 @@ type Reconciler struct {
 	ConflictRetryInterval time.Duration
 	// LinkEvents, when set, carries the scraper's requests to re-publish parent links.
 	LinkEvents <-chan scraper.Notice
+	// Served, when set, is the Served check (*served.Tracker, docs/served.md); ServedEvents
+	// its notices for DNSEndpoints (served.Tracker.Events), an object whose verdict changed.
+	Served       publish.Served
+	ServedEvents <-chan types.NamespacedName
 	// Policy is the manager's --policy, for objects whose spec.policy is empty; "" = sync.
 	Policy plan.Policy
 	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
@@ -126,7 +134,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint,
 	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
-		DeferUnjudged: true, Prepare: prepare,
+		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind,
 	})
 }
 
@@ -140,7 +148,7 @@ func published(n int) string {
 // reconcileDelete removes every record the object holds; a zero Result and no error let the
 // lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL})
+	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
@@ -209,6 +217,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}))
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
+	}
+	if r.ServedEvents != nil {
+		b = b.WatchesRawSource(notice.Keys(r.ServedEvents))
 	}
 	var rec reconcile.Reconciler = r
 	if decorate != nil {

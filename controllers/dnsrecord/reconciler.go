@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
@@ -24,6 +25,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
@@ -37,7 +39,8 @@ import (
 // DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
 const DefaultTTL = 300
 
-// Kind is the registry kind of DNSRecord contributors.
+// Kind is the registry kind of DNSRecord contributors, and the kind the Served check's notices
+// name.
 const Kind = "DNSRecord"
 
 // Heartbeats is what the controller needs of the heartbeat reporter (*heartbeat.Reporter):
@@ -77,6 +80,10 @@ type Reconciler struct {
 	// ConflictRetryInterval re-plans a record whose names another owner holds this often: see
 	// dnsendpoint.Reconciler.ConflictRetryInterval.
 	ConflictRetryInterval time.Duration
+	// Served and ServedEvents: the Served check and its notices for DNSRecords (see
+	// dnsendpoint.Reconciler.Served).
+	Served       publish.Served
+	ServedEvents <-chan types.NamespacedName
 	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048 (see the
 	// DNSEndpoint controller: reconciles mostly wait in a zone writer's queue).
 	MaxConcurrentReconciles int
@@ -152,7 +159,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord, 
 	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, rec, publish.Options{
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
 		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
-		DeferUnjudged: true, Prepare: prepare,
+		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind,
 		Stamp: func(changes []provider.Change) []provider.Change {
 			return heartbeat.Stamp(changes, self, rec.Spec.RootHost, now)
 		},
@@ -316,7 +323,7 @@ func (r *Reconciler) ready(rec *dnsv1.DNSRecord, ok bool, reason, msg string) {
 // goes only with its last contributor); a zero Result and no error let the lifecycle drop the
 // finalizer. Its heartbeats stopped before (forgetHeartbeats).
 func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
-	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: DefaultTTL})
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
@@ -358,6 +365,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord")
+	if r.ServedEvents != nil {
+		b = b.WatchesRawSource(notice.Keys(r.ServedEvents))
+	}
 	var rec reconcile.Reconciler = r
 	if decorate != nil {
 		rec = decorate(r)

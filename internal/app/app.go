@@ -32,9 +32,12 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
+	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	gluecontroller "github.com/dnsplane/dnsplane/controllers/glue"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/version"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -44,6 +47,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
+	"github.com/dnsplane/dnsplane/pkg/served"
 	"github.com/dnsplane/dnsplane/pkg/source"
 	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -156,6 +160,10 @@ type Config struct {
 	// ProviderRequestTimeout is --provider-request-timeout: the bound of one HTTP request of
 	// the PowerDNS and cloud providers (factory.Factory.RequestTimeout); 0 = 30 s.
 	ProviderRequestTimeout time.Duration
+	// ServedInterval and ServedStaleAfter are --served-check-interval and
+	// --served-stale-after (served.Options.Interval, StaleAfter); 0 = the package defaults.
+	ServedInterval   time.Duration
+	ServedStaleAfter time.Duration
 
 	// GeoTag, Peers, GslbInterval, GslbPeerTimeout, GslbPeerPort and GslbNSAddress are the
 	// --geo-tag, --ext-gslb-clusters, --gslb-interval, --gslb-peer-timeout, --gslb-peer-port and
@@ -220,6 +228,8 @@ type App struct {
 	Requests *counting.Metrics
 	// Scraper is the NS scraper.
 	Scraper *scraper.Scraper
+	// Served is the Served check of DNSEndpoints and DNSRecords (docs/served.md).
+	Served *served.Tracker
 	// ZoneSync feeds Store from the zone objects with Config.ZoneStoreNamespace; nil without.
 	ZoneSync *zonestore.Syncer
 	// ZoneObjects is the zone objects' writer with Config.ZoneStoreNamespace; nil without.
@@ -517,8 +527,10 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		Client:    a.Manager.GetAPIReader(),            // Secrets by name, never cached (get only)
 		Local:     guard.New(a.Local, guard.Options{}), // no rate limit, no zone-list cache: a local store
 		LocalAddr: a.Server.Addr(),
-		Resolver:  cfg.DNSResolver,
-		Requests:  a.Requests,
+		// The embedded zones' secondaries, which the Served check asks too.
+		LocalNotify: cfg.NotifyTargets,
+		Resolver:    cfg.DNSResolver,
+		Requests:    a.Requests,
 		// RequestTimeout bounds each provider HTTP request (--provider-request-timeout).
 		RequestTimeout: cfg.ProviderRequestTimeout,
 	}
@@ -527,7 +539,16 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		return err
 	}
 	a.Scraper = scraper.New(scraper.Options{Interval: cfg.ScrapeInterval, Metrics: scrapeMetrics, Log: cfg.Log.WithName("scraper")})
-	return a.Manager.Add(a.Scraper)
+	if err := a.Manager.Add(a.Scraper); err != nil {
+		return err
+	}
+	servedMetrics, err := served.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
+	}
+	a.Served = served.New(served.Options{DNS: dnsclient.Client{}, Interval: cfg.ServedInterval, StaleAfter: cfg.ServedStaleAfter,
+		Metrics: servedMetrics, Log: cfg.Log.WithName("served")}, dnsendpoint.Kind, dnsrecord.Kind)
+	return a.Manager.Add(a.Served)
 }
 
 func (a *App) addProbes(context.Context, Config) error {

@@ -57,6 +57,8 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		OwnerID:        a.OwnerID,
 		ResyncInterval: cfg.ZoneResync,
 		LinkEvents:     a.Scraper.LinkEvents,
+		Served:         a.Served,
+		ServedEvents:   a.Served.Events(dnsendpoint.Kind),
 		Policy:         cfg.Policy,
 		ExternalDNS:    cfg.ExternalDNS,
 
@@ -108,6 +110,8 @@ func (a *App) addDNSRecord(ctx context.Context, cfg Config, writers *zonewriter.
 		OwnerID:        a.OwnerID,
 		Threshold:      cfg.HeartbeatThreshold,
 		ResyncInterval: cfg.ZoneResync,
+		Served:         a.Served,
+		ServedEvents:   a.Served.Events(dnsrecord.Kind),
 
 		ConflictRetryInterval: cmp.Or(cfg.ConflictRetry, DefaultConflictRetry),
 	}

@@ -60,6 +60,8 @@ type options struct {
 	geoTag, extGslbClusters       string
 	gslbInterval, gslbPeerTimeout time.Duration
 	providerTimeout               time.Duration
+	servedInterval                time.Duration
+	servedStale                   time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
 	gslbSource                    string
@@ -113,6 +115,8 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.zoneResync, "zone-resync-interval", 2*time.Hour, "How often a DNSZone is synced with its provider, and a zone writer re-reads its zone.")
 	fs.DurationVar(&o.scrape, "scrape-interval", 2*time.Hour, "How often parent zones' NS records are scraped.")
 	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS or Azure DNS, reply included; a request that hangs past it fails and is retried with back-off.")
+	fs.DurationVar(&o.servedInterval, "served-check-interval", 10*time.Second, "Longest wait between two SOA checks of a zone whose last change some name server does not answer yet (the Served condition; the first check comes 250ms after the write and the wait doubles up to this).")
+	fs.DurationVar(&o.servedStale, "served-stale-after", 5*time.Minute, "A change not answered by every name server of its zone this long after its write is Served=False Stale, not Propagating.")
 	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", 1000, "Kubernetes client burst.")
@@ -316,6 +320,7 @@ func (o options) validate() error {
 		"--soa-poll-interval": o.soaPollInterval, "--zone-resync-interval": o.zoneResync,
 		"--scrape-interval": o.scrape, "--gslb-interval": o.gslbInterval, "--gslb-peer-timeout": o.gslbPeerTimeout,
 		"--provider-request-timeout": o.providerTimeout,
+		"--served-check-interval":    o.servedInterval, "--served-stale-after": o.servedStale,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
@@ -411,8 +416,8 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
-		ProviderRequestTimeout: o.providerTimeout,
-		GeoTag:                 o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
+		ProviderRequestTimeout: o.providerTimeout, ServedInterval: o.servedInterval, ServedStaleAfter: o.servedStale,
+		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,
 		Sources: o.sources,
 	}, nil

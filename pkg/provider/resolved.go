@@ -18,6 +18,11 @@ type Resolved struct {
 	// DNSAddress is host:port for SOA and NS queries of this provider's zones; empty means the
 	// zones' own name servers on port 53.
 	DNSAddress string
+	// ServedBy are host:port of the name servers the Served check asks for a zone's SOA serial,
+	// the primary first (the one whose serial after a write carries it), then its secondaries;
+	// empty when the provider's serials say nothing of what it serves (a cloud provider, or a
+	// Secret without DNS_ADDRESS), so that the check is not made (docs/served.md).
+	ServedBy []string
 	// Backend identifies the DNS account the Secret reaches, without credentials
 	// (pkg/provider/factory.Backend): a zone ID names one hosted zone within it, whichever
 	// Secret reaches it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -30,6 +31,10 @@ type Zone struct {
 	// whose serial after a write is the serial that carries it.
 	Servers []string
 }
+
+// Precision is the resolution of a Want's times: a status keeps them as metav1.MicroTime, so a
+// want read back from status after a restart equals the one recorded.
+const Precision = time.Microsecond
 
 // Ref names one object's interest in a zone: its kind (e.g. "DNSEndpoint") and key.
 type Ref struct {
@@ -96,9 +101,10 @@ type zoneState struct {
 	zone     Zone
 	readings map[string]Reading
 	wants    map[Ref]Want
-	// notified is the last status each ref was notified of (or judged at registration), so
-	// that a check notifies a ref only when its verdict's status changes.
-	notified map[Ref]Status
+	// notified is the last verdict each ref was notified of (or judged at registration), as
+	// its signature, so that a check notifies a ref only when its verdict's status or the
+	// servers behind change.
+	notified map[Ref]string
 	// primary serialises the primary's SOA queries of Written, so that a burst of objects
 	// written in one batch costs one query.
 	primary sync.Mutex
@@ -151,6 +157,25 @@ func New(opts Options, kinds ...string) *Tracker {
 	return t
 }
 
+// signature identifies a verdict for notices: its status, and each server behind with how it is
+// behind (not asked, failing, or at an older serial), so that an object's message is rewritten
+// when that changes, and not at every check.
+func (v Verdict) signature() string {
+	var b strings.Builder
+	b.WriteString(string(v.Status))
+	for _, x := range v.Behind {
+		how := "older"
+		switch {
+		case x.Reading.At.IsZero():
+			how = "unasked"
+		case x.Reading.Err != "":
+			how = "failing"
+		}
+		b.WriteString("|" + x.Server + "=" + how)
+	}
+	return b.String()
+}
+
 // Events carries the keys of kind's objects whose verdict changed, to reconcile them again;
 // nil for a kind not given to New. Buffered (1024); a check blocks while it is full, until the
 // Tracker's context ends.
@@ -165,7 +190,7 @@ func (t *Tracker) state(z Zone) *zoneState {
 	defer t.mu.Unlock()
 	zs, ok := t.zones[z.Key]
 	if !ok {
-		zs = &zoneState{readings: map[string]Reading{}, wants: map[Ref]Want{}, notified: map[Ref]Status{}}
+		zs = &zoneState{readings: map[string]Reading{}, wants: map[Ref]Want{}, notified: map[Ref]string{}}
 		t.zones[z.Key] = zs
 	}
 	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
@@ -208,28 +233,37 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time)
 	if r.Err != "" {
 		return Want{}, fmt.Errorf("primary %s: %s", primary, r.Err)
 	}
-	w := Want{Serial: r.Serial, Since: at}
+	w := Want{Serial: r.Serial, Since: at.Truncate(Precision)}
 	t.mu.Lock()
+	v := Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter)
+	if v.Status == StatusServed {
+		// Every server has it already (a zone served by its primary alone): served now, so
+		// that status records it and a restarted manager need not ask again.
+		w.ServedAt, w.Slowest = t.now().Truncate(Precision), primary
+	}
 	zs.wants[ref] = w
-	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).Status
+	zs.notified[ref] = v.signature()
 	t.mu.Unlock()
-	t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
+	if w.ServedAt.IsZero() {
+		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
+	}
 	return w, nil
 }
 
 // Track registers a want kept in ref's status (a restarted manager, or a reconcile that wrote
 // nothing): a served want stays served without a query; one not served yet is checked soon.
-// A want already tracked with the same serial and time is left as it is.
+// A want already tracked with the same serial and time is left as it is; times are compared to
+// Precision.
 func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
 	zs := t.state(zone)
 	t.mu.Lock()
 	old, had := zs.wants[ref]
-	if had && old.Serial == w.Serial && old.Since.Equal(w.Since) {
+	if had && old.Serial == w.Serial && old.Since.Truncate(Precision).Equal(w.Since.Truncate(Precision)) {
 		t.mu.Unlock()
 		return
 	}
 	zs.wants[ref] = w
-	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).Status
+	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).signature()
 	t.mu.Unlock()
 	if w.ServedAt.IsZero() {
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
@@ -339,13 +373,13 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 		}
 		v := Judge(w, zs.zone.Servers, zs.readings, now, t.opts.StaleAfter)
 		if v.Status == StatusServed {
-			w.ServedAt, w.Slowest = now, t.slowest(zs, w, readings)
+			w.ServedAt, w.Slowest = now.Truncate(Precision), t.slowest(zs, w, readings)
 			zs.wants[ref] = w
 		} else {
 			open = true
 		}
-		if zs.notified[ref] != v.Status {
-			zs.notified[ref] = v.Status
+		if sig := v.signature(); zs.notified[ref] != sig {
+			zs.notified[ref] = sig
 			notify = append(notify, ref)
 		}
 	}
@@ -363,11 +397,11 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 	return open
 }
 
-// slowest names the server that reached w's serial last: one that reached it in this check
-// (the last of the zone's order), else the primary.
+// slowest names the server that reached w's serial last: a secondary that reached it in this
+// check (the last of the zone's order: those of one check are not told apart), else the primary.
 func (t *Tracker) slowest(zs *zoneState, w Want, fresh map[string]Reading) string {
 	name := zs.zone.Servers[0]
-	for _, s := range zs.zone.Servers {
+	for _, s := range zs.zone.Servers[1:] {
 		if r, ok := fresh[s]; ok && r.Err == "" && Reached(r.Serial, w.Serial) {
 			name = s
 		}

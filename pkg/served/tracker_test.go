@@ -95,6 +95,18 @@ func startTracker(t *testing.T, dns served.Asker, reg prometheus.Registerer, opt
 	return tr
 }
 
+// until takes the tracker's notices until ref's verdict is st, and returns it; it fails after a
+// minute (a hang). Each notice must be for a tracked object.
+func until(t *testing.T, tr *served.Tracker, zone types.NamespacedName, ref served.Ref, st served.Status) served.Verdict {
+	t.Helper()
+	for {
+		if _, v, _ := tr.Verdict(zone, ref); v.Status == st {
+			return v
+		}
+		next(t, tr)
+	}
+}
+
 // next waits for the tracker's next notice of kind, or fails after a minute (a hang).
 func next(t *testing.T, tr *served.Tracker) types.NamespacedName {
 	t.Helper()
@@ -143,11 +155,8 @@ func TestTracker_ServedOnlyOnceEveryServerAnswersTheWritesSerial(t *testing.T) {
 		t.Fatalf("Describe = %q, want it to name %s and its serial", msg, second.addr)
 	}
 	second.catchUp(t, serial)
-	got := map[types.NamespacedName]bool{next(t, tr): true, next(t, tr): true}
 	for _, ref := range refs {
-		if !got[ref.Key] {
-			t.Fatalf("notices %v, want one for %s", got, ref.Key)
-		}
+		until(t, tr, zone.Key, ref, served.StatusServed)
 		w, v, _ := tr.Verdict(zone.Key, ref)
 		if v.Status != served.StatusServed || w.ServedAt.IsZero() || w.Slowest != second.addr {
 			t.Fatalf("%s: verdict %+v, want %+v Served with %s the slowest", ref.Key, v, w, second.addr)
@@ -186,10 +195,7 @@ func TestTracker_AServerThatStopsAnsweringIsPropagatingThenStale(t *testing.T) {
 	if v.Status != served.StatusPropagating {
 		t.Fatalf("verdict at the write %+v, want Propagating", v)
 	}
-	if k := next(t, tr); k != ref.Key {
-		t.Fatalf("notice for %s, want %s", k, ref.Key)
-	}
-	_, v, _ = tr.Verdict(zone.Key, ref)
+	v = until(t, tr, zone.Key, ref, served.StatusStale)
 	if v.Status != served.StatusStale || v.Slowest != dead || v.Behind[0].Reading.Err == "" {
 		t.Fatalf("verdict past the deadline %+v, want Stale naming %s and its error", v, dead)
 	}
@@ -224,5 +230,25 @@ func TestTracker_AWantServedBeforeARestartNeedsNoQuery(t *testing.T) {
 	tr.Forget(ref)
 	if _, _, ok := tr.Verdict(zone.Key, ref); ok {
 		t.Fatal("a forgotten want is still tracked")
+	}
+}
+
+func TestTracker_AZoneServedByItsPrimaryAloneIsServedAtTheWrite(t *testing.T) {
+	primary := newServer(t)
+	asker := &counting{}
+	tr := startTracker(t, asker, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr}}
+	ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: "one"}}
+	primary.put(t, "h.served.test", "192.0.2.1")
+	w, err := tr.Written(context.Background(), zone, ref, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.ServedAt.IsZero() || w.Slowest != primary.addr {
+		t.Fatalf("want %+v, want it served at the write by %s", w, primary.addr)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := asker.n.Load(); n != 1 {
+		t.Fatalf("%d SOA queries, want the primary's one", n)
 	}
 }

@@ -123,6 +123,8 @@ func Describe(want Want, behind []Behind, max int) string {
 		switch {
 		case b.Reading.At.IsZero():
 			parts = append(parts, b.Server+" not asked yet")
+		case b.Reading.Err != "" && strings.Contains(b.Reading.Err, b.Server):
+			parts = append(parts, b.Reading.Err) // dnsclient's errors name the server already
 		case b.Reading.Err != "":
 			parts = append(parts, b.Server+": "+b.Reading.Err)
 		default:

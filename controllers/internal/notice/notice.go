@@ -6,6 +6,7 @@ package notice
 import (
 	"context"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -24,6 +25,27 @@ func Source(ch <-chan scraper.Notice) source.Source {
 }
 
 // forward moves Notices from ch to q until ctx ends or ch is closed.
+// Keys adapts a channel of object keys (the Served check's notices, served.Tracker.Events) to a
+// controller-runtime source: each key becomes one reconcile request.
+func Keys(ch <-chan types.NamespacedName) source.Source {
+	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case k, ok := <-ch:
+					if !ok {
+						return
+					}
+					q.Add(reconcile.Request{NamespacedName: k})
+				}
+			}
+		}()
+		return nil
+	})
+}
+
 func forward(ctx context.Context, ch <-chan scraper.Notice, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 	for {
 		select {

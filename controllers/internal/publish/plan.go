@@ -29,6 +29,9 @@ type ZonePlan struct {
 	Writer   *zonewriter.Writer
 	Snapshot *plan.Snapshot
 	Result   plan.Result
+	// ServedBy are the zone's name servers for the Served check (provider.Resolved.ServedBy);
+	// empty when its provider's serials say nothing.
+	ServedBy []string
 }
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
@@ -88,7 +91,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			Guest:  zt.zone.Namespace != a.namespace,
 			Policy: p.Policy, ExternalDNS: p.ExternalDNS, Capabilities: &zt.caps,
 		})
-		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res})
+		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res, ServedBy: zt.servedBy})
 	}
 	return plans, waiting, nil
 }
@@ -102,6 +105,8 @@ type zoneTask struct {
 	caps    provider.Capabilities // the zone's provider's, for plan.Input.Capabilities
 	snap    *plan.Snapshot
 	err     error
+	// servedBy is the zone's provider's name servers for the Served check.
+	servedBy []string
 }
 
 // usableZones returns a's zones that can be planned, in zone-key order, with their writers;
@@ -138,7 +143,7 @@ func (p *Planner) usableZones(ctx context.Context, a *Assignment, release bool) 
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities()})
+		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities(), servedBy: resolved.ServedBy})
 	}
 	return zones, unusable, nil
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -25,6 +26,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/served"
 )
 
 // Object is what Run and Release need of a DNSEndpoint or DNSRecord (dnsv1.Publisher): its
@@ -68,6 +70,11 @@ type Options struct {
 	// what it wrote (Release). The window left: a manager that stops between the write and the
 	// finalizer, and an object deleted before the next start, leave its records behind.
 	Prepare func(context.Context) error
+	// Served, when set, is the Served check (docs/served.md): after each successful plan the
+	// object's status.served and Served condition say whether every name server answers its
+	// last change. Kind names the object's kind for the check's notices ("DNSEndpoint").
+	Served Served
+	Kind   string
 }
 
 // Outcome is what one Run found and did.
@@ -195,6 +202,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		}
 	}
 	out.Clean = len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
+	setServed(ctx, o, opts, plans, out.Written, time.Now())
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
@@ -371,6 +379,9 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 		return false, fmt.Errorf("remove records from %s: %w", plans[i].Zone.Spec.Zone, errs[i])
 	}
 	reportLeftBehind(ctx, rec, o, plans, unresolved)
+	if opts.Served != nil {
+		opts.Served.Forget(served.Ref{Kind: opts.Kind, Key: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
+	}
 	return true, nil
 }
 

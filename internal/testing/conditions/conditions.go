@@ -70,6 +70,8 @@ type Want struct {
 	Current bool
 	// In names where the object is (a cluster) in a failing wait's message; "" for none.
 	In string
+	// Message, when set, must accept the condition's message too.
+	Message func(string) bool
 }
 
 // Match returns nil when cond (of obj) is what w asks for, and otherwise an error naming what it
@@ -77,6 +79,9 @@ type Want struct {
 func (w Want) Match(obj client.Object, cond *metav1.Condition) error {
 	if cond.Status != w.Status || (w.Reason != "" && cond.Reason != w.Reason) {
 		return fmt.Errorf("%s=%s reason %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+	}
+	if w.Message != nil && !w.Message(cond.Message) {
+		return fmt.Errorf("%s=%s reason %s, message not the one awaited: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
 	}
 	if w.Current && cond.ObservedGeneration != 0 && cond.ObservedGeneration < obj.GetGeneration() {
 		return fmt.Errorf("condition of generation %d, object at %d", cond.ObservedGeneration, obj.GetGeneration())

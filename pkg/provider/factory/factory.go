@@ -91,6 +91,11 @@ const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 // queries for the provider's zones go instead of the zones' own name servers on port 53.
 const KeyDNSAddress = "DNS_ADDRESS"
 
+// KeySecondaryAddresses (a comma list of host:port), of dnsplane.io/local, dnsplane.io/pdns and
+// dnsplane.io/rfc2136 Secrets, names the zones' secondaries that the Served check asks besides
+// the primary (docs/served.md); the embedded server's --local-notify targets are asked anyway.
+const KeySecondaryAddresses = "SECONDARY_ADDRESSES"
+
 var (
 	// ErrProviderNotFound: the Secret is missing, or its type names no provider of this build
 	// (provider.ErrProviderNotFound, which the controllers test).
@@ -121,6 +126,9 @@ type Factory struct {
 	Local provider.Provider
 	// LocalAddr is the embedded server's host:port, the DNS address of local zones.
 	LocalAddr string
+	// LocalNotify are --local-notify's host:port, the embedded zones' secondaries, which the
+	// Served check asks after LocalAddr (provider.Resolved.ServedBy).
+	LocalNotify []string
 	// Resolver is --dns-resolver: the DNS address when neither the provider nor DNS_ADDRESS
 	// gives one; empty means the zones' own name servers.
 	Resolver string
@@ -318,8 +326,14 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 		r.DNSAddress = addr
 	}
 	res, err := f.build(ctx, s, r)
-	if err != nil || s.Type == TypeLocal {
+	if err != nil {
 		return res, err
+	}
+	if res.ServedBy, err = f.servedBy(s, res.DNSAddress); err != nil {
+		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+	}
+	if s.Type == TypeLocal {
+		return res, nil
 	}
 	opts, err := f.guardOptions(s)
 	if err != nil {
@@ -446,6 +460,40 @@ func (f *Factory) guardOptions(s *corev1.Secret) (guard.Options, error) {
 	return opts, nil
 }
 
+// servedBy returns the name servers the Served check asks for the zones of Secret s, whose
+// DNS address is dnsAddr: for the embedded server, pdns and rfc2136 (whose SOA serial moves on
+// every write: RFC 2136 §3.7, PowerDNS's SOA-EDIT-API) the primary, then the --local-notify
+// targets (embedded) and KeySecondaryAddresses; none for another type, or a pdns or rfc2136
+// Secret without DNS_ADDRESS (its primary's address is not known). A malformed
+// KeySecondaryAddresses item is an error wrapping ErrInvalidCredentials that names the key.
+func (f *Factory) servedBy(s *corev1.Secret, dnsAddr string) ([]string, error) {
+	var out []string
+	switch s.Type {
+	case TypeLocal:
+		out = append([]string{dnsAddr}, f.LocalNotify...)
+	case TypePDNS, TypeRFC2136:
+		if _, ok := s.Data[KeyDNSAddress]; !ok {
+			return nil, nil
+		}
+		out = []string{dnsAddr}
+	default:
+		return nil, nil
+	}
+	for item := range strings.SplitSeq(string(s.Data[KeySecondaryAddresses]), ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			continue
+		}
+		if host, port, err := net.SplitHostPort(item); err != nil || host == "" || port == "" {
+			return nil, fmt.Errorf("key %s: %q is not host:port: %w", KeySecondaryAddresses, item, ErrInvalidCredentials)
+		}
+		if !slices.Contains(out, item) {
+			out = append(out, item)
+		}
+	}
+	return out, nil
+}
+
 // fingerprint identifies a credential set without holding it: a SHA-256 over the Secret's type,
 // its keys and values (DNS_ADDRESS aside, which is not a credential) and the limit, so that two
 // Secrets with the same credentials share one limiter, and an edited Secret gets a new one.
@@ -453,7 +501,7 @@ func fingerprint(s *corev1.Secret, qps float64, burst int) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%g\x00%d", s.Type, qps, burst)
 	for _, k := range slices.Sorted(maps.Keys(s.Data)) {
-		if k == KeyDNSAddress {
+		if k == KeyDNSAddress || k == KeySecondaryAddresses {
 			continue
 		}
 		fmt.Fprintf(h, "\x00%s=%x", k, s.Data[k])
