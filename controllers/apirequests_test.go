@@ -3,8 +3,10 @@ package controllers_test
 import (
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/conditions"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
@@ -107,7 +110,10 @@ func isWrite(key string) bool {
 func TestFirstSync_AtMostTwoAPIWritesPerObject(t *testing.T) {
 	const zones, objects, perObject, records = 10, 100, 10, 10
 	reqs := &apiRequests{}
-	c := startClusterWith(t, "cluster-apireq", 30*time.Second, 5*time.Minute, clusterOptions{WrapTransport: reqs.wrap})
+	// The embedded server keeps its address across the restart, as a deployed one does: the
+	// DNSZones' status.servers name it, and a new address is a change to write.
+	dnsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.TCPUDP(t, "127.0.0.1")))
+	c := startClusterWith(t, "cluster-apireq", 30*time.Second, 5*time.Minute, clusterOptions{WrapTransport: reqs.wrap, DNSAddr: dnsAddr})
 	c.stopManager()
 	direct, err := client.New(c.cfg, client.Options{Scheme: c.scheme()})
 	if err != nil {

@@ -86,6 +86,24 @@ func TestManager_ServedWaitsForEverySecondary(t *testing.T) {
 	t.Logf("Stale: %s", cond.Message)
 	// Ready keeps its meaning: the provider took the write.
 	c.waitCondition(ep2, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 10*time.Second)
+	// The DNSZone's own view names the server that stopped answering, with its error.
+	cond = conditions.Wait(t, c.client, z, dnsv1.ConditionServed, conditions.Want{Status: metav1.ConditionFalse, Reason: dnsv1.ReasonUnreachable,
+		Message: func(m string) bool { return strings.Contains(m, nsd.Addr) }}, 30*time.Second)
+	t.Logf("DNSZone: Served=False Unreachable: %s", cond.Message)
+	got2 := &dnsv1.DNSZone{}
+	if err := c.client.Get(t.Context(), client.ObjectKeyFromObject(z), got2); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, s := range got2.Status.Servers {
+		seen = append(seen, s.Server)
+		if s.Server == nsd.Addr && (s.Error == "" || s.Serial != nil) {
+			t.Errorf("status.servers for NSD %+v, want its error and no serial", s)
+		}
+	}
+	if strings.Join(seen, ",") != strings.Join([]string{c.dnsAddr, bind.Addr, nsd.Addr}, ",") {
+		t.Fatalf("status.servers %v, want the primary, BIND and NSD in order", seen)
+	}
 
 	// NSD back: it transfers the change, and Served turns True.
 	nsd.Start(t, "")
@@ -93,6 +111,7 @@ func TestManager_ServedWaitsForEverySecondary(t *testing.T) {
 	if !answersAAt(nsd.Addr, "api."+zone, "192.0.2.11") {
 		t.Fatal("Served=True, but NSD does not answer api." + zone)
 	}
+	c.waitCondition(z, dnsv1.ConditionServed, metav1.ConditionTrue, dnsv1.ReasonServed, 30*time.Second)
 }
 
 // TestPowerDNS_ServedFollowsASecondaryNamedInTheSecret (issue 30): a PowerDNS zone checked at

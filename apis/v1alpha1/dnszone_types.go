@@ -108,11 +108,40 @@ type DNSZoneStatus struct {
 	// +optional
 	AvailableTimestamp *metav1.Time `json:"availableTimestamp,omitempty"`
 
-	// Conditions: ZoneAvailable, ParentLinkCreated and Ready.
+	// Servers are the zone's authoritative name servers as the Served check last asked them,
+	// the primary first (docs/served.md): a server that follows its primary by name alone, one
+	// behind with the serial it answers and since when, one that answered no SOA with why.
+	// Empty when the zone's provider has no name servers to check.
+	// +optional
+	// +listType=map
+	// +listMapKey=server
+	// +kubebuilder:validation:MaxItems=64
+	Servers []ZoneServer `json:"servers,omitempty"`
+
+	// Conditions: ZoneAvailable, ParentLinkCreated, Served and Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ZoneServer is one authoritative name server of a zone, as the Served check last saw it.
+type ZoneServer struct {
+	// Server is host:port.
+	Server string `json:"server"`
+	// Serial is the zone's SOA serial it answered while behind the primary's; absent while it
+	// follows (its serial is then the primary's) or answers none.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=4294967295
+	Serial *int64 `json:"serial,omitempty"`
+	// BehindSince is when it was first seen answering a serial below the primary's, since it
+	// last answered the primary's; absent while it follows.
+	// +optional
+	BehindSince *metav1.Time `json:"behindSince,omitempty"`
+	// Error is why it answered no SOA at the last check.
+	// +optional
+	Error string `json:"error,omitempty"`
 }
 
 // DNSZone is one hosted zone at a DNS provider, usually a cluster's base domain, optionally
@@ -125,6 +154,7 @@ type DNSZoneStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="ZoneAvailable",type=string,JSONPath=`.status.conditions[?(@.type=="ZoneAvailable")].status`
 // +kubebuilder:printcolumn:name="ParentLink",type=string,JSONPath=`.status.conditions[?(@.type=="ParentLinkCreated")].reason`
+// +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="ZoneID",type=string,JSONPath=`.status.zoneID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

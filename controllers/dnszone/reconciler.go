@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -73,6 +74,15 @@ type Reconciler struct {
 	// NSResolver looks up out-of-bailiwick name servers when no DNS address is configured
 	// (checkDelegation); nil means net.DefaultResolver.
 	NSResolver HostResolver
+	// Served, when set, is the Served check (*served.Tracker, docs/served.md): each reconcile
+	// of an available zone asks its name servers for their serials once, into status.servers
+	// and the Served condition. ServedEvents are its notices (a server started or stopped
+	// failing, or went stale: served.Tracker.Events(served.KindDNSZone)); a zone with
+	// secondaries is checked again every ServedCheckInterval, a time.Duration
+	// (--served-zone-check-interval; 0 = at each resync only).
+	Served              ZoneServed
+	ServedEvents        <-chan types.NamespacedName
+	ServedCheckInterval time.Duration
 
 	// observed holds the UIDs whose availability delay was recorded by this process, so that a
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
@@ -224,7 +234,8 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 			r.Metrics.observeAvailable(now.Sub(z.CreationTimestamp.Time).Seconds())
 		}
 	}
-	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
+	again := r.setServed(ctx, z, resolved.ServedBy)
+	return minResult(ctrl.Result{RequeueAfter: r.ResyncInterval}, ctrl.Result{RequeueAfter: again}), nil
 }
 
 func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p provider.Provider) (provider.Zone, error) {
@@ -333,6 +344,9 @@ func minResult(a, b ctrl.Result) ctrl.Result {
 // no error let the lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	r.Scraper.Unregister(client.ObjectKeyFromObject(z))
+	if r.Served != nil {
+		r.Served.ForgetZone(client.ObjectKeyFromObject(z))
+	}
 	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
 	conflict := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
 	switch {
@@ -457,6 +471,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.childrenOf),
 			builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.ZoneUsabilityChanged{}))).
 		WatchesRawSource(notice.Source(r.ZoneEvents)).
+		WatchesRawSource(notice.Keys(r.ServedEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.

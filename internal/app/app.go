@@ -164,6 +164,8 @@ type Config struct {
 	// --served-stale-after (served.Options.Interval, StaleAfter); 0 = the package defaults.
 	ServedInterval   time.Duration
 	ServedStaleAfter time.Duration
+	// ServedZoneInterval is --served-zone-check-interval (dnszone.Reconciler.ServedCheckInterval).
+	ServedZoneInterval time.Duration
 
 	// GeoTag, Peers, GslbInterval, GslbPeerTimeout, GslbPeerPort and GslbNSAddress are the
 	// --geo-tag, --ext-gslb-clusters, --gslb-interval, --gslb-peer-timeout, --gslb-peer-port and
@@ -547,7 +549,7 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		return err
 	}
 	a.Served = served.New(served.Options{DNS: dnsclient.Client{}, Interval: cfg.ServedInterval, StaleAfter: cfg.ServedStaleAfter,
-		Metrics: servedMetrics, Log: cfg.Log.WithName("served")}, dnsendpoint.Kind, dnsrecord.Kind)
+		Metrics: servedMetrics, Log: cfg.Log.WithName("served")}, dnsendpoint.Kind, dnsrecord.Kind, served.KindDNSZone)
 	return a.Manager.Add(a.Served)
 }
 

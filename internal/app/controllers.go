@@ -18,6 +18,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
+	"github.com/dnsplane/dnsplane/pkg/served"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -93,7 +94,11 @@ func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
 		SOAPollInterval: cfg.SOAPollInterval,
 		ResyncInterval:  cfg.ZoneResync,
 		Metrics:         metrics,
-		ControllerName:  cmp.Or(cfg.ZoneControllerName, ControllerDNSZone),
+		Served:          a.Served,
+		ServedEvents:    a.Served.Events(served.KindDNSZone),
+		// A DNSZone with secondaries is asked again this often (--served-zone-check-interval).
+		ServedCheckInterval: cfg.ServedZoneInterval,
+		ControllerName:      cmp.Or(cfg.ZoneControllerName, ControllerDNSZone),
 	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSZone))
 }
 

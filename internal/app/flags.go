@@ -62,6 +62,7 @@ type options struct {
 	providerTimeout               time.Duration
 	servedInterval                time.Duration
 	servedStale                   time.Duration
+	servedZone                    time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
 	gslbSource                    string
@@ -117,6 +118,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS or Azure DNS, reply included; a request that hangs past it fails and is retried with back-off.")
 	fs.DurationVar(&o.servedInterval, "served-check-interval", 10*time.Second, "Longest wait between two SOA checks of a zone whose last change some name server does not answer yet (the Served condition; the first check comes 250ms after the write and the wait doubles up to this).")
 	fs.DurationVar(&o.servedStale, "served-stale-after", 5*time.Minute, "A change not answered by every name server of its zone this long after its write is Served=False Stale, not Propagating.")
+	fs.DurationVar(&o.servedZone, "served-zone-check-interval", 5*time.Minute, "How often a DNSZone with secondaries asks each of its name servers for its SOA serial (one query each), so that a secondary that stops answering or following is named in its Served condition even when nothing changes; 0 = at each --zone-resync-interval only. Zones served by their primary alone are not asked again.")
 	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
 	fs.IntVar(&o.kubeBurst, "kube-api-burst", 1000, "Kubernetes client burst.")
@@ -307,6 +309,9 @@ func (o options) validate() error {
 	if o.localDNSDrain < 0 {
 		errs = append(errs, fmt.Errorf("--local-dns-drain %s: must be 0 (stop at once) or more", o.localDNSDrain))
 	}
+	if o.servedZone < 0 {
+		errs = append(errs, fmt.Errorf("--served-zone-check-interval %s: must be 0 (at each resync only) or positive", o.servedZone))
+	}
 	if o.localDNSUDP < 0 {
 		errs = append(errs, fmt.Errorf("--local-dns-udp-sockets %d: must be 0 (one per core) or more", o.localDNSUDP))
 	}
@@ -416,7 +421,7 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
-		ProviderRequestTimeout: o.providerTimeout, ServedInterval: o.servedInterval, ServedStaleAfter: o.servedStale,
+		ProviderRequestTimeout: o.providerTimeout, ServedInterval: o.servedInterval, ServedStaleAfter: o.servedStale, ServedZoneInterval: o.servedZone,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,
 		Sources: o.sources,

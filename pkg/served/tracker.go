@@ -36,6 +36,9 @@ type Zone struct {
 // want read back from status after a restart equals the one recorded.
 const Precision = time.Microsecond
 
+// KindDNSZone is the kind of the zone-view notices (CheckZone): give it to New to receive them.
+const KindDNSZone = "DNSZone"
+
 // Ref names one object's interest in a zone: its kind (e.g. "DNSEndpoint") and key.
 type Ref struct {
 	Kind string
@@ -108,6 +111,13 @@ type zoneState struct {
 	// primary serialises the primary's SOA queries of Written, so that a burst of objects
 	// written in one batch costs one query.
 	primary sync.Mutex
+	// behind holds, per server, when it was first seen below the primary's last serial since
+	// it last answered it (ZoneView's BehindSince).
+	behind map[string]time.Time
+	// watched: a DNSZone asked for the zone's view (CheckZone), so the zone is kept without
+	// wants; zoneSig is the view's signature last notified.
+	watched bool
+	zoneSig string
 }
 
 // Tracker follows the serials of the zones that objects wrote to, and notifies an object when
@@ -190,7 +200,7 @@ func (t *Tracker) state(z Zone) *zoneState {
 	defer t.mu.Unlock()
 	zs, ok := t.zones[z.Key]
 	if !ok {
-		zs = &zoneState{readings: map[string]Reading{}, wants: map[Ref]Want{}, notified: map[Ref]string{}}
+		zs = &zoneState{readings: map[string]Reading{}, wants: map[Ref]Want{}, notified: map[Ref]string{}, behind: map[string]time.Time{}}
 		t.zones[z.Key] = zs
 	}
 	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
@@ -297,7 +307,7 @@ func (t *Tracker) Forget(ref Ref, keep ...types.NamespacedName) {
 		}
 		delete(zs.wants, ref)
 		delete(zs.notified, ref)
-		if len(zs.wants) == 0 {
+		if len(zs.wants) == 0 && !zs.watched {
 			delete(t.zones, k)
 		}
 	}
@@ -354,11 +364,20 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 	if !open {
 		return false
 	}
-	readings := t.ask(ctx, zone, ask)
+	return t.record(ctx, key, zone, t.ask(ctx, zone, ask), true)
+}
+
+// record keeps readings, fresh answers of some servers of zone key: it marks the wants they
+// serve, follows which servers are behind the primary, observes the propagation metric, and
+// notifies each ref whose verdict changed and the zone's DNSZone when its view's signature
+// changed (unless !notifyZone: the caller is the DNSZone, and takes the view). It reports
+// whether a want is still open.
+func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zone, readings map[string]Reading, notifyZone bool) bool {
 	now := t.now()
 	var notify []Ref
 	t.mu.Lock()
-	if zs, ok = t.zones[key]; !ok {
+	zs, ok := t.zones[key]
+	if !ok {
 		t.mu.Unlock()
 		return false
 	}
@@ -366,7 +385,8 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 	for s, r := range readings {
 		zs.readings[s] = r
 	}
-	open = false
+	zs.follow()
+	open := false
 	for ref, w := range zs.wants {
 		if !w.ServedAt.IsZero() {
 			continue
@@ -383,6 +403,12 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 			notify = append(notify, ref)
 		}
 	}
+	zoneChanged := false
+	if zs.watched && notifyZone {
+		if sig := JudgeZone(zs.zone.Servers, zs.readings, zs.behind, now, t.opts.StaleAfter).signature(); sig != zs.zoneSig {
+			zs.zoneSig, zoneChanged = sig, true
+		}
+	}
 	t.mu.Unlock()
 	if t.opts.Metrics != nil {
 		for s, ds := range lags {
@@ -394,7 +420,77 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 	for _, ref := range notify {
 		t.send(ctx, ref)
 	}
+	if zoneChanged {
+		t.send(ctx, Ref{Kind: KindDNSZone, Key: key})
+	}
 	return open
+}
+
+// follow updates behind from the readings: a server that answers a serial below the primary's
+// last one is behind from its first such reading; one that answers it (or later) is not.
+// Called with t.mu held.
+func (zs *zoneState) follow() {
+	p, ok := zs.readings[zs.zone.Servers[0]]
+	if !ok || p.Err != "" {
+		return
+	}
+	for _, s := range zs.zone.Servers[1:] {
+		r, ok := zs.readings[s]
+		switch {
+		case !ok || r.Err != "":
+		case Reached(r.Serial, p.Serial):
+			delete(zs.behind, s)
+		default:
+			if _, was := zs.behind[s]; !was {
+				zs.behind[s] = r.At
+			}
+		}
+	}
+}
+
+// CheckZone asks every name server of zone for its serial now, all at once (one query each),
+// records the answers as a check does (wants served by them are marked and notified), and
+// returns the zone's view. From then on the zone is watched: the Tracker keeps it without wants,
+// and notifies KindDNSZone with zone.Key when its view's signature changes (a server starts or
+// stops failing, or goes past the stale deadline). The DNSZone controller calls it at each
+// reconcile of a zone whose provider has name servers to check.
+func (t *Tracker) CheckZone(ctx context.Context, zone Zone) ZoneView {
+	if len(zone.Servers) == 0 {
+		return ZoneView{}
+	}
+	zs := t.state(zone)
+	t.mu.Lock()
+	zs.watched = true
+	t.mu.Unlock()
+	open := t.record(ctx, zone.Key, zone, t.ask(ctx, zone, zone.Servers), false)
+	if open {
+		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
+	}
+	view, _ := t.View(zone.Key)
+	t.mu.Lock()
+	if zs, ok := t.zones[zone.Key]; ok {
+		zs.zoneSig = view.signature()
+	}
+	t.mu.Unlock()
+	return view
+}
+
+// View is zone key's view as of its last readings; ok is false when the zone is not tracked.
+func (t *Tracker) View(key types.NamespacedName) (ZoneView, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	zs, ok := t.zones[key]
+	if !ok {
+		return ZoneView{}, false
+	}
+	return JudgeZone(zs.zone.Servers, zs.readings, zs.behind, t.now(), t.opts.StaleAfter), true
+}
+
+// ForgetZone drops zone key and every want in it (its DNSZone is gone).
+func (t *Tracker) ForgetZone(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.zones, key)
 }
 
 // slowest names the server that reached w's serial last: a secondary that reached it in this
