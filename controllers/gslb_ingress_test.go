@@ -113,6 +113,16 @@ func TestGslb_IngressHealthEdgeAndHostilePeers(t *testing.T) {
 		}
 		return nil
 	})
+	// The Gslb's Served mirrors its DNSEndpoint's: the embedded server answers the change.
+	eventually(t, 20*time.Second, "the Gslb is Served", func() error {
+		for _, cond := range c.gslbStatus(t).Status.Conditions {
+			if cond.Type == dnsv1.ConditionServed && cond.Status == metav1.ConditionTrue && cond.Reason == dnsv1.ReasonServed &&
+				strings.HasPrefix(cond.Message, "DNSEndpoint ") {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %+v", c.gslbStatus(t).Status.Conditions)
+	})
 	eventually(t, 10*time.Second, "hostile peers rejected", func() error {
 		g := c.gslbStatus(t)
 		reason, msg := gslbReady(g)

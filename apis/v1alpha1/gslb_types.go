@@ -354,6 +354,7 @@ type GslbStatus struct {
 // +kubebuilder:printcolumn:name="Strategy",type=string,JSONPath=`.spec.strategy.type`
 // +kubebuilder:printcolumn:name="GeoTag",type=string,JSONPath=`.status.geoTag`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Gslb struct {

@@ -187,7 +187,26 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		AllDown: hp.allDown, Isolated: hp.isolated, Notes: hp.notes, HealthChecked: g.Spec.HealthCheck != nil && r.Scheduler != nil,
 	})
 	r.ready(g, ok, reason, msg)
+	r.mirrorServed(ctx, g)
 	return nil
+}
+
+// mirrorServed sets the Gslb's Served condition from its owned DNSEndpoint's, which publishes
+// every record of the Gslb (docs/served.md): the DNSEndpoint's status, reason and message,
+// named; Unknown NotChecked until it has one. A change of the DNSEndpoint's status reconciles
+// the Gslb (Owns).
+func (r *Reconciler) mirrorServed(ctx context.Context, g *dnsv1.Gslb) {
+	c := r.endpointConditionOf(ctx, g, dnsv1.ConditionServed)
+	if c == nil || c.Status == metav1.ConditionUnknown {
+		msg := "its DNSEndpoint " + endpointName(g) + " was not checked yet"
+		if c != nil {
+			msg = "DNSEndpoint " + endpointName(g) + ": " + c.Message
+		}
+		status.SetUnknown(&g.Status.Conditions, g.Generation, dnsv1.ConditionServed, dnsv1.ReasonNotChecked, msg)
+		return
+	}
+	status.Set(&g.Status.Conditions, g.Generation, dnsv1.ConditionServed, c.Status == metav1.ConditionTrue, c.Reason,
+		"DNSEndpoint "+endpointName(g)+": "+c.Message)
 }
 
 // observed is what the observe phase read for one Gslb.
@@ -502,6 +521,12 @@ func (r *Reconciler) writeEdge(ctx context.Context, g *dnsv1.Gslb) error {
 
 // endpointCondition returns the owned DNSEndpoint's Ready condition, nil when none yet.
 func (r *Reconciler) endpointCondition(ctx context.Context, g *dnsv1.Gslb) *metav1.Condition {
+	return r.endpointConditionOf(ctx, g, dnsv1.ConditionReady)
+}
+
+// endpointConditionOf returns the owned DNSEndpoint's condition typ, nil when none yet or when
+// its status is not of its current generation.
+func (r *Reconciler) endpointConditionOf(ctx context.Context, g *dnsv1.Gslb, typ string) *metav1.Condition {
 	var ep dnsv1.DNSEndpoint
 	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: endpointName(g)}, &ep); err != nil {
 		return nil
@@ -509,7 +534,7 @@ func (r *Reconciler) endpointCondition(ctx context.Context, g *dnsv1.Gslb) *meta
 	if ep.Status.ObservedGeneration != ep.Generation {
 		return nil
 	}
-	return meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+	return meta.FindStatusCondition(ep.Status.Conditions, typ)
 }
 
 // reconcileDelete deletes the DNSEndpoint and DNSRecord the Gslb owns (no garbage collector is
