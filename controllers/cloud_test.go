@@ -211,9 +211,10 @@ func TestCloudFakes_DNSZoneBecomesReady(t *testing.T) {
 	for i, name := range []string{"route53", "clouddns", "azure"} {
 		t.Run(name, func(t *testing.T) {
 			var c cloud
+			var r53 *route53fake.Server
 			switch name {
 			case "route53":
-				_, c = startRoute53(t, "")
+				r53, c = startRoute53(t, "")
 			case "clouddns":
 				_, c = startCloudDNS(t)
 			case "azure":
@@ -241,6 +242,17 @@ func TestCloudFakes_DNSZoneBecomesReady(t *testing.T) {
 			r := dnstest.Ask(t, c.dnsAddr, "www."+zone, dns.TypeA)
 			if !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != target {
 				t.Fatalf("the fake's answer for www.%s A: %v", zone, r)
+			}
+			// Served (docs/served.md): Route 53 through GetChange (the fake says PENDING once,
+			// then INSYNC); Cloud DNS and Azure DNS are not checked yet.
+			if r53 != nil {
+				cond := waitCondition(t, ep, dnsv1.ConditionServed, metav1.ConditionTrue, dnsv1.ReasonServed)
+				if n := r53.Count("GetChange"); n < 2 {
+					t.Fatalf("Served=True (%s) after %d GetChange calls, want the PENDING one and the INSYNC one", cond.Message, n)
+				}
+				t.Logf("Route 53: %s (%d GetChange)", cond.Message, r53.Count("GetChange"))
+			} else {
+				waitCondition(t, ep, dnsv1.ConditionServed, metav1.ConditionUnknown, dnsv1.ReasonNotChecked)
 			}
 
 			if err := k8s.Delete(ctxT(t), ep); err != nil {

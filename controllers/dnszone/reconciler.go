@@ -234,7 +234,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 			r.Metrics.observeAvailable(now.Sub(z.CreationTimestamp.Time).Seconds())
 		}
 	}
-	again := r.setServed(ctx, z, resolved.ServedBy)
+	again := r.setServed(ctx, z, resolved)
 	return minResult(ctrl.Result{RequeueAfter: r.ResyncInterval}, ctrl.Result{RequeueAfter: again}), nil
 }
 

@@ -12,6 +12,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/served"
 )
 
@@ -27,25 +28,26 @@ var _ ZoneServed = (*served.Tracker)(nil)
 // maxServersNamed is how many name servers the DNSZone's Served message names.
 const maxServersNamed = 5
 
-// setServed asks each of the zone's name servers (servers, primary first: the provider's
-// ServedBy) for its serial, once, and records status.servers and the DNSZone's Served
+// setServed asks each of the zone's name servers (the provider's ServedBy, primary first, or its
+// change status: served.ZoneOf) for its serial, once, and records status.servers and the DNSZone's Served
 // condition (docs/served.md). It returns when the zone should be checked again: a zone with
 // secondaries every ServedCheckInterval, one served by its primary alone never (0).
-func (r *Reconciler) setServed(ctx context.Context, z *dnsv1.DNSZone, servers []string) time.Duration {
+func (r *Reconciler) setServed(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) time.Duration {
 	if r.Served == nil {
 		return 0
 	}
-	if len(servers) == 0 {
+	zone, checked := served.ZoneOf(client.ObjectKeyFromObject(z), z.Spec.Zone, z.Status.ZoneID, resolved.ServedBy, resolved.ChangeSync)
+	if !checked {
 		z.Status.Servers = nil
 		status.SetUnknown(&z.Status.Conditions, z.Generation, dnsv1.ConditionServed, dnsv1.ReasonNotChecked,
 			"the zone's provider has no name servers whose SOA serial says what they serve (a cloud provider, or a Secret without DNS_ADDRESS)")
 		return 0
 	}
-	v := r.Served.CheckZone(ctx, served.Zone{Key: client.ObjectKeyFromObject(z), Name: z.Spec.Zone, Servers: servers})
+	v := r.Served.CheckZone(ctx, zone)
 	z.Status.Servers = zoneServers(v)
 	ok, reason, msg := zoneServedCondition(v)
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionServed, ok, reason, msg)
-	if len(servers) > 1 {
+	if len(zone.Servers) > 1 {
 		return r.ServedCheckInterval
 	}
 	return 0

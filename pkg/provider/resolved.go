@@ -23,6 +23,9 @@ type Resolved struct {
 	// empty when the provider's serials say nothing of what it serves (a cloud provider, or a
 	// Secret without DNS_ADDRESS), so that the check is not made (docs/served.md).
 	ServedBy []string
+	// ChangeSync, when set, is the provider itself where its API says when a write is served
+	// everywhere (Route 53's GetChange): the Served check asks it instead of name servers.
+	ChangeSync ChangeSync
 	// Backend identifies the DNS account the Secret reaches, without credentials
 	// (pkg/provider/factory.Backend): a zone ID names one hosted zone within it, whichever
 	// Secret reaches it.

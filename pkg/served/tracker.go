@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"github.com/dnsplane/dnsplane/pkg/promreg"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // Asker asks one name server for a zone's SOA serial; dnsclient.Client satisfies it.
@@ -30,6 +31,57 @@ type Zone struct {
 	// Servers are host:port of every authoritative name server, the primary first: the one
 	// whose serial after a write is the serial that carries it.
 	Servers []string
+	// Asker, when set, asks this zone's "serials" instead of Options.DNS (ChangeZone).
+	Asker Asker
+}
+
+// ChangeZone is a zone checked through its provider's change status (provider.ChangeSync)
+// instead of SOA queries: two "servers", the provider's API, whose serial after a write is the
+// second it was acknowledged (Submitted), and its name servers, whose serial is the second up
+// to which every write is served (InSync). zoneID is the provider's hosted zone ID.
+func ChangeZone(key types.NamespacedName, name, zoneID string, cs provider.ChangeSync) Zone {
+	n := cs.ChangeSyncName()
+	return Zone{Key: key, Name: name, Servers: []string{n + " API", n + " name servers"},
+		Asker: changeAsker{cs: cs, zoneID: zoneID, api: n + " API"}}
+}
+
+// changeAsker answers a ChangeZone's serials from its provider.
+type changeAsker struct {
+	cs          provider.ChangeSync
+	zoneID, api string
+}
+
+// Serial is the API's Submitted (the current second when this process wrote nothing: a write
+// made before a restart is not known) or the name servers' InSync.
+func (a changeAsker) Serial(ctx context.Context, server, _ string) (uint32, error) {
+	if server == a.api {
+		if s := a.cs.Submitted(a.zoneID); s != 0 {
+			return s, nil
+		}
+		return uint32(time.Now().Unix()), nil
+	}
+	return a.cs.InSync(ctx, a.zoneID)
+}
+
+// ZoneOf is the zone to check for a DNSZone key of name and hosted zone zoneID, from its
+// provider's resolution: through the provider's change status when it has one, else its name
+// servers (servedBy); ok is false when there is nothing to check.
+func ZoneOf(key types.NamespacedName, name, zoneID string, servedBy []string, cs provider.ChangeSync) (Zone, bool) {
+	switch {
+	case cs != nil:
+		return ChangeZone(key, name, zoneID, cs), true
+	case len(servedBy) > 0:
+		return Zone{Key: key, Name: name, Servers: servedBy}, true
+	}
+	return Zone{}, false
+}
+
+// asker is z's Asker, else the Tracker's DNS client.
+func (t *Tracker) asker(z Zone) Asker {
+	if z.Asker != nil {
+		return z.Asker
+	}
+	return t.opts.DNS
 }
 
 // Precision is the resolution of a Want's times: a status keeps them as metav1.MicroTime, so a
@@ -206,6 +258,7 @@ func (t *Tracker) state(z Zone) *zoneState {
 	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
 		zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers)}
 	}
+	zs.zone.Asker = z.Asker
 	return zs
 }
 
@@ -226,7 +279,7 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time)
 	if !ok || r.Err != "" || r.At.Before(at) {
 		started := t.now()
 		cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
-		serial, err := t.opts.DNS.Serial(cctx, primary, zone.Name)
+		serial, err := t.asker(zone).Serial(cctx, primary, zone.Name)
 		cancel()
 		t.countQuery(err)
 		// The reading is dated when the query began: a write acknowledged after that may not
@@ -515,7 +568,7 @@ func (t *Tracker) ask(ctx context.Context, zone Zone, servers []string) map[stri
 			cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
 			defer cancel()
 			at := t.now()
-			serial, err := t.opts.DNS.Serial(cctx, s, zone.Name)
+			serial, err := t.asker(zone).Serial(cctx, s, zone.Name)
 			t.countQuery(err)
 			r := Reading{Serial: serial, At: at}
 			if err != nil {

@@ -30,8 +30,10 @@ type ZonePlan struct {
 	Snapshot *plan.Snapshot
 	Result   plan.Result
 	// ServedBy are the zone's name servers for the Served check (provider.Resolved.ServedBy);
-	// empty when its provider's serials say nothing.
-	ServedBy []string
+	// empty when its provider's serials say nothing. ChangeSync, when set, is the provider's
+	// change status, which the check asks instead (provider.Resolved.ChangeSync).
+	ServedBy   []string
+	ChangeSync provider.ChangeSync
 }
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
@@ -91,7 +93,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			Guest:  zt.zone.Namespace != a.namespace,
 			Policy: p.Policy, ExternalDNS: p.ExternalDNS, Capabilities: &zt.caps,
 		})
-		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res, ServedBy: zt.servedBy})
+		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res, ServedBy: zt.servedBy, ChangeSync: zt.changeSync})
 	}
 	return plans, waiting, nil
 }
@@ -105,8 +107,9 @@ type zoneTask struct {
 	caps    provider.Capabilities // the zone's provider's, for plan.Input.Capabilities
 	snap    *plan.Snapshot
 	err     error
-	// servedBy is the zone's provider's name servers for the Served check.
-	servedBy []string
+	// servedBy and changeSync are what the Served check asks (ZonePlan's).
+	servedBy   []string
+	changeSync provider.ChangeSync
 }
 
 // usableZones returns a's zones that can be planned, in zone-key order, with their writers;
@@ -143,7 +146,7 @@ func (p *Planner) usableZones(ctx context.Context, a *Assignment, release bool) 
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities(), servedBy: resolved.ServedBy})
+		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities(), servedBy: resolved.ServedBy, changeSync: resolved.ChangeSync})
 	}
 	return zones, unusable, nil
 }

@@ -63,11 +63,11 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		if !slices.Contains(held, key.String()) {
 			continue
 		}
-		if len(zp.ServedBy) == 0 {
+		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+		if !checked {
 			unchecked = append(unchecked, zp.Zone.Spec.Zone)
 			continue
 		}
-		zone := served.Zone{Key: key, Name: zp.Zone.Spec.Zone, Servers: zp.ServedBy}
 		keep = append(keep, key)
 		old, had := prev[key.String()]
 		if (wrote && len(zp.Result.Changes) > 0) || !had || old.Zone != zone.Name {

@@ -117,12 +117,27 @@ type Provider struct {
 	poll     time.Duration
 	names    sync.Map   // zone ID -> canonical zone name (immutable in Route 53)
 	vpc      *types.VPC // non-nil: zones are private, associated with this VPC
+	// pending are, per zone ID, the changes this process submitted that GetChange has not
+	// yet reported INSYNC, oldest first (provider.ChangeSync); submitted is the second of the
+	// last change per zone.
+	mu        sync.Mutex
+	pending   map[string][]pendingChange
+	submitted map[string]uint32
+	now       func() time.Time
+}
+
+// pendingChange is one submitted ChangeResourceRecordSets: its change ID and the second it was
+// acknowledged.
+type pendingChange struct {
+	id string
+	at uint32
 }
 
 var (
 	_ provider.Provider     = (*Provider)(nil)
 	_ provider.ZoneDrainer  = (*Provider)(nil)
 	_ provider.RequestSizer = (*Provider)(nil)
+	_ provider.ChangeSync   = (*Provider)(nil)
 )
 
 // New builds a Provider. It makes no API calls.
@@ -182,7 +197,8 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			o.BaseEndpoint = aws.String(cfg.EndpointURL)
 		}
 	})
-	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval}
+	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval,
+		pending: map[string][]pendingChange{}, submitted: map[string]uint32{}, now: time.Now}
 	if cfg.PrivateZoneVPCID != "" {
 		vr := cfg.PrivateZoneVPCRegion
 		if vr == "" {

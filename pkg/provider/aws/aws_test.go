@@ -250,3 +250,45 @@ func TestTimeoutBoundsAHungRequest(t *testing.T) {
 		t.Errorf("%d attempts reached the hung Route 53, want MaxAttempts (2): %v", n, err)
 	}
 }
+
+// TestChangeSync_PendingUntilGetChangeSaysInSync: a write is recorded with its second; InSync
+// stays below it while GetChange says PENDING (the fake's first answer), reaches it at INSYNC,
+// and then forgets the change: a further InSync asks nothing.
+func TestChangeSync_PendingUntilGetChangeSaysInSync(t *testing.T) {
+	fake, p, z := setup(t, nil)
+	ctx := context.Background()
+	if got := p.Submitted(z.ID); got != 0 {
+		t.Fatalf("Submitted before any write = %d, want 0", got)
+	}
+	if err := p.ApplyChanges(ctx, z.ID, []provider.Change{{Action: provider.ActionCreate, After: ptrSet(aSet("a.example.test"))}}); err != nil {
+		t.Fatal(err)
+	}
+	at := p.Submitted(z.ID)
+	if at == 0 {
+		t.Fatal("Submitted after a write = 0")
+	}
+	s, err := p.InSync(ctx, z.ID)
+	if err != nil || s >= at {
+		t.Fatalf("InSync while PENDING = %d, %v; want below %d", s, err, at)
+	}
+	// INSYNC now: nothing is pending, and InSync is the second before the current one, so it
+	// reaches the write's second once the clock has left it, with no further GetChange.
+	if _, err = p.InSync(ctx, z.ID); err != nil {
+		t.Fatal(err)
+	}
+	before := fake.Count("GetChange")
+	testrun.Eventually(t, 5*time.Second, "InSync reaches the write's second", func() error {
+		if s, err := p.InSync(ctx, z.ID); err != nil || s < at {
+			return fmt.Errorf("InSync = %d, %v; want %d or later", s, err, at)
+		}
+		return nil
+	})
+	if n := fake.Count("GetChange") - before; n != 0 {
+		t.Fatalf("InSync with nothing pending asked GetChange %d times, want 0", n)
+	}
+	if p.ChangeSyncName() != "Route 53" {
+		t.Fatalf("ChangeSyncName = %q", p.ChangeSyncName())
+	}
+}
+
+func ptrSet(rs provider.RecordSet) *provider.RecordSet { return &rs }

@@ -2,6 +2,7 @@ package aws
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -337,7 +338,58 @@ func (p *Provider) send(ctx context.Context, zoneID string, batch []types.Change
 	if p.wait && out.ChangeInfo != nil {
 		return p.waitInSync(ctx, aws.ToString(out.ChangeInfo.Id))
 	}
+	if out.ChangeInfo != nil && out.ChangeInfo.Status != types.ChangeStatusInsync {
+		at := uint32(p.now().Unix())
+		p.mu.Lock()
+		p.pending[zoneID] = append(p.pending[zoneID], pendingChange{id: aws.ToString(out.ChangeInfo.Id), at: at})
+		p.submitted[zoneID] = at
+		p.mu.Unlock()
+	}
 	return nil
+}
+
+// Submitted implements provider.ChangeSync: the second of this process's last change to the
+// zone, 0 when none.
+func (p *Provider) Submitted(zoneID string) uint32 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.submitted[stripZoneID(zoneID)]
+}
+
+// ChangeSyncName implements provider.ChangeSync.
+func (p *Provider) ChangeSyncName() string { return "Route 53" }
+
+// InSync implements provider.ChangeSync: one GetChange per pending change of the zone, oldest
+// first, until one is still PENDING; the INSYNC ones are forgotten. A change Route 53 no longer
+// knows (NoSuchChange: its history is kept for a while) counts as INSYNC. Concurrent calls for
+// one zone may ask about the same change twice; the answer is the same.
+func (p *Provider) InSync(ctx context.Context, zoneID string) (uint32, error) {
+	zoneID = stripZoneID(zoneID)
+	for {
+		p.mu.Lock()
+		q := p.pending[zoneID]
+		if len(q) == 0 {
+			p.mu.Unlock()
+			// The second before this one: a write later in this second is not covered.
+			return uint32(p.now().Unix()) - 1, nil
+		}
+		oldest := q[0]
+		p.mu.Unlock()
+		out, err := p.client.GetChange(ctx, &route53.GetChangeInput{Id: aws.String(oldest.id)})
+		var nsc *types.NoSuchChange
+		switch {
+		case errors.As(err, &nsc):
+		case err != nil:
+			return 0, mapErr("GetChange", err)
+		case out.ChangeInfo == nil || out.ChangeInfo.Status != types.ChangeStatusInsync:
+			return oldest.at - 1, nil
+		}
+		p.mu.Lock()
+		if q := p.pending[zoneID]; len(q) > 0 && q[0].id == oldest.id {
+			p.pending[zoneID] = q[1:]
+		}
+		p.mu.Unlock()
+	}
 }
 
 func (p *Provider) waitInSync(ctx context.Context, id string) error {

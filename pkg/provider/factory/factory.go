@@ -386,7 +386,9 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
 		}
-		r.Provider = p
+		// The Served check asks Route 53's GetChange, the unwrapped provider's (its calls are
+		// one per pending change and check: docs/served.md).
+		r.Provider, r.ChangeSync = p, p
 		return r, nil
 	case TypeAzure:
 		get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
