@@ -5,10 +5,15 @@
 // that serial (RFC 1982 serial arithmetic), the verdict (Served, Propagating, Stale,
 // Unreachable), and the write-to-served metrics.
 //
+// For a provider whose serial says nothing but whose API reports when a change is served
+// everywhere (Route 53's GetChange, provider.ChangeSync), the same tracker asks that instead
+// (ChangeZone), with seconds of acknowledgement as the serials.
+//
 // It checks by zone, not by record: however many objects a zone's batch carried, a check asks
 // each server one SOA query, and only the servers still behind are asked again. A zone without
 // a change waiting to be served is never queried (0 queries in steady state).
 //
-// It must not write to a provider nor import the API types or controller-runtime: the
+// It must not write to a provider, read a zone's records from a provider, nor import the API
+// types or controller-runtime: the
 // controllers map a Verdict to their conditions and adapt its notices to their work queues.
 package served

@@ -1,6 +1,7 @@
-// Package notice adapts the scraper's notifications (scraper.Notice) to controller-runtime: a
-// Source that enqueues one reconcile.Request per Notice. It keeps pkg/scraper free of the API
-// types and of controller-runtime's events.
+// Package notice adapts the notifications of the scraper (scraper.Notice) and of the Served
+// check (object keys, served.Tracker.Events) to controller-runtime: a Source that enqueues one
+// reconcile.Request per notice. It keeps pkg/scraper and pkg/served free of the API types and of
+// controller-runtime's events.
 package notice
 
 import (
@@ -18,44 +19,32 @@ import (
 // Notice received on ch, until the controller's context ends or ch is closed. Its Start returns
 // at once; the work queue deduplicates repeated keys.
 func Source(ch <-chan scraper.Notice) source.Source {
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		go forward(ctx, ch, q)
-		return nil
-	})
+	return from(ch, func(n scraper.Notice) types.NamespacedName { return n.Key })
 }
 
-// forward moves Notices from ch to q until ctx ends or ch is closed.
-// Keys adapts a channel of object keys (the Served check's notices, served.Tracker.Events) to a
-// controller-runtime source: each key becomes one reconcile request.
+// Keys is Source for a channel of object keys (the Served check's notices); a nil channel
+// enqueues nothing.
 func Keys(ch <-chan types.NamespacedName) source.Source {
+	return from(ch, func(k types.NamespacedName) types.NamespacedName { return k })
+}
+
+// from enqueues key(n) for each n received on ch, until the controller's context ends or ch is
+// closed.
+func from[T any](ch <-chan T, key func(T) types.NamespacedName) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
 			for {
 				select {
 				case <-ctx.Done():
 					return
-				case k, ok := <-ch:
+				case n, ok := <-ch:
 					if !ok {
 						return
 					}
-					q.Add(reconcile.Request{NamespacedName: k})
+					q.Add(reconcile.Request{NamespacedName: key(n)})
 				}
 			}
 		}()
 		return nil
 	})
-}
-
-func forward(ctx context.Context, ch <-chan scraper.Notice, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case n, ok := <-ch:
-			if !ok {
-				return
-			}
-			q.Add(reconcile.Request{NamespacedName: n.Key})
-		}
-	}
 }

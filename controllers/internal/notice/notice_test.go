@@ -36,3 +36,20 @@ func TestSource_EnqueuesOneRequestPerNoticeKey(t *testing.T) {
 		q.Done(got)
 	}
 }
+
+func TestKeys_EnqueuesEachKey(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	ch := make(chan types.NamespacedName, 1)
+	if err := notice.Keys(ch).Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	want := types.NamespacedName{Namespace: "a", Name: "b"}
+	ch <- want
+	got, _ := q.Get()
+	if got.NamespacedName != want {
+		t.Fatalf("enqueued %v, want %v", got, want)
+	}
+}
