@@ -2,8 +2,10 @@ package served_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -251,4 +253,29 @@ func TestTracker_AZoneServedByItsPrimaryAloneIsServedAtTheWrite(t *testing.T) {
 	if n := asker.n.Load(); n != 1 {
 		t.Fatalf("%d SOA queries, want the primary's one", n)
 	}
+}
+
+func TestTracker_ABatchOfObjectsWrittenAtOnceSharesOnePrimaryQuery(t *testing.T) {
+	primary := newServer(t)
+	asker := &counting{}
+	tr := startTracker(t, asker, nil, served.Options{FirstCheck: time.Hour, Interval: time.Hour})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr}}
+	primary.put(t, "h.served.test", "192.0.2.1")
+	// 100 objects whose write returned together call Written at about the same moment, each
+	// with its own time, as the publish code does.
+	var wg sync.WaitGroup
+	for i := range 100 {
+		wg.Go(func() {
+			ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
+			if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	// The exact count depends on scheduling; a few rounds, not one per object.
+	if n := asker.n.Load(); n > 10 {
+		t.Fatalf("%d primary queries for 100 objects of one batch, want a few", n)
+	}
+	t.Logf("%d primary queries for 100 objects", asker.n.Load())
 }
