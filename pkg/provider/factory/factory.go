@@ -472,7 +472,7 @@ func (f *Factory) servedBy(s *corev1.Secret, dnsAddr string) ([]string, error) {
 	var out []string
 	switch s.Type {
 	case TypeLocal:
-		out = append([]string{dnsAddr}, f.LocalNotify...)
+		out = append([]string{loopbackIfUnspecified(dnsAddr)}, f.LocalNotify...)
 	case TypePDNS, TypeRFC2136:
 		if _, ok := s.Data[KeyDNSAddress]; !ok {
 			return nil, nil
@@ -494,6 +494,20 @@ func (f *Factory) servedBy(s *corev1.Secret, dnsAddr string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// loopbackIfUnspecified turns a listener's unspecified host (0.0.0.0, [::]: the chart's
+// --local-dns-addr) into 127.0.0.1, where the same server answers, so that conditions name an
+// address one can ask; any other address is returned as it is.
+func loopbackIfUnspecified(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return addr
 }
 
 // fingerprint identifies a credential set without holding it: a SHA-256 over the Secret's type,

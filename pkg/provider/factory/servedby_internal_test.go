@@ -19,6 +19,8 @@ func TestServedBy_PrimaryThenSecondariesOnlyWhereSerialsMeanSomething(t *testing
 		err     string
 	}{
 		{"embedded: the server, then --local-notify", TypeLocal, nil, "127.0.0.1:5300", []string{"127.0.0.1:5300", "127.0.0.21:53", "127.0.0.22:53"}, ""},
+		{"embedded listening on every address (the chart): asked on loopback", TypeLocal, nil, "[::]:5353", []string{"127.0.0.1:5353", "127.0.0.21:53", "127.0.0.22:53"}, ""},
+		{"embedded listening on 0.0.0.0", TypeLocal, nil, "0.0.0.0:5353", []string{"127.0.0.1:5353", "127.0.0.21:53", "127.0.0.22:53"}, ""},
 		{"embedded with more secondaries, one twice", TypeLocal, map[string]string{KeySecondaryAddresses: " 127.0.0.23:53, 127.0.0.21:53 ,"}, "127.0.0.1:5300",
 			[]string{"127.0.0.1:5300", "127.0.0.21:53", "127.0.0.22:53", "127.0.0.23:53"}, ""},
 		{"pdns with DNS_ADDRESS", TypePDNS, map[string]string{KeyDNSAddress: "127.0.0.31:53"}, "127.0.0.31:53", []string{"127.0.0.31:53"}, ""},
