@@ -83,6 +83,34 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 	return s[min(max(i, 0), len(s)-1)]
 }
 
+// secondaries is a cluster whose embedded server has a real BIND and a real NSD as secondaries
+// of zone (--local-notify), in namespace ns, with the zone's DNSZone z Ready and both
+// secondaries holding the primary's zone.
+type secondaries struct {
+	c         *cluster
+	bind, nsd *secondarytest.Server
+	ns        string
+	z         *dnsv1.DNSZone
+}
+
+// withSecondaries starts it: a cluster named owner with opts (NotifyTargets set here), the
+// namespace "apps" with a dnsplane.io/local Secret, and zone's DNSZone.
+func withSecondaries(t *testing.T, owner, zone string, opts clusterOptions) secondaries {
+	t.Helper()
+	w := secondaries{bind: secondarytest.BIND(t), nsd: secondarytest.NSD(t), ns: "apps"}
+	opts.NotifyTargets = []string{w.bind.Addr, w.nsd.Addr}
+	w.c = startClusterWith(t, owner, 30*time.Second, 5*time.Minute, opts)
+	w.c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: w.ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: w.ns, Name: "dns"}, Type: "dnsplane.io/local"})
+	w.z = zoneObj(w.ns, "z", zone, nil)
+	w.c.create(w.z)
+	w.c.waitCondition(w.z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 60*time.Second)
+	w.bind.Start(t, w.c.dnsAddr, zone)
+	w.nsd.Start(t, w.c.dnsAddr, zone)
+	secondarytest.SameZone(t, 60*time.Second, w.c.dnsAddr, zone, w.bind, w.nsd)
+	return w
+}
+
 // TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR (issue 16, item 2, and the third
 // "Done when" bullet for one manager): a manager with --local-notify naming a real BIND and a
 // real NSD, both secondaries of its embedded server, gets each DNSEndpoint published to them
@@ -91,19 +119,9 @@ func percentile(ds []time.Duration, p float64) time.Duration {
 // the zone each secondary transfers out equals the primary's at the end.
 func TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR(t *testing.T) {
 	const zone, changes = "secondaries.test", 20
-	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	reg := prometheus.NewRegistry()
-	c := startClusterWith(t, "secondaries", 30*time.Second, 5*time.Minute, clusterOptions{
-		NotifyTargets: []string{bind.Addr, nsd.Addr}, Registerer: reg})
-	ns := "apps"
-	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/local"})
-	z := zoneObj(ns, "sec", zone, nil)
-	c.create(z)
-	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 60*time.Second)
-	bind.Start(t, c.dnsAddr, zone)
-	nsd.Start(t, c.dnsAddr, zone)
-	secondarytest.SameZone(t, 60*time.Second, c.dnsAddr, zone, bind, nsd)
+	w := withSecondaries(t, "secondaries", zone, clusterOptions{Registerer: reg})
+	c, bind, nsd, ns := w.c, w.bind, w.nsd, w.ns
 	incremental := map[string]string{"type": "ixfr", "result": "incremental"}
 	before := metrictest.Value(t, reg, "dnsplane_dnsserver_transfers_total", incremental)
 

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -26,21 +25,10 @@ import (
 // steady state must send none.
 func TestManager_ServedWaitsForEverySecondary(t *testing.T) {
 	const zone = "served.test"
-	bind, nsd := secondarytest.BIND(t), secondarytest.NSD(t)
 	reg := prometheus.NewRegistry()
-	const staleAfter = 6 * time.Second
-	c := startClusterWith(t, "served", 30*time.Second, 5*time.Minute, clusterOptions{
-		NotifyTargets: []string{bind.Addr, nsd.Addr}, Registerer: reg,
-		ServedInterval: 500 * time.Millisecond, ServedStaleAfter: staleAfter})
-	ns := "apps"
-	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/local"})
-	z := zoneObj(ns, "served", zone, nil)
-	c.create(z)
-	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 60*time.Second)
-	bind.Start(t, c.dnsAddr, zone)
-	nsd.Start(t, c.dnsAddr, zone)
-	secondarytest.SameZone(t, 60*time.Second, c.dnsAddr, zone, bind, nsd)
+	w := withSecondaries(t, "served", zone, clusterOptions{Registerer: reg,
+		ServedInterval: 500 * time.Millisecond, ServedStaleAfter: 6 * time.Second})
+	c, bind, nsd, ns, z := w.c, w.bind, w.nsd, w.ns, w.z
 	queries := func() float64 { return metrictest.Value(t, reg, "dnsplane_served_soa_queries_total", nil) }
 
 	// A change is Served only once both secondaries answer it.
