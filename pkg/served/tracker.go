@@ -284,7 +284,9 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time)
 	t.mu.Lock()
 	r, ok := zs.readings[primary]
 	t.mu.Unlock()
-	if !ok || r.Err != "" || r.At.Before(at) {
+	// A reading begun after the write serves every object of it, a failed one too: the objects
+	// of a batch whose primary does not answer share one failure, not one timeout each.
+	if !ok || r.At.Before(at) {
 		// Wait, holding the zone's primary lock, so that the objects of the same batch queue
 		// behind it and find this answer fresh (Options.Coalesce).
 		select {

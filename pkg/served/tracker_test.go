@@ -279,3 +279,22 @@ func TestTracker_ABatchOfObjectsWrittenAtOnceSharesOnePrimaryQuery(t *testing.T)
 	}
 	t.Logf("%d primary queries for 100 objects", asker.n.Load())
 }
+
+func TestTracker_ABatchWhosePrimaryDoesNotAnswerSharesOneFailure(t *testing.T) {
+	asker := &counting{Client: dnsclient.Client{Timeout: 100 * time.Millisecond}}
+	tr := startTracker(t, asker, nil, served.Options{FirstCheck: time.Hour, Interval: time.Hour})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{ports.Dead(t)}}
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
+			if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err == nil {
+				t.Error("Written with a dead primary: no error")
+			}
+		})
+	}
+	wg.Wait()
+	if n := asker.n.Load(); n > 10 {
+		t.Fatalf("%d primary queries for 50 objects of one batch with a dead primary, want a few", n)
+	}
+}
