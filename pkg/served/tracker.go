@@ -423,14 +423,20 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 			top, open = w.Serial, true
 		}
 	}
+	// A watched zone with a server seen behind its primary is followed up too, with the
+	// primary asked again: a server read in the moment between a change and its transfer
+	// catches up at the next check, and is not left "behind since" until it goes stale.
+	following := zs.watched && len(zs.behind) > 0
 	var ask []string
-	for _, s := range zone.Servers {
-		if r, ok := zs.readings[s]; !open || !ok || r.Err != "" || !Reached(r.Serial, top) {
+	for i, s := range zone.Servers {
+		r, ok := zs.readings[s]
+		_, behind := zs.behind[s]
+		if (open && (!ok || r.Err != "" || !Reached(r.Serial, top))) || (following && (i == 0 || behind)) {
 			ask = append(ask, s)
 		}
 	}
 	t.mu.Unlock()
-	if !open {
+	if !open && !following {
 		return false
 	}
 	return t.record(ctx, key, zone, t.ask(ctx, zone, ask), true)
@@ -472,6 +478,7 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 			notify = append(notify, ref)
 		}
 	}
+	open = open || (zs.watched && len(zs.behind) > 0)
 	zoneChanged := false
 	if zs.watched && notifyZone {
 		if sig := JudgeZone(zs.zone.Servers, zs.readings, zs.behind, now, t.opts.StaleAfter).signature(); sig != zs.zoneSig {

@@ -2,6 +2,7 @@ package served_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/served"
 )
@@ -103,4 +105,27 @@ func TestTracker_CheckZoneNamesAServerThatStopsAnsweringAndNotifiesTheDNSZone(t 
 	if v, _ := tr.View(key); v.Status != served.StatusStale || v.Named[0].Server != second.addr {
 		t.Fatalf("view %+v, want Stale naming %s", v, second.addr)
 	}
+}
+
+func TestTracker_AServerSeenBehindIsAskedAgainUntilItFollows(t *testing.T) {
+	primary, second := newServer(t), newServer(t)
+	opts := served.Options{DNS: dnsclient.Client{Timeout: 200 * time.Millisecond}, FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond}
+	tr := served.New(opts, served.KindDNSZone)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = tr.Start(ctx) }()
+	key := types.NamespacedName{Namespace: "a", Name: "z"}
+	zone := served.Zone{Key: key, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	serial := primary.put(t, "x.served.test", "192.0.2.9")
+	if v := tr.CheckZone(ctx, zone); v.Status != served.StatusPropagating {
+		t.Fatalf("view %+v, want Propagating", v)
+	}
+	// The secondary transfers; no object wrote anything, and the zone's own follow-up sees it.
+	second.catchUp(t, serial)
+	testrun.Eventually(t, time.Minute, "the secondary follows again", func() error {
+		if v, _ := tr.View(key); v.Status != served.StatusServed || !v.Servers[1].BehindSince.IsZero() {
+			return fmt.Errorf("view %+v", v)
+		}
+		return nil
+	})
 }
