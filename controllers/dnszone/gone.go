@@ -63,7 +63,7 @@ func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resol
 			fmt.Sprintf("hosted zone %s (spec.zoneID) was deleted at the provider; an adopted zone is not re-created: create it again and set spec.zoneID to its ID, or remove spec.zoneID to let dnsplane create one", old))
 		return ctrl.Result{RequeueAfter: r.ResyncInterval}, true, nil
 	}
-	pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
+	pz, _, _, err := r.ensureHostedZone(ctx, z, resolved.Provider) // created, never adopted: no sets
 	if err != nil {
 		res, err := r.providerFailed(z, fmt.Errorf("re-create hosted zone %s deleted at the provider: %w", old, err))
 		return res, true, err

@@ -19,6 +19,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -36,6 +37,9 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 	corev1 "k8s.io/api/core/v1"
 )
+
+// defaultMaxConcurrentReconciles is Reconciler.MaxConcurrentReconciles's default.
+const defaultMaxConcurrentReconciles = 16
 
 // TagOwner is the provider tag that names the DNSZone (namespace/name) a hosted zone belongs to.
 const TagOwner = "dnsplane.io/dnszone"
@@ -83,6 +87,10 @@ type Reconciler struct {
 	Served              ZoneServed
 	ServedEvents        <-chan types.NamespacedName
 	ServedCheckInterval time.Duration
+	// MaxConcurrentReconciles bounds the DNSZones reconciled at once; default 16. Reconciles of
+	// one zone name, or of a zone and a zone inside it, never overlap (they decide each other's
+	// tenancy verdicts).
+	MaxConcurrentReconciles int
 
 	// observed holds the UIDs whose availability delay was recorded by this process, so that a
 	// reconcile of a stale cached object never records it twice; status.availableTimestamp
@@ -93,6 +101,8 @@ type Reconciler struct {
 	// the reconcile that saw the repaired link compared its ParentLinked with a cached
 	// ParentLinked from before its own AwaitingScrape write, and wrote nothing).
 	ledger *status.Ledger
+	// locks keeps the reconciles of related zone names from overlapping.
+	locks zoneLocks
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch
@@ -105,7 +115,13 @@ type Reconciler struct {
 
 // Reconcile ensures one DNSZone's hosted zone, availability and parent link, or tears them down
 // (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
+// DNSZones of unrelated zone names are reconciled in parallel (MaxConcurrentReconciles); those
+// of one zone name, or of a zone and one inside it, one at a time (zoneLocks).
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var cached dnsv1.DNSZone
+	if err := r.Client.Get(ctx, req.NamespacedName, &cached); err == nil {
+		defer r.locks.lock(cached.Spec.Zone)()
+	}
 	l := lifecycle.Lifecycle[*dnsv1.DNSZone]{
 		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
 		New:       func() *dnsv1.DNSZone { return &dnsv1.DNSZone{} },
@@ -191,7 +207,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 			return r.refuse(z, v)
 		}
 	} else {
-		pz, err := r.ensureHostedZone(ctx, z, resolved.Provider)
+		pz, sets, readAt, err := r.ensureHostedZone(ctx, z, resolved.Provider)
 		if err != nil {
 			// The provider refuses a zone of this name that is not ours: when another
 			// namespace's DNSZone holds it, say which (sharingRule), not only the provider's
@@ -207,6 +223,11 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 		self.zoneID = pz.ID
 		if v := judge(self, others, true); v.reason != "" {
 			return r.refuse(z, v)
+		}
+		if sets != nil {
+			// The adoption read held the zone's record sets: the writer's first view, so that
+			// the first planners need no read of their own (provider.ZoneReader).
+			r.Writers.For(writerKey(resolved.Account, pz.ID), resolved.Provider).Seed(sets, readAt)
 		}
 		z.Status.ZoneID = pz.ID
 		z.Status.NameServers = pz.NameServers
@@ -238,28 +259,32 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	return minResult(ctrl.Result{RequeueAfter: r.ResyncInterval}, ctrl.Result{RequeueAfter: again}), nil
 }
 
-func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p provider.Provider) (provider.Zone, error) {
+// ensureHostedZone adopts the hosted zone spec.zoneID names, or ensures the one this DNSZone
+// creates. Adopting reads the zone once (provider.ReadZone); when that read held its record sets
+// (a provider.ZoneReader: PowerDNS) they are returned with the time of the read, else sets is
+// nil.
+func (r *Reconciler) ensureHostedZone(ctx context.Context, z *dnsv1.DNSZone, p provider.Provider) (pz provider.Zone, sets []provider.RecordSet, readAt time.Time, err error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if z.Spec.ZoneID != "" {
-		pz, err := p.GetZone(cctx, z.Spec.ZoneID)
+		pz, sets, err := provider.ReadZone(cctx, p, z.Spec.ZoneID)
 		if err != nil {
-			return provider.Zone{}, fmt.Errorf("adopt zone %s: %w", z.Spec.ZoneID, err)
+			return provider.Zone{}, nil, time.Time{}, fmt.Errorf("adopt zone %s: %w", z.Spec.ZoneID, err)
 		}
 		if pz.Name != z.Spec.Zone {
-			return provider.Zone{}, fmt.Errorf("zone %s is %s, not %s: %w", z.Spec.ZoneID, pz.Name, z.Spec.Zone, provider.ErrZoneConflict)
+			return provider.Zone{}, nil, time.Time{}, fmt.Errorf("zone %s is %s, not %s: %w", z.Spec.ZoneID, pz.Name, z.Spec.Zone, provider.ErrZoneConflict)
 		}
-		return pz, nil
+		return pz, sets, r.now(), nil
 	}
 	tags := map[string]string{TagOwner: z.Namespace + "/" + z.Name}
 	for k, v := range z.Spec.Tags {
 		tags[k] = v
 	}
-	pz, err := p.EnsureZone(cctx, provider.ZoneSpec{Name: z.Spec.Zone, CallerReference: string(z.UID), Tags: tags})
+	pz, err = p.EnsureZone(cctx, provider.ZoneSpec{Name: z.Spec.Zone, CallerReference: string(z.UID), Tags: tags})
 	if err != nil {
-		return provider.Zone{}, err
+		return provider.Zone{}, nil, time.Time{}, err
 	}
-	return pz, nil
+	return pz, nil, time.Time{}, nil
 }
 
 // CredentialRetry is how often a DNSZone whose provider Secret is missing or rejected
@@ -474,6 +499,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		WatchesRawSource(notice.Keys(r.ServedEvents)).
 		WatchesRawSource(r.zoneNotFoundSource()).
 		Named(cmp.Or(r.ControllerName, "dnszone")).
+		WithOptions(controller.Options{MaxConcurrentReconciles: cmp.Or(r.MaxConcurrentReconciles, defaultMaxConcurrentReconciles)}).
 		// Periodic: a reconcile that succeeds and polls again counts as a success.
 		WatchesRawSource(periodic.Source()).
 		Complete(periodic)

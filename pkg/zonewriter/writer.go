@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -245,7 +246,9 @@ func (w *Writer) view(ctx context.Context, zone string) ([]provider.RecordSet, *
 		return nil, nil, err
 	}
 	if zone != "" {
-		return nil, w.snapshot(zone), nil
+		snap := w.snapshot(zone)
+		w.planning()
+		return nil, snap, nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -300,6 +303,16 @@ func (w *Writer) snapshot(zone string) *zoneview.Snapshot {
 	}
 	close(b.done)
 	return b.snap
+}
+
+// planning records that a planner was handed a snapshot: while the first flush after a seed
+// holds (Seed), it waits LoadWait from the last one too, as the planner will submit.
+func (w *Writer) planning() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.hold.expect == math.MaxInt {
+		w.hold.last = w.opts.Clock.Now()
+	}
 }
 
 // handedOff records that a caller that waited for a view load has its view (or its error),
@@ -677,6 +690,39 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 		w.hold = loadHold{expect: w.viewWaiters, last: now}
 	}
 	return nil
+}
+
+// Seed installs sets as the view, read from the provider at readAt (Options.Clock) together
+// with the zone itself (provider.ZoneReader: the DNSZone controller adopts a zone with one read
+// and hands its record sets here), when no view is loaded and no read or write is in flight; it
+// reports whether it did. A loaded view, even a stale one, is kept: the writer re-reads it as
+// usual. The writer keeps sets, not a copy: callers must not modify it afterwards. A view seeded
+// so is exactly as old as it would be had the writer read it at readAt, and ages under
+// Options.Resync from then.
+func (w *Writer) Seed(sets []provider.RecordSet, readAt time.Time) bool {
+	if sets == nil || w.loadedAt.Load() != 0 || !w.io.TryLock() {
+		return false
+	}
+	defer w.io.Unlock()
+	view := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	for _, rs := range sets {
+		view[rs.Key()] = rs
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.loadedAt.Load() != 0 {
+		return false
+	}
+	w.sets, w.snap, w.notFound = view, nil, false
+	w.gen++
+	w.loadedAt.Store(readAt.UnixNano())
+	if w.opts.LoadWait > 0 {
+		// Nobody waits for a seeded view, so nobody is counted: the first flush waits until
+		// LoadWait passes with no new submission, as the planners of a zone that just became
+		// available arrive together (issue 31: one write per zone in a first sync).
+		w.hold = loadHold{expect: math.MaxInt, last: readAt}
+	}
+	return true
 }
 
 // provider returns the provider for the next call: resolved from the account's current

@@ -958,3 +958,61 @@ func TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt(t *testing.T) {
 		})
 	}
 }
+
+// TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush pins Seed (issue 31: adopting a zone and
+// planning against it cost one read): a view seeded from the zone read that adopted it serves
+// planners without a ListRecordSets, ages from the read's time, and its first flush waits, as the
+// first flush after a load does, until LoadWait passes with no new submission, so that planners
+// arriving together go in one write. A loaded view is never replaced by a seed.
+func TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	const wait = 5 * time.Millisecond
+	p, g, w := setupGated(t, zonewriter.Options{Clock: clk, LoadWait: wait, Resync: time.Hour})
+	ctx := ctxT(t)
+	current, err := p.ListRecordSets(ctx, local.ZoneID(zone))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Reset()
+	if !w.Seed(current, clk.Now()) {
+		t.Fatal("Seed of a writer with no view did nothing")
+	}
+	if w.Seed([]provider.RecordSet{*aSet("stale."+zone, "192.0.2.9")}, clk.Now()) {
+		t.Fatal("a second Seed replaced the seeded view")
+	}
+	snap, err := w.Snapshot(ctx, zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := snap.Lookup(provider.RecordSetKey{Name: "stale." + zone, Type: "A"}); ok {
+		t.Fatal("the snapshot holds the set of the refused second seed")
+	}
+	const n = 3
+	errs := make(chan error, n)
+	for i := range n {
+		go func() { errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))}) }()
+	}
+	waitFor(t, "3 submissions queued, the writer waiting on its clock", func() bool {
+		return w.Queued() == n && clk.HasWaiters()
+	})
+	clk.Step(wait)
+	if got := g.entered(t); got != n {
+		t.Fatalf("the first flush of a seeded view carries %d changes, want %d", got, n)
+	}
+	g.release <- struct{}{}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := p.Counts(); c[counting.OpListRecordSets] != 0 || c[counting.OpApplyChanges] != 1 {
+		t.Fatalf("planning and writing against a seeded view cost %v; want no read and 1 write", c)
+	}
+	clk.Step(61 * time.Minute) // past Resync from the seed's read
+	if _, err := w.RecordSets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Counts()[counting.OpListRecordSets]; got != 1 {
+		t.Fatalf("reads after Resync passed since the seed = %d, want 1", got)
+	}
+}

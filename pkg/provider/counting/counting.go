@@ -181,6 +181,14 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 	return z, err
 }
 
+// ReadZone implements provider.ZoneReader, counted as one GetZone (one request): the wrapped
+// provider's ReadZone, or its GetZone with nil sets when it is no ZoneReader.
+func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []provider.RecordSet, error) {
+	z, sets, err := provider.ReadZone(ctx, p.inner, id)
+	p.countZone(OpGetZone, id, err)
+	return z, sets, err
+}
+
 // ListZones implements provider.Provider.
 func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
 	z, err := p.inner.ListZones(ctx)

@@ -83,7 +83,10 @@ type namedCredentials struct {
 	rejected func(error)
 }
 
-var _ provider.Provider = namedCredentials{}
+var (
+	_ provider.Provider   = namedCredentials{}
+	_ provider.ZoneReader = namedCredentials{}
+)
 
 func (p namedCredentials) wrap(err error) error {
 	if err == nil || !errors.Is(err, provider.ErrInvalidCredentials) {
@@ -109,6 +112,12 @@ func (p namedCredentials) EnsureZone(ctx context.Context, spec provider.ZoneSpec
 func (p namedCredentials) GetZone(ctx context.Context, id string) (provider.Zone, error) {
 	z, err := p.inner.GetZone(ctx, id)
 	return z, p.wrap(err)
+}
+
+// ReadZone implements provider.ZoneReader: the wrapped provider's (provider.ReadZone).
+func (p namedCredentials) ReadZone(ctx context.Context, id string) (provider.Zone, []provider.RecordSet, error) {
+	z, sets, err := provider.ReadZone(ctx, p.inner, id)
+	return z, sets, p.wrap(err)
 }
 
 // ListZones implements provider.Provider.

@@ -190,6 +190,24 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 	return z, err
 }
 
+// ReadZone implements provider.ZoneReader: the wrapped provider's ReadZone (its GetZone, with
+// nil sets, when it is no ZoneReader), one token, with the protections of every call. A reader
+// that reads in pages (PageSizer) is charged as ListRecordSets is.
+func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []provider.RecordSet, error) {
+	var z provider.Zone
+	var sets []provider.RecordSet
+	err := p.do(ctx, func(ctx context.Context) (err error) {
+		z, sets, err = provider.ReadZone(ctx, p.inner, id)
+		return err
+	})
+	if err == nil && sets != nil {
+		if err := p.chargePages(ctx, len(sets)); err != nil {
+			return provider.Zone{}, nil, err
+		}
+	}
+	return z, sets, err
+}
+
 // ListZones implements provider.Provider. Within ZoneListTTL of a successful call it returns a
 // copy of that call's answer without a request.
 func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {

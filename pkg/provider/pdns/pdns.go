@@ -459,6 +459,21 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 	return z.Zone, nil
 }
 
+// ReadZone implements provider.ZoneReader: the zone with that PowerDNS id and its rrsets (as
+// ListRecordSets gives them), from one GET of the zone. Its CallerReference is the zone's
+// account field (EnsureZone writes the caller reference there with the zone), and its metadata
+// (tags, and the caller reference mirrored there) is not read: GetZone reads it.
+func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []provider.RecordSet, error) {
+	if id == "" {
+		return provider.Zone{}, nil, fmt.Errorf("read zone: %w", provider.ErrZoneNotFound)
+	}
+	var z apiZone
+	if err := p.do(ctx, http.MethodGet, zonePath(id), nil, &z); err != nil {
+		return provider.Zone{}, nil, fmt.Errorf("read zone %s: %w", id, err)
+	}
+	return toZone(z, z.Account, nil), recordSets(z), nil
+}
+
 // ListZones returns every zone of the server in one request. The list API
 // has no rrsets or metadata, so NameServers and Tags are left empty and
 // CallerReference is the zone's account field (where EnsureZone writes it);
@@ -488,7 +503,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 
 // ListRecordSets returns the zone's rrsets (the SOA and apex NS included) in
 // canonical form; disabled records are skipped, and an rrset with no enabled
-// record is left out.
+// record is left out. One GET of the zone, as ReadZone.
 func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
 	if zoneID == "" {
 		return nil, fmt.Errorf("list record sets: %w", provider.ErrZoneNotFound)
@@ -497,13 +512,18 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	if err := p.do(ctx, http.MethodGet, zonePath(zoneID), nil, &z); err != nil {
 		return nil, fmt.Errorf("list record sets of %s: %w", zoneID, err)
 	}
+	return recordSets(z), nil
+}
+
+// recordSets converts the rrsets of z to canonical form, never nil.
+func recordSets(z apiZone) []provider.RecordSet {
 	out := make([]provider.RecordSet, 0, len(z.RRSets))
 	for _, rs := range z.RRSets {
 		if set, ok := fromAPI(rs); ok {
 			out = append(out, set)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // fromAPI converts one rrset to canonical form.

@@ -74,6 +74,7 @@ func Run(t *testing.T, h Harness) {
 		{"WeightedRouting", testWeighted},
 		{"InvalidChangeWritesNothing", testInvalidChange},
 		{"UnknownZoneIsErrZoneNotFound", testUnknownZone},
+		{"ReadZoneIsGetZoneAndListRecordSets", testReadZone},
 	} {
 		t.Run(st.name, func(t *testing.T) {
 			b := h.New(t)
@@ -708,11 +709,46 @@ func testUnknownZone(t *testing.T, s *suite) {
 	for name, err := range map[string]error{
 		"GetZone":        func() error { _, err := s.p.GetZone(ctx, z.ID); return err }(),
 		"ListRecordSets": func() error { _, err := s.p.ListRecordSets(ctx, z.ID); return err }(),
+		"ReadZone":       func() error { _, _, err := provider.ReadZone(ctx, s.p, z.ID); return err }(),
 		"ApplyChanges":   s.p.ApplyChanges(ctx, z.ID, []provider.Change{create(rs)}),
 		"DeleteZone":     s.p.DeleteZone(ctx, z.ID),
 	} {
 		if !errors.Is(err, provider.ErrZoneNotFound) {
 			t.Errorf("%s on a deleted zone: %v, want ErrZoneNotFound", name, err)
 		}
+	}
+}
+
+// testReadZone: a provider.ZoneReader's ReadZone gives the zone GetZone gives (ID, name, name
+// servers) and exactly the sets ListRecordSets lists, through the guard as the controllers call
+// it. Skipped for providers that are no ZoneReader (the guard's ReadZone is then their GetZone).
+func testReadZone(t *testing.T, s *suite) {
+	if _, ok := s.b.Provider.(provider.ZoneReader); !ok {
+		t.Skipf("%T is no provider.ZoneReader", s.b.Provider)
+	}
+	z := s.recordZone(t, "read")
+	s.apply(t, z.ID,
+		create(provider.RecordSet{Name: "www." + z.Name, Type: "A", TTL: 60, Targets: []string{"192.0.2.1", "192.0.2.2"}}),
+		create(provider.RecordSet{Name: "txt." + z.Name, Type: "TXT", TTL: 300, Targets: []string{`"a b"`}}))
+	got, sets, err := provider.ReadZone(s.ctx(t), s.p, z.ID)
+	if err != nil {
+		t.Fatalf("ReadZone(%s): %v", z.ID, err)
+	}
+	want, err := s.p.GetZone(s.ctx(t), z.ID)
+	if err != nil {
+		t.Fatalf("GetZone(%s): %v", z.ID, err)
+	}
+	if got.ID != want.ID || got.Name != want.Name || !slices.Equal(got.NameServers, want.NameServers) {
+		t.Errorf("ReadZone's zone = %s %s %v, GetZone's = %s %s %v", got.ID, got.Name, got.NameServers, want.ID, want.Name, want.NameServers)
+	}
+	if sets == nil {
+		t.Fatal("ReadZone of a ZoneReader gave nil sets (not read)")
+	}
+	listed := s.list(t, z.ID)
+	byKey := func(a, b provider.RecordSet) int { return strings.Compare(a.Key().String(), b.Key().String()) }
+	slices.SortFunc(sets, byKey)
+	slices.SortFunc(listed, byKey)
+	if !slices.EqualFunc(sets, listed, func(a, b provider.RecordSet) bool { return a.Equal(b) }) {
+		t.Errorf("ReadZone's sets differ from ListRecordSets':\n  %v\n  %v", sets, listed)
 	}
 }
