@@ -24,11 +24,14 @@ import (
 )
 
 // ZonePlan is the plan of one usable zone.
+//
+// It holds no snapshot of the zone: a plan outlives its Compute while it waits for the zone
+// writer's flush, and a snapshot held so kept every generation of a busy zone's index alive
+// behind the 2,048 workers (issue 31: 45 snapshots of 10 zones in the heap at 50k endpoints).
 type ZonePlan struct {
-	Zone     *dnsv1.DNSZone
-	Writer   *zonewriter.Writer
-	Snapshot *plan.Snapshot
-	Result   plan.Result
+	Zone   *dnsv1.DNSZone
+	Writer *zonewriter.Writer
+	Result plan.Result
 	// ServedBy are the zone's name servers for the Served check (provider.Resolved.ServedBy);
 	// empty when its provider's serials say nothing. ChangeSync, when set, is the provider's
 	// change status, which the check asks instead (provider.Resolved.ChangeSync).
@@ -93,7 +96,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			Guest:  zt.zone.Namespace != a.namespace,
 			Policy: p.Policy, ExternalDNS: p.ExternalDNS, Capabilities: &zt.caps,
 		})
-		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Snapshot: zt.snap, Result: res, ServedBy: zt.servedBy, ChangeSync: zt.changeSync})
+		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Result: res, ServedBy: zt.servedBy, ChangeSync: zt.changeSync})
 	}
 	return plans, waiting, nil
 }
