@@ -134,6 +134,7 @@ func run(ctx context.Context, o options) error {
 		}
 	}
 	cfg.QPS, cfg.Burst = float32(o.kubeQPS), o.kubeBurst
+	cfg.Wrap(limitInFlight(DefaultKubeAPIInFlight))
 	appCfg, err := o.config(cfg, environ{podNamespace: os.Getenv("POD_NAMESPACE"), podIP: os.Getenv("POD_IP")})
 	if err != nil {
 		return err
