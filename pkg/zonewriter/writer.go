@@ -342,23 +342,35 @@ func (w *Writer) Snapshot(ctx context.Context, zone string) (*zoneview.Snapshot,
 // first, the writer context's error once the writer stopped (Set.Forget), or the provider's
 // error. An empty list returns nil at once.
 func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
+	return w.Submit(ctx, changes)()
+}
+
+// Submit queues changes as Apply does and returns at once, unless the queue is full
+// (Options.MaxPending), with wait, which waits until they are applied and returns what Apply
+// returns. A caller that writes to several zones submits to each writer and then waits for each,
+// from one goroutine: at 2,048 reconciles of objects in 10 zones, one goroutine per zone and
+// object waiting in Apply held 19,000 goroutine stacks (issue 31). wait must be called once.
+func (w *Writer) Submit(ctx context.Context, changes []provider.Change) (wait func() error) {
 	if len(changes) == 0 {
-		return nil
+		return func() error { return nil }
 	}
 	s := &submission{ctx: ctx, changes: changes, done: make(chan error, 1)}
 	select {
 	case w.subs <- s:
 	case <-ctx.Done():
-		return ctx.Err()
+		return func() error { return ctx.Err() }
 	case <-w.stopped:
-		return fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr())
+		err := fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr())
+		return func() error { return err }
 	}
-	select {
-	case err := <-s.done:
-		return err
-	case <-ctx.Done():
-		// Not sent yet: the flush drops it. In flight: the caller's next plan sees it.
-		return ctx.Err()
+	return func() error {
+		select {
+		case err := <-s.done:
+			return err
+		case <-ctx.Done():
+			// Not sent yet: the flush drops it. In flight: the caller's next plan sees it.
+			return ctx.Err()
+		}
 	}
 }
 

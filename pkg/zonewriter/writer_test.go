@@ -1016,3 +1016,29 @@ func TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush(t *testing.T) {
 		t.Fatalf("reads after Resync passed since the seed = %d, want 1", got)
 	}
 }
+
+// TestWriter_SubmitReturnsBeforeTheWriteAndWaitAfterIt: Submit queues and returns while the
+// flush carrying the changes is still held at the provider; its wait returns once the provider
+// answered, with the provider's answer.
+func TestWriter_SubmitReturnsBeforeTheWriteAndWaitAfterIt(t *testing.T) {
+	_, g, w := setupGated(t, zonewriter.Options{LoadWait: -1})
+	ctx := ctxT(t)
+	if _, err := w.RecordSets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wait := w.Submit(ctx, []provider.Change{create(aSet("submit."+zone, "192.0.2.1"))})
+	if got := g.entered(t); got != 1 {
+		t.Fatalf("the flush carries %d changes, want 1", got)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait() }()
+	select {
+	case err := <-done:
+		t.Fatalf("wait returned %v while the provider still held the write", err)
+	case <-time.After(20 * time.Millisecond):
+	}
+	g.release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}

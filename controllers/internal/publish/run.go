@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -280,23 +279,22 @@ func setReady(o Object, ok bool, reason, msg string) {
 	o.SetConditions(conds)
 }
 
-// maxZoneWrites bounds how many of one object's zones are read (Plan) or written at once. Each
-// write is a submission to that zone's writer, which batches it with other objects'
-// submissions, and each read a zone writer's view, loaded once for every planner; the provider
-// calls themselves are bounded by the writers, not here.
+// maxZoneWrites bounds how many of one object's zones are read at once (Plan). Each read is a
+// zone writer's view, loaded once for every planner; the provider calls themselves are bounded
+// by the writers, not here.
 const maxZoneWrites = 16
 
 // applyPlans submits each plan's changes (through stamp when set) to its zone's writer, every
-// zone at once (at most maxZoneWrites in flight), and waits for all of them: an object spanning
-// n zones waits for one batch of each, not n batches one after another. Each zone's changes,
-// its registry records with its record sets, stay one submission in the planner's order, so the
-// writer applies them in one provider call; zones have no order among themselves (each plan
-// reads and writes only its own zone). errs[i] is plans[i]'s error from its writer, nil once
-// written; a zone's failure does not stop the others.
+// zone at once, then waits for all of them, from this goroutine (zonewriter.Writer.Submit): an
+// object spanning n zones waits for one batch of each, not n batches one after another, and
+// holds no goroutine per zone while it waits. Each zone's changes, its registry records with
+// its record sets, stay one submission in the planner's order, so the writer applies them in
+// one provider call; zones have no order among themselves (each plan reads and writes only its
+// own zone). errs[i] is plans[i]'s error from its writer, nil once written; a zone's failure
+// does not stop the others.
 func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error) {
 	errs = make([]error, len(plans))
-	sem := make(chan struct{}, maxZoneWrites)
-	var wg sync.WaitGroup
+	waits := make([]func() error, len(plans))
 	for i, zp := range plans {
 		changes := zp.Result.Changes
 		if stamp != nil {
@@ -305,13 +303,13 @@ func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Cha
 		if len(changes) == 0 {
 			continue
 		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			errs[i] = zp.Writer.Apply(ctx, changes)
-		})
+		waits[i] = zp.Writer.Submit(ctx, changes)
 	}
-	wg.Wait()
+	for i, wait := range waits {
+		if wait != nil {
+			errs[i] = wait()
+		}
+	}
 	return errs
 }
 
