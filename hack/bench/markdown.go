@@ -34,8 +34,8 @@ func summaryTable(lines []summaryLine, sizes []int) string {
 	b.WriteString("| figure |")
 	sep := "|---|"
 	for _, s := range sizes {
-		fmt.Fprintf(&b, " external-dns %s | dnsplane %s | ratio %s |", sizeLabel(s), sizeLabel(s), sizeLabel(s))
-		sep += "---|---|---|"
+		fmt.Fprintf(&b, " external-dns %s | dnsplane %s | ratio %s | target %s |", sizeLabel(s), sizeLabel(s), sizeLabel(s), sizeLabel(s))
+		sep += "---|---|---|---|"
 	}
 	b.WriteString("\n" + sep + "\n")
 	var order []string
@@ -55,7 +55,7 @@ func summaryTable(lines []summaryLine, sizes []int) string {
 			if ok && l.Ratio != nil {
 				ratio = formatNum(*l.Ratio)
 			}
-			fmt.Fprintf(&b, " %s | %s | %s |", statCell(l.Tools, toolExternalDNS), statCell(l.Tools, toolDNSPlane), ratio)
+			fmt.Fprintf(&b, " %s | %s | %s | %s |", statCell(l.Tools, toolExternalDNS), statCell(l.Tools, toolDNSPlane), ratio, targetCell(l))
 		}
 		b.WriteString("\n")
 	}
@@ -123,4 +123,19 @@ func buildNote(seconds float64) string {
 		return "Build time not recorded (run through `make bench`)."
 	}
 	return fmt.Sprintf("Building took %.0f s.", seconds)
+}
+
+// targetCell is the figure's target and whether it is met ("≤ 1× external-dns: met"), "–"
+// where it has none.
+func targetCell(l summaryLine) string {
+	switch {
+	case l.Target == "":
+		return "–"
+	case l.Met == nil:
+		return l.Target + ": not judged"
+	case *l.Met:
+		return l.Target + ": met"
+	default:
+		return l.Target + ": **missed**"
+	}
 }

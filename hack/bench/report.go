@@ -51,6 +51,10 @@ type summaryLine struct {
 	// Ratio is dnsplane / external-dns of the medians; absent where either is missing or
 	// external-dns' is 0.
 	Ratio *float64 `json:"ratioDNSPlaneOverExternalDNS,omitempty"`
+	// Target is issue 31's bar for the figure at this size ("" = none), and Met whether
+	// dnsplane's median meets it (absent where a figure it needs is missing).
+	Target string `json:"target,omitempty"`
+	Met    *bool  `json:"met,omitempty"`
 }
 
 func newReport(c config) *report {
@@ -127,7 +131,68 @@ type figure struct {
 	scenario string // "" = any scenario (the extras)
 	value    func(runResult) (float64, bool)
 	byMethod func(runResult) map[string]int // call counts: the detail by method
+	target   goal
 }
+
+// goal is issue 31's bar for a figure, printed beside it: dnsplane's median at most maxRatio
+// times external-dns' (0: no ratio bar), and at most the value maxAt gives for the size (ok
+// false: no bar at that size).
+type goal struct {
+	maxRatio float64
+	maxAt    func(size int) (limit float64, ok bool)
+	unit     string
+}
+
+// any reports whether t sets a bar at size.
+func (t goal) any(size int) bool {
+	if t.maxRatio > 0 {
+		return true
+	}
+	if t.maxAt != nil {
+		_, ok := t.maxAt(size)
+		return ok
+	}
+	return false
+}
+
+// judge describes t at size and whether line meets it ("≤ 1.0× external-dns, ≤ 400 MiB: met").
+// A bar whose figure is missing (no external-dns run for a ratio) is not judged: met is nil.
+func (t goal) judge(line summaryLine) (desc string, met *bool) {
+	if !t.any(line.Size) {
+		return "", nil
+	}
+	var parts []string
+	ok, judged := true, false
+	if t.maxRatio > 0 {
+		parts = append(parts, fmt.Sprintf("≤ %s× external-dns", formatNum(t.maxRatio)))
+		if line.Ratio != nil {
+			judged = true
+			ok = ok && *line.Ratio <= t.maxRatio
+		}
+	}
+	if t.maxAt != nil {
+		if limit, has := t.maxAt(line.Size); has {
+			parts = append(parts, fmt.Sprintf("≤ %s%s", formatNum(limit), t.unit))
+			if d, have := line.Tools[toolDNSPlane]; have {
+				judged = true
+				ok = ok && d.Median <= limit
+			}
+		}
+	}
+	if !judged {
+		return strings.Join(parts, ", "), nil
+	}
+	return strings.Join(parts, ", "), &ok
+}
+
+// Issue 31's targets.
+var (
+	atMostExternalDNS = goal{maxRatio: 1.0}
+	peakRSSTarget     = goal{maxRatio: 1.0, unit: " MiB", maxAt: func(size int) (float64, bool) { return 400, size >= 50000 }}
+	changeTimeTarget  = goal{unit: " s", maxAt: func(size int) (float64, bool) { return 0.3, size == 10000 }}
+	// One write per touched zone (the change touches every one of the bench's zones), no reads.
+	changeCallsTarget = goal{maxAt: func(size int) (float64, bool) { return float64(zones), true }}
+)
 
 // figures lists the summary's figures, in the order of the tables.
 func figures(scenarios []scenario) []figure {
@@ -135,7 +200,8 @@ func figures(scenarios []scenario) []figure {
 	for _, sc := range scenarios {
 		name := sc.Name
 		fs = append(fs,
-			figure{name: "first sync (s), " + name, scenario: name, value: func(r runResult) (float64, bool) { return r.FirstSyncSeconds, true }})
+			figure{name: "first sync (s), " + name, scenario: name, value: func(r runResult) (float64, bool) { return r.FirstSyncSeconds, true },
+				target: equalLimits(sc, atMostExternalDNS)})
 		fs = append(fs, figure{name: "every object Ready (s; dnsplane only), " + name, scenario: name,
 			value: func(r runResult) (float64, bool) { return r.ReadySeconds, r.ReadySeconds > 0 }})
 		if sc.Created {
@@ -145,12 +211,13 @@ func figures(scenarios []scenario) []figure {
 		fs = append(fs,
 			figure{name: "provider calls in the first sync, " + name, scenario: name,
 				value:    func(r runResult) (float64, bool) { return float64(r.ProviderCalls.Total), true },
-				byMethod: func(r runResult) map[string]int { return r.ProviderCalls.ByMethod }},
+				byMethod: func(r runResult) map[string]int { return r.ProviderCalls.ByMethod }, target: atMostExternalDNS},
 			figure{name: "provider 5xx answers in the first sync, " + name, scenario: name,
 				value: func(r runResult) (float64, bool) { return float64(r.ProviderCalls.Errors), true }},
 			figure{name: "Kubernetes API requests per object in the first sync, " + name, scenario: name,
 				value: func(r runResult) (float64, bool) { return r.KubeRequests.PerObject, true }},
-			figure{name: "peak RSS (MiB), " + name, scenario: name, value: func(r runResult) (float64, bool) { return r.PeakRSSMiB, true }})
+			figure{name: "peak RSS (MiB), " + name, scenario: name, value: func(r runResult) (float64, bool) { return r.PeakRSSMiB, true },
+				target: peakRSSTarget})
 	}
 	ex := func(f func(*extras) float64) func(runResult) (float64, bool) {
 		return func(r runResult) (float64, bool) {
@@ -163,9 +230,9 @@ func figures(scenarios []scenario) []figure {
 	return append(fs,
 		figure{name: "provider calls in the steady-state window", value: ex(func(e *extras) float64 { return float64(e.SteadyCalls.Total) }),
 			byMethod: func(r runResult) map[string]int { return r.Extras.SteadyCalls.ByMethod }},
-		figure{name: "1% change: time to served (s)", value: ex(func(e *extras) float64 { return e.ChangeSeconds })},
+		figure{name: "1% change: time to served (s)", value: ex(func(e *extras) float64 { return e.ChangeSeconds }), target: changeTimeTarget},
 		figure{name: "1% change: provider calls", value: ex(func(e *extras) float64 { return float64(e.ChangeCalls.Total) }),
-			byMethod: func(r runResult) map[string]int { return r.Extras.ChangeCalls.ByMethod }},
+			byMethod: func(r runResult) map[string]int { return r.Extras.ChangeCalls.ByMethod }, target: changeCallsTarget},
 		figure{name: "registry TXT records per endpoint", value: ex(func(e *extras) float64 { return e.RegistryPerEndpoint })},
 	)
 }
@@ -196,10 +263,20 @@ func summarize(runs []runResult, sizes []int) []summaryLine {
 				ratio := a.Median / b.Median
 				line.Ratio = &ratio
 			}
+			line.Target, line.Met = f.target.judge(line)
 			out = append(out, line)
 		}
 	}
 	return out
+}
+
+// equalLimits returns t for a scenario at equal client limits (qps1000) and no target for the
+// others: the first-sync target compares the tools at equal limits (issue 31, item 3).
+func equalLimits(sc scenario, t goal) goal {
+	if strings.HasSuffix(sc.Name, "/qps1000") {
+		return t
+	}
+	return goal{}
 }
 
 // stat returns f over the successful runs of tool at size.
