@@ -5,12 +5,16 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
+	"math"
 	"net"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -98,6 +102,7 @@ func checkAddrs(o options) error {
 func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
 	start := time.Now()
+	setMemoryLimit(log)
 	setWatchList(o.kubeWatchList)
 	if err := checkAddrs(o); err != nil {
 		return err
@@ -145,4 +150,26 @@ func run(ctx context.Context, o options) error {
 	}
 	log.Info("manager built", "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
 	return a.Run(ctx)
+}
+
+// memoryLimitRatio is the share of the container's memory limit (cgroup memory.max) that Go's
+// collector keeps the heap under (its soft GOMEMLIMIT): the rest is goroutine stacks, the
+// runtime and slack. 0.9 is github.com/KimMachineGun/automemlimit's default.
+const memoryLimitRatio = 0.9
+
+// setMemoryLimit sets Go's soft memory limit to memoryLimitRatio of the container's memory limit,
+// so that the collector runs harder as the heap nears the limit instead of the container being
+// OOM-killed in a big first sync; outside a memory-limited cgroup it sets none. A GOMEMLIMIT in
+// the environment wins, and AUTOMEMLIMIT=off turns it off (automemlimit's own rules). A failure
+// is logged, and the manager runs without a limit.
+func setMemoryLimit(log logr.Logger) {
+	limit, err := memlimit.Set(memlimit.WithRatio(memoryLimitRatio), memlimit.WithProvider(memlimit.FromCgroup),
+		memlimit.WithLogger(slog.New(logr.ToSlogHandler(log.V(1)))))
+	if err != nil {
+		log.Error(err, "could not set the Go memory limit from the container's; running without one")
+		return
+	}
+	if limit > 0 && limit < math.MaxInt64 {
+		log.Info("Go memory limit set from the container's memory limit", "bytes", limit, "ratio", memoryLimitRatio)
+	}
 }
