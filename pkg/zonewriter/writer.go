@@ -83,6 +83,9 @@ type Writer struct {
 	account string // Key.Account for Options.Resolve; "" = never resolved
 	opts    Options
 	subs    chan *submission
+	// turns carries a flush's request for its batch once it holds the account's write slot:
+	// the loop answers with everything queued at that moment (see loop).
+	turns chan chan []*submission
 	// stopped is closed when the loop has ended (its context ended); Apply then fails at once.
 	stopped chan struct{}
 	stopErr func() error // the loop context's error
@@ -150,7 +153,7 @@ func New(ctx context.Context, p provider.Provider, zoneID string, opts Options) 
 // provider before each call. onNotFound, when set, is called each time the writer finds its
 // hosted zone gone; sl, when set, is the account's write budget.
 func start(ctx context.Context, p provider.Provider, k Key, opts Options, onNotFound func(), sl *slots) *Writer {
-	w := &Writer{zoneID: k.ZoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission),
+	w := &Writer{zoneID: k.ZoneID, opts: opts.withDefaults(), p: p, subs: make(chan *submission), turns: make(chan chan []*submission),
 		stopped: make(chan struct{}), stopErr: ctx.Err, slots: sl, onNotFound: onNotFound}
 	if w.opts.Resolve != nil {
 		w.account = k.Account
@@ -412,6 +415,11 @@ func (w *Writer) loop(ctx context.Context) {
 			flushed = nil
 		case <-wake:
 			wake = nil
+		case reply := <-w.turns:
+			// A flush holds the write slot now: it takes what queued while it waited.
+			var batch []*submission
+			batch, queue, n = cut(queue, w.opts.MaxPending)
+			reply <- batch
 		}
 		if flushed == nil && len(queue) > 0 {
 			d := w.holdFor(len(queue), n)
@@ -420,12 +428,23 @@ func (w *Writer) loop(ctx context.Context) {
 				wake = w.opts.Clock.After(d)
 			case d <= 0:
 				wake = nil
-				var batch []*submission
-				batch, queue, n = cut(queue, w.opts.MaxPending)
 				flushed = make(chan struct{})
+				if w.slots == nil {
+					var batch []*submission
+					batch, queue, n = cut(queue, w.opts.MaxPending)
+					go func(done chan struct{}) {
+						defer close(done)
+						w.flush(ctx, batch, false)
+					}(flushed)
+					break
+				}
+				// With an account write budget, the flush first waits for a write slot and then
+				// takes the queue as it is: submissions that arrive while other zones of the
+				// account write go in this flush, not the next (issue 31: a batch cut before
+				// the wait left them for one more write each).
 				go func(done chan struct{}) {
 					defer close(done)
-					w.flush(ctx, batch)
+					w.flushInTurn(ctx)
 				}(flushed)
 			}
 		}
@@ -504,9 +523,47 @@ func live(batch []*submission) []*submission {
 	return out
 }
 
+// flushInTurn waits for a write slot of the account, then asks the loop for the queue as it is
+// and flushes it with the slot held. Without a slot (ctx ended, or the provider could not be
+// resolved) the queue is answered with the error, or left to the loop, which answers it as it
+// ends.
+func (w *Writer) flushInTurn(ctx context.Context) {
+	release, err := w.acquire(ctx)
+	if release != nil {
+		defer release()
+	}
+	reply := make(chan []*submission, 1)
+	select {
+	case w.turns <- reply:
+	case <-ctx.Done():
+		return
+	}
+	batch := <-reply
+	if err != nil {
+		answer(live(batch), err)
+		return
+	}
+	w.flush(ctx, batch, true)
+}
+
+// acquire takes a write slot of the account, under the limit of the provider's current
+// Capabilities.MaxWritesInFlight; release gives it back.
+func (w *Writer) acquire(ctx context.Context) (release func(), err error) {
+	p, err := w.provider(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("write to zone %s: %w", w.zoneID, err)
+	}
+	release, err = w.slots.acquire(ctx, p.Capabilities().MaxWritesInFlight)
+	if err != nil {
+		return nil, fmt.Errorf("write to zone %s: %w", w.zoneID, err)
+	}
+	return release, nil
+}
+
 // flush checks each submission against the view, applies the valid ones in one provider call,
-// and answers every submitter.
-func (w *Writer) flush(ctx context.Context, batch []*submission) {
+// and answers every submitter. held: the caller holds the account's write slot for the whole
+// flush (flushInTurn), so the calls take none.
+func (w *Writer) flush(ctx context.Context, batch []*submission, held bool) {
 	if batch = live(batch); len(batch) == 0 {
 		return
 	}
@@ -530,7 +587,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	if len(ok) == 0 {
 		return
 	}
-	err := w.call(ctx, all)
+	err := w.call(ctx, all, held)
 	switch {
 	case err == nil:
 		w.commit(work)
@@ -538,7 +595,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 		answer(ok, nil)
 	case len(ok) > 1 && rejected(err):
 		w.opts.Log.V(1).Info("batch rejected; retrying its submissions one by one", "zoneID", w.zoneID, "submissions", len(ok), "error", err.Error())
-		w.oneByOne(ctx, ok)
+		w.oneByOne(ctx, ok, held)
 	default:
 		// Busy, throttled past the guard's retries, timed out, or the zone or credentials are
 		// gone: the whole batch fails and nothing is split. Part of a split batch may have
@@ -553,7 +610,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 // never once per submission, and stops sending as soon as an answer is not a rejection of that
 // submission (busy, throttled, zone gone): the rest fail with it rather than each trying alone.
 // w.io must be held.
-func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
+func (w *Writer) oneByOne(ctx context.Context, subs []*submission, held bool) {
 	if err := w.loadLocked(ctx); err != nil {
 		answer(subs, err)
 		return
@@ -564,7 +621,7 @@ func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
 	for i, s := range subs {
 		undo, err := tryApply(view, s.changes)
 		if err == nil {
-			if err = w.call(ctx, s.changes); err != nil {
+			if err = w.call(ctx, s.changes, held); err != nil {
 				undo()
 				// A refused change wrote nothing; anything else may have, or the zone moved.
 				unsure = unsure || !errors.Is(err, provider.ErrInvalidChange) && !errors.Is(err, provider.ErrNotCapable)
@@ -629,12 +686,12 @@ func (w *Writer) commit(o *overlay) {
 // call sends changes in one ApplyChanges, under one of the account's write slots
 // (Capabilities.MaxWritesInFlight): waiting for the slot is bounded by ctx only, the call by
 // Options.CallTimeout.
-func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
+func (w *Writer) call(ctx context.Context, changes []provider.Change, held bool) error {
 	p, err := w.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
 	}
-	if w.slots != nil {
+	if w.slots != nil && !held {
 		release, err := w.slots.acquire(ctx, p.Capabilities().MaxWritesInFlight)
 		if err != nil {
 			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)

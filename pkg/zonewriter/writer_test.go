@@ -1042,3 +1042,52 @@ func TestWriter_SubmitReturnsBeforeTheWriteAndWaitAfterIt(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile pins issue 31's fix: while
+// zone a's write holds the account's only slot, zone b's flush waits for it, and the
+// submissions that reach b meanwhile go in that same flush, one write, not one more each.
+func TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
+	g := newGated(oneAtATime{local.New(store, local.Options{})})
+	t.Cleanup(func() { g.hold.Store(false) })
+	var ids []string
+	for _, name := range []string{"a.test", "b.test"} {
+		z, err := g.EnsureZone(ctx, provider.ZoneSpec{Name: name, CallerReference: "test"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, z.ID)
+	}
+	set := zonewriter.NewSet(ctx, zonewriter.Options{LoadWait: -1})
+	wa := set.For(zonewriter.Key{Account: "ns/one", ZoneID: ids[0]}, g)
+	wb := set.For(zonewriter.Key{Account: "ns/one", ZoneID: ids[1]}, g)
+	for _, w := range []*zonewriter.Writer{wa, wb} {
+		if _, err := w.RecordSets(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 5
+	done := make(chan error, n+1)
+	go func() { done <- wa.Apply(ctx, []provider.Change{create(aSet("www.a.test", "192.0.2.1"))}) }()
+	g.entered(t)
+	go func() { done <- wb.Apply(ctx, []provider.Change{create(aSet("h0.b.test", "192.0.2.1"))}) }()
+	waitFor(t, "b's flush waiting for the account's slot", func() bool { return zonewriter.WritesWaiting(set, "ns/one") == 1 })
+	for i := 1; i < n; i++ {
+		go func() {
+			done <- wb.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.b.test", i), "192.0.2.1"))})
+		}()
+	}
+	waitFor(t, "b's other submissions queued", func() bool { return wb.Queued() == n })
+	g.release <- struct{}{} // a's write ends; b's flush takes the slot
+	if got := g.entered(t); got != n {
+		t.Fatalf("b's flush carries %d changes, want all %d that queued while it waited for the slot", got, n)
+	}
+	g.release <- struct{}{}
+	for range n + 1 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
