@@ -990,7 +990,9 @@ func TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush(t *testing.T) {
 	const n = 3
 	errs := make(chan error, n)
 	for i := range n {
-		go func() { errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))}) }()
+		go func() {
+			errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("h%d.%s", i, zone), "192.0.2.1"))})
+		}()
 	}
 	waitFor(t, "3 submissions queued, the writer waiting on its clock", func() bool {
 		return w.Queued() == n && clk.HasWaiters()
