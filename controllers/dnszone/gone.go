@@ -9,7 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -17,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/notice"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
@@ -83,21 +83,7 @@ func (r *Reconciler) recoverDeleted(ctx context.Context, z *dnsv1.DNSZone, resol
 // provider (zonewriter.Set.ZoneNotFound), so that a deletion outside dnsplane is seen at once
 // rather than at the next --zone-resync-interval.
 func (r *Reconciler) zoneNotFoundSource() source.Source {
-	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
-		go func() {
-			for {
-				select {
-				case <-ctx.Done():
-					return
-				case k := <-r.Writers.ZoneNotFound():
-					for _, req := range r.zonesOfWriter(ctx, k) {
-						q.Add(req)
-					}
-				}
-			}
-		}()
-		return nil
-	})
+	return notice.Fan(r.Writers.ZoneNotFound(), r.zonesOfWriter)
 }
 
 // zonesOfWriter returns the DNSZones whose hosted zone is k: status.zoneID k.ZoneID, and a

@@ -429,16 +429,7 @@ func (w *Writer) loop(ctx context.Context) {
 			case d <= 0:
 				wake = nil
 				flushed = make(chan struct{})
-				if w.slots == nil {
-					var batch []*submission
-					batch, queue, n = cut(queue, w.opts.MaxPending)
-					go func(done chan struct{}) {
-						defer close(done)
-						w.flush(ctx, batch, false)
-					}(flushed)
-					break
-				}
-				// With an account write budget, the flush first waits for a write slot and then
+				// The flush first waits for a write slot of the account (with a budget) and then
 				// takes the queue as it is: submissions that arrive while other zones of the
 				// account write go in this flush, not the next (issue 31: a batch cut before
 				// the wait left them for one more write each).
@@ -528,9 +519,12 @@ func live(batch []*submission) []*submission {
 // resolved) the queue is answered with the error, or left to the loop, which answers it as it
 // ends.
 func (w *Writer) flushInTurn(ctx context.Context) {
-	release, err := w.acquire(ctx)
-	if release != nil {
-		defer release()
+	var err error
+	if w.slots != nil {
+		var release func()
+		if release, err = w.acquire(ctx); release != nil {
+			defer release()
+		}
 	}
 	reply := make(chan []*submission, 1)
 	select {
@@ -543,7 +537,7 @@ func (w *Writer) flushInTurn(ctx context.Context) {
 		answer(live(batch), err)
 		return
 	}
-	w.flush(ctx, batch, true)
+	w.flush(ctx, batch)
 }
 
 // acquire takes a write slot of the account, under the limit of the provider's current
@@ -561,9 +555,9 @@ func (w *Writer) acquire(ctx context.Context) (release func(), err error) {
 }
 
 // flush checks each submission against the view, applies the valid ones in one provider call,
-// and answers every submitter. held: the caller holds the account's write slot for the whole
-// flush (flushInTurn), so the calls take none.
-func (w *Writer) flush(ctx context.Context, batch []*submission, held bool) {
+// and answers every submitter. The caller (flushInTurn) holds the account's write slot for the
+// whole flush.
+func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	if batch = live(batch); len(batch) == 0 {
 		return
 	}
@@ -587,7 +581,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission, held bool) {
 	if len(ok) == 0 {
 		return
 	}
-	err := w.call(ctx, all, held)
+	err := w.call(ctx, all)
 	switch {
 	case err == nil:
 		w.commit(work)
@@ -595,7 +589,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission, held bool) {
 		answer(ok, nil)
 	case len(ok) > 1 && rejected(err):
 		w.opts.Log.V(1).Info("batch rejected; retrying its submissions one by one", "zoneID", w.zoneID, "submissions", len(ok), "error", err.Error())
-		w.oneByOne(ctx, ok, held)
+		w.oneByOne(ctx, ok)
 	default:
 		// Busy, throttled past the guard's retries, timed out, or the zone or credentials are
 		// gone: the whole batch fails and nothing is split. Part of a split batch may have
@@ -610,7 +604,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission, held bool) {
 // never once per submission, and stops sending as soon as an answer is not a rejection of that
 // submission (busy, throttled, zone gone): the rest fail with it rather than each trying alone.
 // w.io must be held.
-func (w *Writer) oneByOne(ctx context.Context, subs []*submission, held bool) {
+func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
 	if err := w.loadLocked(ctx); err != nil {
 		answer(subs, err)
 		return
@@ -621,7 +615,7 @@ func (w *Writer) oneByOne(ctx context.Context, subs []*submission, held bool) {
 	for i, s := range subs {
 		undo, err := tryApply(view, s.changes)
 		if err == nil {
-			if err = w.call(ctx, s.changes, held); err != nil {
+			if err = w.call(ctx, s.changes); err != nil {
 				undo()
 				// A refused change wrote nothing; anything else may have, or the zone moved.
 				unsure = unsure || !errors.Is(err, provider.ErrInvalidChange) && !errors.Is(err, provider.ErrNotCapable)
@@ -683,20 +677,12 @@ func (w *Writer) commit(o *overlay) {
 	w.gen++
 }
 
-// call sends changes in one ApplyChanges, under one of the account's write slots
-// (Capabilities.MaxWritesInFlight): waiting for the slot is bounded by ctx only, the call by
-// Options.CallTimeout.
-func (w *Writer) call(ctx context.Context, changes []provider.Change, held bool) error {
+// call sends changes in one ApplyChanges, bounded by Options.CallTimeout; the caller holds one
+// of the account's write slots (flushInTurn, Capabilities.MaxWritesInFlight).
+func (w *Writer) call(ctx context.Context, changes []provider.Change) error {
 	p, err := w.provider(ctx)
 	if err != nil {
 		return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
-	}
-	if w.slots != nil && !held {
-		release, err := w.slots.acquire(ctx, p.Capabilities().MaxWritesInFlight)
-		if err != nil {
-			return fmt.Errorf("apply %d changes to zone %s: %w", len(changes), w.zoneID, err)
-		}
-		defer release()
 	}
 	if w.opts.Fence != nil {
 		if err := w.opts.Fence(); err != nil {
@@ -745,16 +731,11 @@ func (w *Writer) loadLocked(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read zone %s: %w", w.zoneID, err)
 	}
-	view := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
-	for _, rs := range sets {
-		view[rs.Key()] = rs
-	}
+	view := viewOf(sets)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.sets, w.snap = view, nil
-	w.gen++
 	now := w.opts.Clock.Now()
-	w.loadedAt.Store(now.UnixNano())
+	w.installLocked(view, now)
 	if w.opts.LoadWait > 0 {
 		w.hold = loadHold{expect: w.viewWaiters, last: now}
 	}
@@ -773,18 +754,14 @@ func (w *Writer) Seed(sets []provider.RecordSet, readAt time.Time) bool {
 		return false
 	}
 	defer w.io.Unlock()
-	view := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
-	for _, rs := range sets {
-		view[rs.Key()] = rs
-	}
+	view := viewOf(sets)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.loadedAt.Load() != 0 {
 		return false
 	}
-	w.sets, w.snap, w.notFound = view, nil, false
-	w.gen++
-	w.loadedAt.Store(readAt.UnixNano())
+	w.notFound = false
+	w.installLocked(view, readAt)
 	if w.opts.LoadWait > 0 {
 		// Nobody waits for a seeded view, so nobody is counted: the first flush waits until
 		// LoadWait passes with no new submission, as the planners of a zone that just became
@@ -792,6 +769,23 @@ func (w *Writer) Seed(sets []provider.RecordSet, readAt time.Time) bool {
 		w.hold = loadHold{expect: math.MaxInt, last: readAt}
 	}
 	return true
+}
+
+// viewOf indexes sets by key, as the writer's view holds them.
+func viewOf(sets []provider.RecordSet) map[provider.RecordSetKey]provider.RecordSet {
+	view := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	for _, rs := range sets {
+		view[rs.Key()] = rs
+	}
+	return view
+}
+
+// installLocked makes view, read from the provider at readAt, the writer's view (a new
+// generation, no snapshot yet); w.mu must be held.
+func (w *Writer) installLocked(view map[provider.RecordSetKey]provider.RecordSet, readAt time.Time) {
+	w.sets, w.snap = view, nil
+	w.gen++
+	w.loadedAt.Store(readAt.UnixNano())
 }
 
 // provider returns the provider for the next call: resolved from the account's current

@@ -1,6 +1,6 @@
-// Package notice adapts the notifications of the scraper (scraper.Notice) and of the Served
-// check (object keys, served.Tracker.Events) to controller-runtime: a Source that enqueues one
-// reconcile.Request per notice. It keeps pkg/scraper and pkg/served free of the API types and of
+// Package notice adapts the notifications of the scraper (scraper.Notice), of the Served
+// check (object keys, served.Tracker.Events) and of the zone writers (zones found gone) to
+// controller-runtime: a Source that enqueues the reconcile.Requests of each notice. It keeps pkg/scraper and pkg/served free of the API types and of
 // controller-runtime's events.
 package notice
 
@@ -31,6 +31,16 @@ func Keys(ch <-chan types.NamespacedName) source.Source {
 // from enqueues key(n) for each n received on ch, until the controller's context ends or ch is
 // closed.
 func from[T any](ch <-chan T, key func(T) types.NamespacedName) source.Source {
+	return Fan(ch, func(_ context.Context, n T) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: key(n)}}
+	})
+}
+
+// Fan returns a Source that enqueues every request of reqs(ctx, n) for each n received on ch
+// (none, one, or several objects a notice concerns, such as the DNSZones of a zone writer that
+// found its zone gone), until the controller's context ends or ch is closed. Its Start returns
+// at once; the work queue deduplicates repeated keys.
+func Fan[T any](ch <-chan T, reqs func(context.Context, T) []reconcile.Request) source.Source {
 	return source.Func(func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
 		go func() {
 			for {
@@ -41,7 +51,9 @@ func from[T any](ch <-chan T, key func(T) types.NamespacedName) source.Source {
 					if !ok {
 						return
 					}
-					q.Add(reconcile.Request{NamespacedName: key(n)})
+					for _, r := range reqs(ctx, n) {
+						q.Add(r)
+					}
 				}
 			}
 		}()
