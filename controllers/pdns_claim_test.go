@@ -20,10 +20,13 @@ import (
 // PATCH, so the write fails with a conflict and writes nothing: external-dns' set keeps its
 // value, no registry record of dnsplane's lands, and the immediate retry, against a fresh read,
 // reports the name as held by that external-dns owner (OwnershipConflict), instead of Published
-// over an overwritten set until the next zone re-read found a DoubleClaim.
+// over an overwritten set until the next zone re-read found a DoubleClaim. The Secret sets
+// PDNS_CLAIM_READ_MAX_AGE=0s, so that the check is a GET just before the write: with the
+// default (1s) it is the zone's last read when that is younger, and a set created within that
+// second is overwritten (TestRealServer_ACreateIsCheckedAgainstARecentRead shows that window).
 func TestPowerDNS_AClaimMetAtTheFirstWriteIsReportedAtOnce(t *testing.T) {
 	ns := "pdns-claim"
-	srv := pdnsNamespace(t, ns)
+	srv := pdnsNamespace(t, ns, "PDNS_CLAIM_READ_MAX_AGE", "0s")
 	const zone = "claim.pdns.test"
 	z := zoneObj(ns, "z", zone, nil)
 	first := endpointObj(ns, "first", dnsv1.Endpoint{DNSName: "first." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})

@@ -202,10 +202,11 @@ func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	t.Logf("provider calls: ListRecordSets=%d GetZone=%d ApplyChanges=%d (failed %d)", lists, gets, applies, failedApplies)
 
 	// The GETs that are not provider reads are ApplyChanges' check that the sets it creates are
-	// still absent (issue 25, item 6): one per PATCH at most, never a read-merge-write of
-	// single-owner sets (a second GET, after the PATCH).
-	if hidden := got["GET zone"] + got["GET zone?rrset_name"] - lists - gets; hidden < 1 || hidden > got["PATCH zone"] {
-		t.Errorf("%d GETs of a zone are not provider reads, for %d PATCHes: want one per PATCH that creates sets, at most one per PATCH", hidden, got["PATCH zone"])
+	// still absent (issue 25, item 6): one per PATCH at most (none when the zone was read at
+	// most PDNS_CLAIM_READ_MAX_AGE before: pdns.Config.ClaimReadMaxAge), never a
+	// read-merge-write of single-owner sets (a second GET, after the PATCH).
+	if hidden := got["GET zone"] + got["GET zone?rrset_name"] - lists - gets; hidden < 0 || hidden > got["PATCH zone"] {
+		t.Errorf("%d GETs of a zone are not provider reads, for %d PATCHes: want at most one per PATCH", hidden, got["PATCH zone"])
 	}
 	if failedApplies == 0 && lists > zones {
 		t.Errorf("%d zone listings for %d zones with no failed write: want at most one per zone", lists, zones)

@@ -2,6 +2,7 @@ package dnsendpoint
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,5 +69,41 @@ func TestReconcile_GoneOrUnfinalizedDeletionIsANoOp(t *testing.T) {
 		if err != nil || res != (ctrl.Result{}) {
 			t.Fatalf("Reconcile(%s) = %+v, %v; want a no-op", name, res, err)
 		}
+	}
+}
+
+// TestEndpointsUnder_FindsNamesAtOrBelowTheZone: a zone event concerns the namespace's
+// DNSEndpoints with a name at or below the zone (whole labels, any case, trailing dot or not),
+// but those already found by zoneRef or held records; other namespaces and look-alike names are
+// left out.
+func TestEndpointsUnder_FindsNamesAtOrBelowTheZone(t *testing.T) {
+	ep := func(ns, name string, names ...string) *dnsv1.DNSEndpoint {
+		e := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		for _, n := range names {
+			e.Spec.Endpoints = append(e.Spec.Endpoints, dnsv1.Endpoint{DNSName: n, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+		}
+		return e
+	}
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(
+		ep("a", "apex", "example.test"),
+		ep("a", "below", "other.test", "www.Example.Test."),
+		ep("a", "deep", "x.y.example.test"),
+		ep("a", "lookalike", "badexample.test"),
+		ep("a", "parent", "test"),
+		ep("a", "found", "api.example.test"),
+		ep("b", "elsewhere", "www.example.test"),
+	).Build()
+	r := &Reconciler{Client: c}
+	skip := []ctrl.Request{{NamespacedName: types.NamespacedName{Namespace: "a", Name: "found"}}}
+	var got []string
+	for _, req := range r.endpointsUnder(context.Background(), "a", "Example.Test.", skip) {
+		got = append(got, req.Name)
+	}
+	slices.Sort(got)
+	if want := []string{"apex", "below", "deep"}; !slices.Equal(got, want) {
+		t.Fatalf("endpointsUnder = %v, want %v", got, want)
+	}
+	if got := r.endpointsUnder(context.Background(), "a", "", nil); got != nil {
+		t.Fatalf("the root zone matched %v; want none (no DNSZone is the root)", got)
 	}
 }

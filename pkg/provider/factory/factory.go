@@ -87,6 +87,12 @@ const DefaultZoneListTTL = 30 * time.Second
 // sqlite backend takes one write at a time. Raise it for a backend that takes concurrent writes.
 const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 
+// KeyPDNSClaimReadMaxAge, of dnsplane.io/pdns Secrets, is pdns.Config.ClaimReadMaxAge: how old
+// (a Go duration, "0s" to "1m") a read of the zone may be for a write that creates record sets
+// to check their absence against it instead of a GET of its own; default
+// pdns.DefaultClaimReadMaxAge (1s); "0s" checks with a GET before every such write.
+const KeyPDNSClaimReadMaxAge = "PDNS_CLAIM_READ_MAX_AGE"
+
 // KeyDNSAddress (host:port), accepted by every Secret type, is where SOA checks and name-server
 // queries for the provider's zones go instead of the zones' own name servers on port 53.
 const KeyDNSAddress = "DNS_ADDRESS"
@@ -527,7 +533,8 @@ func fingerprint(s *corev1.Secret, qps float64, burst int) string {
 
 // pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):
 // PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID, PDNS_NAMESERVERS (a comma list) and
-// KeyPDNSMaxWritesInFlight. Errors wrap ErrInvalidCredentials and name keys, never values.
+// KeyPDNSMaxWritesInFlight and KeyPDNSClaimReadMaxAge. Errors wrap ErrInvalidCredentials and
+// name keys, never values.
 func pdnsFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
 	cfg := pdns.Config{APIURL: get("PDNS_API_URL"), APIKey: get("PDNS_API_KEY"), ServerID: get("PDNS_SERVER_ID"), Timeout: timeout}
@@ -545,6 +552,14 @@ func pdnsFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider,
 			return nil, fmt.Errorf("key %s must be a whole number >= 1: %w", KeyPDNSMaxWritesInFlight, ErrInvalidCredentials)
 		}
 		cfg.MaxWritesInFlight = n
+	}
+	cfg.ClaimReadMaxAge = pdns.DefaultClaimReadMaxAge
+	if v := get(KeyPDNSClaimReadMaxAge); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			return nil, fmt.Errorf("key %s must be a duration from 0s to 1m: %w", KeyPDNSClaimReadMaxAge, ErrInvalidCredentials)
+		}
+		cfg.ClaimReadMaxAge = d
 	}
 	p, err := pdns.New(cfg)
 	if err != nil {

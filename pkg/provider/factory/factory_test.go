@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 )
 
 func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
@@ -26,6 +27,11 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 		{"writes in flight", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "4"}, true},
 		{"zero writes in flight", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "0"}, false},
 		{"writes in flight not a number", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSMaxWritesInFlight: "many"}, false},
+		{"claim read age", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSClaimReadMaxAge: "250ms"}, true},
+		{"claim read age 0s: always read", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSClaimReadMaxAge: "0s"}, true},
+		{"claim read age negative", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSClaimReadMaxAge: "-1s"}, false},
+		{"claim read age over a minute", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSClaimReadMaxAge: "2m"}, false},
+		{"claim read age not a duration", map[string]string{"PDNS_API_URL": "http://127.0.0.1:8081", "PDNS_API_KEY": "s3cret", KeyPDNSClaimReadMaxAge: "1"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -44,6 +50,13 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 				}
 				if got := p.Capabilities().MaxWritesInFlight; got != want {
 					t.Fatalf("MaxWritesInFlight = %d, want %d", got, want)
+				}
+				wantAge := pdns.DefaultClaimReadMaxAge
+				if v := c.data[KeyPDNSClaimReadMaxAge]; v != "" {
+					wantAge, _ = time.ParseDuration(v)
+				}
+				if got := p.(*pdns.Provider).ClaimReadMaxAge(); got != wantAge {
+					t.Fatalf("ClaimReadMaxAge = %s, want %s", got, wantAge)
 				}
 				return
 			}

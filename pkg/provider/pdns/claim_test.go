@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -137,4 +138,133 @@ func TestRealServer_ACreateMeetsAnotherOwnersSet(t *testing.T) {
 			}
 		})
 	}
+}
+
+// failingPatches fails every PATCH with a transport error while on is set (the request is not
+// sent), and passes everything else to next.
+type failingPatches struct {
+	next http.RoundTripper
+	on   atomic.Bool
+}
+
+func (f *failingPatches) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.on.Load() && r.Method == http.MethodPatch {
+		return nil, errors.New("connection reset (test)")
+	}
+	return f.next.RoundTrip(r)
+}
+
+// TestRealServer_ACreateIsCheckedAgainstARecentRead (issue 31, calls at the floor): with
+// Config.ClaimReadMaxAge set, a write that creates sets checks their absence against the
+// provider's last whole-zone read of the zone while it is that young (plus the provider's own
+// writes since), and sends no GET of its own; a set that read holds still fails the Create with
+// ErrConflict and nothing sent. A failed PATCH drops the read, a read older than the age is not
+// used, and a change applied by read-merge-write (a Shared set) always reads. The age here is an
+// hour, or a nanosecond, so that no step depends on the machine's speed.
+func TestRealServer_ACreateIsCheckedAgainstARecentRead(t *testing.T) {
+	srv := startPDNS(t)
+	ext := newProvider(t, srv, srv.Key)
+	z, err := ext.EnsureZone(ctx(t), provider.ZoneSpec{Name: "recent.test", CallerReference: "recent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := func(name string, targets ...string) *provider.RecordSet {
+		return &provider.RecordSet{Name: name + ".recent.test", Type: "A", TTL: 60, Targets: targets}
+	}
+	create := func(rs *provider.RecordSet) provider.Change {
+		return provider.Change{Action: provider.ActionCreate, After: rs}
+	}
+	if err := ext.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("held", "198.51.100.7"))}); err != nil {
+		t.Fatal(err)
+	}
+	newCounted := func(age time.Duration) (*pdns.Provider, *methodCounter, *failingPatches) {
+		fail := &failingPatches{next: http.DefaultTransport}
+		counter := &methodCounter{next: fail, n: map[string]int{}}
+		p, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key, Timeout: 20 * time.Second,
+			HTTPClient: &http.Client{Transport: counter}, ClaimReadMaxAge: age})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p, counter, fail
+	}
+	expect := func(t *testing.T, counter *methodCounter, want map[string]int) {
+		t.Helper()
+		if got := counter.take(); !maps.Equal(got, want) {
+			t.Errorf("sent %v, want %v", got, want)
+		}
+	}
+
+	p, counter, fail := newCounted(time.Hour)
+	if _, _, err := p.ReadZone(ctx(t), z.ID); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, counter, map[string]int{http.MethodGet: 1})
+
+	// Two writes of new names after the read: no GET, each one PATCH (the second checks against
+	// the read with the first write applied).
+	for _, names := range [][]string{{"a1", "a2"}, {"b1", "b2"}} {
+		if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set(names[0], "192.0.2.1")), create(set(names[1], "192.0.2.1"))}); err != nil {
+			t.Fatalf("create %v: %v", names, err)
+		}
+		expect(t, counter, map[string]int{http.MethodPatch: 1})
+	}
+	// A Create of a set the read held: refused, nothing sent.
+	err = p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("c1", "192.0.2.1")), create(set("held", "192.0.2.1"))})
+	if !errors.Is(err, provider.ErrConflict) || !strings.Contains(err.Error(), "held.recent.test/A") {
+		t.Fatalf("create of a held set = %v; want ErrConflict naming it", err)
+	}
+	expect(t, counter, map[string]int{})
+	// A Create of a set this provider wrote since the read (a1): refused too.
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("a1", "192.0.2.9"))}); !errors.Is(err, provider.ErrConflict) {
+		t.Fatalf("create of a set written since the read = %v; want ErrConflict", err)
+	}
+	expect(t, counter, map[string]int{})
+	// A Shared change is applied by read-merge-write: it reads, fresh read or not.
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionCreate, After: set("shared1", "192.0.2.1"), Shared: true}, create(set("shared2", "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, counter, map[string]int{http.MethodGet: 2, http.MethodPatch: 1}) // merge's read, verify's read
+	// A PATCH that fails drops the read: the next Create reads before it writes.
+	fail.on.Store(true)
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("d1", "192.0.2.1")), create(set("d2", "192.0.2.1"))}); err == nil {
+		t.Fatal("a PATCH that failed in transport returned no error")
+	}
+	fail.on.Store(false)
+	counter.take()
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("e1", "192.0.2.1")), create(set("e2", "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, counter, map[string]int{http.MethodGet: 1, http.MethodPatch: 1})
+	// That GET was of the whole zone: it is the next write's read.
+	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("f1", "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, counter, map[string]int{http.MethodPatch: 1})
+
+	// A read older than the age is not used: every Create reads.
+	old, oldCounter, _ := newCounted(time.Nanosecond)
+	if _, err := old.ListRecordSets(ctx(t), z.ID); err != nil {
+		t.Fatal(err)
+	}
+	oldCounter.take()
+	if err := old.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("g1", "192.0.2.1")), create(set("g2", "192.0.2.1"))}); err != nil {
+		t.Fatal(err)
+	}
+	expect(t, oldCounter, map[string]int{http.MethodGet: 1, http.MethodPatch: 1})
+
+	// The window this buys, stated: a set another owner creates after the read and before the
+	// write is not seen by a check against the read (it is by a GET; see
+	// TestRealServer_ACreateMeetsAnotherOwnersSet).
+	fresh, freshCounter, _ := newCounted(time.Hour)
+	if _, _, err := fresh.ReadZone(ctx(t), z.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("late", "198.51.100.8"))}); err != nil {
+		t.Fatal(err)
+	}
+	freshCounter.take()
+	if err := fresh.ApplyChanges(ctx(t), z.ID, []provider.Change{create(set("late", "192.0.2.1"))}); err != nil {
+		t.Fatalf("create within the window: %v", err)
+	}
+	expect(t, freshCounter, map[string]int{http.MethodPatch: 1})
 }

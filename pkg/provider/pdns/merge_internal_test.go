@@ -3,6 +3,7 @@ package pdns
 import (
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -87,5 +88,42 @@ func TestMerged_SingleOwnerSetsRegistryRecordsAndSingleValuedTypesAreReplaced(t 
 		if merged(false, tc.key) {
 			t.Errorf("merged(single owner, %s) = true, want false: a set with one writer is replaced as is", tc.key)
 		}
+	}
+}
+
+// TestRemember_AReadOverlappingAWriteIsNotKept: a whole-zone read that was sent before a PATCH
+// was sent or answered may or may not hold it, so it is not a claim check's read.
+func TestRemember_AReadOverlappingAWriteIsNotKept(t *testing.T) {
+	sets := []provider.RecordSet{{Name: "a.z.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}}
+	claim := []change{{key: provider.RecordSetKey{Name: "a.z.test", Type: "A"}, claim: true}}
+	for _, tc := range []struct {
+		name     string
+		between  func(p *Provider) // between the read's start and its end
+		wantKept bool
+	}{
+		{"nothing between: kept", func(*Provider) {}, true},
+		{"a PATCH sent meanwhile", func(p *Provider) { p.writing("z.test") }, false},
+		{"a PATCH answered meanwhile", func(p *Provider) {
+			p.wrote("z.test", nil, nil)
+		}, false},
+		{"a PATCH failed meanwhile", func(p *Provider) { p.forget("z.test") }, false},
+		{"a PATCH of another zone meanwhile", func(p *Provider) { p.writing("other.test") }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := New(Config{APIURL: "http://127.0.0.1:1", APIKey: "k", ClaimReadMaxAge: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			gen, at := p.readStarts("z.test.")
+			tc.between(p)
+			p.remember("Z.test", gen, at, sets)
+			state, recent := p.claimState("z.test", claim)
+			if recent != tc.wantKept {
+				t.Fatalf("read kept = %v, want %v", recent, tc.wantKept)
+			}
+			if recent && state[claim[0].key] == nil {
+				t.Fatal("the kept read lost the set it held")
+			}
+		})
 	}
 }

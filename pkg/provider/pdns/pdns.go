@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/miekg/dns"
@@ -58,7 +59,19 @@ type Config struct {
 	// Raise it only for a backend that takes concurrent writes (gpgsql,
 	// gmysql); the Secret key PDNS_MAX_WRITES_IN_FLIGHT sets it.
 	MaxWritesInFlight int
+	// ClaimReadMaxAge lets a write that creates record sets check their
+	// absence against a whole-zone read of this provider made at most this
+	// long ago (plus the provider's own writes since), instead of a GET just
+	// before the PATCH; 0 always reads (see ApplyChanges). The Secret key
+	// PDNS_CLAIM_READ_MAX_AGE sets it; the factory's default is
+	// DefaultClaimReadMaxAge.
+	ClaimReadMaxAge time.Duration
 }
+
+// DefaultClaimReadMaxAge is the factory's Config.ClaimReadMaxAge: a Create is
+// checked against a read of the zone at most one second old. external-dns
+// checks against a read one sync interval old (a minute by default).
+const DefaultClaimReadMaxAge = time.Second
 
 // DefaultMaxWritesInFlight is one write at a time: PowerDNS' sqlite backend
 // (gsqlite3, the default of most packages) takes one write transaction at a
@@ -75,6 +88,23 @@ type Provider struct {
 	client      *http.Client
 	timeout     time.Duration
 	writes      int // MaxWritesInFlight
+	claimAge    time.Duration
+
+	mu sync.Mutex
+	// recent holds, by canonical zone, the record set keys of the zone's last
+	// whole-zone read (and of this provider's writes since), while it is at
+	// most claimAge old; empty when claimAge is 0.
+	recent map[string]*recentRead
+	// writes counts, by canonical zone, the PATCHes sent, so that a read that
+	// overlapped a write is not remembered (see remember).
+	patches map[string]uint64
+}
+
+// recentRead is what a whole-zone read saw: the keys of its record sets,
+// canonical, with this provider's writes since applied.
+type recentRead struct {
+	at   time.Time // when the read was sent
+	keys map[provider.RecordSetKey]struct{}
 }
 
 var _ provider.Provider = (*Provider)(nil)
@@ -127,6 +157,9 @@ func New(cfg Config) (*Provider, error) {
 		client:      client,
 		timeout:     timeout,
 		writes:      writes,
+		claimAge:    max(cfg.ClaimReadMaxAge, 0),
+		recent:      map[string]*recentRead{},
+		patches:     map[string]uint64{},
 	}, nil
 }
 
@@ -468,10 +501,13 @@ func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []pr
 		return provider.Zone{}, nil, fmt.Errorf("read zone: %w", provider.ErrZoneNotFound)
 	}
 	var z apiZone
+	gen, at := p.readStarts(id)
 	if err := p.do(ctx, http.MethodGet, zonePath(id), nil, &z); err != nil {
 		return provider.Zone{}, nil, fmt.Errorf("read zone %s: %w", id, err)
 	}
-	return toZone(z, z.Account, nil), recordSets(z), nil
+	sets := recordSets(z)
+	p.remember(id, gen, at, sets)
+	return toZone(z, z.Account, nil), sets, nil
 }
 
 // ListZones returns every zone of the server in one request. The list API
@@ -495,6 +531,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	if id == "" {
 		return fmt.Errorf("delete zone: %w", provider.ErrZoneNotFound)
 	}
+	p.forget(id)
 	if err := p.do(ctx, http.MethodDelete, zonePath(id), nil, nil); err != nil {
 		return fmt.Errorf("delete zone %s: %w", id, err)
 	}
@@ -509,10 +546,13 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 		return nil, fmt.Errorf("list record sets: %w", provider.ErrZoneNotFound)
 	}
 	var z apiZone
+	gen, at := p.readStarts(zoneID)
 	if err := p.do(ctx, http.MethodGet, zonePath(zoneID), nil, &z); err != nil {
 		return nil, fmt.Errorf("list record sets of %s: %w", zoneID, err)
 	}
-	return recordSets(z), nil
+	sets := recordSets(z)
+	p.remember(zoneID, gen, at, sets)
+	return sets, nil
 }
 
 // recordSets converts the rrsets of z to canonical form, never nil.
@@ -618,6 +658,15 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // set created in the window between that GET and the PATCH (one round trip)
 // is still overwritten, and seen at the next read of the zone.
 //
+// When Config.ClaimReadMaxAge is set (the factory's default is
+// DefaultClaimReadMaxAge, 1 s) and no change of the call is applied by
+// read-merge-write, that check uses the provider's last whole-zone read of the
+// zone (ReadZone, ListRecordSets, or such a GET before an earlier PATCH) when
+// it was sent at most that long ago, with this provider's PATCHes since
+// applied, and sends no GET: the window in which another owner's new set is
+// overwritten is then that age plus one round trip. A read that overlapped a
+// PATCH is not kept, and a PATCH that fails drops the zone's read.
+//
 // So a batch of Updates and Deletes of DNSEndpoint sets, or of heartbeats
 // (registry records only), costs one PATCH and no GET; a batch with Creates
 // one GET more (filtered to the name when it creates, or merges, at one name
@@ -646,10 +695,14 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
+	p.writing(zoneID)
 	if err := p.do(ctx, http.MethodPatch, zonePath(zoneID), apiPatch{RRSets: coalesce(rrsets)}, nil); err != nil {
+		p.forget(zoneID) // the PATCH may have landed, in part or whole
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
+	p.wrote(zoneID, prepared, rrsets)
 	if err := p.verify(ctx, zoneID, prepared); err != nil {
+		p.forget(zoneID)
 		return fmt.Errorf("apply changes to %s: %w", zoneID, err)
 	}
 	return nil
@@ -752,15 +805,22 @@ func (p *Provider) merge(ctx context.Context, zoneID string, part []change) ([]a
 		}
 		return out, nil
 	}
-	state, err := p.current(ctx, zoneID, names)
-	if err != nil {
-		return nil, err
+	state, recent := p.claimState(zoneID, part)
+	if !recent {
+		var err error
+		if state, err = p.current(ctx, zoneID, names); err != nil {
+			return nil, err
+		}
 	}
-	written := map[provider.RecordSetKey]bool{} // keys an earlier change of part set
+	written := map[provider.RecordSetKey]bool{} // keys an earlier change of part wrote
 	for i, c := range part {
 		if cur := state[c.key]; c.claim && cur != nil && !written[c.key] {
-			return nil, fmt.Errorf("create %s: the set exists at PowerDNS (%s), created after the read this write was planned from; PowerDNS has no conditional write, so the names a write creates are read just before it: %w",
-				c.key, strings.Join(cur.Targets, ", "), provider.ErrConflict)
+			seen := strings.Join(cur.Targets, ", ")
+			if recent {
+				seen = fmt.Sprintf("in a read of the zone at most %s old", p.claimAge)
+			}
+			return nil, fmt.Errorf("create %s: the set exists at PowerDNS (%s), created after the read this write was planned from; PowerDNS has no conditional write, so the names a write creates are read before it: %w",
+				c.key, seen, provider.ErrConflict)
 		}
 		written[c.key] = true
 		if c.delta == nil {
@@ -799,8 +859,12 @@ func (p *Provider) current(ctx context.Context, zoneID string, names map[string]
 		}
 	}
 	var z apiZone
+	gen, at := p.readStarts(zoneID)
 	if err := p.do(ctx, http.MethodGet, path, nil, &z); err != nil {
 		return nil, fmt.Errorf("read current record sets: %w", err)
+	}
+	if len(names) != 1 {
+		p.remember(zoneID, gen, at, recordSets(z))
 	}
 	out := map[provider.RecordSetKey]*provider.RecordSet{}
 	for _, rs := range z.RRSets {
@@ -961,4 +1025,114 @@ func prepare(ch provider.Change) (change, error) {
 		c.delta = newDelta(ch.Before, &after)
 	}
 	return c, nil
+}
+
+// ClaimReadMaxAge is Config.ClaimReadMaxAge, as New took it.
+func (p *Provider) ClaimReadMaxAge() time.Duration { return p.claimAge }
+
+// claimState returns, when every name part reads is a claim's (no change
+// applied by read-merge-write) and the zone has a whole-zone read at most
+// Config.ClaimReadMaxAge old, the claims' sets present in that read (with
+// this provider's writes since), with recent true; the sets carry no
+// targets. Otherwise it returns recent false, and the caller reads.
+func (p *Provider) claimState(zoneID string, part []change) (state map[provider.RecordSetKey]*provider.RecordSet, recent bool) {
+	if p.claimAge <= 0 {
+		return nil, false
+	}
+	for _, c := range part {
+		if c.delta != nil {
+			return nil, false
+		}
+	}
+	zone := provider.CanonicalName(zoneID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := p.recent[zone]
+	if r == nil || time.Since(r.at) > p.claimAge {
+		delete(p.recent, zone)
+		return nil, false
+	}
+	state = map[provider.RecordSetKey]*provider.RecordSet{}
+	for _, c := range part {
+		if _, ok := r.keys[c.key]; c.claim && ok {
+			state[c.key] = &provider.RecordSet{Name: c.key.Name, Type: c.key.Type}
+		}
+	}
+	return state, true
+}
+
+// readStarts returns the zone's write generation and the time, for a
+// whole-zone read about to be sent (see remember).
+func (p *Provider) readStarts(zoneID string) (uint64, time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.patches[provider.CanonicalName(zoneID)], time.Now()
+}
+
+// remember keeps the keys of sets, a whole-zone read sent at at, for
+// claimState, unless a write to the zone was sent or answered since the read
+// was sent (its generation moved: the read may or may not hold the write).
+// Reads older than Config.ClaimReadMaxAge are dropped here, for every zone.
+func (p *Provider) remember(zoneID string, gen uint64, at time.Time, sets []provider.RecordSet) {
+	if p.claimAge <= 0 {
+		return
+	}
+	zone := provider.CanonicalName(zoneID)
+	keys := make(map[provider.RecordSetKey]struct{}, len(sets))
+	for _, rs := range sets {
+		keys[rs.Key()] = struct{}{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for z, r := range p.recent {
+		if time.Since(r.at) > p.claimAge {
+			delete(p.recent, z)
+		}
+	}
+	if p.patches[zone] != gen {
+		return
+	}
+	if r := p.recent[zone]; r != nil && r.at.After(at) {
+		return
+	}
+	p.recent[zone] = &recentRead{at: at, keys: keys}
+}
+
+// writing moves the zone's write generation before a PATCH is sent, so that
+// a read overlapping it is not remembered.
+func (p *Provider) writing(zoneID string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.patches[provider.CanonicalName(zoneID)]++
+}
+
+// wrote applies a PATCH that succeeded (part, and the rrsets merge made of
+// it, index for index) to the zone's remembered read, and moves the zone's
+// write generation.
+func (p *Provider) wrote(zoneID string, part []change, rrsets []apiRRSet) {
+	zone := provider.CanonicalName(zoneID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.patches[zone]++
+	r := p.recent[zone]
+	if r == nil {
+		return
+	}
+	for i, c := range part {
+		if rrsets[i].ChangeType == "DELETE" {
+			delete(r.keys, c.key)
+		} else {
+			r.keys[c.key] = struct{}{}
+		}
+	}
+}
+
+// forget drops the zone's remembered read (a write whose outcome is not
+// known, a zone deleted) and moves its write generation.
+func (p *Provider) forget(zoneID string) {
+	zone := provider.CanonicalName(zoneID)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.patches[zone]++
+	delete(p.recent, zone)
 }
