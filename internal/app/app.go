@@ -150,6 +150,8 @@ type Config struct {
 	// planned again against a zone view at most that old, a time.Duration; 0 is
 	// DefaultConflictRetry (docs/api.md, "Ownership").
 	ConflictRetry time.Duration
+	// WriteLinger is --write-linger: zonewriter.Options.Linger, a time.Duration; 0 = none.
+	WriteLinger time.Duration
 	// ZoneResync is --zone-resync-interval: the DNSZone sync period and the zone writers'
 	// re-read age.
 	ZoneResync time.Duration

@@ -40,7 +40,7 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		stopWriters()
 		return fmt.Errorf("add the zone writers' lifetime: %w", err)
 	}
-	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount}
+	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Linger: cfg.WriteLinger, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount}
 	if a.fence != nil {
 		wopts.Fence = a.fence.Check // a stalled leader that wakes writes nothing (leaseFence)
 	}

@@ -52,6 +52,7 @@ type options struct {
 
 	heartbeatInterval, heartbeatThreshold time.Duration
 	soaPollInterval, zoneResync, scrape   time.Duration
+	writeLinger                           time.Duration
 	dnsResolver                           string
 	kubeQPS                               float64
 	kubeBurst                             int
@@ -113,6 +114,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
 	fs.DurationVar(&o.soaPollInterval, "soa-poll-interval", 30*time.Second, "How often a DNSZone's SOA is queried until it answers.")
+	fs.DurationVar(&o.writeLinger, "write-linger", 10*time.Millisecond, "How long a zone writer that was idle waits for more changes before it writes: it writes once this passed with no new change or planner, and at most 10 times this after the first change, so that objects changed one after another land in one write per zone. 0 writes each change at once; at most 1s.")
 	fs.DurationVar(&o.zoneResync, "zone-resync-interval", 2*time.Hour, "How often a DNSZone is synced with its provider, and a zone writer re-reads its zone.")
 	fs.DurationVar(&o.scrape, "scrape-interval", 2*time.Hour, "How often parent zones' NS records are scraped.")
 	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS or Azure DNS, reply included; a request that hangs past it fails and is retried with back-off.")
@@ -320,6 +322,9 @@ func (o options) validate() error {
 			errs = append(errs, fmt.Errorf("--dns-resolver %q: %w", o.dnsResolver, err))
 		}
 	}
+	if o.writeLinger < 0 || o.writeLinger > time.Second {
+		errs = append(errs, fmt.Errorf("--write-linger %s: must be from 0 to 1s", o.writeLinger))
+	}
 	for name, d := range map[string]time.Duration{
 		"--heartbeat-interval": o.heartbeatInterval, "--heartbeat-threshold": o.heartbeatThreshold,
 		"--soa-poll-interval": o.soaPollInterval, "--zone-resync-interval": o.zoneResync,
@@ -420,7 +425,7 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSUDPSockets: o.localDNSUDP, DNSDrain: o.localDNSDrain, NameServerAddr: glue,
 		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
-		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
+		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, WriteLinger: o.writeLinger, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		ProviderRequestTimeout: o.providerTimeout, ServedInterval: o.servedInterval, ServedStaleAfter: o.servedStale, ServedZoneInterval: o.servedZone,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,

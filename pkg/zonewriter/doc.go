@@ -6,8 +6,11 @@
 // own writes; it re-reads after the resync interval, after Invalidate, and after a failed write
 // that may have landed in part.
 //
-// Writes are a group commit, with no debounce window: when no flush is in flight, a submission
-// goes out at once, alone (latency: one provider round trip); while a flush is in flight, new
+// Writes are a group commit: when no flush is in flight, a submission goes out at once, alone
+// (latency: one provider round trip), or, with Options.Linger (the manager's --write-linger,
+// 10ms), once Linger passed with no new submission and no planner handed the zone's snapshot,
+// at most MaxLinger after it, so that objects reconciled one after another share a write;
+// while a flush is in flight, new
 // submissions queue, and they all go in the next flush when it ends, up to Options.MaxPending
 // changes. The one exception is the first flush after a view load: it waits until every
 // Snapshot or RecordSets caller that waited for that load has submitted, or until

@@ -17,3 +17,6 @@ func ViewWaiters(w *Writer) int {
 	defer w.mu.Unlock()
 	return w.viewWaiters
 }
+
+// Flushing reports whether a flush of w runs.
+func Flushing(w *Writer) bool { return w.flushing.Load() }

@@ -42,6 +42,17 @@ type Options struct {
 	// once every such caller has submitted, or once LoadWait passed with none of them still
 	// being handed its view and no new submission. Default 5ms; negative: never wait.
 	LoadWait time.Duration
+	// Linger is how long a flush of an idle writer (no flush in flight when its first
+	// submission came) waits for more, a time.Duration: it goes once Linger passed with no new
+	// submission and no snapshot handed to a planner, or MaxLinger after that first submission,
+	// or at once when MaxPending changes are queued. A rollout's objects, reconciled one after
+	// another, then land in one write per zone, not one for the first and one for the rest
+	// (issue 31: 19 PATCHes over 10 zones for a 1% change). A submission that queued behind a
+	// flush in flight never lingers: it goes with the next flush. Default 0: a lone
+	// submission goes at once (the manager's --write-linger sets it).
+	Linger time.Duration
+	// MaxLinger bounds Linger's wait from the first submission; default 10×Linger.
+	MaxLinger time.Duration
 	// Clock is injected for tests; default the real clock. It dates the view for Resync and
 	// times LoadWait.
 	Clock clock.Clock
@@ -63,6 +74,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.LoadWait == 0 {
 		o.LoadWait = defaultLoadWait
+	}
+	if o.Linger < 0 {
+		o.Linger = 0
+	}
+	if o.MaxLinger <= 0 {
+		o.MaxLinger = 10 * o.Linger
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
@@ -118,6 +135,13 @@ type Writer struct {
 	// not been handed one yet; hold is the first flush's wait after a load (see Options.LoadWait).
 	viewWaiters int
 	hold        loadHold
+	// active is the last submission or snapshot hand-off (Options.Clock), which a lingering
+	// flush waits Linger after (Options.Linger); lingerFrom is when the first submission of an
+	// idle writer's queue came (zero: the queue built up behind a flush, which does not linger).
+	active     time.Time
+	lingerFrom time.Time
+	// flushing is true from a flush's start (loop) to its end, before the loop hears of it.
+	flushing atomic.Bool
 }
 
 // loadHold is what the first flush after a view load waits for: expect submissions (the
@@ -313,6 +337,7 @@ func (w *Writer) snapshot(zone string) *zoneview.Snapshot {
 func (w *Writer) planning() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	w.active = w.opts.Clock.Now()
 	if w.hold.expect == math.MaxInt {
 		w.hold.last = w.opts.Clock.Now()
 	}
@@ -384,7 +409,7 @@ func (w *Writer) Queued() int { return int(w.queued.Load()) }
 // loop is the group commit: it starts a flush as soon as a submission is queued and no flush
 // is in flight, and queues the submissions that arrive meanwhile for the next one. Only the
 // first flush after a view load may wait, for the callers that waited for that load
-// (Options.LoadWait). It runs until ctx ends, then fails what is queued and waits for the
+// (Options.LoadWait), and the flush of an idle writer, for more submissions (Options.Linger). It runs until ctx ends, then fails what is queued and waits for the
 // flush in flight.
 func (w *Writer) loop(ctx context.Context) {
 	defer close(w.stopped)
@@ -408,9 +433,11 @@ func (w *Writer) loop(ctx context.Context) {
 			}
 			return
 		case s := <-in:
+			// Idle: nothing queued and no flush running (the flag, not flushed, which this
+			// loop may not have seen closed yet).
+			w.submitted(len(queue) == 0 && !w.flushing.Load())
 			queue = append(queue, s)
 			n += len(s.changes)
-			w.submitted()
 		case <-flushed:
 			flushed = nil
 		case <-wake:
@@ -433,8 +460,10 @@ func (w *Writer) loop(ctx context.Context) {
 				// takes the queue as it is: submissions that arrive while other zones of the
 				// account write go in this flush, not the next (issue 31: a batch cut before
 				// the wait left them for one more write each).
+				w.flushing.Store(true)
 				go func(done chan struct{}) {
 					defer close(done)
+					defer w.flushing.Store(false)
 					w.flushInTurn(ctx)
 				}(flushed)
 			}
@@ -444,28 +473,58 @@ func (w *Writer) loop(ctx context.Context) {
 }
 
 // submitted records a submission's arrival: the first flush after a load waits LoadWait from
-// the last one.
-func (w *Writer) submitted() {
+// the last one, and a lingering flush Linger; idle says it is the first of a queue with no
+// flush in flight, whose flush may linger (Options.Linger).
+func (w *Writer) submitted(idle bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	now := w.opts.Clock.Now()
+	w.active = now
+	if idle {
+		w.lingerFrom = now
+	}
 	if w.hold.expect > 0 {
-		w.hold.last = w.opts.Clock.Now()
+		w.hold.last = now
 	}
 }
 
+// lingerFor returns how long the next flush still lingers (Options.Linger): 0 when the queue
+// built up behind a flush, or Linger passed since the last submission or hand-off, or
+// MaxLinger since the first submission. w.mu must be held.
+func (w *Writer) lingerFor() time.Duration {
+	if w.opts.Linger <= 0 || w.lingerFrom.IsZero() {
+		return 0
+	}
+	now := w.opts.Clock.Now()
+	end := w.active.Add(w.opts.Linger)
+	if last := w.lingerFrom.Add(w.opts.MaxLinger); last.Before(end) {
+		end = last
+	}
+	if d := end.Sub(now); d > 0 {
+		return d
+	}
+	w.lingerFrom = time.Time{}
+	return 0
+}
+
 // holdFor returns how long the next flush waits for the callers of the last view load, with
-// queued submissions (changes changes) waiting: 0 when it goes now (no load waits, every
-// caller of the load submitted, the queue is full, or LoadWait passed since the last hand-off
-// or submission with no caller still waiting for its view), which ends the hold.
+// queued submissions (changes changes) waiting: 0 when it goes now (every caller of the load
+// submitted, the queue is full, or LoadWait passed since the last hand-off or submission with
+// no caller still waiting for its view), which ends the hold; with no load to wait for, how
+// long it still lingers (lingerFor).
 func (w *Writer) holdFor(queued, changes int) time.Duration {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	h := w.hold
-	if h.expect == 0 {
+	if changes >= w.opts.MaxPending {
+		w.hold, w.lingerFrom = loadHold{}, time.Time{}
 		return 0
 	}
-	if queued >= h.expect || changes >= w.opts.MaxPending {
-		w.hold = loadHold{}
+	h := w.hold
+	if h.expect == 0 {
+		return w.lingerFor()
+	}
+	if queued >= h.expect {
+		w.hold, w.lingerFrom = loadHold{}, time.Time{}
 		return 0
 	}
 	if w.viewWaiters > 0 { // they cannot submit before they have their view
@@ -474,7 +533,7 @@ func (w *Writer) holdFor(queued, changes int) time.Duration {
 	if d := h.last.Add(w.opts.LoadWait).Sub(w.opts.Clock.Now()); d > 0 {
 		return d
 	}
-	w.hold = loadHold{}
+	w.hold, w.lingerFrom = loadHold{}, time.Time{}
 	return 0
 }
 

@@ -1093,3 +1093,108 @@ func TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile(t *testing.
 		}
 	}
 }
+
+// TestWriter_ALingeringFlushTakesARollout (issue 31: a 1% change at most one write per zone):
+// with Options.Linger, the flush of an idle writer waits until Linger passed with no new
+// submission and no snapshot handed to a planner, at most MaxLinger from its first submission,
+// so that objects reconciled one after another land in one write; submissions that queued
+// behind a flush in flight go with the next flush at once. All on the injected clock.
+func TestWriter_ALingeringFlushTakesARollout(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	const linger, maxLinger = 10 * time.Millisecond, 50 * time.Millisecond
+	p, g, w := setupGated(t, zonewriter.Options{Clock: clk, Linger: linger, MaxLinger: maxLinger, Resync: time.Hour})
+	ctx := ctxT(t)
+	if _, err := w.RecordSets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 32)
+	next := 0
+	submit := func() {
+		i := next
+		next++
+		go func() {
+			errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("r%d.%s", i, zone), "192.0.2.1"))})
+		}()
+	}
+	queued := func(n int) {
+		t.Helper()
+		waitFor(t, fmt.Sprintf("%d submissions queued, the writer waiting on its clock", n), func() bool {
+			return w.Queued() == n && clk.HasWaiters()
+		})
+	}
+	noFlush := func(when string) {
+		t.Helper()
+		select {
+		case n := <-g.calls:
+			t.Fatalf("a flush of %d changes went %s", n, when)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	answered := func(n int) {
+		t.Helper()
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// The first flush after a load goes once every caller of the load submitted (here the
+	// one RecordSets caller): it does not linger.
+	submit()
+	if n := g.entered(t); n != 1 {
+		t.Fatalf("the first flush after the load carries %d changes, want 1", n)
+	}
+	g.release <- struct{}{}
+	answered(1)
+	waitFor(t, "the first flush ended", func() bool { return !zonewriter.Flushing(w) })
+
+	// A rollout: a submission, a planner handed a snapshot 6 ms later, its submission 6 ms
+	// after that: the flush waits Linger after the last of them, and carries both.
+	submit()
+	queued(1)
+	clk.Step(6 * time.Millisecond)
+	if _, err := w.Snapshot(ctx, zone); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(6 * time.Millisecond) // 12 ms after the first submission, 6 after the hand-off
+	noFlush("6 ms after a planner was handed a snapshot")
+	submit()
+	queued(2)
+	clk.Step(linger - time.Millisecond)
+	noFlush("before Linger passed since the last submission")
+	clk.Step(time.Millisecond)
+	if n := g.entered(t); n != 2 {
+		t.Fatalf("the lingering flush carries %d changes, want the rollout's 2", n)
+	}
+	g.release <- struct{}{}
+	answered(2)
+	waitFor(t, "the rollout's flush ended", func() bool { return !zonewriter.Flushing(w) })
+
+	// Submissions that never stop coming: the flush goes MaxLinger after the first.
+	submit()
+	queued(1)
+	for k := 2; k <= 6; k++ {
+		clk.Step(linger - time.Millisecond)
+		submit()
+		queued(k)
+	}
+	// 45 ms after the first: MaxLinger (50 ms) is 5 ms away, Linger from the last 10 ms.
+	clk.Step(5 * time.Millisecond)
+	if n := g.entered(t); n != 6 {
+		t.Fatalf("the flush at MaxLinger carries %d changes, want 6", n)
+	}
+	// Behind that flush, in flight: two submissions queue, and go at once when it ends.
+	submit()
+	submit()
+	waitFor(t, "2 submissions queued behind the flush in flight", func() bool { return w.Queued() == 2 })
+	g.release <- struct{}{}
+	if n := g.entered(t); n != 2 {
+		t.Fatalf("the flush after the one in flight carries %d changes, want 2", n)
+	}
+	g.release <- struct{}{}
+	answered(8)
+	if c := p.Counts(); c[counting.OpApplyChanges] != 4 || c[counting.OpListRecordSets] != 1 {
+		t.Fatalf("a first write, a rollout of 2, a stream of 6 and 2 behind a flush cost %v; want 1 read and 4 writes", c)
+	}
+}
