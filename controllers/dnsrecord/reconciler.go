@@ -84,8 +84,10 @@ type Reconciler struct {
 	// dnsendpoint.Reconciler.Served).
 	Served       publish.Served
 	ServedEvents <-chan types.NamespacedName
-	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048 (see the
-	// DNSEndpoint controller: reconciles mostly wait in a zone writer's queue).
+	// MaxConcurrentReconciles bounds the objects reconciled at once; default
+	// defaultMaxConcurrentReconciles (256). Reconciles mostly wait in a zone writer's queue (see
+	// the DNSEndpoint controller), so this is also the most DNSRecords one write of a zone
+	// carries; the rest go in the next.
 	MaxConcurrentReconciles int
 }
 
@@ -330,6 +332,12 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 	return ctrl.Result{}, nil
 }
 
+// defaultMaxConcurrentReconciles is Reconciler.MaxConcurrentReconciles's default. DNSRecords
+// are one per host name a Gslb or a team shares across clusters, far fewer than DNSEndpoints
+// (2,048 workers), and each idle worker costs its goroutine's stack (issue 31: 2,048 idle
+// DNSRecord workers held about 10 MB of stacks in a manager that had no DNSRecord).
+const defaultMaxConcurrentReconciles = 256
+
 // indexRootZone indexes DNSRecords by every suffix of rootHost, and by zoneRef, so that a zone
 // event finds the records it concerns.
 const indexDomains = "spec.rootHost.domains"
@@ -357,7 +365,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}
 	n := r.MaxConcurrentReconciles
 	if n <= 0 {
-		n = 2048
+		n = defaultMaxConcurrentReconciles
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
