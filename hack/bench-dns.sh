@@ -47,9 +47,12 @@
 # Usage: hack/bench-dns.sh
 # Environment (defaults):
 #   BENCH_SECONDS=5       dnsperf -l
-#   BENCH_CLIENTS=10      dnsperf -c of each dnsperf process (the same for every server; no -Q limit)
+#   BENCH_CLIENTS=10      dnsperf -c of each dnsperf process (the same for every server)
 #   BENCH_DNSPERF=2       dnsperf processes run at once against each server
 #   BENCH_THREADS=        dnsperf -T when set (dnsperf's default otherwise)
+#   BENCH_QPS=            the queries per second of all dnsperf processes together (each gets -Q
+#                         BENCH_QPS/BENCH_DNSPERF): the same offered load for every server, so
+#                         that no server's batches are larger only because it was sent more
 #   BENCH_QUERIES=10000   lines in the query file (dnsperf loops over it)
 #   BENCH_PIN=            "1": pin each server to CPU 1 and dnsperf to CPU 0 (taskset), so the load
 #                         generator does not compete with the server for cores
@@ -366,16 +369,17 @@ compare() {
 }
 # --- dnsperf -----------------------------------------------------------------------------------
 clk=$(getconf CLK_TCK)
-# tree_ticks <pid>: the CPU of pid and of every descendant, in clock ticks (CLK_TCK a second):
-# user + system time of each live process (all its threads) plus that of its children that
-# have exited and been waited for (cutime + cstime), so nothing is counted twice. The tree is
-# found from each process's parent PID in /proc/<pid>/stat, never from process names: NSD's
-# answering process is a grandchild of the PID started here ("nsd: main" forks "nsd: server 1",
-# names with a space), and PowerDNS's pdns_server is started by hack/pdns.sh. The fields are
-# read after the last ")" of the line, since a name may hold spaces or parentheses (proc(5):
-# field 4 ppid, 14 utime, 15 stime, 16 cutime, 17 cstime).
-tree_ticks() {
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" '
+# proc_tree <pid> <what>: the process tree of pid (pid and every descendant), found from each
+# process's parent PID in /proc/<pid>/stat, never from process names: NSD's answering process is
+# a grandchild of the PID started here ("nsd: main" forks "nsd: server 1", names with a space),
+# and PowerDNS's pdns_server is started by hack/pdns.sh. With what "pids" it prints their PIDs;
+# with "ticks" their CPU in clock ticks (CLK_TCK a second): user + system time of each live
+# process (all its threads) plus that of its children that have exited and been waited for
+# (cutime + cstime), so nothing is counted twice. The fields are read after the last ")" of the
+# line, since a name may hold spaces or parentheses (proc(5): field 4 ppid, 14 utime, 15 stime,
+# 16 cutime, 17 cstime).
+proc_tree() {
+  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" -v what="$2" '
     {
       pid = $1
       rest = $0
@@ -385,16 +389,34 @@ tree_ticks() {
       ticks[pid] = f[12] + f[13] + f[14] + f[15]
     }
     END {
-      if (!(root in parent)) { print 0; exit }
+      if (!(root in parent)) { if (what == "ticks") print 0; exit }
       inTree[root] = 1
       do {                               # add children of the tree until none is new
         grew = 0
         for (p in parent) if (!(p in inTree) && (parent[p] in inTree)) { inTree[p] = 1; grew = 1 }
       } while (grew)
       t = 0
-      for (p in inTree) t += ticks[p]
-      print t
+      for (p in inTree) { t += ticks[p]; if (what == "pids") print p }
+      if (what == "ticks") print t
     }'
+}
+tree_ticks() { proc_tree "$1" ticks; }
+
+# pin_tree <pid>: with BENCH_PIN=1, binds every thread of every process of pid's tree to CPU 1
+# once the server answers. taskset at the start is not enough: Knot binds its UDP worker threads
+# to CPUs itself, the first to CPU 0 (where dnsperf runs), whatever the affinity it inherited.
+pin_tree() {
+  [ ${#pin_server[@]} -gt 0 ] || return 0
+  local p
+  for p in $(proc_tree "$1" pids); do
+    taskset -a -p -c 1 "$p" >/dev/null 2>&1 || true
+  done
+  for p in $(proc_tree "$1" pids); do
+    for t in /proc/"$p"/task/*/status; do
+      grep -q '^Cpus_allowed_list:[[:space:]]*1$' "$t" 2>/dev/null || [ ! -e "$t" ] ||
+        die "thread $t of the server is not bound to CPU 1"
+    done
+  done
 }
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat; }
 
@@ -410,12 +432,14 @@ run_dnsperf() {
 # bench <label> <ip> <port> <server pid>: runs $DNSPERF_PROCS dnsperf processes at once, each with
 # the whole query file and -c $CLIENTS; sets QPS (their queries per second, summed), ANSWERED
 # (queries completed, summed) and SCPU_S (the CPU seconds of the server's process tree over the
-# run) and prints a summary line.
-QPS='' ANSWERED='' SCPU_S=''
+# run), WALL_S (the run's seconds, dnsperf's wait for late answers included) and prints a
+# summary line.
+QPS='' ANSWERED='' SCPU_S='' WALL_S=''
 bench() {
   local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1 t0 t1 b0 b1 start end i
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
   [ -n "${BENCH_THREADS:-}" ] && args+=(-T "$BENCH_THREADS")
+  [ -n "${BENCH_QPS:-}" ] && args+=(-Q "$((BENCH_QPS / DNSPERF_PROCS))")
   log "${DNSPERF_PROCS}x dnsperf ${args[*]}  -> $label"
   local procs=()
   t0=$(tree_ticks "$pid")
@@ -441,6 +465,7 @@ bench() {
   codes=$(sed -n 's/^ *Response codes: *//p' "${files[@]}" | paste -sd';' -)
   server_cpu=$(awk -v d="$((t1 - t0))" -v hz="$clk" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f%%", 100 * d / hz / (e - s) }')
   SCPU_S=$(awk -v d="$((t1 - t0))" -v hz="$clk" 'BEGIN { printf "%.2f", d / hz }')
+  WALL_S=$(awk -v s="$start" -v e="$end" 'BEGIN { printf "%.2f", e - s }')
   client_s=$(cat "${files[@]/%/.time}" | awk '{ c += $1 + $2 } END { printf "%.2f", c }')
   client_cpu=$(awk -v c="$client_s" -v s="$start" -v e="$end" 'BEGIN { printf "%.0f%%", 100 * c / (e - s) }')
   # Everything else the machine ran meanwhile (other jobs on a shared box), of $(nproc)00%.
@@ -454,7 +479,7 @@ bench() {
 # One server at a time: start, compare with the embedded server (kept running as the reference on
 # its own address), dnsperf, stop. The embedded reference is the first pinned run's server.
 echo "${DNSPERF_PROCS}x dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-declare -A qps=() answered=() cpus=()
+declare -A qps=() answered=() cpus=() walls=()
 ref_pid=
 order=()
 for srv in $SERVERS; do
@@ -478,8 +503,9 @@ for srv in $SERVERS; do
     # The reference would compete for the two cores: stop it first.
     *-2core) [ "$SRV_PID" = "$ref_pid" ] || stop_pid "$ref_pid" ;;
   esac
+  case $srv in *-2core) ;; *) pin_tree "$SRV_PID" ;; esac
   bench "$srv" "$SRV_IP" "$SRV_PORT" "$SRV_PID"
-  qps[$srv]=$QPS cpus[$srv]=$SCPU_S answered[$srv]=$ANSWERED
+  qps[$srv]=$QPS cpus[$srv]=$SCPU_S answered[$srv]=$ANSWERED walls[$srv]=$WALL_S
   order+=("$srv")
   if [ "$srv" = powerdns ]; then
     "$root/hack/pdns.sh" stop "$tmp/pdns" || true
@@ -501,7 +527,7 @@ for srv in "${order[@]}"; do
   ref=knot
   case $srv in *-2core) [ -n "${qps[knot-2core]:-}" ] && ref=knot-2core ;; esac
   awk -v s="$srv" -v q="${qps[$srv]}" -v k="${qps[$ref]:-}" -v n="${answered[$srv]}" -v c="${cpus[$srv]}" \
-    -v kn="${answered[$ref]:-}" -v kc="${cpus[$ref]:-}" -v l="$SECONDS_RUN" 'BEGIN {
+    -v kn="${answered[$ref]:-}" -v kc="${cpus[$ref]:-}" -v l="${walls[$srv]}" 'BEGIN {
     r = (k == "" || k == 0) ? "-" : sprintf("%.2f", q / k)
     e = (c + 0 < 0.05) ? "-" : sprintf("%.0f", n / c)
     er = (e == "-" || kc == "" || kc + 0 < 0.05) ? "-" : sprintf("%.2f", (n / c) / (kn / kc))
