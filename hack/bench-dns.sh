@@ -494,14 +494,16 @@ for srv in $SERVERS; do
   if [ -z "$EMB_REF_PORT" ]; then
     [ "$srv" = embedded ] || [ "$srv" = embedded-2core ] || die "BENCH_SERVERS must start with embedded"
     EMB_REF_PORT=$SRV_PORT ref_pid=$SRV_PID
-  else
+  elif [ -n "$ref_pid" ]; then
     strict=0
     [ "$srv" = powerdns ] && strict=1
     compare "$srv" "$SRV_IP" "$SRV_PORT" "$strict"
+  else
+    printf '  %-9s not compared: the embedded reference is stopped (the -2core rows)\n' "$srv"
   fi
   case $srv in
     # The reference would compete for the two cores: stop it first.
-    *-2core) [ "$SRV_PID" = "$ref_pid" ] || stop_pid "$ref_pid" ;;
+    *-2core) if [ "$SRV_PID" != "$ref_pid" ]; then stop_pid "$ref_pid"; ref_pid=''; fi ;;
   esac
   case $srv in *-2core) ;; *) pin_tree "$SRV_PID" ;; esac
   bench "$srv" "$SRV_IP" "$SRV_PORT" "$SRV_PID"
@@ -513,7 +515,7 @@ for srv in $SERVERS; do
     stop_pid "$SRV_PID"
   fi
 done
-stop_pid "$ref_pid"
+[ -z "$ref_pid" ] || stop_pid "$ref_pid"
 
 # --- table -------------------------------------------------------------------------------------
 echo
