@@ -7,19 +7,27 @@
 # server CPU-second and the ratios of each to Knot, and whether issue 31's target (the embedded
 # server at least 0.8x Knot's answers per server CPU-second on one core) is met.
 #
-# Server CPU is that of the server's whole process tree (tree_ticks): the PID started here and
+# Server CPU is that of the server's whole process tree (proc_tree): the PID started here and
 # every descendant, found by parent PID in /proc, whatever the processes are called. NSD answers
 # from a grandchild ("nsd: main" forks "nsd: server 1"), PowerDNS is started by hack/pdns.sh,
-# Knot and the embedded server are one process each. The kernel's softirq time (the loopback
-# delivery of the packets) is charged to no process and shows under "other processes".
+# Knot and the embedded server are one process each. The softirq work the kernel does during a
+# server's system calls (the loopback delivery of its answers) counts as that server's system
+# time when the kernel does not account interrupt time apart (CONFIG_IRQ_TIME_ACCOUNTING off, as
+# on the machine of docs/design.md's figures); softirq work in ksoftirqd shows under "other
+# processes".
+#
+# Pinned (BENCH_PIN=1) every server runs on CPU 1 and the dnsperf processes share CPU 0, so
+# GOMAXPROCS is 1 for the embedded server: the one-core figures. Every thread of the server is
+# bound to CPU 1 again once it answers (pin_tree): Knot binds its UDP workers to CPUs itself, the
+# first to CPU 0, whatever affinity it started with.
 #
 # Load: $BENCH_DNSPERF dnsperf processes at once (default 2), each with -c $BENCH_CLIENTS; qps
-# and answers are summed. One dnsperf process is a single sender of about 100-135k qps here, and
-# it was the limit of the pinned runs (with 2, the embedded server and NSD answered about 1.3x
-# more on the same core; Knot did not, at under half its core). Pinned (BENCH_PIN=1) every
-# server runs on CPU 1 and the dnsperf processes share CPU 0, so GOMAXPROCS is 1 for the embedded
-# server: the one-core figures. Compare them by answers per server CPU-second, not qps: how many
-# queries a server gets depends on how fast dnsperf sends.
+# and answers are summed. One dnsperf process sends about 130-150k qps from its core here and was
+# the limit of the pinned runs: with two on the same core, the servers that could take more
+# answered 8-13% more (one run: embedded 147k -> 166k qps, Knot 143k -> 155k, NSD 145k -> 160k).
+# Compare the pinned rows by answers per server CPU-second, not qps: how many queries a server
+# gets depends on how fast dnsperf sends. BENCH_QPS offers every server the same load (a batching
+# server's cost per answer depends on how many queries each wakeup finds).
 #
 # What a 2-core machine can and cannot show. The last rows run unpinned: the embedded server
 # with 2 SO_REUSEPORT UDP sockets (-udp-sockets 2, embedded-2core) and Knot with 2 UDP workers
