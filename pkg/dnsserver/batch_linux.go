@@ -27,12 +27,16 @@ func (s *Server) udpLoop(pc net.PacketConn) (net.PacketConn, func(dns.Reader) dn
 	if !ok || s.opts.UDPBatch <= 1 {
 		return pc, s.newFastReader
 	}
+	rc, err := uc.SyscallConn()
+	if err != nil { // no descriptor to batch on: one datagram per read
+		return pc, s.newFastReader
+	}
 	wildcard := uc.LocalAddr().(*net.UDPAddr).IP.IsUnspecified()
 	if wildcard {
 		setDstOptions(uc)
 	}
 	bc := &batchConn{UDPConn: uc}
-	return bc, func(inner dns.Reader) dns.Reader { return s.newBatchReader(inner, uc, wildcard) }
+	return bc, func(inner dns.Reader) dns.Reader { return s.newBatchReader(inner, rc, wildcard) }
 }
 
 // setDstOptions asks the kernel for each datagram's destination address
@@ -107,13 +111,9 @@ type batchReader struct {
 	errno          syscall.Errno
 }
 
-// newBatchReader is the DecorateReader of the batchConn of uc.
-func (s *Server) newBatchReader(inner dns.Reader, uc *net.UDPConn, wildcard bool) dns.Reader {
-	rc, err := uc.SyscallConn()
-	if err != nil {
-		// Only a closed socket has none; reading it fails as the socket does.
-		return &failedReader{Reader: inner, err: fmt.Errorf("dnsserver: udp socket: %w", err)}
-	}
+// newBatchReader is the DecorateReader of the batchConn of a UDP socket,
+// reading its descriptor through rc.
+func (s *Server) newBatchReader(inner dns.Reader, rc syscall.RawConn, wildcard bool) *batchReader {
 	n := s.opts.UDPBatch
 	r := &batchReader{Reader: inner, s: s, rc: rc, wildcard: wildcard, key: make([]byte, 0, maxKeyLen),
 		in: make([]unix.Mmsghdr, n), inIov: make([]unix.Iovec, n), inBufs: make([][]byte, n),
@@ -156,18 +156,6 @@ func (r *batchReader) mmsg(trap, fd uintptr, hs []unix.Mmsghdr) bool {
 		r.n, r.errno = int(n), e
 		return true
 	}
-}
-
-// failedReader is the reader of a socket whose descriptor could not be had:
-// every read returns err, and miekg/dns's serve loop ends with it.
-type failedReader struct {
-	dns.Reader
-	err error
-}
-
-// ReadPacketConn returns the reader's error.
-func (f *failedReader) ReadPacketConn(net.PacketConn, time.Duration) ([]byte, net.Addr, error) {
-	return nil, nil, f.err
 }
 
 // udpOOBSize is the control-message room for a destination address of

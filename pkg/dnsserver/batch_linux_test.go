@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"syscall"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -52,7 +53,7 @@ func TestBatchReader_OneReadAnswersAQueuedBurst(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := srv.newBatchReader(nil, sock, false).(*batchReader)
+	r := srv.newBatchReader(nil, rawConn(t, sock), false)
 	if err := r.readBatch(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +74,16 @@ func TestBatchReader_OneReadAnswersAQueuedBurst(t *testing.T) {
 	if err := readAnswers(client, qs); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// rawConn returns the syscall.RawConn of uc.
+func rawConn(t testing.TB, uc *net.UDPConn) syscall.RawConn {
+	t.Helper()
+	rc, err := uc.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc
 }
 
 func msgs(qs []burstQuery) []*dns.Msg {
@@ -114,7 +125,7 @@ func newHitRig(t testing.TB, n int) *hitRig {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	rig := &hitRig{r: srv.newBatchReader(nil, sock, false).(*batchReader), srv: srv, client: client,
+	rig := &hitRig{r: srv.newBatchReader(nil, rawConn(t, sock), false), srv: srv, client: client,
 		dst: sock.LocalAddr().(*net.UDPAddr).AddrPort(), buf: make([]byte, dns.MaxMsgSize)}
 	for i := range n {
 		m := new(dns.Msg)
