@@ -4,20 +4,19 @@ package dnsserver
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
 	"net"
+	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/miekg/dns"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
+	"golang.org/x/sys/unix"
 )
-
-// batchPacketConn is what ipv4.PacketConn and ipv6.PacketConn (golang.org/x/net)
-// share: recvmmsg and sendmmsg on Linux.
-type batchPacketConn interface {
-	ReadBatch(ms []ipv4.Message, flags int) (int, error)
-	WriteBatch(ms []ipv4.Message, flags int) (int, error)
-}
 
 // udpLoop returns the PacketConn and the DecorateReader of the miekg/dns
 // server of the UDP socket pc: with batching (ServerOptions.UDPBatch > 1), pc
@@ -28,12 +27,16 @@ func (s *Server) udpLoop(pc net.PacketConn) (net.PacketConn, func(dns.Reader) dn
 	if !ok || s.opts.UDPBatch <= 1 {
 		return pc, s.newFastReader
 	}
+	rc, err := uc.SyscallConn()
+	if err != nil { // no descriptor to batch on: one datagram per read
+		return pc, s.newFastReader
+	}
 	wildcard := uc.LocalAddr().(*net.UDPAddr).IP.IsUnspecified()
 	if wildcard {
 		setDstOptions(uc)
 	}
 	bc := &batchConn{UDPConn: uc}
-	return bc, func(inner dns.Reader) dns.Reader { return s.newBatchReader(inner, uc, wildcard) }
+	return bc, func(inner dns.Reader) dns.Reader { return s.newBatchReader(inner, rc, wildcard) }
 }
 
 // setDstOptions asks the kernel for each datagram's destination address
@@ -62,47 +65,97 @@ func (c *batchConn) WriteTo(b []byte, addr net.Addr) (int, error) {
 	return c.UDPConn.WriteTo(b, addr)
 }
 
+// sockaddrSize is the room for a datagram's source address, in bytes: a
+// struct sockaddr_in6 (28, ipv6(7)), which a struct sockaddr_in (16, ip(7))
+// fits in.
+const sockaddrSize = unix.SizeofSockaddrInet6
+
 // batchReader is the dns.Reader (and dns.PacketConnReader) of one UDP
 // socket's miekg/dns server loop. It reads up to len(in) datagrams per
-// recvmmsg, answers the cache hits among them (fastReader.reply) with one
-// sendmmsg, and returns the others, one per call, to miekg/dns and so to
+// recvmmsg(2), answers the cache hits among them (Server.appendHit) with one
+// sendmmsg(2), and returns the others, one per call, to miekg/dns and so to
 // ServeDNS. Its loop is one goroutine, so the buffers need no lock.
+//
+// A hit allocates nothing: the message headers, buffers and source addresses
+// are the reader's, made once, and an answer goes to its query's source
+// address as the kernel wrote it (the out header names the in header's
+// sockaddr). The calls are raw (unix.RawSyscall6) on the socket's
+// non-blocking descriptor, through its syscall.RawConn: the Go poller parks
+// the loop while nothing is queued (EAGAIN), and the runtime does not hand
+// the loop's P to another thread during a call that cannot block.
 type batchReader struct {
 	dns.Reader // the default, for TCP (unused: only UDP servers get one)
 	s          *Server
-	pc         batchPacketConn
+	rc         syscall.RawConn
 	wildcard   bool // the socket is bound to 0.0.0.0 or ::; answers need a source
 
-	in      []ipv4.Message // per slot: one buffer of dns.MaxMsgSize, OOB
-	out     []ipv4.Message // the answers of a batch, in order
-	outBufs [][]byte       // per slot: the answer's bytes
-	misses  []int          // slots of in to hand to miekg/dns, in order
-	next    int            // misses[next] is the next to return
-	key     []byte         // scratch for the cache key
-	oob     sourceCache
+	in      []unix.Mmsghdr       // per slot: its buffer, source address and OOB
+	inIov   []unix.Iovec         // per slot: its buffer of dns.MaxMsgSize bytes
+	inBufs  [][]byte             // the same buffers
+	names   [][sockaddrSize]byte // per slot: the datagram's source address
+	oobs    [][]byte             // per slot: its control messages (wildcard only)
+	out     []unix.Mmsghdr       // the answers of a batch, in order
+	outIov  []unix.Iovec         // per answer: its bytes
+	outBufs [][]byte             // per slot: the answer's bytes
+	misses  []int                // slots of in to hand to miekg/dns, in order
+	next    int                  // misses[next] is the next to return
+	key     []byte               // scratch for the cache key
+	oob     sourceCache          // source control messages by destination
 	counts  rcodeCounts
+
+	// recvFn and sendFn are the RawConn callbacks, made once so that a
+	// batch makes no closure; they leave their result in n and errno.
+	recvFn, sendFn func(fd uintptr) bool
+	pending        []unix.Mmsghdr // what sendFn sends
+	n              int
+	errno          syscall.Errno
 }
 
-// newBatchReader is the DecorateReader of the batchConn of uc.
-func (s *Server) newBatchReader(inner dns.Reader, uc *net.UDPConn, wildcard bool) dns.Reader {
+// newBatchReader is the DecorateReader of the batchConn of a UDP socket,
+// reading its descriptor through rc.
+func (s *Server) newBatchReader(inner dns.Reader, rc syscall.RawConn, wildcard bool) *batchReader {
 	n := s.opts.UDPBatch
-	r := &batchReader{Reader: inner, wildcard: wildcard,
-		s: s, key: make([]byte, 0, maxKeyLen),
-		in: make([]ipv4.Message, n), out: make([]ipv4.Message, 0, n), outBufs: make([][]byte, n)}
-	if uc.LocalAddr().(*net.UDPAddr).IP.To4() != nil {
-		r.pc = ipv4.NewPacketConn(uc)
-	} else {
-		r.pc = ipv6.NewPacketConn(uc)
-	}
+	r := &batchReader{Reader: inner, s: s, rc: rc, wildcard: wildcard, key: make([]byte, 0, maxKeyLen),
+		in: make([]unix.Mmsghdr, n), inIov: make([]unix.Iovec, n), inBufs: make([][]byte, n),
+		names: make([][sockaddrSize]byte, n), out: make([]unix.Mmsghdr, 0, n),
+		outIov: make([]unix.Iovec, n), outBufs: make([][]byte, n)}
 	bufs := make([]byte, n*dns.MaxMsgSize) // untouched pages stay unbacked
+	if wildcard {
+		r.oobs = make([][]byte, n)
+	}
 	for i := range r.in {
-		r.in[i].Buffers = [][]byte{bufs[i*dns.MaxMsgSize : (i+1)*dns.MaxMsgSize]}
+		r.inBufs[i] = bufs[i*dns.MaxMsgSize : (i+1)*dns.MaxMsgSize]
+		r.inIov[i].Base = &r.inBufs[i][0]
+		r.inIov[i].SetLen(dns.MaxMsgSize)
+		h := &r.in[i].Hdr
+		h.Name, h.Iov = &r.names[i][0], &r.inIov[i]
+		h.SetIovlen(1)
 		if wildcard {
-			r.in[i].OOB = make([]byte, udpOOBSize())
+			r.oobs[i] = make([]byte, udpOOBSize())
+			h.Control = &r.oobs[i][0]
 		}
 		r.outBufs[i] = make([]byte, 0, 4096)
 	}
+	r.recvFn = func(fd uintptr) bool { return r.mmsg(unix.SYS_RECVMMSG, fd, r.in) }
+	r.sendFn = func(fd uintptr) bool { return r.mmsg(unix.SYS_SENDMMSG, fd, r.pending) }
 	return r
+}
+
+// mmsg makes the system call trap (recvmmsg or sendmmsg, without flags) on fd
+// for hs, again after EINTR, and leaves the result in r.n and r.errno; it
+// returns false on EAGAIN, so that the RawConn waits for the poller.
+func (r *batchReader) mmsg(trap, fd uintptr, hs []unix.Mmsghdr) bool {
+	for {
+		n, _, e := unix.RawSyscall6(trap, fd, uintptr(unsafe.Pointer(&hs[0])), uintptr(len(hs)), 0, 0, 0)
+		switch e {
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return false
+		}
+		r.n, r.errno = int(n), e
+		return true
+	}
 }
 
 // udpOOBSize is the control-message room for a destination address of
@@ -113,27 +166,54 @@ func udpOOBSize() int {
 }
 
 // ReadPacketConn returns the next datagram of the socket that is not
-// answered from the cache, screened (screenRequest), and its client as a *udpPeer. It sets no read
-// deadline: miekg/dns's shutdown unblocks the read with one in the past.
+// answered from the cache, screened (screenRequest), and its client as a
+// *udpPeer. It sets no read deadline: miekg/dns's shutdown unblocks the read
+// with one in the past.
 func (r *batchReader) ReadPacketConn(_ net.PacketConn, _ time.Duration) ([]byte, net.Addr, error) {
-	for r.next >= len(r.misses) {
+	for {
+		for r.next < len(r.misses) {
+			i := r.misses[r.next]
+			r.next++
+			h := &r.in[i].Hdr
+			addr := udpAddrOf(r.names[i][:h.Namelen])
+			if addr == nil {
+				continue // not from an IPv4 or IPv6 address: nowhere to answer
+			}
+			us := &udpPeer{UDPAddr: addr}
+			if r.wildcard {
+				us.oob = r.oob.source(r.oobs[i][:h.Controllen])
+			}
+			return screenRequest(bytes.Clone(r.inBufs[i][:r.in[i].Len])), us, nil
+		}
 		if err := r.readBatch(); err != nil {
 			return nil, nil, err
 		}
 	}
-	m := &r.in[r.misses[r.next]]
-	r.next++
-	us := &udpPeer{UDPAddr: m.Addr.(*net.UDPAddr)}
-	if r.wildcard {
-		us.oob = r.oob.source(m.OOB[:m.NN])
+}
+
+// recv reads up to len(r.in) datagrams with one recvmmsg(2), waiting for the
+// first, and returns how many it read.
+func (r *batchReader) recv() (int, error) {
+	for i := range r.in { // the kernel wrote the lengths of the last batch's
+		h := &r.in[i].Hdr
+		h.Namelen = sockaddrSize
+		if r.wildcard {
+			h.SetControllen(len(r.oobs[i]))
+		}
 	}
-	return screenRequest(bytes.Clone(m.Buffers[0][:m.N])), us, nil
+	if err := r.rc.Read(r.recvFn); err != nil {
+		return 0, err
+	}
+	if r.errno != 0 {
+		return 0, os.NewSyscallError("recvmmsg", r.errno)
+	}
+	return r.n, nil
 }
 
 // readBatch reads one batch (blocking for the first datagram), answers its
 // hits and queues its misses.
 func (r *batchReader) readBatch() error {
-	n, err := r.pc.ReadBatch(r.in, 0)
+	n, err := r.recv()
 	if err != nil {
 		return err
 	}
@@ -142,10 +222,7 @@ func (r *batchReader) readBatch() error {
 	snap := s.store.Snapshot()
 	for i := range r.in[:n] {
 		m := &r.in[i]
-		if m.Addr == nil {
-			continue
-		}
-		buf, key, rcode, ok := s.appendHit(r.outBufs[i][:0], r.key, snap, m.Buffers[0][:m.N])
+		buf, key, rcode, ok := s.appendHit(r.outBufs[i][:0], r.key, snap, r.inBufs[i][:m.Len])
 		r.key = key
 		if !ok {
 			r.misses = append(r.misses, i)
@@ -153,11 +230,19 @@ func (r *batchReader) readBatch() error {
 		}
 		r.outBufs[i] = buf
 		r.counts.add(s.opts.Metrics, rcode)
-		out := ipv4.Message{Buffers: [][]byte{buf}, Addr: m.Addr}
+		j := len(r.out)
+		r.outIov[j].Base = &buf[0]
+		r.outIov[j].SetLen(len(buf))
+		r.out = r.out[:j+1]
+		o := &r.out[j]
+		o.Hdr = unix.Msghdr{Name: m.Hdr.Name, Namelen: m.Hdr.Namelen, Iov: &r.outIov[j]}
+		o.Hdr.SetIovlen(1)
 		if r.wildcard {
-			out.OOB = r.oob.source(m.OOB[:m.NN])
+			if src := r.oob.source(r.oobs[i][:m.Hdr.Controllen]); len(src) > 0 {
+				o.Hdr.Control = &src[0]
+				o.Hdr.SetControllen(len(src))
+			}
 		}
-		r.out = append(r.out, out)
 	}
 	s.cacheHits.Add(uint64(len(r.out)))
 	r.counts.flush()
@@ -165,19 +250,61 @@ func (r *batchReader) readBatch() error {
 	return nil
 }
 
-// writeAnswers sends r.out with as few sendmmsg calls as the kernel allows;
-// a datagram that fails is logged and skipped.
+// writeAnswers sends r.out with as few sendmmsg(2) calls as the kernel
+// allows; a datagram that fails is logged and skipped.
 func (r *batchReader) writeAnswers() {
 	out := r.out
 	for len(out) > 0 {
-		n, err := r.pc.WriteBatch(out, 0)
+		r.pending = out
+		err := r.rc.Write(r.sendFn)
+		if err == nil && r.errno != 0 {
+			err = os.NewSyscallError("sendmmsg", r.errno)
+		}
+		n := r.n
 		if err != nil {
-			n = max(n, 0) // the raw sendmmsg result is -1 on an error
-			r.s.opts.Logger.V(1).Info("write response failed", "client", out[n].Addr.String(), "error", err.Error())
-			n++
+			// sendmmsg fails only for its first datagram; the socket's own
+			// error (closed) ends the batch.
+			r.s.opts.Logger.V(1).Info("write response failed", "client", udpAddrOf(sockaddrBytes(&out[0].Hdr)).String(), "error", err.Error())
+			if r.errno == 0 {
+				break
+			}
+			n = 1
 		}
 		out = out[n:]
 	}
+	r.pending = nil
+}
+
+// sockaddrBytes returns the source address a header names, as bytes.
+func sockaddrBytes(h *unix.Msghdr) []byte {
+	return unsafe.Slice(h.Name, h.Namelen)
+}
+
+// udpAddrOf returns the address of a struct sockaddr_in or sockaddr_in6 as
+// the kernel writes it (family in host order, port in network order;
+// ip(7), ipv6(7)), or nil for another family or a short one. The zone of a
+// scoped IPv6 address is its interface's name, or its index when the
+// interface is gone.
+func udpAddrOf(sa []byte) *net.UDPAddr {
+	if len(sa) < 2 {
+		return nil
+	}
+	family := binary.NativeEndian.Uint16(sa)
+	switch {
+	case family == unix.AF_INET && len(sa) >= unix.SizeofSockaddrInet4:
+		return &net.UDPAddr{IP: net.IPv4(sa[4], sa[5], sa[6], sa[7]), Port: int(sa[2])<<8 | int(sa[3])}
+	case family == unix.AF_INET6 && len(sa) >= unix.SizeofSockaddrInet6:
+		a := &net.UDPAddr{IP: bytes.Clone(sa[8:24]), Port: int(sa[2])<<8 | int(sa[3])}
+		if scope := binary.NativeEndian.Uint32(sa[24:]); scope != 0 {
+			if ifi, err := net.InterfaceByIndex(int(scope)); err == nil {
+				a.Zone = ifi.Name
+			} else {
+				a.Zone = fmt.Sprint(scope)
+			}
+		}
+		return a
+	}
+	return nil
 }
 
 // sourceCache turns a received destination control message into the source

@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 
@@ -47,12 +48,41 @@ type cachedAnswer struct {
 // store. It is dropped with the snapshot, so a cached answer is never older
 // than the zone data a query would otherwise read. Keys are the lowercased
 // wire question name, qtype, qclass and the EDNS0 flags (appendKey).
+//
+// A hit takes no lock: lookups read read, a map that is never written once
+// published. New answers go to pending, under mu, and are served from there
+// (under mu) until they are promoted: read is replaced by a copy holding
+// both (promote). A promotion copies every entry, so it waits until the
+// pending work since the last one (adds and pending hits, each a query that
+// missed read) exceeds len(read)/promoteEvery: the copying then costs at most
+// promoteEvery+1 entries per such query, and the steady state has pending
+// empty and every hit lock-free.
 type answerCache struct {
 	snap *zonedb.Snapshot
 
-	mu    sync.RWMutex
-	m     map[string]*cachedAnswer
-	bytes int // counted against Server.opts.AnswerCacheBytes
+	read     atomic.Pointer[answerMap]
+	pendingN atomic.Int64 // len(pending): lookups skip mu when 0
+
+	mu      sync.Mutex // guards the fields below
+	pending map[string]*cachedAnswer
+	work    int // adds and pending hits since the last promotion
+	bytes   int // of read and pending, counted against Server.opts.AnswerCacheBytes
+}
+
+// answerMap is a published, read-only set of cached answers by key.
+type answerMap struct {
+	m map[string]*cachedAnswer
+}
+
+// promoteEvery sets how much pending work a promotion waits for: more than
+// len(read)/promoteEvery adds and pending hits.
+const promoteEvery = 8
+
+// newAnswerCache returns the empty cache of snap.
+func newAnswerCache(snap *zonedb.Snapshot) *answerCache {
+	c := &answerCache{snap: snap, pending: map[string]*cachedAnswer{}}
+	c.read.Store(&answerMap{m: map[string]*cachedAnswer{}})
+	return c
 }
 
 // cacheFor returns the answer cache of snap, replacing one of another
@@ -65,7 +95,7 @@ func (s *Server) cacheFor(snap *zonedb.Snapshot) *answerCache {
 	if c != nil && c.snap == snap {
 		return c
 	}
-	nc := &answerCache{snap: snap, m: map[string]*cachedAnswer{}}
+	nc := newAnswerCache(snap)
 	if s.cache.CompareAndSwap(c, nc) {
 		return nc
 	}
@@ -81,23 +111,62 @@ func (s *Server) lookup(snap *zonedb.Snapshot, key []byte) *cachedAnswer {
 	if c == nil || c.snap != snap {
 		return nil
 	}
-	c.mu.RLock()
-	e := c.m[string(key)]
-	c.mu.RUnlock()
+	return c.get(key)
+}
+
+// get returns the entry of key: from read without a lock, else from pending.
+func (c *answerCache) get(key []byte) *cachedAnswer {
+	if e := c.read.Load().m[string(key)]; e != nil {
+		return e
+	}
+	if c.pendingN.Load() == 0 {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.pending[string(key)]
+	if e != nil {
+		c.work++
+		c.promoteIfDue()
+	}
 	return e
 }
 
-// add stores wire, the packed answer to a query of key, unless the cache is
-// full (limit bytes). It takes ownership of wire.
+// add stores wire, the packed answer to a query of key, unless it is cached
+// or the cache is full (limit bytes). It takes ownership of wire.
 func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, limit int) {
 	cost := len(key) + len(wire) + answerEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, ok := c.m[string(key)]; ok || c.bytes+cost > limit {
+	c.work++
+	_, cached := c.read.Load().m[string(key)]
+	if _, ok := c.pending[string(key)]; !ok && !cached && c.bytes+cost <= limit {
+		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode}
+		c.pendingN.Store(int64(len(c.pending)))
+		c.bytes += cost
+	}
+	c.promoteIfDue()
+}
+
+// promoteIfDue publishes read and pending as the new read map, when pending
+// holds entries and the work since the last promotion exceeds
+// len(read)/promoteEvery. The caller holds mu.
+func (c *answerCache) promoteIfDue() {
+	old := c.read.Load().m
+	if len(c.pending) == 0 || c.work <= len(old)/promoteEvery {
 		return
 	}
-	c.m[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode}
-	c.bytes += cost
+	m := make(map[string]*cachedAnswer, len(old)+len(c.pending))
+	for k, e := range old {
+		m[k] = e
+	}
+	for k, e := range c.pending {
+		m[k] = e
+	}
+	c.read.Store(&answerMap{m: m})
+	clear(c.pending)
+	c.pendingN.Store(0)
+	c.work = 0
 }
 
 // appendKey appends the cache key of a question to dst: name, its wire form
