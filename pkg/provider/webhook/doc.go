@@ -38,7 +38,10 @@
 //   - pretend to capabilities the protocol lacks: it has no conditional writes, no zone creation
 //     or deletion, and no weighted routing (external-dns has no provider-neutral weight), so
 //     Capabilities says so; a weighted set, or one with a set identifier, is
-//     provider.ErrNotCapable, and the planner reports NotCapable instead of dropping it;
+//     provider.ErrNotCapable, and the planner reports NotCapable instead of dropping it. Without
+//     conditional writes, shared changes (provider.Change.Shared) are applied by
+//     read-merge-write onto the sets as GET /records gives them just before the write, never
+//     replaced whole (see ApplyChanges);
 //   - write an endpoint the webhook's /adjustendpoints did not return: such a set is
 //     provider.ErrNotCapable, since the webhook would not hold it;
 //   - know about Kubernetes.

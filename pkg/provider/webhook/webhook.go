@@ -55,8 +55,15 @@ const (
 // (RequestCost counts the endpoints' JSON only).
 const bodyMargin = 1 << 20
 
-// reserved are the headers the protocol sets itself; Config.Headers cannot replace them.
-var reserved = []string{"Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection"}
+// reserved reports whether name is a header the protocol sets itself, which Config.Headers
+// cannot replace.
+func reserved(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection":
+		return true
+	}
+	return false
+}
 
 // Config configures a Provider.
 type Config struct {
@@ -123,7 +130,7 @@ func New(cfg Config) (*Provider, error) {
 		if !httpguts.ValidHeaderFieldName(name) {
 			return nil, fmt.Errorf("%w: header name %q is not a valid HTTP field name", provider.ErrInvalidCredentials, name)
 		}
-		if slices.ContainsFunc(reserved, func(r string) bool { return strings.EqualFold(r, name) }) {
+		if reserved(name) {
 			return nil, fmt.Errorf("%w: header %s is set by the webhook protocol and cannot be configured", provider.ErrInvalidCredentials, http.CanonicalHeaderKey(name))
 		}
 		for _, v := range values {
@@ -184,12 +191,21 @@ func (p *Provider) Capabilities() provider.Capabilities {
 // Update, as POST /records carries them) against MaxValueBytesPerBatch. The endpoints that
 // /adjustendpoints returns may differ a little; bodyMargin covers that.
 func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
-	for _, rs := range []*provider.RecordSet{ch.Before, ch.After} {
-		if rs == nil || (rs == ch.Before && ch.Action == provider.ActionCreate) || (rs == ch.After && ch.Action == provider.ActionDelete) {
+	var sides []*provider.RecordSet
+	switch ch.Action {
+	case provider.ActionCreate:
+		sides = []*provider.RecordSet{ch.After}
+	case provider.ActionDelete:
+		sides = []*provider.RecordSet{ch.Before}
+	default:
+		sides = []*provider.RecordSet{ch.Before, ch.After}
+	}
+	for _, rs := range sides {
+		if rs == nil {
 			continue
 		}
 		if b, err := json.Marshal(ToEndpoint(*rs)); err == nil {
-			valueBytes += len(b) + 1
+			valueBytes += len(b) + 1 // and a comma
 		}
 	}
 	return 1, valueBytes
@@ -511,7 +527,16 @@ func (p *Provider) records(ctx context.Context, zone string, f DomainFilter) ([]
 //     (TTL defaults, provider-specific defaults) is what dnsplane reads back and compares with
 //     at its next plan; a set the answer leaves out gives provider.ErrNotCapable and nothing is
 //     written;
-//  4. POST /records carries the Creates as create, the Updates' Before and adjusted After as
+//  4. the protocol has no conditional write, so shared changes (provider.Change.Shared: DNSRecord
+//     sets, which other writers change too) are applied by read-merge-write: one GET /records
+//     just before the write, and each such change becomes its delta of targets (added: After's
+//     not in Before; removed: Before's not in After) applied onto the set as read, so that a
+//     target another writer added meanwhile is kept (see mergeShared). Registry records,
+//     single-valued types (CNAME, DNAME) and unshared changes are written as they come. A
+//     concurrent read-merge-write of the same set between that read and this write can still
+//     drop a target; DNSRecord's self-heal restores it (dnsplane API contract, "Lost targets
+//     heal themselves");
+//  5. POST /records carries the Creates as create, the Updates' Before and adjusted After as
 //     updateOld and updateNew, and the Deletes' Before as delete.
 //
 // Unknown zone: provider.ErrZoneNotFound. HTTP statuses map as the package doc says; a 5xx may or
@@ -528,6 +553,11 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		return err
 	}
 	merged := coalesce(canon)
+	if slices.ContainsFunc(merged, readMerged) {
+		if merged, err = p.mergeShared(ctx, zone, f, merged); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
+	}
 	if len(merged) == 0 {
 		return nil
 	}
@@ -668,6 +698,105 @@ func coalesce(changes []provider.Change) []provider.Change {
 		case st.after != nil:
 			out = append(out, provider.Change{Action: provider.ActionCreate, After: st.after, Shared: st.shared})
 		}
+	}
+	return out
+}
+
+// readMerged reports whether ch is applied by read-merge-write: a Shared change, not to a
+// registry record (one value of one writer), not to a single-valued type.
+func readMerged(ch provider.Change) bool {
+	if !ch.Shared {
+		return false
+	}
+	k := ch.Key()
+	switch k.Type {
+	case "CNAME", "DNAME", "SOA":
+		return false
+	case "TXT":
+		return !provider.IsRegistryName(k.Name)
+	}
+	return true
+}
+
+// mergeShared reads the zone (one GET /records) and rewrites each change that readMerged as
+// its delta onto the set as read: the set's targets without those the change removes, then
+// those it adds, with After's TTL and options (the current ones for a Delete). The result is an
+// Update from the set as read, a Create when there is none, a Delete when no target is left, or
+// nothing when there was no set and none is left, or the set as read is already the result. Later changes of the same call see the
+// earlier ones' results.
+func (p *Provider) mergeShared(ctx context.Context, zone string, f DomainFilter, changes []provider.Change) ([]provider.Change, error) {
+	sets, err := p.records(ctx, zone, f)
+	if err != nil {
+		return nil, fmt.Errorf("read the current sets of shared changes: %w", err)
+	}
+	state := make(map[provider.RecordSetKey]*provider.RecordSet, len(sets))
+	for i := range sets {
+		state[sets[i].Key()] = &sets[i]
+	}
+	out := make([]provider.Change, 0, len(changes))
+	for _, ch := range changes {
+		if !readMerged(ch) {
+			out = append(out, ch)
+			continue
+		}
+		k := ch.Key()
+		cur := state[k]
+		var before []string
+		if ch.Before != nil {
+			before = canonicalTargets(*ch.Before)
+		}
+		var next provider.RecordSet
+		switch {
+		case ch.After != nil:
+			next = ch.After.Clone()
+		case cur != nil:
+			next = cur.Clone()
+		default:
+			next = ch.Before.Clone()
+		}
+		next.Targets = nil
+		if cur != nil {
+			for _, t := range cur.Targets {
+				if !slices.Contains(before, t) || ch.After != nil && slices.Contains(ch.After.Targets, t) {
+					next.Targets = append(next.Targets, t)
+				}
+			}
+		}
+		if ch.After != nil {
+			for _, t := range ch.After.Targets {
+				if !slices.Contains(next.Targets, t) {
+					next.Targets = append(next.Targets, t)
+				}
+			}
+		}
+		switch {
+		case cur == nil && len(next.Targets) == 0:
+			continue
+		case cur == nil:
+			out = append(out, provider.Change{Action: provider.ActionCreate, After: &next, Shared: true})
+			state[k] = &next
+		case len(next.Targets) == 0:
+			out = append(out, provider.Change{Action: provider.ActionDelete, Before: cur, Shared: true})
+			delete(state, k)
+		case next.Equal(*cur):
+			continue // the set already is what the change makes of it
+		default:
+			out = append(out, provider.Change{Action: provider.ActionUpdate, Before: cur, After: &next, Shared: true})
+			state[k] = &next
+		}
+	}
+	return out, nil
+}
+
+// canonicalTargets returns rs's targets in canonical form where they parse (as given where they
+// do not), so that they compare with listed ones.
+func canonicalTargets(rs provider.RecordSet) []string {
+	out := make([]string, 0, len(rs.Targets))
+	for _, t := range rs.Targets {
+		if c, err := provider.CanonicalTarget(rs.Type, t); err == nil {
+			t = c
+		}
+		out = append(out, t)
 	}
 	return out
 }

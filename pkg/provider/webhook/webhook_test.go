@@ -259,6 +259,56 @@ func TestApplyChanges_CollapsesChangesToOneKey(t *testing.T) {
 	}
 }
 
+// TestSharedChanges_KeepAnotherWritersTargets: a shared change (a DNSRecord set) is applied as
+// its delta onto the set as the webhook holds it just before the write, so a target another
+// writer added since this writer's read stays; an unshared change replaces the set.
+func TestSharedChanges_KeepAnotherWritersTargets(t *testing.T) {
+	zone := zoneName("shared")
+	url := startMemory(t, zone)
+	mine, theirs := newProvider(t, url, webhook.Config{}), newProvider(t, url, webhook.Config{})
+	read := provider.RecordSet{Name: "app." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	apply := func(p *webhook.Provider, changes ...provider.Change) {
+		t.Helper()
+		if err := p.ApplyChanges(ctx(t), zone, changes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	listed := func() provider.RecordSet {
+		t.Helper()
+		sets, err := mine.ListRecordSets(ctx(t), zone)
+		if err != nil || len(sets) != 1 {
+			t.Fatalf("listed %v, %v; want one set", sets, err)
+		}
+		return sets[0]
+	}
+	apply(mine, provider.Change{Action: provider.ActionCreate, After: &read, Shared: true})
+	// Another cluster adds its target after this writer's read.
+	theirsAfter := read.Clone()
+	theirsAfter.Targets = append(theirsAfter.Targets, "192.0.2.2")
+	apply(theirs, provider.Change{Action: provider.ActionUpdate, Before: &read, After: &theirsAfter, Shared: true})
+	// This writer, planning from its stale read, adds its second target and changes the TTL.
+	mineAfter := read.Clone()
+	mineAfter.TTL, mineAfter.Targets = 30, []string{"192.0.2.1", "192.0.2.3"}
+	apply(mine, provider.Change{Action: provider.ActionUpdate, Before: &read, After: &mineAfter, Shared: true})
+	want := provider.RecordSet{Name: read.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.1", "192.0.2.2", "192.0.2.3"}}
+	if got := listed(); !got.Equal(want) {
+		t.Fatalf("after two writers' shared updates: %s, want %s", got, want)
+	}
+	// Its shared delete removes only its own targets.
+	mine1 := provider.RecordSet{Name: read.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.1", "192.0.2.3"}}
+	apply(mine, provider.Change{Action: provider.ActionDelete, Before: &mine1, Shared: true})
+	want = provider.RecordSet{Name: read.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.2"}}
+	if got := listed(); !got.Equal(want) {
+		t.Fatalf("after a shared delete: %s, want %s", got, want)
+	}
+	// An unshared update replaces the set whole.
+	only := provider.RecordSet{Name: read.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.9"}}
+	apply(mine, provider.Change{Action: provider.ActionUpdate, Before: &want, After: &only})
+	if got := listed(); !got.Equal(only) {
+		t.Fatalf("after an unshared update: %s, want %s", got, only)
+	}
+}
+
 // TestProviderSpecific_RoundTrips: provider-specific options travel to the webhook and back.
 func TestProviderSpecific_RoundTrips(t *testing.T) {
 	zone := zoneName("ps")
