@@ -19,6 +19,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/webhooktest"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
@@ -47,7 +48,7 @@ func TestConformance_InMemory(t *testing.T) {
 // PowerDNS beforehand, with answers checked on PowerDNS's DNS port.
 func TestConformance_PowerDNS(t *testing.T) {
 	srv := pdnstest.Start(t)
-	url := startServer(t, []string{"PDNS_API_KEY=" + srv.Key}, "--backend", "pdns", "--pdns-server", srv.APIURL)
+	url := webhooktest.StartPDNS(t, srv.APIURL, srv.Key)
 	providertest.Run(t, providertest.Harness{
 		New: func(t *testing.T) providertest.Backend {
 			zone := pdnsZone(t, srv, "pdns")
@@ -79,7 +80,7 @@ func pdnsZone(t *testing.T, srv pdnstest.Server, label string) string {
 // port, the registry value exactly as dnsplane encoded it.
 func TestPowerDNS_WritesAreServedWithTheirRegistryRecords(t *testing.T) {
 	srv := pdnstest.Start(t)
-	url := startServer(t, []string{"PDNS_API_KEY=" + srv.Key}, "--backend", "pdns", "--pdns-server", srv.APIURL)
+	url := webhooktest.StartPDNS(t, srv.APIURL, srv.Key)
 	zone := pdnsZone(t, srv, "registry")
 	p := providertest.Guarded(newProvider(t, url, webhook.Config{}))
 	set := provider.RecordSet{Name: "app." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.10", "192.0.2.11"}}
