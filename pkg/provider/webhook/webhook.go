@@ -389,28 +389,37 @@ func (p *Provider) Negotiate(ctx context.Context) (DomainFilter, error) {
 	return f, nil
 }
 
-// domainFilter returns the last negotiated filter while it is at most Config.FilterMaxAge old,
-// else negotiates.
-func (p *Provider) domainFilter(ctx context.Context) (DomainFilter, error) {
+// domainFilter returns the last negotiated filter while it is at most Config.FilterMaxAge old
+// (cached true), else negotiates.
+func (p *Provider) domainFilter(ctx context.Context) (f DomainFilter, cached bool, err error) {
 	p.mu.Lock()
-	f, at := p.filter, p.filterAt
+	last, at := p.filter, p.filterAt
 	p.mu.Unlock()
-	if f != nil && p.filterAge > 0 && p.clock.Since(at) < p.filterAge {
-		return *f, nil
+	if last != nil && p.filterAge > 0 && p.clock.Since(at) < p.filterAge {
+		return *last, true, nil
 	}
-	return p.Negotiate(ctx)
+	f, err = p.Negotiate(ctx)
+	return f, false, err
 }
 
 // zone returns the canonical zone name of id, which the webhook's filter must match, or an error
-// wrapping provider.ErrZoneNotFound.
+// wrapping provider.ErrZoneNotFound; a name the cached filter does not match is checked against
+// a fresh negotiation first.
 func (p *Provider) zone(ctx context.Context, id string) (string, DomainFilter, error) {
 	name, err := provider.ValidateName(id)
 	if err != nil || strings.HasPrefix(name, "*") {
 		return "", DomainFilter{}, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
 	}
-	f, err := p.domainFilter(ctx)
+	f, cached, err := p.domainFilter(ctx)
 	if err != nil {
 		return "", DomainFilter{}, err
+	}
+	if !f.Match(name) && cached {
+		// The webhook may serve a zone created since the filter was read (PowerDNS's
+		// provider answers its current zones): ask again before answering "not found".
+		if f, err = p.Negotiate(ctx); err != nil {
+			return "", DomainFilter{}, err
+		}
 	}
 	if !f.Match(name) {
 		return "", DomainFilter{}, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
@@ -435,7 +444,7 @@ func (p *Provider) DeleteZone(_ context.Context, id string) error {
 // negotiation alone: IDs are names, and NameServers are left empty (GetZone reads them). A
 // filter of regular expressions, or an empty one, names none.
 func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
-	f, err := p.domainFilter(ctx)
+	f, _, err := p.domainFilter(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list zones: %w", err)
 	}

@@ -53,8 +53,8 @@ func TestConformance_PowerDNS(t *testing.T) {
 		New: func(t *testing.T) providertest.Backend {
 			zone := pdnsZone(t, srv, "pdns")
 			return providertest.Backend{
-				Provider:       newProvider(t, url, webhook.Config{FilterMaxAge: -1}),
-				Restart:        func(t *testing.T) provider.Provider { return newProvider(t, url, webhook.Config{FilterMaxAge: -1}) },
+				Provider:       newProvider(t, url, webhook.Config{}),
+				Restart:        func(t *testing.T) provider.Provider { return newProvider(t, url, webhook.Config{}) },
 				DNSAddr:        srv.DNSAddr,
 				ExistingZoneID: zone,
 			}
@@ -112,6 +112,23 @@ func TestPowerDNS_WritesAreServedWithTheirRegistryRecords(t *testing.T) {
 		if i := slices.IndexFunc(sets, func(rs provider.RecordSet) bool { return rs.Key() == want.Key() }); i < 0 || !sets[i].Equal(want) {
 			t.Errorf("listed %v, want %s", sets, want)
 		}
+	}
+}
+
+// TestZones_ANewZoneIsFoundWhileTheFilterIsCached: a zone created at PowerDNS after the provider
+// negotiated is adopted at once: a name the cached domain filter misses is asked again.
+func TestZones_ANewZoneIsFoundWhileTheFilterIsCached(t *testing.T) {
+	srv := pdnstest.Start(t)
+	url := webhooktest.StartPDNS(t, srv.APIURL, srv.Key)
+	first := pdnsZone(t, srv, "first")
+	p := newProvider(t, url, webhook.Config{FilterMaxAge: time.Hour})
+	if _, err := p.GetZone(ctx(t), first); err != nil {
+		t.Fatal(err)
+	}
+	second := pdnsZone(t, srv, "second")
+	z, err := p.GetZone(ctx(t), second)
+	if err != nil || z.Name != second || len(z.NameServers) != 1 || z.NameServers[0] != "ns1."+second {
+		t.Fatalf("GetZone of a zone created after the negotiation = %+v, %v", z, err)
 	}
 }
 
