@@ -132,6 +132,32 @@ func TestZones_ANewZoneIsFoundWhileTheFilterIsCached(t *testing.T) {
 	}
 }
 
+// TestAdjustEndpoints_ASetTheWebhookWouldNotHoldIsNotCapable: external-dns's PowerDNS provider
+// drops, in AdjustEndpoints, an endpoint it cannot write (here a TXT set marked as an alias,
+// which only A, AAAA and CNAME can be); dnsplane refuses the write as ErrNotCapable naming the set,
+// and writes nothing of it.
+func TestAdjustEndpoints_ASetTheWebhookWouldNotHoldIsNotCapable(t *testing.T) {
+	srv := pdnstest.Start(t)
+	url := webhooktest.StartPDNS(t, srv.APIURL, srv.Key)
+	zone := pdnsZone(t, srv, "adjust")
+	p := newProvider(t, url, webhook.Config{})
+	ok := provider.RecordSet{Name: "ok." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	alias := provider.RecordSet{Name: "txt." + zone, Type: "TXT", TTL: 60, Targets: []string{"v"}, ProviderSpecific: map[string]string{"alias": "true"}}
+	err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &ok}, {Action: provider.ActionCreate, After: &alias}})
+	if !errors.Is(err, provider.ErrNotCapable) || !strings.Contains(err.Error(), alias.Key().String()) {
+		t.Fatalf("ApplyChanges = %v, want ErrNotCapable naming %s", err, alias.Key())
+	}
+	sets, err := p.ListRecordSets(ctx(t), zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rs := range sets {
+		if rs.Name == ok.Name || rs.Name == alias.Name {
+			t.Errorf("%s was written", rs)
+		}
+	}
+}
+
 // query asks addr for name/qtype over TCP and returns the answer's canonical targets, sorted.
 func query(t *testing.T, addr, name string, qtype uint16) []string {
 	t.Helper()
