@@ -48,7 +48,7 @@ var confidentialJSONFields = []string{"private_key", "private_key_id", "client_s
 // factory.ConfidentialKeys; for kubernetes.io/tls, tls.key; for a service-account token, token;
 // for any other type, every value. Each value of MinLen bytes or more (spaces around it
 // trimmed) gives its raw, base64 and JSON-escaped forms, and a JSON value also its confidential fields
-// (confidentialJSONFields). The result is sorted and has no duplicates.
+// (confidentialJSONFields); a webhook's WEBHOOK_HEADERS also each header's value ("header:<name>"). The result is sorted and has no duplicates.
 func Needles(s *corev1.Secret) []Needle {
 	var keys []string
 	switch {
@@ -85,6 +85,14 @@ func Needles(s *corev1.Secret) []Needle {
 		add(k, "base64", base64.StdEncoding.EncodeToString([]byte(raw)))
 		if esc := jsonEscaped(raw); esc != raw {
 			add(k, "json", esc)
+		}
+		if k == factory.KeyWebhookHeaders {
+			// "Name: value" lines: each value is a credential of its own.
+			for line := range strings.SplitSeq(raw, "\n") {
+				if name, hv, ok := strings.Cut(line, ":"); ok && len(strings.TrimSpace(hv)) >= MinLen {
+					add(k, "header:"+strings.TrimSpace(name), strings.TrimSpace(hv))
+				}
+			}
 		}
 		var fields map[string]any
 		if json.Unmarshal([]byte(raw), &fields) == nil {

@@ -26,6 +26,7 @@ import (
 //     unique within a project).
 //   - dnsplane.io/azure: AZURE_ENDPOINT_URL, AZURE_SUBSCRIPTION_ID and AZURE_RESOURCE_GROUP
 //     (lower-cased: Azure resource names are case-insensitive).
+//   - dnsplane.io/webhook: WEBHOOK_URL (the webhook answers for whatever DNS account it holds).
 //
 // Host names are compared as written: a server reached by a name in one Secret and by its
 // address in another has two Backends. Another type gives its type alone.
@@ -51,6 +52,8 @@ func Backend(s *corev1.Secret) string {
 		return typ + " " + canonicalURL(get("AWS_ENDPOINT_URL"))
 	case TypeGoogle:
 		return typ + " " + canonicalURL(get("GOOGLE_ENDPOINT_URL")) + " project " + get("GOOGLE_PROJECT_ID")
+	case TypeWebhook:
+		return typ + " " + canonicalURL(get(KeyWebhookURL))
 	case TypeAzure:
 		return typ + " " + canonicalURL(get("AZURE_ENDPOINT_URL")) + " subscription " + strings.ToLower(get("AZURE_SUBSCRIPTION_ID")) +
 			" resourceGroup " + strings.ToLower(get("AZURE_RESOURCE_GROUP"))

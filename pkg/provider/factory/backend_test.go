@@ -27,6 +27,8 @@ func TestBackend_SameAccountWhateverTheCredentials(t *testing.T) {
 		{"RFC 2136: default port, TSIG keys", sec(TypeRFC2136, "RFC2136_HOST", "NS.example.test", "RFC2136_TSIG_SECRET", "s1"),
 			sec(TypeRFC2136, "RFC2136_HOST", "ns.example.test", "RFC2136_PORT", "53", "RFC2136_TSIG_SECRET", "s2")},
 		{"Route 53: any account", sec(TypeAWS, "AWS_ACCESS_KEY_ID", "a1"), sec(TypeAWS, "AWS_ACCESS_KEY_ID", "a2", "AWS_ROLE_ARN", "arn:x")},
+		{"webhook: headers and spelling of the URL", sec(TypeWebhook, KeyWebhookURL, "http://127.0.0.1:8888", KeyWebhookHeaders, "X-Token: t1"),
+			sec(TypeWebhook, KeyWebhookURL, "HTTP://127.0.0.1:8888/", KeyWebhookHeaders, "X-Token: t2")},
 		{"Azure: case of the resource group", sec(TypeAzure, "AZURE_SUBSCRIPTION_ID", "S", "AZURE_RESOURCE_GROUP", "RG", "AZURE_CLIENT_SECRET", "c1"),
 			sec(TypeAzure, "AZURE_SUBSCRIPTION_ID", "s", "AZURE_RESOURCE_GROUP", "rg", "AZURE_CLIENT_SECRET", "c2")},
 	}

@@ -14,9 +14,10 @@ import (
 // ConfidentialKeys returns the keys of a Secret of type t whose values are secrets proper, or
 // nil for a type that holds none (dnsplane.io/local) or is not a provider's: the PowerDNS API
 // key, the TSIG secret, the AWS secret access key, the Google service-account JSON (its
-// private_key) and the Azure client secret. The manager never writes these to a log, an Event, a
-// status or a metric (docs/reliability.md, "Secrets"); the other keys hold settings and identifiers it may
-// name (an API URL, a host, a TSIG key name, an access key ID, a tenant ID).
+// private_key), the Azure client secret and a webhook's headers (WEBHOOK_HEADERS). The manager
+// never writes these to a log, an Event, a status or a metric (docs/reliability.md, "Secrets");
+// the other keys hold settings and identifiers it may name (an API URL, a host, a TSIG key name,
+// an access key ID, a tenant ID).
 func ConfidentialKeys(t corev1.SecretType) []string {
 	switch t {
 	case TypePDNS:
@@ -29,6 +30,8 @@ func ConfidentialKeys(t corev1.SecretType) []string {
 		return []string{"GOOGLE_APPLICATION_CREDENTIALS_JSON"}
 	case TypeAzure:
 		return []string{"AZURE_CLIENT_SECRET"}
+	case TypeWebhook:
+		return []string{KeyWebhookHeaders}
 	}
 	return nil
 }
@@ -48,6 +51,8 @@ func credentialKeys(s *corev1.Secret) []string {
 		all = []string{"GOOGLE_APPLICATION_CREDENTIALS_JSON"}
 	case TypeAzure:
 		all = []string{"AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET"}
+	case TypeWebhook:
+		all = []string{KeyWebhookHeaders}
 	}
 	var set []string
 	for _, k := range all {

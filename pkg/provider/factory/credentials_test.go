@@ -66,6 +66,7 @@ func TestCredentialHint_NamesOnlyTheKeysSet(t *testing.T) {
 		{TypeAWS, map[string]string{"AWS_REGION": "eu-west-1"}, "secret ns/s sets no credential key; the manager's ambient credentials were rejected"},
 		{TypeGoogle, map[string]string{"GOOGLE_PROJECT_ID": "p", "GOOGLE_APPLICATION_CREDENTIALS_JSON": "v1"}, "(key GOOGLE_APPLICATION_CREDENTIALS_JSON)"},
 		{TypeAzure, map[string]string{"AZURE_TENANT_ID": "v1", "AZURE_CLIENT_ID": "v2", "AZURE_CLIENT_SECRET": "v3"}, "(keys AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_CLIENT_SECRET)"},
+		{TypeWebhook, map[string]string{KeyWebhookURL: "http://x", KeyWebhookHeaders: "Authorization: v1"}, "(key WEBHOOK_HEADERS)"},
 	}
 	for _, c := range cases {
 		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "s"}, Type: c.typ, StringData: nil, Data: map[string][]byte{}}

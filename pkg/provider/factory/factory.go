@@ -8,6 +8,7 @@ import (
 	"maps"
 	"math"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +29,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
+	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
 )
 
 // Secret types, one per provider (docs/api.md).
@@ -38,12 +40,13 @@ const (
 	TypeAWS     corev1.SecretType = "dnsplane.io/aws"
 	TypeGoogle  corev1.SecretType = "dnsplane.io/google"
 	TypeAzure   corev1.SecretType = "dnsplane.io/azure"
+	TypeWebhook corev1.SecretType = "dnsplane.io/webhook"
 )
 
 // secretTypes lists every provider Secret type, in full, for error messages: "dnsplane.io/local,
 // dnsplane.io/pdns, ...".
 func secretTypes() string {
-	types := []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure}
+	types := []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure, TypeWebhook}
 	names := make([]string, len(types))
 	for i, t := range types {
 		names[i] = string(t)
@@ -68,7 +71,8 @@ const (
 //   - Azure DNS: 10 per second, below Azure Resource Manager's per-subscription write refill rate
 //     (Azure docs, "Understand how Azure Resource Manager throttles requests").
 //   - Cloud DNS: 10 per second, well under the per-project API quota (Cloud DNS "Quotas").
-//   - PowerDNS, RFC 2136 and the embedded server: unlimited; they are the user's own servers.
+//   - PowerDNS, RFC 2136, external-dns webhooks and the embedded server: unlimited; they are the
+//     user's own servers (a webhook in front of a rate-limited cloud API sets RATE_LIMIT_QPS).
 func DefaultQPS(t corev1.SecretType) float64 {
 	switch t {
 	case TypeAWS:
@@ -92,6 +96,20 @@ const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 // to check their absence against it instead of a GET of its own; default
 // pdns.DefaultClaimReadMaxAge (1s); "0s" checks with a GET before every such write.
 const KeyPDNSClaimReadMaxAge = "PDNS_CLAIM_READ_MAX_AGE"
+
+// Keys of dnsplane.io/webhook Secrets (an external-dns webhook provider; docs/api.md).
+const (
+	// KeyWebhookURL is the webhook's root URL (webhook.Config.URL), e.g. http://127.0.0.1:8888
+	// for a sidecar of the manager's pod. Required; fixed by issue 33.
+	KeyWebhookURL = "WEBHOOK_URL"
+	// KeyWebhookHeaders holds headers sent with every request to the webhook, one "Name: value"
+	// per line (blank lines and lines starting with '#' ignored; a name may repeat). Their values
+	// are credentials (ConfidentialKeys).
+	KeyWebhookHeaders = "WEBHOOK_HEADERS"
+	// KeyWebhookBatchSize is the most record-set changes one POST /records carries, a whole
+	// number >= 1 (webhook.Config.BatchSize); default webhook.DefaultBatchSize (100).
+	KeyWebhookBatchSize = "WEBHOOK_BATCH_SIZE"
+)
 
 // KeyDNSAddress (host:port), accepted by every Secret type, is where SOA checks and name-server
 // queries for the provider's zones go instead of the zones' own name servers on port 53.
@@ -148,7 +166,7 @@ type Factory struct {
 	// time.Duration; 0 = DefaultReread, negative = every call.
 	Reread time.Duration
 	// RequestTimeout (--provider-request-timeout) bounds each HTTP request of the PowerDNS,
-	// Route 53, Cloud DNS and Azure DNS providers it builds, reply body included, a
+	// Route 53, Cloud DNS, Azure DNS and webhook providers it builds, reply body included, a
 	// time.Duration; 0 = each provider's default (30 s). A request that hangs past it fails
 	// and is retried like any transient error, instead of holding its zone writer's call
 	// (zonewriter.Options.CallTimeout, 2 min).
@@ -423,6 +441,13 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		}
 		r.Provider = p
 		return r, nil
+	case TypeWebhook:
+		p, err := webhookFromSecret(s, f.RequestTimeout)
+		if err != nil {
+			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
+		}
+		r.Provider = p
+		return r, nil
 	default:
 		return provider.Resolved{}, fmt.Errorf("secret %s/%s: type %q is not a dnsplane provider type (want one of %s): %w", namespace, name, s.Type, secretTypes(), ErrProviderNotFound)
 	}
@@ -591,4 +616,53 @@ func rfc2136FromSecret(s *corev1.Secret) (provider.Provider, error) {
 		return nil, fmt.Errorf("RFC 2136 settings: %w", err)
 	}
 	return p, nil
+}
+
+// webhookFromSecret builds the external-dns webhook provider from a dnsplane.io/webhook Secret
+// (docs/api.md): KeyWebhookURL, optional KeyWebhookHeaders and KeyWebhookBatchSize; timeout is
+// each request's bound (0: webhook.DefaultTimeout). Errors wrap ErrInvalidCredentials and name
+// keys and header names, never a header value.
+func webhookFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider, error) {
+	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
+	cfg := webhook.Config{URL: get(KeyWebhookURL), Timeout: timeout}
+	if cfg.URL == "" {
+		return nil, fmt.Errorf("key %s is required: %w", KeyWebhookURL, ErrInvalidCredentials)
+	}
+	headers, err := parseHeaders(string(s.Data[KeyWebhookHeaders]))
+	if err != nil {
+		return nil, err
+	}
+	cfg.Headers = headers
+	if v := get(KeyWebhookBatchSize); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("key %s must be a whole number >= 1: %w", KeyWebhookBatchSize, ErrInvalidCredentials)
+		}
+		cfg.BatchSize = n
+	}
+	p, err := webhook.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhook settings: %w", err)
+	}
+	return p, nil
+}
+
+// parseHeaders reads KeyWebhookHeaders: one "Name: value" per line, blank lines and lines
+// starting with '#' ignored, spaces around names and values trimmed. A line without a name and
+// a colon is an error wrapping ErrInvalidCredentials that gives its number, never its text (it
+// holds a credential).
+func parseHeaders(raw string) (http.Header, error) {
+	h := http.Header{}
+	for i, line := range strings.Split(raw, "\n") {
+		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, ":")
+		if name = strings.TrimSpace(name); !ok || name == "" {
+			return nil, fmt.Errorf("key %s: line %d is not \"Name: value\": %w", KeyWebhookHeaders, i+1, ErrInvalidCredentials)
+		}
+		h.Add(name, strings.TrimSpace(value))
+	}
+	return h, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
+	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
 )
 
 func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
@@ -65,6 +66,57 @@ func TestPDNSFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 			}
 			if v := c.data["PDNS_API_KEY"]; v != "" && strings.Contains(err.Error(), v) {
 				t.Fatalf("the error shows the API key: %v", err)
+			}
+		})
+	}
+}
+
+// TestWebhookFromSecret_ValidatesKeysWithoutEchoingThem: WEBHOOK_URL is required and must be an
+// http(s) URL without credentials; WEBHOOK_HEADERS is "Name: value" lines; WEBHOOK_BATCH_SIZE a
+// whole number >= 1. No error shows a header value.
+func TestWebhookFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
+	const token = "s3cret-token"
+	cases := []struct {
+		name  string
+		data  map[string]string
+		ok    bool
+		batch int
+	}{
+		{"url only", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888"}, true, webhook.DefaultBatchSize},
+		{"https with a path", map[string]string{KeyWebhookURL: "https://dns-webhook.dns-system.svc:8888/v1"}, true, webhook.DefaultBatchSize},
+		{"headers and batch size", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888",
+			KeyWebhookHeaders: "# the proxy's token\nAuthorization: Bearer " + token + "\r\n\nX-Tenant: team-a\n", KeyWebhookBatchSize: "25"}, true, 25},
+		{"no url", map[string]string{KeyWebhookHeaders: "Authorization: " + token}, false, 0},
+		{"not http", map[string]string{KeyWebhookURL: "unix:///run/webhook.sock"}, false, 0},
+		{"credentials in the url", map[string]string{KeyWebhookURL: "http://u:" + token + "@127.0.0.1:8888"}, false, 0},
+		{"header line without a colon", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookHeaders: "Authorization " + token}, false, 0},
+		{"header line without a name", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookHeaders: ": " + token}, false, 0},
+		{"header name with a space", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookHeaders: "X Token: " + token}, false, 0},
+		{"protocol header", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookHeaders: "Content-Type: " + token}, false, 0},
+		{"batch size 0", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookBatchSize: "0"}, false, 0},
+		{"batch size not a number", map[string]string{KeyWebhookURL: "http://127.0.0.1:8888", KeyWebhookBatchSize: "lots"}, false, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := &corev1.Secret{Type: TypeWebhook, Data: map[string][]byte{}}
+			for k, v := range c.data {
+				s.Data[k] = []byte(v)
+			}
+			p, err := webhookFromSecret(s, 0)
+			if err != nil && strings.Contains(err.Error(), token) {
+				t.Fatalf("the error shows a credential: %v", err)
+			}
+			if !c.ok {
+				if !errors.Is(err, ErrInvalidCredentials) {
+					t.Fatalf("got %v, want ErrInvalidCredentials", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got %v, want a provider", err)
+			}
+			if got := p.Capabilities().MaxChangesPerBatch; got != c.batch {
+				t.Fatalf("batch size %d, want %d", got, c.batch)
 			}
 		})
 	}
@@ -176,7 +228,7 @@ func TestBuild_UnknownTypeNamesEveryTypeInFull(t *testing.T) {
 	if !errors.Is(err, ErrProviderNotFound) {
 		t.Fatalf("got %v, want ErrProviderNotFound", err)
 	}
-	for _, typ := range []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure} {
+	for _, typ := range []corev1.SecretType{TypeLocal, TypePDNS, TypeRFC2136, TypeAWS, TypeGoogle, TypeAzure, TypeWebhook} {
 		if !strings.Contains(err.Error(), string(typ)+",") && !strings.Contains(err.Error(), string(typ)+")") {
 			t.Errorf("the message does not name %s in full: %v", typ, err)
 		}

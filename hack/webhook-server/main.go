@@ -1,0 +1,160 @@
+// Command webhook-server serves the external-dns webhook provider protocol with external-dns's
+// own server code (sigs.k8s.io/external-dns/provider/webhook/api, v0.22.0) around one of
+// external-dns's own providers: its in-memory provider (provider/inmemory, the default) or its
+// in-tree PowerDNS provider (provider/pdns) against a real PowerDNS. dnsplane's webhook provider
+// tests (pkg/provider/webhook) run their conformance suite against it; build.sh builds it.
+//
+// It adds only what a webhook sidecar adds around a provider: a listener, a domain filter for the
+// in-memory provider (whose own GetDomainFilter answers an empty filter), and a lock, since the
+// in-memory provider's maps are not safe for the concurrent requests an HTTP server makes.
+//
+// Usage:
+//
+//	webhook-server --listen 127.0.0.1:0 --zone a.example.test,b.example.test
+//	PDNS_API_KEY=... webhook-server --backend pdns --pdns-server http://127.0.0.1:8081
+//
+// Once listening it prints one line, "listening on <host:port>", to stdout; logs go to stderr.
+// It stops on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	log "github.com/sirupsen/logrus"
+
+	"sigs.k8s.io/external-dns/endpoint"
+	"sigs.k8s.io/external-dns/pkg/apis/externaldns"
+	"sigs.k8s.io/external-dns/plan"
+	"sigs.k8s.io/external-dns/provider"
+	"sigs.k8s.io/external-dns/provider/inmemory"
+	"sigs.k8s.io/external-dns/provider/pdns"
+	"sigs.k8s.io/external-dns/provider/webhook/api"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "webhook-server:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	listen := flag.String("listen", "127.0.0.1:8888", "host:port to serve the webhook protocol on (port 0: a free port)")
+	backend := flag.String("backend", "inmemory", "the external-dns provider behind the webhook: inmemory or pdns")
+	zones := flag.String("zone", "", "inmemory: comma list of zones to create at start")
+	filter := flag.String("domain-filter", "", "inmemory: comma list of the domain filter's include names (default: the zones)")
+	exclude := flag.String("exclude-domains", "", "inmemory: comma list of the domain filter's exclude names")
+	pdnsServer := flag.String("pdns-server", "http://127.0.0.1:8081", "pdns: the PowerDNS webserver root")
+	pdnsServerID := flag.String("pdns-server-id", "localhost", "pdns: the PowerDNS server id")
+	timeout := flag.Duration("timeout", 30*time.Second, "the HTTP server's read and write timeouts")
+	flag.Parse()
+	log.SetOutput(os.Stderr)
+
+	var p provider.Provider
+	switch *backend {
+	case "inmemory":
+		include := list(*filter)
+		if len(include) == 0 {
+			include = list(*zones)
+		}
+		df := endpoint.NewDomainFilterWithExclusions(include, list(*exclude))
+		mem := inmemory.NewInMemoryProvider(inmemory.InMemoryInitZones(list(*zones)), inmemory.InMemoryWithDomain(df), inmemory.InMemoryWithLogging())
+		p = &locked{inner: mem, filter: df}
+	case "pdns":
+		// The API key comes from the environment, never from a flag (a process list shows flags).
+		key := os.Getenv("PDNS_API_KEY")
+		if key == "" {
+			return errors.New("--backend pdns needs PDNS_API_KEY in the environment")
+		}
+		cfg := &externaldns.Config{PDNSServer: *pdnsServer, PDNSServerID: *pdnsServerID, PDNSAPIKey: key}
+		pp, err := pdns.New(context.Background(), cfg, endpoint.NewDomainFilter(nil))
+		if err != nil {
+			return fmt.Errorf("PowerDNS provider: %w", err)
+		}
+		p = &locked{inner: pp}
+	default:
+		return fmt.Errorf("--backend %q: want inmemory or pdns", *backend)
+	}
+
+	srv := api.WebhookServer{Provider: p}
+	mux := http.NewServeMux()
+	// The routes of external-dns's api.StartHTTPApi, which listens on a fixed port only.
+	mux.HandleFunc("/", srv.NegotiateHandler)
+	mux.HandleFunc(api.UrlRecords, srv.RecordsHandler)
+	mux.HandleFunc(api.UrlAdjustEndpoints, srv.AdjustEndpointsHandler)
+	l, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: mux, ReadTimeout: *timeout, WriteTimeout: *timeout}
+	fmt.Printf("listening on %s\n", l.Addr())
+
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(l) }()
+	select {
+	case err := <-done:
+		return err
+	case <-stop:
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return hs.Shutdown(ctx)
+	}
+}
+
+// list splits a comma list, dropping empty items.
+func list(s string) []string {
+	var out []string
+	for item := range strings.SplitSeq(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// locked serialises every call into inner, and answers filter as the domain filter when set.
+type locked struct {
+	mu     sync.Mutex
+	inner  provider.Provider
+	filter *endpoint.DomainFilter
+}
+
+func (l *locked) Records(ctx context.Context) ([]*endpoint.Endpoint, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.Records(ctx)
+}
+
+func (l *locked) ApplyChanges(ctx context.Context, changes *plan.Changes) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.ApplyChanges(ctx, changes)
+}
+
+func (l *locked) AdjustEndpoints(eps []*endpoint.Endpoint) ([]*endpoint.Endpoint, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.inner.AdjustEndpoints(eps)
+}
+
+func (l *locked) GetDomainFilter() endpoint.DomainFilterInterface {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.filter != nil {
+		return l.filter
+	}
+	return l.inner.GetDomainFilter()
+}

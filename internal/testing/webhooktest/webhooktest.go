@@ -1,0 +1,133 @@
+// Package webhooktest builds and starts the test external-dns webhook server of
+// hack/webhook-server (external-dns v0.22.0's own webhook server code around its in-memory or
+// PowerDNS provider) on loopback, for the tests of pkg/provider/webhook and the controllers. It
+// owns no provider logic and never skips: a server that cannot be built fails the test.
+package webhooktest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+)
+
+// BuildTimeout bounds hack/webhook-server/build.sh: a cold build compiles external-dns's
+// endpoint, plan and provider packages and their Kubernetes dependencies (about a minute here
+// with a warm module cache).
+const BuildTimeout = 20 * time.Minute
+
+// Binary builds the server with hack/webhook-server/build.sh of the repository above the working
+// directory (cached per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) and returns its
+// path. A failed build fails the test.
+func Binary(t testing.TB) string {
+	t.Helper()
+	root, err := hackrun.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "webhook-server", "build.sh"))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("hack/webhook-server/build.sh: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	return lines[len(lines)-1]
+}
+
+// Start starts the server (built by Binary) with args on a free loopback port, env added to its
+// environment, and stops it (SIGTERM, then SIGKILL after 5 s) when the test ends; its log is
+// shown when the test failed. It returns the server's URL, WEBHOOK_URL's value.
+func Start(t testing.TB, env []string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("webhook-server log:\n%s", stderr.String())
+		}
+	})
+	addr := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		addr <- strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	}()
+	select {
+	case a := <-addr:
+		if a == "" {
+			t.Fatalf("webhook-server did not start:\n%s", stderr.String())
+		}
+		return "http://" + a
+	case <-time.After(30 * time.Second):
+		t.Fatalf("webhook-server did not listen within 30 s:\n%s", stderr.String())
+	}
+	return ""
+}
+
+// StartMemory starts the server over external-dns's in-memory provider, with zones created at
+// start and as its domain filter's include names.
+func StartMemory(t testing.TB, zones ...string) string {
+	t.Helper()
+	return Start(t, nil, "--zone", strings.Join(zones, ","))
+}
+
+// StartPDNS starts the server over external-dns's in-tree PowerDNS provider against the
+// PowerDNS whose webserver root is apiURL, with API key key (passed in the environment).
+func StartPDNS(t testing.TB, apiURL, key string) string {
+	t.Helper()
+	return Start(t, []string{"PDNS_API_KEY=" + key}, "--backend", "pdns", "--pdns-server", apiURL)
+}
+
+// lockedBuffer is a bytes.Buffer safe for the process's writes and the test's reads.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// ZoneName is a fresh zone name for one test: "<label>-<6 digits>.webhook.test".
+func ZoneName(label string) string {
+	return fmt.Sprintf("%s-%06d.webhook.test", label, rand.IntN(1000000))
+}

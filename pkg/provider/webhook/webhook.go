@@ -1,0 +1,811 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"golang.org/x/net/http/httpguts"
+	"k8s.io/utils/clock"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// MediaType is the webhook protocol's media type and version: the Accept and Content-Type of
+// every request, and the Content-Type the negotiation must answer (external-dns
+// provider/webhook/api.MediaTypeFormatAndVersion).
+const MediaType = "application/external.dns.webhook+json;version=1"
+
+// Paths of the protocol, below Config.URL.
+const (
+	pathNegotiate = "/"
+	pathRecords   = "/records"
+	pathAdjust    = "/adjustendpoints"
+)
+
+// MaxBody caps every request and response body, in bytes: 32 MiB, the webhook protocol's limit
+// (issue 33).
+const MaxBody = 32 << 20
+
+// Defaults of Config.
+const (
+	// DefaultTimeout bounds each request when Config.Timeout is 0.
+	DefaultTimeout = 30 * time.Second
+	// DefaultBatchSize is Config.BatchSize when 0: the most record-set changes one POST /records
+	// carries. Webhooks declare no limit; 100 keeps a request well under MaxBody and under the
+	// per-request limits of the DNS APIs behind them (Route 53's 1,000 records, for one).
+	DefaultBatchSize = 100
+	// DefaultFilterMaxAge is Config.FilterMaxAge when 0: how long a negotiated domain filter is
+	// reused before GET / is sent again.
+	DefaultFilterMaxAge = 30 * time.Second
+)
+
+// bodyMargin is what MaxValueBytesPerBatch leaves of MaxBody for the JSON around the endpoints
+// (RequestCost counts the endpoints' JSON only).
+const bodyMargin = 1 << 20
+
+// reserved reports whether name is a header the protocol sets itself, which Config.Headers
+// cannot replace.
+func reserved(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Accept", "Content-Type", "Content-Length", "Host", "Transfer-Encoding", "Connection":
+		return true
+	}
+	return false
+}
+
+// Config configures a Provider.
+type Config struct {
+	// URL is the webhook's root, an http or https URL without user info, query or fragment,
+	// e.g. "http://127.0.0.1:8888" (a sidecar) or "http://dns-webhook.dns-system.svc:8888". The
+	// protocol's paths are joined below its path. Required. Secret key WEBHOOK_URL.
+	URL string
+	// Headers are sent with every request, e.g. an Authorization header for a webhook behind an
+	// authenticating proxy. Their values are credentials: never logged or returned. The
+	// protocol's own headers (Accept, Content-Type, ...) cannot be set. Secret key
+	// WEBHOOK_HEADERS.
+	Headers http.Header
+	// HTTPClient sends every request; default a new http.Client (requests are bounded by Timeout
+	// and the caller's context).
+	HTTPClient *http.Client
+	// Timeout bounds each request, reply body included; default DefaultTimeout.
+	Timeout time.Duration
+	// BatchSize is the most record-set changes one POST /records carries
+	// (Capabilities().MaxChangesPerBatch); default DefaultBatchSize. Secret key
+	// WEBHOOK_BATCH_SIZE.
+	BatchSize int
+	// FilterMaxAge is how long the domain filter of a negotiation (GET /) is reused, a
+	// time.Duration; 0 = DefaultFilterMaxAge, negative = negotiate before every call that needs
+	// the filter.
+	FilterMaxAge time.Duration
+	// Clock reads the time for FilterMaxAge; nil = the real clock.
+	Clock clock.PassiveClock
+}
+
+// Provider implements provider.Provider over a webhook. It is safe for concurrent use.
+type Provider struct {
+	base      *url.URL
+	headers   http.Header
+	client    *http.Client
+	timeout   time.Duration
+	batch     int
+	filterAge time.Duration
+	clock     clock.PassiveClock
+
+	mu       sync.Mutex
+	filter   *DomainFilter // the last negotiated filter; nil before the first
+	filterAt time.Time
+}
+
+var (
+	_ provider.Provider     = (*Provider)(nil)
+	_ provider.ZoneReader   = (*Provider)(nil)
+	_ provider.RequestSizer = (*Provider)(nil)
+)
+
+// New validates cfg and returns a provider. It does no I/O. A missing or malformed URL or header
+// gives an error wrapping provider.ErrInvalidCredentials that names the problem, never a header
+// value.
+func New(cfg Config) (*Provider, error) {
+	u, err := url.Parse(strings.TrimSpace(cfg.URL))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: WEBHOOK_URL must be an http(s) URL such as http://127.0.0.1:8888", provider.ErrInvalidCredentials)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w: WEBHOOK_URL must not carry user info, a query or a fragment (send credentials as WEBHOOK_HEADERS)", provider.ErrInvalidCredentials)
+	}
+	headers := http.Header{}
+	for name, values := range cfg.Headers {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return nil, fmt.Errorf("%w: header name %q is not a valid HTTP field name", provider.ErrInvalidCredentials, name)
+		}
+		if reserved(name) {
+			return nil, fmt.Errorf("%w: header %s is set by the webhook protocol and cannot be configured", provider.ErrInvalidCredentials, http.CanonicalHeaderKey(name))
+		}
+		for _, v := range values {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, fmt.Errorf("%w: the value of header %s is not a valid HTTP field value", provider.ErrInvalidCredentials, http.CanonicalHeaderKey(name))
+			}
+			headers.Add(name, v)
+		}
+	}
+	if cfg.BatchSize < 0 {
+		return nil, fmt.Errorf("%w: the batch size must be >= 1", provider.ErrInvalidCredentials)
+	}
+	p := &Provider{
+		base:      u,
+		headers:   headers,
+		client:    cfg.HTTPClient,
+		timeout:   cfg.Timeout,
+		batch:     cfg.BatchSize,
+		filterAge: cfg.FilterMaxAge,
+		clock:     cfg.Clock,
+	}
+	if p.client == nil {
+		p.client = &http.Client{}
+	}
+	if p.timeout <= 0 {
+		p.timeout = DefaultTimeout
+	}
+	if p.batch == 0 {
+		p.batch = DefaultBatchSize
+	}
+	if p.filterAge == 0 {
+		p.filterAge = DefaultFilterMaxAge
+	}
+	if p.clock == nil {
+		p.clock = clock.RealClock{}
+	}
+	return p, nil
+}
+
+// Capabilities: batches of Config.BatchSize changes per POST /records (RequestCost counts one
+// per change) whose endpoints' JSON stays under MaxBody; one write in flight, as external-dns
+// itself never overlaps two ApplyChanges calls and webhooks are written for that; no conditional
+// writes, weighted routing or zone creation: the protocol has none of them.
+func (p *Provider) Capabilities() provider.Capabilities {
+	return provider.Capabilities{
+		BatchWrites:           true,
+		MaxChangesPerBatch:    p.batch,
+		MaxValueBytesPerBatch: MaxBody - bodyMargin,
+		ConditionalWrites:     false,
+		WeightedRouting:       false,
+		CreateZones:           false,
+		MaxWritesInFlight:     1,
+	}
+}
+
+// RequestCost implements provider.RequestSizer: one change against MaxChangesPerBatch, and the
+// bytes of the JSON of its endpoints (After for a Create, Before for a Delete, both for an
+// Update, as POST /records carries them) against MaxValueBytesPerBatch. The endpoints that
+// /adjustendpoints returns may differ a little; bodyMargin covers that.
+func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
+	var sides []*provider.RecordSet
+	switch ch.Action {
+	case provider.ActionCreate:
+		sides = []*provider.RecordSet{ch.After}
+	case provider.ActionDelete:
+		sides = []*provider.RecordSet{ch.Before}
+	default:
+		sides = []*provider.RecordSet{ch.Before, ch.After}
+	}
+	for _, rs := range sides {
+		if rs == nil {
+			continue
+		}
+		if b, err := json.Marshal(ToEndpoint(*rs)); err == nil {
+			valueBytes += len(b) + 1 // and a comma
+		}
+	}
+	return 1, valueBytes
+}
+
+// StatusError is a webhook's answer with a status other than 2xx. Its text is the webhook's
+// (a JSON "error" or "message" field, or the body, at most 512 bytes), with configured header
+// values redacted.
+type StatusError struct {
+	Method, Path string
+	Code         int
+	Text         string
+}
+
+// Error implements error.
+func (e *StatusError) Error() string {
+	msg := fmt.Sprintf("webhook %s %s: HTTP %d", e.Method, e.Path, e.Code)
+	if e.Text != "" {
+		msg += ": " + e.Text
+	}
+	return msg
+}
+
+// do sends one request under the provider's timeout: in (when not nil) as the JSON body, and a
+// 2xx answer's JSON decoded into out (when not nil). check, when set, checks a 2xx answer's
+// headers first. Errors name the method and path, never a header value.
+func (p *Provider) do(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
+	ctx, cancel := context.WithTimeout(ctx, p.timeout)
+	defer cancel()
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return fmt.Errorf("webhook %s %s: encode: %w", method, path, err)
+		}
+		if len(b) > MaxBody {
+			return fmt.Errorf("webhook %s %s: %w: the request body is %d bytes, over the protocol's %d (lower WEBHOOK_BATCH_SIZE)", method, path, provider.ErrInvalidChange, len(b), MaxBody)
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, p.base.JoinPath(path).String(), body)
+	if err != nil {
+		return fmt.Errorf("webhook %s %s: %w", method, path, err)
+	}
+	for name, values := range p.headers {
+		req.Header[name] = slices.Clone(values)
+	}
+	req.Header.Set("Accept", MediaType)
+	if in != nil {
+		req.Header.Set("Content-Type", MediaType)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		// *url.Error carries the URL, which holds no credential (New refuses user info).
+		return fmt.Errorf("webhook %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
+	if err != nil {
+		return fmt.Errorf("webhook %s %s: read response: %w", method, path, err)
+	}
+	if len(data) > MaxBody {
+		return fmt.Errorf("webhook %s %s: the response is over the protocol's %d bytes", method, path, MaxBody)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return p.statusError(method, path, resp, data)
+	}
+	if check != nil {
+		if err := check(resp.Header); err != nil {
+			return fmt.Errorf("webhook %s %s: %w", method, path, err)
+		}
+	}
+	if out != nil {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("webhook %s %s: decode response: %w", method, path, err)
+		}
+	}
+	return nil
+}
+
+// statusError maps a non-2xx answer onto provider's typed errors. external-dns's webhook client
+// retries only 5xx (provider/webhook/webhook.go, isRetryableError and requestWithRetry): a 5xx is
+// provider.ErrUnavailable, which the guard retries, or a ThrottledError for 429 and for a 503
+// with Retry-After; 401 and 403 are provider.ErrInvalidCredentials (the headers are the
+// credentials); another 4xx answers a write (POST) with provider.ErrInvalidChange, a read with
+// the StatusError alone; neither is retried.
+func (p *Provider) statusError(method, path string, resp *http.Response, data []byte) error {
+	se := &StatusError{Method: method, Path: path, Code: resp.StatusCode, Text: p.redact(errorText(data))}
+	wait := retryAfter(resp.Header.Get("Retry-After"), p.clock.Now())
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return fmt.Errorf("%w: %w", provider.ErrInvalidCredentials, se)
+	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusServiceUnavailable && wait > 0:
+		return &provider.ThrottledError{RetryAfter: wait, Err: se}
+	case resp.StatusCode >= 500:
+		return fmt.Errorf("%w: %w", provider.ErrUnavailable, se)
+	case resp.StatusCode >= 400 && method == http.MethodPost:
+		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, se)
+	}
+	return se
+}
+
+// errorText is a JSON body's "error" or "message", or the trimmed body, at most 512 bytes, with
+// control characters as spaces.
+func errorText(data []byte) string {
+	var e struct {
+		Error   string `json:"error"`
+		Message string `json:"message"`
+	}
+	s := string(data)
+	if json.Unmarshal(data, &e) == nil {
+		if e.Error != "" {
+			s = e.Error
+		} else if e.Message != "" {
+			s = e.Message
+		}
+	}
+	s = strings.TrimSpace(strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s))
+	if len(s) > 512 {
+		s = s[:512] + "..."
+	}
+	return s
+}
+
+// redact replaces every configured header value in s, should a webhook echo one.
+func (p *Provider) redact(s string) string {
+	for _, values := range p.headers {
+		for _, v := range values {
+			if v = strings.TrimSpace(v); len(v) >= 4 {
+				s = strings.ReplaceAll(s, v, "[redacted]")
+			}
+		}
+	}
+	return s
+}
+
+func retryAfter(h string, now time.Time) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	if s, err := strconv.Atoi(h); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// checkMediaType is the negotiation's check: the answer's Content-Type is MediaType (its
+// parameters compared as parameters, so spacing and case do not matter).
+func checkMediaType(h http.Header) error {
+	got := h.Get("Content-Type")
+	mt, params, err := mime.ParseMediaType(got)
+	if err != nil || mt != "application/external.dns.webhook+json" || params["version"] != "1" {
+		return fmt.Errorf("negotiation answered Content-Type %q, want %q (is WEBHOOK_URL an external-dns webhook of protocol version 1?)", got, MediaType)
+	}
+	return nil
+}
+
+// Negotiate sends GET / and returns the webhook's domain filter, which the provider then reuses
+// for Config.FilterMaxAge. A wrong media type, or a body that is no domain filter, is an error.
+func (p *Provider) Negotiate(ctx context.Context) (DomainFilter, error) {
+	var raw json.RawMessage
+	if err := p.do(ctx, http.MethodGet, pathNegotiate, nil, &raw, checkMediaType); err != nil {
+		return DomainFilter{}, fmt.Errorf("negotiate: %w", err)
+	}
+	f, err := ParseDomainFilter(raw)
+	if err != nil {
+		return DomainFilter{}, fmt.Errorf("negotiate: webhook GET /: %w", err)
+	}
+	p.mu.Lock()
+	p.filter, p.filterAt = &f, p.clock.Now()
+	p.mu.Unlock()
+	return f, nil
+}
+
+// domainFilter returns the last negotiated filter while it is at most Config.FilterMaxAge old
+// (cached true), else negotiates.
+func (p *Provider) domainFilter(ctx context.Context) (f DomainFilter, cached bool, err error) {
+	p.mu.Lock()
+	last, at := p.filter, p.filterAt
+	p.mu.Unlock()
+	if last != nil && p.filterAge > 0 && p.clock.Since(at) < p.filterAge {
+		return *last, true, nil
+	}
+	f, err = p.Negotiate(ctx)
+	return f, false, err
+}
+
+// zone returns the canonical zone name of id, which the webhook's filter must match, or an error
+// wrapping provider.ErrZoneNotFound; a name the cached filter does not match is checked against
+// a fresh negotiation first.
+func (p *Provider) zone(ctx context.Context, id string) (string, DomainFilter, error) {
+	name, err := provider.ValidateName(id)
+	if err != nil || strings.HasPrefix(name, "*") {
+		return "", DomainFilter{}, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
+	}
+	f, cached, err := p.domainFilter(ctx)
+	if err != nil {
+		return "", DomainFilter{}, err
+	}
+	if !f.Match(name) && cached {
+		// The webhook may serve a zone created since the filter was read (PowerDNS's
+		// provider answers its current zones): ask again before answering "not found".
+		if f, err = p.Negotiate(ctx); err != nil {
+			return "", DomainFilter{}, err
+		}
+	}
+	if !f.Match(name) {
+		return "", DomainFilter{}, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
+	}
+	return name, f, nil
+}
+
+// EnsureZone returns provider.ErrNotCapable: the webhook protocol cannot create zones. A DNSZone
+// adopts a webhook zone with spec.zoneID set to the zone's name (a name the webhook's domain
+// filter matches).
+func (p *Provider) EnsureZone(_ context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
+	return provider.Zone{}, fmt.Errorf("ensure zone %s: %w: an external-dns webhook cannot create zones; adopt the zone by setting spec.zoneID to its name", provider.CanonicalName(spec.Name), provider.ErrNotCapable)
+}
+
+// DeleteZone returns provider.ErrNotCapable: the protocol cannot delete zones, and adopted zones
+// are never deleted (nor emptied) by dnsplane.
+func (p *Provider) DeleteZone(_ context.Context, id string) error {
+	return fmt.Errorf("delete zone %s: %w: an external-dns webhook cannot delete zones", provider.CanonicalName(id), provider.ErrNotCapable)
+}
+
+// ListZones returns the zones the webhook's domain filter names (DomainFilter.Zones), from the
+// negotiation alone: IDs are names, and NameServers are left empty (GetZone reads them). A
+// filter of regular expressions, or an empty one, names none.
+func (p *Provider) ListZones(ctx context.Context) ([]provider.Zone, error) {
+	f, _, err := p.domainFilter(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list zones: %w", err)
+	}
+	names := f.Zones()
+	out := make([]provider.Zone, 0, len(names))
+	for _, n := range names {
+		out = append(out, provider.Zone{ID: n, Name: n})
+	}
+	return out, nil
+}
+
+// GetZone returns the zone named id when the webhook's domain filter matches it, with the
+// targets of its apex NS set as NameServers (one GET /records, as ReadZone); else an error
+// wrapping provider.ErrZoneNotFound.
+func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {
+	z, _, err := p.ReadZone(ctx, id)
+	if err != nil {
+		return provider.Zone{}, err
+	}
+	return z, nil
+}
+
+// ReadZone implements provider.ZoneReader: the zone as GetZone gives it and its record sets as
+// ListRecordSets gives them, from one GET /records (and a negotiation when the filter is older
+// than Config.FilterMaxAge).
+func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []provider.RecordSet, error) {
+	name, f, err := p.zone(ctx, id)
+	if err != nil {
+		return provider.Zone{}, nil, fmt.Errorf("read zone: %w", err)
+	}
+	sets, err := p.records(ctx, name, f)
+	if err != nil {
+		return provider.Zone{}, nil, fmt.Errorf("read zone %s: %w", name, err)
+	}
+	z := provider.Zone{ID: name, Name: name}
+	for _, rs := range sets {
+		if rs.Name == name && rs.Type == "NS" && rs.SetIdentifier == "" {
+			z.NameServers = slices.Clone(rs.Targets)
+		}
+	}
+	return z, sets, nil
+}
+
+// ListRecordSets returns the zone's record sets: the endpoints of GET /records that belong to it
+// (DomainFilter.Holds), canonical (FromEndpoint), in the webhook's order; of endpoints with one
+// key (a webhook listing the delegation NS from both of its zones) the first. Unknown zone:
+// provider.ErrZoneNotFound.
+func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
+	name, f, err := p.zone(ctx, zoneID)
+	if err != nil {
+		return nil, fmt.Errorf("list record sets: %w", err)
+	}
+	sets, err := p.records(ctx, name, f)
+	if err != nil {
+		return nil, fmt.Errorf("list record sets of %s: %w", name, err)
+	}
+	return sets, nil
+}
+
+// records reads GET /records and keeps zone's sets, never nil.
+func (p *Provider) records(ctx context.Context, zone string, f DomainFilter) ([]provider.RecordSet, error) {
+	var eps []Endpoint
+	if err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil); err != nil {
+		return nil, err
+	}
+	out := make([]provider.RecordSet, 0, len(eps))
+	seen := map[provider.RecordSetKey]bool{}
+	for _, ep := range eps {
+		rs, ok := FromEndpoint(ep)
+		if !ok || !f.Holds(zone, rs.Name, rs.Type) || seen[rs.Key()] {
+			continue
+		}
+		seen[rs.Key()] = true
+		out = append(out, rs)
+	}
+	return out, nil
+}
+
+// ApplyChanges writes changes as one POST /records (the guard splits by Capabilities first):
+//  1. every change is validated before anything is sent (provider.ErrInvalidChange; a weighted
+//     set, or one with a set identifier, provider.ErrNotCapable; a name inside a deeper zone of
+//     the webhook's filter, or the SOA, ErrInvalidChange);
+//  2. changes to one key collapse into one, with the same end state (a Create then an Update is
+//     a Create of the last After; a Delete then a Create an Update; a Create then a Delete
+//     nothing), since a webhook applies a document's lists in its own order and external-dns's
+//     in-memory provider refuses a key twice in one document;
+//  3. the After sets (Creates and Updates) are sent to POST /adjustendpoints, and what the
+//     webhook answers for each key is what is written, so that the webhook's normalisation
+//     (TTL defaults, provider-specific defaults) is what dnsplane reads back and compares with
+//     at its next plan; a set the answer leaves out gives provider.ErrNotCapable and nothing is
+//     written;
+//  4. the protocol has no conditional write, so shared changes (provider.Change.Shared: DNSRecord
+//     sets, which other writers change too) are applied by read-merge-write: one GET /records
+//     just before the write, and each such change becomes its delta of targets (added: After's
+//     not in Before; removed: Before's not in After) applied onto the set as read, so that a
+//     target another writer added meanwhile is kept (see mergeShared). Registry records,
+//     single-valued types (CNAME, DNAME) and unshared changes are written as they come. A
+//     concurrent read-merge-write of the same set between that read and this write can still
+//     drop a target; DNSRecord's self-heal restores it (dnsplane API contract, "Lost targets
+//     heal themselves");
+//  5. POST /records carries the Creates as create, the Updates' Before and adjusted After as
+//     updateOld and updateNew, and the Deletes' Before as delete.
+//
+// Unknown zone: provider.ErrZoneNotFound. HTTP statuses map as the package doc says; a 5xx may or
+// may not have applied the document (the webhook's own provider decides).
+func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	zone, f, err := p.zone(ctx, zoneID)
+	if err != nil {
+		return fmt.Errorf("apply changes: %w", err)
+	}
+	canon, err := provider.PrepareChanges(zone, changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+		return checkSet(zone, f, action, which, rs)
+	}, func(ch provider.Change) (provider.Change, error) { return ch, nil })
+	if err != nil {
+		return err
+	}
+	merged := coalesce(canon)
+	if slices.ContainsFunc(merged, readMerged) {
+		if merged, err = p.mergeShared(ctx, zone, f, merged); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
+	}
+	if len(merged) == 0 {
+		return nil
+	}
+	adjusted, err := p.adjust(ctx, merged)
+	if err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	}
+	var doc Changes
+	for _, ch := range merged {
+		switch ch.Action {
+		case provider.ActionCreate:
+			doc.Create = append(doc.Create, adjusted[ch.After.Key()])
+		case provider.ActionUpdate:
+			doc.UpdateOld = append(doc.UpdateOld, ToEndpoint(*ch.Before))
+			doc.UpdateNew = append(doc.UpdateNew, adjusted[ch.After.Key()])
+		case provider.ActionDelete:
+			doc.Delete = append(doc.Delete, ToEndpoint(*ch.Before))
+		}
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
+		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete))
+	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	}
+	return nil
+}
+
+// adjust sends the After sets of changes to POST /adjustendpoints and returns the webhook's
+// endpoint for each of their keys. A key the answer lacks is an error wrapping
+// provider.ErrNotCapable; endpoints of other keys in the answer are ignored (nothing planned
+// them).
+func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[provider.RecordSetKey]Endpoint, error) {
+	var in []Endpoint
+	for _, ch := range changes {
+		if ch.After != nil {
+			in = append(in, ToEndpoint(*ch.After))
+		}
+	}
+	out := map[provider.RecordSetKey]Endpoint{}
+	if len(in) == 0 {
+		return out, nil
+	}
+	var got []Endpoint
+	if err := p.do(ctx, http.MethodPost, pathAdjust, in, &got, nil); err != nil {
+		return nil, fmt.Errorf("adjust endpoints: %w", err)
+	}
+	for _, ep := range got {
+		if rs, ok := FromEndpoint(ep); ok {
+			if _, dup := out[rs.Key()]; !dup {
+				out[rs.Key()] = ep
+			}
+		}
+	}
+	var dropped []string
+	for _, ch := range changes {
+		if ch.After == nil {
+			continue
+		}
+		if _, ok := out[ch.After.Key()]; !ok {
+			dropped = append(dropped, ch.After.Key().String())
+		}
+	}
+	if len(dropped) > 0 {
+		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints left out %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(dropped, ", "))
+	}
+	return out, nil
+}
+
+// checkSet is the webhook's SideCheck: After canonical in full (provider.ValidateChangeSet,
+// which refuses set identifiers and weights without weighted routing); Before by its key only
+// (it addresses a set as the webhook listed it, and its targets may be of a type this build
+// cannot parse); both in the zone and not inside a deeper zone of the filter; never the SOA.
+func checkSet(zone string, f DomainFilter, action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
+	var c provider.RecordSet
+	var err error
+	if which == "After" {
+		c, err = provider.ValidateChangeSet(action, which, &rs, zone, provider.Capabilities{})
+	} else {
+		c = rs.Clone()
+		c.Name, err = provider.ValidateName(rs.Name)
+		c.Type = strings.ToUpper(strings.TrimSpace(rs.Type))
+		if err == nil && (c.Type == "" || len(c.Targets) == 0) {
+			err = fmt.Errorf("%w: %s: a Before needs a type and its targets", provider.ErrInvalidChange, c.Key())
+		}
+	}
+	if err != nil {
+		return provider.RecordSet{}, err
+	}
+	switch {
+	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
+	case !provider.IsSubdomain(c.Name, zone):
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
+	case c.Type == "SOA":
+		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
+	}
+	return c, nil
+}
+
+// coalesce collapses the changes to one key into one change with the same end state, at the
+// position of the key's first change: over a set that existed before (a first change that is an
+// Update or Delete) the result is an Update from the first Before to the last After, or a
+// Delete of the first Before; over a set that did not (a first Create), a Create of the last
+// After, or nothing. Shared is kept when any of them is.
+func coalesce(changes []provider.Change) []provider.Change {
+	type state struct {
+		before *provider.RecordSet // the set before the first change; nil when it did not exist
+		after  *provider.RecordSet // the set after the last change; nil when none is left
+		shared bool
+	}
+	var order []provider.RecordSetKey
+	states := map[provider.RecordSetKey]*state{}
+	for _, ch := range changes {
+		k := ch.Key()
+		st, ok := states[k]
+		if !ok {
+			st = &state{}
+			if ch.Action != provider.ActionCreate {
+				st.before = ch.Before
+			}
+			states[k] = st
+			order = append(order, k)
+		}
+		st.after = nil
+		if ch.Action != provider.ActionDelete {
+			st.after = ch.After
+		}
+		st.shared = st.shared || ch.Shared
+	}
+	out := make([]provider.Change, 0, len(order))
+	for _, k := range order {
+		st := states[k]
+		switch {
+		case st.before != nil && st.after != nil:
+			out = append(out, provider.Change{Action: provider.ActionUpdate, Before: st.before, After: st.after, Shared: st.shared})
+		case st.before != nil:
+			out = append(out, provider.Change{Action: provider.ActionDelete, Before: st.before, Shared: st.shared})
+		case st.after != nil:
+			out = append(out, provider.Change{Action: provider.ActionCreate, After: st.after, Shared: st.shared})
+		}
+	}
+	return out
+}
+
+// readMerged reports whether ch is applied by read-merge-write: a Shared change, not to a
+// registry record (one value of one writer), not to a single-valued type.
+func readMerged(ch provider.Change) bool {
+	if !ch.Shared {
+		return false
+	}
+	k := ch.Key()
+	switch k.Type {
+	case "CNAME", "DNAME", "SOA":
+		return false
+	case "TXT":
+		return !provider.IsRegistryName(k.Name)
+	}
+	return true
+}
+
+// mergeShared reads the zone (one GET /records) and rewrites each change that readMerged as
+// its delta onto the set as read: the set's targets without those the change removes, then
+// those it adds, with After's TTL and options (the current ones for a Delete). The result is an
+// Update from the set as read, a Create when there is none, a Delete when no target is left, or
+// nothing when there was no set and none is left, or the set as read is already the result. Later changes of the same call see the
+// earlier ones' results.
+func (p *Provider) mergeShared(ctx context.Context, zone string, f DomainFilter, changes []provider.Change) ([]provider.Change, error) {
+	sets, err := p.records(ctx, zone, f)
+	if err != nil {
+		return nil, fmt.Errorf("read the current sets of shared changes: %w", err)
+	}
+	state := make(map[provider.RecordSetKey]*provider.RecordSet, len(sets))
+	for i := range sets {
+		state[sets[i].Key()] = &sets[i]
+	}
+	out := make([]provider.Change, 0, len(changes))
+	for _, ch := range changes {
+		if !readMerged(ch) {
+			out = append(out, ch)
+			continue
+		}
+		k := ch.Key()
+		cur := state[k]
+		var before []string
+		if ch.Before != nil {
+			before = canonicalTargets(*ch.Before)
+		}
+		var next provider.RecordSet
+		switch {
+		case ch.After != nil:
+			next = ch.After.Clone()
+		case cur != nil:
+			next = cur.Clone()
+		default:
+			next = ch.Before.Clone()
+		}
+		next.Targets = nil
+		if cur != nil {
+			for _, t := range cur.Targets {
+				if !slices.Contains(before, t) || ch.After != nil && slices.Contains(ch.After.Targets, t) {
+					next.Targets = append(next.Targets, t)
+				}
+			}
+		}
+		if ch.After != nil {
+			for _, t := range ch.After.Targets {
+				if !slices.Contains(next.Targets, t) {
+					next.Targets = append(next.Targets, t)
+				}
+			}
+		}
+		switch {
+		case cur == nil && len(next.Targets) == 0:
+			continue
+		case cur == nil:
+			out = append(out, provider.Change{Action: provider.ActionCreate, After: &next, Shared: true})
+			state[k] = &next
+		case len(next.Targets) == 0:
+			out = append(out, provider.Change{Action: provider.ActionDelete, Before: cur, Shared: true})
+			delete(state, k)
+		case next.Equal(*cur):
+			continue // the set already is what the change makes of it
+		default:
+			out = append(out, provider.Change{Action: provider.ActionUpdate, Before: cur, After: &next, Shared: true})
+			state[k] = &next
+		}
+	}
+	return out, nil
+}
+
+// canonicalTargets returns rs's targets in canonical form where they parse (as given where they
+// do not), so that they compare with listed ones.
+func canonicalTargets(rs provider.RecordSet) []string {
+	out := make([]string, 0, len(rs.Targets))
+	for _, t := range rs.Targets {
+		if c, err := provider.CanonicalTarget(rs.Type, t); err == nil {
+			t = c
+		}
+		out = append(out, t)
+	}
+	return out
+}
