@@ -143,6 +143,8 @@ func TestHelmRefusesBadValues(t *testing.T) {
 		{[]string{"metrics.reader.serviceAccount.name=p", "metrics.bindAddress=0"}, "metrics.reader.serviceAccount.name"},
 		{[]string{"metrics.reader.serviceAccount.name=p", "namespaced=true", "ownerID=a"}, "metrics.reader.serviceAccount.name"},
 		{[]string{"metrics.reader.serviceAccount.nam=p"}, "nam"},
+		{[]string{"webhook.sidecars[0].name=manager", "webhook.sidecars[0].image=x"}, "/webhook/sidecars/0/name"},
+		{[]string{"webhook.sidecars[0].name=hook"}, "image"},
 	} {
 		args := []string{"template", releaseName, chartDir}
 		for _, s := range tc.sets {

@@ -122,6 +122,17 @@ func TestChartValues(t *testing.T) {
 			[]func(*testing.T, rendering){hasArgs("--source=service", "--source=ingress", "--source=crd", "--domain-filter=example.com", "--domain-filter=example.org",
 				"--exclude-domains=internal.example.com", "--annotation-filter=team=a", "--label-filter=env!=dev", "--ingress-class=nginx",
 				"--gateway-name=public", "--namespace=apps", "--publish-internal-services")}},
+		{"a webhook provider beside the manager", []string{"webhook.sidecars[0].name=hook", "webhook.sidecars[0].image=example/hook:v1",
+			"webhook.sidecars[0].env[0].name=API_KEY", "webhook.sidecars[0].env[0].valueFrom.secretKeyRef.name=hook-credentials",
+			"webhook.sidecars[0].env[0].valueFrom.secretKeyRef.key=api-key", "webhook.sidecars[1].name=other", "webhook.sidecars[1].image=example/other:v2",
+			"webhook.sidecars[1].securityContext.runAsUser=1000"}, []func(*testing.T, rendering){
+			field("Deployment", "", "manager", append(podSpec, "containers", "0", "name")...),
+			field("Deployment", "", "example/hook:v1", append(podSpec, "containers", "1", "image")...),
+			field("Deployment", "", "hook-credentials", append(podSpec, "containers", "1", "env", "0", "valueFrom", "secretKeyRef", "name")...),
+			// The manager's securityContext unless the sidecar has its own.
+			field("Deployment", "", true, append(podSpec, "containers", "1", "securityContext", "readOnlyRootFilesystem")...),
+			field("Deployment", "", float64(1000), append(podSpec, "containers", "2", "securityContext", "runAsUser")...),
+		}},
 		{"no leader election, one replica", []string{"replicaCount=1", "leaderElection.enabled=false"}, []func(*testing.T, rendering){
 			lacksArgs("--leader-elect"), count("PodDisruptionBudget", 0),
 		}},
