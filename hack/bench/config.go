@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,10 @@ import (
 const (
 	toolExternalDNS = "external-dns"
 	toolDNSPlane    = "dnsplane"
+
+	// BENCH_DNSPLANE_PROVIDER's values.
+	providerPDNS    = "pdns"
+	providerWebhook = "webhook"
 	// externalDNSVersion is the version hack/bench/build-external-dns.sh builds.
 	externalDNSVersion = "v0.22.0"
 	// zones is how many zones the input spans; every object has one endpoint in each.
@@ -51,6 +56,11 @@ type config struct {
 	keep           bool
 	buildSeconds   float64
 	dnsplaneArgs   []string // BENCH_DNSPLANE_ARGS: extra manager flags, space-separated (profiling)
+	// dnsplaneProvider is BENCH_DNSPLANE_PROVIDER: "pdns" (default), dnsplane's PowerDNS
+	// provider straight to the API, or "webhook", dnsplane's webhook provider through
+	// external-dns v0.22.0's own webhook server with its PowerDNS provider
+	// (hack/webhook-server), in front of the same PowerDNS and counting proxy.
+	dnsplaneProvider string
 }
 
 // runPlan is one run of the matrix. Extras: this run also measures the steady state, the 1%
@@ -104,6 +114,11 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	}
 	c.keep = getenv("BENCH_KEEP") == "1"
 	c.dnsplaneArgs = strings.Fields(getenv("BENCH_DNSPLANE_ARGS"))
+	switch c.dnsplaneProvider = cmp.Or(getenv("BENCH_DNSPLANE_PROVIDER"), providerPDNS); c.dnsplaneProvider {
+	case providerPDNS, providerWebhook:
+	default:
+		errs = append(errs, fmt.Errorf("BENCH_DNSPLANE_PROVIDER %q: want %s or %s", c.dnsplaneProvider, providerPDNS, providerWebhook))
+	}
 	return c, errors.Join(errs...)
 }
 

@@ -20,6 +20,10 @@
 //	BENCH_MAX_RSS_MIB   a controller above this RSS is stopped and its run failed (default 8192)
 //	BENCH_KEEP=1        keep every run's work directory (logs) under hack/bench/out/work
 //	BENCH_BUILD_SECONDS how long `make bench` spent building (recorded in the report)
+//	BENCH_DNSPLANE_PROVIDER  pdns (default) or webhook: dnsplane writes through external-dns
+//	                    v0.22.0's own webhook server with its PowerDNS provider
+//	                    (hack/webhook-server), in front of the same PowerDNS; providerCalls are
+//	                    then the webhook's requests to PowerDNS, webhookCalls dnsplane's to it
 //	FAULTS=1            run the fault suite instead (`make faults`; faults.go lists its variables)
 package main
 
@@ -74,7 +78,7 @@ func run(ctx context.Context, log logr.Logger) error {
 		res := runOne(ctx, log.WithValues("tool", p.Tool, "endpoints", p.Size), cfg, p)
 		log.Info("result", "tool", p.Tool, "endpoints", p.Size, "scenario", p.Scenario.Name,
 			"firstSyncSeconds", res.FirstSyncSeconds, "providerCalls", res.ProviderCalls.Total,
-			"peakRSSMiB", res.PeakRSSMiB, "error", res.Error)
+			"peakRSSMiB", res.PeakRSSMiB, "webhookCalls", res.WebhookCalls, "error", res.Error)
 		if p.Extras && res.Error != "" {
 			moveExtras(plan[i+1:], p)
 		}

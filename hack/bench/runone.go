@@ -20,6 +20,9 @@ type runResult struct {
 	Run      int    `json:"run"`
 	// LoadAvg is /proc/loadavg's 1, 5 and 15 minute load averages before the run.
 	LoadAvg string `json:"loadAvgBefore"`
+	// WebhookCalls (BENCH_DNSPLANE_PROVIDER=webhook): dnsplane's requests to the webhook server
+	// in the first sync; ProviderCalls are then the webhook's requests to PowerDNS.
+	WebhookCalls *calls `json:"webhookCalls,omitempty"`
 	// FirstSyncSeconds: controller start (created: the first create) to the last record served.
 	FirstSyncSeconds float64 `json:"firstSyncSeconds"`
 	// AfterLastCreateSeconds (created scenarios): the last create's answer to the last record
@@ -143,6 +146,10 @@ func firstSync(ctx context.Context, log logr.Logger, c config, p runPlan, w *wor
 		return err
 	}
 	callsBefore := w.proxy.snapshot()
+	var hookBefore map[string]int
+	if w.webhook != nil {
+		hookBefore = w.webhook.snapshot()
+	}
 	start := time.Now()
 	var lastCreate time.Time
 	if p.Scenario.Created {
@@ -155,6 +162,10 @@ func firstSync(ctx context.Context, log logr.Logger, c config, p runPlan, w *wor
 	defer cancel()
 	served, missing, err := ck.waitServed(sctx, want(0, res.Objects, 0))
 	res.ProviderCalls = callsBetween(callsBefore, w.proxy.snapshot())
+	if w.webhook != nil {
+		hook := callsBetween(hookBefore, w.webhook.snapshot())
+		res.WebhookCalls = &hook
+	}
 	if err != nil {
 		res.MissingRecords = missing
 		return fmt.Errorf("first sync: %d of %d records not served: %w", missing, p.Size, err)

@@ -129,6 +129,8 @@ func (w *world) changeObjects(ctx context.Context, tool string, n int) error {
 
 // setupDNSPlane creates dnsplane's provider Secret (PowerDNS through the proxy; SOA checks
 // straight at PowerDNS's DNS port) and 10 DNSZones adopting the existing zones by spec.zoneID.
+// With BENCH_DNSPLANE_PROVIDER=webhook the Secret names external-dns's webhook server instead
+// (startWebhook), which writes to the same PowerDNS through the same proxy.
 func (w *world) setupDNSPlane(ctx context.Context) error {
 	cs, err := kubernetes.NewForConfig(w.rest)
 	if err != nil {
@@ -136,6 +138,16 @@ func (w *world) setupDNSPlane(ctx context.Context) error {
 	}
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: pdnsSecret, Namespace: benchNamespace}, Type: "dnsplane.io/pdns",
 		StringData: map[string]string{"PDNS_API_URL": cmp.Or(w.secretAPIURL, w.proxyURL), "PDNS_API_KEY": w.pdns.key, "DNS_ADDRESS": w.pdns.dnsAddr}}
+	zoneID := func(j int) string { return zoneName(j) + "." }
+	if w.provider == providerWebhook {
+		hook, err := w.startWebhook(ctx, w.root)
+		if err != nil {
+			return err
+		}
+		sec.Type = "dnsplane.io/webhook"
+		sec.StringData = map[string]string{"WEBHOOK_URL": hook, "DNS_ADDRESS": w.pdns.dnsAddr}
+		zoneID = zoneName // a webhook zone's ID is its name
+	}
 	if _, err := cs.CoreV1().Secrets(benchNamespace).Create(ctx, sec, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("create Secret %s: %w", pdnsSecret, err)
 	}
@@ -144,7 +156,7 @@ func (w *world) setupDNSPlane(ctx context.Context) error {
 		z := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "dnsplane.io/v1alpha1", "kind": "DNSZone",
 			"metadata": map[string]any{"name": fmt.Sprintf("z%d", j), "namespace": benchNamespace},
-			"spec":     map[string]any{"zone": zoneName(j), "providerRef": map[string]any{"name": pdnsSecret}, "zoneID": zoneName(j) + "."},
+			"spec":     map[string]any{"zone": zoneName(j), "providerRef": map[string]any{"name": pdnsSecret}, "zoneID": zoneID(j)},
 		}}
 		if _, err := w.dyn.Resource(gvr).Namespace(benchNamespace).Create(ctx, z, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create DNSZone z%d: %w", j, err)

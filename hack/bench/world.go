@@ -44,7 +44,12 @@ type world struct {
 	// secretAPIURL, when set, is the PowerDNS API URL dnsplane's Secret names instead of
 	// proxyURL (the fault suite's faultproxy).
 	secretAPIURL string
-	cleanups     []func() error
+	// webhook, with BENCH_DNSPLANE_PROVIDER=webhook, counts dnsplane's requests to the webhook
+	// server (startWebhook); nil otherwise.
+	webhook *countingProxy
+	// root and provider are config's, for setupDNSPlane.
+	root, provider string
+	cleanups       []func() error
 }
 
 // pdnsServer is a PowerDNS started by hack/pdns.sh in dir.
@@ -54,7 +59,7 @@ type pdnsServer struct {
 
 // newWorld starts the environment of one run under dir. On error, what it started is stopped.
 func newWorld(ctx context.Context, log logr.Logger, c config, dir string) (_ *world, err error) {
-	w := &world{dir: dir, log: log}
+	w := &world{dir: dir, log: log, root: c.root, provider: c.dnsplaneProvider}
 	defer func() {
 		if err != nil {
 			w.close()

@@ -94,7 +94,8 @@ const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 // KeyPDNSClaimReadMaxAge, of dnsplane.io/pdns Secrets, is pdns.Config.ClaimReadMaxAge: how old
 // (a Go duration, "0s" to "1m") a read of the zone may be for a write that creates record sets
 // to check their absence against it instead of a GET of its own; default
-// pdns.DefaultClaimReadMaxAge (1s); "0s" checks with a GET before every such write.
+// pdns.DefaultClaimReadMaxAge (0s: a GET before every such write); longer only for zones no
+// other writer touches.
 const KeyPDNSClaimReadMaxAge = "PDNS_CLAIM_READ_MAX_AGE"
 
 // Keys of dnsplane.io/webhook Secrets (an external-dns webhook provider; docs/api.md).

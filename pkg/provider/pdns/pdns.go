@@ -68,10 +68,14 @@ type Config struct {
 	ClaimReadMaxAge time.Duration
 }
 
-// DefaultClaimReadMaxAge is the factory's Config.ClaimReadMaxAge: a Create is
-// checked against a read of the zone at most one second old. external-dns
-// checks against a read one sync interval old (a minute by default).
-const DefaultClaimReadMaxAge = time.Second
+// DefaultClaimReadMaxAge is the factory's Config.ClaimReadMaxAge: 0, a GET
+// just before every write that creates sets. A longer age is for zones that
+// no other writer touches: where another cluster's manager or external-dns
+// writes the same zone, a set it creates within the age is overwritten
+// (controllers' TestHandover_HolderDeletedInAnotherClusterFreesItsNames saw
+// it at 1 s: the second cluster's Create replaced the first's five sets).
+// external-dns checks against a read one sync interval old (a minute).
+const DefaultClaimReadMaxAge time.Duration = 0
 
 // DefaultMaxWritesInFlight is one write at a time: PowerDNS' sqlite backend
 // (gsqlite3, the default of most packages) takes one write transaction at a
@@ -658,8 +662,8 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // set created in the window between that GET and the PATCH (one round trip)
 // is still overwritten, and seen at the next read of the zone.
 //
-// When Config.ClaimReadMaxAge is set (the factory's default is
-// DefaultClaimReadMaxAge, 1 s) and no change of the call is applied by
+// When Config.ClaimReadMaxAge is set (Secret key PDNS_CLAIM_READ_MAX_AGE; the
+// default, DefaultClaimReadMaxAge, is 0: always read) and no change of the call is applied by
 // read-merge-write, that check uses the provider's last whole-zone read of the
 // zone (ReadZone, ListRecordSets, or such a GET before an earlier PATCH) when
 // it was sent at most that long ago, with this provider's PATCHes since
