@@ -13,10 +13,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	"golang.org/x/net/http/httpguts"
+	"golang.org/x/sync/singleflight"
 	"k8s.io/utils/clock"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -106,6 +108,14 @@ type Provider struct {
 	mu       sync.Mutex
 	filter   *DomainFilter // the last negotiated filter; nil before the first
 	filterAt time.Time
+
+	// shared lets concurrent negotiations, and concurrent GET /records of zone reads, share
+	// one request: the 10 DNSZones of one webhook adopted at once cost one of each, not ten.
+	// A listing is shared only among callers of one write generation (writes): a read that
+	// began before a POST /records was sent, or before it was answered, is not handed to a
+	// caller that came after.
+	shared singleflight.Group
+	writes atomic.Uint64
 }
 
 var (
@@ -375,10 +385,15 @@ func checkMediaType(h http.Header) error {
 // Negotiate sends GET / and returns the webhook's domain filter, which the provider then reuses
 // for Config.FilterMaxAge. A wrong media type, or a body that is no domain filter, is an error.
 func (p *Provider) Negotiate(ctx context.Context) (DomainFilter, error) {
-	var raw json.RawMessage
-	if err := p.do(ctx, http.MethodGet, pathNegotiate, nil, &raw, checkMediaType); err != nil {
+	v, err := p.share(ctx, "negotiate", func(ctx context.Context) (any, error) {
+		var raw json.RawMessage
+		err := p.do(ctx, http.MethodGet, pathNegotiate, nil, &raw, checkMediaType)
+		return raw, err
+	})
+	if err != nil {
 		return DomainFilter{}, fmt.Errorf("negotiate: %w", err)
 	}
+	raw := v.(json.RawMessage)
 	f, err := ParseDomainFilter(raw)
 	if err != nil {
 		return DomainFilter{}, fmt.Errorf("negotiate: webhook GET /: %w", err)
@@ -475,7 +490,7 @@ func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []pr
 	if err != nil {
 		return provider.Zone{}, nil, fmt.Errorf("read zone: %w", err)
 	}
-	sets, err := p.records(ctx, name, f)
+	sets, err := p.sharedRecords(ctx, name, f)
 	if err != nil {
 		return provider.Zone{}, nil, fmt.Errorf("read zone %s: %w", name, err)
 	}
@@ -497,7 +512,7 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	if err != nil {
 		return nil, fmt.Errorf("list record sets: %w", err)
 	}
-	sets, err := p.records(ctx, name, f)
+	sets, err := p.sharedRecords(ctx, name, f)
 	if err != nil {
 		return nil, fmt.Errorf("list record sets of %s: %w", name, err)
 	}
@@ -506,8 +521,43 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 
 // records reads GET /records and keeps zone's sets, never nil.
 func (p *Provider) records(ctx context.Context, zone string, f DomainFilter) ([]provider.RecordSet, error) {
+	return p.recordsOf(ctx, zone, f, false)
+}
+
+// share runs fn once for the concurrent callers of key (Provider.shared) and returns its result,
+// or ctx's error when ctx ends first. fn gets a context without the first caller's
+// cancellation, since the others wait on it too; p.do still bounds it with Config.Timeout.
+func (p *Provider) share(ctx context.Context, key string, fn func(context.Context) (any, error)) (any, error) {
+	ch := p.shared.DoChan(key, func() (any, error) { return fn(context.WithoutCancel(ctx)) })
+	select {
+	case r := <-ch:
+		return r.Val, r.Err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// sharedRecords is records from a GET /records that concurrent callers of one write generation
+// share (Provider.shared): for zone reads, not for the read of a read-merge-write.
+func (p *Provider) sharedRecords(ctx context.Context, zone string, f DomainFilter) ([]provider.RecordSet, error) {
+	return p.recordsOf(ctx, zone, f, true)
+}
+
+// recordsOf reads GET /records, alone or shared, and keeps zone's sets, never nil. The
+// endpoints of a shared read are only read here (FromEndpoint copies what it keeps).
+func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, shared bool) ([]provider.RecordSet, error) {
 	var eps []Endpoint
-	if err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil); err != nil {
+	if shared {
+		v, err := p.share(ctx, "records/"+strconv.FormatUint(p.writes.Load(), 10), func(ctx context.Context) (any, error) {
+			var eps []Endpoint
+			err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil)
+			return eps, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		eps = v.([]Endpoint)
+	} else if err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil); err != nil {
 		return nil, err
 	}
 	out := make([]provider.RecordSet, 0, len(eps))
@@ -588,6 +638,8 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
 		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete))
+	p.writes.Add(1)
+	defer p.writes.Add(1)
 	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zone, err)
 	}

@@ -489,3 +489,83 @@ func TestNegotiate_RefusesAnotherMediaType(t *testing.T) {
 		t.Fatalf("Negotiate = %v, want an error naming %s", err, webhook.MediaType)
 	}
 }
+
+// gatedRecords is a proxy to a webhook server that holds the first GET /records it sees until
+// release is closed, and counts the GET /records it passes.
+type gatedRecords struct {
+	url     string
+	held    chan struct{} // closed when the first GET /records arrived
+	release chan struct{}
+	gets    atomic.Int64
+	first   atomic.Bool
+	once    sync.Once
+}
+
+// open lets the held GET /records go (once; also at the test's end).
+func (g *gatedRecords) open() { g.once.Do(func() { close(g.release) }) }
+
+func newGatedRecords(t *testing.T, target string) *gatedRecords {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedRecords{held: make(chan struct{}), release: make(chan struct{})}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/records" {
+			g.gets.Add(1)
+			if g.first.CompareAndSwap(false, true) {
+				close(g.held)
+				<-g.release
+			}
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(g.open) // before srv.Close: a held request would keep Close waiting
+	g.url = srv.URL
+	return g
+}
+
+// TestReads_AListingBeganBeforeAWriteIsNotSharedAfterIt (issue 31's calls, for webhooks): zone
+// reads share one GET /records while it is in flight, so that a webhook's DNSZones adopted at
+// once cost one listing; but a read asked for after a write was sent never gets a listing that
+// began before it. Here a listing is held at the proxy, a write goes through meanwhile, and a
+// read made after the write answers with the written set: it sent its own GET.
+func TestReads_AListingBeganBeforeAWriteIsNotSharedAfterIt(t *testing.T) {
+	zone := zoneName("shared")
+	g := newGatedRecords(t, startMemory(t, zone))
+	p := newProvider(t, g.url, webhook.Config{})
+	early := make(chan error, 1)
+	go func() {
+		_, err := p.ListRecordSets(ctx(t), zone)
+		early <- err
+	}()
+	select {
+	case <-g.held:
+	case <-time.After(time.Minute):
+		t.Fatal("no GET /records reached the proxy")
+	}
+	set := provider.RecordSet{Name: "after." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.9"}}
+	if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &set}}); err != nil {
+		t.Fatal(err)
+	}
+	// A bound that only catches a read handed the held listing (it would wait for it forever).
+	after, cancel := context.WithTimeout(ctx(t), 30*time.Second)
+	defer cancel()
+	sets, err := p.ListRecordSets(after, zone)
+	if err != nil {
+		t.Fatalf("a read after the write: %v (did it wait for the listing held since before the write?)", err)
+	}
+	if !slices.ContainsFunc(sets, func(rs provider.RecordSet) bool { return rs.Key() == set.Key() }) {
+		t.Fatalf("a read after the write lacks %s: it was handed the listing that began before the write", set.Key())
+	}
+	g.open()
+	if err := <-early; err != nil {
+		t.Fatal(err)
+	}
+	if n := g.gets.Load(); n != 2 {
+		t.Fatalf("%d GET /records, want 2 (the held one, and the read after the write)", n)
+	}
+}
