@@ -1,82 +1,41 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
-	"syscall"
-	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testing/webhooktest"
 )
 
 // startWebhook starts external-dns v0.22.0's own webhook server with its PowerDNS provider
 // (hack/webhook-server, built by its build.sh into the cache) in front of the world's counting
 // PowerDNS proxy, and a counting proxy of its own in front of it: w.webhook counts what dnsplane
 // asks the webhook, w.proxy what the webhook asks PowerDNS. It returns the webhook proxy's URL.
-// The server is stopped with the world (SIGTERM, then SIGKILL after 5 s).
+// The server stops with the world; its log is webhook-server.log in the run's directory.
 func (w *world) startWebhook(ctx context.Context, root string) (string, error) {
-	bctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(bctx, filepath.Join(root, "hack", "webhook-server", "build.sh")).Output()
+	bin, err := webhooktest.Build(ctx, root)
 	if err != nil {
-		return "", fmt.Errorf("build the webhook server (hack/webhook-server/build.sh): %w", err)
+		return "", err
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	bin := lines[len(lines)-1]
 	logf, err := os.Create(filepath.Join(w.dir, "webhook-server.log"))
 	if err != nil {
 		return "", fmt.Errorf("create the webhook server's log: %w", err)
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--backend", "pdns", "--pdns-server", w.proxyURL)
-	cmd.Env = append(os.Environ(), "PDNS_API_KEY="+w.pdns.key) // never a flag: a process list shows flags
-	cmd.Stderr = logf
-	stdout, err := cmd.StdoutPipe()
+	// The API key in the environment, never a flag: a process list shows flags.
+	hook, stop, err := webhooktest.Launch(bin, []string{"PDNS_API_KEY=" + w.pdns.key}, logf, "--backend", "pdns", "--pdns-server", w.proxyURL)
 	if err != nil {
 		logf.Close()
-		return "", fmt.Errorf("webhook server stdout: %w", err)
+		return "", fmt.Errorf("%w (see %s)", err, logf.Name())
 	}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return "", fmt.Errorf("start the webhook server: %w", err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	w.cleanups = append(w.cleanups, func() error {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(5 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		return logf.Close()
-	})
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
-				addr <- a
-			}
-		}
-	}()
-	var listen string
-	select {
-	case listen = <-addr:
-	case <-done:
-		return "", fmt.Errorf("the webhook server exited before listening (see %s)", logf.Name())
-	case <-time.After(30 * time.Second):
-		return "", fmt.Errorf("the webhook server did not listen within 30 s (see %s)", logf.Name())
-	}
-	target, err := url.Parse("http://" + listen)
+	w.cleanups = append(w.cleanups, func() error { stop(); return logf.Close() })
+	target, err := url.Parse(hook)
 	if err != nil {
-		return "", fmt.Errorf("webhook server address %q: %w", listen, err)
+		return "", fmt.Errorf("webhook server URL %q: %w", hook, err)
 	}
 	trace, err := os.Create(filepath.Join(w.dir, "webhook.log"))
 	if err != nil {

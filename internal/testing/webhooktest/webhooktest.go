@@ -8,7 +8,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -27,46 +29,40 @@ import (
 // with a warm module cache).
 const BuildTimeout = 20 * time.Minute
 
-// Binary builds the server with hack/webhook-server/build.sh of the repository above the working
-// directory (cached per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) and returns its
-// path. A failed build fails the test.
-func Binary(t testing.TB) string {
-	t.Helper()
-	root, err := hackrun.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), BuildTimeout)
+// Build builds the server with hack/webhook-server/build.sh of the repository at root (cached
+// per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) within BuildTimeout and returns its
+// path; the error carries the script's output.
+func Build(ctx context.Context, root string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "webhook-server", "build.sh"))
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("hack/webhook-server/build.sh: %v\n%s%s", err, stdout.String(), stderr.String())
+		return "", fmt.Errorf("hack/webhook-server/build.sh: %w\n%s%s", err, stdout.String(), stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	return lines[len(lines)-1]
+	return lines[len(lines)-1], nil
 }
 
-// Start starts the server (built by Binary) with args on a free loopback port, env added to its
-// environment, and stops it (SIGTERM, then SIGKILL after 5 s) when the test ends; its log is
-// shown when the test failed. It returns the server's URL, WEBHOOK_URL's value.
-func Start(t testing.TB, env []string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command(Binary(t), append([]string{"--listen", "127.0.0.1:0"}, args...)...)
+// Launch starts the server at bin with args on a free loopback port, env added to its
+// environment and its log written to logw, and waits (30 s at most) until it listens. It
+// returns the server's URL (WEBHOOK_URL's value) and stop, which ends it (SIGTERM, then
+// SIGKILL after 5 s). On error nothing is left running.
+func Launch(bin string, env []string, logw io.Writer, args ...string) (url string, stop func(), err error) {
+	cmd := exec.Command(bin, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
-	var stderr lockedBuffer
-	cmd.Stderr = &stderr
+	cmd.Stderr = logw
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		return "", nil, fmt.Errorf("webhook-server stdout: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		return "", nil, fmt.Errorf("start webhook-server: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
+	stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
@@ -74,10 +70,7 @@ func Start(t testing.TB, env []string, args ...string) string {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		if t.Failed() {
-			t.Logf("webhook-server log:\n%s", stderr.String())
-		}
-	})
+	}
 	addr := make(chan string, 1)
 	go func() {
 		line, _ := bufio.NewReader(out).ReadString('\n')
@@ -85,14 +78,49 @@ func Start(t testing.TB, env []string, args ...string) string {
 	}()
 	select {
 	case a := <-addr:
-		if a == "" {
-			t.Fatalf("webhook-server did not start:\n%s", stderr.String())
+		if a != "" {
+			return "http://" + a, stop, nil
 		}
-		return "http://" + a
+		err = errors.New("webhook-server exited before it listened")
 	case <-time.After(30 * time.Second):
-		t.Fatalf("webhook-server did not listen within 30 s:\n%s", stderr.String())
+		err = errors.New("webhook-server did not listen within 30 s")
 	}
-	return ""
+	stop()
+	return "", nil, err
+}
+
+// Binary is Build for a test, from the repository above the working directory; a failed build
+// fails the test.
+func Binary(t testing.TB) string {
+	t.Helper()
+	root, err := hackrun.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin, err := Build(context.Background(), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Start launches the server (built by Binary) with args and env for the test, and stops it when
+// the test ends; its log is shown when the test failed. It returns the server's URL,
+// WEBHOOK_URL's value.
+func Start(t testing.TB, env []string, args ...string) string {
+	t.Helper()
+	var stderr lockedBuffer
+	url, stop, err := Launch(Binary(t), env, &stderr, args...)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("webhook-server log:\n%s", stderr.String())
+		}
+	})
+	return url
 }
 
 // StartMemory starts the server over external-dns's in-memory provider, with zones created at
