@@ -135,6 +135,13 @@ var (
 // per account per second, however many writers flush (docs/design.md, "Provider Secrets").
 const DefaultReread = time.Second
 
+// DefaultResolveReread is how long Resolve (reconciles) reuses a provider before its next use
+// reads the Secret again, when Factory.ResolveReread is 0: an edit that changes nothing the zone
+// writers call (DNS_ADDRESS, SECONDARY_ADDRESSES: where SOA checks go) reaches the DNSZone's
+// next check within this, instead of at the manager's restart. One Secret GET per Secret per
+// 30 s at most, shared by every reconcile.
+const DefaultResolveReread = 30 * time.Second
+
 // Factory resolves provider Secrets. Its exported fields are read-only after construction; it is
 // safe for concurrent use.
 //
@@ -166,6 +173,9 @@ type Factory struct {
 	// Reread is how long ResolveAccount reuses a provider before it reads the Secret again, a
 	// time.Duration; 0 = DefaultReread, negative = every call.
 	Reread time.Duration
+	// ResolveReread is how long Resolve reuses a provider before it reads the Secret again, a
+	// time.Duration; 0 = DefaultResolveReread, negative = every call.
+	ResolveReread time.Duration
 	// RequestTimeout (--provider-request-timeout) bounds each HTTP request of the PowerDNS,
 	// Route 53, Cloud DNS, Azure DNS and webhook providers it builds, reply body included, a
 	// time.Duration; 0 = each provider's default (30 s). A request that hangs past it fails
@@ -197,17 +207,25 @@ type read struct {
 }
 
 // Resolve returns the provider of the Secret namespace/name: the memoised one, with no API
-// request, unless it was never read or its credentials were rejected, in which case the Secret
-// is read (concurrent callers share one read). Errors wrap ErrProviderNotFound (missing Secret,
+// request, unless it was never read, its credentials were rejected, or it was read longer than
+// ResolveReread ago, in which case the Secret is read (concurrent callers share one read; an
+// unchanged resourceVersion keeps the provider). Errors wrap ErrProviderNotFound (missing Secret,
 // unknown or unbuilt type) or ErrInvalidCredentials (malformed keys, or credentials the
 // provider rejected and the Secret still holds); messages name keys, never values. The
 // provider's own ErrInvalidCredentials errors name the Secret and its credential keys too.
 func (f *Factory) Resolve(ctx context.Context, namespace, name string) (provider.Resolved, error) {
 	key := client.ObjectKey{Namespace: namespace, Name: name}
-	if m, ok := f.lookup(key); ok && m.rejected == nil {
+	if m, ok := f.lookup(key); ok && m.rejected == nil && time.Since(m.readAt) < f.resolveReread() {
 		return m.res, nil
 	}
 	return f.read(ctx, key)
+}
+
+func (f *Factory) resolveReread() time.Duration {
+	if f.ResolveReread == 0 {
+		return DefaultResolveReread
+	}
+	return f.ResolveReread
 }
 
 // ResolveAccount returns the provider of account, a provider.Resolved.Account

@@ -164,3 +164,41 @@ func TestResolve_RejectedCredentialsAreReadAgain(t *testing.T) {
 		t.Fatalf("ListZones after the fix: %v", err)
 	}
 }
+
+// TestResolve_AnEditReachesReconcilesAfterResolveReread: an edit of a Secret that no zone writer
+// call would pick up (DNS_ADDRESS: where a DNSZone's SOA check goes) reaches Resolve once its
+// provider is older than ResolveReread; before that Resolve reads nothing, and an unchanged
+// Secret keeps its provider. (A newcomer fixing DNS_ADDRESS on an AwaitingSOA zone had to
+// restart the manager.)
+func TestResolve_AnEditReachesReconcilesAfterResolveReread(t *testing.T) {
+	srv := pdnstest.Start(t)
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "pdns"}, Type: TypePDNS,
+		Data: map[string][]byte{"PDNS_API_URL": []byte(srv.APIURL), "PDNS_API_KEY": []byte(srv.Key)}}
+	c, gets := countingSecrets(t, sec)
+	f := &Factory{Client: c, Reread: time.Hour, ResolveReread: time.Hour}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first, err := f.Resolve(ctx, "team", "pdns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.Data[KeyDNSAddress] = []byte("127.0.0.1:5353")
+	if err := c.Update(ctx, sec); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := f.Resolve(ctx, "team", "pdns"); err != nil || res.DNSAddress != first.DNSAddress || gets.Load() != 1 {
+		t.Fatalf("within ResolveReread: %v, DNS address %q, %d GETs; want the memoised provider and 1 GET", err, res.DNSAddress, gets.Load())
+	}
+	f.ResolveReread = -1 // every Resolve reads the Secret
+	res, err := f.Resolve(ctx, "team", "pdns")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DNSAddress != "127.0.0.1:5353" {
+		t.Fatalf("after ResolveReread: DNS address %q, want the edited 127.0.0.1:5353", res.DNSAddress)
+	}
+	again, err := f.Resolve(ctx, "team", "pdns")
+	if err != nil || again.Provider != res.Provider {
+		t.Fatalf("an unchanged Secret read again: %v, same provider %t; want the same provider", err, again.Provider == res.Provider)
+	}
+}
