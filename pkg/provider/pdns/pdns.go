@@ -117,12 +117,9 @@ var _ provider.Provider = (*Provider)(nil)
 // malformed URL or key, or a bad name server name, gives an error wrapping
 // provider.ErrInvalidCredentials.
 func New(cfg Config) (*Provider, error) {
-	u, err := url.Parse(strings.TrimSpace(cfg.APIURL))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: PDNS_API_URL must be an http(s) URL such as http://127.0.0.1:8081", provider.ErrInvalidCredentials)
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: PDNS_API_URL must not carry user info, a query or a fragment", provider.ErrInvalidCredentials)
+	u, err := provider.ParseAPIURL("PDNS_API_URL", cfg.APIURL, "http://127.0.0.1:8081")
+	if err != nil {
+		return nil, err
 	}
 	if cfg.APIKey == "" || strings.ContainsAny(cfg.APIKey, "\r\n") {
 		return nil, fmt.Errorf("%w: PDNS_API_KEY is empty or malformed", provider.ErrInvalidCredentials)

@@ -128,12 +128,9 @@ var (
 // gives an error wrapping provider.ErrInvalidCredentials that names the problem, never a header
 // value.
 func New(cfg Config) (*Provider, error) {
-	u, err := url.Parse(strings.TrimSpace(cfg.URL))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: WEBHOOK_URL must be an http(s) URL such as http://127.0.0.1:8888", provider.ErrInvalidCredentials)
-	}
-	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("%w: WEBHOOK_URL must not carry user info, a query or a fragment (send credentials as WEBHOOK_HEADERS)", provider.ErrInvalidCredentials)
+	u, err := provider.ParseAPIURL("WEBHOOK_URL", cfg.URL, "http://127.0.0.1:8888")
+	if err != nil {
+		return nil, fmt.Errorf("%w (send credentials as WEBHOOK_HEADERS)", err)
 	}
 	headers := http.Header{}
 	for name, values := range cfg.Headers {
