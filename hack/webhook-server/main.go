@@ -8,6 +8,11 @@
 // in-memory provider (whose own GetDomainFilter answers an empty filter), and a lock, since the
 // in-memory provider's maps are not safe for the concurrent requests an HTTP server makes.
 //
+// Two flags make it normalise endpoints in /adjustendpoints the way many third-party webhooks
+// do, so that tests can check that dnsplane compares like with like: --min-ttl raises a TTL below
+// it (a provider's lowest TTL), and --set-property adds a provider-specific property to every
+// endpoint that lacks it (a provider's default option).
+//
 // Usage:
 //
 //	webhook-server --listen 127.0.0.1:0 --zone a.example.test,b.example.test
@@ -58,6 +63,8 @@ func run() error {
 	pdnsServer := flag.String("pdns-server", "http://127.0.0.1:8081", "pdns: the PowerDNS webserver root")
 	pdnsServerID := flag.String("pdns-server-id", "localhost", "pdns: the PowerDNS server id")
 	timeout := flag.Duration("timeout", 30*time.Second, "the HTTP server's read and write timeouts")
+	minTTL := flag.Int64("min-ttl", 0, "adjustendpoints: raise a TTL below this many seconds to it (0: leave TTLs alone)")
+	setProperty := flag.String("set-property", "", "adjustendpoints: name=value, a provider-specific property added to every endpoint without it")
 	flag.Parse()
 	log.SetOutput(os.Stderr)
 
@@ -85,6 +92,17 @@ func run() error {
 		p = &locked{inner: pp}
 	default:
 		return fmt.Errorf("--backend %q: want inmemory or pdns", *backend)
+	}
+	if *minTTL > 0 || *setProperty != "" {
+		a := &adjusting{Provider: p, minTTL: endpoint.TTL(*minTTL)}
+		if *setProperty != "" {
+			name, value, ok := strings.Cut(*setProperty, "=")
+			if !ok || name == "" {
+				return fmt.Errorf("--set-property %q: want name=value", *setProperty)
+			}
+			a.property = endpoint.ProviderSpecificProperty{Name: name, Value: value}
+		}
+		p = a
 	}
 
 	srv := api.WebhookServer{Provider: p}
@@ -157,4 +175,30 @@ func (l *locked) GetDomainFilter() endpoint.DomainFilterInterface {
 		return l.filter
 	}
 	return l.inner.GetDomainFilter()
+}
+
+// adjusting normalises endpoints in AdjustEndpoints after the provider's own adjustment: a TTL
+// below minTTL becomes minTTL, and property is added where an endpoint lacks it.
+type adjusting struct {
+	provider.Provider
+	minTTL   endpoint.TTL
+	property endpoint.ProviderSpecificProperty
+}
+
+func (a *adjusting) AdjustEndpoints(eps []*endpoint.Endpoint) ([]*endpoint.Endpoint, error) {
+	out, err := a.Provider.AdjustEndpoints(eps)
+	if err != nil {
+		return nil, err
+	}
+	for _, ep := range out {
+		if a.minTTL > 0 && ep.RecordTTL < a.minTTL {
+			ep.RecordTTL = a.minTTL
+		}
+		if a.property.Name != "" {
+			if _, ok := ep.GetProviderSpecificProperty(a.property.Name); !ok {
+				ep.ProviderSpecific = append(ep.ProviderSpecific, a.property)
+			}
+		}
+	}
+	return out, nil
 }

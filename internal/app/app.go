@@ -46,6 +46,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/served"
 	"github.com/dnsplane/dnsplane/pkg/source"
@@ -521,6 +522,10 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		return err
 	}
 	a.Requests = requests
+	hooks, err := webhook.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
+	}
 	lopts := local.Options{FaultHook: cfg.LocalFaultHook}
 	if a.ZoneSync != nil {
 		lopts.Ready = func() error { return a.ZoneSync.Ready(nil) }
@@ -535,6 +540,7 @@ func (a *App) addProviders(_ context.Context, cfg Config) error {
 		LocalNotify: cfg.NotifyTargets,
 		Resolver:    cfg.DNSResolver,
 		Requests:    a.Requests,
+		Webhook:     hooks,
 		// RequestTimeout bounds each provider HTTP request (--provider-request-timeout).
 		RequestTimeout: cfg.ProviderRequestTimeout,
 	}

@@ -167,6 +167,10 @@ type Factory struct {
 	// Requests, when set, counts every API request of the providers it builds:
 	// dnsplane_provider_requests_total{provider,operation,code} (counting.NewMetrics).
 	Requests *counting.Metrics
+	// Webhook, when set, counts every HTTP request of the webhook providers it builds:
+	// dnsplane_webhook_requests_total{method,path,code} (webhook.NewMetrics). One provider call
+	// may cost several.
+	Webhook *webhook.Metrics
 	// ZoneListTTL is how long a provider's ListZones answer is reused; 0 = DefaultZoneListTTL,
 	// negative = not cached.
 	ZoneListTTL time.Duration
@@ -461,7 +465,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		r.Provider = p
 		return r, nil
 	case TypeWebhook:
-		p, err := webhookFromSecret(s, f.RequestTimeout)
+		p, err := webhookFromSecret(s, f.RequestTimeout, f.Webhook)
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
@@ -639,11 +643,11 @@ func rfc2136FromSecret(s *corev1.Secret) (provider.Provider, error) {
 
 // webhookFromSecret builds the external-dns webhook provider from a dnsplane.io/webhook Secret
 // (docs/api.md): KeyWebhookURL, optional KeyWebhookHeaders and KeyWebhookBatchSize; timeout is
-// each request's bound (0: webhook.DefaultTimeout). Errors wrap ErrInvalidCredentials and name
-// keys and header names, never a header value.
-func webhookFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider, error) {
+// each request's bound (0: webhook.DefaultTimeout); m, when set, counts its requests. Errors
+// wrap ErrInvalidCredentials and name keys and header names, never a header value.
+func webhookFromSecret(s *corev1.Secret, timeout time.Duration, m *webhook.Metrics) (provider.Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
-	cfg := webhook.Config{URL: get(KeyWebhookURL), Timeout: timeout}
+	cfg := webhook.Config{URL: get(KeyWebhookURL), Timeout: timeout, Metrics: m}
 	if cfg.URL == "" {
 		return nil, fmt.Errorf("key %s is required: %w", KeyWebhookURL, ErrInvalidCredentials)
 	}

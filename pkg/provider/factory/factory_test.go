@@ -102,7 +102,7 @@ func TestWebhookFromSecret_ValidatesKeysWithoutEchoingThem(t *testing.T) {
 			for k, v := range c.data {
 				s.Data[k] = []byte(v)
 			}
-			p, err := webhookFromSecret(s, 0)
+			p, err := webhookFromSecret(s, 0, nil)
 			if err != nil && strings.Contains(err.Error(), token) {
 				t.Fatalf("the error shows a credential: %v", err)
 			}

@@ -51,6 +51,9 @@ const (
 	// DefaultFilterMaxAge is Config.FilterMaxAge when 0: how long a negotiated domain filter is
 	// reused before GET / is sent again.
 	DefaultFilterMaxAge = 30 * time.Second
+	// DefaultAdjustCacheSize is Config.AdjustCacheSize when 0: how many answers of
+	// /adjustendpoints, one per endpoint sent, are remembered.
+	DefaultAdjustCacheSize = 4096
 )
 
 // bodyMargin is what MaxValueBytesPerBatch leaves of MaxBody for the JSON around the endpoints
@@ -93,6 +96,15 @@ type Config struct {
 	FilterMaxAge time.Duration
 	// Clock reads the time for FilterMaxAge; nil = the real clock.
 	Clock clock.PassiveClock
+	// AdjustCacheSize is how many /adjustendpoints answers (one endpoint in, the webhook's
+	// endpoint out) are remembered, so that an update to a set the webhook already holds as it
+	// would adjust it costs no request at all; 0 = DefaultAdjustCacheSize, negative = none. A
+	// webhook's adjustment is taken to depend on the endpoint alone, as external-dns's own
+	// AdjustEndpoints does. When full the cache starts again empty.
+	AdjustCacheSize int
+	// Metrics, when set, count every HTTP request (dnsplane_webhook_requests_total); several
+	// providers may share one.
+	Metrics *Metrics
 }
 
 // Provider implements provider.Provider over a webhook. It is safe for concurrent use.
@@ -116,6 +128,13 @@ type Provider struct {
 	// caller that came after.
 	shared singleflight.Group
 	writes atomic.Uint64
+
+	// adjusted remembers /adjustendpoints answers by the JSON of the endpoint sent (see
+	// Config.AdjustCacheSize); guarded by mu.
+	adjusted     map[string]Endpoint
+	adjustedSize int
+
+	metrics *Metrics
 }
 
 var (
@@ -158,6 +177,12 @@ func New(cfg Config) (*Provider, error) {
 		batch:     cfg.BatchSize,
 		filterAge: cfg.FilterMaxAge,
 		clock:     cfg.Clock,
+
+		adjustedSize: cfg.AdjustCacheSize,
+		metrics:      cfg.Metrics,
+	}
+	if p.adjustedSize == 0 {
+		p.adjustedSize = DefaultAdjustCacheSize
 	}
 	if p.client == nil {
 		p.client = &http.Client{}
@@ -266,10 +291,12 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
+		p.metrics.observe(method, path, 0)
 		// *url.Error carries the URL, which holds no credential (New refuses user info).
 		return fmt.Errorf("webhook %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
+	p.metrics.observe(method, path, resp.StatusCode)
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
 		return fmt.Errorf("webhook %s %s: read response: %w", method, path, err)
@@ -582,7 +609,11 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 //     webhook answers for each key is what is written, so that the webhook's normalisation
 //     (TTL defaults, provider-specific defaults) is what dnsplane reads back and compares with
 //     at its next plan; a set the answer leaves out gives provider.ErrNotCapable and nothing is
-//     written;
+//     written. An Update whose adjusted After equals its Before is dropped: the webhook holds
+//     the set as it would hold the After, so the plan, which compares dnsplane's spelling with
+//     the webhook's (a TTL the webhook raised to its minimum, a provider-specific default it
+//     added), costs no write; answers are remembered (Config.AdjustCacheSize), so that the same
+//     comparison after the next read of the zone costs no request either;
 //  4. the protocol has no conditional write, so shared changes (provider.Change.Shared: DNSRecord
 //     sets, which other writers change too) are applied by read-merge-write: one GET /records
 //     just before the write, and each such change becomes its delta of targets (added: After's
@@ -621,6 +652,22 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err != nil {
 		return fmt.Errorf("apply changes to %s: %w", zone, err)
 	}
+	held := 0
+	merged = slices.DeleteFunc(merged, func(ch provider.Change) bool {
+		if ch.Action != provider.ActionUpdate {
+			return false
+		}
+		after, ok := FromEndpoint(adjusted[ch.After.Key()])
+		if ok && after.Equal(*ch.Before) {
+			held++
+			return true
+		}
+		return false
+	})
+	if len(merged) == 0 {
+		logr.FromContextOrDiscard(ctx).V(1).Info("webhook write skipped: the webhook holds every set as it would adjust it", "zone", zone, "held", held)
+		return nil
+	}
 	var doc Changes
 	for _, ch := range merged {
 		switch ch.Action {
@@ -634,7 +681,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		}
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
-		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete))
+		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete), "held", held)
 	p.writes.Add(1)
 	defer p.writes.Add(1)
 	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
@@ -643,29 +690,45 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	return nil
 }
 
-// adjust sends the After sets of changes to POST /adjustendpoints and returns the webhook's
-// endpoint for each of their keys. A key the answer lacks is an error wrapping
-// provider.ErrNotCapable; endpoints of other keys in the answer are ignored (nothing planned
-// them).
+// adjust returns the webhook's POST /adjustendpoints answer for each After set of changes, by
+// key: remembered answers as they are, the others in one request (none when every answer is
+// remembered). A key the answer lacks is an error wrapping provider.ErrNotCapable; endpoints of
+// other keys in the answer are ignored (nothing planned them).
 func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[provider.RecordSetKey]Endpoint, error) {
-	var in []Endpoint
-	for _, ch := range changes {
-		if ch.After != nil {
-			in = append(in, ToEndpoint(*ch.After))
-		}
-	}
 	out := map[provider.RecordSetKey]Endpoint{}
-	if len(in) == 0 {
-		return out, nil
+	var in []Endpoint
+	var sent []string // the cache key of each endpoint of in
+	for _, ch := range changes {
+		if ch.After == nil {
+			continue
+		}
+		ep := ToEndpoint(*ch.After)
+		key := adjustKey(ep)
+		if got, ok := p.rememberedAdjustment(key); ok {
+			out[ch.After.Key()] = got
+			continue
+		}
+		in = append(in, ep)
+		sent = append(sent, key)
 	}
-	var got []Endpoint
-	if err := p.do(ctx, http.MethodPost, pathAdjust, in, &got, nil); err != nil {
-		return nil, fmt.Errorf("adjust endpoints: %w", err)
-	}
-	for _, ep := range got {
-		if rs, ok := FromEndpoint(ep); ok {
-			if _, dup := out[rs.Key()]; !dup {
-				out[rs.Key()] = ep
+	if len(in) > 0 {
+		var got []Endpoint
+		if err := p.do(ctx, http.MethodPost, pathAdjust, in, &got, nil); err != nil {
+			return nil, fmt.Errorf("adjust endpoints: %w", err)
+		}
+		byKey := map[provider.RecordSetKey]Endpoint{}
+		for _, ep := range got {
+			if rs, ok := FromEndpoint(ep); ok {
+				if _, dup := byKey[rs.Key()]; !dup {
+					byKey[rs.Key()] = ep
+				}
+			}
+		}
+		for i, ep := range in {
+			rs, _ := FromEndpoint(ep)
+			if adj, ok := byKey[rs.Key()]; ok {
+				out[rs.Key()] = adj
+				p.rememberAdjustment(sent[i], adj)
 			}
 		}
 	}
@@ -682,6 +745,36 @@ func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[p
 		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints left out %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(dropped, ", "))
 	}
 	return out, nil
+}
+
+// adjustKey is an endpoint's identity in the adjustment cache: its JSON with targets sorted
+// (a set's targets are a multiset, RFC 2181 §5).
+func adjustKey(ep Endpoint) string {
+	ep.Targets = slices.Sorted(slices.Values(ep.Targets))
+	b, _ := json.Marshal(ep) // an Endpoint of strings and ints always marshals
+	return string(b)
+}
+
+// rememberedAdjustment returns the webhook's answer for the endpoint of key, if remembered.
+func (p *Provider) rememberedAdjustment(key string) (Endpoint, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ep, ok := p.adjusted[key]
+	return ep, ok
+}
+
+// rememberAdjustment keeps the webhook's answer for the endpoint of key, starting the cache
+// again empty when it holds Config.AdjustCacheSize answers.
+func (p *Provider) rememberAdjustment(key string, ep Endpoint) {
+	if p.adjustedSize < 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.adjusted == nil || len(p.adjusted) >= p.adjustedSize {
+		p.adjusted = make(map[string]Endpoint)
+	}
+	p.adjusted[key] = ep
 }
 
 // checkSet is the webhook's SideCheck: After canonical in full (provider.ValidateChangeSet,

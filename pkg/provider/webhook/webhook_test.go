@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/webhooktest"
@@ -567,5 +569,116 @@ func TestReads_AListingBeganBeforeAWriteIsNotSharedAfterIt(t *testing.T) {
 	}
 	if n := g.gets.Load(); n != 2 {
 		t.Fatalf("%d GET /records, want 2 (the held one, and the read after the write)", n)
+	}
+}
+
+// requestLog is an http.RoundTripper that counts the requests it carries by "METHOD /path".
+type requestLog struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (l *requestLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	l.mu.Lock()
+	if l.count == nil {
+		l.count = map[string]int{}
+	}
+	l.count[req.Method+" "+req.URL.Path]++
+	l.mu.Unlock()
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func (l *requestLog) n(call string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.count[call]
+}
+
+// TestAdjustEndpoints_ASetHeldAsAdjustedIsNotWrittenAgain: a webhook that normalises endpoints
+// (external-dns's server around its in-memory provider, raising TTLs to 120 s and adding a
+// provider-specific default) holds a set as it adjusted it. An update from that set back to
+// dnsplane's own spelling of it, as a plan makes after reading the zone, is no write: the first
+// costs one /adjustendpoints request and no POST /records, the next costs no request at all;
+// a real change is still written as the webhook adjusts it.
+func TestAdjustEndpoints_ASetHeldAsAdjustedIsNotWrittenAgain(t *testing.T) {
+	zone := zoneName("adjusting")
+	url := webhooktest.Start(t, nil, "--zone", zone, "--min-ttl", "120", "--set-property", "webhook/proxied=false")
+	var log requestLog
+	p := newProvider(t, url, webhook.Config{HTTPClient: &http.Client{Transport: &log}})
+
+	want := provider.RecordSet{Name: "www." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &want}}); err != nil {
+		t.Fatalf("create: %v", err)
+	}
+	held := func(p *webhook.Provider) provider.RecordSet {
+		t.Helper()
+		sets, err := p.ListRecordSets(ctx(t), zone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rs := range sets {
+			if rs.Key() == want.Key() {
+				return rs
+			}
+		}
+		t.Fatalf("%s is not listed", want.Key())
+		return provider.RecordSet{}
+	}
+	cur := held(p)
+	if cur.TTL != 120 || cur.ProviderSpecific["webhook/proxied"] != "false" {
+		t.Fatalf("the webhook holds %s, want it adjusted (TTL 120, webhook/proxied=false)", cur)
+	}
+
+	// The create's /adjustendpoints answer is remembered: dnsplane's spelling over the held set
+	// costs nothing.
+	adjusts, posts := log.n("POST /adjustendpoints"), log.n("POST /records")
+	for range 2 {
+		if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionUpdate, Before: &cur, After: &want}}); err != nil {
+			t.Fatalf("update to the same set: %v", err)
+		}
+	}
+	if got := log.n("POST /adjustendpoints") - adjusts; got != 0 {
+		t.Errorf("%d /adjustendpoints requests for a set the webhook holds as adjusted, want 0 (remembered)", got)
+	}
+	if got := log.n("POST /records") - posts; got != 0 {
+		t.Errorf("%d POST /records for a set the webhook holds as adjusted, want 0", got)
+	}
+
+	// A new provider (a restart) remembers nothing: one /adjustendpoints, still no write.
+	var log2 requestLog
+	m, err := webhook.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2 := newProvider(t, url, webhook.Config{HTTPClient: &http.Client{Transport: &log2}, Metrics: m})
+	for range 2 {
+		if err := p2.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionUpdate, Before: &cur, After: &want}}); err != nil {
+			t.Fatalf("update after a restart: %v", err)
+		}
+	}
+	if a, w := log2.n("POST /adjustendpoints"), log2.n("POST /records"); a != 1 || w != 0 {
+		t.Errorf("after a restart: %d /adjustendpoints and %d POST /records, want 1 and 0", a, w)
+	}
+
+	// A real change is written, adjusted.
+	changed := want.Clone()
+	changed.Targets = []string{"192.0.2.2"}
+	if err := p2.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionUpdate, Before: &cur, After: &changed}}); err != nil {
+		t.Fatalf("update: %v", err)
+	}
+	if got := held(p2); !slices.Equal(got.Targets, changed.Targets) || got.TTL != 120 {
+		t.Errorf("after a change the webhook holds %s, want %v with TTL 120", got, changed.Targets)
+	}
+	if w := log2.n("POST /records"); w != 1 {
+		t.Errorf("%d POST /records for one change, want 1", w)
+	}
+	// dnsplane_webhook_requests_total counted each request the transport carried.
+	for _, c := range []struct{ method, path, code string }{
+		{"POST", "/adjustendpoints", "200"}, {"POST", "/records", "204"}, {"GET", "/records", "200"}, {"GET", "/", "200"},
+	} {
+		got := testutil.ToFloat64(m.Requests.WithLabelValues(c.method, c.path, c.code))
+		if want := float64(log2.n(c.method + " " + c.path)); got != want || want == 0 {
+			t.Errorf("dnsplane_webhook_requests_total{%s %s %s} = %v, want %v (and not 0)", c.method, c.path, c.code, got, want)
+		}
 	}
 }
