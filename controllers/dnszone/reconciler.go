@@ -348,8 +348,11 @@ func (r *Reconciler) summarise(z *dnsv1.DNSZone) {
 			return
 		}
 	}
-	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, true, dnsv1.ReasonReady,
-		fmt.Sprintf("zone %s is served by %s", z.Spec.Zone, strings.Join(z.Status.NameServers, ", ")))
+	msg := fmt.Sprintf("zone %s is served by %s", z.Spec.Zone, strings.Join(z.Status.NameServers, ", "))
+	if len(z.Status.NameServers) == 0 {
+		msg = fmt.Sprintf("zone %s is available at its provider, which lists no name servers for it (no NS set at its apex)", z.Spec.Zone)
+	}
+	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionReady, true, dnsv1.ReasonReady, msg)
 }
 
 func minResult(a, b ctrl.Result) ctrl.Result {

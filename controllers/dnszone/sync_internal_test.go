@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testclock "k8s.io/utils/clock/testing"
 
@@ -54,5 +55,27 @@ func TestNeedsSync(t *testing.T) {
 				t.Fatalf("needsSync = %t, want %t", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestSummarise_ReadyNamesTheNameServersOrSaysThereAreNone: Ready's message lists the zone's
+// name servers, and says so plainly when its provider lists none (a webhook zone without an
+// apex NS set) instead of ending on "served by ".
+func TestSummarise_ReadyNamesTheNameServersOrSaysThereAreNone(t *testing.T) {
+	for _, c := range []struct {
+		ns   []string
+		want string
+	}{
+		{[]string{"ns1.example.test.", "ns2.example.test."}, "zone a.example.test is served by ns1.example.test., ns2.example.test."},
+		{nil, "zone a.example.test is available at its provider, which lists no name servers for it (no NS set at its apex)"},
+	} {
+		z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Generation: 1}, Spec: dnsv1.DNSZoneSpec{Zone: "a.example.test"}}
+		z.Status.NameServers = c.ns
+		z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue, Reason: dnsv1.ReasonReady}}
+		(&Reconciler{}).summarise(z)
+		got := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionReady)
+		if got == nil || got.Status != metav1.ConditionTrue || got.Message != c.want {
+			t.Errorf("Ready = %+v, want True with %q", got, c.want)
+		}
 	}
 }

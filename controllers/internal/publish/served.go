@@ -105,7 +105,7 @@ func servedCondition(vs []zoneVerdict, unchecked []string) (bool, string, string
 	if len(vs) == 0 {
 		if len(unchecked) > 0 {
 			return false, dnsv1.ReasonNotChecked, "the name servers of " + strings.Join(unchecked, ", ") +
-				" report no SOA serial to check (a cloud provider, or a Secret without DNS_ADDRESS)"
+				" report no SOA serial to check (a cloud provider; or a PowerDNS, RFC 2136 or webhook Secret without DNS_ADDRESS, the host:port of a server that serves the zone)"
 		}
 		return false, dnsv1.ReasonNotChecked, "no records written yet"
 	}

@@ -38,7 +38,7 @@ func TestServedCondition_TheWorstZoneWinsAndEveryLaggingZoneIsNamed(t *testing.T
 			[]string{"zone a.test", "p:53", "zone b.test", "s:53"}, nil},
 		{"a primary without a serial is unreachable", []zoneVerdict{behind("a.test", served.StatusStale, "s:53"), {zone: "b.test", err: errors.New("primary 127.0.0.1:53: connection refused")}}, nil, false, dnsv1.ReasonUnreachable,
 			[]string{"zone b.test: the primary gave no SOA serial after the write: primary 127.0.0.1:53: connection refused", "zone a.test"}, nil},
-		{"only unchecked zones", nil, []string{"r53.test"}, false, dnsv1.ReasonNotChecked, []string{"r53.test", "no SOA serial"}, nil},
+		{"only unchecked zones", nil, []string{"r53.test"}, false, dnsv1.ReasonNotChecked, []string{"r53.test", "no SOA serial", "webhook Secret without DNS_ADDRESS"}, nil},
 		{"nothing written", nil, nil, false, dnsv1.ReasonNotChecked, []string{"no records written yet"}, nil},
 		{"checked zones decide; unchecked ones are left out", []zoneVerdict{ok("a.test", "x:53", time.Second)}, []string{"r53.test"}, true, dnsv1.ReasonServed, nil, []string{"r53.test"}},
 	}
