@@ -4,13 +4,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
@@ -112,4 +117,67 @@ func registryNames(t *testing.T, srv pdnstest.Server, zone string) []string {
 		}
 	}
 	return out
+}
+
+// TestWebhook_ConditionsNameTheWebhooksErrorNeverItsHeaders: a webhook that refuses a write
+// (HTTP 400 with its own error text, which echoes the Authorization header it was sent) leaves
+// the DNSEndpoint Ready=False, ProviderError, with the webhook's text in the message; the
+// header's value is in no condition and no Event. Once the webhook accepts, a new generation is
+// published.
+func TestWebhook_ConditionsNameTheWebhooksErrorNeverItsHeaders(t *testing.T) {
+	const token = "Bearer webhook-cond-token-4711"
+	srv := pdnstest.Start(t)
+	zone := webhooktest.ZoneName("cond")
+	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
+	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
+		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
+	}
+	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refuse atomic.Bool
+	refuse.Store(true)
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if refuse.Load() && r.Method == http.MethodPost && r.URL.Path == "/records" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, `{"error":"TTL 42 is below this DNS service's minimum of 60 (request authorised by %s)"}`, r.Header.Get("Authorization"))
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	ns := "webhook-cond"
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
+			StringData: map[string]string{"WEBHOOK_URL": front.URL, "WEBHOOK_HEADERS": "Authorization: " + token,
+				"DNS_ADDRESS": srv.DNSAddr}})
+	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
+	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 42, Targets: dnsv1.Targets{"192.0.2.91"}})
+	create(t, adopted, ep)
+	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonProviderError)
+	if !strings.Contains(c.Message, "TTL 42 is below this DNS service's minimum of 60") {
+		t.Errorf("Ready message %q lacks the webhook's error text", c.Message)
+	}
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), ep); err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := json.Marshal(ep.Status)
+	for _, e := range eventsOf(t, ns, ep.Name) {
+		shown = append(shown, e.Message...)
+	}
+	if strings.Contains(string(shown), "webhook-cond-token-4711") {
+		t.Errorf("the header value is shown in the DNSEndpoint's status or Events: %s", shown)
+	}
+
+	refuse.Store(false)
+	ep.Spec.Endpoints[0].RecordTTL = 60
+	if err := k8s.Update(ctxT(t), ep); err != nil {
+		t.Fatal(err)
+	}
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
 }
