@@ -108,7 +108,7 @@ const (
 	// are credentials (ConfidentialKeys).
 	KeyWebhookHeaders = "WEBHOOK_HEADERS"
 	// KeyWebhookBatchSize is the most record-set changes one POST /records carries, a whole
-	// number >= 1 (webhook.Config.BatchSize); default webhook.DefaultBatchSize (100).
+	// number >= 1 (webhook.Config.BatchSize); default webhook.DefaultBatchSize (1000).
 	KeyWebhookBatchSize = "WEBHOOK_BATCH_SIZE"
 )
 

@@ -45,9 +45,12 @@ const (
 	// DefaultTimeout bounds each request when Config.Timeout is 0.
 	DefaultTimeout = 30 * time.Second
 	// DefaultBatchSize is Config.BatchSize when 0: the most record-set changes one POST /records
-	// carries. Webhooks declare no limit; 100 keeps a request well under MaxBody and under the
-	// per-request limits of the DNS APIs behind them (Route 53's 1,000 records, for one).
-	DefaultBatchSize = 100
+	// carries. Webhooks declare no limit, and external-dns's own client sends a whole sync's plan
+	// in one POST /records, so webhooks are built to take large documents; 1,000 changes (about
+	// 170 KiB of JSON for A records) keeps a request far under MaxBody while a first sync of a
+	// zone of a few hundred names costs one write, not several. Lower it for a webhook that
+	// forwards a document to an API with a smaller per-request limit as one call.
+	DefaultBatchSize = 1000
 	// DefaultFilterMaxAge is Config.FilterMaxAge when 0: how long a negotiated domain filter is
 	// reused before GET / is sent again.
 	DefaultFilterMaxAge = 30 * time.Second
