@@ -164,6 +164,17 @@ type submission struct {
 	ctx     context.Context // the submitter's; a submission whose ctx ended is not sent
 	changes []provider.Change
 	done    chan error // buffered: the writer never blocks on an answer
+	// notify, when set, is called once with the answer (SubmitNotify), from the writer's
+	// goroutine: it must not block.
+	notify func(error)
+}
+
+// answer answers s: on done, and to notify when set.
+func (s *submission) answer(err error) {
+	s.done <- err
+	if s.notify != nil {
+		s.notify(err)
+	}
 }
 
 // New returns a Writer for the hosted zone zoneID at p. Its loop runs until ctx ends;
@@ -402,6 +413,28 @@ func (w *Writer) Submit(ctx context.Context, changes []provider.Change) (wait fu
 	}
 }
 
+// SubmitNotify queues changes as Submit does and calls notify once with what Apply would
+// return: the provider's answer, the writer's stop, or ctx's error when ctx ends before the
+// changes are taken into a flush. It returns once the changes are queued (or refused), blocking
+// only while the queue is full (Options.MaxPending), so that a caller can submit and move on
+// while the write happens: a reconcile that submits and returns holds no goroutine while it
+// waits (issue 31). notify runs on the writer's goroutine, or on the caller's when the changes
+// were never queued; it must not block. An empty list calls notify(nil) at once.
+func (w *Writer) SubmitNotify(ctx context.Context, changes []provider.Change, notify func(error)) {
+	if len(changes) == 0 {
+		notify(nil)
+		return
+	}
+	s := &submission{ctx: ctx, changes: changes, done: make(chan error, 1), notify: notify}
+	select {
+	case w.subs <- s:
+	case <-ctx.Done():
+		notify(ctx.Err())
+	case <-w.stopped:
+		notify(fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr()))
+	}
+}
+
 // Queued returns how many submissions wait for the next flush, received while a flush is in
 // flight; submitters blocked in Apply by a full queue (Options.MaxPending) are not counted.
 func (w *Writer) Queued() int { return int(w.queued.Load()) }
@@ -554,7 +587,7 @@ func cut(queue []*submission, maxChanges int) (batch, rest []*submission, restCh
 
 func answer(subs []*submission, err error) {
 	for _, s := range subs {
-		s.done <- err
+		s.answer(err)
 	}
 }
 
@@ -565,7 +598,7 @@ func live(batch []*submission) []*submission {
 	out := batch[:0:0]
 	for _, s := range batch {
 		if err := s.ctx.Err(); err != nil {
-			s.done <- err
+			s.answer(err)
 			continue
 		}
 		out = append(out, s)
@@ -631,7 +664,7 @@ func (w *Writer) flush(ctx context.Context, batch []*submission) {
 	var all []provider.Change
 	for _, s := range batch {
 		if _, err := tryApply(work, s.changes); err != nil {
-			s.done <- err
+			s.answer(err)
 			continue
 		}
 		ok = append(ok, s)
@@ -694,7 +727,7 @@ func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
 		w.Invalidate()
 	}
 	for i, s := range subs {
-		s.done <- results[i]
+		s.answer(results[i])
 	}
 }
 

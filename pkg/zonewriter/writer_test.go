@@ -1198,3 +1198,82 @@ func TestWriter_ALingeringFlushTakesARollout(t *testing.T) {
 		t.Fatalf("a first write, a rollout of 2, a stream of 6 and 2 behind a flush cost %v; want 1 read and 4 writes", c)
 	}
 }
+
+// TestWriter_SubmitNotifyAnswersEverySubmissionOnce: SubmitNotify returns once the changes are
+// queued, and notify is called exactly once: nil once the provider holds them (submissions
+// queued behind a flush in flight go together in the next), the precondition's conflict for a
+// stale one, the context's error for one whose submitter gave up before it was sent, and an
+// error at once from a stopped writer.
+func TestWriter_SubmitNotifyAnswersEverySubmissionOnce(t *testing.T) {
+	p, g, w := setupGated(t, zonewriter.Options{})
+	ctx := ctxT(t)
+	type answer struct {
+		name string
+		err  error
+	}
+	answers := make(chan answer, 16)
+	submit := func(ctx context.Context, name string, ch provider.Change) {
+		w.SubmitNotify(ctx, []provider.Change{ch}, func(err error) { answers <- answer{name, err} })
+	}
+	submit(ctx, "first", create(aSet("first."+zone, "192.0.2.1")))
+	g.entered(t) // the first flush is in flight; what follows queues behind it
+	submit(ctx, "a", create(aSet("a."+zone, "192.0.2.1")))
+	submit(ctx, "b", create(aSet("b."+zone, "192.0.2.2")))
+	submit(ctx, "stale", provider.Change{Action: provider.ActionDelete, Before: aSet("never."+zone, "192.0.2.9")})
+	gone, cancel := context.WithCancel(ctx)
+	submit(gone, "abandoned", create(aSet("abandoned."+zone, "192.0.2.3")))
+	cancel()
+	g.hold.Store(false)
+	g.release <- struct{}{}
+	got := map[string]error{}
+	for range 5 {
+		select {
+		case a := <-answers:
+			if _, twice := got[a.name]; twice {
+				t.Fatalf("%s answered twice", a.name)
+			}
+			got[a.name] = a.err
+		case <-ctx.Done():
+			t.Fatalf("answers so far %v: %v", got, ctx.Err())
+		}
+	}
+	for _, name := range []string{"first", "a", "b"} {
+		if got[name] != nil {
+			t.Errorf("%s: %v, want nil", name, got[name])
+		}
+	}
+	if !errors.Is(got["stale"], provider.ErrConflict) {
+		t.Errorf("stale: %v, want ErrConflict", got["stale"])
+	}
+	if !errors.Is(got["abandoned"], context.Canceled) {
+		t.Errorf("abandoned: %v, want context.Canceled", got["abandoned"])
+	}
+	if c := p.Counts(); c[counting.OpApplyChanges] != 2 {
+		t.Errorf("writes %v, want 2: the first, then a and b together", c)
+	}
+	select {
+	case a := <-answers:
+		t.Errorf("an extra answer: %v", a)
+	default:
+	}
+
+	// A stopped writer answers at once, on the caller's goroutine.
+	wctx, stop := context.WithCancel(context.Background())
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
+	lp := local.New(store, local.Options{})
+	z, err := lp.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "stopped"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := zonewriter.New(wctx, lp, z.ID, zonewriter.Options{})
+	stop()
+	waitFor(t, "the writer to stop", func() bool {
+		return w2.Apply(ctx, []provider.Change{create(aSet("probe."+zone, "192.0.2.1"))}) != nil
+	})
+	var stoppedErr error
+	called := 0
+	w2.SubmitNotify(ctx, []provider.Change{create(aSet("late."+zone, "192.0.2.1"))}, func(err error) { called++; stoppedErr = err })
+	if called != 1 || stoppedErr == nil || errors.Is(stoppedErr, context.DeadlineExceeded) {
+		t.Errorf("a stopped writer: notify called %d times with %v, want once with its stop", called, stoppedErr)
+	}
+}
