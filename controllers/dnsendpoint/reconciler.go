@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,13 +40,23 @@ const DefaultTTL = 300
 // Kind is the kind this controller reconciles, as the Served check's notices name it.
 const Kind = "DNSEndpoint"
 
+// DefaultMaxConcurrentReconciles is Reconciler.MaxConcurrentReconciles's default. Reconciles no
+// longer wait for their writes, so workers are needed only for the API requests in flight: at
+// --kube-api-qps=1000 and a few milliseconds per request, 64 keep the client's rate limit the
+// bound. (It was 2,048 while each reconcile waited in its zone writers: their stacks were about
+// 60 MiB of the manager's RSS at 10,000 endpoints, issue 31.)
+const DefaultMaxConcurrentReconciles = 64
+
 // Reconciler reconciles DNSEndpoints.
 type Reconciler struct {
 	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
 	// the cache when the cached copy is not this process's last status write (status.Ledger), so that no reconcile compares its status with
 	// one older than its own last write.
 	ledger *status.Ledger
-	Client client.Client
+	// inflight, set by SetupWithManager, holds the objects whose writes are submitted and not
+	// yet answered (publish.Options.Async): a reconcile submits and returns.
+	inflight *publish.Inflight
+	Client   client.Client
 	// APIReader, when set, reads from the API server, not the cache: an endpoint that no cached
 	// DNSZone holds is checked against it before it is reported InvalidEndpoint, since a zone
 	// created a moment ago may not be cached yet (it is then AwaitingZone).
@@ -75,9 +86,11 @@ type Reconciler struct {
 	// ExternalDNS is --txt-prefix, --txt-suffix, --txt-wildcard-replacement and
 	// --adopt-external-dns-owner (docs/migrating-from-external-dns.md).
 	ExternalDNS plan.ExternalDNS
-	// MaxConcurrentReconciles bounds the objects reconciled at once; default 2048. Reconciles
-	// mostly wait in a zone writer's queue behind the flush in flight, so many of them in flight is what lets a burst
-	// of objects land in a few provider calls.
+	// MaxConcurrentReconciles bounds the objects reconciled at once; default
+	// DefaultMaxConcurrentReconciles. A reconcile submits its writes and returns
+	// (publish.Options.Async), so a burst of objects lands in a few provider calls however few
+	// workers there are; the workers' time goes to the API requests (the finalizer's Update,
+	// the status patch) of objects whose writes were answered.
 	MaxConcurrentReconciles int
 }
 
@@ -104,6 +117,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return lifecycle.Result{Result: res, Deferred: out.Deferred}, err
 		},
 		Delete: r.reconcileDelete,
+		Gone:   r.reconcileGone,
 	}
 	return l.Reconcile(ctx, req)
 }
@@ -134,7 +148,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint,
 	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
-		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind,
+		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind, Async: r.inflight,
 	})
 }
 
@@ -148,11 +162,29 @@ func published(n int) string {
 // reconcileDelete removes every record the object holds; a zero Result and no error let the
 // lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
-	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind})
+	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, r.releaseOptions(ep))
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
 	return ctrl.Result{}, nil
+}
+
+// reconcileGone releases what an object's last writes put in place when the object was deleted
+// before its finalizer was added (it is added once the writes are answered): nothing else would.
+func (r *Reconciler) reconcileGone(ctx context.Context, key client.ObjectKey) (ctrl.Result, error) {
+	if r.inflight == nil {
+		return ctrl.Result{}, nil
+	}
+	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	done, err := r.planner(ep).ReleaseGone(ctx, r.Client, r.Recorder, key, ep, r.releaseOptions(ep))
+	if err != nil || !done {
+		return ctrl.Result{Requeue: !done && err == nil}, err
+	}
+	return ctrl.Result{}, nil
+}
+
+func (r *Reconciler) releaseOptions(ep *dnsv1.DNSEndpoint) publish.Options {
+	return publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind, Async: r.inflight}
 }
 
 // Field indexes on DNSEndpoints, for mapping a DNSZone event to the objects it concerns.
@@ -167,6 +199,7 @@ const (
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
+	r.inflight = publish.NewInflight()
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
 		ep := o.(*dnsv1.DNSEndpoint)
@@ -184,7 +217,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}
 	n := r.MaxConcurrentReconciles
 	if n <= 0 {
-		n = 2048
+		n = DefaultMaxConcurrentReconciles
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
@@ -206,6 +239,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	if r.ServedEvents != nil {
 		b = b.WatchesRawSource(notice.Keys(r.ServedEvents))
 	}
+	b = b.WatchesRawSource(r.inflight.Source())
 	var rec reconcile.Reconciler = r
 	if decorate != nil {
 		rec = decorate(r)

@@ -89,6 +89,11 @@ type Lifecycle[T Object] struct {
 	// Forget, when set, drops what this process keeps in memory for the object at key: called
 	// when it is not found, and when its deletion has begun (before Delete, finalizer or not).
 	Forget func(key client.ObjectKey)
+	// Gone, when set, is called after Forget when the object is not found: what the process
+	// wrote for an object that was deleted before its finalizer was added (publish.Options.Async
+	// adds it after the write) has no Delete phase to release it. Its Result and error are
+	// Reconcile's.
+	Gone func(ctx context.Context, key client.ObjectKey) (ctrl.Result, error)
 }
 
 // Reconcile reads the object at req and runs its lifecycle (see the package doc). A missing
@@ -103,6 +108,9 @@ func (l *Lifecycle[T]) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Re
 			return ctrl.Result{}, err
 		}
 		l.forget(req.NamespacedName)
+		if l.Gone != nil {
+			return l.Gone(ctx, req.NamespacedName)
+		}
 		return ctrl.Result{}, nil
 	}
 	if !o.GetDeletionTimestamp().IsZero() {

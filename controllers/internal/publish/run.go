@@ -74,6 +74,14 @@ type Options struct {
 	// last change. Kind names the object's kind for the check's notices ("DNSEndpoint").
 	Served Served
 	Kind   string
+	// Async, when set, makes writes asynchronous: a plan with changes under FullSync is
+	// submitted to the zone writers and Run returns at once with Outcome.Deferred (nothing set
+	// in status, no finalizer written yet); the writers' last answer enqueues the object
+	// (Inflight.Source), and its next Run plans again, which finds nothing left to write, adds
+	// the finalizer (Prepare) and writes status: Published, or the first failed zone's error.
+	// While the answers are pending, Run of that object returns Deferred at once, and Release
+	// waits for them. An approved DryRun plan is written synchronously.
+	Async *Inflight
 }
 
 // Outcome is what one Run found and did.
@@ -113,13 +121,37 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		out.Deferred = true
 		return out, ctrl.Result{RequeueAfter: deferredRequeue}, nil
 	}
+	if opts.Async != nil {
+		return p.runAsync(ctx, c, rec, o, opts, out)
+	}
 	if opts.Prepare == nil {
-		return p.publish(ctx, rec, o, opts, out)
+		return p.publish(ctx, rec, o, opts, out, nil)
 	}
 	prepared := make(chan error, 1)
 	go func() { prepared <- opts.Prepare(ctx) }()
-	out, res, err := p.publish(ctx, rec, o, opts, out)
+	out, res, err := p.publish(ctx, rec, o, opts, out, nil)
 	if perr := <-prepared; perr != nil {
+		return p.unprepared(ctx, c, rec, o, opts, out, perr)
+	}
+	return out, res, err
+}
+
+// runAsync is Run with Options.Async: while o's submission is pending it does nothing; else it
+// publishes, which either submits (Deferred: nothing more until the answers) or, with nothing
+// left to write, adds the finalizer (Prepare) and returns the status to write, reading the
+// answers of the last submission (prev) for the Served check and for a failure to report.
+func (p *Planner) runAsync(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options, out Outcome) (Outcome, ctrl.Result, error) {
+	key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+	prev, state := opts.Async.take(key)
+	if state == inflightPending {
+		out.Deferred = true
+		return out, ctrl.Result{}, nil
+	}
+	out, res, err := p.publish(ctx, rec, o, opts, out, prev)
+	if out.Deferred || opts.Prepare == nil {
+		return out, res, err
+	}
+	if perr := opts.Prepare(ctx); perr != nil {
 		return p.unprepared(ctx, c, rec, o, opts, out, perr)
 	}
 	return out, res, err
@@ -150,8 +182,10 @@ func (p *Planner) unprepared(ctx context.Context, c client.Reader, rec record.Ev
 }
 
 // publish plans the object's zones of out.Assignment, writes the plans unless the strategy holds
-// them, and sets Ready; Run's second half.
-func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome) (Outcome, ctrl.Result, error) {
+// them, and sets Ready; Run's second half. With Options.Async a plan with changes is submitted
+// instead, and publish returns Deferred; prev, when not nil, is the object's last submission,
+// whose answers it reports.
+func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome, prev *Submitted) (Outcome, ctrl.Result, error) {
 	ready := func(ok bool, reason, msg string) { setReady(o, ok, reason, msg) }
 	ps, st, a := o.PublishingSpec(), o.PublishingStatus(), out.Assignment
 	if retryingConflict(o) {
@@ -179,7 +213,31 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			rec.Eventf(o, corev1.EventTypeNormal, dnsv1.ReasonPlanApproved, "applying approved plan %s (%d changes)", id, len(records))
 		}
 	}
+	wrote := map[string]time.Time{}
+	if apply && opts.Async != nil {
+		zones := stamped(plans, opts.Stamp)
+		switch {
+		case len(zones) > 0 && prev != nil && prev.Err() != nil:
+			// The last submission failed and its changes are still to write: status.plan shows
+			// them (this plan), and the error goes to the controller's back-off, or re-plans at
+			// once after a conflict.
+			res, err := failed(ready, prev.Err())
+			return out, res, err
+		case len(zones) > 0 && ps.Strategy == dnsv1.StrategyFullSync:
+			opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
+			out.Deferred = true
+			return out, ctrl.Result{}, nil
+		case prev != nil:
+			wrote = prev.Wrote
+		}
+	}
 	if apply {
+		now := time.Now()
+		for _, zp := range plans {
+			if len(zp.Result.Changes) > 0 {
+				wrote[zoneKey(zp)] = now
+			}
+		}
 		if errs := applyPlans(ctx, plans, opts.Stamp); firstFailed(errs) >= 0 {
 			i := firstFailed(errs)
 			st.AppliedPlan = prevApplied
@@ -201,7 +259,10 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		}
 	}
 	out.Clean = len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
-	setServed(ctx, o, opts, plans, out.Written, time.Now())
+	if !out.Written {
+		wrote = nil
+	}
+	setServed(ctx, o, opts, plans, wrote, time.Now())
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
@@ -313,6 +374,27 @@ func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Cha
 	return errs
 }
 
+// stamped returns each plan's changes to write (through stamp when set), for the plans that
+// have any, in plan order, with their zone's key.
+func stamped(plans []ZonePlan, stamp func([]provider.Change) []provider.Change) []zoneChanges {
+	var out []zoneChanges
+	for _, zp := range plans {
+		changes := zp.Result.Changes
+		if stamp != nil {
+			changes = stamp(changes)
+		}
+		if len(changes) > 0 {
+			out = append(out, zoneChanges{zone: zoneKey(zp), plan: zp, changes: changes})
+		}
+	}
+	return out
+}
+
+// zoneKey is zp's DNSZone as status.zones spells it: "namespace/name".
+func zoneKey(zp ZonePlan) string {
+	return types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}.String()
+}
+
 // firstFailed returns the index of the first non-nil error of errs, in plan (zone-key) order,
 // or -1 when every zone was written.
 func firstFailed(errs []error) int {
@@ -355,9 +437,18 @@ func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
 // beside one of its records (plan.Input.Release). What it cannot remove, the record sets such a
 // record may claim, any other conflict, and the zones whose provider Secret cannot be resolved,
 // is named in one Warning Event on o (reason dnsv1.ReasonRecordsKept) and one log line. done
-// is false when a concurrent write got in the way and the caller should requeue; a missing
-// provider Secret releases nothing and is not an error.
+// is false when a concurrent write got in the way, or (Options.Async) the object's last
+// submission is not answered yet, and the caller should requeue; a missing provider Secret
+// releases nothing and is not an error.
 func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options) (done bool, _ error) {
+	if opts.Async != nil {
+		// Changes still in a writer's queue would land after the release: wait for their
+		// answers (which enqueue the object). Answers already in are moot: the release plans
+		// against the view that holds what they wrote.
+		if _, state := opts.Async.take(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}); state == inflightPending {
+			return false, nil
+		}
+	}
 	ps := o.PublishingSpec()
 	a, err := Assign(ctx, c, o.GetNamespace(), ps.ZoneRef, ps.Endpoints, o.HeldZones(), opts.DefaultTTL)
 	if err != nil {

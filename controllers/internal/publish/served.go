@@ -39,9 +39,10 @@ type zoneVerdict struct {
 
 // setServed keeps status.served and the Served condition of o (docs/served.md): for each zone
 // of plans that o holds records in and whose name servers report serials, the change written
-// in this reconcile (wrote), or the one status.served keeps, is judged by the Served check.
-// It does nothing without a check (opts.Served nil).
-func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote bool, now time.Time) {
+// for this reconcile (wrote: when each zone's writer answered, by "namespace/name"), or the one
+// status.served keeps, is judged by the Served check. It does nothing without a check
+// (opts.Served nil).
+func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote map[string]time.Time, now time.Time) {
 	if opts.Served == nil {
 		return
 	}
@@ -70,8 +71,12 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		}
 		keep = append(keep, key)
 		old, had := prev[key.String()]
-		if (wrote && len(zp.Result.Changes) > 0) || !had || old.Zone != zone.Name {
-			if _, err := opts.Served.Written(ctx, zone, ref, now); err != nil {
+		at, written := wrote[key.String()]
+		if !written {
+			at = now
+		}
+		if written || !had || old.Zone != zone.Name {
+			if _, err := opts.Served.Written(ctx, zone, ref, at); err != nil {
 				verdicts = append(verdicts, zoneVerdict{zone: zone.Name, err: err})
 				continue
 			}

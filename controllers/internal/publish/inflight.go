@@ -1,0 +1,204 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Inflight holds the objects whose changes Run submitted to their zone writers and whose next
+// Run has not yet taken the answers (Options.Async). A reconcile submits and returns, holding no
+// goroutine while the writers batch and write; the last zone's answer enqueues the object (Source),
+// and its next Run writes the status the answers call for. So a controller needs a few dozen
+// workers, not one per object waiting in a writer's queue (issue 31: 2,048 blocked workers held
+// about 60 MiB of stacks at 10,000 endpoints). It is safe for concurrent use; the zero value is
+// not usable: use NewInflight.
+type Inflight struct {
+	clock func() time.Time
+
+	mu sync.Mutex
+	m  map[types.NamespacedName]*Submitted
+	q  workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
+	// early are keys answered before Source started (none in a running manager); Source
+	// enqueues them when it starts.
+	early []types.NamespacedName
+}
+
+// Submitted is one object's submission: what its zone writers answered, by zone (the DNSZone's
+// "namespace/name", as status.zones spells it).
+type Submitted struct {
+	// Generation is the object's generation when it was planned.
+	Generation int64
+	left       int // zones not answered yet
+	// Wrote is when each zone's writer answered that the provider holds its changes.
+	Wrote map[string]time.Time
+	// Failed is each failed zone's error.
+	Failed map[string]error
+	// order is the zones in plan order, for Err.
+	order []string
+}
+
+// Err is the error of the first failed zone in plan (zone-key) order, naming the zone, or nil
+// when every zone was written.
+func (s *Submitted) Err() error {
+	for _, z := range s.order {
+		if err := s.Failed[z]; err != nil {
+			return fmt.Errorf("DNSZone %s: %w", z, err)
+		}
+	}
+	return nil
+}
+
+// Zones are the zones the submission wrote to or tried to, sorted: the ones an object gone
+// before its finalizer was added may hold records in.
+func (s *Submitted) Zones() []string {
+	return slices.Sorted(slices.Values(s.order))
+}
+
+// NewInflight returns an empty table.
+func NewInflight() *Inflight {
+	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submitted{}}
+}
+
+// Source returns the controller-runtime Source through which the table enqueues an object once
+// its zone writers have all answered. Register it on the controller whose Run uses the table.
+func (t *Inflight) Source() source.Source {
+	return source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+		t.mu.Lock()
+		t.q = q
+		early := t.early
+		t.early = nil
+		t.mu.Unlock()
+		for _, k := range early {
+			q.Add(reconcile.Request{NamespacedName: k})
+		}
+		return nil
+	})
+}
+
+// inflightState is what the table knows of an object.
+type inflightState int
+
+const (
+	inflightNone    inflightState = iota // nothing submitted, or its answers were taken
+	inflightPending                      // some zone writer has not answered yet
+	inflightDone                         // every zone answered; taken (removed) by take
+)
+
+// take returns the object's submission once every zone answered, and removes it; pending
+// while a writer has not answered (the object is enqueued when it does).
+func (t *Inflight) take(key types.NamespacedName) (*Submitted, inflightState) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.m[key]
+	switch {
+	case !ok:
+		return nil, inflightNone
+	case s.left > 0:
+		return nil, inflightPending
+	}
+	delete(t.m, key)
+	return s, inflightDone
+}
+
+// restore puts back a submission taken by take whose follow-up failed (a release to retry).
+func (t *Inflight) restore(key types.NamespacedName, s *Submitted) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.m[key]; !ok {
+		t.m[key] = s
+	}
+}
+
+// Pending reports whether some zone writer has not yet answered the object's submission.
+func (t *Inflight) Pending(key types.NamespacedName) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s, ok := t.m[key]
+	return ok && s.left > 0
+}
+
+// Len is how many objects the table holds, answered or not.
+func (t *Inflight) Len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// zoneChanges is one zone's changes of a submission.
+type zoneChanges struct {
+	zone    string // "namespace/name" of the DNSZone
+	plan    ZonePlan
+	changes []provider.Change
+}
+
+// submit records the object's submission, then submits each zone's changes to its writer
+// (zonewriter.Writer.SubmitNotify, under ctx without its cancellation: the reconcile that
+// submits returns at once). It blocks only while a writer's queue is full. zones must not be
+// empty, and no submission of key may be pending.
+func (t *Inflight) submit(ctx context.Context, key types.NamespacedName, generation int64, zones []zoneChanges) {
+	s := &Submitted{Generation: generation, left: len(zones), Wrote: map[string]time.Time{}, Failed: map[string]error{}}
+	for _, z := range zones {
+		s.order = append(s.order, z.zone)
+	}
+	t.mu.Lock()
+	t.m[key] = s
+	t.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	for _, z := range zones {
+		z.plan.Writer.SubmitNotify(ctx, z.changes, func(err error) { t.answer(key, s, z.zone, err) })
+	}
+}
+
+// answer records one zone writer's answer to s, and enqueues key once every zone answered.
+func (t *Inflight) answer(key types.NamespacedName, s *Submitted, zone string, err error) {
+	t.mu.Lock()
+	if err != nil {
+		s.Failed[zone] = err
+	} else {
+		s.Wrote[zone] = t.clock()
+	}
+	s.left--
+	last := s.left == 0
+	q := t.q
+	if last && q == nil {
+		t.early = append(t.early, key)
+	}
+	t.mu.Unlock()
+	if last && q != nil {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// ReleaseGone releases what the last submission of the object at key wrote, once answered, when
+// the object is gone (not found) before its finalizer was added (lifecycle.Lifecycle.Gone): its
+// records in the zones it wrote to are removed as a Delete phase would (Release, with o an
+// object of that key whose status.zones are those zones, and no endpoints). Nothing happens
+// when the table holds nothing of key; while answers are pending it waits for them (the last
+// enqueues the object). done is false when the release must be retried (the submission is kept
+// for that).
+func (p *Planner) ReleaseGone(ctx context.Context, c client.Reader, rec record.EventRecorder, key types.NamespacedName, o Object, opts Options) (done bool, _ error) {
+	s, state := opts.Async.take(key)
+	if state != inflightDone {
+		return true, nil
+	}
+	o.SetHeldZones(s.Zones())
+	async := opts.Async
+	opts.Async = nil // taken above; Release must not wait for it
+	done, err := p.Release(ctx, c, rec, o, opts)
+	if err != nil || !done {
+		async.restore(key, s)
+	}
+	return done, err
+}

@@ -1,0 +1,99 @@
+package publish
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+)
+
+// TestInflight_AnObjectIsEnqueuedOnceEveryZoneAnswered: a submission to three zones (a provider
+// that answers only once all three writes are in flight, and rejects zone b's) is pending until
+// the writers answer; then the object is enqueued once, and take hands over what each zone's
+// writer said: when a and c were written, b's error (Err names it), once.
+func TestInflight_AnObjectIsEnqueuedOnceEveryZoneAnswered(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
+	defer cancel()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	table := NewInflight()
+	if err := table.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "team", Name: "web"}
+	plans := zonePlans(ctx, t, newBarrier(3, "b.test"), "a.test", "b.test", "c.test")
+	for i := range plans {
+		plans[i].Zone.Namespace, plans[i].Zone.Name = "team", strings.TrimSuffix(plans[i].Zone.Spec.Zone, ".test")
+	}
+	if _, state := table.take(key); state != inflightNone {
+		t.Fatalf("before any submission: state %v, want none", state)
+	}
+	table.submit(ctx, key, 7, stamped(plans, nil))
+	if !table.Pending(key) {
+		if _, state := table.take(key); state != inflightDone {
+			t.Fatalf("just submitted: neither pending nor done")
+		}
+		t.Fatal("the three writes were answered before all three were in flight")
+	}
+	if _, state := table.take(key); state != inflightPending {
+		t.Fatalf("while the writes are in flight: state %v, want pending", state)
+	}
+
+	req, shutdown := q.Get()
+	if shutdown || req.NamespacedName != key {
+		t.Fatalf("enqueued %v (shutdown %v), want %v", req, shutdown, key)
+	}
+	q.Done(req)
+	s, state := table.take(key)
+	if state != inflightDone || s.Generation != 7 {
+		t.Fatalf("after the answers: %+v, %v; want done, generation 7", s, state)
+	}
+	if _, ok := s.Wrote["team/a"]; !ok || s.Wrote["team/c"].IsZero() || len(s.Wrote) != 2 {
+		t.Errorf("Wrote = %v, want team/a and team/c", s.Wrote)
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "DNSZone team/b") || !strings.Contains(err.Error(), "rejected") {
+		t.Errorf("Err = %v, want zone team/b's rejection", err)
+	}
+	if got := s.Zones(); strings.Join(got, ",") != "team/a,team/b,team/c" {
+		t.Errorf("Zones = %v", got)
+	}
+	if _, state := table.take(key); state != inflightNone || table.Len() != 0 {
+		t.Errorf("after take: state %v, %d held; want none and an empty table", state, table.Len())
+	}
+	if q.Len() != 0 {
+		t.Errorf("%d more requests enqueued, want the one", q.Len())
+	}
+}
+
+// TestInflight_AnswersBeforeTheSourceStartsAreEnqueuedWhenItDoes: a submission answered before
+// the controller started its sources is not lost.
+func TestInflight_AnswersBeforeTheSourceStartsAreEnqueuedWhenItDoes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
+	defer cancel()
+	table := NewInflight()
+	key := types.NamespacedName{Namespace: "team", Name: "early"}
+	plans := zonePlans(ctx, t, newBarrier(1), "a.test")
+	plans[0].Zone.Namespace, plans[0].Zone.Name = "team", "a"
+	table.submit(ctx, key, 1, stamped(plans, nil))
+	deadline := time.Now().Add(testrun.HangTimeout)
+	for table.Pending(key) {
+		if time.Now().After(deadline) {
+			t.Fatal("the write was never answered")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := table.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if req, _ := q.Get(); req.NamespacedName != key {
+		t.Fatalf("enqueued %v, want %v", req, key)
+	}
+}
