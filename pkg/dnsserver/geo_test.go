@@ -446,4 +446,3 @@ func TestGeo_Metric(t *testing.T) {
 		t.Errorf("%d geo series, want 2", n)
 	}
 }
-

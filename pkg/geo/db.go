@@ -41,7 +41,7 @@ type DB struct {
 type loaded struct {
 	r     *maxminddb.Reader
 	info  os.FileInfo
-	cache sync.Map // uintptr (record offset) -> Location
+	cache sync.Map     // uintptr (record offset) -> Location
 	n     atomic.Int64 // entries in cache, at most maxCached
 }
 
