@@ -22,6 +22,15 @@ func healthyLocal(targets []string, hosts ...string) *local {
 func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 	rr := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbRoundRobin}}
 	weighted := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbWeighted, Weights: map[string]int32{"eu": 1, "us": 3}, DNSTTLSeconds: 60}}
+	geoSpec := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbGeo, DefaultGeoTag: "eu",
+		GeoRegions: map[string]string{"DE": "eu", "FR": "eu", "continent:NA": "us", "203.0.113.0/24": "ap"}}}
+	geoPS := func(tag, regions string, dflt bool) dnsv1.ProviderSpecific {
+		ps := dnsv1.ProviderSpecific{{Name: "dnsplane.io/geo-tag", Value: tag}}
+		if dflt {
+			ps = append(ps, dnsv1.ProviderSpecificProperty{Name: "dnsplane.io/geo-default", Value: "true"})
+		}
+		return append(ps, dnsv1.ProviderSpecificProperty{Name: "dnsplane.io/geo-regions", Value: regions})
+	}
 	unhealthy := healthyLocal([]string{"192.0.2.1"}, "app.example.com")
 	unhealthy.health["app.example.com"], unhealthy.why["app.example.com"] = dnsv1.ServiceUnhealthy, "app.example.com: no ready endpoint"
 	tests := []struct {
@@ -68,6 +77,38 @@ func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 			},
 			healthy: map[string][]string{"app.example.com": {"192.0.2.1"}},
 			any:     true,
+		},
+		{
+			name: "geo and capable: one geo set per geo tag with its regions; ap silent gets the default's",
+			in: planInput{GeoTag: "eu", Spec: geoSpec, Capable: true, Local: healthyLocal([]string{"192.0.2.1", "2001:db8::1"}, "app.example.com"),
+				PeerTargets: map[string]map[string][]string{"app.example.com": {"us": {"198.51.100.1"}, "ap": nil}}},
+			eps: []dnsv1.Endpoint{
+				{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}},
+				{DNSName: "localtargets-app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}, SetIdentifier: "ap", ProviderSpecific: geoPS("ap", "203.0.113.0/24", false)},
+				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "ap", ProviderSpecific: geoPS("ap", "203.0.113.0/24", false)},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
+				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"198.51.100.1"}, SetIdentifier: "us", ProviderSpecific: geoPS("us", "continent:NA", false)},
+			},
+			healthy: map[string][]string{"app.example.com": {"192.0.2.1", "198.51.100.1", "2001:db8::1"}},
+			any:     true,
+		},
+		{
+			name: "geo, not capable: only localtargets",
+			in:   planInput{GeoTag: "eu", Spec: geoSpec, Local: healthyLocal([]string{"192.0.2.1"}, "app.example.com")},
+			eps: []dnsv1.Endpoint{
+				{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}},
+			},
+			healthy: map[string][]string{"app.example.com": {"192.0.2.1"}},
+			any:     true,
+		},
+		{
+			name:    "geo without a default geo tag (stored past admission): an error",
+			in:      planInput{GeoTag: "eu", Spec: dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbGeo, GeoRegions: map[string]string{"DE": "eu"}}}, Capable: true, Local: healthyLocal([]string{"192.0.2.1"}, "app.example.com")},
+			eps:     []dnsv1.Endpoint{{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}}},
+			healthy: map[string][]string{},
+			err:     true,
 		},
 		{
 			name: "no strategy (a Gslb stored under an older CRD without defaults): roundRobin, TTL 30",
