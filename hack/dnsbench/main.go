@@ -7,7 +7,7 @@
 // It prints "ready" on stdout once the UDP and TCP sockets are bound and
 // serves until SIGINT or SIGTERM.
 //
-// With -geo, every A set becomes the geo sets of a geo Gslb (pkg/geo's labels, as the
+// With -geo, every A set but the name servers' becomes the geo sets of a geo Gslb (pkg/geo's labels, as the
 // Gslb controller publishes them): eu (the default, region DE) with the file's records, us
 // (continent:NA) and ap (203.0.113.0/24) with other addresses; and the server locates clients
 // in a GeoIP database it writes itself with mmdbwriter (127.0.0.0/8 and 192.0.2.0/24 in DE,
@@ -207,11 +207,20 @@ func noteSOA(soa *dns.SOA, origin string, serial uint32) {
 }
 
 // geoSets returns sets with every A set replaced by three geo sets (eu: the default and DE,
-// with the set's records; us: continent:NA, 198.51.100.1; ap: 203.0.113.0/24, 203.0.113.1).
+// with the set's records; us: continent:NA, 198.51.100.1; ap: 203.0.113.0/24, 203.0.113.1),
+// except the addresses of name servers, which stay plain glue.
 func geoSets(sets []*zonedb.RRSet) ([]*zonedb.RRSet, error) {
+	nsHosts := map[string]bool{}
+	for _, rs := range sets {
+		for _, rr := range rs.RRs {
+			if ns, ok := rr.(*dns.NS); ok {
+				nsHosts[strings.ToLower(ns.Ns)] = true
+			}
+		}
+	}
 	var out []*zonedb.RRSet
 	for _, rs := range sets {
-		if rs.Type != dns.TypeA {
+		if rs.Type != dns.TypeA || nsHosts[rs.Name] {
 			out = append(out, rs)
 			continue
 		}
