@@ -189,6 +189,7 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 		{"no targets anywhere", readyInput{Capable: true, Unhealthy: []string{"a: why"}}, false, dnsv1.ReasonNoHealthyTargets, "no cluster has healthy targets; here: a: why"},
 		{"peer errors", readyInput{Capable: true, AnyTargets: true, PeerErrors: []string{"us (x): timeout"}}, false, dnsv1.ReasonPeerErrors, "us (x): timeout"},
 		{"published", readyInput{Capable: true, AnyTargets: true, Hosts: 2, Unhealthy: []string{"b: why"}}, true, dnsv1.ReasonPublished, "2 hosts published; here: b: why"},
+		{"geo on a provider without geo routing", readyInput{Strategy: "geo", ZoneName: "gslb", AnyTargets: true}, false, dnsv1.ReasonNotCapable, "strategy geo needs geo routing, which the provider of DNSZone gslb does not have"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
