@@ -159,7 +159,7 @@ func (c *cluster) startManager() {
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
 		GeoIPDatabase: c.opts.GeoIPDatabase,
-		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()
