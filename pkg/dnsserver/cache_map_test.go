@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 
@@ -189,7 +190,7 @@ func TestAnswerCache_NeverServesAnOlderSerialAfterAnUpdateReturns(t *testing.T) 
 				floor := acked
 				mu.Unlock()
 				var b []byte
-				if _, ok := r.reply(wire); ok && w%2 == 0 {
+				if _, ok := r.reply(wire, netip.Addr{}); ok && w%2 == 0 {
 					b = r.out
 				} else {
 					req := new(dns.Msg)

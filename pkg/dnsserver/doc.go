@@ -13,7 +13,8 @@
 //   - geo answers: among record sets labelled as geo sets (pkg/geo's labels), the one of the
 //     client's geo tag, located by the EDNS Client Subnet option (RFC 7871) or the query's
 //     source address, with the option echoed back with the answer's scope; such answers are
-//     cached per (scope, geo tag) and database generation, never under the plain key;
+//     cached per (scope, geo tag) and database generation, never under the plain key, and the
+//     UDP read loop answers the cached ones of queries without ECS by their source address;
 //   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
 //     hits;
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow

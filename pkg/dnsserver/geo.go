@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -143,9 +144,11 @@ type geoState struct {
 // geoMemo holds, for one snapshot, the geo table of each geo name and type, and the table
 // that each cache key's answer depends on.
 type geoMemo struct {
-	snap      *zonedb.Snapshot
-	tables    sync.Map // "name\x00type" -> *geoTable
-	questions sync.Map // string(cache key) -> *geo.Table
+	snap   *zonedb.Snapshot
+	tables sync.Map // "name\x00type" -> *geoTable
+
+	mu        sync.RWMutex // guards questions; a lookup by string(key) allocates nothing
+	questions map[string]*geo.Table
 }
 
 // geoTable is the decoded table of one name and type, or nil when its labels do not make one.
@@ -160,7 +163,7 @@ func (s *Server) memoFor(snap *zonedb.Snapshot) *geoMemo {
 		if m != nil && m.snap == snap {
 			return m
 		}
-		nm := &geoMemo{snap: snap}
+		nm := &geoMemo{snap: snap, questions: map[string]*geo.Table{}}
 		if s.geoMemo.CompareAndSwap(m, nm) {
 			return nm
 		}
@@ -274,7 +277,8 @@ func appendGeoKey(key []byte, gen uint64, m geo.Match) []byte {
 
 // geoCounters resolves the geo query counter of each (geo tag, ecs) once.
 type geoCounters struct {
-	m sync.Map // geoCounterKey -> prometheus.Counter
+	mu sync.RWMutex
+	m  map[geoCounterKey]prometheus.Counter
 }
 
 type geoCounterKey struct {
@@ -289,16 +293,22 @@ func (s *Server) countGeo(tag string, ecs bool) {
 		return
 	}
 	k := geoCounterKey{tag, ecs}
-	if c, ok := s.geoCounts.m.Load(k); ok {
-		c.(interface{ Inc() }).Inc()
-		return
+	s.geoCounts.mu.RLock()
+	c, ok := s.geoCounts.m[k]
+	s.geoCounts.mu.RUnlock()
+	if !ok {
+		e := "false"
+		if ecs {
+			e = "true"
+		}
+		c = m.Geo.WithLabelValues(tag, e)
+		s.geoCounts.mu.Lock()
+		if s.geoCounts.m == nil {
+			s.geoCounts.m = map[geoCounterKey]prometheus.Counter{}
+		}
+		s.geoCounts.m[k] = c
+		s.geoCounts.mu.Unlock()
 	}
-	e := "false"
-	if ecs {
-		e = "true"
-	}
-	c := m.Geo.WithLabelValues(tag, e)
-	s.geoCounts.m.Store(k, c)
 	c.Inc()
 }
 

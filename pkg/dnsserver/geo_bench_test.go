@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -106,9 +107,9 @@ func withECS(b *testing.B, qs [][]byte, subnet func(i int) net.IP) [][]byte {
 //   - geo-ecs-1024-subnets: the geo zone, queries with ECS from 1,024 /24 subnets of the
 //     database, each its own scope and cache entries.
 //
-// The UDP read loop answers plain cache hits before ServeDNS (BenchmarkServer_AnswerReadLoop);
-// geo answers and ECS queries never take that path, so hack/bench-dns.sh's embedded-geo row is
-// the end-to-end comparison.
+// The UDP read loop answers cache hits before ServeDNS, geo ones without ECS included
+// (BenchmarkServer_AnswerReadLoop, BenchmarkServer_GeoReadLoop); queries with ECS never take
+// that path. hack/bench-dns.sh's embedded-geo row is the end-to-end comparison.
 func BenchmarkServer_GeoAnswer(b *testing.B) {
 	base := benchQueries(b, 1009)
 	dbSubnet := func(i int) net.IP { return net.IPv4(10, byte(i%1024/256), byte(i%256), 0).To4() }
@@ -135,6 +136,55 @@ func BenchmarkServer_GeoAnswer(b *testing.B) {
 				b.Fatal(err)
 			}
 			benchServeDNS(b, srv, c.qs)
+		})
+	}
+}
+
+// BenchmarkServer_GeoReadLoop is BenchmarkServer_AnswerReadLoop for geo answers without ECS:
+// the UDP read loop's cost for a cached geo answer (parse, plain-key miss, the geo question,
+// the database lookup and the match, the lookup by scope and geo tag, the copy), beside the
+// plain zone's hits, from one source address.
+func BenchmarkServer_GeoReadLoop(b *testing.B) {
+	for _, geoZone := range []bool{false, true} {
+		name := "plain"
+		if geoZone {
+			name = "geo-source"
+		}
+		b.Run(name, func(b *testing.B) {
+			store, opts := benchZoneStore(b), ServerOptions{Addr: "127.0.0.1:0"}
+			if geoZone {
+				store, opts.Geo = benchGeoStore(b), benchGeoDB(b)
+			}
+			srv, err := NewServer(store, opts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			from := netip.MustParseAddr("127.0.0.2")
+			qs := benchQueries(b, 1009)
+			w := &discardWriter{remote: &net.UDPAddr{IP: from.AsSlice(), Port: 40000}}
+			for _, q := range qs { // fill the cache the long way
+				req := new(dns.Msg)
+				if err := req.Unpack(q); err != nil {
+					b.Fatal(err)
+				}
+				srv.ServeDNS(w, req)
+			}
+			r := srv.newFastReader(nil).(*fastReader)
+			var cached [][]byte
+			for _, q := range qs {
+				if _, ok := r.reply(q, from); ok {
+					cached = append(cached, q)
+				}
+			}
+			if len(cached) < len(qs)*9/10 {
+				b.Fatalf("%d of %d queries cached", len(cached), len(qs))
+			}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, ok := r.reply(cached[i%len(cached)], from); !ok {
+					b.Fatal("not answered from the cache")
+				}
+			}
 		})
 	}
 }

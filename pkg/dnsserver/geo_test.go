@@ -446,3 +446,47 @@ func TestGeo_Metric(t *testing.T) {
 		t.Errorf("%d geo series, want 2", n)
 	}
 }
+
+// TestGeo_ReadLoopAnswersGeoHitsBySource: once a geo answer is cached, the UDP read loop
+// (appendHit) answers a query without ECS from the cache entry of its source address's scope,
+// never from another scope's, and counts it in the geo metric.
+func TestGeo_ReadLoopAnswersGeoHitsBySource(t *testing.T) {
+	f := newGeoFixture(t)
+	// Cache both scopes' answers the long way (the first query of each source).
+	for _, src := range []string{"127.0.0.1", "127.0.34.2"} {
+		c := &dns.Client{Dialer: &net.Dialer{LocalAddr: &net.UDPAddr{IP: net.ParseIP(src)}, Timeout: 2 * time.Second}, Timeout: 2 * time.Second}
+		m := new(dns.Msg)
+		m.SetQuestion("app.geo.test.", dns.TypeA)
+		if _, _, err := c.Exchange(m, f.srv.Addr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("app.geo.test.", dns.TypeA)
+	pkt, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := testutil.ToFloat64(f.srv.opts.Metrics.Geo.WithLabelValues("eu", "false"))
+	for _, tc := range []struct{ from, want string }{
+		{"127.0.0.1", "198.51.100.10"}, {"127.0.34.2", "192.0.2.10"}, {"::ffff:127.0.34.9", "192.0.2.10"},
+	} {
+		out, _, rcode, ok := f.srv.appendHit(nil, nil, f.store.Snapshot(), pkt, netip.MustParseAddr(tc.from).Unmap())
+		if !ok || rcode != dns.RcodeSuccess {
+			t.Fatalf("from %s: no read-loop hit", tc.from)
+		}
+		r := new(dns.Msg)
+		if err := r.Unpack(out); err != nil {
+			t.Fatal(err)
+		}
+		if got := addrs(r); !slices.Equal(got, []string{tc.want}) {
+			t.Fatalf("from %s: read loop answered %v, want %s", tc.from, got, tc.want)
+		}
+	}
+	if _, _, _, ok := f.srv.appendHit(nil, nil, f.store.Snapshot(), pkt, netip.MustParseAddr("192.0.2.77")); ok {
+		t.Fatal("a source whose scope was never answered got a read-loop hit")
+	}
+	if got := testutil.ToFloat64(f.srv.opts.Metrics.Geo.WithLabelValues("eu", "false")) - before; got != 2 {
+		t.Fatalf("geo metric counted %v read-loop hits of eu, want 2", got)
+	}
+}

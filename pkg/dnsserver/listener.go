@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/miekg/dns"
@@ -60,7 +61,11 @@ func (r *fastReader) ReadUDP(conn *net.UDPConn, _ time.Duration) ([]byte, *dns.S
 // answer writes the cached answer to the query pkt and returns true, or
 // returns false when pkt is not a plain query with a cached answer.
 func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP) bool {
-	rcode, ok := r.reply(pkt)
+	var from netip.Addr
+	if a, ok := sess.RemoteAddr().(*net.UDPAddr); ok {
+		from, _ = netip.AddrFromSlice(a.IP)
+	}
+	rcode, ok := r.reply(pkt, from.Unmap())
 	if !ok {
 		return false
 	}
@@ -72,10 +77,10 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 	return true
 }
 
-// reply puts the cached answer to the UDP query pkt in r.out and returns its
-// rcode, or false.
-func (r *fastReader) reply(pkt []byte) (int, bool) {
-	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.Snapshot(), pkt)
+// reply puts the cached answer to the UDP query pkt from the address from in
+// r.out and returns its rcode, or false.
+func (r *fastReader) reply(pkt []byte, from netip.Addr) (int, bool) {
+	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.Snapshot(), pkt, from)
 	r.out, r.key = out, key
 	if ok {
 		r.s.cacheHits.Add(1)
@@ -90,7 +95,12 @@ func (r *fastReader) reply(pkt []byte) (int, bool) {
 // than the query's UDP payload size (512 bytes without EDNS0, RFC 1035
 // §4.2.1; else the OPT's size capped at ServerOptions.UDPSize, RFC 6891
 // §6.2.5), so that truncation goes the long way. It does not count the hit.
-func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte) (out, keyBuf []byte, rcode int, ok bool) {
+//
+// A query whose answer is a geo answer (geoQuestion) is looked up by the scope and geo tag of
+// its source address from (the zero Addr: none), as answer caches it; the query has no ECS
+// option (parseQuery refuses one), so the source address is the client's. The geo hit is
+// counted in the geo metric here.
+func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte, from netip.Addr) (out, keyBuf []byte, rcode int, ok bool) {
 	q, ok := parseQuery(pkt)
 	if !ok {
 		return dst, key, 0, false
@@ -101,6 +111,16 @@ func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte) (
 		size = max(dns.MinMsgSize, int(min(q.payload, s.opts.UDPSize)))
 	}
 	e := s.lookup(snap, key)
+	if e == nil && from.IsValid() {
+		if t := s.geoQuestion(snap, key); t != nil {
+			g := geoState{s: s, snap: snap, client: client{addr: from}}
+			m := g.match(t)
+			key = appendGeoKey(key, s.geoGeneration(), m)
+			if e = s.lookup(snap, key); e != nil && len(e.wire) <= size {
+				s.countGeo(m.Tag, false)
+			}
+		}
+	}
 	if e == nil || len(e.wire) > size {
 		return dst, key, 0, false
 	}

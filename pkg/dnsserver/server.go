@@ -560,7 +560,10 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	if g.result.used {
 		// A geo answer is cached per (scope, geo tag) and database version, never under
 		// the plain key, which the UDP read loop's hits use without the client's address.
-		s.memoFor(snap).questions.Store(string(key), g.result.table)
+		memo := s.memoFor(snap)
+		memo.mu.Lock()
+		memo.questions[string(key)] = g.result.table
+		memo.mu.Unlock()
 		key = appendGeoKey(key, g.gen, g.result.match)
 	}
 	return s.remember(snap, key, len(qname), resp, ecsLen)
@@ -573,10 +576,10 @@ func (s *Server) geoQuestion(snap *zonedb.Snapshot, key []byte) *geo.Table {
 	if m == nil || m.snap != snap {
 		return nil
 	}
-	if t, ok := m.questions.Load(string(key)); ok {
-		return t.(*geo.Table)
-	}
-	return nil
+	m.mu.RLock()
+	t := m.questions[string(key)]
+	m.mu.RUnlock()
+	return t
 }
 
 // remember packs resp, the uncompressed answer to a query of key against
