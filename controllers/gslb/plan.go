@@ -198,8 +198,9 @@ type readyInput struct {
 }
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
-// weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound or
-// DelegationNotAllowed, the zone of another namespace that does not allow this one, else
+// weighted- or geo-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound,
+// DelegationNotAllowed (the zone of another namespace that does not allow this one) or
+// NotCapable (a record the provider cannot hold: a geo CIDR region on Route 53), else
 // ProviderError);
 // the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
 // is down by the health checks (NoHealthyTargets); this cluster is isolated (Isolated, True); a
@@ -215,7 +216,7 @@ func readyCondition(in readyInput) (bool, string, string) {
 		return false, dnsv1.ReasonNotCapable, "strategy " + routing + " needs " + routing + " routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
 	case ep != nil && ep.Status != metav1.ConditionTrue && ep.Reason != dnsv1.ReasonPublished:
 		reason := dnsv1.ReasonProviderError
-		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed {
+		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed || ep.Reason == dnsv1.ReasonNotCapable {
 			reason = ep.Reason
 		}
 		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)

@@ -181,6 +181,8 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 		{"endpoint zone not found", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: failed}, false, dnsv1.ReasonZoneNotFound, "DNSEndpoint app-gslb: ZoneNotFound: gone"},
 		{"endpoint refused by another namespace's zone", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonDelegationNotAllowed, Message: "not published"}},
 			false, dnsv1.ReasonDelegationNotAllowed, "DNSEndpoint app-gslb: DelegationNotAllowed: not published"},
+		{"endpoint refused by the provider (a geo CIDR region on Route 53)", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonNotCapable, Message: "CIDR"}},
+			false, dnsv1.ReasonNotCapable, "DNSEndpoint app-gslb: NotCapable: CIDR"},
 		{"endpoint failed otherwise", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonOwnershipConflict, Message: "held"}},
 			false, dnsv1.ReasonProviderError, "DNSEndpoint app-gslb: OwnershipConflict: held"},
 		{"endpoint other failure", readyInput{Capable: true, EndpointReady: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "Throttled"}}, false, dnsv1.ReasonProviderError, ": Throttled: "},
