@@ -53,8 +53,8 @@
 # set is a geo Gslb's three geo sets, and clients are located in a GeoIP database dnsbench writes,
 # which puts loopback in DE, whose set holds the file's records. Its answers are the plain run's,
 # through the geo path: a database lookup, the scope, and the cache keyed by (scope, geo tag),
-# which the UDP read loop answers by the query's source address. The table's last line gives its
-# answers per server CPU-second beside the plain run's. BENCH_GEO_ECS=1 adds an EDNS Client Subnet option (192.0.2.0/24, DE) to that run's
+# which the UDP read loop answers by the query's source address (or its ECS option). The table's
+# last line gives its answers per server CPU-second beside the plain run's. BENCH_GEO_ECS=1 adds an EDNS Client Subnet option (192.0.2.0/24, DE) to that run's
 # queries (dnsperf -E), so the ECS path is measured too; its answers then carry the option back
 # and the answer comparison shows only that difference.
 #

@@ -14,7 +14,7 @@
 //     client's geo tag, located by the EDNS Client Subnet option (RFC 7871) or the query's
 //     source address, with the option echoed back with the answer's scope; such answers are
 //     cached per (scope, geo tag) and database generation, never under the plain key, and the
-//     UDP read loop answers the cached ones of queries without ECS by their source address;
+//     UDP read loop answers the cached ones by the query's ECS option or source address;
 //   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
 //     hits;
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow

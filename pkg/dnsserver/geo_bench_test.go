@@ -140,17 +140,18 @@ func BenchmarkServer_GeoAnswer(b *testing.B) {
 	}
 }
 
-// BenchmarkServer_GeoReadLoop is BenchmarkServer_AnswerReadLoop for geo answers without ECS:
-// the UDP read loop's cost for a cached geo answer (parse, plain-key miss, the geo question,
-// the database lookup and the match, the lookup by scope and geo tag, the copy), beside the
-// plain zone's hits, from one source address.
+// BenchmarkServer_GeoReadLoop is BenchmarkServer_AnswerReadLoop for geo answers: the UDP read
+// loop's cost for a cached geo answer (parse, plain-key miss, the geo question, the database
+// lookup and the match, the lookup by scope and geo tag, the copy), beside the plain zone's
+// hits, from one source address, or with ECS 192.0.2.0/24 (the address patched into the copy).
 func BenchmarkServer_GeoReadLoop(b *testing.B) {
-	for _, geoZone := range []bool{false, true} {
-		name := "plain"
-		if geoZone {
-			name = "geo-source"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		geoZone bool
+		ecs     bool
+	}{{"plain", false, false}, {"geo-source", true, false}, {"plain-ecs", false, true}, {"geo-ecs", true, true}} {
+		geoZone := c.geoZone
+		b.Run(c.name, func(b *testing.B) {
 			store, opts := benchZoneStore(b), ServerOptions{Addr: "127.0.0.1:0"}
 			if geoZone {
 				store, opts.Geo = benchGeoStore(b), benchGeoDB(b)
@@ -161,6 +162,9 @@ func BenchmarkServer_GeoReadLoop(b *testing.B) {
 			}
 			from := netip.MustParseAddr("127.0.0.2")
 			qs := benchQueries(b, 1009)
+			if c.ecs {
+				qs = withECS(b, qs, func(int) net.IP { return net.IPv4(192, 0, 2, 0).To4() })
+			}
 			w := &discardWriter{remote: &net.UDPAddr{IP: from.AsSlice(), Port: 40000}}
 			for _, q := range qs { // fill the cache the long way
 				req := new(dns.Msg)

@@ -490,3 +490,49 @@ func TestGeo_ReadLoopAnswersGeoHitsBySource(t *testing.T) {
 		t.Fatalf("geo metric counted %v read-loop hits of eu, want 2", got)
 	}
 }
+
+// TestGeo_ReadLoopAnswersECSHits: the UDP read loop answers a query with a well-formed ECS
+// option from the cache: a geo answer by the option's scope (never the source address's), a
+// plain answer for any subnet, each echoing the asker's own option with the cached scope.
+func TestGeo_ReadLoopAnswersECSHits(t *testing.T) {
+	f := newGeoFixture(t)
+	for _, q := range []*dns.Msg{
+		ecsQuery("app.geo.test.", dns.TypeA, pfx("198.51.100.0/24")),
+		ecsQuery("plain.geo.test.", dns.TypeA, pfx("198.51.100.0/24")),
+	} {
+		exchange(t, f.srv.Addr(), "udp", q) // cached the long way
+	}
+	hit := func(q *dns.Msg, from string) (*dns.Msg, bool) {
+		t.Helper()
+		pkt, err := q.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, _, ok := f.srv.appendHit(nil, nil, f.store.Snapshot(), pkt, netip.MustParseAddr(from))
+		if !ok {
+			return nil, false
+		}
+		r := new(dns.Msg)
+		if err := r.Unpack(out); err != nil {
+			t.Fatal(err)
+		}
+		return r, true
+	}
+	// The option decides, not the source address (127.0.34.2 is in DE).
+	r, ok := hit(ecsQuery("app.geo.test.", dns.TypeA, pfx("198.51.100.0/24")), "127.0.34.2")
+	if !ok || !slices.Equal(addrs(r), []string{"198.51.100.10"}) || ecsOf(r) == nil || ecsOf(r).SourceScope != 24 {
+		t.Fatalf("geo ECS hit: ok=%v %v", ok, r)
+	}
+	if _, ok := hit(ecsQuery("app.geo.test.", dns.TypeA, pfx("192.0.2.0/24")), "127.0.0.1"); ok {
+		t.Fatal("a scope never answered got a read-loop hit")
+	}
+	// A plain answer holds for every subnet: scope 0, the asker's address echoed.
+	r, ok = hit(ecsQuery("plain.geo.test.", dns.TypeA, pfx("203.0.113.0/24")), "127.0.0.1")
+	if e := ecsOf(r); !ok || !slices.Equal(addrs(r), []string{"192.0.2.99"}) || e == nil || e.SourceScope != 0 || !e.Address.Equal(net.IPv4(203, 0, 113, 0)) {
+		t.Fatalf("plain ECS hit: ok=%v %v", ok, r)
+	}
+	// Another source prefix length is another key: the long way.
+	if _, ok := hit(ecsQuery("plain.geo.test.", dns.TypeA, pfx("203.0.113.0/25")), "127.0.0.1"); ok {
+		t.Fatal("a /25 source was answered from a /24 source's entry")
+	}
+}

@@ -106,6 +106,25 @@ func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte, f
 		return dst, key, 0, false
 	}
 	key = appendKey(key[:0], pkt[12:q.nameEnd], q.qtype, q.qclass, q.flags)
+	var ecsAddr []byte // the option's address octets, as sent
+	if q.ecs >= 0 {
+		// The key of answer's cache for a request with ECS (appendECSKey): the family and
+		// the source prefix length. The client is the option's address, not the source.
+		o := pkt[q.ecs:]
+		key[len(key)-1] |= keyECS
+		key = append(key, o[4], o[5], o[6])
+		ecsAddr = o[8 : 4+int(binary.BigEndian.Uint16(o[2:]))]
+		var b [16]byte
+		copy(b[:], ecsAddr)
+		if o[5] == ecsFamilyIPv4 {
+			from = netip.AddrFrom4([4]byte(b[:4]))
+		} else {
+			from = netip.AddrFrom16(b)
+		}
+		if o[6] == 0 {
+			from = netip.Addr{} // no address to use (RFC 7871 §7.1.2): the long way's default
+		}
+	}
 	size := dns.MinMsgSize // Server.payloadSize over UDP
 	if q.flags&keyEDNS != 0 {
 		size = max(dns.MinMsgSize, int(min(q.payload, s.opts.UDPSize)))
@@ -116,15 +135,17 @@ func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte, f
 			g := geoState{s: s, snap: snap, client: client{addr: from}}
 			m := g.match(t)
 			key = appendGeoKey(key, s.geoGeneration(), m)
-			if e = s.lookup(snap, key); e != nil && len(e.wire) <= size {
-				s.countGeo(m.Tag, false)
+			if e = s.lookup(snap, key); e != nil && len(e.wire) <= size && e.ecsLen == len(ecsAddr) {
+				s.countGeo(m.Tag, q.ecs >= 0)
 			}
 		}
 	}
-	if e == nil || len(e.wire) > size {
+	if e == nil || len(e.wire) > size || e.ecsLen != len(ecsAddr) {
 		return dst, key, 0, false
 	}
-	return copyAnswer(dst, e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd]), key, e.rcode, true
+	out = copyAnswer(dst, e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd])
+	copy(out[len(out)-len(ecsAddr):], ecsAddr)
+	return out, key, e.rcode, true
 }
 
 // query is what parseQuery reads of a packed query.
@@ -133,13 +154,16 @@ type query struct {
 	qtype, qclass uint16
 	flags         byte   // keyEDNS, keyDO
 	payload       uint16 // the OPT's UDP payload size
+	ecs           int    // offset of the EDNS Client Subnet option in pkt, -1 without one
 }
 
 // parseQuery reads a packed UDP query (RFC 1035 §4.1) and returns true only
 // for the plain case that ServeDNS would answer from its zones: QR clear,
 // opcode QUERY, one question and nothing else but at most one EDNS0 OPT of
-// version 0 (RFC 6891 §6.1) with no options or only COOKIE (RFC 7873) and
-// PADDING (RFC 7830), the packet ending where they end. The name must be
+// version 0 (RFC 6891 §6.1) with no options or only COOKIE (RFC 7873),
+// PADDING (RFC 7830) and one well-formed EDNS Client Subnet option (RFC 7871 §6:
+// family 1 or 2, a source prefix within it, exactly the octets it needs, no bit
+// set past it; wellFormedECS), the packet ending where they end. The name must be
 // uncompressed, of letters, digits, '-' and '_' (no character that
 // presentation format escapes). Anything else goes the long way.
 func parseQuery(pkt []byte) (query, bool) {
@@ -153,7 +177,7 @@ func parseQuery(pkt []byte) (query, bool) {
 	if !ok || off+4 > len(pkt) {
 		return query{}, false
 	}
-	q := query{nameEnd: off, qtype: binary.BigEndian.Uint16(pkt[off:]), qclass: binary.BigEndian.Uint16(pkt[off+2:])}
+	q := query{nameEnd: off, qtype: binary.BigEndian.Uint16(pkt[off:]), qclass: binary.BigEndian.Uint16(pkt[off+2:]), ecs: -1}
 	off += 4
 	if binary.BigEndian.Uint16(pkt[10:]) == 0 {
 		return q, off == len(pkt)
@@ -169,8 +193,15 @@ func parseQuery(pkt []byte) (query, bool) {
 	}
 	rdlen := int(binary.BigEndian.Uint16(pkt[off+9:]))
 	off += 11
-	if off+rdlen != len(pkt) || !plainOptions(pkt[off:]) {
+	if off+rdlen != len(pkt) {
 		return query{}, false
+	}
+	ecs, ok := plainOptions(pkt[off:])
+	if !ok {
+		return query{}, false
+	}
+	if ecs >= 0 {
+		q.ecs = off + ecs
 	}
 	return q, true
 }
@@ -198,23 +229,51 @@ func skipPlainName(pkt []byte, off int) (int, bool) {
 }
 
 // plainOptions reports whether rdata, an OPT's options, holds only well-formed
-// COOKIE (8 to 40 bytes, RFC 7873 §4) and PADDING options.
-func plainOptions(rdata []byte) bool {
-	for len(rdata) > 0 {
-		if len(rdata) < 4 {
-			return false
+// COOKIE (8 to 40 bytes, RFC 7873 §4) and PADDING options, and at most one
+// well-formed ECS option, whose offset in rdata it returns (-1: none).
+func plainOptions(rdata []byte) (int, bool) {
+	ecs, off := -1, 0
+	for off < len(rdata) {
+		o := rdata[off:]
+		if len(o) < 4 {
+			return -1, false
 		}
-		code, l := binary.BigEndian.Uint16(rdata), int(binary.BigEndian.Uint16(rdata[2:]))
-		if 4+l > len(rdata) {
-			return false
+		code, l := binary.BigEndian.Uint16(o), int(binary.BigEndian.Uint16(o[2:]))
+		if 4+l > len(o) {
+			return -1, false
 		}
 		switch {
 		case code == dns.EDNS0COOKIE && l >= 8 && l <= 40:
 		case code == dns.EDNS0PADDING:
+		case code == dns.EDNS0SUBNET && ecs < 0 && wellFormedECS(o[4:4+l]):
+			ecs = off
 		default:
-			return false
+			return -1, false
 		}
-		rdata = rdata[4+l:]
+		off += 4 + l
+	}
+	return ecs, true
+}
+
+// wellFormedECS reports whether b, an ECS option's data, is one the long way answers without
+// FORMERR (clientOf) and as the read loop can: family 1 (IPv4) or 2 (IPv6), a source prefix
+// within the family, scope 0 (RFC 7871 §6: "MUST be set to 0" in queries), exactly the
+// address octets the source prefix needs, and no address bit set past it.
+func wellFormedECS(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	family, source, scope := binary.BigEndian.Uint16(b), int(b[2]), b[3]
+	bits := 32
+	if family == ecsFamilyIPv6 {
+		bits = 128
+	}
+	addr := b[4:]
+	if (family != ecsFamilyIPv4 && family != ecsFamilyIPv6) || source > bits || scope != 0 || len(addr) != (source+7)/8 {
+		return false
+	}
+	if source%8 != 0 && addr[len(addr)-1]&(0xff>>(source%8)) != 0 {
+		return false
 	}
 	return true
 }
