@@ -15,7 +15,7 @@ const (
 	// LabelTag is the geo tag whose clients the set answers; its presence makes a geo set.
 	LabelTag = "dnsplane.io/geo-tag"
 	// LabelRegions holds the region keys mapped to the tag, sorted and space-separated; when
-	// longer than MaxLabelValue, the rest continues in LabelRegions+".1" up to ".15".
+	// longer than MaxLabelValue, the rest continues in LabelRegions+".1" up to ".13".
 	LabelRegions = "dnsplane.io/geo-regions"
 	// LabelDefault is "true" on the default geo tag's set.
 	LabelDefault = "dnsplane.io/geo-default"
