@@ -8,8 +8,8 @@
 //   - EncodeLabels and DecodeLabels carry one geo tag's regions on a record set, as its
 //     provider-specific labels, from the Gslb controller to the embedded server;
 //   - Table matches a client address to a geo tag (the longest CIDR, then the country, then the
-//     continent, else the default) and computes the scope: the largest subnet around the
-//     client whose every address gets the same tag (RFC 7871 §7.2.1, SCOPE PREFIX-LENGTH);
+//     continent, else the default) and computes the scope: a subnet around the client whose
+//     every address gets the same tag (RFC 7871 §7.2.1, SCOPE PREFIX-LENGTH);
 //   - DB is a MaxMind-format mmdb (maxminddb-golang/v2) held in memory and reloaded when its
 //     file changes (Run).
 //

@@ -93,9 +93,11 @@ type Match struct {
 	// Region is the key that matched ("DE", "continent:EU", "203.0.113.0/24"), "" for the
 	// default.
 	Region string
-	// Scope is the largest network around the address whose every address gets Tag from this
-	// table and the same Locator: the answer's SCOPE PREFIX-LENGTH is Scope.Bits() (RFC 7871
-	// §7.2.1). It is in the address's family.
+	// Scope is a network around the address whose every address gets Tag from this table and
+	// the same Locator: the answer's SCOPE PREFIX-LENGTH is Scope.Bits() (RFC 7871 §7.2.1). It
+	// is in the address's family. It is the largest such network within the block the match
+	// came from, not across blocks: two neighbouring database networks of one country give
+	// two scopes.
 	Scope netip.Prefix
 }
 
