@@ -58,6 +58,8 @@ func TestImports_RunInTheirDirection(t *testing.T) {
 		// The health verdicts and the quorum decision are pure too; the prober
 		// (pkg/gslb/probe) is their I/O and is not.
 		{"pkg/gslb/health", pureCore},
+		// The geo rules and their database (issue 34): no client of any API, only a file.
+		{"pkg/geo", pureCore},
 	} {
 		for _, from := range g.expand(t, tc.from) {
 			for _, f := range tc.forbidden {

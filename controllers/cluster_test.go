@@ -98,6 +98,8 @@ type clusterOptions struct {
 	// ServedInterval and ServedStaleAfter are --served-check-interval and
 	// --served-stale-after; default the manager's.
 	ServedInterval, ServedStaleAfter time.Duration
+	// GeoIPDatabase is --geoip-database; default none.
+	GeoIPDatabase string
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -156,7 +158,8 @@ func (c *cluster) startManager() {
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort, GslbSource: c.opts.GslbSource,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
-		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		GeoIPDatabase: c.opts.GeoIPDatabase,
+		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()

@@ -49,6 +49,15 @@
 # names before the runs (a difference from PowerDNS stops the run; from the others it is only
 # printed: CoreDNS, Knot and NSD fill the additional sections their own way).
 #
+# Geo answers (issue 34): "embedded-geo" is the embedded server with -geo (hack/dnsbench): every A
+# set is a geo Gslb's three geo sets, and clients are located in a GeoIP database dnsbench writes,
+# which puts loopback in DE, whose set holds the file's records. Its answers are the plain run's,
+# through the geo path: a database lookup, the scope, and the cache keyed by (scope, geo tag),
+# which the UDP read loop answers by the query's source address (or its ECS option). The table's
+# last line gives its answers per server CPU-second beside the plain run's. BENCH_GEO_ECS=1 adds an EDNS Client Subnet option (192.0.2.0/24, DE) to that run's
+# queries (dnsperf -E), so the ECS path is measured too; its answers then carry the option back
+# and the answer comparison shows only that difference.
+#
 # CPU figures are per cent of one core over the run (a 2-CPU machine has 200%); "other processes"
 # is whatever else ran meanwhile (other jobs on a shared machine, and the kernel's softirq time).
 #
@@ -66,7 +75,8 @@
 #                         generator does not compete with the server for cores
 #   BENCH_EMBEDDED_IP=127.0.0.21, BENCH_PDNS_IP=127.0.0.22, BENCH_COREDNS_IP=127.0.0.23,
 #   BENCH_KNOT_IP=127.0.0.24, BENCH_NSD_IP=127.0.0.25   listen addresses (ports are free ones)
-#   BENCH_SERVERS="embedded coredns knot nsd powerdns embedded-2core knot-2core"   which runs, in
+#   BENCH_GEO_ECS=        "1": the embedded-geo run's queries carry ECS 192.0.2.0/24
+#   BENCH_SERVERS="embedded embedded-geo coredns knot nsd powerdns embedded-2core knot-2core"   which runs, in
 #                         this order (the first must be embedded or embedded-2core)
 #   DNSBENCH_BIN=         a prebuilt hack/dnsbench binary (else built into the temp dir)
 #   COREDNS_VERSION=v1.15.0  built once from the Go module proxy (github.com/coredns/coredns, in a
@@ -89,7 +99,7 @@ PDNS_IP=${BENCH_PDNS_IP:-127.0.0.22}
 COREDNS_IP=${BENCH_COREDNS_IP:-127.0.0.23}
 KNOT_IP=${BENCH_KNOT_IP:-127.0.0.24}
 NSD_IP=${BENCH_NSD_IP:-127.0.0.25}
-SERVERS=${BENCH_SERVERS:-embedded coredns knot nsd powerdns embedded-2core knot-2core}
+SERVERS=${BENCH_SERVERS:-embedded embedded-geo coredns knot nsd powerdns embedded-2core knot-2core}
 DNSPERF_PROCS=${BENCH_DNSPERF:-2}
 [[ $DNSPERF_PROCS =~ ^[1-9][0-9]*$ ]] || { echo "bench-dns: BENCH_DNSPERF must be a positive number" >&2; exit 1; }
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
@@ -221,12 +231,14 @@ dnsbench_bin() {
   echo "$bin"
 }
 
-# start_embedded [pin]: hack/dnsbench; with pin "no" unpinned with -udp-sockets 2.
+# start_embedded [pin|geo]: hack/dnsbench; with "no" unpinned with -udp-sockets 2; with "geo"
+# pinned with -geo (geo sets and a generated GeoIP database).
 start_embedded() {
   # Pinned, GOMAXPROCS is 1 and so is the default number of UDP sockets.
   local bin pin=("${pin_server[@]}") sockets=() label=dnsbench
   bin=$(dnsbench_bin)
   if [ "${1:-}" = no ]; then pin=() sockets=(-udp-sockets 2) label=dnsbench-2core; fi
+  if [ "${1:-}" = geo ]; then sockets=(-geo) label=dnsbench-geo; fi
   SRV_IP=$EMB_IP SRV_PORT=$(free_port)
   "${pin[@]}" "$bin" -addr "$SRV_IP:$SRV_PORT" -zone "$ZONE" -file "$zonefile" "${sockets[@]}" \
     >"$tmp/$label.out" 2>"$tmp/$label.log" &
@@ -448,6 +460,8 @@ bench() {
   local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
   [ -n "${BENCH_THREADS:-}" ] && args+=(-T "$BENCH_THREADS")
   [ -n "${BENCH_QPS:-}" ] && args+=(-Q "$((BENCH_QPS / DNSPERF_PROCS))")
+  # ECS 192.0.2.0/24: code 8, family 1, source 24, scope 0, address c00002 (RFC 7871 §6).
+  [ "$label" = embedded-geo ] && [ "${BENCH_GEO_ECS:-}" = 1 ] && args+=(-e -E 8:00011800c00002)
   log "${DNSPERF_PROCS}x dnsperf ${args[*]}  -> $label"
   local procs=()
   t0=$(tree_ticks "$pid")
@@ -495,6 +509,7 @@ for srv in $SERVERS; do
   case $srv in
     embedded) start_embedded ;;
     embedded-2core) start_embedded no; client_pin=() ;;
+    embedded-geo) start_embedded geo ;;
     knot-2core) start_knot no; client_pin=() ;;
     coredns | knot | nsd | powerdns) "start_$srv" ;;
     *) die "unknown server $srv in BENCH_SERVERS" ;;
@@ -550,6 +565,13 @@ if [ -n "${cpus[embedded]:-}" ] && [ -n "${cpus[knot]:-}" ]; then
     if (c + 0 < 0.05 || kc + 0 < 0.05) exit
     r = (n / c) / (kn / kc)
     printf "target: embedded >= 0.80x Knot in answers per server CPU-second (one core): %.2fx, %s\n", r, (r >= 0.8 ? "met" : "not met")
+  }'
+fi
+if [ -n "${cpus[embedded]:-}" ] && [ -n "${cpus[embedded-geo]:-}" ]; then
+  # Issue 34: the cost of a geo answer beside a plain one.
+  awk -v n="${answered[embedded]}" -v c="${cpus[embedded]}" -v gn="${answered[embedded-geo]}" -v gc="${cpus[embedded-geo]}" -v ecs="${BENCH_GEO_ECS:-}" 'BEGIN {
+    if (c + 0 < 0.05 || gc + 0 < 0.05) exit
+    printf "geo: %.0f answers per server CPU-second%s beside plain %.0f: %.2fx\n", gn / gc, (ecs == "1" ? " (queries with ECS)" : " (located by the source address)"), n / c, (gn / gc) / (n / c)
   }'
 fi
 if [ -n "${qps[embedded]:-}" ] && [ -n "${qps[powerdns]:-}" ]; then

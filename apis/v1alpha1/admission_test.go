@@ -573,3 +573,94 @@ spec:
 `)
 	expectInvalid(t, k8s.Create(ctx(t), bad), "spec.policy")
 }
+
+// TestAdmission_GslbGeoStrategy (issue 34): strategy geo needs geoRegions and defaultGeoTag, the
+// two fields are refused under any other type, and every region key is an ISO 3166-1 alpha-2
+// code, continent:XX with one of MaxMind's seven continent codes, or a canonical CIDR.
+func TestAdmission_GslbGeoStrategy(t *testing.T) {
+	const keyMsg = "a geoRegions key must be an ISO 3166-1 alpha-2 country code"
+	for i, tc := range []struct{ name, strategy, want string }{
+		{"geo without geoRegions", `{type: geo, defaultGeoTag: eu}`, "geo needs geoRegions"},
+		{"geo with empty geoRegions", `{type: geo, geoRegions: {}, defaultGeoTag: eu}`, "geo needs geoRegions"},
+		{"geo without defaultGeoTag", `{type: geo, geoRegions: {DE: eu}}`, "geo needs defaultGeoTag"},
+		{"geoRegions under roundRobin", `{type: roundRobin, geoRegions: {DE: eu}}`, "geoRegions and defaultGeoTag are only for type geo"},
+		{"defaultGeoTag under failover", `{type: failover, primaryGeoTag: eu, defaultGeoTag: eu}`, "geoRegions and defaultGeoTag are only for type geo"},
+		{"lower-case country", `{type: geo, geoRegions: {de: eu}, defaultGeoTag: eu}`, keyMsg},
+		{"three-letter country", `{type: geo, geoRegions: {DEU: eu}, defaultGeoTag: eu}`, keyMsg},
+		{"unknown continent", `{type: geo, geoRegions: {'continent:XX': eu}, defaultGeoTag: eu}`, keyMsg},
+		{"continent without prefix", `{type: geo, geoRegions: {EUR: eu}, defaultGeoTag: eu}`, keyMsg},
+		{"lower-case continent", `{type: geo, geoRegions: {'continent:eu': eu}, defaultGeoTag: eu}`, keyMsg},
+		{"CIDR with host bits", `{type: geo, geoRegions: {'203.0.113.1/24': ap}, defaultGeoTag: eu}`, keyMsg},
+		{"CIDR prefix too long", `{type: geo, geoRegions: {'203.0.113.0/33': ap}, defaultGeoTag: eu}`, keyMsg},
+		{"address without prefix", `{type: geo, geoRegions: {'203.0.113.0': ap}, defaultGeoTag: eu}`, keyMsg},
+		{"upper-case IPv6 CIDR", `{type: geo, geoRegions: {'2001:DB8::/32': ap}, defaultGeoTag: eu}`, keyMsg},
+		{"non-canonical IPv6 CIDR", `{type: geo, geoRegions: {'2001:0db8::/32': ap}, defaultGeoTag: eu}`, keyMsg},
+		{"empty geo tag", `{type: geo, geoRegions: {DE: ''}, defaultGeoTag: eu}`, "a geoRegions value is a geo tag of 1 to 63 characters"},
+		{"unknown type", `{type: nearest}`, "supported values: \"roundRobin\", \"failover\", \"weighted\", \"geo\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			manifest := fmt.Sprintf(`
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: bad-geo-%d}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  strategy: %s`, i, tc.strategy)
+			expectInvalid(t, k8s.Create(ctx(t), object(t, manifest)), tc.want)
+		})
+	}
+
+	// The issue's example, and a map at its 256-key bound (countries, continents and CIDRs of
+	// both families), pass within the CEL cost budget.
+	ok := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: geo-example}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  strategy:
+    type: geo
+    geoRegions: {DE: eu, 'continent:NA': us, '203.0.113.0/24': ap, '2001:db8:ffff:ffff:ffff:ffff:ffff:ff00/120': ap}
+    defaultGeoTag: eu`)
+	if err := k8s.Create(ctx(t), ok); err != nil {
+		t.Fatalf("the issue's geo example was refused: %v", err)
+	}
+	regions := map[string]any{}
+	for _, c := range []string{"AF", "AN", "AS", "EU", "NA", "OC", "SA"} {
+		regions["continent:"+c] = strings.Repeat("t", 63)
+	}
+	for i := 0; len(regions) < 256; i++ {
+		switch i % 3 {
+		case 0:
+			regions[string(rune('A'+i/26%26))+string(rune('A'+i%26))] = "eu"
+		case 1:
+			regions[fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)] = "us"
+		default:
+			regions[fmt.Sprintf("2001:db8:ffff:ffff:ffff:ffff:%x:0/112", i)] = "ap"
+		}
+	}
+	big := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: Gslb
+metadata: {name: geo-largest}
+spec:
+  resourceRef: {kind: Ingress, name: app}
+  zoneRef: {name: gslb}
+  strategy: {type: geo, defaultGeoTag: eu}`)
+	if err := unstructured.SetNestedMap(big.Object, regions, "spec", "strategy", "geoRegions"); err != nil {
+		t.Fatal(err)
+	}
+	if err := k8s.Create(ctx(t), big); err != nil {
+		t.Fatalf("a geo strategy with 256 regions was refused: %v", err)
+	}
+	too := big.DeepCopy()
+	too.SetName("geo-too-many")
+	too.SetResourceVersion("")
+	regions["ZZ"] = "eu"
+	if err := unstructured.SetNestedMap(too.Object, regions, "spec", "strategy", "geoRegions"); err != nil {
+		t.Fatal(err)
+	}
+	expectInvalid(t, k8s.Create(ctx(t), too), "must have at most 256 items")
+}

@@ -172,10 +172,14 @@ type GslbEdge struct {
 //
 // +kubebuilder:validation:XValidation:rule="self.type != 'failover' || (has(self.primaryGeoTag) && size(self.primaryGeoTag) > 0)",message="failover needs primaryGeoTag"
 // +kubebuilder:validation:XValidation:rule="self.type != 'weighted' || (has(self.weights) && size(self.weights) > 0)",message="weighted needs weights"
+// +kubebuilder:validation:XValidation:rule="self.type != 'geo' || (has(self.geoRegions) && size(self.geoRegions) > 0)",message="geo needs geoRegions"
+// +kubebuilder:validation:XValidation:rule="self.type != 'geo' || (has(self.defaultGeoTag) && size(self.defaultGeoTag) > 0)",message="geo needs defaultGeoTag"
+// +kubebuilder:validation:XValidation:rule="self.type == 'geo' || (!has(self.geoRegions) && !has(self.defaultGeoTag))",message="geoRegions and defaultGeoTag are only for type geo"
 type GslbStrategy struct {
 	// Type is roundRobin (every healthy target), failover (the primary geo tag's targets while
-	// it has any) or weighted (a per-query choice by geo tag weight).
-	// +kubebuilder:validation:Enum=roundRobin;failover;weighted
+	// it has any), weighted (a per-query choice by geo tag weight) or geo (a per-query choice
+	// by the client's subnet: docs/design.md, "Geo answers (issue 34)").
+	// +kubebuilder:validation:Enum=roundRobin;failover;weighted;geo
 	// +kubebuilder:default=roundRobin
 	Type GslbStrategyType `json:"type"`
 
@@ -188,6 +192,24 @@ type GslbStrategy struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	Weights map[string]int32 `json:"weights,omitempty"`
+
+	// GeoRegions maps a region to the geo tag whose targets answer its clients, under geo. A
+	// region is an ISO 3166-1 alpha-2 country code ("DE"), a continent code as MaxMind writes
+	// it, prefixed ("continent:EU"; one of AF AN AS EU NA OC SA), or a CIDR in canonical form
+	// (host bits zero, lower case: "203.0.113.0/24", "2001:db8::/32"). The most specific match
+	// wins: the longest CIDR, then the country, then the continent. Country and continent come
+	// from the manager's --geoip-database.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=256
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.matches('^[A-Z][A-Z]$') || k.matches('^continent:(AF|AN|AS|EU|NA|OC|SA)$') || (size(k) <= 43 && k.matches('^[0-9a-f.:]+/[0-9]+$') && isCIDR(k) && string(cidr(k).masked()) == k))",message="a geoRegions key must be an ISO 3166-1 alpha-2 country code (DE), continent:XX with XX one of AF AN AS EU NA OC SA, or a canonical CIDR (203.0.113.0/24, 2001:db8::/32)"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(self[k]) >= 1 && size(self[k]) <= 63)",message="a geoRegions value is a geo tag of 1 to 63 characters"
+	GeoRegions map[string]string `json:"geoRegions,omitempty"`
+
+	// DefaultGeoTag answers the clients that match no region, under geo, and is the first
+	// fallback of a region whose geo tag has no healthy target.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	DefaultGeoTag string `json:"defaultGeoTag,omitempty"`
 
 	// DNSTTLSeconds is the TTL of the answers, in seconds. Default: 30.
 	// +optional
@@ -208,6 +230,9 @@ const (
 	GslbFailover GslbStrategyType = "failover"
 	// GslbWeighted chooses per query by geo tag weight.
 	GslbWeighted GslbStrategyType = "weighted"
+	// GslbGeo chooses per query by the client's subnet: its region's geo tag, then the
+	// fallback order (docs/design.md, "Geo answers (issue 34)").
+	GslbGeo GslbStrategyType = "geo"
 )
 
 // ServiceHealth is the health of one Gslb host in status.serviceHealth.

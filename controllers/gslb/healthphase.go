@@ -94,7 +94,8 @@ func (r *Reconciler) decideHealth(g *dnsv1.Gslb, obs *observed) (healthPlan, err
 		hm.peers = pm
 		res, err := r.Judge.Decide(health.Input{
 			Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
-			Weights: g.Spec.Strategy.Weights, Candidates: w.cands, Own: own, Peers: peers, Hold: hold, Memory: hm.decide,
+			Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
+			Candidates: w.cands, Own: own, Peers: peers, Hold: hold, Memory: hm.decide,
 		})
 		if err != nil {
 			continue // an invalid strategy: planRecords reports it (InvalidStrategy)

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
@@ -20,7 +21,7 @@ type planInput struct {
 	Local  *local
 	// PeerTargets are the peers' targets by host, then geo tag.
 	PeerTargets map[string]map[string][]string
-	// Capable: the provider serves weighted record sets.
+	// Capable: the provider serves the strategy's weighted or geo record sets.
 	Capable bool
 	// Decided holds, for the hosts judged by spec.healthCheck, the answer that replaces
 	// gslb.Compute's and the verdict record to publish (decideHealth).
@@ -30,7 +31,8 @@ type planInput struct {
 // planResult is the records and status planRecords computed.
 type planResult struct {
 	// Endpoints are the owned DNSEndpoint's: per host, localtargets.<host> with this cluster's
-	// healthy targets, and <host> with the strategy's answer (weighted sets only when Capable).
+	// healthy targets, and <host> with the strategy's answer (weighted or geo sets only when
+	// Capable).
 	Endpoints []dnsv1.Endpoint
 	// ServiceHealth and HealthyRecords are status.serviceHealth and status.healthyRecords.
 	ServiceHealth  map[string]dnsv1.ServiceHealth
@@ -65,7 +67,6 @@ func planRecords(in planInput) planResult {
 	if ttl <= 0 {
 		ttl = 30
 	}
-	weighted := in.Spec.Strategy.Type == dnsv1.GslbWeighted
 	loc := in.Local
 	p := planResult{ServiceHealth: map[string]dnsv1.ServiceHealth{}, HealthyRecords: map[string][]string{}, Served: map[string]int{}}
 	if loc.missing != "" && len(loc.hosts) == 0 {
@@ -90,12 +91,16 @@ func planRecords(in planInput) planResult {
 				byGeo[geo] = t
 			}
 			var err error
-			if ans, err = gslb.Compute(strategyType(in.Spec.Strategy), in.Spec.Strategy.PrimaryGeoTag, in.Spec.Strategy.Weights, byGeo); err != nil {
+			if ans, err = computeStrategy(in.Spec.Strategy).Compute(byGeo); err != nil {
 				p.StrategyErr = err
 				return p
 			}
 		}
-		served, eps := answerEndpoints(h, ans, ttl, weighted, in.Capable)
+		served, eps, err := answerEndpoints(h, ans, ttl, strategyType(in.Spec.Strategy), in.Capable)
+		if err != nil {
+			p.StrategyErr = err
+			return p
+		}
 		p.Endpoints = append(p.Endpoints, eps...)
 		if len(served) > 0 {
 			p.AnyTargets = true
@@ -106,12 +111,21 @@ func planRecords(in planInput) planResult {
 	return p
 }
 
+// computeStrategy is spec.strategy as gslb.Strategy, its type defaulted (strategyType).
+func computeStrategy(s dnsv1.GslbStrategy) gslb.Strategy {
+	return gslb.Strategy{Type: strategyType(s), PrimaryGeoTag: s.PrimaryGeoTag, Weights: s.Weights,
+		GeoRegions: s.GeoRegions, DefaultGeoTag: s.DefaultGeoTag}
+}
+
 // answerEndpoints returns the targets host serves by ans (sorted, unique) and its endpoints: one
-// weighted set per geo tag when weighted (none unless capable), else one plain set.
-func answerEndpoints(host string, ans gslb.Answer, ttl int64, weighted, capable bool) ([]string, []dnsv1.Endpoint) {
+// weighted set per geo tag when weighted, one geo set per geo tag (set identifier the tag, its
+// regions in pkg/geo's labels as providerSpecific) when geo, none of either unless capable;
+// else one plain set. An error when a geo tag's regions do not fit its labels.
+func answerEndpoints(host string, ans gslb.Answer, ttl int64, strategy string, capable bool) ([]string, []dnsv1.Endpoint, error) {
 	var served []string
 	var eps []dnsv1.Endpoint
-	if weighted {
+	switch strategy {
+	case gslb.Weighted:
 		for _, ws := range ans.Weighted {
 			served = append(served, ws.Targets...)
 			if capable {
@@ -119,12 +133,31 @@ func answerEndpoints(host string, ans gslb.Answer, ttl int64, weighted, capable 
 				eps = append(eps, addressEndpoints(host, ws.Targets, ttl, ws.GeoTag, &w)...)
 			}
 		}
-	} else {
+	case gslb.Geo:
+		for _, gs := range ans.Geo {
+			served = append(served, gs.Targets...)
+			if !capable {
+				continue
+			}
+			kv, err := geo.EncodeLabels(geo.Set{Tag: gs.GeoTag, Regions: gs.Regions, Default: gs.Default})
+			if err != nil {
+				return nil, nil, err
+			}
+			var ps dnsv1.ProviderSpecific
+			for _, p := range kv {
+				ps = append(ps, dnsv1.ProviderSpecificProperty{Name: p[0], Value: p[1]})
+			}
+			for _, e := range addressEndpoints(host, gs.Targets, ttl, gs.GeoTag, nil) {
+				e.ProviderSpecific = ps
+				eps = append(eps, e)
+			}
+		}
+	default:
 		served = ans.Targets
 		eps = append(eps, addressEndpoints(host, ans.Targets, ttl, "", nil)...)
 	}
 	slices.Sort(served)
-	return slices.Compact(served), eps
+	return slices.Compact(served), eps, nil
 }
 
 // peerErrors returns one line per failed peer (and the discovery error first), for the
@@ -144,7 +177,9 @@ func peerErrors(discoveryErr error, peers []dnsv1.PeerStatus) []string {
 
 // readyInput is what Ready is decided from.
 type readyInput struct {
-	Capable      bool
+	Capable bool
+	// Strategy is spec.strategy.type, for the NotCapable message.
+	Strategy     string
 	ZoneName     string
 	EndpointName string
 	// EndpointReady is the owned DNSEndpoint's Ready at its generation, nil when none yet.
@@ -163,8 +198,9 @@ type readyInput struct {
 }
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
-// weighted-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound or
-// DelegationNotAllowed, the zone of another namespace that does not allow this one, else
+// weighted- or geo-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound,
+// DelegationNotAllowed (the zone of another namespace that does not allow this one) or
+// NotCapable (a record the provider cannot hold: a geo CIDR region on Route 53), else
 // ProviderError);
 // the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
 // is down by the health checks (NoHealthyTargets); this cluster is isolated (Isolated, True); a
@@ -173,10 +209,14 @@ func readyCondition(in readyInput) (bool, string, string) {
 	ep := in.EndpointReady
 	switch {
 	case !in.Capable:
-		return false, dnsv1.ReasonNotCapable, "strategy weighted needs weighted routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
+		routing := "weighted"
+		if in.Strategy == gslb.Geo {
+			routing = "geo"
+		}
+		return false, dnsv1.ReasonNotCapable, "strategy " + routing + " needs " + routing + " routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
 	case ep != nil && ep.Status != metav1.ConditionTrue && ep.Reason != dnsv1.ReasonPublished:
 		reason := dnsv1.ReasonProviderError
-		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed {
+		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed || ep.Reason == dnsv1.ReasonNotCapable {
 			reason = ep.Reason
 		}
 		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)

@@ -22,6 +22,15 @@ func healthyLocal(targets []string, hosts ...string) *local {
 func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 	rr := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbRoundRobin}}
 	weighted := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbWeighted, Weights: map[string]int32{"eu": 1, "us": 3}, DNSTTLSeconds: 60}}
+	geoSpec := dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbGeo, DefaultGeoTag: "eu",
+		GeoRegions: map[string]string{"DE": "eu", "FR": "eu", "continent:NA": "us", "203.0.113.0/24": "ap"}}}
+	geoPS := func(tag, regions string, dflt bool) dnsv1.ProviderSpecific {
+		ps := dnsv1.ProviderSpecific{{Name: "dnsplane.io/geo-tag", Value: tag}}
+		if dflt {
+			ps = append(ps, dnsv1.ProviderSpecificProperty{Name: "dnsplane.io/geo-default", Value: "true"})
+		}
+		return append(ps, dnsv1.ProviderSpecificProperty{Name: "dnsplane.io/geo-regions", Value: regions})
+	}
 	unhealthy := healthyLocal([]string{"192.0.2.1"}, "app.example.com")
 	unhealthy.health["app.example.com"], unhealthy.why["app.example.com"] = dnsv1.ServiceUnhealthy, "app.example.com: no ready endpoint"
 	tests := []struct {
@@ -68,6 +77,38 @@ func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 			},
 			healthy: map[string][]string{"app.example.com": {"192.0.2.1"}},
 			any:     true,
+		},
+		{
+			name: "geo and capable: one geo set per geo tag with its regions; ap silent gets the default's",
+			in: planInput{GeoTag: "eu", Spec: geoSpec, Capable: true, Local: healthyLocal([]string{"192.0.2.1", "2001:db8::1"}, "app.example.com"),
+				PeerTargets: map[string]map[string][]string{"app.example.com": {"us": {"198.51.100.1"}, "ap": nil}}},
+			eps: []dnsv1.Endpoint{
+				{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}},
+				{DNSName: "localtargets-app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}, SetIdentifier: "ap", ProviderSpecific: geoPS("ap", "203.0.113.0/24", false)},
+				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "ap", ProviderSpecific: geoPS("ap", "203.0.113.0/24", false)},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
+				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
+				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"198.51.100.1"}, SetIdentifier: "us", ProviderSpecific: geoPS("us", "continent:NA", false)},
+			},
+			healthy: map[string][]string{"app.example.com": {"192.0.2.1", "198.51.100.1", "2001:db8::1"}},
+			any:     true,
+		},
+		{
+			name: "geo, not capable: only localtargets",
+			in:   planInput{GeoTag: "eu", Spec: geoSpec, Local: healthyLocal([]string{"192.0.2.1"}, "app.example.com")},
+			eps: []dnsv1.Endpoint{
+				{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}},
+			},
+			healthy: map[string][]string{"app.example.com": {"192.0.2.1"}},
+			any:     true,
+		},
+		{
+			name:    "geo without a default geo tag (stored past admission): an error",
+			in:      planInput{GeoTag: "eu", Spec: dnsv1.GslbSpec{Strategy: dnsv1.GslbStrategy{Type: dnsv1.GslbGeo, GeoRegions: map[string]string{"DE": "eu"}}}, Capable: true, Local: healthyLocal([]string{"192.0.2.1"}, "app.example.com")},
+			eps:     []dnsv1.Endpoint{{DNSName: "localtargets-app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}}},
+			healthy: map[string][]string{},
+			err:     true,
 		},
 		{
 			name: "no strategy (a Gslb stored under an older CRD without defaults): roundRobin, TTL 30",
@@ -140,6 +181,8 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 		{"endpoint zone not found", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: failed}, false, dnsv1.ReasonZoneNotFound, "DNSEndpoint app-gslb: ZoneNotFound: gone"},
 		{"endpoint refused by another namespace's zone", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonDelegationNotAllowed, Message: "not published"}},
 			false, dnsv1.ReasonDelegationNotAllowed, "DNSEndpoint app-gslb: DelegationNotAllowed: not published"},
+		{"endpoint refused by the provider (a geo CIDR region on Route 53)", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonNotCapable, Message: "CIDR"}},
+			false, dnsv1.ReasonNotCapable, "DNSEndpoint app-gslb: NotCapable: CIDR"},
 		{"endpoint failed otherwise", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonOwnershipConflict, Message: "held"}},
 			false, dnsv1.ReasonProviderError, "DNSEndpoint app-gslb: OwnershipConflict: held"},
 		{"endpoint other failure", readyInput{Capable: true, EndpointReady: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "Throttled"}}, false, dnsv1.ReasonProviderError, ": Throttled: "},
@@ -148,6 +191,7 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 		{"no targets anywhere", readyInput{Capable: true, Unhealthy: []string{"a: why"}}, false, dnsv1.ReasonNoHealthyTargets, "no cluster has healthy targets; here: a: why"},
 		{"peer errors", readyInput{Capable: true, AnyTargets: true, PeerErrors: []string{"us (x): timeout"}}, false, dnsv1.ReasonPeerErrors, "us (x): timeout"},
 		{"published", readyInput{Capable: true, AnyTargets: true, Hosts: 2, Unhealthy: []string{"b: why"}}, true, dnsv1.ReasonPublished, "2 hosts published; here: b: why"},
+		{"geo on a provider without geo routing", readyInput{Strategy: "geo", ZoneName: "gslb", AnyTargets: true}, false, dnsv1.ReasonNotCapable, "strategy geo needs geo routing, which the provider of DNSZone gslb does not have"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

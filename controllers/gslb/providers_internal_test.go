@@ -49,12 +49,39 @@ func TestWeightedCapable_AsksTheGslbZonesProvider(t *testing.T) {
 				b = b.WithObjects(zone.DeepCopy())
 			}
 			r := &Reconciler{Client: b.Build(), Providers: tc.providers}
-			if got := r.weightedCapable(context.Background(), g); got != tc.want {
-				t.Errorf("weightedCapable = %t, want %t", got, tc.want)
+			if got := r.routingCapable(context.Background(), g, dnsv1.GslbWeighted); got != tc.want {
+				t.Errorf("routingCapable(weighted) = %t, want %t", got, tc.want)
 			}
 			if got := fmt.Sprint(tc.providers.Asked()); got != tc.asked {
 				t.Errorf("Secrets asked %s, want %s", got, tc.asked)
 			}
 		})
+	}
+}
+
+// TestRoutingCapable_GeoAsksForGeoRouting (issue 34): a geo Gslb writes geo sets only where the
+// provider declares GeoRouting; weighted routing alone is not enough.
+func TestRoutingCapable_GeoAsksForGeoRouting(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := dnsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	zone := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "dns", Name: "gslb"},
+		Spec: dnsv1.DNSZoneSpec{Zone: "gslb.example.test", ProviderRef: dnsv1.SecretReference{Name: "creds"}}}
+	g := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "dns", Name: "web"},
+		Spec: dnsv1.GslbSpec{ZoneRef: dnsv1.ZoneReference{Name: "gslb"}}}
+	for _, tc := range []struct {
+		caps provider.Capabilities
+		want bool
+	}{
+		{provider.Capabilities{WeightedRouting: true, GeoRouting: true}, true},
+		{provider.Capabilities{WeightedRouting: true}, false},
+		{provider.Capabilities{}, false},
+	} {
+		r := &Reconciler{Client: fake.NewClientBuilder().WithScheme(s).WithObjects(zone.DeepCopy()).Build(),
+			Providers: &testclient.Providers{Res: provider.Resolved{Provider: testclient.Capable{Caps: tc.caps}}}}
+		if got := r.routingCapable(context.Background(), g, dnsv1.GslbGeo); got != tc.want {
+			t.Errorf("%+v: routingCapable(geo) = %t, want %t", tc.caps, got, tc.want)
+		}
 	}
 }

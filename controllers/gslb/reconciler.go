@@ -181,7 +181,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		return err
 	}
 	ok, reason, msg := readyCondition(readyInput{
-		Capable: obs.capable, ZoneName: g.Spec.ZoneRef.Name, EndpointName: endpointName(g),
+		Capable: obs.capable, Strategy: strategyType(g.Spec.Strategy), ZoneName: g.Spec.ZoneRef.Name, EndpointName: endpointName(g),
 		EndpointReady: r.endpointCondition(ctx, g), Missing: obs.local.missing, AnyTargets: p.AnyTargets,
 		Unhealthy: p.Unhealthy, PeerErrors: peerErrors(obs.discoveryErr, g.Status.Peers), Hosts: len(obs.local.hosts),
 		AllDown: hp.allDown, Isolated: hp.isolated, Notes: hp.notes, HealthChecked: g.Spec.HealthCheck != nil && r.Scheduler != nil,
@@ -221,7 +221,8 @@ type observed struct {
 	reads map[string]map[string]peerRead
 	// endpoints are the owned DNSEndpoint's as last written (none when it does not exist).
 	endpoints []dnsv1.Endpoint
-	// capable: the Gslb zone's provider serves weighted record sets (true unless weighted).
+	// capable: the Gslb zone's provider serves the strategy's weighted or geo record sets
+	// (true for the other strategies).
 	capable bool
 }
 
@@ -253,8 +254,8 @@ func (r *Reconciler) observe(ctx context.Context, g *dnsv1.Gslb) (*observed, err
 			return nil, fmt.Errorf("read DNSEndpoint %s: %w", endpointName(g), err)
 		}
 	}
-	if g.Spec.Strategy.Type == dnsv1.GslbWeighted {
-		obs.capable = r.weightedCapable(ctx, g)
+	if t := g.Spec.Strategy.Type; t == dnsv1.GslbWeighted || t == dnsv1.GslbGeo {
+		obs.capable = r.routingCapable(ctx, g, t)
 	}
 	return obs, nil
 }
@@ -455,8 +456,9 @@ func (r *Reconciler) zone(ctx context.Context, ns string, ref dnsv1.ZoneReferenc
 	return z, nil
 }
 
-// weightedCapable reports whether the Gslb zone's provider serves weighted record sets.
-func (r *Reconciler) weightedCapable(ctx context.Context, g *dnsv1.Gslb) bool {
+// routingCapable reports whether the Gslb zone's provider serves the record sets of strategy t:
+// weighted (WeightedRouting) or geo (GeoRouting).
+func (r *Reconciler) routingCapable(ctx context.Context, g *dnsv1.Gslb, t dnsv1.GslbStrategyType) bool {
 	var z dnsv1.DNSZone
 	if err := r.Client.Get(ctx, g.Spec.ZoneRef.NamespacedName(g.Namespace), &z); err != nil || r.Providers == nil {
 		return true // the DNSEndpoint reports the missing zone
@@ -464,6 +466,9 @@ func (r *Reconciler) weightedCapable(ctx context.Context, g *dnsv1.Gslb) bool {
 	res, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
 		return true
+	}
+	if t == dnsv1.GslbGeo {
+		return res.Provider.Capabilities().GeoRouting
 	}
 	return res.Provider.Capabilities().WeightedRouting
 }

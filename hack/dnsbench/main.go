@@ -7,6 +7,14 @@
 // It prints "ready" on stdout once the UDP and TCP sockets are bound and
 // serves until SIGINT or SIGTERM.
 //
+// With -geo, every A set but the name servers' becomes the geo sets of a geo Gslb (pkg/geo's labels, as the
+// Gslb controller publishes them): eu (the default, region DE) with the file's records, us
+// (continent:NA) and ap (203.0.113.0/24) with other addresses; and the server locates clients
+// in a GeoIP database it writes itself with mmdbwriter (127.0.0.0/8 and 192.0.2.0/24 in DE,
+// 198.51.100.0/24 in the US). A client on loopback is then in DE and gets the file's records:
+// the same answers as without -geo, through the geo path (the database lookup, the scope, the
+// cache keyed by scope and geo tag). hack/bench-dns.sh runs it as "embedded-geo".
+//
 // The store manages the SOA itself: the zone is created (ns1.<zone> as name
 // server) and every record set of the file is put in one update. The store's
 // serials follow its clock (the Unix seconds, or the last serial + 1); dnsbench
@@ -23,17 +31,22 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"github.com/miekg/dns"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -42,22 +55,32 @@ func main() {
 	zone := flag.String("zone", "", "zone origin, e.g. bench.test (required)")
 	file := flag.String("file", "", "RFC 1035 master file of the zone (required)")
 	udpSockets := flag.Int("udp-sockets", 0, "UDP sockets with SO_REUSEPORT (dnsserver.ServerOptions.UDPSockets); 0 = GOMAXPROCS")
+	geoMode := flag.Bool("geo", false, "serve every A set as a geo Gslb's geo sets, with a generated GeoIP database that puts loopback in DE (the file's records)")
 	flag.Parse()
 	if *zone == "" || *file == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*addr, *zone, *file, *udpSockets); err != nil {
+	if err := run(*addr, *zone, *file, *udpSockets, *geoMode); err != nil {
 		fmt.Fprintln(os.Stderr, "dnsbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, zone, file string, udpSockets int) error {
+func run(addr, zone, file string, udpSockets int, geoMode bool) error {
 	origin := dns.Fqdn(strings.ToLower(zone))
 	sets, soa, err := readZone(origin, file)
 	if err != nil {
 		return err
+	}
+	var db *geo.DB
+	if geoMode {
+		if sets, err = geoSets(sets); err != nil {
+			return err
+		}
+		if db, err = geoDatabase(); err != nil {
+			return err
+		}
 	}
 
 	last := uint32(2)
@@ -88,7 +111,11 @@ func run(addr, zone, file string, udpSockets int) error {
 		noteSOA(soa, origin, info.Serial)
 	}
 
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: addr, UDPSockets: udpSockets})
+	opts := dnsserver.ServerOptions{Addr: addr, UDPSockets: udpSockets}
+	if db != nil {
+		opts.Geo = db
+	}
+	srv, err := dnsserver.NewServer(store, opts)
 	if err != nil {
 		return err
 	}
@@ -177,4 +204,91 @@ func noteSOA(soa *dns.SOA, origin string, serial uint32) {
 	if got != want {
 		fmt.Fprintf(os.Stderr, "dnsbench: note: the file's SOA (%s) is not served; the store's is (%s)\n", got, want)
 	}
+}
+
+// geoSets returns sets with every A set replaced by three geo sets (eu: the default and DE,
+// with the set's records; us: continent:NA, 198.51.100.1; ap: 203.0.113.0/24, 203.0.113.1),
+// except the addresses of name servers, which stay plain glue.
+func geoSets(sets []*zonedb.RRSet) ([]*zonedb.RRSet, error) {
+	nsHosts := map[string]bool{}
+	for _, rs := range sets {
+		for _, rr := range rs.RRs {
+			if ns, ok := rr.(*dns.NS); ok {
+				nsHosts[strings.ToLower(ns.Ns)] = true
+			}
+		}
+	}
+	var out []*zonedb.RRSet
+	for _, rs := range sets {
+		if rs.Type != dns.TypeA || nsHosts[rs.Name] {
+			out = append(out, rs)
+			continue
+		}
+		for _, g := range []struct {
+			set  geo.Set
+			addr string
+		}{
+			{geo.Set{Tag: "eu", Regions: []string{"DE"}, Default: true}, ""},
+			{geo.Set{Tag: "us", Regions: []string{"continent:NA"}}, "198.51.100.1"},
+			{geo.Set{Tag: "ap", Regions: []string{"203.0.113.0/24"}}, "203.0.113.1"},
+		} {
+			kv, err := geo.EncodeLabels(g.set)
+			if err != nil {
+				return nil, err
+			}
+			labels := map[string]string{}
+			for _, p := range kv {
+				labels[p[0]] = p[1]
+			}
+			c := &zonedb.RRSet{Name: rs.Name, Type: rs.Type, TTL: rs.TTL, SetIdentifier: g.set.Tag, Labels: labels, RRs: rs.RRs}
+			if g.addr != "" {
+				c.RRs = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: rs.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: rs.TTL}, A: net.ParseIP(g.addr)}}
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// geoDatabase writes the benchmark's GeoIP database (loopback and 192.0.2.0/24 in DE,
+// 198.51.100.0/24 in the US) to a temporary file and loads it.
+func geoDatabase() (*geo.DB, error) {
+	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsbench-Country", RecordSize: 24, IncludeReservedNetworks: true})
+	if err != nil {
+		return nil, err
+	}
+	for _, n := range []struct{ cidr, country, continent string }{
+		{"127.0.0.0/8", "DE", "EU"}, {"192.0.2.0/24", "DE", "EU"}, {"198.51.100.0/24", "US", "NA"},
+	} {
+		_, ipnet, err := net.ParseCIDR(n.cidr)
+		if err != nil {
+			return nil, err
+		}
+		rec := mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(n.country)}, "continent": mmdbtype.Map{"code": mmdbtype.String(n.continent)}}
+		if err := w.Insert(ipnet, rec); err != nil {
+			return nil, err
+		}
+	}
+	dir, err := os.MkdirTemp("", "dnsbench-geo")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "geo.mmdb")
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.WriteTo(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	db := &geo.DB{Path: path}
+	if err := db.Load(); err != nil {
+		return nil, err
+	}
+	_ = os.RemoveAll(dir) // read whole into memory: the file is no longer needed
+	return db, nil
 }

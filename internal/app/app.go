@@ -40,6 +40,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -116,6 +117,12 @@ type Config struct {
 	// DNSDrain is --local-dns-drain (dnsserver.ServerOptions.Drain): how long the embedded
 	// server answers after the manager is told to stop, with its readiness check failing.
 	DNSDrain time.Duration
+	// GeoIPDatabase is --geoip-database: the MaxMind-format mmdb (GeoLite2/GeoIP2 Country or
+	// City, DB-IP's) that locates clients for geo Gslbs, reloaded when the file changes; "" =
+	// none (only CIDR regions and the default match). GeoIPReload is how often the file is
+	// checked; 0 = geo.DefaultReloadInterval.
+	GeoIPDatabase string
+	GeoIPReload   time.Duration
 	// NameServerAddr is the glue address of the embedded server's NS records; the zero value =
 	// none. DNSService, when set, replaces it.
 	NameServerAddr netip.Addr
@@ -423,8 +430,14 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	srv, err := dnsserver.NewServer(a.Store, dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Drain: cfg.DNSDrain, Logger: log, Metrics: metrics,
-		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG})
+	sopts := dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Drain: cfg.DNSDrain, Logger: log, Metrics: metrics,
+		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG}
+	if cfg.GeoIPDatabase != "" {
+		if sopts.Geo, err = a.geoDatabase(cfg); err != nil {
+			return err
+		}
+	}
+	srv, err := dnsserver.NewServer(a.Store, sopts)
 	if err != nil {
 		return fmt.Errorf("embedded DNS server: %w", err)
 	}
@@ -441,6 +454,30 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	}
 	return nil
 }
+
+// geoDatabase loads --geoip-database and adds its reloader to the manager (every replica: each
+// serves). A file that does not load yet is logged and does not stop the manager: geo answers
+// then match CIDR regions and the default until a good file arrives (docs/design.md, "Geo
+// answers (issue 34)").
+func (a *App) geoDatabase(cfg Config) (*geo.DB, error) {
+	log := cfg.Log.WithName("geoip")
+	db := &geo.DB{Path: cfg.GeoIPDatabase, Interval: cfg.GeoIPReload, Logger: log}
+	if err := db.Load(); err != nil {
+		log.Error(err, "the geoip database did not load; geo answers use CIDR regions and the default until it does", "path", cfg.GeoIPDatabase)
+	}
+	if err := a.Manager.Add(geoReloader{db}); err != nil {
+		return nil, fmt.Errorf("geoip database reloader: %w", err)
+	}
+	return db, nil
+}
+
+// geoReloader runs a geo.DB's Run on every replica (controller-runtime Runnable).
+type geoReloader struct{ db *geo.DB }
+
+func (g geoReloader) Start(ctx context.Context) error { return g.db.Run(ctx) }
+
+// NeedLeaderElection: every replica serves geo answers, so every replica reloads.
+func (geoReloader) NeedLeaderElection() bool { return false }
 
 // The zone store's objects: ConfigMaps of the manager's namespace, written by the leader and
 // watched by every replica (pkg/zonestore).

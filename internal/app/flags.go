@@ -42,6 +42,7 @@ type options struct {
 	localDNSAddr  string
 	localDNSUDP   int
 	localDNSDrain time.Duration
+	geoIPDatabase string
 	ownerID       string
 	// localAllowTransfer and localNotify are --local-allow-transfer and --local-notify, parsed
 	// by validate.
@@ -106,6 +107,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.StringVar(&o.localDir, "local-dir", localcp.DefaultDir, "Where the local control plane, its kubeconfig and the embedded server's zone data live.")
 	fs.StringVar(&o.localDNSAddr, "local-dns-addr", "127.0.0.1:5353", "host:port of the embedded authoritative DNS server (UDP and TCP) for the dnsplane.io/local provider; AXFR and IXFR are allowed from loopback and --local-allow-transfer.")
 	fs.DurationVar(&o.localDNSDrain, "local-dns-drain", 0, "How long the embedded DNS server goes on answering after the manager is told to stop (SIGTERM), with /readyz failing, so that its endpoint leaves the dns Service and kube-proxy forgets its UDP flows before the sockets close; 0 = stop at once. Keep it below the pod's termination grace period minus the preStop sleep.")
+	fs.StringVar(&o.geoIPDatabase, "geoip-database", "", "Path of a MaxMind-format GeoIP database (GeoLite2/GeoIP2 Country or City, DB-IP) that locates the clients of geo Gslbs in the embedded DNS server, mounted from a Secret, ConfigMap or volume; checked every 10s and reloaded when it changes. Empty = none: geo Gslbs then match only their CIDR regions and the default.")
 	fs.IntVar(&o.localDNSUDP, "local-dns-udp-sockets", 0, "UDP sockets of the embedded DNS server, bound to --local-dns-addr with SO_REUSEPORT and each read by its own loop; 0 = one per core (GOMAXPROCS), 1 = one socket without SO_REUSEPORT.")
 	allowTransfer := fs.String("local-allow-transfer", "", "Comma-separated networks (CIDR, or one IP) whose clients may AXFR and IXFR the embedded server's zones, besides loopback, which always may; e.g. 10.0.0.0/8,192.0.2.7.")
 	notify := fs.String("local-notify", "", "Comma-separated host:port of secondaries sent a NOTIFY (RFC 1996) after every change of an embedded zone; e.g. 192.0.2.7:53.")
@@ -423,6 +425,7 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,
 		LeaderElectionNamespace: leaderNS, ZoneStoreNamespace: zonesNS, DNSService: o.dnsService,
 		ZoneDir: filepath.Join(o.localDir, "zones"), DNSAddr: o.localDNSAddr, DNSUDPSockets: o.localDNSUDP, DNSDrain: o.localDNSDrain, NameServerAddr: glue,
+		GeoIPDatabase: o.geoIPDatabase,
 		AllowTransfer: o.localAllowTransfer, NotifyTargets: o.localNotify, TSIG: o.localTSIG,
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, WriteLinger: o.writeLinger, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,

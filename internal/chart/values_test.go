@@ -97,7 +97,7 @@ func TestChartValues(t *testing.T) {
 		{"defaults", nil, []func(*testing.T, rendering){
 			hasArgs("--leader-elect", "--metrics-bind-address=:8443"),
 			lacksArgs("--watch-namespaces", "--owner-id", "--metrics-secure", "--geo-tag", "--ext-gslb-clusters", "--gslb-", "--source",
-				"--domain-filter", "--exclude-domains", "--annotation-filter", "--label-filter", "--ingress-class", "--gateway-name", "--namespace=", "--publish-internal"),
+				"--domain-filter", "--exclude-domains", "--annotation-filter", "--label-filter", "--ingress-class", "--gateway-name", "--namespace=", "--publish-internal", "--geoip-database"),
 			count("CustomResourceDefinition", 4), count("ServiceMonitor", 0), count("PodDisruptionBudget", 1),
 			count("ClusterRoleBinding", 1), // the manager's: the metrics-reader binding is opt-in
 			field("Service", "metrics", "https", "spec", "ports", "0", "name"),
@@ -117,6 +117,11 @@ func TestChartValues(t *testing.T) {
 			[]func(*testing.T, rendering){hasArgs("--geo-tag=eu", "--ext-gslb-clusters=us=203.0.113.1:53,ap=peer.example:5353",
 				"--gslb-interval=10s", "--gslb-peer-timeout=1s", "--gslb-peer-port=5353", "--gslb-ns-address=198.51.100.7",
 				"--gslb-source-address=192.0.2.10,2001:db8::10")}},
+		{"geoip database from a volume", []string{"gslb.geoip.volume.persistentVolumeClaim.claimName=geoip", "gslb.geoip.file=dbip-country.mmdb"},
+			[]func(*testing.T, rendering){hasArgs("--geoip-database=/etc/dnsplane/geoip/dbip-country.mmdb"),
+				field("Deployment", "", "geoip", append(podSpec, "volumes", "2", "persistentVolumeClaim", "claimName")...),
+				field("Deployment", "", "/etc/dnsplane/geoip", append(podSpec, "containers", "0", "volumeMounts", "2", "mountPath")...),
+				field("Deployment", "", true, append(podSpec, "containers", "0", "volumeMounts", "2", "readOnly")...)}},
 		{"sources", []string{"sources={service,ingress,crd}", "domainFilters={example.com,example.org}", "excludeDomains={internal.example.com}",
 			"annotationFilter=team=a", "labelFilter=env!=dev", "ingressClasses={nginx}", "gatewayName=public", "sourceNamespace=apps", "publishInternalServices=true"},
 			[]func(*testing.T, rendering){hasArgs("--source=service", "--source=ingress", "--source=crd", "--domain-filter=example.com", "--domain-filter=example.org",

@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -154,7 +155,7 @@ func BenchmarkServer_AnswerReadLoop(b *testing.B) {
 	r := srv.newFastReader(nil).(*fastReader)
 	var cached [][]byte // all but the rotating 3-record set
 	for _, q := range qs {
-		if _, ok := r.reply(q); ok {
+		if _, ok := r.reply(q, netip.Addr{}); ok {
 			cached = append(cached, q)
 		}
 	}
@@ -163,7 +164,7 @@ func BenchmarkServer_AnswerReadLoop(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		if _, ok := r.reply(cached[i%len(cached)]); !ok {
+		if _, ok := r.reply(cached[i%len(cached)], netip.Addr{}); !ok {
 			b.Fatal("not answered from the cache")
 		}
 	}

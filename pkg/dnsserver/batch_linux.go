@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"syscall"
 	"time"
@@ -222,7 +223,7 @@ func (r *batchReader) readBatch() error {
 	snap := s.store.Snapshot()
 	for i := range r.in[:n] {
 		m := &r.in[i]
-		buf, key, rcode, ok := s.appendHit(r.outBufs[i][:0], r.key, snap, r.inBufs[i][:m.Len])
+		buf, key, rcode, ok := s.appendHit(r.outBufs[i][:0], r.key, snap, r.inBufs[i][:m.Len], sockaddrIP(r.names[i][:m.Hdr.Namelen]))
 		r.key = key
 		if !ok {
 			r.misses = append(r.misses, i)
@@ -285,6 +286,21 @@ func sockaddrBytes(h *unix.Msghdr) []byte {
 // ip(7), ipv6(7)), or nil for another family or a short one. The zone of a
 // scoped IPv6 address is its interface's name, or its index when the
 // interface is gone.
+// sockaddrIP returns the address of a raw sockaddr (AF_INET or AF_INET6), without allocating;
+// the zero Addr for another family. An IPv4-mapped address is unmapped.
+func sockaddrIP(sa []byte) netip.Addr {
+	if len(sa) < 2 {
+		return netip.Addr{}
+	}
+	switch family := binary.NativeEndian.Uint16(sa); {
+	case family == unix.AF_INET && len(sa) >= unix.SizeofSockaddrInet4:
+		return netip.AddrFrom4([4]byte(sa[4:8]))
+	case family == unix.AF_INET6 && len(sa) >= unix.SizeofSockaddrInet6:
+		return netip.AddrFrom16([16]byte(sa[8:24])).Unmap()
+	}
+	return netip.Addr{}
+}
+
 func udpAddrOf(sa []byte) *net.UDPAddr {
 	if len(sa) < 2 {
 		return nil

@@ -42,6 +42,9 @@ type cachedAnswer struct {
 	wire  []byte
 	qlen  int // wire length of the question name at offset 12
 	rcode int
+	// ecsLen is the number of EDNS Client Subnet address octets that end wire (the
+	// option is last: optToEnd); a copy gets the asker's there. 0 without ECS.
+	ecsLen int
 }
 
 // answerCache holds the packed answers computed against one snapshot of the
@@ -134,14 +137,14 @@ func (c *answerCache) get(key []byte) *cachedAnswer {
 
 // add stores wire, the packed answer to a query of key, unless it is cached
 // or the cache is full (limit bytes). It takes ownership of wire.
-func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, limit int) {
+func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, ecsLen, limit int) {
 	cost := len(key) + len(wire) + answerEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.work++
 	_, cached := c.read.Load().m[string(key)]
 	if _, ok := c.pending[string(key)]; !ok && !cached && c.bytes+cost <= limit {
-		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode}
+		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode, ecsLen: ecsLen}
 		c.pendingN.Store(int64(len(c.pending)))
 		c.bytes += cost
 	}
@@ -223,11 +226,19 @@ func questionKey(q dns.Question, flags byte, nameBuf, keyBuf []byte) ([]byte, []
 
 // cachedReply looks up the answer to req (question key key, wire name
 // qname) that may be at most size bytes long. On a hit it returns the answer
-// copied into a buffer from s.bufs, with req's ID, RD and CD bits and name.
-func (s *Server) cachedReply(snap *zonedb.Snapshot, qname, key []byte, req *dns.Msg, size int) (reply, bool) {
+// copied into a buffer from s.bufs, with req's ID, RD and CD bits and name, and
+// the address of its ECS option ecs (nil: none; the key holds its family and
+// source prefix length, so the octet counts agree).
+func (s *Server) cachedReply(snap *zonedb.Snapshot, qname, key []byte, req *dns.Msg, size int, ecs *dns.EDNS0_SUBNET) (reply, bool) {
 	e := s.lookup(snap, key)
 	if e == nil || len(e.wire) > size {
 		return reply{}, false
+	}
+	var addr []byte
+	if e.ecsLen > 0 {
+		if addr = ecsAddrBytes(ecs); len(addr) != e.ecsLen {
+			return reply{}, false
+		}
 	}
 	var hdr2, hdr3 byte
 	if req.RecursionDesired {
@@ -238,6 +249,7 @@ func (s *Server) cachedReply(snap *zonedb.Snapshot, qname, key []byte, req *dns.
 	}
 	buf := s.bufs.Get().(*[]byte)
 	*buf = copyAnswer((*buf)[:0], e, req.Id, hdr2, hdr3, qname)
+	copy((*buf)[len(*buf)-len(addr):], addr)
 	s.cacheHits.Add(1)
 	return reply{buf: buf, rcode: e.rcode}, true
 }

@@ -3,6 +3,7 @@ package dnsserver
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"sync"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestAnswerCache_ServesEachAnswerFromItsAddOnAndPromotesWithoutALock(t *test
 			keys := make([][]byte, n)
 			for i := range keys {
 				keys[i] = []byte(fmt.Sprintf("k%d", i))
-				c.add(keys[i], []byte{byte(i), byte(i >> 8)}, 0, i%16, 1<<30)
+				c.add(keys[i], []byte{byte(i), byte(i >> 8)}, 0, i%16, 0, 1<<30)
 				for j, k := range keys[:i+1] {
 					if e := c.get(k); e == nil || e.rcode != j%16 || e.wire[0] != byte(j) || e.wire[1] != byte(j>>8) {
 						t.Fatalf("after %d adds, key %s: %+v", i+1, k, e)
@@ -50,12 +51,12 @@ func TestAnswerCache_AddKeepsTheFirstAnswerAndTheLimit(t *testing.T) {
 	c := newAnswerCache(nil)
 	cost := len("a") + 1 + answerEntryOverhead
 	limit := 3 * cost
-	c.add([]byte("a"), []byte{1}, 0, 0, limit)
-	c.add([]byte("a"), []byte{2}, 0, 0, limit)
-	c.add([]byte("b"), []byte{3}, 0, 0, limit)
-	c.add([]byte("b"), []byte{4}, 0, 0, limit)
-	c.add([]byte("c"), []byte{5}, 0, 0, limit)
-	c.add([]byte("d"), []byte{6}, 0, 0, limit) // full
+	c.add([]byte("a"), []byte{1}, 0, 0, 0, limit)
+	c.add([]byte("a"), []byte{2}, 0, 0, 0, limit)
+	c.add([]byte("b"), []byte{3}, 0, 0, 0, limit)
+	c.add([]byte("b"), []byte{4}, 0, 0, 0, limit)
+	c.add([]byte("c"), []byte{5}, 0, 0, 0, limit)
+	c.add([]byte("d"), []byte{6}, 0, 0, 0, limit) // full
 	for _, want := range []struct {
 		key  string
 		wire byte // 0: not cached
@@ -93,7 +94,7 @@ func TestAnswerCache_ConcurrentAddsAndLookupsSeeOnlyTheirOwnAnswers(t *testing.T
 						errs <- fmt.Errorf("key %d got the answer of %d", k, int(e.wire[0])|int(e.wire[1])<<8)
 						return
 					}
-					c.add(key, []byte{byte(k), byte(k >> 8)}, 0, 0, 1<<30)
+					c.add(key, []byte{byte(k), byte(k >> 8)}, 0, 0, 0, 1<<30)
 				}
 			}
 		}()
@@ -189,7 +190,7 @@ func TestAnswerCache_NeverServesAnOlderSerialAfterAnUpdateReturns(t *testing.T) 
 				floor := acked
 				mu.Unlock()
 				var b []byte
-				if _, ok := r.reply(wire); ok && w%2 == 0 {
+				if _, ok := r.reply(wire, netip.Addr{}); ok && w%2 == 0 {
 					b = r.out
 				} else {
 					req := new(dns.Msg)

@@ -277,6 +277,21 @@ func TestAnswerCache_RotatedAndWeightedAnswersStillVary(t *testing.T) {
 	}
 }
 
+// ecsRaw packs a query for Www.Example.test. A whose OPT holds one ECS option with data,
+// as sent, unchecked (miekg/dns masks what it packs).
+func ecsRaw(t *testing.T, data []byte) []byte {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion("Www.Example.test.", dns.TypeA)
+	m.SetEdns0(1232, true)
+	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_LOCAL{Code: dns.EDNS0SUBNET, Data: data}}
+	p, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestParseQuery_OnlyPlainQueriesTakeTheFastPath is the table of what the UDP
 // read loop answers itself from the cache; the rest goes through miekg/dns.
 func TestParseQuery_OnlyPlainQueriesTakeTheFastPath(t *testing.T) {
@@ -303,7 +318,18 @@ func TestParseQuery_OnlyPlainQueriesTakeTheFastPath(t *testing.T) {
 		{"plain", plain, true},
 		{"EDNS0 with DO", pack(edns()), true},
 		{"EDNS0 with a cookie and padding", pack(edns(cookie, &dns.EDNS0_PADDING{Padding: make([]byte, 8)})), true},
-		{"EDNS0 with client subnet", pack(edns(&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})), false},
+		{"EDNS0 with client subnet", pack(edns(&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})), true},
+		{"EDNS0 with an IPv6 client subnet and a cookie", pack(edns(cookie, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 2, SourceNetmask: 56, Address: net.ParseIP("2001:db8:0:ff00::")})), true},
+		{"ECS with source prefix 0", pack(edns(&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 0, Address: net.IPv4(0, 0, 0, 0)})), true},
+		{"ECS with address bits past its source prefix", ecsRaw(t, []byte{0, 1, 20, 0, 192, 0, 31}), false},
+		{"ECS with an address octet too many", ecsRaw(t, []byte{0, 1, 24, 0, 192, 0, 2, 0}), false},
+		{"ECS with an address octet too few", ecsRaw(t, []byte{0, 1, 24, 0, 192, 0}), false},
+		{"ECS with a source prefix past its family", ecsRaw(t, []byte{0, 1, 33, 0, 192, 0, 2, 0, 0}), false},
+		{"ECS with a scope in the query", ecsRaw(t, []byte{0, 1, 24, 8, 192, 0, 2}), false},
+		{"ECS of family 0 (dig's +subnet=0)", ecsRaw(t, []byte{0, 0, 0, 0}), false},
+		{"ECS of an unknown family", ecsRaw(t, []byte{0, 3, 0, 0}), false},
+		{"two ECS options", pack(edns(&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)},
+			&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})), false},
 		{"EDNS version 1", pack(func(m *dns.Msg) { m.SetEdns0(1232, false); m.IsEdns0().SetVersion(1) }), false},
 		{"response", pack(func(m *dns.Msg) { m.Response = true }), false},
 		{"NOTIFY", pack(func(m *dns.Msg) { m.Opcode = dns.OpcodeNotify }), false},

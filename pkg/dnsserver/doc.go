@@ -10,6 +10,11 @@
 //     for required data, RFC 2181 §9, RFC 9471), FORMERR for malformed
 //     requests that miekg/dns would read leniently, rotation of multi-record
 //     answers and weighted choice among record sets that carry a weight;
+//   - geo answers: among record sets labelled as geo sets (pkg/geo's labels), the one of the
+//     client's geo tag, located by the EDNS Client Subnet option (RFC 7871) or the query's
+//     source address, with the option echoed back with the answer's scope; such answers are
+//     cached per (scope, geo tag) and database generation, never under the plain key, and the
+//     UDP read loop answers the cached ones by the query's ECS option or source address;
 //   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
 //     hits;
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"net"
+	"net/netip"
 	"time"
 
 	"github.com/miekg/dns"
@@ -60,7 +61,11 @@ func (r *fastReader) ReadUDP(conn *net.UDPConn, _ time.Duration) ([]byte, *dns.S
 // answer writes the cached answer to the query pkt and returns true, or
 // returns false when pkt is not a plain query with a cached answer.
 func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP) bool {
-	rcode, ok := r.reply(pkt)
+	var from netip.Addr
+	if a, ok := sess.RemoteAddr().(*net.UDPAddr); ok {
+		from, _ = netip.AddrFromSlice(a.IP)
+	}
+	rcode, ok := r.reply(pkt, from.Unmap())
 	if !ok {
 		return false
 	}
@@ -72,10 +77,10 @@ func (r *fastReader) answer(conn *net.UDPConn, pkt []byte, sess *dns.SessionUDP)
 	return true
 }
 
-// reply puts the cached answer to the UDP query pkt in r.out and returns its
-// rcode, or false.
-func (r *fastReader) reply(pkt []byte) (int, bool) {
-	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.Snapshot(), pkt)
+// reply puts the cached answer to the UDP query pkt from the address from in
+// r.out and returns its rcode, or false.
+func (r *fastReader) reply(pkt []byte, from netip.Addr) (int, bool) {
+	out, key, rcode, ok := r.s.appendHit(r.out[:0], r.key[:0], r.s.store.Snapshot(), pkt, from)
 	r.out, r.key = out, key
 	if ok {
 		r.s.cacheHits.Add(1)
@@ -90,21 +95,57 @@ func (r *fastReader) reply(pkt []byte) (int, bool) {
 // than the query's UDP payload size (512 bytes without EDNS0, RFC 1035
 // §4.2.1; else the OPT's size capped at ServerOptions.UDPSize, RFC 6891
 // §6.2.5), so that truncation goes the long way. It does not count the hit.
-func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte) (out, keyBuf []byte, rcode int, ok bool) {
+//
+// A query whose answer is a geo answer (geoQuestion) is looked up by the scope and geo tag of
+// its source address from (the zero Addr: none), as answer caches it; the query has no ECS
+// option (parseQuery refuses one), so the source address is the client's. The geo hit is
+// counted in the geo metric here.
+func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte, from netip.Addr) (out, keyBuf []byte, rcode int, ok bool) {
 	q, ok := parseQuery(pkt)
 	if !ok {
 		return dst, key, 0, false
 	}
 	key = appendKey(key[:0], pkt[12:q.nameEnd], q.qtype, q.qclass, q.flags)
+	var ecsAddr []byte // the option's address octets, as sent
+	if q.ecs >= 0 {
+		// The key of answer's cache for a request with ECS (appendECSKey): the family and
+		// the source prefix length. The client is the option's address, not the source.
+		o := pkt[q.ecs:]
+		key[len(key)-1] |= keyECS
+		key = append(key, o[4], o[5], o[6])
+		ecsAddr = o[8 : 4+int(binary.BigEndian.Uint16(o[2:]))]
+		var b [16]byte
+		copy(b[:], ecsAddr)
+		if o[5] == ecsFamilyIPv4 {
+			from = netip.AddrFrom4([4]byte(b[:4]))
+		} else {
+			from = netip.AddrFrom16(b)
+		}
+		if o[6] == 0 {
+			from = netip.Addr{} // no address to use (RFC 7871 §7.1.2): the long way's default
+		}
+	}
 	size := dns.MinMsgSize // Server.payloadSize over UDP
 	if q.flags&keyEDNS != 0 {
 		size = max(dns.MinMsgSize, int(min(q.payload, s.opts.UDPSize)))
 	}
 	e := s.lookup(snap, key)
-	if e == nil || len(e.wire) > size {
+	if e == nil && from.IsValid() {
+		if t := s.geoQuestion(snap, key); t != nil {
+			g := geoState{s: s, snap: snap, client: client{addr: from}}
+			m := g.match(t)
+			key = appendGeoKey(key, s.geoGeneration(), m)
+			if e = s.lookup(snap, key); e != nil && len(e.wire) <= size && e.ecsLen == len(ecsAddr) {
+				s.countGeo(m.Tag, q.ecs >= 0)
+			}
+		}
+	}
+	if e == nil || len(e.wire) > size || e.ecsLen != len(ecsAddr) {
 		return dst, key, 0, false
 	}
-	return copyAnswer(dst, e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd]), key, e.rcode, true
+	out = copyAnswer(dst, e, binary.BigEndian.Uint16(pkt), pkt[2], pkt[3], pkt[12:q.nameEnd])
+	copy(out[len(out)-len(ecsAddr):], ecsAddr)
+	return out, key, e.rcode, true
 }
 
 // query is what parseQuery reads of a packed query.
@@ -113,13 +154,16 @@ type query struct {
 	qtype, qclass uint16
 	flags         byte   // keyEDNS, keyDO
 	payload       uint16 // the OPT's UDP payload size
+	ecs           int    // offset of the EDNS Client Subnet option in pkt, -1 without one
 }
 
 // parseQuery reads a packed UDP query (RFC 1035 §4.1) and returns true only
 // for the plain case that ServeDNS would answer from its zones: QR clear,
 // opcode QUERY, one question and nothing else but at most one EDNS0 OPT of
-// version 0 (RFC 6891 §6.1) with no options or only COOKIE (RFC 7873) and
-// PADDING (RFC 7830), the packet ending where they end. The name must be
+// version 0 (RFC 6891 §6.1) with no options or only COOKIE (RFC 7873),
+// PADDING (RFC 7830) and one well-formed EDNS Client Subnet option (RFC 7871 §6:
+// family 1 or 2, a source prefix within it, exactly the octets it needs, no bit
+// set past it; wellFormedECS), the packet ending where they end. The name must be
 // uncompressed, of letters, digits, '-' and '_' (no character that
 // presentation format escapes). Anything else goes the long way.
 func parseQuery(pkt []byte) (query, bool) {
@@ -133,7 +177,7 @@ func parseQuery(pkt []byte) (query, bool) {
 	if !ok || off+4 > len(pkt) {
 		return query{}, false
 	}
-	q := query{nameEnd: off, qtype: binary.BigEndian.Uint16(pkt[off:]), qclass: binary.BigEndian.Uint16(pkt[off+2:])}
+	q := query{nameEnd: off, qtype: binary.BigEndian.Uint16(pkt[off:]), qclass: binary.BigEndian.Uint16(pkt[off+2:]), ecs: -1}
 	off += 4
 	if binary.BigEndian.Uint16(pkt[10:]) == 0 {
 		return q, off == len(pkt)
@@ -149,8 +193,15 @@ func parseQuery(pkt []byte) (query, bool) {
 	}
 	rdlen := int(binary.BigEndian.Uint16(pkt[off+9:]))
 	off += 11
-	if off+rdlen != len(pkt) || !plainOptions(pkt[off:]) {
+	if off+rdlen != len(pkt) {
 		return query{}, false
+	}
+	ecs, ok := plainOptions(pkt[off:])
+	if !ok {
+		return query{}, false
+	}
+	if ecs >= 0 {
+		q.ecs = off + ecs
 	}
 	return q, true
 }
@@ -178,23 +229,51 @@ func skipPlainName(pkt []byte, off int) (int, bool) {
 }
 
 // plainOptions reports whether rdata, an OPT's options, holds only well-formed
-// COOKIE (8 to 40 bytes, RFC 7873 §4) and PADDING options.
-func plainOptions(rdata []byte) bool {
-	for len(rdata) > 0 {
-		if len(rdata) < 4 {
-			return false
+// COOKIE (8 to 40 bytes, RFC 7873 §4) and PADDING options, and at most one
+// well-formed ECS option, whose offset in rdata it returns (-1: none).
+func plainOptions(rdata []byte) (int, bool) {
+	ecs, off := -1, 0
+	for off < len(rdata) {
+		o := rdata[off:]
+		if len(o) < 4 {
+			return -1, false
 		}
-		code, l := binary.BigEndian.Uint16(rdata), int(binary.BigEndian.Uint16(rdata[2:]))
-		if 4+l > len(rdata) {
-			return false
+		code, l := binary.BigEndian.Uint16(o), int(binary.BigEndian.Uint16(o[2:]))
+		if 4+l > len(o) {
+			return -1, false
 		}
 		switch {
 		case code == dns.EDNS0COOKIE && l >= 8 && l <= 40:
 		case code == dns.EDNS0PADDING:
+		case code == dns.EDNS0SUBNET && ecs < 0 && wellFormedECS(o[4:4+l]):
+			ecs = off
 		default:
-			return false
+			return -1, false
 		}
-		rdata = rdata[4+l:]
+		off += 4 + l
+	}
+	return ecs, true
+}
+
+// wellFormedECS reports whether b, an ECS option's data, is one the long way answers without
+// FORMERR (clientOf) and as the read loop can: family 1 (IPv4) or 2 (IPv6), a source prefix
+// within the family, scope 0 (RFC 7871 §6: "MUST be set to 0" in queries), exactly the
+// address octets the source prefix needs, and no address bit set past it.
+func wellFormedECS(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	family, source, scope := binary.BigEndian.Uint16(b), int(b[2]), b[3]
+	bits := 32
+	if family == ecsFamilyIPv6 {
+		bits = 128
+	}
+	addr := b[4:]
+	if (family != ecsFamilyIPv4 && family != ecsFamilyIPv6) || source > bits || scope != 0 || len(addr) != (source+7)/8 {
+		return false
+	}
+	if source%8 != 0 && addr[len(addr)-1]&(0xff>>(source%8)) != 0 {
+		return false
 	}
 	return true
 }

@@ -13,6 +13,11 @@ type Metrics struct {
 	// Queries is dnsplane_dnsserver_queries_total{proto,rcode}: queries answered, by transport
 	// ("udp", "tcp") and response code mnemonic (miekg/dns RcodeToString: "NOERROR", ...).
 	Queries *prometheus.CounterVec
+	// Geo is dnsplane_dnsserver_geo_queries_total{geo_tag,ecs}: answers chosen by the client's
+	// subnet, by the geo tag that answered and whether the query carried an EDNS Client
+	// Subnet option ("true", "false"; RFC 7871), so that an operator sees which share of its
+	// resolvers send one.
+	Geo *prometheus.CounterVec
 	// XFR are the transfer unit's: dnsplane_dnsserver_transfers_total, _notifies_total and
 	// _journal_deltas (xfr.Metrics). Pass them to xfr.NotifierOptions.Metrics.
 	XFR *xfr.Metrics
@@ -29,13 +34,18 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help: "DNS queries answered by the embedded server, by transport and response code.",
 		}, []string{"proto", "rcode"}),
 	}
-	if err := promreg.Register(reg, "dnsserver", m.Queries); err != nil {
+	m.Geo = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "dnsplane_dnsserver_geo_queries_total",
+		Help: "Geo answers of the embedded server, by the geo tag that answered and whether the query carried an EDNS Client Subnet option.",
+	}, []string{"geo_tag", "ecs"})
+	if err := promreg.Register(reg, "dnsserver", m.Queries, m.Geo); err != nil {
 		return nil, err
 	}
 	x, err := xfr.NewMetrics(reg)
 	if err != nil {
 		if reg != nil {
 			reg.Unregister(m.Queries)
+			reg.Unregister(m.Geo)
 		}
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -77,8 +78,21 @@ func closestEncloser(z zonedb.ZoneVersion, qname string) string {
 // true when the answer is the same for every such query against snap (no
 // rotation, no weighted choice), so that it may be cached.
 func (s *Server) resolve(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg) bool {
+	return s.resolveGeo(snap, q, resp, nil)
+}
+
+// resolveGeo is resolve for a client (g, nil for none): geo sets answer with g's choice,
+// which g.result records.
+func (s *Server) resolveGeo(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState) bool {
 	sel := s.newSelector()
+	if g != nil {
+		// By value, so that g stays on the caller's stack.
+		sel.geo, sel.geoOn = *g, true
+	}
 	s.resolveWith(snap, q, resp, &sel)
+	if g != nil {
+		*g = sel.geo
+	}
 	return !sel.varied
 }
 
@@ -193,7 +207,7 @@ func addresses(z zonedb.ZoneVersion, hosts []string, within string) []dns.RR {
 		}
 		for _, t := range []uint16{dns.TypeA, dns.TypeAAAA} {
 			for _, rs := range n.Sets(t) {
-				if rs.Weight == nil {
+				if _, isGeo := rs.Labels[geo.LabelTag]; rs.Weight == nil && !isGeo {
 					out = append(out, rs.RRs...)
 				}
 			}

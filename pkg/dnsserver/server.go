@@ -18,6 +18,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
@@ -102,6 +103,10 @@ type ServerOptions struct {
 	// with it are signed. A request with another key or a signature that does not verify gets
 	// NOTAUTH.
 	TSIG *dnswire.TSIGKey
+	// Geo locates clients for the answers of geo record sets (--geoip-database; *geo.DB);
+	// nil = only their CIDR regions and the default match (docs/design.md, "Geo answers
+	// (issue 34)").
+	Geo GeoDatabase
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -141,7 +146,10 @@ type ServerOptions struct {
 //     counter per Server);
 //   - several sets of one name and type: sets without weight are all served;
 //     of those with a weight, one is chosen per query with probability
-//     weight/sum (all weights 0: uniformly).
+//     weight/sum (all weights 0: uniformly); of the geo sets (labelled
+//     geo.LabelTag), the one of the client's geo tag (pkg/geo: the EDNS
+//     Client Subnet address, RFC 7871, else the query's source address), and
+//     a request with ECS gets it back with the answer's scope.
 //
 // Answers that neither rotate nor pick by weight are packed once per store
 // snapshot and copied for later queries (cache.go); UDP hits are answered in
@@ -165,6 +173,9 @@ type Server struct {
 	started bool
 
 	draining atomic.Bool // Start's ctx ended; it answers until Drain has passed
+
+	geoMemo   atomic.Pointer[geoMemo] // geo tables and geo questions of the last snapshot
+	geoCounts geoCounters
 }
 
 // Ready is a readiness check (controller-runtime's healthz.Checker): it fails
@@ -456,9 +467,16 @@ type reply struct {
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	opt := req.IsEdns0()
 	rcode, bad := refuseRequest(req, opt)
+	var cl client
+	if !bad {
+		var err error
+		if cl, err = clientOf(opt, w.RemoteAddr()); err != nil {
+			rcode, bad = dns.RcodeFormatError, true // RFC 7871 §6
+		}
+	}
 	snap, size := s.store.Snapshot(), s.payloadSize(opt, udp)
 	var nameBuf [255]byte
-	var keyBuf [maxKeyLen]byte
+	var keyBuf [maxKeyLen + 3]byte
 	var qname, key []byte
 	cacheable := false
 	// Signed requests (RFC 8945) get signed answers, and NOTIFY is no query: neither is cached.
@@ -467,8 +485,19 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
 	}
 	if cacheable {
-		if r, ok := s.cachedReply(snap, qname, key, req, size); ok {
+		if cl.ecs != nil {
+			key = appendECSKey(key, cl.ecs)
+		}
+		if r, ok := s.cachedReply(snap, qname, key, req, size, cl.ecs); ok {
 			return r
+		}
+		if t := s.geoQuestion(snap, key); t != nil {
+			g := geoState{s: s, snap: snap, client: cl}
+			m := g.match(t)
+			if r, ok := s.cachedReply(snap, qname, appendGeoKey(key, s.geoGeneration(), m), req, size, cl.ecs); ok {
+				s.countGeo(m.Tag, cl.ecs != nil)
+				return r
+			}
 		}
 	}
 	resp := new(dns.Msg)
@@ -498,24 +527,65 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
 	}
-	same := s.resolve(snap, q, resp)
+	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
+	same := s.resolveGeo(snap, q, resp, &g)
 	if q.Qclass == dns.ClassANY {
 		// "Responses to QCLASS=* queries can never be authoritative": a server
 		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
 		resp.Authoritative = false
 	}
+	if g.result.used {
+		s.countGeo(g.result.match.Tag, cl.ecs != nil)
+	}
+	ecsLen := 0
+	if cl.ecs != nil {
+		// RFC 7871 §7.2.1: the option comes back with the scope of the answer, 0 when it
+		// does not depend on the client. Last in the message, so that a cached copy takes
+		// the next asker's address (cachedReply).
+		scope := 0
+		if g.result.used {
+			scope = g.result.match.Scope.Bits()
+		}
+		o := resp.IsEdns0()
+		o.Option = append(o.Option, ecsReply(cl.ecs, scope))
+		optToEnd(resp)
+		ecsLen = ecsAddrLen(cl.ecs)
+	}
 	// A trimmed answer depends on size, which the cache key leaves out; a
 	// compressed one is longer than some sizes allow. Neither is cached.
 	trimmed := fit(resp, size)
-	if !cacheable || !same || trimmed || resp.Compress {
+	if !cacheable || !same || trimmed || resp.Compress || g.several {
 		return reply{msg: resp}
 	}
-	return s.remember(snap, key, len(qname), resp)
+	if g.result.used {
+		// A geo answer is cached per (scope, geo tag) and database version, never under
+		// the plain key, which the UDP read loop's hits use without the client's address.
+		memo := s.memoFor(snap)
+		memo.mu.Lock()
+		memo.questions[string(key)] = g.result.table
+		memo.mu.Unlock()
+		key = appendGeoKey(key, g.gen, g.result.match)
+	}
+	return s.remember(snap, key, len(qname), resp, ecsLen)
+}
+
+// geoQuestion returns the geo table that the answer to the cache key key depends on, when one
+// was cached against snap; nil otherwise.
+func (s *Server) geoQuestion(snap *zonedb.Snapshot, key []byte) *geo.Table {
+	m := s.geoMemo.Load()
+	if m == nil || m.snap != snap {
+		return nil
+	}
+	m.mu.RLock()
+	t := m.questions[string(key)]
+	m.mu.RUnlock()
+	return t
 }
 
 // remember packs resp, the uncompressed answer to a query of key against
-// snap, and adds it to snap's answer cache.
-func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg) reply {
+// snap, and adds it to snap's answer cache. ecsLen is the number of ECS address
+// octets that end the answer (0 without ECS), which a cached copy replaces.
+func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg, ecsLen int) reply {
 	c := s.cacheFor(snap)
 	if c == nil {
 		return reply{msg: resp}
@@ -524,7 +594,7 @@ func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns
 	if err != nil {
 		return reply{msg: resp} // WriteMsg reports it
 	}
-	c.add(key, wire, qlen, resp.Rcode, s.opts.AnswerCacheBytes)
+	c.add(key, wire, qlen, resp.Rcode, ecsLen, s.opts.AnswerCacheBytes)
 	return reply{msg: resp, wire: wire}
 }
 
@@ -598,6 +668,8 @@ type selector struct {
 	turn   uint64
 	rnd    RandSource
 	varied bool
+	geo    geoState // the client, when geoOn; else geo sets answer with their default set
+	geoOn  bool
 }
 
 // pick merges the sets of one name and type into the answer RRset: every
@@ -606,9 +678,13 @@ type selector struct {
 // order rotates with the query counter.
 func (sel *selector) pick(sets []*zonedb.RRSet, owner string) []dns.RR {
 	var out []dns.RR
-	var weighted []*zonedb.RRSet
+	var weighted, geoSets []*zonedb.RRSet
 	var total int64
 	for _, rs := range sets {
+		if _, ok := rs.Labels[geo.LabelTag]; ok {
+			geoSets = append(geoSets, rs)
+			continue
+		}
 		if rs.Weight == nil {
 			out = append(out, rs.RRs...)
 			continue
@@ -632,6 +708,9 @@ func (sel *selector) pick(sets []*zonedb.RRSet, owner string) []dns.RR {
 			chosen = weighted[sel.rnd.Int64N(int64(len(weighted)))]
 		}
 		out = append(out, chosen.RRs...)
+	}
+	if len(geoSets) > 0 {
+		out = append(out, sel.pickGeo(geoSets)...)
 	}
 	return sel.finish(out, owner)
 }

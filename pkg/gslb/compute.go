@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+
+	"github.com/dnsplane/dnsplane/pkg/geo"
 )
 
 // Strategy types, equal to the API's spec.strategy.type values.
@@ -17,6 +19,9 @@ const (
 	Failover = "failover"
 	// Weighted serves one record set per geo tag, chosen per query by weight.
 	Weighted = "weighted"
+	// Geo serves one record set per geo tag, chosen per query by the client's region
+	// (docs/design.md, "Geo answers (issue 34)").
+	Geo = "geo"
 )
 
 // Answer is what <host> should serve.
@@ -28,6 +33,76 @@ type Answer struct {
 	// weight; sorted by geo tag. Empty (nil) for the other strategies, or when no geo tag
 	// has both targets and a weight > 0.
 	Weighted []WeightedSet
+	// Geo: one record set per geo tag that geoRegions or defaultGeoTag names, with the
+	// targets its clients get after the fallback order (geo.Resolve); sorted by geo tag. Empty
+	// (nil) for the other strategies, or when no geo tag has healthy targets.
+	Geo []GeoSet
+}
+
+// GeoSet is one geo tag's record set under the geo strategy.
+type GeoSet struct {
+	// GeoTag is the set's identifier.
+	GeoTag string
+	// Regions are the geoRegions keys that map to GeoTag, sorted.
+	Regions []string
+	// Default: GeoTag is the defaultGeoTag.
+	Default bool
+	// Targets are what GeoTag's clients get: its own healthy targets, else the default's,
+	// else every other tag's (geo.Resolve); sorted, deduplicated, never empty.
+	Targets []string
+}
+
+// Strategy is spec.strategy, as Compute reads it.
+type Strategy struct {
+	// Type is RoundRobin, Failover, Weighted or Geo.
+	Type string
+	// PrimaryGeoTag is failover's primary.
+	PrimaryGeoTag string
+	// Weights are weighted's, by geo tag.
+	Weights map[string]int32
+	// GeoRegions (region key -> geo tag) and DefaultGeoTag are geo's.
+	GeoRegions    map[string]string
+	DefaultGeoTag string
+}
+
+// Compute is Compute(s.Type, ...) for every strategy, geo included: geo answers with a GeoSet
+// per geo tag of s.GeoRegions and s.DefaultGeoTag (geo.Tags), each with its regions and the
+// targets of geo.Resolve over the healthy targets; none when no tag has a healthy target. An
+// empty DefaultGeoTag or an invalid region key (geo.ParseRegion) is an error.
+func (s Strategy) Compute(targets map[string][]string) (Answer, error) {
+	if s.Type != Geo {
+		return Compute(s.Type, s.PrimaryGeoTag, s.Weights, targets)
+	}
+	if s.DefaultGeoTag == "" {
+		return Answer{}, fmt.Errorf("gslb strategy %s: no default geo tag", Geo)
+	}
+	regionsOf := map[string][]string{}
+	for key, tag := range s.GeoRegions {
+		if _, err := geo.ParseRegion(key); err != nil {
+			return Answer{}, fmt.Errorf("gslb strategy %s: %w", Geo, err)
+		}
+		if tag == "" {
+			return Answer{}, fmt.Errorf("gslb strategy %s: region %s has an empty geo tag", Geo, key)
+		}
+		regionsOf[tag] = append(regionsOf[tag], key)
+	}
+	healthy := map[string][]string{}
+	for tag, ts := range targets {
+		if ts = sortTargets(ts); len(ts) > 0 {
+			healthy[tag] = ts
+		}
+	}
+	if len(healthy) == 0 {
+		return Answer{}, nil
+	}
+	resolved := geo.Resolve(s.GeoRegions, s.DefaultGeoTag, healthy)
+	var sets []GeoSet
+	for _, tag := range geo.Tags(s.GeoRegions, s.DefaultGeoTag) {
+		regions := regionsOf[tag]
+		slices.Sort(regions)
+		sets = append(sets, GeoSet{GeoTag: tag, Regions: regions, Default: tag == s.DefaultGeoTag, Targets: sortTargets(resolved[tag])})
+	}
+	return Answer{Geo: sets}, nil
 }
 
 // WeightedSet is one geo tag's record set under the weighted strategy.
@@ -90,7 +165,7 @@ func Compute(strategy, primaryGeoTag string, weights map[string]int32, targets m
 		slices.SortFunc(sets, func(a, b WeightedSet) int { return strings.Compare(a.GeoTag, b.GeoTag) })
 		return Answer{Weighted: sets}, nil
 	default:
-		return Answer{}, fmt.Errorf("unknown gslb strategy %q (want %s, %s or %s)", strategy, RoundRobin, Failover, Weighted)
+		return Answer{}, fmt.Errorf("unknown gslb strategy %q (want %s, %s, %s or %s)", strategy, RoundRobin, Failover, Weighted, Geo)
 	}
 }
 

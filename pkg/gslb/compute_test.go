@@ -124,3 +124,61 @@ func TestCompute_DoesNotModifyInputs(t *testing.T) {
 		t.Fatalf("input reordered: %v", got)
 	}
 }
+
+// TestStrategyCompute_Geo (issue 34): one set per geo tag that a region or the default names,
+// with its regions and the targets of the fallback order.
+func TestStrategyCompute_Geo(t *testing.T) {
+	s := gslb.Strategy{Type: gslb.Geo, DefaultGeoTag: "eu", GeoRegions: map[string]string{"DE": "eu", "continent:NA": "us", "203.0.113.0/24": "ap", "FR": "eu"}}
+	for _, tc := range []struct {
+		name    string
+		targets map[string][]string
+		want    []gslb.GeoSet
+	}{{
+		name:    "every tag healthy; targets canonicalised",
+		targets: map[string][]string{"eu": {"192.0.2.2", "192.0.2.1"}, "us": {"2001:DB8::1"}, "ap": {"203.0.113.9"}},
+		want: []gslb.GeoSet{
+			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"203.0.113.9"}},
+			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"192.0.2.1", "192.0.2.2"}},
+			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"2001:db8::1"}},
+		},
+	}, {
+		name:    "us and ap silent: the default's",
+		targets: map[string][]string{"eu": {"192.0.2.1"}, "us": nil},
+		want: []gslb.GeoSet{
+			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"192.0.2.1"}},
+			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"192.0.2.1"}},
+			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"192.0.2.1"}},
+		},
+	}, {
+		name:    "the default silent: every other tag's together",
+		targets: map[string][]string{"us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
+		want: []gslb.GeoSet{
+			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"203.0.113.9"}},
+			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"198.51.100.1", "203.0.113.9"}},
+			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"198.51.100.1"}},
+		},
+	}, {
+		name:    "nothing healthy: no set",
+		targets: map[string][]string{"eu": {" "}, "us": nil},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.Compute(tc.targets)
+			if err != nil || !reflect.DeepEqual(got.Geo, tc.want) || got.Targets != nil || got.Weighted != nil {
+				t.Fatalf("Compute = %+v, %v\nwant Geo %+v", got, err, tc.want)
+			}
+		})
+	}
+	for name, bad := range map[string]gslb.Strategy{
+		"no default":     {Type: gslb.Geo, GeoRegions: map[string]string{"DE": "eu"}},
+		"invalid region": {Type: gslb.Geo, DefaultGeoTag: "eu", GeoRegions: map[string]string{"de": "eu"}},
+		"empty tag":      {Type: gslb.Geo, DefaultGeoTag: "eu", GeoRegions: map[string]string{"DE": ""}},
+	} {
+		if _, err := bad.Compute(map[string][]string{"eu": {"192.0.2.1"}}); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	// The other strategies go through Compute unchanged.
+	if got, err := (gslb.Strategy{Type: gslb.Failover, PrimaryGeoTag: "us"}).Compute(map[string][]string{"us": {"192.0.2.1"}}); err != nil || !reflect.DeepEqual(got.Targets, []string{"192.0.2.1"}) {
+		t.Fatalf("failover via Strategy: %+v, %v", got, err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
@@ -365,7 +366,16 @@ func (p *planner) run() Result {
 func (p *planner) notCapable(k provider.RecordSetKey) string {
 	c := p.in.Capabilities
 	d, want := p.desired[k]
-	if c == nil || !want || c.WeightedRouting || (d.SetIdentifier == "" && d.Weight == nil) {
+	if c == nil || !want {
+		return ""
+	}
+	if _, isGeo := d.ProviderSpecific[geo.LabelTag]; isGeo {
+		if c.GeoRouting {
+			return ""
+		}
+		return fmt.Sprintf("%s: the zone's provider has no geo routing, so it cannot hold a geo set (docs/design.md, \"Geo answers\"); use the embedded server or Route 53", k)
+	}
+	if c.WeightedRouting || (d.SetIdentifier == "" && d.Weight == nil) {
 		return ""
 	}
 	return fmt.Sprintf("%s: the zone's provider has no weighted routing, so it cannot hold a set identifier or weight; remove setIdentifier (and the weight) from this endpoint", k)

@@ -632,6 +632,21 @@ var notCapableCases = []planCase{
 		reasons: map[string]string{"w.example.test/A/eu": ReasonNotCapable, "w.example.test/A": ReasonNotCapable},
 	},
 	{
+		name: "a geo set on a provider with weighted but no geo routing: NotCapable, the others are written",
+		caps: &provider.Capabilities{WeightedRouting: true},
+		desired: []provider.RecordSet{
+			{Name: "g.example.test", Type: "A", TTL: 30, SetIdentifier: "eu", Targets: []string{"192.0.2.1"},
+				ProviderSpecific: map[string]string{"dnsplane.io/geo-tag": "eu", "dnsplane.io/geo-default": "true"}},
+			set("www.example.test", "A", 300, "192.0.2.2"),
+		},
+		want: []provider.Change{
+			create(claim(self, "www.example.test", "A", 300, "192.0.2.2")),
+			create(set("www.example.test", "A", 300, "192.0.2.2")),
+		},
+		conflicts: map[string]string{"g.example.test/A/eu": "no geo routing"},
+		reasons:   map[string]string{"g.example.test/A/eu": ReasonNotCapable},
+	},
+	{
 		name: "weighted routing: set identifiers are written",
 		caps: &provider.Capabilities{WeightedRouting: true},
 		desired: []provider.RecordSet{

@@ -37,6 +37,10 @@ type Capabilities struct {
 	// WeightedRouting: the provider serves RecordSet.Weight (Route 53
 	// weighted routing, the embedded server).
 	WeightedRouting bool
+	// GeoRouting: the provider serves geo record sets, one per geo tag, each labelled with
+	// its regions (pkg/geo's labels in RecordSet.ProviderSpecific) and answered by the
+	// client's location (the embedded server; docs/design.md, "Geo answers (issue 34)").
+	GeoRouting bool
 	// CreateZones: EnsureZone and DeleteZone work. RFC 2136 cannot create
 	// zones (dnsplane API contract): DNSZones there adopt spec.zoneID.
 	CreateZones bool

@@ -44,11 +44,21 @@ type RR struct {
 	Type          string       `xml:"Type"`
 	SetIdentifier string       `xml:"SetIdentifier,omitempty"`
 	Weight        *int64       `xml:"Weight,omitempty"`
+	GeoLocation   *GeoLocation `xml:"GeoLocation,omitempty"`
 	TTL           *int64       `xml:"TTL,omitempty"`
 	AliasTarget   *AliasTarget `xml:"AliasTarget,omitempty"`
 	Records       []struct {
 		Value string `xml:"Value"`
 	} `xml:"ResourceRecords>ResourceRecord"`
+}
+
+// GeoLocation is a geolocation record set's location (Route 53 API Reference, GeoLocation):
+// a continent code (AF, AN, AS, EU, NA, OC, SA), or a country code (ISO 3166-1 alpha-2, or "*"
+// for the default location, the clients that match no other), optionally with a subdivision.
+type GeoLocation struct {
+	ContinentCode   string `xml:"ContinentCode,omitempty"`
+	CountryCode     string `xml:"CountryCode,omitempty"`
+	SubdivisionCode string `xml:"SubdivisionCode,omitempty"`
 }
 
 // AliasTarget is a record set's alias target (Route 53 API Reference,
@@ -713,6 +723,7 @@ func rrKey(r RR) string { return r.Name + "|" + r.Type + "|" + r.SetIdentifier }
 func sameRR(a, b RR) bool {
 	if rrKey(a) != rrKey(b) || (a.TTL == nil) != (b.TTL == nil) || (a.TTL != nil && *a.TTL != *b.TTL) ||
 		(a.Weight == nil) != (b.Weight == nil) || (a.Weight != nil && *a.Weight != *b.Weight) || len(a.Records) != len(b.Records) ||
+		(a.GeoLocation == nil) != (b.GeoLocation == nil) || (a.GeoLocation != nil && *a.GeoLocation != *b.GeoLocation) ||
 		(a.AliasTarget == nil) != (b.AliasTarget == nil) || (a.AliasTarget != nil && !sameAlias(*a.AliasTarget, *b.AliasTarget)) {
 		return false
 	}
@@ -727,6 +738,84 @@ func sameRR(a, b RR) bool {
 		}
 	}
 	return true
+}
+
+// continents are Route 53's continent codes (Route 53 API Reference, GeoLocation).
+var continents = map[string]bool{"AF": true, "AN": true, "AS": true, "EU": true, "NA": true, "OC": true, "SA": true}
+
+// checkGeo returns Route 53's refusal of a geolocation record set, "" when it is fine
+// (Route 53 API Reference, GeoLocation and ResourceRecordSet): a location needs a set
+// identifier and no weight, and is either a continent or a country ("*" the default), a
+// subdivision only within a country.
+func checkGeo(rs RR, desc string) string {
+	g := rs.GeoLocation
+	if g == nil {
+		return ""
+	}
+	switch {
+	case rs.SetIdentifier == "":
+		return "Invalid request: a geolocation record set needs a SetIdentifier in Change with " + desc
+	case rs.Weight != nil:
+		return "Invalid request: Expected exactly one of [Weight, Region, Failover, GeoLocation, MultiValueAnswer, GeoProximityLocation, or CidrRoutingConfig], but found more than one in Change with " + desc
+	case g.ContinentCode != "" && (g.CountryCode != "" || g.SubdivisionCode != ""):
+		return "Invalid request: a GeoLocation is a continent or a country, not both, in Change with " + desc
+	case g.ContinentCode != "" && !continents[g.ContinentCode]:
+		return "Value '" + g.ContinentCode + "' at 'changeBatch.changes.resourceRecordSet.geoLocation.continentCode' failed to satisfy constraint: unknown continent code"
+	case g.ContinentCode == "" && g.CountryCode == "":
+		return "Invalid request: an empty GeoLocation in Change with " + desc
+	case g.CountryCode != "" && g.CountryCode != "*" && (len(g.CountryCode) != 2 || strings.ToUpper(g.CountryCode) != g.CountryCode):
+		return "Value '" + g.CountryCode + "' at 'changeBatch.changes.resourceRecordSet.geoLocation.countryCode' failed to satisfy constraint: not a country code"
+	case g.SubdivisionCode != "" && g.CountryCode == "*":
+		return "Invalid request: the default location has no subdivision in Change with " + desc
+	}
+	return ""
+}
+
+// mixedPolicies returns Route 53's refusals of geolocation record sets that share a name and
+// type with record sets of another routing policy (weighted or simple), or a location twice.
+func mixedPolicies(rrs []RR) []string {
+	type nt struct{ name, typ string }
+	policy := map[nt]string{}
+	seenLoc := map[string]bool{}
+	var msgs []string
+	for _, r := range rrs {
+		p := "simple"
+		switch {
+		case r.GeoLocation != nil:
+			p = "geolocation"
+			loc := r.Name + "|" + r.Type + "|" + r.GeoLocation.ContinentCode + "|" + r.GeoLocation.CountryCode + "|" + r.GeoLocation.SubdivisionCode
+			if seenLoc[loc] {
+				msgs = append(msgs, fmt.Sprintf("Duplicate geolocation for [%s] of type [%s]: %+v", strings.TrimSuffix(r.Name, "."), r.Type, *r.GeoLocation))
+			}
+			seenLoc[loc] = true
+		case r.Weight != nil:
+			p = "weighted"
+		}
+		k := nt{r.Name, r.Type}
+		// Only geolocation is checked: the fake predates this rule for weighted beside simple.
+		if q, ok := policy[k]; ok && q != p && (q == "geolocation" || p == "geolocation") {
+			msgs = append(msgs, fmt.Sprintf("RRSet with DNS name %s, type %s cannot be created because a %s RRSet with the same name and type already exists", strings.TrimSuffix(r.Name, "."), r.Type, q))
+		}
+		if _, ok := policy[k]; !ok {
+			policy[k] = p
+		}
+	}
+	return msgs
+}
+
+// RecordSets returns the record sets of zone id as stored, sorted as ListResourceRecordSets
+// lists them, for tests that check what was written.
+func (s *Server) RecordSets(id string) []RR {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	z, ok := s.zones[strings.TrimPrefix(id, "/hostedzone/")]
+	if !ok {
+		return nil
+	}
+	out := append([]RR(nil), z.rrs...)
+	key := func(r RR) string { return reverseName(r.Name) + "\x00" + r.Type + "\x00" + r.SetIdentifier }
+	sort.Slice(out, func(i, j int) bool { return key(out[i]) < key(out[j]) })
+	return out
 }
 
 func sameAlias(a, b AliasTarget) bool {
@@ -803,6 +892,10 @@ func (s *Server) opChange(r *http.Request, id string) (any, *apiErr) {
 			msgs = append(msgs, "Invalid request: missing ResourceRecords or TTL for "+desc)
 			continue
 		}
+		if msg := checkGeo(rs, desc); msg != "" {
+			msgs = append(msgs, msg)
+			continue
+		}
 		i := idx(rrKey(rs))
 		switch c.Action {
 		case "CREATE":
@@ -830,6 +923,9 @@ func (s *Server) opChange(r *http.Request, id string) (any, *apiErr) {
 		default:
 			msgs = append(msgs, "Invalid action "+c.Action)
 		}
+	}
+	if len(msgs) == 0 {
+		msgs = mixedPolicies(rrs)
 	}
 	if len(msgs) > 0 {
 		return nil, &apiErr{400, "InvalidChangeBatch", "", msgs}

@@ -56,10 +56,13 @@ type Memory struct {
 type Input struct {
 	// Self is this cluster's geo tag.
 	Self string
-	// Strategy, PrimaryGeoTag and Weights are spec.strategy (see gslb.Compute).
+	// Strategy, PrimaryGeoTag, Weights, GeoRegions and DefaultGeoTag are spec.strategy (see
+	// gslb.Strategy.Compute).
 	Strategy      string
 	PrimaryGeoTag string
 	Weights       map[string]int32
+	GeoRegions    map[string]string
+	DefaultGeoTag string
 	// Candidates are the host's targets by geo tag: this cluster's with readiness applied
 	// (a target without ready endpoints is not here: readiness is the local fast signal), and
 	// each peer's localtargets as read now, or as last read when the peer is silent.
@@ -108,7 +111,8 @@ type Result struct {
 	// Answer is gslb.Compute's answer over the targets decided Up, or over every candidate
 	// when none is (NoHealthyTargets).
 	Answer gslb.Answer
-	// A and AAAA are the targets served per family (every weighted set's together), sorted.
+	// A and AAAA are the targets served per family (every weighted or geo set's together),
+	// sorted.
 	A, AAAA []string
 	// Targets are the decisions, sorted by address.
 	Targets []TargetDecision
@@ -204,7 +208,8 @@ func (j Judge) Decide(in Input) (Result, error) {
 		res.NoHealthyTargets = true
 		healthy = all
 	}
-	ans, err := gslb.Compute(in.Strategy, in.PrimaryGeoTag, in.Weights, healthy)
+	ans, err := gslb.Strategy{Type: in.Strategy, PrimaryGeoTag: in.PrimaryGeoTag, Weights: in.Weights,
+		GeoRegions: in.GeoRegions, DefaultGeoTag: in.DefaultGeoTag}.Compute(healthy)
 	if err != nil {
 		return Result{}, err
 	}
@@ -285,6 +290,11 @@ func markServed(res *Result) {
 	}
 	for _, ws := range res.Answer.Weighted {
 		for _, t := range ws.Targets {
+			served[t] = true
+		}
+	}
+	for _, gs := range res.Answer.Geo {
+		for _, t := range gs.Targets {
 			served[t] = true
 		}
 	}

@@ -322,3 +322,41 @@ func TestDecide_NoCandidatesNoAnswer(t *testing.T) {
 		t.Fatalf("no candidates: %+v, %v", res, err)
 	}
 }
+
+// TestDecide_GeoFallsBackByQuorum (issue 34): under geo, a tag whose targets the quorum calls
+// down gets the default's targets in its set, every target served is marked Served, and when
+// every target is down every set is served as if all were up (never an empty answer).
+func TestDecide_GeoFallsBackByQuorum(t *testing.T) {
+	j, _ := judge()
+	in := Input{Self: "eu", Strategy: gslb.Geo, GeoRegions: map[string]string{"DE": "eu", "continent:NA": "us", "JP": "ap"}, DefaultGeoTag: "eu",
+		Candidates: cands3(), Own: map[netip.Addr]Verdict{us4: Down},
+		Peers: []Peer{{GeoTag: "us", Record: rec("us", nil, as(us4))}, {GeoTag: "ap", Record: rec("ap", as(ap4), nil)}}}
+	res, err := j.Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, s := range res.Answer.Geo {
+		got[s.GeoTag] = s.Targets
+	}
+	if !slices.Equal(got["us"], strs(eu4)) || !slices.Equal(got["eu"], strs(eu4)) || !slices.Equal(got["ap"], strs(ap4)) {
+		t.Fatalf("geo sets %v; want us falling back to eu's target", got)
+	}
+	if decision(t, res, us4).Served || !decision(t, res, eu4).Served || !decision(t, res, ap4).Served || !slices.Equal(res.A, strs(eu4, ap4)) {
+		t.Fatalf("served: %+v, A %v", res.Targets, res.A)
+	}
+
+	in.Own = map[netip.Addr]Verdict{eu4: Down, us4: Down, ap4: Down}
+	in.Peers = []Peer{{GeoTag: "us", Record: rec("us", nil, as(eu4, us4, ap4))}, {GeoTag: "ap", Record: rec("ap", nil, as(eu4, us4, ap4))}}
+	res, err = j.Decide(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = map[string][]string{}
+	for _, s := range res.Answer.Geo {
+		got[s.GeoTag] = s.Targets
+	}
+	if !res.NoHealthyTargets || !slices.Equal(got["us"], strs(us4)) || !slices.Equal(got["eu"], strs(eu4)) || !slices.Equal(got["ap"], strs(ap4)) {
+		t.Fatalf("every target down: NoHealthyTargets %v, sets %v; want each tag its own", res.NoHealthyTargets, got)
+	}
+}

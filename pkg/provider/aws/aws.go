@@ -227,6 +227,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		MaxValueBytesPerBatch: maxChars,
 		ConditionalWrites:     true,
 		WeightedRouting:       true,
+		GeoRouting:            true,
 		CreateZones:           true,
 		BatchWrites:           true,
 	}

@@ -148,11 +148,11 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 	if err != nil {
 		return nil, err
 	}
-	out := make([]provider.RecordSet, 0, len(raw))
+	conv := make([]provider.RecordSet, 0, len(raw))
 	for _, rr := range raw {
-		out = append(out, fromRR(rr, stripZoneID(zoneID)))
+		conv = append(conv, fromRR(rr, stripZoneID(zoneID)))
 	}
-	return out, nil
+	return foldGeo(raw, conv), nil
 }
 
 // validate checks one side of a change and returns it in canonical form, its
@@ -160,6 +160,16 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 // Weight, and an alias given all three alias keys.
 func (p *Provider) validate(action provider.Action, zone, zoneID, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 	in := rs.Clone()
+	if isGeoSet(in) {
+		if _, err := validateGeo(in); err != nil {
+			return in, err
+		}
+		labels := in.ProviderSpecific
+		in.ProviderSpecific = nil
+		c, err := provider.ValidateChangeSet(action, which, &in, zone, p.Capabilities())
+		c.ProviderSpecific = labels
+		return c, err
+	}
 	alias := false
 	for k, v := range in.ProviderSpecific {
 		switch k {
@@ -293,26 +303,45 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	batch := make([]types.Change, 0, len(canon))
 	for _, c := range canon {
 		if c.Before != nil {
-			batch = append(batch, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: toRR(*c.Before, zoneID)})
+			for _, rr := range rrsOf(*c.Before, zoneID) {
+				batch = append(batch, types.Change{Action: types.ChangeActionDelete, ResourceRecordSet: rr})
+			}
 		}
 		if c.After != nil {
-			batch = append(batch, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: toRR(*c.After, zoneID)})
+			for _, rr := range rrsOf(*c.After, zoneID) {
+				batch = append(batch, types.Change{Action: types.ChangeActionCreate, ResourceRecordSet: rr})
+			}
 		}
 	}
 	return p.send(ctx, zoneID, batch)
+}
+
+// rrsOf returns what a canonical set is written as: a geo set's geolocation record sets
+// (geoRRs), else the one toRR builds.
+func rrsOf(rs provider.RecordSet, zoneID string) []*types.ResourceRecordSet {
+	if isGeoSet(rs) {
+		return geoRRs(rs)
+	}
+	return []*types.ResourceRecordSet{toRR(rs, zoneID)}
 }
 
 // RequestCost implements provider.RequestSizer: a set costs what toRR sends, provider.SetCost
 // except for an alias (ProviderSpecific "alias" "true", one target), which is an AliasTarget
 // with no Value element: one element, no value characters. An Update costs its DELETE plus its
 // CREATE (Route 53 API Reference, ChangeResourceRecordSets: "each ResourceRecord element" and
-// "the sum of the number of characters (including spaces) in all Value elements").
+// "the sum of the number of characters (including spaces) in all Value elements"). A geo set
+// costs each of its geolocation record sets (geoRRs).
 func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
 	side := func(rs *provider.RecordSet) (int, int) {
 		if rs != nil && rs.ProviderSpecific[KeyAlias] == "true" && len(rs.Targets) == 1 {
 			return 1, 0
 		}
-		return provider.SetCost(rs)
+		e, b := provider.SetCost(rs)
+		if rs != nil && isGeoSet(*rs) {
+			n := len(geoRRs(*rs)) // one geolocation record set per region
+			return n * e, n * b
+		}
+		return e, b
 	}
 	switch ch.Action {
 	case provider.ActionCreate:

@@ -86,6 +86,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		BatchWrites:       true,
 		ConditionalWrites: true,
 		WeightedRouting:   true,
+		GeoRouting:        true,
 		CreateZones:       true,
 	}
 }

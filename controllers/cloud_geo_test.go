@@ -1,0 +1,111 @@
+package controllers_test
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
+	"github.com/dnsplane/dnsplane/pkg/geo"
+)
+
+// geoEndpoints are app.<zone>'s geo sets as the Gslb controller publishes them for
+// {DE: eu, continent:NA: us}, default eu.
+func geoEndpoints(zone string) []dnsv1.Endpoint {
+	ep := func(tag, target string, s geo.Set) dnsv1.Endpoint {
+		kv, _ := geo.EncodeLabels(s)
+		var ps dnsv1.ProviderSpecific
+		for _, p := range kv {
+			ps = append(ps, dnsv1.ProviderSpecificProperty{Name: p[0], Value: p[1]})
+		}
+		return dnsv1.Endpoint{DNSName: "app." + zone, RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{target}, SetIdentifier: tag, ProviderSpecific: ps}
+	}
+	return []dnsv1.Endpoint{
+		ep("eu", "192.0.2.1", geo.Set{Tag: "eu", Regions: []string{"DE"}, Default: true}),
+		ep("us", "192.0.2.2", geo.Set{Tag: "us", Regions: []string{"continent:NA"}}),
+	}
+}
+
+// TestCloudFakes_GeoSets (issue 34): geo sets published through a DNSEndpoint (the Gslb
+// controller's path) land in Route 53 as geolocation record sets (country DE, continent NA, the
+// default location "*"), and the next reconciles write nothing more: the listed sets fold back
+// into the geo sets the plan wants. On Cloud DNS, which has no geo routing here, the DNSEndpoint
+// is not published and says so.
+func TestCloudFakes_GeoSets(t *testing.T) {
+	t.Run("route53", func(t *testing.T) {
+		r53, c := startRoute53(t, "")
+		ns, zone := "geo-route53", "geo-route53.cloud.test"
+		create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", c.secretType, c.data))
+		z := zoneObj(ns, "z", zone, nil)
+		ep := endpointObj(ns, "app", geoEndpoints(zone)...)
+		create(t, z, ep)
+		waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+		waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+		var got []string
+		for _, r := range r53.RecordSets(z.Status.ZoneID) {
+			if r.Name == "app."+zone+"." && r.Type == "A" {
+				var loc route53fake.GeoLocation
+				if r.GeoLocation != nil {
+					loc = *r.GeoLocation
+				}
+				got = append(got, fmt.Sprintf("%s %s%s %s", r.SetIdentifier, loc.ContinentCode, loc.CountryCode, r.Records[0].Value))
+			}
+		}
+		slices.Sort(got)
+		want := []string{"eu/* * 192.0.2.1", "eu/DE DE 192.0.2.1", "us/continent:NA NA 192.0.2.2"}
+		if !slices.Equal(got, want) {
+			t.Fatalf("Route 53 holds %q, want %q", got, want)
+		}
+		// Converged: the next reconcile (a spec change adds a plain name) writes that name and
+		// its registry record only. Rewriting the geo sets would DELETE and CREATE their three
+		// geolocation record sets: 6 elements more.
+		before := len(r53.BatchSizes())
+		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur dnsv1.DNSEndpoint
+			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
+				return err
+			}
+			cur.Spec.Endpoints = eps
+			return k8s.Update(ctxT(t), &cur)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "other published", func() error {
+			for _, r := range r53.RecordSets(z.Status.ZoneID) {
+				if r.Name == "other."+zone+"." && r.Type == "A" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not yet")
+		})
+		time.Sleep(time.Second) // any write that would follow
+		elements := 0
+		for _, n := range r53.BatchSizes()[before:] {
+			elements += n
+		}
+		if elements >= 6 {
+			t.Fatalf("%d record elements written for one new plain name: the geo sets were rewritten (batches %v)", elements, r53.BatchSizes()[before:])
+		}
+		t.Logf("Route 53: one new plain name cost %d record elements beside the published geo sets", elements)
+	})
+	t.Run("clouddns", func(t *testing.T) {
+		_, c := startCloudDNS(t)
+		ns, zone := "geo-clouddns", "geo-clouddns.cloud.test"
+		create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", c.secretType, c.data))
+		z := zoneObj(ns, "z", zone, nil)
+		ep := endpointObj(ns, "app", geoEndpoints(zone)...)
+		create(t, z, ep)
+		waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+		cond := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
+		t.Logf("Cloud DNS: %s", cond.Message)
+	})
+}
