@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -103,6 +104,7 @@ func run(ctx context.Context, o options) error {
 	log := ctrl.Log.WithName("setup")
 	start := time.Now()
 	setMemoryLimit(log)
+	setGCPercent(log)
 	setWatchList(o.kubeWatchList)
 	if err := checkAddrs(o); err != nil {
 		return err
@@ -150,6 +152,24 @@ func run(ctx context.Context, o options) error {
 	}
 	log.Info("manager built", "local", o.local, "startup", time.Since(start).Round(time.Millisecond).String())
 	return a.Run(ctx)
+}
+
+// defaultGCPercent is the manager's GOGC unless the environment sets one: the collector runs
+// when the heap has grown 50% over what survived the last collection, not 100%. A first sync
+// holds its data once (informer cache, zone writers' views, queued changes), and with Go's
+// default the RSS peaked at about 2.3 times the live heap; at 50 the peak RSS of make bench
+// fell from 428 to 333 MiB at 50,000 endpoints and from 149 to 123 MiB at 10,000, with no
+// change in the first sync's time (issue 31; the sync waits on the provider, not the CPU).
+const defaultGCPercent = 50
+
+// setGCPercent sets Go's GOGC to defaultGCPercent unless GOGC is in the environment, which wins
+// (GOGC=100 is Go's default; GOGC=off turns the collector off, with GOMEMLIMIT as its bound).
+func setGCPercent(log logr.Logger) {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return
+	}
+	debug.SetGCPercent(defaultGCPercent)
+	log.V(1).Info("GOGC set", "percent", defaultGCPercent)
 }
 
 // memoryLimitRatio is the share of the container's memory limit (cgroup memory.max) that Go's

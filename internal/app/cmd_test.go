@@ -8,10 +8,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	"github.com/dnsplane/dnsplane/internal/testing/harness"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
@@ -186,5 +189,24 @@ func TestMain_LocalStopsAtAnyMoment(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSetGCPercent_DefaultsTo50AndTheEnvironmentWins: the manager runs its collector at GOGC=50
+// unless GOGC is in its environment.
+func TestSetGCPercent_DefaultsTo50AndTheEnvironmentWins(t *testing.T) {
+	prev := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(prev) })
+	t.Setenv("GOGC", "100")
+	setGCPercent(logr.Discard())
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC=100 in the environment the percent is %d, want 100", got)
+	}
+	if err := os.Unsetenv("GOGC"); err != nil { // t.Setenv restores it at cleanup
+		t.Fatal(err)
+	}
+	setGCPercent(logr.Discard())
+	if got := debug.SetGCPercent(100); got != defaultGCPercent {
+		t.Errorf("without GOGC the percent is %d, want %d", got, defaultGCPercent)
 	}
 }
