@@ -98,6 +98,12 @@ const KeyPDNSMaxWritesInFlight = "PDNS_MAX_WRITES_IN_FLIGHT"
 // other writer touches.
 const KeyPDNSClaimReadMaxAge = "PDNS_CLAIM_READ_MAX_AGE"
 
+// KeyPDNSMaxRequestBytes, of dnsplane.io/pdns Secrets, is pdns.Config.MaxRequestBytes: the most
+// bytes of rrset JSON one PATCH carries, a whole number from 10000 up; default
+// pdns.DefaultMaxRequestBytes (1,500,000, under PowerDNS's default webserver-max-bodysize of 2
+// MB). Set it below the server's webserver-max-bodysize when that is lower.
+const KeyPDNSMaxRequestBytes = "PDNS_MAX_REQUEST_BYTES"
+
 // Keys of dnsplane.io/webhook Secrets (an external-dns webhook provider; docs/api.md).
 const (
 	// KeyWebhookURL is the webhook's root URL (webhook.Config.URL), e.g. http://127.0.0.1:8888
@@ -581,7 +587,7 @@ func fingerprint(s *corev1.Secret, qps float64, burst int) string {
 
 // pdnsFromSecret builds the PowerDNS provider from a dnsplane.io/pdns Secret (docs/api.md):
 // PDNS_API_URL and PDNS_API_KEY, optional PDNS_SERVER_ID, PDNS_NAMESERVERS (a comma list) and
-// KeyPDNSMaxWritesInFlight and KeyPDNSClaimReadMaxAge. Errors wrap ErrInvalidCredentials and
+// KeyPDNSMaxWritesInFlight, KeyPDNSClaimReadMaxAge and KeyPDNSMaxRequestBytes. Errors wrap ErrInvalidCredentials and
 // name keys, never values.
 func pdnsFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider, error) {
 	get := func(k string) string { return strings.TrimSpace(string(s.Data[k])) }
@@ -600,6 +606,13 @@ func pdnsFromSecret(s *corev1.Secret, timeout time.Duration) (provider.Provider,
 			return nil, fmt.Errorf("key %s must be a whole number >= 1: %w", KeyPDNSMaxWritesInFlight, ErrInvalidCredentials)
 		}
 		cfg.MaxWritesInFlight = n
+	}
+	if v := get(KeyPDNSMaxRequestBytes); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 10000 {
+			return nil, fmt.Errorf("key %s must be a whole number >= 10000: %w", KeyPDNSMaxRequestBytes, ErrInvalidCredentials)
+		}
+		cfg.MaxRequestBytes = n
 	}
 	cfg.ClaimReadMaxAge = pdns.DefaultClaimReadMaxAge
 	if v := get(KeyPDNSClaimReadMaxAge); v != "" {

@@ -329,3 +329,49 @@ func TestRealServer_MalformedTargetIsInvalidChangeBeforeAnyRequest(t *testing.T)
 		t.Fatalf("the well-formed DS: %v", err)
 	}
 }
+
+// TestRealServer_ABigWriteIsSplitUnderTheServersBodySize: 6,000 TXT sets with 400-byte values
+// are about 3 MB of rrset JSON, over PowerDNS's default webserver-max-bodysize (2 MB), which
+// refuses such a PATCH whole. Through the guard, RequestCost splits the write into PATCHes
+// under Config.MaxRequestBytes, and every set is written.
+func TestRealServer_ABigWriteIsSplitUnderTheServersBodySize(t *testing.T) {
+	s := startPDNS(t)
+	p := newProvider(t, s, s.Key)
+	z, err := p.EnsureZone(ctx(t), provider.ZoneSpec{Name: "big.pdns.test", CallerReference: "big"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	value := strings.Repeat("v", 400)
+	changes := make([]provider.Change, 0, 6000)
+	total := 0
+	for i := range 6000 {
+		rs := provider.RecordSet{Name: fmt.Sprintf("t%d.big.pdns.test", i), Type: "TXT", TTL: 60, Targets: []string{value}}
+		ch := provider.Change{Action: provider.ActionCreate, After: &rs}
+		_, b := p.RequestCost(ch)
+		total += b
+		changes = append(changes, ch)
+	}
+	if total <= 2_000_000 {
+		t.Fatalf("the write is %d bytes of rrset JSON, want it over PowerDNS's 2 MB so that the test means something", total)
+	}
+	if c := p.Capabilities().MaxValueBytesPerBatch; c != pdns.DefaultMaxRequestBytes {
+		t.Fatalf("MaxValueBytesPerBatch = %d, want DefaultMaxRequestBytes", c)
+	}
+	g := providertest.Guarded(p)
+	if err := g.ApplyChanges(ctx(t), z.ID, changes); err != nil {
+		t.Fatalf("ApplyChanges of %d bytes: %v", total, err)
+	}
+	sets, err := p.ListRecordSets(ctx(t), z.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rs := range sets {
+		if rs.Type == "TXT" {
+			n++
+		}
+	}
+	if n != 6000 {
+		t.Fatalf("%d TXT sets written, want 6000", n)
+	}
+}
