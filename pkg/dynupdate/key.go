@@ -9,20 +9,15 @@ import (
 	"github.com/miekg/dns"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // ErrInvalidKey is wrapped by ParseKey's errors: the Secret cannot be used as a TSIG key.
 var ErrInvalidKey = errors.New("invalid TSIG key Secret")
 
-// Key is one TSIG key (RFC 8945).
-type Key struct {
-	// Name is the key name, a lower-case FQDN with its trailing dot.
-	Name string
-	// Algorithm is the HMAC algorithm as miekg/dns names it (dns.HmacSHA256, ...).
-	Algorithm string
-	// Secret is the shared secret in base64 (RFC 4648 §4), as miekg/dns takes it.
-	Secret string
-}
+// Key is one TSIG key (RFC 8945): Name a lower-case FQDN, Algorithm miekg/dns's name
+// (dns.HmacSHA256, ...), Secret base64. Its String never shows the secret.
+type Key = dnswire.TSIGKey
 
 // algorithms maps the algorithm names a Secret may hold (RFC 8945 §6, lower-case, without
 // the trailing dot) to miekg/dns's.

@@ -1,0 +1,100 @@
+package dnsserver
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+)
+
+// recordingUpdates is an UpdateHandler that knows one key and answers every UPDATE with rcode,
+// recording the key names it was handed.
+type recordingUpdates struct {
+	key   dnswire.TSIGKey
+	rcode int
+	mu    sync.Mutex
+	keys  []string
+}
+
+func (u *recordingUpdates) TSIGKey(name string) (dnswire.TSIGKey, bool) {
+	return u.key, name == u.key.Name
+}
+
+func (u *recordingUpdates) ServeUpdate(_ context.Context, _ *dns.Msg, keyName string) int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.keys = append(u.keys, keyName)
+	return u.rcode
+}
+
+func (u *recordingUpdates) handed() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.keys...)
+}
+
+// signedUpdate sends an UPDATE of zone example.com. over proto, signed with key when its name
+// is set, and returns the response and the client's verification of its TSIG.
+func signedUpdate(t *testing.T, addr, proto string, key dnswire.TSIGKey) (*dns.Msg, error) {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetUpdate("example.com.")
+	rr, _ := dns.NewRR(`_acme-challenge.example.com. 60 IN TXT "tok"`)
+	m.Insert([]dns.RR{rr})
+	c := &dns.Client{Net: proto, Timeout: 2 * time.Second}
+	if key.Name != "" {
+		m.SetTsig(key.Name, key.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
+		c.TsigProvider = dnswire.TSIGProvider(func(string) (dnswire.TSIGKey, bool) { return key, true })
+	}
+	resp, _, err := c.Exchange(m, addr)
+	if resp == nil {
+		t.Fatalf("%s UPDATE: %v", proto, err)
+	}
+	return resp, err
+}
+
+// TestUpdate_OnlySignedWithABoundKeyReachesTheHandler (issue 32): an UPDATE reaches the
+// handler only signed with a key it knows, verified (every HMAC, MD5 included, over UDP and
+// TCP), and its answer is the handler's rcode, signed; unsigned, an unknown key or another
+// secret get NOTAUTH without reaching it.
+func TestUpdate_OnlySignedWithABoundKeyReachesTheHandler(t *testing.T) {
+	for _, alg := range []string{dns.HmacSHA256, dns.HmacMD5, dns.HmacSHA512} {
+		key := dnswire.TSIGKey{Name: "acme.", Algorithm: alg, Secret: testSecret}
+		h := &recordingUpdates{key: key, rcode: dns.RcodeRefused}
+		srv := startServer(t, exampleStore(t, ""), ServerOptions{Updates: h})
+		for _, proto := range []string{"udp", "tcp"} {
+			resp, err := signedUpdate(t, srv.Addr(), proto, key)
+			if err != nil || resp.Rcode != dns.RcodeRefused || resp.IsTsig() == nil {
+				t.Fatalf("%s %s: rcode %s, signed %v, client TSIG check %v; want the handler's REFUSED, signed", alg, proto,
+					dns.RcodeToString[resp.Rcode], resp.IsTsig() != nil, err)
+			}
+			for name, bad := range map[string]dnswire.TSIGKey{
+				"unsigned":       {},
+				"unknown key":    {Name: "other.", Algorithm: alg, Secret: testSecret},
+				"another secret": {Name: "acme.", Algorithm: alg, Secret: otherSecret},
+			} {
+				resp, _ := signedUpdate(t, srv.Addr(), proto, bad)
+				if resp.Rcode != dns.RcodeNotAuth {
+					t.Errorf("%s %s %s: rcode %s, want NOTAUTH", alg, proto, name, dns.RcodeToString[resp.Rcode])
+				}
+			}
+		}
+		if got := h.handed(); len(got) != 2 || got[0] != "acme." || got[1] != "acme." {
+			t.Fatalf("%s: the handler was handed %q, want the verified key twice", alg, got)
+		}
+	}
+}
+
+// TestUpdate_WithoutHandlerIsNotImplemented: a server without ServerOptions.Updates answers
+// UPDATE NOTIMP, as before issue 32.
+func TestUpdate_WithoutHandlerIsNotImplemented(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	resp, _ := signedUpdate(t, srv.Addr(), "udp", dnswire.TSIGKey{})
+	if resp.Rcode != dns.RcodeNotImplemented {
+		t.Fatalf("rcode %s, want NOTIMP", dns.RcodeToString[resp.Rcode])
+	}
+}
