@@ -443,7 +443,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		_, err = w.Write(r.wire)
 	default:
 		s.opts.Metrics.count(proto, r.msg.Rcode)
-		s.sign(w, req, r.msg)
+		if !r.unsigned {
+			s.sign(w, req, r.msg)
+		}
 		err = w.WriteMsg(r.msg)
 	}
 	if err != nil {
@@ -459,6 +461,9 @@ type reply struct {
 	wire  []byte
 	buf   *[]byte
 	rcode int
+	// unsigned leaves msg unsigned whatever the request's TSIG: an UPDATE's NOTAUTH, which
+	// miekg/dns clients (cert-manager's, lego's) read as a TSIG failure when it is signed.
+	unsigned bool
 }
 
 // answer builds the response, or writes a zone transfer itself and returns
@@ -549,7 +554,7 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 	default:
 		resp = s.update(w, req, resp)
 	}
-	return reply{msg: resp}
+	return reply{msg: resp, unsigned: resp.Rcode == dns.RcodeNotAuth}
 }
 
 // remember packs resp, the uncompressed answer to a query of key against

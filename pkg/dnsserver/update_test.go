@@ -83,7 +83,14 @@ func TestUpdate_OnlySignedWithABoundKeyReachesTheHandler(t *testing.T) {
 				}
 			}
 		}
-		if got := h.handed(); len(got) != 2 || got[0] != "acme." || got[1] != "acme." {
+		// A NOTAUTH from the handler (a key not bound to the zone) goes unsigned: miekg/dns
+		// clients read a signed NOTAUTH as their own TSIG failure, not the server's answer.
+		h.rcode = dns.RcodeNotAuth
+		if resp, err := signedUpdate(t, srv.Addr(), "udp", key); err != nil || resp.Rcode != dns.RcodeNotAuth || resp.IsTsig() != nil {
+			t.Fatalf("%s: the handler's NOTAUTH: rcode %s, signed %v, client error %v; want NOTAUTH, unsigned, no error", alg,
+				dns.RcodeToString[resp.Rcode], resp.IsTsig() != nil, err)
+		}
+		if got := h.handed(); len(got) != 3 || got[0] != "acme." || got[1] != "acme." {
 			t.Fatalf("%s: the handler was handed %q, want the verified key twice", alg, got)
 		}
 	}

@@ -1,0 +1,259 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/rfc2136solver"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+)
+
+// The TSIG secrets of the dynamic-update stories (base64, as tsig-keygen writes them).
+const (
+	acmeSecret  = "YWNtZS1rZXktc2VjcmV0LWZvci1kbnNwbGFuZS10ZXN0cw=="
+	wrongSecret = "bm90LXRoZS1rZXktdGhlLXpvbmUtYmluZHMtdGhpcy1vbmU="
+)
+
+// solverBin builds hack/rfc2136-solver once per test binary.
+var solverBin = sync.OnceValues(func() (string, error) {
+	return rfc2136solver.Build(context.Background(), "..")
+})
+
+func solver(t *testing.T) string {
+	t.Helper()
+	bin, err := solverBin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// tsigSecret is a dnsplane.io/tsig Secret.
+func tsigSecret(ns, name, keyName, alg, secret string) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Type: dnsv1.SecretTypeTSIG,
+		StringData: map[string]string{dnsv1.TSIGSecretName: keyName, dnsv1.TSIGSecretAlgorithm: alg, dnsv1.TSIGSecretSecret: secret}}
+}
+
+// txtAt returns the TXT values addr answers for name, sorted; NXDOMAIN and NODATA are none.
+func txtAt(addr, name string) ([]string, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), dns.TypeTXT)
+	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).Exchange(m, addr)
+	if err != nil {
+		return nil, err
+	}
+	if r.Rcode != dns.RcodeSuccess && r.Rcode != dns.RcodeNameError {
+		return nil, fmt.Errorf("%s TXT at %s: %s", name, addr, dns.RcodeToString[r.Rcode])
+	}
+	var out []string
+	for _, rr := range r.Answer {
+		if t, ok := rr.(*dns.TXT); ok {
+			out = append(out, strings.Join(t.Txt, ""))
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// waitTXT waits until addr answers name's TXT with exactly want.
+func waitTXT(t *testing.T, addr, name string, want ...string) {
+	t.Helper()
+	slices.Sort(want)
+	testrun.Eventually(t, 30*time.Second, fmt.Sprintf("%s TXT %q at %s", name, want, addr), func() error {
+		got, err := txtAt(addr, name)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(got, want) {
+			return fmt.Errorf("TXT %q", got)
+		}
+		return nil
+	})
+}
+
+// expectRcode fails unless err is the solver's report of the server's rcode.
+func expectRcode(t *testing.T, err error, rcode string) {
+	t.Helper()
+	if err == nil || !strings.Contains(err.Error(), "Server replied: "+rcode) {
+		t.Fatalf("cert-manager's solver: %v; want the server's %s", err, rcode)
+	}
+}
+
+// dynamicUpdateEndpoints lists the DNSEndpoints dynamic updates wrote in ns.
+func dynamicUpdateEndpoints(t *testing.T, ns string) []dnsv1.DNSEndpoint {
+	t.Helper()
+	var l dnsv1.DNSEndpointList
+	if err := k8s.List(ctxT(t), &l, client.InNamespace(ns), client.HasLabels{dnsv1.LabelDynamicUpdateZone}); err != nil {
+		t.Fatal(err)
+	}
+	return l.Items
+}
+
+// TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer is issue 32's first "Done when" on
+// the embedded provider, with cert-manager v1.21.2's own rfc2136 DNS-01 code (hack/rfc2136-solver)
+// against the manager's embedded server:
+//   - Present (its default HMAC-MD5 and HMAC-SHA256, UDP and TCP) answers NOERROR only once the
+//     record is written: the TXT is served at once, both values of an apex and a wildcard
+//     challenge at the same name; it is a DNSEndpoint labelled with the zone and key;
+//   - CleanUp removes each value, the last one the DNSEndpoint;
+//   - another secret, an unknown key, a key bound to another zone: NOTAUTH; a name or a type
+//     outside the binding's policy: REFUSED; nothing is written for any of them.
+func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
+	bin := solver(t)
+	ns := namespace(t, "dynupdate")
+	z := zoneObj(ns, "zone", "dyn.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}},
+			{KeySecretRef: dnsv1.SecretReference{Name: "md5-key"}}}
+	})
+	other := zoneObj(ns, "other", "other.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "other-key"}}}
+	})
+	create(t, tsigSecret(ns, "acme-key", "acme-key", "hmac-sha256", acmeSecret),
+		tsigSecret(ns, "md5-key", "md5-key.", "hmac-md5", acmeSecret),
+		tsigSecret(ns, "other-key", "other-key", "hmac-sha256", wrongSecret), z, other)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+	waitCondition(t, other, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+
+	const fqdn = "_acme-challenge.dyn.test."
+	ch := rfc2136solver.Challenge{Nameserver: dnsAddr, Zone: "dyn.test.", FQDN: fqdn, Value: "apex-token",
+		KeyName: "acme-key", Algorithm: "HMACSHA256", Secret: acmeSecret}
+	ctx := ctxT(t)
+	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	// NOERROR came after the provider's write: the record is served now, no waiting.
+	if got, err := txtAt(dnsAddr, fqdn); err != nil || !slices.Equal(got, []string{"apex-token"}) {
+		t.Fatalf("right after Present's NOERROR the server answers %q, %v; want [apex-token]", got, err)
+	}
+	wild := ch
+	wild.Value, wild.Network = "wildcard-token", "tcp"
+	if err := rfc2136solver.Present(ctx, bin, wild); err != nil {
+		t.Fatal(err)
+	}
+	waitTXT(t, dnsAddr, fqdn, "apex-token", "wildcard-token")
+	md5 := ch
+	md5.KeyName, md5.Algorithm, md5.FQDN, md5.Value = "md5-key", "HMACMD5", "_acme-challenge.www.dyn.test.", "md5-token"
+	if err := rfc2136solver.Present(ctx, bin, md5); err != nil {
+		t.Fatal(err)
+	}
+	waitTXT(t, dnsAddr, md5.FQDN, "md5-token")
+	if eps := dynamicUpdateEndpoints(t, ns); len(eps) != 2 {
+		t.Fatalf("%d dynamic-update DNSEndpoints, want 2 (one per key and name)", len(eps))
+	}
+
+	refused := []struct {
+		name  string
+		mod   func(*rfc2136solver.Challenge)
+		rcode string
+	}{
+		{"another secret", func(c *rfc2136solver.Challenge) { c.Secret = wrongSecret }, "NOTAUTH"},
+		{"an unknown key", func(c *rfc2136solver.Challenge) { c.KeyName = "nobody" }, "NOTAUTH"},
+		{"a key bound to another zone", func(c *rfc2136solver.Challenge) { c.KeyName, c.Secret = "other-key", wrongSecret }, "NOTAUTH"},
+		{"a name outside the policy", func(c *rfc2136solver.Challenge) { c.FQDN = "www.dyn.test." }, "REFUSED"},
+		{"a name outside the zone", func(c *rfc2136solver.Challenge) { c.FQDN = "_acme-challenge.other.test." }, "NOTZONE"},
+	}
+	for _, tc := range refused {
+		c := ch
+		c.Value = "refused-token"
+		tc.mod(&c)
+		expectRcode(t, rfc2136solver.Present(ctx, bin, c), tc.rcode)
+	}
+	waitTXT(t, dnsAddr, fqdn, "apex-token", "wildcard-token")
+	if got, _ := txtAt(dnsAddr, "www.dyn.test"); len(got) != 0 {
+		t.Fatalf("a refused UPDATE was written: www.dyn.test TXT %q", got)
+	}
+
+	if err := rfc2136solver.CleanUp(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := txtAt(dnsAddr, fqdn); err != nil || !slices.Equal(got, []string{"wildcard-token"}) {
+		t.Fatalf("right after CleanUp's NOERROR the server answers %q, %v; want [wildcard-token]", got, err)
+	}
+	if err := rfc2136solver.CleanUp(ctx, bin, wild); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := txtAt(dnsAddr, fqdn); err != nil || len(got) != 0 {
+		t.Fatalf("after the last CleanUp the server answers %q, %v; want no TXT", got, err)
+	}
+	if err := rfc2136solver.CleanUp(ctx, bin, md5); err != nil {
+		t.Fatal(err)
+	}
+	if eps := dynamicUpdateEndpoints(t, ns); len(eps) != 0 {
+		t.Fatalf("%d dynamic-update DNSEndpoints left after every CleanUp", len(eps))
+	}
+}
+
+// TestDynamicUpdates_KeySecretProblemsAreConditions: a keySecretRef naming no Secret is
+// DynamicUpdatesReady=False KeySecretNotFound; a Secret of another type, or with a secret that
+// is not base64, InvalidKeySecret; the message names the Secret, never its secret.
+func TestDynamicUpdates_KeySecretProblemsAreConditions(t *testing.T) {
+	ns := namespace(t, "dynupdate-bad")
+	missing := zoneObj(ns, "missing", "missing.dyn.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "absent"}}}
+	})
+	wrongType := zoneObj(ns, "wrong-type", "wrongtype.dyn.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "opaque"}}}
+	})
+	notBase64 := zoneObj(ns, "not-base64", "notbase64.dyn.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "garbled"}}}
+	})
+	opaque := tsigSecret(ns, "opaque", "k", "hmac-sha256", acmeSecret)
+	opaque.Type = corev1.SecretTypeOpaque
+	create(t, opaque, tsigSecret(ns, "garbled", "k", "hmac-sha256", "not base64 at all!"), missing, wrongType, notBase64)
+	c := waitCondition(t, missing, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionFalse, dnsv1.ReasonKeySecretNotFound)
+	if !strings.Contains(c.Message, "absent") {
+		t.Errorf("KeySecretNotFound message %q does not name the Secret", c.Message)
+	}
+	waitCondition(t, wrongType, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionFalse, dnsv1.ReasonInvalidKeySecret)
+	c = waitCondition(t, notBase64, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionFalse, dnsv1.ReasonInvalidKeySecret)
+	if !strings.Contains(c.Message, "garbled") || strings.Contains(c.Message, "not base64 at all") {
+		t.Errorf("InvalidKeySecret message %q: want the Secret's name and never its secret", c.Message)
+	}
+}
+
+// TestDynamicUpdates_CertManagerSolverOnPowerDNS is the same Present and CleanUp on a zone
+// whose provider is PowerDNS: the UPDATE goes to dnsplane's embedded server, and the record
+// reaches PowerDNS (its API and its DNS answer) before NOERROR.
+func TestDynamicUpdates_CertManagerSolverOnPowerDNS(t *testing.T) {
+	bin := solver(t)
+	ns := "dynupdate-pdns"
+	srv := pdnsNamespace(t, ns, "PDNS_NAMESERVERS", "ns1.pdns-dyn.test")
+	z := zoneObj(ns, "zone", "pdns-dyn.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}}}
+	})
+	create(t, tsigSecret(ns, "acme-key", "pdns-acme", "hmac-sha512", acmeSecret), z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+
+	const fqdn = "_acme-challenge.pdns-dyn.test."
+	ch := rfc2136solver.Challenge{Nameserver: dnsAddr, Zone: "pdns-dyn.test.", FQDN: fqdn, Value: "pdns-token",
+		KeyName: "pdns-acme", Algorithm: "HMACSHA512", Secret: acmeSecret}
+	ctx := ctxT(t)
+	start := time.Now()
+	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("UPDATE to NOERROR on PowerDNS: %s", time.Since(start).Round(time.Millisecond))
+	if got := pdnsSets(t, srv, "pdns-dyn.test")[strings.TrimSuffix(fqdn, ".")+"/TXT"]; !slices.Equal(got, []string{"pdns-token"}) {
+		t.Fatalf("right after Present's NOERROR PowerDNS holds %q; want [pdns-token] (sets: %v)", got, pdnsSets(t, srv, "pdns-dyn.test"))
+	}
+	waitTXT(t, srv.DNSAddr, fqdn, "pdns-token")
+	if err := rfc2136solver.CleanUp(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := pdnsSets(t, srv, "pdns-dyn.test")[strings.TrimSuffix(fqdn, ".")+"/TXT"]; ok {
+		t.Fatalf("after CleanUp's NOERROR PowerDNS still holds %q", got)
+	}
+}
