@@ -107,8 +107,9 @@ func dynamicUpdateEndpoints(t *testing.T, ns string) []dnsv1.DNSEndpoint {
 //     record is written: the TXT is served at once, both values of an apex and a wildcard
 //     challenge at the same name; it is a DNSEndpoint labelled with the zone and key;
 //   - CleanUp removes each value, the last one the DNSEndpoint;
-//   - another secret, an unknown key, a key bound to another zone: NOTAUTH; a name or a type
-//     outside the binding's policy: REFUSED; nothing is written for any of them.
+//   - another tenant's key of the same name (which writes its own zone), another secret, an
+//     unknown key, a key bound to another zone: NOTAUTH; a name outside the binding's policy:
+//     REFUSED; outside the zone: NOTZONE; nothing is written for any of them.
 func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
 	bin := solver(t)
 	ns := namespace(t, "dynupdate")
@@ -153,12 +154,29 @@ func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
 		t.Fatalf("%d dynamic-update DNSEndpoints, want 2 (one per key and name)", len(eps))
 	}
 
+	// Another tenant binds a key of the same name, with its own secret, to its own zone: it
+	// writes there, and its key is no key for dyn.test (below).
+	tenant := namespace(t, "dynupdate-tenant")
+	tz := zoneObj(tenant, "zone", "tenant.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}}}
+	})
+	create(t, tsigSecret(tenant, "acme-key", "acme-key", "hmac-sha256", wrongSecret), tz)
+	waitCondition(t, tz, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, tz, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+	tch := ch
+	tch.Zone, tch.FQDN, tch.Secret, tch.Value = "tenant.test.", "_acme-challenge.tenant.test.", wrongSecret, "tenant-token"
+	if err := rfc2136solver.Present(ctx, bin, tch); err != nil {
+		t.Fatal(err)
+	}
+	waitTXT(t, dnsAddr, tch.FQDN, "tenant-token")
+
 	refused := []struct {
 		name  string
 		mod   func(*rfc2136solver.Challenge)
 		rcode string
 	}{
-		{"another secret", func(c *rfc2136solver.Challenge) { c.Secret = wrongSecret }, "NOTAUTH"},
+		{"another tenant's key of the same name", func(c *rfc2136solver.Challenge) { c.Secret = wrongSecret }, "NOTAUTH"},
+		{"another secret", func(c *rfc2136solver.Challenge) { c.Secret = "c29tZS1vdGhlci1zZWNyZXQtbm9ib2R5LWJpbmRz" }, "NOTAUTH"},
 		{"an unknown key", func(c *rfc2136solver.Challenge) { c.KeyName = "nobody" }, "NOTAUTH"},
 		{"a key bound to another zone", func(c *rfc2136solver.Challenge) { c.KeyName, c.Secret = "other-key", wrongSecret }, "NOTAUTH"},
 		{"a name outside the policy", func(c *rfc2136solver.Challenge) { c.FQDN = "www.dyn.test." }, "REFUSED"},

@@ -129,8 +129,10 @@ func (a *Applier) Start(ctx context.Context) error {
 	return nil
 }
 
-// TSIGKey returns the bound key named name (dnsserver.UpdateHandler).
-func (a *Applier) TSIGKey(name string) (dnswire.TSIGKey, bool) { return a.Keyring.Key(name) }
+// TSIGKey returns the key named name that a DNSZone of zone binds (dnsserver.UpdateHandler).
+func (a *Applier) TSIGKey(name, zone string) (dnswire.TSIGKey, bool) {
+	return a.Keyring.Key(name, zone)
+}
 
 // ServeUpdate applies an UPDATE signed with keyName (dnsserver.UpdateHandler) and returns its
 // rcode (RFC 2136 §3, docs/api.md "Dynamic updates"): NOTAUTH when no DNSZone of the UPDATE's

@@ -13,9 +13,9 @@ import (
 // it: the keys UPDATEs may be signed with, and the UPDATEs themselves (RFC 2136), handed over
 // once their TSIG is verified. It is all the server knows of dynamic updates.
 type UpdateHandler interface {
-	// TSIGKey returns the dynamic-update key named name (a lower-case FQDN), false when no
-	// zone binds it.
-	TSIGKey(name string) (dnswire.TSIGKey, bool)
+	// TSIGKey returns the dynamic-update key named name that the zone zone binds (both
+	// lower-case FQDNs: the key name and the UPDATE's zone), false when it binds none.
+	TSIGKey(name, zone string) (dnswire.TSIGKey, bool)
 	// ServeUpdate applies req, an UPDATE whose zone section is one question, signed with the
 	// key keyName (a lower-case FQDN) and verified, and returns the response's rcode (RFC 2136
 	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL).
@@ -32,12 +32,12 @@ func (s *Server) keys() dns.TsigProvider {
 	if s.opts.TSIG == nil && s.opts.Updates == nil {
 		return nil
 	}
-	return dnswire.TSIGProvider(func(name string) (dnswire.TSIGKey, bool) {
+	return dnswire.TSIGProvider(func(name, qname string) (dnswire.TSIGKey, bool) {
 		if t := s.opts.TSIG; t != nil && dnswire.Canonical(t.Name) == name {
 			return *t, true
 		}
 		if s.opts.Updates != nil {
-			return s.opts.Updates.TSIGKey(name)
+			return s.opts.Updates.TSIGKey(name, qname)
 		}
 		return dnswire.TSIGKey{}, false
 	})

@@ -2,6 +2,8 @@ package dnsserver
 
 import (
 	"context"
+	"encoding/hex"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -20,8 +22,26 @@ type recordingUpdates struct {
 	keys  []string
 }
 
-func (u *recordingUpdates) TSIGKey(name string) (dnswire.TSIGKey, bool) {
-	return u.key, name == u.key.Name
+func (u *recordingUpdates) TSIGKey(name, zone string) (dnswire.TSIGKey, bool) {
+	return u.key, name == u.key.Name && zone == "example.com."
+}
+
+// clientKey is a client's TSIG provider of its one key.
+type clientKey dnswire.TSIGKey
+
+func (k clientKey) Generate(msg []byte, _ *dns.TSIG) ([]byte, error) {
+	return dnswire.HMAC(k.Algorithm, k.Secret, msg)
+}
+
+func (k clientKey) Verify(msg []byte, t *dns.TSIG) error {
+	b, err := k.Generate(msg, t)
+	if err != nil {
+		return err
+	}
+	if hex.EncodeToString(b) != strings.ToLower(t.MAC) {
+		return dns.ErrSig
+	}
+	return nil
 }
 
 func (u *recordingUpdates) ServeUpdate(_ context.Context, _ *dns.Msg, keyName string) int {
@@ -48,7 +68,7 @@ func signedUpdate(t *testing.T, addr, proto string, key dnswire.TSIGKey) (*dns.M
 	c := &dns.Client{Net: proto, Timeout: 2 * time.Second}
 	if key.Name != "" {
 		m.SetTsig(key.Name, key.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
-		c.TsigProvider = dnswire.TSIGProvider(func(string) (dnswire.TSIGKey, bool) { return key, true })
+		c.TsigProvider = clientKey(key)
 	}
 	resp, _, err := c.Exchange(m, addr)
 	if resp == nil {

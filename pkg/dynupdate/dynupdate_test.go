@@ -355,33 +355,38 @@ func TestAuthorize(t *testing.T) {
 	}
 }
 
+// TestKeyring pins that a key verifies only for the zones that bind it: two DNSZones' keys of
+// the same name with different secrets each verify their own zone, and a binding removed is
+// gone.
 func TestKeyring(t *testing.T) {
 	k := dynupdate.NewKeyring()
 	a := types.NamespacedName{Namespace: "ns", Name: "a"}
-	b := types.NamespacedName{Namespace: "ns", Name: "b"}
+	b := types.NamespacedName{Namespace: "other", Name: "b"}
 	key := dynupdate.Key{Name: "acme.", Algorithm: dns.HmacSHA256, Secret: "cGFzc3dvcmQ="}
 	k.Set(a, []dynupdate.Binding{{DNSZone: a, Zone: "a.example.com.", Secret: "s", Key: key}})
-	if got, ok := k.Key("ACME"); !ok || got != key {
-		t.Fatalf("Key(ACME) = %+v, %v", got, ok)
+	if got, ok := k.Key("ACME", "A.example.com"); !ok || got != key {
+		t.Fatalf("Key(ACME, A.example.com) = %+v, %v", got, ok)
 	}
-	if _, ok := k.Binding("acme.", "a.example.com"); !ok {
-		t.Fatal("the binding of zone a is missing")
-	}
-	if _, ok := k.Binding("acme.", "b.example.com."); ok {
-		t.Fatal("a key bound to zone a is bound to zone b")
+	if _, ok := k.Key("acme.", "b.example.com."); ok {
+		t.Fatal("a key bound to zone a verifies for zone b")
 	}
 	other := key
 	other.Secret = "b3RoZXI="
 	k.Set(b, []dynupdate.Binding{{DNSZone: b, Zone: "b.example.com.", Secret: "s", Key: other}})
-	if _, ok := k.Key("acme."); ok {
-		t.Fatal("a key name two Secrets give different secrets verifies")
+	if got, ok := k.Key("acme.", "a.example.com."); !ok || got != key {
+		t.Fatalf("zone a's key after another tenant bound the same name: %+v, %v", got, ok)
 	}
-	k.Set(b, nil)
-	if _, ok := k.Key("acme."); !ok {
-		t.Fatal("the key is gone with the other zone's bindings")
+	if got, ok := k.Key("acme.", "b.example.com."); !ok || got != other {
+		t.Fatalf("zone b's key: %+v, %v", got, ok)
 	}
+	shared := types.NamespacedName{Namespace: "ns", Name: "0-shared"}
+	k.Set(shared, []dynupdate.Binding{{DNSZone: shared, Zone: "a.example.com.", Secret: "t", Key: other}})
+	if bd, _ := k.Binding("acme.", "a.example.com."); bd.DNSZone != shared {
+		t.Fatalf("two DNSZones of one zone bind the key: %s wins, want the first by namespace/name", bd.DNSZone)
+	}
+	k.Set(shared, nil)
 	k.Set(a, nil)
-	if _, ok := k.Key("acme."); ok {
+	if _, ok := k.Key("acme.", "a.example.com."); ok {
 		t.Fatal("a key with no binding left verifies")
 	}
 }

@@ -44,30 +44,12 @@ func (k *Keyring) Set(z types.NamespacedName, bindings []Binding) {
 	k.zones[z] = slices.Clone(bindings)
 }
 
-// Key returns the key named name (any case, with or without the trailing dot) when every
-// binding of that name holds the same algorithm and secret; false for an unknown name or one
-// that two Secrets give different secrets (such a key verifies nothing).
-func (k *Keyring) Key(name string) (Key, bool) {
-	name = strings.ToLower(dns.Fqdn(name))
-	k.mu.RLock()
-	defer k.mu.RUnlock()
-	var found *Key
-	for _, bs := range k.zones {
-		for i := range bs {
-			b := &bs[i]
-			if b.Key.Name != name {
-				continue
-			}
-			if found != nil && (found.Algorithm != b.Key.Algorithm || found.Secret != b.Key.Secret) {
-				return Key{}, false
-			}
-			found = &b.Key
-		}
-	}
-	if found == nil {
-		return Key{}, false
-	}
-	return *found, true
+// Key returns the key named keyName that a DNSZone of zone binds (Binding's), false when none
+// does: a key verifies only the UPDATEs of the zones that bind it, so that tenants' keys of the
+// same name never verify each other's messages.
+func (k *Keyring) Key(keyName, zone string) (Key, bool) {
+	b, ok := k.Binding(keyName, zone)
+	return b.Key, ok
 }
 
 // Binding returns the binding of the key named keyName for zone (an FQDN, any case): the
