@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/internal/testing/rfc2136solver"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
@@ -274,4 +275,125 @@ func TestDynamicUpdates_CertManagerSolverOnPowerDNS(t *testing.T) {
 	if got, ok := pdnsSets(t, srv, "pdns-dyn.test")[strings.TrimSuffix(fqdn, ".")+"/TXT"]; ok {
 		t.Fatalf("after CleanUp's NOERROR PowerDNS still holds %q", got)
 	}
+}
+
+// signedUpdate sends one UPDATE of zone, signed with an HMAC-SHA256 key, built by build, over
+// UDP, and returns the answer's rcode.
+func signedUpdate(t *testing.T, zone, keyName, secret string, build func(m *dns.Msg)) int {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetUpdate(dns.Fqdn(zone))
+	build(m)
+	m.SetTsig(dns.Fqdn(keyName), dns.HmacSHA256, 300, time.Now().Unix())
+	c := &dns.Client{Timeout: 10 * time.Second, TsigSecret: map[string]string{dns.Fqdn(keyName): secret}}
+	r, _, err := c.Exchange(m, dnsAddr)
+	if err != nil {
+		t.Fatalf("UPDATE: %v", err)
+	}
+	return r.Rcode
+}
+
+// TestDynamicUpdates_RateLimitPrerequisitesMetricsEventsExpiry pins the limits and signals of
+// issue 32, item 3, through the manager:
+//   - prerequisites (RFC 2136 §2.4) are checked against the records written through UPDATE:
+//     "RRset does not exist" on a written TXT is YXRRSET, "name is in use" on a fresh name
+//     NXDOMAIN; an UPDATE with a true prerequisite is written;
+//   - a written DNSEndpoint expires --dynamic-update-ttl (1 h) after the UPDATE: its
+//     annotation says when; the expiry controller deletes one whose time has passed, and the
+//     record with it;
+//   - a key sending far more than its burst (20) at once gets REFUSED past it (200 UPDATEs
+//     would need 36 s at the 5 per second it refills);
+//   - dnsplane_dynamic_updates_total counts per key and rcode, and the DNSZone has Events per
+//     key: DynamicUpdate for the written UPDATE, DynamicUpdateRefused for the rate limit.
+func TestDynamicUpdates_RateLimitPrerequisitesMetricsEventsExpiry(t *testing.T) {
+	ns := namespace(t, "dynupdate-limits")
+	z := zoneObj(ns, "zone", "limits.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "limited"}}}
+	})
+	create(t, tsigSecret(ns, "limited", "limited", "hmac-sha256", acmeSecret), z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+	txt := func(s string) []dns.RR {
+		rr, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []dns.RR{rr}
+	}
+	const name = "_acme-challenge.limits.test."
+	before := time.Now()
+	if rc := signedUpdate(t, "limits.test", "limited", acmeSecret, func(m *dns.Msg) {
+		m.RRsetNotUsed(txt(name + ` 0 IN TXT ""`))
+		m.Insert(txt(name + ` 60 IN TXT "first"`))
+	}); rc != dns.RcodeSuccess {
+		t.Fatalf("an UPDATE whose prerequisite holds: %s", dns.RcodeToString[rc])
+	}
+	waitTXT(t, dnsAddr, name, "first")
+	for what, tc := range map[string]struct {
+		build func(m *dns.Msg)
+		want  int
+	}{
+		"RRset does not exist, on a written TXT": {func(m *dns.Msg) {
+			m.RRsetNotUsed(txt(name + ` 0 IN TXT ""`))
+			m.Insert(txt(name + ` 60 IN TXT "second"`))
+		}, dns.RcodeYXRrset},
+		"name is in use, on a fresh name": {func(m *dns.Msg) {
+			m.NameUsed(txt(`_acme-challenge.www.limits.test. 0 IN TXT ""`))
+			m.Insert(txt(`_acme-challenge.www.limits.test. 60 IN TXT "x"`))
+		}, dns.RcodeNameError},
+	} {
+		if rc := signedUpdate(t, "limits.test", "limited", acmeSecret, tc.build); rc != tc.want {
+			t.Errorf("%s: %s, want %s", what, dns.RcodeToString[rc], dns.RcodeToString[tc.want])
+		}
+	}
+	waitTXT(t, dnsAddr, name, "first")
+
+	eps := dynamicUpdateEndpoints(t, ns)
+	if len(eps) != 1 {
+		t.Fatalf("%d dynamic-update DNSEndpoints, want 1", len(eps))
+	}
+	ep := &eps[0]
+	at, err := time.Parse(time.RFC3339, ep.Annotations[dnsv1.AnnotationDynamicUpdateExpires])
+	if err != nil || at.Before(before.Add(time.Hour).Add(-time.Second)) || at.After(time.Now().Add(time.Hour)) {
+		t.Fatalf("expires %q (%v), want an hour after the UPDATE", ep.Annotations[dnsv1.AnnotationDynamicUpdateExpires], err)
+	}
+	if ep.Labels[dnsv1.LabelDynamicUpdateZone] != "zone" || ep.Labels[dnsv1.LabelDynamicUpdateKey] != "limited" {
+		t.Fatalf("labels %v", ep.Labels)
+	}
+
+	// The limit: a burst of 20, then REFUSED; none of these writes anything (deleting a value
+	// that is not there).
+	counts := map[int]int{}
+	for range 200 {
+		counts[signedUpdate(t, "limits.test", "limited", acmeSecret, func(m *dns.Msg) { m.Remove(txt(name + ` 0 IN TXT "absent"`)) })]++
+	}
+	if counts[dns.RcodeRefused] == 0 || counts[dns.RcodeSuccess] == 0 || counts[dns.RcodeSuccess]+counts[dns.RcodeRefused] != 200 {
+		t.Fatalf("200 UPDATEs at once: %v, want NOERROR up to the burst and REFUSED past it", counts)
+	}
+	labels := map[string]string{"namespace": ns, "key": "limited"}
+	for rcode, want := range map[string]int{"REFUSED": counts[dns.RcodeRefused], "YXRRSET": 1, "NXDOMAIN": 1} {
+		labels["rcode"] = rcode
+		if got := metrictest.Value(t, metricsReg, "dnsplane_dynamic_updates_total", labels); int(got) != want {
+			t.Errorf("dnsplane_dynamic_updates_total%v = %v, want %d", labels, got, want)
+		}
+	}
+	eventually(t, 30*time.Second, "the DNSZone's Events per key", func() error {
+		reasons := map[string]bool{}
+		for _, e := range eventsOf(t, ns, "zone") {
+			if strings.Contains(e.Message, "limited") {
+				reasons[e.Reason] = true
+			}
+		}
+		if !reasons["DynamicUpdate"] || !reasons["DynamicUpdateRefused"] {
+			return fmt.Errorf("Events naming the key: %v", reasons)
+		}
+		return nil
+	})
+
+	// Expiry: the time passed (set here, as the clock would), the DNSEndpoint and its record go.
+	updateIn(t, k8s, ep, func() {
+		ep.Annotations[dnsv1.AnnotationDynamicUpdateExpires] = time.Now().Add(-time.Minute).UTC().Format(time.RFC3339)
+	})
+	waitGone(t, ep)
+	waitTXT(t, dnsAddr, name)
 }
