@@ -631,3 +631,20 @@ spec:
 		})
 	}
 }
+
+// TestAdmission_AcceptsLargestDynamicUpdates: a DNSZone with spec.dynamicUpdates at every
+// bound (16 bindings of 32 names of 250 bytes and 8 types) passes the CEL cost budget.
+func TestAdmission_AcceptsLargestDynamicUpdates(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: dnsplane.io/v1alpha1\nkind: DNSZone\nmetadata: {name: largest-dynupdates}\nspec:\n  zone: c1.example.com\n  providerRef: {name: creds}\n  dynamicUpdates:\n")
+	label := strings.Repeat("a", 61)
+	for i := range 16 {
+		fmt.Fprintf(&b, "  - keySecretRef: {name: key-%d}\n    types: [A, AAAA, CNAME, TXT, MX, SRV, CAA, PTR]\n    names:\n", i)
+		for j := range 32 {
+			fmt.Fprintf(&b, "    - %s%02d.%s.%s.%s.*\n", label[:59], j, label, label, label) // 250 bytes
+		}
+	}
+	if err := k8s.Create(ctx(t), object(t, b.String())); err != nil {
+		t.Fatalf("a DNSZone with dynamicUpdates at the bounds was refused: %v", err)
+	}
+}
