@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/acmetest"
 	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/internal/testing/rfc2136solver"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
@@ -396,4 +397,63 @@ func TestDynamicUpdates_RateLimitPrerequisitesMetricsEventsExpiry(t *testing.T) 
 	})
 	waitGone(t, ep)
 	waitTXT(t, dnsAddr, name)
+}
+
+// TestDynamicUpdates_LegoIssuesACertificateFromPebble is issue 32's end-to-end "Done when":
+// Pebble (hack/acme-e2e, v2.10.3) as the ACME server, validating DNS-01 through the zone's own
+// authoritative server; lego v5.6.0 as the client with its RFC 2136 provider, sending its
+// UPDATEs to dnsplane's embedded server. A certificate for a zone's apex and its wildcard is
+// issued on the embedded provider and on PowerDNS, and its SANs are exactly the names asked.
+// The challenge records are gone afterwards (lego's CleanUp).
+func TestDynamicUpdates_LegoIssuesACertificateFromPebble(t *testing.T) {
+	tools, err := acmetest.Build(context.Background(), "..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const secret = "bGVnby1hbmQtcGViYmxlLWVuZC10by1lbmQtc2VjcmV0"
+	cases := []struct {
+		name, ns, zone string
+		// server is the zone's authoritative server, where Pebble validates and lego checks.
+		server func(t *testing.T, ns string) string
+		// legoZone is DNSUPDATE_ZONES: lego finds the zone by asking the UPDATE server for its
+		// SOA, which dnsplane's server answers for embedded zones only (docs/certificates.md).
+		legoZone string
+	}{
+		{"embedded", "dynupdate-lego", "lego.test", func(t *testing.T, ns string) string { namespace(t, ns); return dnsAddr }, ""},
+		{"PowerDNS", "dynupdate-lego-pdns", "lego-pdns.test", func(t *testing.T, ns string) string {
+			return pdnsNamespace(t, ns, "PDNS_NAMESERVERS", "ns1.lego-pdns.test").DNSAddr
+		}, "lego-pdns.test"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			server := tc.server(t, tc.ns)
+			z := zoneObj(tc.ns, "zone", tc.zone, func(z *dnsv1.DNSZone) {
+				z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "lego-key"}}}
+			})
+			create(t, tsigSecret(tc.ns, "lego-key", "lego-key", "hmac-sha256", secret), z)
+			waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+			waitCondition(t, z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved)
+			pebble := acmetest.StartPebble(t, tools, server)
+			want := []string{tc.zone, "*." + tc.zone}
+			start := time.Now()
+			sans, err := acmetest.Issue(ctxT(t), tools, pebble, acmetest.Order{Nameserver: dnsAddr, Resolver: server,
+				KeyName: "lego-key.", Algorithm: "hmac-sha256.", Secret: secret, Zone: tc.legoZone, Domains: want})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s: certificate for %v issued in %s", tc.name, want, time.Since(start).Round(time.Millisecond))
+			slices.Sort(sans)
+			slices.Sort(want)
+			if !slices.Equal(sans, want) {
+				t.Fatalf("the certificate's SANs are %q, want %q", sans, want)
+			}
+			waitTXT(t, server, "_acme-challenge."+tc.zone)
+			eventually(t, 30*time.Second, "no dynamic-update DNSEndpoint left", func() error {
+				if eps := dynamicUpdateEndpoints(t, tc.ns); len(eps) != 0 {
+					return fmt.Errorf("%d left", len(eps))
+				}
+				return nil
+			})
+		})
+	}
 }
