@@ -415,14 +415,14 @@ func TestDynamicUpdates_LegoIssuesACertificateFromPebble(t *testing.T) {
 		name, ns, zone string
 		// server is the zone's authoritative server, where Pebble validates and lego checks.
 		server func(t *testing.T, ns string) string
-		// legoZone is DNSUPDATE_ZONES: lego finds the zone by asking the UPDATE server for its
-		// SOA, which dnsplane's server answers for embedded zones only (docs/certificates.md).
+		// legoZone is DNSUPDATE_ZONES, "" = lego finds the zone by asking the UPDATE server for
+		// its SOA, which dnsplane's server answers for every zone with dynamic updates.
 		legoZone string
 	}{
 		{"embedded", "dynupdate-lego", "lego.test", func(t *testing.T, ns string) string { namespace(t, ns); return dnsAddr }, ""},
 		{"PowerDNS", "dynupdate-lego-pdns", "lego-pdns.test", func(t *testing.T, ns string) string {
 			return pdnsNamespace(t, ns, "PDNS_NAMESERVERS", "ns1.lego-pdns.test").DNSAddr
-		}, "lego-pdns.test"},
+		}, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -134,6 +134,10 @@ func (a *Applier) TSIGKey(name, zone string) (dnswire.TSIGKey, bool) {
 	return a.Keyring.Key(name, zone)
 }
 
+// Zone returns the longest zone with dynamic updates that is name or an ancestor of it
+// (dnsserver.UpdateHandler).
+func (a *Applier) Zone(name string) (string, bool) { return a.Keyring.Zone(name) }
+
 // ServeUpdate applies an UPDATE signed with keyName (dnsserver.UpdateHandler) and returns its
 // rcode (RFC 2136 §3, docs/api.md "Dynamic updates"): NOTAUTH when no DNSZone of the UPDATE's
 // zone binds the key, else applyUpdate's.

@@ -143,7 +143,9 @@ type ServerOptions struct {
 //     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
 //   - NOTIFY (RFC 1996) is acknowledged as a primary does;
 //   - UPDATE (RFC 2136), with ServerOptions.Updates, goes to that handler once its TSIG is
-//     verified (update.go); without it, NOTIMP;
+//     verified (update.go); without it, NOTIMP. An SOA query in a zone with dynamic updates
+//     that the store does not serve gets a placeholder SOA (zoneSOA), for clients that find
+//     the zone to update by asking for it;
 //   - the last two are the transfer unit's (pkg/xfr, behind transferHandler);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
@@ -516,6 +518,9 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	switch q.Qtype {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
+	}
+	if s.zoneSOA(snap, q, resp) {
+		return reply{msg: resp}
 	}
 	same := s.resolve(snap, q, resp)
 	if q.Qclass == dns.ClassANY {

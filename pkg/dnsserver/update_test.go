@@ -26,6 +26,10 @@ func (u *recordingUpdates) TSIGKey(name, zone string) (dnswire.TSIGKey, bool) {
 	return u.key, name == u.key.Name && zone == "example.com."
 }
 
+func (u *recordingUpdates) Zone(name string) (string, bool) {
+	return "dyn.example.", dns.IsSubDomain("dyn.example.", name)
+}
+
 // clientKey is a client's TSIG provider of its one key.
 type clientKey dnswire.TSIGKey
 
@@ -123,5 +127,34 @@ func TestUpdate_WithoutHandlerIsNotImplemented(t *testing.T) {
 	resp, _ := signedUpdate(t, srv.Addr(), "udp", dnswire.TSIGKey{})
 	if resp.Rcode != dns.RcodeNotImplemented {
 		t.Fatalf("rcode %s, want NOTIMP", dns.RcodeToString[resp.Rcode])
+	}
+}
+
+// TestUpdate_SOAOfAZoneWithDynamicUpdatesItDoesNotServe: a client that finds the zone to update
+// by asking the server for the SOA of the name and its parents (lego, certbot, nsupdate) finds
+// a zone with dynamic updates that another provider serves: NODATA with the zone's SOA below
+// the apex, the SOA at the apex, both authoritative; other names and types stay REFUSED, and a
+// served zone answers from the store.
+func TestUpdate_SOAOfAZoneWithDynamicUpdatesItDoesNotServe(t *testing.T) {
+	h := &recordingUpdates{key: dnswire.TSIGKey{Name: "acme.", Algorithm: dns.HmacSHA256, Secret: testSecret}}
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Updates: h})
+	for _, proto := range []string{"udp", "tcp"} {
+		r := ask(t, srv.Addr(), proto, "_acme-challenge.www.Dyn.example.", dns.TypeSOA)
+		if r.Rcode != dns.RcodeSuccess || !r.Authoritative || len(r.Answer) != 0 || len(r.Ns) != 1 || r.Ns[0].Header().Name != "dyn.example." {
+			t.Fatalf("%s: SOA below the apex: %v", proto, r)
+		}
+		r = ask(t, srv.Addr(), proto, "dyn.example.", dns.TypeSOA)
+		if r.Rcode != dns.RcodeSuccess || !r.Authoritative || len(r.Answer) != 1 || r.Answer[0].(*dns.SOA).Hdr.Name != "dyn.example." {
+			t.Fatalf("%s: SOA at the apex: %v", proto, r)
+		}
+		if r := ask(t, srv.Addr(), proto, "_acme-challenge.dyn.example.", dns.TypeTXT); r.Rcode != dns.RcodeRefused {
+			t.Fatalf("%s: TXT in a zone the server does not serve: %s, want REFUSED", proto, dns.RcodeToString[r.Rcode])
+		}
+		if r := ask(t, srv.Addr(), proto, "other.example.", dns.TypeSOA); r.Rcode != dns.RcodeRefused {
+			t.Fatalf("%s: SOA of a zone without dynamic updates: %s, want REFUSED", proto, dns.RcodeToString[r.Rcode])
+		}
+		if r := ask(t, srv.Addr(), proto, "example.test.", dns.TypeSOA); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+			t.Fatalf("%s: a served zone's SOA: %v", proto, r)
+		}
 	}
 }

@@ -384,6 +384,18 @@ func TestKeyring(t *testing.T) {
 	if bd, _ := k.Binding("acme.", "a.example.com."); bd.DNSZone != shared {
 		t.Fatalf("two DNSZones of one zone bind the key: %s wins, want the first by namespace/name", bd.DNSZone)
 	}
+	for name, want := range map[string]string{"_acme-challenge.www.A.example.com": "a.example.com.", "a.example.com.": "a.example.com.",
+		"example.com.": "", "xa.example.com.": ""} {
+		if got, ok := k.Zone(name); got != want || ok != (want != "") {
+			t.Errorf("Zone(%q) = %q, %v; want %q", name, got, ok, want)
+		}
+	}
+	inner := types.NamespacedName{Namespace: "ns", Name: "inner"}
+	k.Set(inner, []dynupdate.Binding{{DNSZone: inner, Zone: "sub.a.example.com.", Secret: "s", Key: key}})
+	if got, _ := k.Zone("_acme-challenge.sub.a.example.com."); got != "sub.a.example.com." {
+		t.Errorf("Zone below a child zone = %q, want the longest, sub.a.example.com.", got)
+	}
+	k.Set(inner, nil)
 	k.Set(shared, nil)
 	k.Set(a, nil)
 	if _, ok := k.Key("acme.", "a.example.com."); ok {

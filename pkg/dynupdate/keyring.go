@@ -73,3 +73,21 @@ func (k *Keyring) Binding(keyName, zone string) (Binding, bool) {
 	slices.SortFunc(out, func(a, b Binding) int { return strings.Compare(a.DNSZone.String(), b.DNSZone.String()) })
 	return out[0], true
 }
+
+// Zone returns the longest zone some DNSZone binds a key to that is name or an ancestor of it
+// (any case, with or without the trailing dot; the zone lower-case with its dot), false when
+// none is.
+func (k *Keyring) Zone(name string) (string, bool) {
+	name = strings.ToLower(dns.Fqdn(name))
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	best := ""
+	for _, bs := range k.zones {
+		for _, b := range bs {
+			if dns.IsSubDomain(b.Zone, name) && len(b.Zone) > len(best) {
+				best = b.Zone
+			}
+		}
+	}
+	return best, best != ""
+}
