@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,8 +18,10 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/acmetest"
 	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/rfc2136solver"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
 // The TSIG secrets of the dynamic-update stories (base64, as tsig-keygen writes them).
@@ -455,5 +458,51 @@ func TestDynamicUpdates_LegoIssuesACertificateFromPebble(t *testing.T) {
 				return nil
 			})
 		})
+	}
+}
+
+// TestDynamicUpdates_GslbZoneAnsweredByEveryCluster is issue 32's Gslb item on envtest: two
+// clusters (eu, us), each with its own API server, manager and embedded server, and its copy of
+// the Gslb zone gslb.test bound to the same key. cert-manager's solver sends its Present to eu
+// only: eu writes it, relays it to us (TCP, re-signed, marked so us does not relay it back), and
+// answers NOERROR once us took it too, so both clusters' servers answer the challenge at once.
+// CleanUp through eu removes it from both.
+func TestDynamicUpdates_GslbZoneAnsweredByEveryCluster(t *testing.T) {
+	bin := solver(t)
+	port := strconv.Itoa(ports.TCPUDP(t, "127.0.0.13", "127.0.0.14"))
+	euAddr, usAddr := "127.0.0.13:"+port, "127.0.0.14:"+port
+	eu := startGslbCluster(t, "eu", euAddr, "192.0.2.1", []gslb.Peer{{GeoTag: "us", Addr: usAddr}})
+	us := startGslbCluster(t, "us", usAddr, "192.0.2.2", []gslb.Peer{{GeoTag: "eu", Addr: euAddr}})
+	const secret = "Z3NsYi16b25lLWtleS1zaGFyZWQtYnktZXZlcnktY2x1c3Rlcg=="
+	for _, g := range []*gslbCluster{eu, us} {
+		g.create(tsigSecret("apps", "acme-key", "gslb-acme", "hmac-sha256", secret),
+			&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+				ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.gslb.test"},
+				ZoneRef: dnsv1.ZoneReference{Name: "gslb"}, Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
+		z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gslb"}}
+		updateIn(t, g.client, z, func() {
+			z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}}}
+		})
+		g.waitCondition(z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved, 30*time.Second)
+	}
+	ch := rfc2136solver.Challenge{Nameserver: euAddr, Zone: "gslb.test.", FQDN: "_acme-challenge.app.gslb.test.", Value: "gslb-token",
+		KeyName: "gslb-acme", Algorithm: "HMACSHA256", Secret: secret}
+	ctx := ctxT(t)
+	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{euAddr, usAddr} {
+		// NOERROR came after both clusters wrote it: each answers now, no waiting.
+		if got, err := txtAt(addr, ch.FQDN); err != nil || !slices.Equal(got, []string{"gslb-token"}) {
+			t.Fatalf("right after Present's NOERROR %s answers %q, %v; want [gslb-token]", addr, got, err)
+		}
+	}
+	if err := rfc2136solver.CleanUp(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{euAddr, usAddr} {
+		if got, err := txtAt(addr, ch.FQDN); err != nil || len(got) != 0 {
+			t.Fatalf("after CleanUp's NOERROR %s answers %q, %v; want no TXT", addr, got, err)
+		}
 	}
 }

@@ -90,6 +90,10 @@ type Applier struct {
 	Burst int
 	// Clock, default the real clock.
 	Clock clock.PassiveClock
+	// Peers are the DNS servers (host:port) of the other clusters of this cluster's Gslb zones
+	// (--ext-gslb-clusters): an UPDATE of a zone some Gslb publishes into is relayed to each
+	// (relay.go); none = no relay.
+	Peers []string
 
 	mu       sync.Mutex
 	started  bool
@@ -222,7 +226,21 @@ func (a *Applier) applyUpdate(ctx context.Context, req *dns.Msg, b dynupdate.Bin
 			return dns.RcodeServerFailure, names, fmt.Errorf("%d concurrent writes in a row: %w", attempt+1, err)
 		}
 	}
-	return a.waitAll(ctx, waits, names)
+	if rcode, names, err := a.waitAll(ctx, waits, names); rcode != dns.RcodeSuccess {
+		return rcode, names, err
+	}
+	if len(a.Peers) == 0 || relayed(req) {
+		return dns.RcodeSuccess, names, nil
+	}
+	gslb, err := a.gslbZone(ctx, b)
+	if err != nil {
+		return dns.RcodeServerFailure, names, err
+	}
+	if !gslb {
+		return dns.RcodeSuccess, names, nil
+	}
+	rcode, err = a.relay(ctx, req, b)
+	return rcode, names, err
 }
 
 // wait is one written DNSEndpoint the answer waits for: Ready at generation, or gone.

@@ -84,3 +84,23 @@ func bindingOf(zone, secret string) (b dynupdate.Binding) {
 	b.DNSZone.Name, b.Secret = zone, secret
 	return b
 }
+
+// TestRelayed: only an UPDATE with the relay option is a relayed one, whatever other options
+// its OPT holds.
+func TestRelayed(t *testing.T) {
+	m := new(dns.Msg)
+	m.SetUpdate("gslb.test.")
+	if relayed(m) {
+		t.Fatal("an UPDATE without OPT is relayed")
+	}
+	m.SetEdns0(1232, false)
+	opt := m.IsEdns0()
+	opt.Option = append(opt.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0123456789abcdef"})
+	if relayed(m) {
+		t.Fatal("an UPDATE with another option is relayed")
+	}
+	opt.Option = append(opt.Option, &dns.EDNS0_LOCAL{Code: RelayOption, Data: []byte("dnsplane")})
+	if !relayed(m) {
+		t.Fatal("an UPDATE with the relay option is not relayed")
+	}
+}

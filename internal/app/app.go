@@ -474,6 +474,9 @@ func (a *App) addUpdates(cfg Config) error {
 		Keyring: a.Keyring, Recorder: a.Manager.GetEventRecorderFor("dynupdate"), Metrics: m,
 		Log: cfg.Log.WithName("dynupdate"), TTL: cfg.DynamicUpdateTTL, Rate: rate.Limit(cfg.DynamicUpdateRate), Burst: cfg.DynamicUpdateBurst,
 	}
+	for _, p := range cfg.Peers { // UPDATEs of Gslb zones are relayed to the other clusters
+		a.Updates.Peers = append(a.Updates.Peers, p.Addr)
+	}
 	if err := a.Manager.Add(a.Updates); err != nil {
 		return fmt.Errorf("dynamic updates: %w", err)
 	}

@@ -116,3 +116,25 @@ func HMAC(algorithm, secret string, msg []byte) ([]byte, error) {
 	h.Write(msg)
 	return h.Sum(nil), nil
 }
+
+// ClientProvider returns a client's TSIG provider of k alone (miekg/dns's dns.TsigProvider for
+// a dns.Client): it signs requests and verifies responses with k, HMAC-MD5 included.
+func (k TSIGKey) ClientProvider() dns.TsigProvider { return clientKey(k) }
+
+type clientKey TSIGKey
+
+func (k clientKey) Generate(msg []byte, _ *dns.TSIG) ([]byte, error) {
+	return HMAC(k.Algorithm, k.Secret, msg)
+}
+
+func (k clientKey) Verify(msg []byte, t *dns.TSIG) error {
+	b, err := k.Generate(msg, t)
+	if err != nil {
+		return err
+	}
+	mac, err := hex.DecodeString(t.MAC)
+	if err != nil || !hmac.Equal(b, mac) {
+		return dns.ErrSig
+	}
+	return nil
+}
