@@ -7,7 +7,10 @@ import (
 )
 
 // Metrics are the dynamic-update metrics, per key: namespace and Secret name, never the key's
-// secret; UPDATEs with a key no zone binds count under key "". A nil *Metrics records nothing.
+// secret. They count the UPDATEs signed with a key that verified (the server answers the others
+// NOTAUTH before any key is known); one whose zone no DNSZone binds the key to, which the
+// server's verification already rules out, would count under key "". A nil *Metrics records
+// nothing.
 type Metrics struct {
 	// Updates is dnsplane_dynamic_updates_total{namespace,key,rcode}: UPDATEs answered, by
 	// the key's Secret and the rcode (NOERROR, NOTAUTH, REFUSED, SERVFAIL, ...).
@@ -23,7 +26,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		Updates: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dnsplane_dynamic_updates_total",
-			Help: "RFC 2136 UPDATEs answered, by key Secret (namespace, key; key \"\" when no zone binds the key) and rcode.",
+			Help: "RFC 2136 UPDATEs signed with a key that verified, by key Secret (namespace, key) and rcode.",
 		}, []string{"namespace", "key", "rcode"}),
 		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "dnsplane_dynamic_update_duration_seconds",
