@@ -191,8 +191,9 @@ func (a *Applier) event(obj *dnsv1.DNSZone, typ, reason, format string, args ...
 // applyUpdate checks req against b and writes it: FORMERR or NOTZONE for a message RFC 2136
 // does not allow (dynupdate.Parse), REFUSED outside b's policy or over the key's rate limit,
 // a prerequisite's rcode (dynupdate.CheckPrereqs, against the records written through dynamic
-// updates in b's DNSZone), then the writes and their outcome (wait). It returns the rcode, the
-// owner names the UPDATE changes, and why when not NOERROR.
+// updates in b's DNSZone), then the writes and their outcome (waitAll), then, for a Gslb zone,
+// the peers' (relayToPeers). It returns the rcode, the owner names the UPDATE changes, and why
+// when not NOERROR.
 func (a *Applier) applyUpdate(ctx context.Context, req *dns.Msg, b dynupdate.Binding) (int, []string, error) {
 	u, rcode := dynupdate.Parse(req)
 	if rcode != dns.RcodeSuccess {
@@ -211,36 +212,45 @@ func (a *Applier) applyUpdate(ctx context.Context, req *dns.Msg, b dynupdate.Bin
 	if !started {
 		return dns.RcodeServerFailure, names, errors.New("dynamic updates are not started yet")
 	}
-	var waits []wait
-	for attempt := 0; ; attempt++ {
-		var retry bool
-		var err error
-		waits, rcode, retry, err = a.write(ctx, u, b)
-		if !retry {
-			if err != nil || rcode != dns.RcodeSuccess {
-				return rcode, names, err
-			}
-			break
-		}
-		if attempt == conflictRetries {
-			return dns.RcodeServerFailure, names, fmt.Errorf("%d concurrent writes in a row: %w", attempt+1, err)
-		}
-	}
-	if rcode, names, err := a.waitAll(ctx, waits, names); rcode != dns.RcodeSuccess {
+	waits, rcode, err := a.writeRetrying(ctx, u, b)
+	if rcode != dns.RcodeSuccess {
 		return rcode, names, err
 	}
+	if rcode, _, err := a.waitAll(ctx, waits, names); rcode != dns.RcodeSuccess {
+		return rcode, names, err
+	}
+	rcode, err = a.relayToPeers(ctx, req, b)
+	return rcode, names, err
+}
+
+// writeRetrying runs write until it does not race another writer, at most conflictRetries
+// more times (then SERVFAIL).
+func (a *Applier) writeRetrying(ctx context.Context, u dynupdate.Update, b dynupdate.Binding) ([]wait, int, error) {
+	for attempt := 0; ; attempt++ {
+		waits, rcode, retry, err := a.write(ctx, u, b)
+		if !retry {
+			return waits, rcode, err
+		}
+		if attempt == conflictRetries {
+			return nil, dns.RcodeServerFailure, fmt.Errorf("%d concurrent writes in a row: %w", attempt+1, err)
+		}
+	}
+}
+
+// relayToPeers relays req to the Gslb peers (relay) when b's DNSZone is a Gslb zone, there are
+// peers, and req was not itself relayed; NOERROR otherwise.
+func (a *Applier) relayToPeers(ctx context.Context, req *dns.Msg, b dynupdate.Binding) (int, error) {
 	if len(a.Peers) == 0 || relayed(req) {
-		return dns.RcodeSuccess, names, nil
+		return dns.RcodeSuccess, nil
 	}
 	gslb, err := a.gslbZone(ctx, b)
 	if err != nil {
-		return dns.RcodeServerFailure, names, err
+		return dns.RcodeServerFailure, err
 	}
 	if !gslb {
-		return dns.RcodeSuccess, names, nil
+		return dns.RcodeSuccess, nil
 	}
-	rcode, err = a.relay(ctx, req, b)
-	return rcode, names, err
+	return a.relay(ctx, req, b)
 }
 
 // wait is one written DNSEndpoint the answer waits for: Ready at generation, or gone.
