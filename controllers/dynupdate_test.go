@@ -506,3 +506,57 @@ func TestDynamicUpdates_GslbZoneAnsweredByEveryCluster(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicUpdates_GslbRelayWithAPeerDownOrWithoutTheKey pins the relay's answers when not
+// every peer takes the UPDATE: eu's peers are one that is down and us, which does not bind the
+// key yet. us refuses (NOTAUTH): the UPDATE is SERVFAIL, the record written in eu all the same
+// (a retry finds it). Once us binds the key, the retry is NOERROR and both answer; the peer
+// that is down is left out, named in a PeerNotUpdated Event on eu's DNSZone.
+func TestDynamicUpdates_GslbRelayWithAPeerDownOrWithoutTheKey(t *testing.T) {
+	bin := solver(t)
+	port := strconv.Itoa(ports.TCPUDP(t, "127.0.0.15", "127.0.0.16"))
+	euAddr, usAddr, dead := "127.0.0.15:"+port, "127.0.0.16:"+port, ports.Dead(t)
+	eu := startGslbCluster(t, "eu", euAddr, "192.0.2.1", []gslb.Peer{{GeoTag: "down", Addr: dead}, {GeoTag: "us", Addr: usAddr}})
+	us := startGslbCluster(t, "us", usAddr, "192.0.2.2", []gslb.Peer{{GeoTag: "eu", Addr: euAddr}})
+	const secret = "Z3NsYi1yZWxheS1wYXJ0aWFsLXBlZXJzLWtleS1zZWNyZXQ="
+	bind := func(g *gslbCluster) {
+		z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "gslb"}}
+		updateIn(t, g.client, z, func() {
+			z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}}}
+		})
+		g.waitCondition(z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved, 30*time.Second)
+	}
+	for _, g := range []*gslbCluster{eu, us} {
+		g.create(tsigSecret("apps", "acme-key", "gslb-acme", "hmac-sha256", secret),
+			&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}, Spec: dnsv1.GslbSpec{
+				ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.gslb.test"},
+				ZoneRef: dnsv1.ZoneReference{Name: "gslb"}, Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
+	}
+	bind(eu)
+	ch := rfc2136solver.Challenge{Nameserver: euAddr, Zone: "gslb.test.", FQDN: "_acme-challenge.gslb.test.", Value: "relay-token",
+		KeyName: "gslb-acme", Algorithm: "HMACSHA256", Secret: secret, Network: "tcp"}
+	ctx := ctxT(t)
+	expectRcode(t, rfc2136solver.Present(ctx, bin, ch), "SERVFAIL")
+	waitTXT(t, euAddr, ch.FQDN, "relay-token")
+	bind(us)
+	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{euAddr, usAddr} {
+		if got, err := txtAt(addr, ch.FQDN); err != nil || !slices.Equal(got, []string{"relay-token"}) {
+			t.Fatalf("right after the retry's NOERROR %s answers %q, %v; want [relay-token]", addr, got, err)
+		}
+	}
+	eventually(t, 30*time.Second, "a PeerNotUpdated Event naming the peer that is down", func() error {
+		var list corev1.EventList
+		if err := eu.client.List(ctx, &list, client.InNamespace("apps")); err != nil {
+			return err
+		}
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == "gslb" && e.Reason == "PeerNotUpdated" && strings.Contains(e.Message, dead) {
+				return nil
+			}
+		}
+		return fmt.Errorf("none among %d Events", len(list.Items))
+	})
+}
