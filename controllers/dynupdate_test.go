@@ -136,9 +136,11 @@ func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
 	ch := rfc2136solver.Challenge{Nameserver: dnsAddr, Zone: "dyn.test.", FQDN: fqdn, Value: "apex-token",
 		KeyName: "acme-key", Algorithm: "HMACSHA256", Secret: acmeSecret}
 	ctx := ctxT(t)
+	start := time.Now()
 	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("UPDATE to NOERROR on the embedded provider (the solver's process start included): %s", time.Since(start).Round(time.Millisecond))
 	// NOERROR came after the provider's write: the record is served now, no waiting.
 	if got, err := txtAt(dnsAddr, fqdn); err != nil || !slices.Equal(got, []string{"apex-token"}) {
 		t.Fatalf("right after Present's NOERROR the server answers %q, %v; want [apex-token]", got, err)
