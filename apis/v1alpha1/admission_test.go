@@ -664,3 +664,78 @@ spec:
 	}
 	expectInvalid(t, k8s.Create(ctx(t), too), "must have at most 256 items")
 }
+
+// TestAdmission_DynamicUpdatesDefaults pins the fixed API of issue 32: a binding with only its
+// keySecretRef may change the ACME DNS-01 names' TXT records, and nothing else.
+func TestAdmission_DynamicUpdatesDefaults(t *testing.T) {
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	z := &v1alpha1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dynupdate-defaults"}, Spec: v1alpha1.DNSZoneSpec{
+		Zone: "c1.example.com", ProviderRef: v1alpha1.SecretReference{Name: "creds"},
+		DynamicUpdates: []v1alpha1.DynamicUpdate{{KeySecretRef: v1alpha1.SecretReference{Name: "acme-key"}},
+			{KeySecretRef: v1alpha1.SecretReference{Name: "other"}, Names: []string{"@", "*.web", "_acme-challenge.*", "a.*.b"}, Types: []v1alpha1.DynamicUpdateType{"A", "AAAA", "TXT"}}},
+	}}
+	if err := c.Create(ctx(t), z); err != nil {
+		t.Fatalf("a DNSZone with dynamicUpdates was refused: %v", err)
+	}
+	got := z.Spec.DynamicUpdates[0]
+	if len(got.Names) != 1 || got.Names[0] != "_acme-challenge.*" || len(got.Types) != 1 || got.Types[0] != "TXT" {
+		t.Fatalf("defaults: names %q, types %q; want [_acme-challenge.*] and [TXT]", got.Names, got.Types)
+	}
+	if n := z.Spec.DynamicUpdates[1].Names; len(n) != 4 {
+		t.Fatalf("explicit names were changed: %q", n)
+	}
+}
+
+// TestAdmission_RefusesBadDynamicUpdates pins what admission refuses in spec.dynamicUpdates.
+func TestAdmission_RefusesBadDynamicUpdates(t *testing.T) {
+	cases := []struct{ name, updates, want string }{
+		{"no keySecretRef", `[{names: ["_acme-challenge.*"]}]`, "keySecretRef: Required value"},
+		{"empty Secret name", `[{keySecretRef: {name: ""}}]`, "keySecretRef.name"},
+		{"a key bound twice", `[{keySecretRef: {name: k}}, {keySecretRef: {name: k}, types: [A]}]`, "each keySecretRef may be bound once per DNSZone"},
+		{"an absolute name", `[{keySecretRef: {name: k}, names: ["_acme-challenge.example.com."]}]`, "names[0]"},
+		{"an empty label", `[{keySecretRef: {name: k}, names: ["a..b"]}]`, "names[0]"},
+		{"a partial wildcard label", `[{keySecretRef: {name: k}, names: ["_acme-*"]}]`, "names[0]"},
+		{"no names", `[{keySecretRef: {name: k}, names: []}]`, "names: Invalid value"},
+		{"NS", `[{keySecretRef: {name: k}, types: [NS]}]`, "types[0]: Unsupported value"},
+		{"SOA", `[{keySecretRef: {name: k}, types: [SOA]}]`, "types[0]: Unsupported value"},
+		{"no types", `[{keySecretRef: {name: k}, types: []}]`, "types: Invalid value"},
+		{"a type twice", `[{keySecretRef: {name: k}, types: [TXT, TXT]}]`, "Duplicate value"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := object(t, fmt.Sprintf(`
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-dynupdate-%d}
+spec:
+  zone: c1.example.com
+  providerRef: {name: creds}
+  dynamicUpdates: %s`, i, tc.updates))
+			expectInvalid(t, k8s.Create(ctx(t), o), tc.want)
+		})
+	}
+}
+
+// TestAdmission_AcceptsLargestDynamicUpdates: a DNSZone with spec.dynamicUpdates at every
+// bound (16 bindings of 32 names of 250 bytes and 8 types) passes the CEL cost budget.
+func TestAdmission_AcceptsLargestDynamicUpdates(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("apiVersion: dnsplane.io/v1alpha1\nkind: DNSZone\nmetadata: {name: largest-dynupdates}\nspec:\n  zone: c1.example.com\n  providerRef: {name: creds}\n  dynamicUpdates:\n")
+	label := strings.Repeat("a", 61)
+	for i := range 16 {
+		fmt.Fprintf(&b, "  - keySecretRef: {name: key-%d}\n    types: [A, AAAA, CNAME, TXT, MX, SRV, CAA, PTR]\n    names:\n", i)
+		for j := range 32 {
+			fmt.Fprintf(&b, "    - %s%02d.%s.%s.%s.*\n", label[:59], j, label, label, label) // 250 bytes
+		}
+	}
+	if err := k8s.Create(ctx(t), object(t, b.String())); err != nil {
+		t.Fatalf("a DNSZone with dynamicUpdates at the bounds was refused: %v", err)
+	}
+}

@@ -17,10 +17,22 @@ const (
 	// wrote to answers the SOA serial that carries its last change, or a later one
 	// (docs/served.md); Ready keeps its meaning, "the provider accepted the write".
 	ConditionServed = "Served"
+	// ConditionDynamicUpdatesReady is True once every key of a DNSZone's spec.dynamicUpdates is
+	// read from its Secret and usable; False names the first Secret that is not, and why.
+	ConditionDynamicUpdatesReady = "DynamicUpdatesReady"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.
 const (
+	// ReasonKeysResolved (DynamicUpdatesReady=True): every dynamic-update key is usable.
+	ReasonKeysResolved = "KeysResolved"
+	// ReasonKeySecretNotFound (DynamicUpdatesReady=False): a keySecretRef names no Secret.
+	ReasonKeySecretNotFound = "KeySecretNotFound"
+	// ReasonInvalidKeySecret (DynamicUpdatesReady=False): a key Secret is not of type
+	// dnsplane.io/tsig, lacks name, algorithm or secret, names an unknown algorithm, holds a
+	// secret that is not base64, or shares its key name with another key Secret.
+	ReasonInvalidKeySecret = "InvalidKeySecret"
+
 	// ReasonReady: every step succeeded.
 	ReasonReady = "Ready"
 	// ReasonZoneAvailable: the hosted zone answers SOA authoritatively.

@@ -57,7 +57,53 @@ type DNSZoneSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxProperties=40
 	Tags map[string]string `json:"tags,omitempty"`
+
+	// DynamicUpdates binds TSIG keys (Secrets of type dnsplane.io/tsig in this namespace) to
+	// the names and types they may change in this zone with RFC 2136 UPDATE messages sent to
+	// the embedded DNS server's address, whatever the zone's provider (docs/certificates.md).
+	// At most 16 bindings, one per Secret.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.keySecretRef.name == a.keySecretRef.name))",message="each keySecretRef may be bound once per DNSZone"
+	DynamicUpdates []DynamicUpdate `json:"dynamicUpdates,omitempty"`
 }
+
+// DynamicUpdate lets the TSIG key of one Secret change some names and types of the zone
+// through RFC 2136 UPDATE messages (docs/api.md, "Dynamic updates").
+type DynamicUpdate struct {
+	// KeySecretRef names the Secret, of type dnsplane.io/tsig in this namespace, that holds the
+	// key: its keys name (the TSIG key name), algorithm (hmac-sha256, hmac-sha512, hmac-sha1,
+	// hmac-sha224, hmac-sha384 or hmac-md5) and secret (base64, as BIND's tsig-keygen writes
+	// it).
+	KeySecretRef SecretReference `json:"keySecretRef"`
+
+	// Names are the owner names the key may change, as patterns relative to the zone: labels
+	// separated by dots, "@" alone for the apex; a "*" label matches exactly one label, except
+	// a last "*", which matches any number of labels, none included. Letters compare without
+	// case. Default: ["_acme-challenge.*"], the ACME DNS-01 names (RFC 8555 §8.4) of the apex
+	// and of every name below it.
+	// +optional
+	// +kubebuilder:default={"_acme-challenge.*"}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^(@|([*]|[a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?)([.]([*]|[a-zA-Z0-9_]([-a-zA-Z0-9_]{0,61}[a-zA-Z0-9_])?))*)$`
+	// +listType=set
+	Names []string `json:"names,omitempty"`
+
+	// Types are the record types the key may change. Default: [TXT].
+	// +optional
+	// +kubebuilder:default={TXT}
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=set
+	Types []DynamicUpdateType `json:"types,omitempty"`
+}
+
+// DynamicUpdateType is a record type a dynamic-update key may change: one a DNSEndpoint can
+// publish, delegation types (NS, DS) excepted.
+// +kubebuilder:validation:Enum=A;AAAA;CNAME;TXT;MX;SRV;CAA;PTR
+type DynamicUpdateType string
 
 // Delegation lists the namespaces that may use a zone besides its own.
 type Delegation struct {
@@ -118,7 +164,8 @@ type DNSZoneStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	Servers []ZoneServer `json:"servers,omitempty"`
 
-	// Conditions: ZoneAvailable, ParentLinkCreated, Served and Ready.
+	// Conditions: ZoneAvailable, ParentLinkCreated, Served, Ready and, with
+	// spec.dynamicUpdates, DynamicUpdatesReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -34,12 +35,14 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
+	dynupdatecontroller "github.com/dnsplane/dnsplane/controllers/dynupdate"
 	gluecontroller "github.com/dnsplane/dnsplane/controllers/glue"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/internal/version"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/dynupdate"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
@@ -65,6 +68,10 @@ const (
 	ControllerGslb        = "gslb"
 	// ControllerGlue follows the dns Service (Config.DNSService) with the zones' glue.
 	ControllerGlue = "glue"
+	// ControllerDynamicUpdateKeys reads the DNSZones' dynamic-update keys on every replica;
+	// ControllerDynamicUpdateExpiry deletes expired dynamic-update DNSEndpoints (issue 32).
+	ControllerDynamicUpdateKeys   = "dynupdate-keys"
+	ControllerDynamicUpdateExpiry = "dynupdate-expiry"
 )
 
 // DefaultConflictRetry is Config.ConflictRetry's default: a DNSEndpoint or DNSRecord whose
@@ -176,6 +183,12 @@ type Config struct {
 	ServedStaleAfter time.Duration
 	// ServedZoneInterval is --served-zone-check-interval (dnszone.Reconciler.ServedCheckInterval).
 	ServedZoneInterval time.Duration
+	// DynamicUpdateTTL, DynamicUpdateRate and DynamicUpdateBurst are --dynamic-update-ttl,
+	// --dynamic-update-rate and --dynamic-update-burst (controllers/dynupdate.Applier's TTL,
+	// Rate and Burst); zero = its defaults.
+	DynamicUpdateTTL   time.Duration
+	DynamicUpdateRate  float64
+	DynamicUpdateBurst int
 
 	// GeoTag, Peers, GslbInterval, GslbPeerTimeout, GslbPeerPort and GslbNSAddress are the
 	// --geo-tag, --ext-gslb-clusters, --gslb-interval, --gslb-peer-timeout, --gslb-peer-port and
@@ -246,6 +259,10 @@ type App struct {
 	ZoneSync *zonestore.Syncer
 	// ZoneObjects is the zone objects' writer with Config.ZoneStoreNamespace; nil without.
 	ZoneObjects *zonestore.Objects
+	// Updates answers the embedded server's RFC 2136 UPDATEs (issue 32); Keyring holds the
+	// dynamic-update keys it verifies them with.
+	Updates *dynupdatecontroller.Applier
+	Keyring *dynupdate.Keyring
 
 	local *local.Provider // Local's provider, for the glue controller
 	// fence, with --leader-elect, refuses provider writes once this replica's Lease renewal is
@@ -430,8 +447,11 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	if err := a.addUpdates(cfg); err != nil {
+		return err
+	}
 	sopts := dnsserver.ServerOptions{Addr: cfg.DNSAddr, UDPSockets: cfg.DNSUDPSockets, Drain: cfg.DNSDrain, Logger: log, Metrics: metrics,
-		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG}
+		AllowTransfer: cfg.AllowTransfer, TSIG: cfg.TSIG, Updates: a.Updates}
 	if cfg.GeoIPDatabase != "" {
 		if sopts.Geo, err = a.geoDatabase(cfg); err != nil {
 			return err
@@ -478,6 +498,28 @@ func (g geoReloader) Start(ctx context.Context) error { return g.db.Run(ctx) }
 
 // NeedLeaderElection: every replica serves geo answers, so every replica reloads.
 func (geoReloader) NeedLeaderElection() bool { return false }
+
+// addUpdates builds the dynamic-update applier (the embedded server's UpdateHandler) over a
+// new keyring, run on every replica; addControllers adds the keys and expiry controllers.
+func (a *App) addUpdates(cfg Config) error {
+	m, err := dynupdatecontroller.NewMetrics(cfg.Registerer)
+	if err != nil {
+		return err
+	}
+	a.Keyring = dynupdate.NewKeyring()
+	a.Updates = &dynupdatecontroller.Applier{
+		Client: a.Manager.GetClient(), APIReader: a.Manager.GetAPIReader(), Cache: a.Manager.GetCache(),
+		Keyring: a.Keyring, Recorder: a.Manager.GetEventRecorderFor("dynupdate"), Metrics: m,
+		Log: cfg.Log.WithName("dynupdate"), TTL: cfg.DynamicUpdateTTL, Rate: rate.Limit(cfg.DynamicUpdateRate), Burst: cfg.DynamicUpdateBurst,
+	}
+	for _, p := range cfg.Peers { // UPDATEs of Gslb zones are relayed to the other clusters
+		a.Updates.Peers = append(a.Updates.Peers, p.Addr)
+	}
+	if err := a.Manager.Add(a.Updates); err != nil {
+		return fmt.Errorf("dynamic updates: %w", err)
+	}
+	return nil
+}
 
 // The zone store's objects: ConfigMaps of the manager's namespace, written by the leader and
 // watched by every replica (pkg/zonestore).

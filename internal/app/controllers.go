@@ -12,6 +12,7 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
+	dynupdatecontroller "github.com/dnsplane/dnsplane/controllers/dynupdate"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -72,6 +73,16 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 	}
 	if err := a.addGslb(cfg); err != nil {
 		return fmt.Errorf("set up the Gslb controller: %w", err)
+	}
+	if err := (&dynupdatecontroller.Keys{
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Keyring: a.Keyring,
+		Recorder: mgr.GetEventRecorderFor("dynupdate"), Elected: mgr.Elected(),
+	}).SetupWithManager(mgr, ControllerDynamicUpdateKeys); err != nil {
+		return fmt.Errorf("set up the dynamic-update keys controller: %w", err)
+	}
+	if err := (&dynupdatecontroller.Expiry{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dynupdate")}).
+		SetupWithManager(mgr, ControllerDynamicUpdateExpiry); err != nil {
+		return fmt.Errorf("set up the dynamic-update expiry controller: %w", err)
 	}
 	return nil
 }

@@ -64,6 +64,9 @@ type options struct {
 	providerTimeout               time.Duration
 	servedInterval                time.Duration
 	servedStale                   time.Duration
+	dynUpdateTTL                  time.Duration
+	dynUpdateRate                 float64
+	dynUpdateBurst                int
 	servedZone                    time.Duration
 	gslbPeerPort                  int
 	gslbNSAddress                 string
@@ -122,6 +125,9 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS, Azure DNS or an external-dns webhook, reply included; a request that hangs past it fails and is retried with back-off.")
 	fs.DurationVar(&o.servedInterval, "served-check-interval", 10*time.Second, "Longest wait between two SOA checks of a zone whose last change some name server does not answer yet (the Served condition; the first check comes 250ms after the write and the wait doubles up to this).")
 	fs.DurationVar(&o.servedStale, "served-stale-after", 5*time.Minute, "A change not answered by every name server of its zone this long after its write is Served=False Stale, not Propagating.")
+	fs.DurationVar(&o.dynUpdateTTL, "dynamic-update-ttl", time.Hour, "How long records written through RFC 2136 UPDATE (a DNSZone's spec.dynamicUpdates) live after the last UPDATE that added to them, unless an UPDATE deletes them first.")
+	fs.Float64Var(&o.dynUpdateRate, "dynamic-update-rate", 5, "RFC 2136 UPDATEs per second each dynamic-update key may send, sustained; more are REFUSED.")
+	fs.IntVar(&o.dynUpdateBurst, "dynamic-update-burst", 20, "RFC 2136 UPDATEs each dynamic-update key may send at once, above --dynamic-update-rate.")
 	fs.DurationVar(&o.servedZone, "served-zone-check-interval", 5*time.Minute, "How often a DNSZone with secondaries asks each of its name servers for its SOA serial (one query each), so that a secondary that stops answering or following is named in its Served condition even when nothing changes; 0 = at each --zone-resync-interval only. Zones served by their primary alone are not asked again.")
 	fs.StringVar(&o.dnsResolver, "dns-resolver", "", "host:port for SOA checks and scraper queries when neither the provider nor DNS_ADDRESS says otherwise (default: the system resolver).")
 	fs.Float64Var(&o.kubeQPS, "kube-api-qps", 500, "Kubernetes client requests per second.")
@@ -324,6 +330,9 @@ func (o options) validate() error {
 			errs = append(errs, fmt.Errorf("--dns-resolver %q: %w", o.dnsResolver, err))
 		}
 	}
+	if o.dynUpdateRate <= 0 || o.dynUpdateBurst < 1 {
+		errs = append(errs, fmt.Errorf("--dynamic-update-rate %v and --dynamic-update-burst %d must be positive", o.dynUpdateRate, o.dynUpdateBurst))
+	}
 	if o.writeLinger < 0 || o.writeLinger > time.Second {
 		errs = append(errs, fmt.Errorf("--write-linger %s: must be from 0 to 1s", o.writeLinger))
 	}
@@ -333,6 +342,7 @@ func (o options) validate() error {
 		"--scrape-interval": o.scrape, "--gslb-interval": o.gslbInterval, "--gslb-peer-timeout": o.gslbPeerTimeout,
 		"--provider-request-timeout": o.providerTimeout,
 		"--served-check-interval":    o.servedInterval, "--served-stale-after": o.servedStale,
+		"--dynamic-update-ttl": o.dynUpdateTTL,
 	} {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %s", name, d))
@@ -430,6 +440,7 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 		OwnerID: o.ownerID, HeartbeatInterval: o.heartbeatInterval, HeartbeatThreshold: o.heartbeatThreshold,
 		SOAPollInterval: o.soaPollInterval, ZoneResync: o.zoneResync, WriteLinger: o.writeLinger, ScrapeInterval: o.scrape, DNSResolver: o.dnsResolver,
 		ProviderRequestTimeout: o.providerTimeout, ServedInterval: o.servedInterval, ServedStaleAfter: o.servedStale, ServedZoneInterval: o.servedZone,
+		DynamicUpdateTTL: o.dynUpdateTTL, DynamicUpdateRate: o.dynUpdateRate, DynamicUpdateBurst: o.dynUpdateBurst,
 		GeoTag: o.geoTag, Peers: peers, GslbInterval: o.gslbInterval, GslbPeerTimeout: o.gslbPeerTimeout,
 		GslbPeerPort: o.gslbPeerPort, GslbNSAddress: o.gslbNSAddress, GslbSource: source, LBResolver: net.DefaultResolver,
 		Sources: o.sources,

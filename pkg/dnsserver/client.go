@@ -24,7 +24,7 @@ type transferHandler interface {
 // UDP when udp): its address, and whether req was signed with ServerOptions.TSIG and verified.
 func (s *Server) transferClient(w dns.ResponseWriter, req *dns.Msg, udp bool) xfr.Client {
 	ip, _ := addrIP(w.RemoteAddr())
-	return xfr.Client{Addr: ip, UDP: udp, Signed: s.tsig(w, req) == tsigValid}
+	return xfr.Client{Addr: ip, UDP: udp, Signed: s.transferSigned(w, req)}
 }
 
 // addrIP returns the IP of a TCP or UDP address, IPv4-mapped addresses unmapped.

@@ -19,7 +19,10 @@
 //     hits;
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow
 //     transferHandler interface), with the client's address and TSIG status, which it
-//     verifies (RFC 8945) and signs answers with.
+//     verifies (RFC 8945) and signs answers with;
+//   - verifying UPDATEs (RFC 2136) against the transfer key and the dynamic-update keys and
+//     handing them to the update unit (controllers/dynupdate, behind UpdateHandler), and the
+//     placeholder SOA of a zone with dynamic updates it does not serve (zoneSOA).
 //
 // What it must not do:
 //   - hold or persist zone data: that is pkg/zonedb's (zones, serials, journal, files);

@@ -107,6 +107,12 @@ type ServerOptions struct {
 	// nil = only their CIDR regions and the default match (docs/design.md, "Geo answers
 	// (issue 34)").
 	Geo GeoDatabase
+	// Updates, when set, answers RFC 2136 UPDATEs signed with its keys (docs/design.md,
+	// "Dynamic updates (issue 32)"); without it UPDATE gets NOTIMP.
+	Updates UpdateHandler
+	// UpdateTimeout bounds how long an UPDATE waits for its change to be written before it is
+	// answered SERVFAIL; default DefaultUpdateTimeout.
+	UpdateTimeout time.Duration
 }
 
 // Server answers DNS queries over UDP and TCP from a Store. It implements
@@ -141,6 +147,10 @@ type ServerOptions struct {
 //   - AXFR (RFC 5936) only over TCP, IXFR (RFC 1995) over both, and
 //     only from loopback clients or ServerOptions.AllowTransfer, else REFUSED;
 //   - NOTIFY (RFC 1996) is acknowledged as a primary does;
+//   - UPDATE (RFC 2136), with ServerOptions.Updates, goes to that handler once its TSIG is
+//     verified (update.go); without it, NOTIMP. An SOA query in a zone with dynamic updates
+//     that the store does not serve gets a placeholder SOA (zoneSOA), for clients that find
+//     the zone to update by asking for it;
 //   - the last two are the transfer unit's (pkg/xfr, behind transferHandler);
 //   - an answer of several records rotates their order on every query (one
 //     counter per Server);
@@ -214,6 +224,9 @@ func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 	}
 	if opts.UDPBatch == 0 {
 		opts.UDPBatch = DefaultUDPBatch
+	}
+	if opts.UpdateTimeout == 0 {
+		opts.UpdateTimeout = DefaultUpdateTimeout
 	}
 	if opts.AnswerCacheBytes == 0 {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
@@ -333,7 +346,7 @@ func (s *Server) Start(ctx context.Context) error {
 	for _, srv := range udpSrvs {
 		runners = append(runners, newRunner(srv, exited))
 	}
-	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigSecret: s.opts.TSIG.Secrets(),
+	runners = append(runners, newRunner(&dns.Server{Listener: s.tcp, Handler: s, MsgAcceptFunc: acceptMsg, TsigProvider: s.keys(),
 		DecorateReader: screenTCP,
 		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
@@ -377,7 +390,7 @@ func (s *Server) drain(exited <-chan struct{}) {
 func (s *Server) udpServer(pc net.PacketConn) (*dns.Server, error) {
 	conn, decorate := s.udpLoop(pc)
 	return &dns.Server{PacketConn: conn, Handler: s, UDPSize: dns.MaxMsgSize,
-		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigSecret: s.opts.TSIG.Secrets()}, nil
+		MsgAcceptFunc: acceptMsg, DecorateReader: decorate, TsigProvider: s.keys()}, nil
 }
 
 // runner runs one miekg server and stops it without racing its start.
@@ -443,7 +456,9 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 		_, err = w.Write(r.wire)
 	default:
 		s.opts.Metrics.count(proto, r.msg.Rcode)
-		s.sign(w, req, r.msg)
+		if !r.unsigned {
+			s.sign(w, req, r.msg)
+		}
 		err = w.WriteMsg(r.msg)
 	}
 	if err != nil {
@@ -459,6 +474,9 @@ type reply struct {
 	wire  []byte
 	buf   *[]byte
 	rcode int
+	// unsigned leaves msg unsigned whatever the request's TSIG: an UPDATE's NOTAUTH, which
+	// miekg/dns clients (cert-manager's, lego's) read as a TSIG failure when it is signed.
+	unsigned bool
 }
 
 // answer builds the response, or writes a zone transfer itself and returns
@@ -466,6 +484,9 @@ type reply struct {
 // once per store snapshot and then copied (cache.go).
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	opt := req.IsEdns0()
+	if req.Opcode == dns.OpcodeUpdate && s.opts.Updates != nil {
+		return s.answerUpdate(w, req, opt)
+	}
 	rcode, bad := refuseRequest(req, opt)
 	var cl client
 	if !bad {
@@ -527,6 +548,9 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	case dns.TypeAXFR, dns.TypeIXFR:
 		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
 	}
+	if s.zoneSOA(snap, q, resp) {
+		return reply{msg: resp}
+	}
 	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
 	same := s.resolveGeo(snap, q, resp, &g)
 	if q.Qclass == dns.ClassANY {
@@ -580,6 +604,31 @@ func (s *Server) geoQuestion(snap *zonedb.Snapshot, key []byte) *geo.Table {
 	t := m.questions[string(key)]
 	m.mu.RUnlock()
 	return t
+}
+
+// answerUpdate answers an UPDATE (update.go), with the checks of the OPT that refuseRequest
+// makes of every request (RFC 6891 §6.1.1, §6.1.3).
+func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) reply {
+	resp := new(dns.Msg)
+	resp.SetReply(req)
+	if opt != nil {
+		resp.SetEdns0(s.opts.UDPSize, opt.Do())
+	}
+	opts := 0
+	for _, rr := range req.Extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			opts++
+		}
+	}
+	switch {
+	case opts > 1:
+		resp.Rcode = dns.RcodeFormatError
+	case opt != nil && opt.Version() != 0:
+		resp.Rcode = dns.RcodeBadVers
+	default:
+		resp = s.update(w, req, resp)
+	}
+	return reply{msg: resp, unsigned: resp.Rcode == dns.RcodeNotAuth}
 }
 
 // remember packs resp, the uncompressed answer to a query of key against

@@ -6,6 +6,8 @@
 // What it owns:
 //   - Canonical, Parent and CanonicalKey: the name forms the zone store keys and orders by;
 //   - CheckWire: whether miekg/dns can pack a record and read it back;
+//   - TSIGProvider and HMAC: signing and verifying with keys that change while a server runs
+//     (the dynamic-update keys, docs/design.md "Dynamic updates (issue 32)");
 //   - TSIGKey, NewTSIGKey, TSIGAlgorithm, TSIGFudge: the key shared with secondaries (the
 //     embedded server) or with a primary (the rfc2136 provider), and the HMAC algorithms
 //     accepted by name.

@@ -1,0 +1,97 @@
+package dnsserver
+
+import (
+	"context"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
+)
+
+// UpdateHandler is the dynamic-update unit (controllers/dynupdate's Applier) as the server sees
+// it: the keys UPDATEs may be signed with, and the UPDATEs themselves (RFC 2136), handed over
+// once their TSIG is verified. It is all the server knows of dynamic updates.
+type UpdateHandler interface {
+	// TSIGKey returns the dynamic-update key named name that the zone zone binds (both
+	// lower-case FQDNs: the key name and the UPDATE's zone), false when it binds none.
+	TSIGKey(name, zone string) (dnswire.TSIGKey, bool)
+	// Zone returns the longest zone with dynamic updates that is name or an ancestor of it
+	// (lower-case FQDNs), false when none is.
+	Zone(name string) (string, bool)
+	// ServeUpdate applies req, an UPDATE whose zone section is one question, signed with the
+	// key keyName (a lower-case FQDN) and verified, and returns the response's rcode (RFC 2136
+	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL).
+	ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int
+}
+
+// DefaultUpdateTimeout is the default ServerOptions.UpdateTimeout.
+const DefaultUpdateTimeout = 10 * time.Second
+
+// keys returns the TSIG provider of the server's keys: the transfer key (ServerOptions.TSIG)
+// and the dynamic-update keys (ServerOptions.Updates); nil with neither, so that miekg/dns
+// verifies nothing and signed requests are answered as unsigned ones.
+func (s *Server) keys() dns.TsigProvider {
+	if s.opts.TSIG == nil && s.opts.Updates == nil {
+		return nil
+	}
+	return dnswire.TSIGProvider(func(name, qname string) (dnswire.TSIGKey, bool) {
+		if t := s.opts.TSIG; t != nil && dnswire.Canonical(t.Name) == name {
+			return *t, true
+		}
+		if s.opts.Updates != nil {
+			return s.opts.Updates.TSIGKey(name, qname)
+		}
+		return dnswire.TSIGKey{}, false
+	})
+}
+
+// update answers an UPDATE (RFC 2136 §3) into resp: FORMERR unless the zone section is one
+// question (§3.1.1), NOTAUTH when unsigned or signed with a key that did not verify (RFC 8945
+// §5.2; the server requires TSIG for every update), else the handler's rcode within
+// ServerOptions.UpdateTimeout.
+func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
+	if len(req.Question) != 1 {
+		resp.Rcode = dns.RcodeFormatError
+		return resp
+	}
+	t := req.IsTsig()
+	if t == nil || s.tsig(w, req) != tsigValid {
+		resp.Rcode = dns.RcodeNotAuth
+		return resp
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.UpdateTimeout)
+	defer cancel()
+	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Canonical(t.Hdr.Name))
+	return resp
+}
+
+// zoneSOA answers an SOA query for a name in a zone with dynamic updates that the store does not
+// serve (a zone of another provider), so that clients that find the zone of a name by asking
+// the UPDATE server for its SOA (lego's, certbot's and nsupdate's) find it: at the apex an
+// answer, below it NODATA with the SOA in the authority section, AA set, TTL 0 (never cached).
+// The SOA is a placeholder naming the zone (serial 1): it says where the zone's apex is, not
+// what its provider serves. False when the query is not such a query.
+func (s *Server) zoneSOA(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg) bool {
+	if s.opts.Updates == nil || q.Qtype != dns.TypeSOA {
+		return false
+	}
+	qname := dnswire.Canonical(q.Name)
+	if _, served := snap.Enclosing(qname); served {
+		return false
+	}
+	zone, ok := s.opts.Updates.Zone(qname)
+	if !ok {
+		return false
+	}
+	soa := &dns.SOA{Hdr: dns.RR_Header{Name: zone, Rrtype: dns.TypeSOA, Class: dns.ClassINET}, Ns: zone, Mbox: "hostmaster." + zone,
+		Serial: 1, Refresh: 3600, Retry: 600, Expire: 86400, Minttl: 0}
+	resp.Authoritative = true
+	if qname == zone {
+		resp.Answer = []dns.RR{soa}
+	} else {
+		resp.Ns = []dns.RR{soa}
+	}
+	return true
+}
