@@ -19,31 +19,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/hackbuild"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
-
-// BuildTimeout bounds hack/acme-e2e/build.sh (a cold build compiles lego, its providers'
-// dependencies and Pebble).
-const BuildTimeout = 20 * time.Minute
 
 // IssueTimeout bounds one certificate: Pebble without its random validation sleeps issues in
 // seconds; this only catches a hang.
 const IssueTimeout = 3 * time.Minute
 
-// Build builds the tools with hack/acme-e2e/build.sh of the repository at root (cached per
+// Build builds the tools with hack/acme-e2e/build.sh of the repository at root (hackbuild.Run: cached per
 // machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) and returns their directory.
 func Build(ctx context.Context, root string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "acme-e2e", "build.sh"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hack/acme-e2e/build.sh: %w\n%s%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	return lines[len(lines)-1], nil
+	return hackbuild.Run(ctx, root, "acme-e2e")
 }
 
 // Pebble is a running Pebble.

@@ -11,33 +11,21 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
-)
 
-// BuildTimeout bounds hack/rfc2136-solver/build.sh: a cold build compiles cert-manager's solver
-// package and its Kubernetes dependencies (about a minute here with a warm module cache).
-const BuildTimeout = 20 * time.Minute
+	"github.com/dnsplane/dnsplane/internal/testing/hackbuild"
+)
 
 // RunTimeout bounds one Present or CleanUp: the solver's own UDP client gives up after 2 s
 // (miekg/dns's default), so this only catches a hang.
 const RunTimeout = 30 * time.Second
 
 // Build builds the solver with hack/rfc2136-solver/build.sh of the repository at root (cached
-// per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) within BuildTimeout and returns its
+// per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) within hackbuild.Timeout and returns its
 // path; the error carries the script's output.
 func Build(ctx context.Context, root string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "rfc2136-solver", "build.sh"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hack/rfc2136-solver/build.sh: %w\n%s%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	return lines[len(lines)-1], nil
+	return hackbuild.Run(ctx, root, "rfc2136-solver")
 }
 
 // Challenge is one DNS-01 challenge as cert-manager's solver gets it.

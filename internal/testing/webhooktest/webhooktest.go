@@ -14,35 +14,21 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/dnsplane/dnsplane/internal/testing/hackbuild"
 	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
 )
 
-// BuildTimeout bounds hack/webhook-server/build.sh: a cold build compiles external-dns's
-// endpoint, plan and provider packages and their Kubernetes dependencies (about a minute here
-// with a warm module cache).
-const BuildTimeout = 20 * time.Minute
-
 // Build builds the server with hack/webhook-server/build.sh of the repository at root (cached
-// per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) within BuildTimeout and returns its
+// per machine under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/) within hackbuild.Timeout and returns its
 // path; the error carries the script's output.
 func Build(ctx context.Context, root string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "hack", "webhook-server", "build.sh"))
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("hack/webhook-server/build.sh: %w\n%s%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	return lines[len(lines)-1], nil
+	return hackbuild.Run(ctx, root, "webhook-server")
 }
 
 // Launch starts the server at bin with args on a free loopback port, env added to its
