@@ -133,3 +133,63 @@ func TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords(t *testing
 		return errors.New("none yet")
 	})
 }
+
+// TestDNSEndpoint_DeletedBeforeItsFinalizerItsWritesAreReleased (issue 31, asynchronous
+// submission): a reconcile submits an object's writes and returns; the finalizer is added by the
+// reconcile that follows the writers' answers. An object deleted while its write is still in
+// flight therefore goes at once, with no finalizer; once the write lands, the manager finds the
+// object gone and removes what it wrote, registry record included, instead of leaving it behind.
+func TestDNSEndpoint_DeletedBeforeItsFinalizerItsWritesAreReleased(t *testing.T) {
+	ns := namespace(t, "release-early")
+	const zone = "early-delete.test"
+	z := zoneObj(ns, "z", zone, nil)
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+
+	held, release := faults.holdAt(local.FaultAfterApplyChanges, local.ZoneID(zone))
+	t.Cleanup(release)
+	ep := endpointObj(ns, "early", dnsv1.Endpoint{DNSName: "early." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.61"}})
+	create(t, ep)
+	select {
+	case <-held: // the write is in the store; its answer is held
+	case <-time.After(30 * time.Second):
+		t.Fatal("the DNSEndpoint's write never reached the provider")
+	}
+	if got := answersA(t, "early."+zone); got != "192.0.2.61" {
+		t.Fatalf("while the answer is held the store serves %q, want the write", got)
+	}
+	var cur dnsv1.DNSEndpoint
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
+		t.Fatal(err)
+	}
+	if len(cur.Finalizers) != 0 {
+		t.Fatalf("finalizers %v before the write was answered, want none", cur.Finalizers)
+	}
+	if err := k8s.Delete(ctxT(t), ep); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, ep)
+	release()
+
+	self := registry.Contributor{OwnerID: ownerID, Resource: registry.Resource("DNSEndpoint", ns, "early")}
+	eventually(t, 30*time.Second, "the deleted object's record and registry record removed", func() error {
+		if got := answersA(t, "early."+zone); got != "" {
+			return fmt.Errorf("early.%s still answers %s", zone, got)
+		}
+		sets, err := provider.ListRecordSets(ctxT(t), local.ZoneID(zone))
+		if err != nil {
+			return err
+		}
+		for _, s := range sets {
+			if !registry.IsRegistryName(s.Name) || s.Type != "TXT" {
+				continue
+			}
+			for _, v := range s.Targets {
+				if e, err := registry.Parse(v); err == nil && e.Contributor() == self {
+					return fmt.Errorf("its registry record %s is still in the zone", s.Name)
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -50,11 +50,36 @@ var (
 	metricsReg = prometheus.NewRegistry()
 )
 
-// faultInjector fails the next call at one fault point, once: a simulated crash.
+// faultInjector fails the next call at one fault point, once: a simulated crash; or holds
+// the calls at one point until released (holdAt): a slow provider.
 type faultInjector struct {
 	mu    sync.Mutex
 	point local.FaultPoint
 	zone  string
+
+	holdPoint local.FaultPoint
+	holdZone  string
+	held      chan struct{} // closed when a call reached the hold
+	release   chan struct{} // closed by the release func
+}
+
+// holdAt makes calls at point for zone wait until release is called (or their context ends);
+// held is closed once the first such call arrived.
+func (f *faultInjector) holdAt(point local.FaultPoint, zone string) (held <-chan struct{}, release func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.holdPoint, f.holdZone = point, zone
+	f.held, f.release = make(chan struct{}), make(chan struct{})
+	h, r := f.held, f.release
+	var once sync.Once
+	return h, func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.holdPoint, f.holdZone = "", ""
+			f.mu.Unlock()
+			close(r)
+		})
+	}
 }
 
 func (f *faultInjector) failNext(point local.FaultPoint, zone string) {
@@ -63,14 +88,30 @@ func (f *faultInjector) failNext(point local.FaultPoint, zone string) {
 	f.point, f.zone = point, zone
 }
 
-func (f *faultInjector) hook(_ context.Context, point local.FaultPoint, zone string) error {
+func (f *faultInjector) hook(ctx context.Context, point local.FaultPoint, zone string) error {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	if f.point == point && f.zone == zone {
 		f.point = ""
+		f.mu.Unlock()
 		return fmt.Errorf("injected crash at %s of %s", point, zone)
 	}
-	return nil
+	if f.holdPoint != point || f.holdZone != zone {
+		f.mu.Unlock()
+		return nil
+	}
+	held, release := f.held, f.release
+	select {
+	case <-held:
+	default:
+		close(held)
+	}
+	f.mu.Unlock()
+	select {
+	case <-release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func TestMain(m *testing.M) {
