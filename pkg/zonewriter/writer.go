@@ -163,15 +163,17 @@ type snapshotBuild struct {
 type submission struct {
 	ctx     context.Context // the submitter's; a submission whose ctx ended is not sent
 	changes []provider.Change
-	done    chan error // buffered: the writer never blocks on an answer
+	done    chan error // buffered: the writer never blocks on an answer; nil with notify
 	// notify, when set, is called once with the answer (SubmitNotify), from the writer's
 	// goroutine: it must not block.
 	notify func(error)
 }
 
-// answer answers s: on done, and to notify when set.
+// answer answers s: on done, or to notify.
 func (s *submission) answer(err error) {
-	s.done <- err
+	if s.done != nil {
+		s.done <- err
+	}
 	if s.notify != nil {
 		s.notify(err)
 	}
@@ -425,7 +427,7 @@ func (w *Writer) SubmitNotify(ctx context.Context, changes []provider.Change, no
 		notify(nil)
 		return
 	}
-	s := &submission{ctx: ctx, changes: changes, done: make(chan error, 1), notify: notify}
+	s := &submission{ctx: ctx, changes: changes, notify: notify}
 	select {
 	case w.subs <- s:
 	case <-ctx.Done():

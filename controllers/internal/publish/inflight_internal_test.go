@@ -54,8 +54,8 @@ func TestInflight_AnObjectIsEnqueuedOnceEveryZoneAnswered(t *testing.T) {
 	if state != inflightDone || s.Generation != 7 {
 		t.Fatalf("after the answers: %+v, %v; want done, generation 7", s, state)
 	}
-	if _, ok := s.Wrote["team/a"]; !ok || s.Wrote["team/c"].IsZero() || len(s.Wrote) != 2 {
-		t.Errorf("Wrote = %v, want team/a and team/c", s.Wrote)
+	if w := s.Wrote(); w["team/a"].IsZero() || w["team/c"].IsZero() || len(w) != 2 {
+		t.Errorf("Wrote = %v, want team/a and team/c", w)
 	}
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "DNSZone team/b") || !strings.Contains(err.Error(), "rejected") {
 		t.Errorf("Err = %v, want zone team/b's rejection", err)

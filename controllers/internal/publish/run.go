@@ -228,7 +228,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			out.Deferred = true
 			return out, ctrl.Result{}, nil
 		case prev != nil:
-			wrote = prev.Wrote
+			wrote = prev.Wrote()
 		}
 	}
 	if apply {
