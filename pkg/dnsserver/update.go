@@ -31,7 +31,11 @@ const DefaultUpdateTimeout = 10 * time.Second
 
 // keys returns the TSIG provider of the server's keys: the transfer key (ServerOptions.TSIG)
 // and the dynamic-update keys (ServerOptions.Updates); nil with neither, so that miekg/dns
-// verifies nothing and signed requests are answered as unsigned ones.
+// verifies nothing and signed requests are answered as unsigned ones. A dynamic-update key is
+// the one bound to the message's question name as a zone (an UPDATE's zone section), else to
+// the zone with dynamic updates that encloses that name: a client that finds the zone by asking
+// for the SOA of the name it updates signs that query with its key (nsupdate without a "zone"
+// line asks for the SOA of _acme-challenge.<zone>), and must get a signed answer, not NOTAUTH.
 func (s *Server) keys() dns.TsigProvider {
 	if s.opts.TSIG == nil && s.opts.Updates == nil {
 		return nil
@@ -40,8 +44,14 @@ func (s *Server) keys() dns.TsigProvider {
 		if t := s.opts.TSIG; t != nil && dnswire.Canonical(t.Name) == name {
 			return *t, true
 		}
-		if s.opts.Updates != nil {
-			return s.opts.Updates.TSIGKey(name, qname)
+		if s.opts.Updates == nil {
+			return dnswire.TSIGKey{}, false
+		}
+		if k, ok := s.opts.Updates.TSIGKey(name, qname); ok {
+			return k, true
+		}
+		if zone, ok := s.opts.Updates.Zone(qname); ok && zone != qname {
+			return s.opts.Updates.TSIGKey(name, zone)
 		}
 		return dnswire.TSIGKey{}, false
 	})

@@ -23,7 +23,7 @@ type recordingUpdates struct {
 }
 
 func (u *recordingUpdates) TSIGKey(name, zone string) (dnswire.TSIGKey, bool) {
-	return u.key, name == u.key.Name && zone == "example.com."
+	return u.key, name == u.key.Name && (zone == "example.com." || zone == "dyn.example.")
 }
 
 func (u *recordingUpdates) Zone(name string) (string, bool) {
@@ -155,6 +155,37 @@ func TestUpdate_SOAOfAZoneWithDynamicUpdatesItDoesNotServe(t *testing.T) {
 		}
 		if r := ask(t, srv.Addr(), proto, "example.test.", dns.TypeSOA); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
 			t.Fatalf("%s: a served zone's SOA: %v", proto, r)
+		}
+	}
+}
+
+// TestUpdate_ASignedSOAQueryBelowTheApexIsAnsweredSigned: a client that finds the zone by asking
+// for the SOA of the name it will update (nsupdate without a "zone" line) signs that query with
+// its key; the key is the one of the enclosing zone with dynamic updates, so the answer is the
+// zone's SOA, signed, not NOTAUTH. Another secret still gets NOTAUTH.
+func TestUpdate_ASignedSOAQueryBelowTheApexIsAnsweredSigned(t *testing.T) {
+	key := dnswire.TSIGKey{Name: "acme.", Algorithm: dns.HmacSHA256, Secret: testSecret}
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{Updates: &recordingUpdates{key: key}})
+	for _, proto := range []string{"udp", "tcp"} {
+		for _, k := range []dnswire.TSIGKey{key, {Name: "acme.", Algorithm: dns.HmacSHA256, Secret: otherSecret}} {
+			m := new(dns.Msg)
+			m.SetQuestion("_acme-challenge.www.dyn.example.", dns.TypeSOA)
+			m.SetTsig(k.Name, k.Algorithm, dnswire.TSIGFudge, time.Now().Unix())
+			c := &dns.Client{Net: proto, Timeout: 2 * time.Second, TsigProvider: clientKey(k)}
+			r, _, err := c.Exchange(m, srv.Addr())
+			if r == nil {
+				t.Fatalf("%s: %v", proto, err)
+			}
+			if k.Secret == otherSecret {
+				if r.Rcode != dns.RcodeNotAuth {
+					t.Errorf("%s, another secret: %s, want NOTAUTH", proto, dns.RcodeToString[r.Rcode])
+				}
+				continue
+			}
+			if err != nil || r.Rcode != dns.RcodeSuccess || r.IsTsig() == nil || len(r.Ns) != 1 || r.Ns[0].Header().Name != "dyn.example." {
+				t.Fatalf("%s: rcode %s, signed %v, client TSIG check %v, authority %v; want the zone's SOA, signed",
+					proto, dns.RcodeToString[r.Rcode], r.IsTsig() != nil, err, r.Ns)
+			}
 		}
 	}
 }
