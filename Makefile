@@ -84,7 +84,7 @@ envtest-bins: ## Build etcd, kube-apiserver, kube-controller-manager and kubectl
 
 .PHONY: test
 test: envtest-bins helm version-check image-check ## Run every unit, real-server and envtest test (helm lint, the chart checks and every fuzz target's seeds included), then each fuzz target for TEST_FUZZTIME (default 500x: 500 inputs each), the version check and the image check.
-	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race -timeout 30m $(TEST_ARGS) ./...
+	KUBEBUILDER_ASSETS=$(LOCALBIN) go test -count=1 -race -timeout 60m $(TEST_ARGS) ./...
 	FUZZTIME=$(TEST_FUZZTIME) hack/fuzz.sh
 
 .PHONY: external-dns
