@@ -55,6 +55,14 @@ func (u *recordingUpdates) ServeUpdate(_ context.Context, _ *dns.Msg, keyName st
 	return u.rcode
 }
 
+// setRcode changes the rcode the handler answers with; a late UDP retransmission may still be
+// in the handler.
+func (u *recordingUpdates) setRcode(rcode int) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.rcode = rcode
+}
+
 func (u *recordingUpdates) handed() []string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -109,7 +117,7 @@ func TestUpdate_OnlySignedWithABoundKeyReachesTheHandler(t *testing.T) {
 		}
 		// A NOTAUTH from the handler (a key not bound to the zone) goes unsigned: miekg/dns
 		// clients read a signed NOTAUTH as their own TSIG failure, not the server's answer.
-		h.rcode = dns.RcodeNotAuth
+		h.setRcode(dns.RcodeNotAuth)
 		if resp, err := signedUpdate(t, srv.Addr(), "udp", key); err != nil || resp.Rcode != dns.RcodeNotAuth || resp.IsTsig() != nil {
 			t.Fatalf("%s: the handler's NOTAUTH: rcode %s, signed %v, client error %v; want NOTAUTH, unsigned, no error", alg,
 				dns.RcodeToString[resp.Rcode], resp.IsTsig() != nil, err)
