@@ -10,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/geo"
 )
 
 // MaxTTL is the largest TTL, in seconds: RFC 2181 §8 limits TTLs to
@@ -314,6 +315,12 @@ func CanonicalRecordSet(rs RecordSet) (RecordSet, error) {
 	return out, nil
 }
 
+// isGeo: rs carries pkg/geo's geo tag label.
+func isGeo(rs RecordSet) bool {
+	_, ok := rs.ProviderSpecific[geo.LabelTag]
+	return ok
+}
+
 // GroupRRs groups records into plain record sets by (owner, type), in order
 // of first appearance, targets in record order. A set's TTL is the smallest
 // TTL of its records (RFC 2181 §5.2 requires them equal).
@@ -366,7 +373,9 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 
 // ValidateChangeSet is the check every provider makes of one side of a Change before writing
 // anything: which ("Before" or "After") must be present, canonical (CanonicalRecordSet), inside
-// zone and non-empty, and weighted only where caps.WeightedRouting. It returns the canonical set,
+// zone and non-empty, and weighted only where caps.WeightedRouting. A geo set (pkg/geo's
+// LabelTag in ProviderSpecific) carries its geo tag as set identifier, without a weight, where
+// caps.GeoRouting, whether or not the provider routes by weight. It returns the canonical set,
 // or an error wrapping ErrInvalidChange or ErrNotCapable. Providers add their own limits after it.
 func ValidateChangeSet(action Action, which string, rs *RecordSet, zone string, caps Capabilities) (RecordSet, error) {
 	if rs == nil {
@@ -381,6 +390,7 @@ func ValidateChangeSet(action Action, which string, rs *RecordSet, zone string, 
 		return c, fmt.Errorf("%w: %s is not in zone %s", ErrInvalidChange, c.Key(), zone)
 	case len(c.Targets) == 0:
 		return c, fmt.Errorf("%w: %s has no targets", ErrInvalidChange, c.Key())
+	case !caps.WeightedRouting && c.Weight == nil && caps.GeoRouting && isGeo(c):
 	case !caps.WeightedRouting && (c.Weight != nil || c.SetIdentifier != ""):
 		return c, fmt.Errorf("%w: %s: weighted routing", ErrNotCapable, c.Key())
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/geo"
 )
 
 func TestCanonicalTarget_PresentationFormWithoutTrailingDots(t *testing.T) {
@@ -248,6 +250,7 @@ func TestPresentationValue_QuotesTXTAndMakesNamesAbsolute(t *testing.T) {
 
 func TestValidateChangeSet_CommonRules(t *testing.T) {
 	w := int64(10)
+	geoLabel := map[string]string{geo.LabelTag: "eu", geo.LabelRegions: "DE"}
 	cases := []struct {
 		name string
 		rs   *RecordSet
@@ -261,6 +264,10 @@ func TestValidateChangeSet_CommonRules(t *testing.T) {
 		{"weighted without the capability", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w}, Capabilities{}, ErrNotCapable},
 		{"weighted with the capability", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w}, Capabilities{WeightedRouting: true}, nil},
 		{"plain", &RecordSet{Name: "WWW.example.test.", Type: "a", TTL: 60, Targets: []string{"192.0.2.1"}}, Capabilities{}, nil},
+		{"geo set with geo routing", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", ProviderSpecific: geoLabel}, Capabilities{GeoRouting: true}, nil},
+		{"geo set without geo routing", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", ProviderSpecific: geoLabel}, Capabilities{}, ErrNotCapable},
+		{"weighted geo set with geo routing only", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu", Weight: &w, ProviderSpecific: geoLabel}, Capabilities{GeoRouting: true}, ErrNotCapable},
+		{"set identifier without geo label, geo routing only", &RecordSet{Name: "www.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}, SetIdentifier: "eu"}, Capabilities{GeoRouting: true}, ErrNotCapable},
 	}
 	for _, c := range cases {
 		got, err := ValidateChangeSet(ActionCreate, "After", c.rs, "example.test", c.caps)
