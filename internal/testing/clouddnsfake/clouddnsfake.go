@@ -15,7 +15,19 @@
 //     additions, 1,000 deletions, 100,000 bytes of rrdata, 100 records per
 //     set) give 403 quotaExceeded;
 //   - deleting a zone that still holds sets other than the apex SOA/NS is 400
-//     containerNotEmpty.
+//     containerNotEmpty;
+//   - a set may have a geo routing policy (routingPolicy.geo.items[], each a
+//     location and rrdatas; the JSON of the SDK's RRSetRoutingPolicy,
+//     RRSetRoutingPolicyGeoPolicy and RRSetRoutingPolicyGeoPolicyGeoPolicyItem)
+//     instead of rrdatas: a location must be a Google Cloud region of Regions
+//     and appear once per policy ("If there are multiple items with the same
+//     location, an error is returned instead"), an item's rrdatas are
+//     required (at most 100), and a set has rrdatas or a routing policy, not
+//     both: else 400 invalid. A deletion matches a routing-policy set when its
+//     TTL and items (location and rrdatas, in any order) are the same, else
+//     412. Other routing policies (wrr, primaryBackup) and health-checked
+//     items are 400 (not modelled). Routing-policy sets are not served over
+//     DNS (they answer by the client's location).
 //
 // Paths are /dns/v1/projects/{project}/managedZones[...]; any project is
 // accepted, but zones are kept per project.
@@ -62,11 +74,75 @@ const (
 
 // RRSet is a resource record set in the API's JSON form.
 type RRSet struct {
-	Kind    string   `json:"kind,omitempty"`
-	Name    string   `json:"name"`
-	Type    string   `json:"type"`
-	TTL     int64    `json:"ttl,omitempty"`
-	Rrdatas []string `json:"rrdatas,omitempty"`
+	Kind          string         `json:"kind,omitempty"`
+	Name          string         `json:"name"`
+	Type          string         `json:"type"`
+	TTL           int64          `json:"ttl,omitempty"`
+	Rrdatas       []string       `json:"rrdatas,omitempty"`
+	RoutingPolicy *RoutingPolicy `json:"routingPolicy,omitempty"`
+}
+
+// RoutingPolicy is a set's routing policy (RRSetRoutingPolicy); only geo is modelled, the others
+// are kept to be refused.
+type RoutingPolicy struct {
+	Kind          string          `json:"kind,omitempty"`
+	Geo           *GeoPolicy      `json:"geo,omitempty"`
+	Wrr           json.RawMessage `json:"wrr,omitempty"`
+	PrimaryBackup json.RawMessage `json:"primaryBackup,omitempty"`
+	HealthCheck   string          `json:"healthCheck,omitempty"`
+}
+
+// GeoPolicy is RRSetRoutingPolicyGeoPolicy.
+type GeoPolicy struct {
+	Kind          string          `json:"kind,omitempty"`
+	Items         []GeoPolicyItem `json:"items,omitempty"`
+	EnableFencing bool            `json:"enableFencing,omitempty"`
+}
+
+// GeoPolicyItem is RRSetRoutingPolicyGeoPolicyGeoPolicyItem.
+type GeoPolicyItem struct {
+	Kind                 string          `json:"kind,omitempty"`
+	Location             string          `json:"location,omitempty"`
+	Rrdatas              []string        `json:"rrdatas,omitempty"`
+	SignatureRrdatas     []string        `json:"signatureRrdatas,omitempty"`
+	HealthCheckedTargets json.RawMessage `json:"healthCheckedTargets,omitempty"`
+}
+
+// Regions returns the Google Cloud regions a geo item's location may name (Google Cloud's region
+// lists, "Geography and regions", as of 2026-12), sorted.
+func Regions() []string {
+	return []string{
+		"africa-south1",
+		"asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3", "asia-south1", "asia-south2",
+		"asia-southeast1", "asia-southeast2", "asia-southeast3",
+		"australia-southeast1", "australia-southeast2",
+		"europe-central2", "europe-north1", "europe-north2", "europe-southwest1", "europe-west1", "europe-west10",
+		"europe-west12", "europe-west2", "europe-west3", "europe-west4", "europe-west6", "europe-west8", "europe-west9",
+		"me-central1", "me-central2", "me-west1",
+		"northamerica-northeast1", "northamerica-northeast2", "northamerica-south1",
+		"southamerica-east1", "southamerica-west1",
+		"us-central1", "us-east1", "us-east4", "us-east5", "us-south1", "us-west1", "us-west2", "us-west3", "us-west4",
+	}
+}
+
+// clone returns a deep copy of rs.
+func (rs RRSet) clone() RRSet {
+	c := rs
+	c.Rrdatas = slices.Clone(rs.Rrdatas)
+	if p := rs.RoutingPolicy; p != nil {
+		cp := *p
+		if p.Geo != nil {
+			g := *p.Geo
+			g.Items = nil
+			for _, it := range p.Geo.Items {
+				it.Rrdatas = slices.Clone(it.Rrdatas)
+				g.Items = append(g.Items, it)
+			}
+			cp.Geo = &g
+		}
+		c.RoutingPolicy = &cp
+	}
+	return c
 }
 
 // ManagedZone is a managed zone in the API's JSON form.
@@ -133,6 +209,9 @@ func (s *Server) dnsZones() ([]fakedns.Zone, error) {
 			z := zones[name]
 			fz := fakedns.Zone{Name: z.mz.DNSName}
 			for _, rs := range z.rrsets {
+				if rs.RoutingPolicy != nil {
+					continue // answered by the client's location: not modelled over DNS
+				}
 				set, err := fakedns.RecordSet(rs.Name, rs.Type, rs.TTL, rs.Rrdatas)
 				if err != nil {
 					return nil, fmt.Errorf("project %s zone %s: %w", project, name, err)
@@ -245,6 +324,22 @@ func (s *Server) ChangeSizes() []int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Clone(s.changeSizes)
+}
+
+// RRSets returns a copy of the record sets of the zone (name or ID) of project, sorted by name
+// and type; nil for no such zone.
+func (s *Server) RRSets(project, zone string) []RRSet {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	z := lookup(s.zones[project], zone)
+	if z == nil {
+		return nil
+	}
+	out := make([]RRSet, 0, len(z.rrsets))
+	for _, rs := range z.rrsets {
+		out = append(out, rs.clone())
+	}
+	return out
 }
 
 // AddZone creates a zone as another tool would, with the given name, DNS
@@ -500,13 +595,75 @@ func validateZone(mz ManagedZone) *apiError {
 func key(rs *RRSet) string { return fqdn(rs.Name) + " " + rs.Type }
 
 func sameSet(a, b *RRSet) bool {
-	if a.TTL != b.TTL || len(a.Rrdatas) != len(b.Rrdatas) {
+	if a.TTL != b.TTL || !sameData(a.Rrdatas, b.Rrdatas) || (a.RoutingPolicy == nil) != (b.RoutingPolicy == nil) {
 		return false
 	}
-	x, y := slices.Clone(a.Rrdatas), slices.Clone(b.Rrdatas)
+	if a.RoutingPolicy == nil {
+		return true
+	}
+	ga, gb := a.RoutingPolicy.Geo, b.RoutingPolicy.Geo
+	if ga == nil || gb == nil || ga.EnableFencing != gb.EnableFencing || len(ga.Items) != len(gb.Items) {
+		return false
+	}
+	items := map[string][]string{}
+	for _, it := range ga.Items {
+		items[it.Location] = it.Rrdatas
+	}
+	for _, it := range gb.Items {
+		if d, ok := items[it.Location]; !ok || !sameData(d, it.Rrdatas) {
+			return false
+		}
+	}
+	return true
+}
+
+func sameData(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	x, y := slices.Clone(a), slices.Clone(b)
 	slices.Sort(x)
 	slices.Sort(y)
 	return slices.Equal(x, y)
+}
+
+// checkPolicy checks a set's routing policy as the API does (see the package comment), counting
+// its items' rrdata bytes into size.
+func checkPolicy(rs *RRSet, field string, j int, size *int) *apiError {
+	p := rs.RoutingPolicy
+	invalid := func(f, msg string) *apiError {
+		return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.change.%s[%d].%s': %s", field, j, f, msg)}
+	}
+	switch {
+	case len(rs.Rrdatas) > 0:
+		return invalid("rrdata", "a resource record set with a routing policy has no rrdatas of its own")
+	case p.Geo == nil || len(p.Wrr) > 0 || len(p.PrimaryBackup) > 0 || p.HealthCheck != "":
+		return invalid("routingPolicy", "only a geo routing policy is supported by this fake")
+	case len(p.Geo.Items) == 0:
+		return invalid("routingPolicy.geo.items", "a geo routing policy needs at least one item")
+	}
+	seen := map[string]bool{}
+	regions := Regions()
+	for i, it := range p.Geo.Items {
+		f := fmt.Sprintf("routingPolicy.geo.items[%d]", i)
+		switch {
+		case !slices.Contains(regions, it.Location):
+			return invalid(f+".location", fmt.Sprintf("'%s' is not a Google Cloud region", it.Location))
+		case seen[it.Location]:
+			return invalid(f+".location", fmt.Sprintf("multiple items with the location '%s'", it.Location))
+		case len(it.HealthCheckedTargets) > 0:
+			return invalid(f+".healthCheckedTargets", "not supported by this fake")
+		case len(it.Rrdatas) == 0:
+			return &apiError{code: 400, reason: "required", msg: fmt.Sprintf("Required field 'entity.change.%s[%d].%s.rrdata' not specified", field, j, f)}
+		case len(it.Rrdatas) > MaxRecordsPerRRSet:
+			return &apiError{code: 403, reason: "quotaExceeded", msg: "The change would exceed quota for resource records per rrset."}
+		}
+		seen[it.Location] = true
+		for _, d := range it.Rrdatas {
+			*size += len(d)
+		}
+	}
+	return nil
 }
 
 // apply checks c against the zone and applies it atomically.
@@ -527,7 +684,11 @@ func (z *zone) apply(c change) *apiError {
 			if name := strings.ToLower(rs.Name); name != z.mz.DNSName && !strings.HasSuffix(name, "."+z.mz.DNSName) {
 				return &apiError{code: 400, reason: "invalid", msg: fmt.Sprintf("Invalid value for 'entity.change.%s[%d].name': '%s' is not within the zone", field, j, rs.Name)}
 			}
-			if len(rs.Rrdatas) == 0 {
+			if rs.RoutingPolicy != nil {
+				if e := checkPolicy(rs, field, j, &size); e != nil {
+					return e
+				}
+			} else if len(rs.Rrdatas) == 0 {
 				return &apiError{code: 400, reason: "required", msg: fmt.Sprintf("Required field 'entity.change.%s[%d].rrdata' not specified", field, j)}
 			}
 			if len(rs.Rrdatas) > MaxRecordsPerRRSet {
@@ -575,7 +736,16 @@ func (z *zone) apply(c change) *apiError {
 		}
 	}
 	for _, a := range c.Additions {
-		next = append(next, RRSet{Kind: "dns#resourceRecordSet", Name: strings.ToLower(a.Name), Type: a.Type, TTL: a.TTL, Rrdatas: slices.Clone(a.Rrdatas)})
+		n := a.clone()
+		n.Kind, n.Name = "dns#resourceRecordSet", strings.ToLower(a.Name)
+		if p := n.RoutingPolicy; p != nil {
+			p.Kind = "dns#rRSetRoutingPolicy"
+			p.Geo.Kind = "dns#rRSetRoutingPolicyGeoPolicy"
+			for i := range p.Geo.Items {
+				p.Geo.Items[i].Kind = "dns#rRSetRoutingPolicyGeoPolicyGeoPolicyItem"
+			}
+		}
+		next = append(next, n)
 	}
 	slices.SortStableFunc(next, func(a, b RRSet) int {
 		if c := strings.Compare(a.Name, b.Name); c != 0 {
