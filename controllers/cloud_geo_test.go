@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
 	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 )
@@ -36,8 +38,9 @@ func geoEndpoints(zone string) []dnsv1.Endpoint {
 // TestCloudFakes_GeoSets (issue 34): geo sets published through a DNSEndpoint (the Gslb
 // controller's path) land in Route 53 as geolocation record sets (country DE, continent NA, the
 // default location "*"), and the next reconciles write nothing more: the listed sets fold back
-// into the geo sets the plan wants. On Cloud DNS, which has no geo routing here, the DNSEndpoint
-// is not published and says so.
+// into the geo sets the plan wants. On Cloud DNS they land as one record set with a geo routing
+// policy (an item per Google Cloud region), and converge the same way; a CIDR region there is
+// refused as NotCapable, and its DNSEndpoint says so.
 func TestCloudFakes_GeoSets(t *testing.T) {
 	t.Run("route53", func(t *testing.T) {
 		r53, c := startRoute53(t, "")
@@ -98,14 +101,73 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 		t.Logf("Route 53: one new plain name cost %d record elements beside the published geo sets", elements)
 	})
 	t.Run("clouddns", func(t *testing.T) {
-		_, c := startCloudDNS(t)
+		fake, c := startCloudDNS(t)
 		ns, zone := "geo-clouddns", "geo-clouddns.cloud.test"
 		create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", c.secretType, c.data))
 		z := zoneObj(ns, "z", zone, nil)
 		ep := endpointObj(ns, "app", geoEndpoints(zone)...)
 		create(t, z, ep)
 		waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-		cond := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
-		t.Logf("Cloud DNS: %s", cond.Message)
+		waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+		items := map[string]string{} // location -> rrdatas
+		for _, rs := range fake.RRSets("fake-project", z.Status.ZoneID) {
+			if rs.Name == "app."+zone+"." && rs.Type == "A" && rs.RoutingPolicy != nil {
+				for _, it := range rs.RoutingPolicy.Geo.Items {
+					items[it.Location] = fmt.Sprint(it.Rrdatas)
+				}
+			}
+		}
+		// eu (DE, and the default) answers every Google Cloud region but North America's, us
+		// those 12.
+		us := 0
+		for _, v := range items {
+			if v == "[192.0.2.2]" {
+				us++
+			}
+		}
+		if len(items) != len(clouddnsfake.Regions()) || items["europe-west3"] != "[192.0.2.1]" || items["asia-northeast1"] != "[192.0.2.1]" ||
+			items["us-east4"] != "[192.0.2.2]" || us != 12 {
+			t.Fatalf("Cloud DNS holds the geo items %v", items)
+		}
+		// Converged: one new plain name costs its set and its registry record, not a rewrite
+		// of the routing-policy set and its companion (2 deletions and 2 additions).
+		before := len(fake.ChangeSizes())
+		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var cur dnsv1.DNSEndpoint
+			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
+				return err
+			}
+			cur.Spec.Endpoints = eps
+			return k8s.Update(ctxT(t), &cur)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 20*time.Second, "other published", func() error {
+			for _, rs := range fake.RRSets("fake-project", z.Status.ZoneID) {
+				if rs.Name == "other."+zone+"." && rs.Type == "A" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not yet")
+		})
+		time.Sleep(time.Second) // any write that would follow
+		sets := 0
+		for _, n := range fake.ChangeSizes()[before:] {
+			sets += n
+		}
+		if sets >= 4 {
+			t.Fatalf("%d record sets written for one new plain name: the geo sets were rewritten (changes %v)", sets, fake.ChangeSizes()[before:])
+		}
+		// A CIDR region has no Cloud DNS location: the provider refuses it (NotCapable, as Route
+		// 53 does), and that DNSEndpoint says so.
+		cidr := endpointObj(ns, "cidr", dnsv1.Endpoint{DNSName: "ap." + zone, RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.3"},
+			SetIdentifier: "ap", ProviderSpecific: dnsv1.ProviderSpecific{{Name: geo.LabelTag, Value: "ap"}, {Name: geo.LabelRegions, Value: "203.0.113.0/24"}}})
+		create(t, cidr)
+		cond := waitCondition(t, cidr, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonProviderError)
+		if !strings.Contains(cond.Message, "not supported by provider") || !strings.Contains(cond.Message, "CIDR") {
+			t.Fatalf("a CIDR region on Cloud DNS: Ready says %q", cond.Message)
+		}
 	})
 }

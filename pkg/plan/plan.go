@@ -373,7 +373,7 @@ func (p *planner) notCapable(k provider.RecordSetKey) string {
 		if c.GeoRouting {
 			return ""
 		}
-		return fmt.Sprintf("%s: the zone's provider has no geo routing, so it cannot hold a geo set (docs/design.md, \"Geo answers\"); use the embedded server or Route 53", k)
+		return fmt.Sprintf("%s: the zone's provider has no geo routing, so it cannot hold a geo set (docs/design.md, \"Geo answers\"); use the embedded server, Route 53 or Cloud DNS", k)
 	}
 	if c.WeightedRouting || (d.SetIdentifier == "" && d.Weight == nil) {
 		return ""

@@ -79,8 +79,9 @@ type Provider struct {
 }
 
 var (
-	_ provider.Provider    = (*Provider)(nil)
-	_ provider.ZoneDrainer = (*Provider)(nil)
+	_ provider.Provider     = (*Provider)(nil)
+	_ provider.ZoneDrainer  = (*Provider)(nil)
+	_ provider.RequestSizer = (*Provider)(nil)
 )
 
 // New builds a Provider. It makes no API calls.
@@ -139,13 +140,16 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 // the number of sets Cloud DNS counts, and an Update as Before+After, so a
 // batch of 1,000 elements never exceeds 1,000 additions nor 1,000 deletions;
 // values are counted as sent (provider.ValueBytes: TXT quoted with \ddd
-// escapes, names with their trailing dot), so no RequestSizer is needed.
+// escapes, names with their trailing dot), so no RequestSizer is needed for
+// plain sets. GeoRouting: the geo sets of a name and type are one record set
+// with a geo routing policy (geo.go); see RequestCost for what they cost.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		MaxChangesPerBatch:    maxAdditions,
 		MaxValueBytesPerBatch: maxRrdataBytes,
 		ConditionalWrites:     true,
 		WeightedRouting:       false,
+		GeoRouting:            true,
 		CreateZones:           true,
 		BatchWrites:           true,
 	}
@@ -457,11 +461,21 @@ func (p *Provider) deletions(ctx context.Context, mz *dns.ManagedZone) ([]provid
 			continue
 		}
 		d := provider.Deletion{Key: provider.RecordSetKey{Name: provider.CanonicalName(rr.Name), Type: strings.ToUpper(rr.Type)},
-			Elements: max(1, len(rr.Rrdatas)),
-			Raw:      &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, ForceSendFields: []string{"Ttl"}}}
+			Raw: &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, RoutingPolicy: rr.RoutingPolicy,
+				ForceSendFields: []string{"Ttl"}}}
+		n := len(rr.Rrdatas)
 		for _, r := range rr.Rrdatas {
 			d.ValueBytes += len(r)
 		}
+		if pol := rr.RoutingPolicy; pol != nil && pol.Geo != nil { // a geo set's records are its items'
+			for _, it := range pol.Geo.Items {
+				n += len(it.Rrdatas)
+				for _, r := range it.Rrdatas {
+					d.ValueBytes += len(r)
+				}
+			}
+		}
+		d.Elements = max(1, n)
 		dels = append(dels, d)
 	}
 	return dels, nil
