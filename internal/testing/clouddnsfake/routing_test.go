@@ -88,7 +88,11 @@ func TestGeoRoutingPolicy(t *testing.T) {
 	for _, stale := range []*dns.ResourceRecordSet{
 		geoSet(item("europe-west3", "192.0.2.9"), item("us-central1", "198.51.100.1", "198.51.100.2")),
 		geoSet(item("europe-west3", "192.0.2.1")),
-		func() *dns.ResourceRecordSet { rs := geoSet(item("europe-west3", "192.0.2.1"), item("us-central1", "198.51.100.1", "198.51.100.2")); rs.Ttl = 60; return rs }(),
+		func() *dns.ResourceRecordSet {
+			rs := geoSet(item("europe-west3", "192.0.2.1"), item("us-central1", "198.51.100.1", "198.51.100.2"))
+			rs.Ttl = 60
+			return rs
+		}(),
 		{Name: "app.geo.test.", Type: "A", Ttl: 30, Rrdatas: []string{"192.0.2.1"}},
 	} {
 		if err := change(&dns.Change{Deletions: []*dns.ResourceRecordSet{stale}}); code(err) != http.StatusPreconditionFailed {
