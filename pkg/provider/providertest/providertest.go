@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
@@ -72,6 +73,7 @@ func Run(t *testing.T, h Harness) {
 		{"ListRoundTripsExactly", testRoundTrip},
 		{"ConditionalWrites", testConditionalWrites},
 		{"WeightedRouting", testWeighted},
+		{"GeoRouting", testGeo},
 		{"InvalidChangeWritesNothing", testInvalidChange},
 		{"UnknownZoneIsErrZoneNotFound", testUnknownZone},
 		{"ReadZoneIsGetZoneAndListRecordSets", testReadZone},
@@ -670,6 +672,51 @@ func testWeighted(t *testing.T, s *suite) {
 	s.expectListed(t, z.ID, eu2, us)
 	s.apply(t, z.ID, del(eu2), del(us))
 	s.expectNotListed(t, z.ID, eu.Key(), us.Key())
+}
+
+// geoSet is one geo tag's set as the Gslb controller publishes it (pkg/geo's labels; docs/design.md,
+// "Geo answers").
+func geoSet(t *testing.T, name, tag string, dflt bool, targets []string, regions ...string) provider.RecordSet {
+	t.Helper()
+	kv, err := geo.EncodeLabels(geo.Set{Tag: tag, Regions: regions, Default: dflt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := map[string]string{}
+	for _, p := range kv {
+		ps[p[0]] = p[1]
+	}
+	return provider.RecordSet{Name: name, Type: "A", TTL: 30, Targets: targets, SetIdentifier: tag, ProviderSpecific: ps}
+}
+
+// testGeo: a provider with GeoRouting lists the geo sets of a name (a country, a continent and
+// the default, in three tags) exactly as written, and updates and deletes one tag without
+// touching the others; one without it refuses a geo set as ErrNotCapable.
+func testGeo(t *testing.T, s *suite) {
+	z := s.recordZone(t, "geo")
+	name := "app." + z.Name
+	de := geoSet(t, name, "de", false, []string{"192.0.2.1"}, "DE")
+	us := geoSet(t, name, "us", false, []string{"198.51.100.1", "198.51.100.2"}, "continent:NA")
+	eu := geoSet(t, name, "eu", true, []string{"192.0.2.10"}, "continent:EU")
+	if !s.caps.GeoRouting {
+		err := s.p.ApplyChanges(s.ctx(t), z.ID, []provider.Change{create(de)})
+		if !errors.Is(err, provider.ErrNotCapable) {
+			t.Fatalf("geo set on a provider without geo routing: %v, want ErrNotCapable", err)
+		}
+		s.expectNotListed(t, z.ID, de.Key())
+		return
+	}
+	s.apply(t, z.ID, create(de), create(us), create(eu))
+	s.expectListed(t, z.ID, de, us, eu)
+	de2 := de.Clone()
+	de2.Targets = []string{"192.0.2.2", "192.0.2.3"}
+	s.apply(t, z.ID, update(de, de2))
+	s.expectListed(t, z.ID, de2, us, eu)
+	s.apply(t, z.ID, del(us))
+	s.expectListed(t, z.ID, de2, eu)
+	s.expectNotListed(t, z.ID, us.Key())
+	s.apply(t, z.ID, del(de2), del(eu))
+	s.expectNotListed(t, z.ID, de.Key(), eu.Key())
 }
 
 func testInvalidChange(t *testing.T, s *suite) {
