@@ -161,12 +161,12 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 			t.Fatalf("%d record sets written for one new plain name: the geo sets were rewritten (changes %v)", sets, fake.ChangeSizes()[before:])
 		}
 		// A CIDR region has no Cloud DNS location: the provider refuses it (NotCapable, as Route
-		// 53 does), and that DNSEndpoint says so.
+		// 53 does), and that DNSEndpoint says so, naming the region.
 		cidr := endpointObj(ns, "cidr", dnsv1.Endpoint{DNSName: "ap." + zone, RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.3"},
 			SetIdentifier: "ap", ProviderSpecific: dnsv1.ProviderSpecific{{Name: geo.LabelTag, Value: "ap"}, {Name: geo.LabelRegions, Value: "203.0.113.0/24"}}})
 		create(t, cidr)
-		cond := waitCondition(t, cidr, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonProviderError)
-		if !strings.Contains(cond.Message, "not supported by provider") || !strings.Contains(cond.Message, "CIDR") {
+		cond := waitCondition(t, cidr, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
+		if !strings.Contains(cond.Message, "203.0.113.0/24") || !strings.Contains(cond.Message, "CIDR") {
 			t.Fatalf("a CIDR region on Cloud DNS: Ready says %q", cond.Message)
 		}
 	})

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -60,6 +61,34 @@ func TestSummarise_ReadyReasonIsTheOneToActOnFirst(t *testing.T) {
 	} {
 		if _, _, _, got := summarise(plansWith(tc.reasons...)); got != tc.want {
 			t.Errorf("summarise(%v) reason = %s, want %s", tc.reasons, got, tc.want)
+		}
+	}
+}
+
+// TestFailed_ReasonsOfProviderErrors: a write the provider refuses as beyond its capabilities
+// (a geo CIDR region on Route 53 or Cloud DNS) is NotCapable on Ready, with the provider's
+// message, and is not a reconcile error; a missing zone is ZoneNotFound; a conflict is retried
+// at once without touching Ready; anything else is ProviderError and goes back to the rate
+// limiter.
+func TestFailed_ReasonsOfProviderErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		err        error
+		reason     string // "" = Ready untouched
+		returnsErr bool
+	}{
+		{"not capable", fmt.Errorf("apply: %w: region 203.0.113.0/24: CIDR", provider.ErrNotCapable), dnsv1.ReasonNotCapable, false},
+		{"zone gone", fmt.Errorf("apply: %w", provider.ErrZoneNotFound), dnsv1.ReasonZoneNotFound, false},
+		{"conflict", fmt.Errorf("apply: %w", provider.ErrConflict), "", false},
+		{"invalid change", fmt.Errorf("apply: %w", provider.ErrInvalidChange), dnsv1.ReasonProviderError, true},
+	} {
+		reason, msg := "", ""
+		_, err := failed(func(_ bool, r, m string) { reason, msg = r, m }, tc.err)
+		if reason != tc.reason || (err != nil) != tc.returnsErr {
+			t.Errorf("%s: Ready reason %q, error %v; want %q, error %v", tc.name, reason, err, tc.reason, tc.returnsErr)
+		}
+		if tc.reason != "" && msg != tc.err.Error() {
+			t.Errorf("%s: message %q, want the error's", tc.name, msg)
 		}
 	}
 }

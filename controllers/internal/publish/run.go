@@ -419,12 +419,18 @@ func remaining(plans []ZonePlan, errs []error) []provider.Change {
 }
 
 // failed records a provider or planning error on Ready. Conflicts with a concurrent write are
-// retried at once with a fresh view; the rest go back to the rate limiter.
+// retried at once with a fresh view; a change the provider refuses as beyond its capabilities
+// (provider.ErrNotCapable: a geo CIDR region on Route 53 or Cloud DNS) is NotCapable, a verdict
+// on the spec that only a spec change (or the resync) tries again; the rest go back to the rate
+// limiter.
 func failed(ready func(bool, string, string), err error) (ctrl.Result, error) {
 	switch {
 	case errors.Is(err, provider.ErrProviderNotFound), errors.Is(err, provider.ErrZoneNotFound):
 		ready(false, dnsv1.ReasonZoneNotFound, err.Error())
 		return ctrl.Result{RequeueAfter: time.Minute}, nil
+	case errors.Is(err, provider.ErrNotCapable):
+		ready(false, dnsv1.ReasonNotCapable, err.Error())
+		return ctrl.Result{}, nil
 	case errors.Is(err, provider.ErrConflict):
 		return ctrl.Result{Requeue: true}, nil
 	}
