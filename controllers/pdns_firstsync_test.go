@@ -26,6 +26,7 @@ import (
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // httpCounter is a reverse proxy in front of the PowerDNS API that counts the requests it
@@ -210,6 +211,12 @@ func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	}
 	if failedApplies == 0 && lists > zones {
 		t.Errorf("%d zone listings for %d zones with no failed write: want at most one per zone", lists, zones)
+	}
+	// The objects were all there at start: the zone writers hold their flushes until the first
+	// pass planned every one (warmup.Tracker, zonewriter.Options.Warming), so each zone is one
+	// PATCH while its changes fit one batch (issue 31: small early writes cost calls).
+	if perZone := 2 * objects; failedApplies == 0 && perZone <= zonewriter.DefaultMaxPending && got["PATCH zone"] > zones {
+		t.Errorf("%d PATCHes for %d zones of %d changes each, all known at start: want one per zone", got["PATCH zone"], zones, perZone)
 	}
 	// Adopting a zone by zoneID is one GET of the zone, whose rrsets are the writer's first view
 	// (provider.ZoneReader, zonewriter.Writer.Seed): no metadata read, and no listing after it

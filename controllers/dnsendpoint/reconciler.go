@@ -12,11 +12,13 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -32,6 +34,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
+	"github.com/dnsplane/dnsplane/pkg/warmup"
 )
 
 // DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
@@ -92,6 +95,11 @@ type Reconciler struct {
 	// workers there are; the workers' time goes to the API requests (the finalizer's Update,
 	// the status patch) of objects whose writes were answered.
 	MaxConcurrentReconciles int
+	// Warmup, when set, is the first pass at start (warmup.Tracker): SetupWithManager expects
+	// the objects the cache holds once it synced, and each reconcile that planned an object
+	// (submitted, found nothing to write, or failed) reports it, so that the zone writers hold
+	// their flushes until the first pass is done (zonewriter.Options.Warming).
+	Warmup *warmup.Tracker
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;update;patch
@@ -114,6 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		Quiet:  []string{dnsv1.ReasonPublished},
 		Normal: func(ctx context.Context, ep *dnsv1.DNSEndpoint, addFinalizer func(context.Context) error) (lifecycle.Result, error) {
 			out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
+			if err != nil || !out.Deferred || out.Submitted {
+				// Planned, or failed before it could: either way not one to wait for. An object
+				// deferred until its zone is judged is waited for (up to warmup's stall).
+				r.Warmup.Planned(req.NamespacedName)
+			}
 			return lifecycle.Result{Result: res, Deferred: out.Deferred}, err
 		},
 		Delete: r.reconcileDelete,
@@ -195,11 +208,52 @@ const (
 	indexHeld = "status.zones"
 )
 
+// expectCached tells Warmup which objects the first pass must plan: those the cache holds once
+// it synced, not being deleted. It runs on the leader, as the controller does.
+func (r *Reconciler) expectCached(ctx context.Context, c cache.Cache) error {
+	if !c.WaitForCacheSync(ctx) {
+		return nil // stopping
+	}
+	var list dnsv1.DNSEndpointList
+	if err := c.List(ctx, &list); err != nil {
+		// Without the list the first pass ends on its own (warmup.DefaultMax); not fatal.
+		log.FromContext(ctx).Error(err, "list DNSEndpoints for the first pass")
+		return nil
+	}
+	keys := make([]types.NamespacedName, 0, len(list.Items))
+	for i := range list.Items {
+		if list.Items[i].DeletionTimestamp.IsZero() {
+			keys = append(keys, types.NamespacedName{Namespace: list.Items[i].Namespace, Name: list.Items[i].Name})
+		}
+	}
+	r.Warmup.Expect(keys)
+	l := log.FromContext(ctx).WithName("first-pass")
+	l.Info("holding zone writes until the DNSEndpoints found at start are planned", "objects", len(keys))
+	tick := time.NewTicker(time.Second) // a stall is seen by asking (Warming)
+	defer tick.Stop()
+	for r.Warmup.Warming() {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.Warmup.Done():
+		case <-tick.C:
+		}
+	}
+	reason, left := r.Warmup.Ended()
+	l.Info("first pass ended: zone writes go as they come", "reason", reason, "unplanned", left)
+	return nil
+}
+
 // SetupWithManager wires the controller: DNSEndpoints, and the DNSZones they publish into.
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	r.inflight = publish.NewInflight()
+	if r.Warmup != nil {
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.expectCached(ctx, mgr.GetCache()) })); err != nil {
+			return fmt.Errorf("add the first pass's listing: %w", err)
+		}
+	}
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
 		ep := o.(*dnsv1.DNSEndpoint)

@@ -20,6 +20,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/served"
+	"github.com/dnsplane/dnsplane/pkg/warmup"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
@@ -41,7 +42,12 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		stopWriters()
 		return fmt.Errorf("add the zone writers' lifetime: %w", err)
 	}
-	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Linger: cfg.WriteLinger, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount}
+	// The DNSEndpoints' first pass at start: until every object the cache held is planned, the
+	// zone writers send only full batches (issue 31: the first sync in as few writes a zone as
+	// its size allows).
+	firstPass := warmup.New(nil, 0, 0)
+	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Linger: cfg.WriteLinger, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount,
+		Warming: firstPass.Warming}
 	if a.fence != nil {
 		wopts.Fence = a.fence.Check // a stalled leader that wakes writes nothing (leaseFence)
 	}
@@ -63,6 +69,7 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		ServedEvents:   a.Served.Events(dnsendpoint.Kind),
 		Policy:         cfg.Policy,
 		ExternalDNS:    cfg.ExternalDNS,
+		Warmup:         firstPass,
 
 		ConflictRetryInterval: cmp.Or(cfg.ConflictRetry, DefaultConflictRetry),
 	}).SetupWithManager(mgr, decorator(cfg, ControllerDNSEndpoint)); err != nil {

@@ -19,7 +19,7 @@ import (
 // Options tunes a Writer. Zero values take the defaults below.
 type Options struct {
 	// MaxPending bounds one flush and the queue behind it, in changes (Change elements); default
-	// 5,000. A flush takes queued submissions in order up to MaxPending changes (at least one
+	// DefaultMaxPending. A flush takes queued submissions in order up to MaxPending changes (at least one
 	// submission); while MaxPending changes wait for the next flush, Apply blocks.
 	MaxPending int
 	// Resync re-reads the zone when the view is older than this, a time.Duration; 0 never
@@ -53,6 +53,17 @@ type Options struct {
 	Linger time.Duration
 	// MaxLinger bounds Linger's wait from the first submission; default 10×Linger.
 	MaxLinger time.Duration
+	// Warming, when set, reports whether the controllers are still in their first pass over
+	// the objects they found at start (warmup.Tracker.Warming). While it reports true, a flush
+	// with fewer than MaxPending changes queued waits, asking again every WarmPoll, so that a
+	// first sync writes each zone in as few requests as its size allows rather than a trickle
+	// of small ones while the bulk is still being planned (issue 31: 3 to 7 PATCHes a zone at
+	// 50,000 endpoints over 10 PowerDNS zones, where 2 are the floor). It must be cheap, and
+	// must report false for good within a bounded time: every write of the writer, a
+	// heartbeat's or a release's too, waits for it. nil: never.
+	Warming func() bool
+	// WarmPoll is how often a flush held by Warming asks again, a time.Duration; default 20ms.
+	WarmPoll time.Duration
 	// Clock is injected for tests; default the real clock. It dates the view for Resync and
 	// times LoadWait.
 	Clock clock.Clock
@@ -67,7 +78,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.MaxPending <= 0 {
-		o.MaxPending = 5000
+		o.MaxPending = DefaultMaxPending
 	}
 	if o.CallTimeout <= 0 {
 		o.CallTimeout = 2 * time.Minute
@@ -81,6 +92,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxLinger <= 0 {
 		o.MaxLinger = 10 * o.Linger
 	}
+	if o.WarmPoll <= 0 {
+		o.WarmPoll = 20 * time.Millisecond
+	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
 	}
@@ -89,6 +103,11 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// DefaultMaxPending is Options.MaxPending's default, in changes: a batch of 5,000 A sets and
+// their registry TXT records is about 1.1 MB of PowerDNS rrset JSON, under its 2 MB
+// webserver-max-bodysize (issue 31).
+const DefaultMaxPending = 5000
 
 // defaultLoadWait is Options.LoadWait's default: a few milliseconds, so that a cold start's
 // planners, who all waited for one view load, land in one flush (issue 13 item 3).
@@ -546,8 +565,12 @@ func (w *Writer) lingerFor() time.Duration {
 // queued submissions (changes changes) waiting: 0 when it goes now (every caller of the load
 // submitted, the queue is full, or LoadWait passed since the last hand-off or submission with
 // no caller still waiting for its view), which ends the hold; with no load to wait for, how
-// long it still lingers (lingerFor).
+// long it still lingers (lingerFor). While the controllers' first pass runs
+// (Options.Warming), a flush that is not full waits WarmPoll and asks again.
 func (w *Writer) holdFor(queued, changes int) time.Duration {
+	if changes < w.opts.MaxPending && w.opts.Warming != nil && w.opts.Warming() {
+		return w.opts.WarmPoll
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if changes >= w.opts.MaxPending {

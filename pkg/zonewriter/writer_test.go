@@ -1277,3 +1277,67 @@ func TestWriter_SubmitNotifyAnswersEverySubmissionOnce(t *testing.T) {
 		t.Errorf("a stopped writer: notify called %d times with %v, want once with its stop", called, stoppedErr)
 	}
 }
+
+// The controllers' first pass (Options.Warming) holds a flush that is not full, however long
+// the submissions take to come; a full queue (MaxPending) goes at once, and the rest goes in
+// one flush when the pass ends (issue 31: 2 PATCHes a zone at 50,000 endpoints, not 3 to 7).
+func TestWriter_TheFirstPassHoldsFlushesUntilFullOrOver(t *testing.T) {
+	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
+	var warming atomic.Bool
+	warming.Store(true)
+	const poll = 20 * time.Millisecond
+	_, g, w := setupGated(t, zonewriter.Options{Clock: clk, Linger: 10 * time.Millisecond, MaxPending: 3, Resync: time.Hour,
+		Warming: warming.Load, WarmPoll: poll})
+	ctx := ctxT(t)
+	if _, err := w.RecordSets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for i := range 5 {
+		go func() {
+			errs <- w.Apply(ctx, []provider.Change{create(aSet(fmt.Sprintf("r%d.%s", i, zone), "192.0.2.1"))})
+		}()
+		if i < 2 {
+			waitFor(t, fmt.Sprintf("%d submissions queued, the writer waiting on its clock", i+1), func() bool {
+				return w.Queued() == i+1 && clk.HasWaiters()
+			})
+			// Far past LoadWait, Linger and MaxLinger: only the first pass holds the flush.
+			clk.Step(time.Second)
+			select {
+			case n := <-g.calls:
+				t.Fatalf("a flush of %d changes went during the first pass, not full", n)
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}
+	// The third submission fills the queue (MaxPending 3): that flush goes at once.
+	if n := g.entered(t); n != 3 {
+		t.Fatalf("the full flush carries %d changes, want 3", n)
+	}
+	waitFor(t, "2 submissions queued behind the full flush", func() bool { return w.Queued() == 2 })
+	g.release <- struct{}{}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the full flush ended, the rest held on the clock", func() bool { return !zonewriter.Flushing(w) && clk.HasWaiters() })
+	clk.Step(time.Second)
+	select {
+	case n := <-g.calls:
+		t.Fatalf("a flush of %d changes went during the first pass, not full", n)
+	case <-time.After(20 * time.Millisecond):
+	}
+	// The pass ends: the rest goes at the next poll, in one flush.
+	warming.Store(false)
+	clk.Step(poll)
+	if n := g.entered(t); n != 2 {
+		t.Fatalf("the flush after the first pass carries %d changes, want 2", n)
+	}
+	g.release <- struct{}{}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

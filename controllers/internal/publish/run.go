@@ -97,6 +97,9 @@ type Outcome struct {
 	// Deferred: with Options.DeferUnjudged, a zone of the object was not judged yet; nothing
 	// was planned, written or set in status, and the caller writes no status.
 	Deferred bool
+	// Submitted: with Options.Async, this reconcile planned and submitted its changes (and is
+	// Deferred until the writers answer).
+	Submitted bool
 }
 
 // deferredRequeue re-plans a deferred object even if no zone event comes.
@@ -225,7 +228,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			return out, res, err
 		case len(zones) > 0 && ps.Strategy == dnsv1.StrategyFullSync:
 			opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
-			out.Deferred = true
+			out.Deferred, out.Submitted = true, true
 			return out, ctrl.Result{}, nil
 		case prev != nil:
 			wrote = prev.Wrote()
