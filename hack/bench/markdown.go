@@ -20,7 +20,7 @@ func (r *report) markdown() string {
 		"Steady-state window %.0f s. docs/bench.md says how each figure is measured.\n\n", zones, zones, r.Config.SteadySeconds)
 	b.WriteString(summaryTable(r.Summary, r.Config.Sizes))
 	b.WriteString("\n## Runs\n\n")
-	b.WriteString("| tool | endpoints | scenario | run | load before | first sync (s) | after last create (s) | provider calls (5xx) | kube requests | peak RSS (MiB) | steady calls | 1% change (s / calls) | TXT per endpoint | error |\n")
+	b.WriteString("| tool | endpoints | scenario | run | load before | first sync (s) | after last create (s) | provider calls (5xx) | kube requests | peak RSS (MiB) | steady calls | 1% change (s / calls; the patches' own s) | TXT per endpoint | error |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, run := range r.Runs {
 		b.WriteString(runRow(run))
@@ -81,7 +81,7 @@ func statCell(tools map[string]stat, tool string) string {
 func runRow(r runResult) string {
 	change, steady, txt := "–", "–", "–"
 	if e := r.Extras; e != nil {
-		change = fmt.Sprintf("%s / %d", formatNum(e.ChangeSeconds), e.ChangeCalls.Total)
+		change = fmt.Sprintf("%s / %d (%s)", formatNum(e.ChangeSeconds), e.ChangeCalls.Total, formatNum(e.ChangePatchSeconds))
 		steady = strconv.Itoa(e.SteadyCalls.Total)
 		txt = formatNum(e.RegistryPerEndpoint)
 	}

@@ -913,13 +913,18 @@ func (p *Provider) current(ctx context.Context, zoneID string, names map[string]
 	if err := p.do(ctx, http.MethodGet, path, nil, &z); err != nil {
 		return nil, fmt.Errorf("read current record sets: %w", err)
 	}
-	if len(names) != 1 {
+	if len(names) != 1 && p.claimAge > 0 {
 		p.remember(zoneID, gen, at, recordSets(z))
 	}
+	// Only the sets at names are converted: converting parses every record (miekg/dns), and a
+	// check of a few thousand names in a zone of 10,000 sets would otherwise parse them all,
+	// while the zone's one write slot waits (issue 31).
 	out := map[provider.RecordSetKey]*provider.RecordSet{}
 	for _, rs := range z.RRSets {
-		set, ok := fromAPI(rs)
-		if ok && names[set.Name] {
+		if !names[provider.CanonicalName(rs.Name)] {
+			continue
+		}
+		if set, ok := fromAPI(rs); ok {
 			out[set.Key()] = &set
 		}
 	}
