@@ -56,6 +56,7 @@ type config struct {
 	keep           bool
 	buildSeconds   float64
 	dnsplaneArgs   []string // BENCH_DNSPLANE_ARGS: extra manager flags, space-separated (profiling)
+	dnsplaneEnv    []string // BENCH_DNSPLANE_ENV: extra manager environment, NAME=value space-separated (GOGC=35)
 	// dnsplaneProvider is BENCH_DNSPLANE_PROVIDER: "pdns" (default), dnsplane's PowerDNS
 	// provider straight to the API, or "webhook", dnsplane's webhook provider through
 	// external-dns v0.22.0's own webhook server with its PowerDNS provider
@@ -114,6 +115,12 @@ func configFromEnv(getenv func(string) string) (config, error) {
 	}
 	c.keep = getenv("BENCH_KEEP") == "1"
 	c.dnsplaneArgs = strings.Fields(getenv("BENCH_DNSPLANE_ARGS"))
+	c.dnsplaneEnv = strings.Fields(getenv("BENCH_DNSPLANE_ENV"))
+	for _, kv := range c.dnsplaneEnv {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return config{}, fmt.Errorf("BENCH_DNSPLANE_ENV: %q is not NAME=value", kv)
+		}
+	}
 	switch c.dnsplaneProvider = cmp.Or(getenv("BENCH_DNSPLANE_PROVIDER"), providerPDNS); c.dnsplaneProvider {
 	case providerPDNS, providerWebhook:
 	default:

@@ -70,6 +70,9 @@ func startController(c config, w *world, tool string, equal bool) (*controller, 
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+w.kubeconfig)
+	if tool == toolDNSPlane {
+		cmd.Env = append(cmd.Env, c.dnsplaneEnv...) // last wins
+	}
 	// harness.Start closes the log once the process has exited.
 	p, err := harness.Start(cmd, logFile)
 	if err != nil {
