@@ -110,6 +110,14 @@ PDNS_LOCAL_ADDRESS=$GW PDNS_EXTRA_CONF=$'webserver-address=0.0.0.0\nwebserver-al
   "$REPO/hack/pdns.sh" start "$PDNS_DIR" "$PDNS_DNS_PORT" "$PDNS_API_PORT" "$PDNS_KEY"
 
 # 6. The chart in each cluster. values-<geo>.yaml is what a user would write for that cluster.
+# The GeoIP database of geo Gslbs (e2e/kind_geo_test.go, docs/install.md "A geo Gslb on kind"):
+# a small mmdb (hack/kind/geoipdb) in ConfigMap geoip of the release namespace, mounted through
+# gslb.geoip. The kind network and the Pod network are in Germany, so that a query without ECS
+# from the host (its source the gateway, or a node or bridge address after kube-proxy's SNAT)
+# is located there; the other networks are documentation prefixes that ECS names.
+GEOIP_NETS="198.51.100.0/24=DE/EU 203.0.113.0/24=CA/NA 192.0.2.0/24=JP/AS 10.244.0.0/16=DE/EU $SUBNET=DE/EU"
+# shellcheck disable=SC2086
+go run ./hack/kind/geoipdb -o "$WORK/geo.mmdb" $GEOIP_NETS
 values() { # values <i>
   local geo=${GEOS[$1]} j
   cat <<EOF
@@ -126,6 +134,7 @@ EOF
     [ "$j" = "$1" ] || printf '  - {geoTag: %s, address: "%s"}\n' "${GEOS[$j]}" "${DNS[${GEOS[$j]}]}"
   done
   cat <<EOF
+  geoip: {volume: {configMap: {name: geoip}}, file: geo.mmdb}
 dns:
   service: {type: NodePort, nodePort: $NODE_PORT}
 extraArgs: [--heartbeat-interval=2s, --heartbeat-threshold=10s, --soa-poll-interval=2s, "--local-allow-transfer=$SUBNET,10.244.0.0/16"]
@@ -134,6 +143,8 @@ EOF
 for ((i = 0; i < N; i++)); do
   geo=${GEOS[$i]}
   values "$i" >"$WORK/values-$geo.yaml"
+  "$KUBECTL" --kubeconfig "$WORK/$geo.kubeconfig" create namespace "$NS"
+  "$KUBECTL" --kubeconfig "$WORK/$geo.kubeconfig" -n "$NS" create configmap geoip --from-file=geo.mmdb="$WORK/geo.mmdb"
   helm --kubeconfig "$WORK/$geo.kubeconfig" install "$RELEASE" charts/dnsplane -n "$NS" --create-namespace \
     -f "$WORK/values-$geo.yaml" --wait --timeout 300s
 done
@@ -155,7 +166,7 @@ export E2E_RESTART_CMD="'$KUBECTL' -n $NS scale deployment $RELEASE --replicas=2
 # What the kind-only scenarios need (e2e/kind_test.go).
 export E2E_KIND=1 E2E_KIND_NAMESPACE=$NS E2E_KIND_RELEASE=$RELEASE E2E_KIND_CHART=$REPO/charts/dnsplane
 export E2E_KIND_HELM=$BIN/helm E2E_KIND_KUBECTL=$KUBECTL E2E_KIND_VALUES_DIR=$WORK E2E_KIND_TAG=$TAG
-export E2E_KIND_PDNS_LISTEN=$GW
+export E2E_KIND_PDNS_LISTEN=$GW E2E_KIND_GEOIP_NETS=$GEOIP_NETS
 # The node containers, one per cluster in the order of E2E_KUBECONFIGS, and the engine that runs
 # them: the health scenarios (e2e/kind_health_test.go) cut links between clusters with
 # `$E2E_KIND_ENGINE exec <node> iptables`.

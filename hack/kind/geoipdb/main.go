@@ -1,0 +1,113 @@
+// Command geoipdb writes a small MaxMind-format GeoIP database (the GeoIP2 Country layout:
+// country.iso_code and continent.code) for trying `geo` Gslbs on kind (docs/install.md, "Geo
+// answers on kind") and for the kind geo scenario (e2e/kind_geo_test.go, through
+// hack/e2e-kind.sh). dnsplane ships no database (issue 34); this one holds only the networks
+// given on the command line, reserved and documentation prefixes allowed.
+//
+// Usage:
+//
+//	go run ./hack/kind/geoipdb -o geo.mmdb 198.51.100.0/24=DE/EU 203.0.113.0/24=CA/NA ...
+//
+// Each argument is CIDR=COUNTRY/CONTINENT: an ISO 3166-1 alpha-2 country code and a continent
+// code as MaxMind writes them (AF AN AS EU NA OC SA); either may be empty ("10.0.0.0/8=/EU").
+// IPv4 networks are also reachable through their IPv4-mapped IPv6 forms, as in MaxMind's own
+// IPv6 databases. It exits 2 on a malformed argument and 1 when the file cannot be written.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"strings"
+
+	"github.com/maxmind/mmdbwriter"
+	"github.com/maxmind/mmdbwriter/mmdbtype"
+)
+
+func main() {
+	out := flag.String("o", "geo.mmdb", "the file to write")
+	flag.Parse()
+	nets, err := parseArgs(flag.Args())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "geoipdb:", err)
+		os.Exit(2)
+	}
+	f, err := os.Create(*out)
+	if err == nil {
+		err = write(f, nets)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "geoipdb:", err)
+		os.Exit(1)
+	}
+}
+
+// network is one argument: a network and its country and continent codes ("" = left out).
+type network struct {
+	cidr               *net.IPNet
+	country, continent string
+}
+
+// write writes nets as an IPv6 GeoIP2-Country-style database (24-bit records) to w.
+func write(w io.Writer, nets []network) error {
+	db, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsplane-kind-Country", RecordSize: 24, IncludeReservedNetworks: true})
+	if err != nil {
+		return fmt.Errorf("new database: %w", err)
+	}
+	for _, n := range nets {
+		rec := mmdbtype.Map{}
+		if n.country != "" {
+			rec["country"] = mmdbtype.Map{"iso_code": mmdbtype.String(n.country)}
+		}
+		if n.continent != "" {
+			rec["continent"] = mmdbtype.Map{"code": mmdbtype.String(n.continent)}
+		}
+		if err := db.Insert(n.cidr, rec); err != nil {
+			return fmt.Errorf("insert %s: %w", n.cidr, err)
+		}
+	}
+	if _, err := db.WriteTo(w); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+// continents are the continent codes MaxMind writes.
+var continents = map[string]bool{"AF": true, "AN": true, "AS": true, "EU": true, "NA": true, "OC": true, "SA": true}
+
+// parseArgs parses CIDR=COUNTRY/CONTINENT arguments; a CIDR must be canonical (no host bits).
+func parseArgs(args []string) ([]network, error) {
+	if len(args) == 0 {
+		return nil, fmt.Errorf("no network given: want CIDR=COUNTRY/CONTINENT arguments")
+	}
+	var nets []network
+	for _, a := range args {
+		cidr, codes, ok := strings.Cut(a, "=")
+		country, continent, ok2 := strings.Cut(codes, "/")
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("%q: want CIDR=COUNTRY/CONTINENT", a)
+		}
+		p, err := netip.ParsePrefix(cidr)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", a, err)
+		}
+		if p.Masked() != p {
+			return nil, fmt.Errorf("%q: %s has host bits set (want %s)", a, p, p.Masked())
+		}
+		if country != "" && (len(country) != 2 || strings.ToUpper(country) != country || strings.Trim(country, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "") {
+			return nil, fmt.Errorf("%q: country %q: want two upper-case letters (ISO 3166-1 alpha-2)", a, country)
+		}
+		if continent != "" && !continents[continent] {
+			return nil, fmt.Errorf("%q: continent %q: want one of AF AN AS EU NA OC SA", a, continent)
+		}
+		nets = append(nets, network{cidr: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
+			country: country, continent: continent})
+	}
+	return nets, nil
+}
