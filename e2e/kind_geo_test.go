@@ -278,8 +278,10 @@ func (g *geoMetrics) read(t *testing.T) map[string]float64 {
 func (g *geoMetrics) scrape(pod string) (string, error) {
 	cx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(cx, os.Getenv("E2E_KIND_KUBECTL"), "-n", os.Getenv("E2E_KIND_NAMESPACE"), "port-forward", "pod/"+pod, "127.0.0.1::8443")
+	cmd := exec.CommandContext(cx, os.Getenv("E2E_KIND_KUBECTL"), "-n", os.Getenv("E2E_KIND_NAMESPACE"), "port-forward", "--address=127.0.0.1", "pod/"+pod, ":8443")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+g.c.kcfg)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return "", err
@@ -291,7 +293,9 @@ func (g *geoMetrics) scrape(pod string) (string, error) {
 	// "Forwarding from 127.0.0.1:NNNNN -> 8443"
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
-		return "", fmt.Errorf("port-forward to %s: %w", pod, err)
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return "", fmt.Errorf("port-forward to %s: %w: %s", pod, err, stderr.String())
 	}
 	f := strings.Fields(line)
 	if len(f) < 3 || f[0] != "Forwarding" {
