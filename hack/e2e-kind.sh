@@ -16,7 +16,8 @@
 #   5. one PowerDNS on the host (hack/pdns.sh), on the kind network's gateway address, reachable
 #      from the Pods and from the suite;
 #   6. `helm install` in each cluster with the values a multi-cluster user sets (owner ID, geo tag,
-#      Gslb peers = the other clusters' dns Services) plus the suite's short timings, and the
+#      Gslb peers = the other clusters' dns Services, a GeoIP database written by
+#      hack/kind/geoipdb into ConfigMap geoip) plus the suite's short timings, and the
 #      chart's dns Service as a NodePort ($E2E_NODE_PORT) on the node's kind-network address;
 #   7. the same suite as `make e2e` (go test -tags e2e ./e2e/), then the kind-only scenarios
 #      (e2e/kind_*_test.go: TestKind*, run last and alone, since they delete pods, cut links
