@@ -192,9 +192,9 @@ func TestMain_LocalStopsAtAnyMoment(t *testing.T) {
 	}
 }
 
-// TestSetGCPercent_DefaultsTo50AndTheEnvironmentWins: the manager runs its collector at GOGC=50
-// unless GOGC is in its environment.
-func TestSetGCPercent_DefaultsTo50AndTheEnvironmentWins(t *testing.T) {
+// TestSetGCPercent_DefaultsAndTheEnvironmentWins: the manager runs its collector at
+// GOGC=defaultGCPercent (30) unless GOGC is in its environment.
+func TestSetGCPercent_DefaultsAndTheEnvironmentWins(t *testing.T) {
 	prev := debug.SetGCPercent(100)
 	t.Cleanup(func() { debug.SetGCPercent(prev) })
 	t.Setenv("GOGC", "100")
