@@ -119,7 +119,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.DurationVar(&o.heartbeatInterval, "heartbeat-interval", 30*time.Second, "DNSRecord heartbeat period.")
 	fs.DurationVar(&o.heartbeatThreshold, "heartbeat-threshold", 5*time.Minute, "A contributor whose heartbeat is older than this is failing.")
 	fs.DurationVar(&o.soaPollInterval, "soa-poll-interval", 30*time.Second, "How often a DNSZone's SOA is queried until it answers.")
-	fs.DurationVar(&o.writeLinger, "write-linger", 10*time.Millisecond, "How long a zone writer that was idle waits for more changes before it writes: it writes once this passed with no new change or planner, and at most 10 times this after the first change, so that objects changed one after another land in one write per zone. 0 writes each change at once; at most 1s.")
+	fs.DurationVar(&o.writeLinger, "write-linger", 20*time.Millisecond, "How long a zone writer that was idle waits for more changes before it writes: it writes once this passed with no new change or planner, and at most 10 times this after the first change, so that objects changed one after another land in one write per zone. 0 writes each change at once; at most 1s.")
 	fs.DurationVar(&o.zoneResync, "zone-resync-interval", 2*time.Hour, "How often a DNSZone is synced with its provider, and a zone writer re-reads its zone.")
 	fs.DurationVar(&o.scrape, "scrape-interval", 2*time.Hour, "How often parent zones' NS records are scraped.")
 	fs.DurationVar(&o.providerTimeout, "provider-request-timeout", 30*time.Second, "Bound of one HTTP request to PowerDNS, Route 53, Cloud DNS, Azure DNS or an external-dns webhook, reply included; a request that hangs past it fails and is retried with back-off.")

@@ -8,7 +8,7 @@
 //
 // Writes are a group commit: when no flush is in flight, a submission goes out at once, alone
 // (latency: one provider round trip), or, with Options.Linger (the manager's --write-linger,
-// 10ms), once Linger passed with no new submission and no planner handed the zone's snapshot,
+// 20ms), once Linger passed with no new submission and no planner handed the zone's snapshot,
 // at most MaxLinger after it, so that objects reconciled one after another share a write;
 // while a flush is in flight, new
 // submissions queue, and they all go in the next flush when it ends, up to Options.MaxPending
