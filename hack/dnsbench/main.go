@@ -40,11 +40,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
 	"github.com/miekg/dns"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -253,22 +252,6 @@ func geoSets(sets []*zonedb.RRSet) ([]*zonedb.RRSet, error) {
 // geoDatabase writes the benchmark's GeoIP database (loopback and 192.0.2.0/24 in DE,
 // 198.51.100.0/24 in the US) to a temporary file and loads it.
 func geoDatabase() (*geo.DB, error) {
-	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsbench-Country", RecordSize: 24, IncludeReservedNetworks: true})
-	if err != nil {
-		return nil, err
-	}
-	for _, n := range []struct{ cidr, country, continent string }{
-		{"127.0.0.0/8", "DE", "EU"}, {"192.0.2.0/24", "DE", "EU"}, {"198.51.100.0/24", "US", "NA"},
-	} {
-		_, ipnet, err := net.ParseCIDR(n.cidr)
-		if err != nil {
-			return nil, err
-		}
-		rec := mmdbtype.Map{"country": mmdbtype.Map{"iso_code": mmdbtype.String(n.country)}, "continent": mmdbtype.Map{"code": mmdbtype.String(n.continent)}}
-		if err := w.Insert(ipnet, rec); err != nil {
-			return nil, err
-		}
-	}
 	dir, err := os.MkdirTemp("", "dnsbench-geo")
 	if err != nil {
 		return nil, err
@@ -278,11 +261,14 @@ func geoDatabase() (*geo.DB, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := w.WriteTo(f); err != nil {
-		_ = f.Close()
-		return nil, err
+	err = geotest.Encode(f,
+		geotest.Network{CIDR: "127.0.0.0/8", Country: "DE", Continent: "EU"},
+		geotest.Network{CIDR: "192.0.2.0/24", Country: "DE", Continent: "EU"},
+		geotest.Network{CIDR: "198.51.100.0/24", Country: "US", Continent: "NA"})
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	if err := f.Close(); err != nil {
+	if err != nil {
 		return nil, err
 	}
 	db := &geo.DB{Path: path}

@@ -17,14 +17,11 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
-	"net"
 	"net/netip"
 	"os"
 	"strings"
 
-	"github.com/maxmind/mmdbwriter"
-	"github.com/maxmind/mmdbwriter/mmdbtype"
+	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 )
 
 func main() {
@@ -37,7 +34,7 @@ func main() {
 	}
 	f, err := os.Create(*out)
 	if err == nil {
-		err = write(f, nets)
+		err = geotest.Encode(f, nets...)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -48,45 +45,16 @@ func main() {
 	}
 }
 
-// network is one argument: a network and its country and continent codes ("" = left out).
-type network struct {
-	cidr               *net.IPNet
-	country, continent string
-}
-
-// write writes nets as an IPv6 GeoIP2-Country-style database (24-bit records) to w.
-func write(w io.Writer, nets []network) error {
-	db, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsplane-kind-Country", RecordSize: 24, IncludeReservedNetworks: true})
-	if err != nil {
-		return fmt.Errorf("new database: %w", err)
-	}
-	for _, n := range nets {
-		rec := mmdbtype.Map{}
-		if n.country != "" {
-			rec["country"] = mmdbtype.Map{"iso_code": mmdbtype.String(n.country)}
-		}
-		if n.continent != "" {
-			rec["continent"] = mmdbtype.Map{"code": mmdbtype.String(n.continent)}
-		}
-		if err := db.Insert(n.cidr, rec); err != nil {
-			return fmt.Errorf("insert %s: %w", n.cidr, err)
-		}
-	}
-	if _, err := db.WriteTo(w); err != nil {
-		return fmt.Errorf("write: %w", err)
-	}
-	return nil
-}
-
 // continents are the continent codes MaxMind writes.
 var continents = map[string]bool{"AF": true, "AN": true, "AS": true, "EU": true, "NA": true, "OC": true, "SA": true}
 
-// parseArgs parses CIDR=COUNTRY/CONTINENT arguments; a CIDR must be canonical (no host bits).
-func parseArgs(args []string) ([]network, error) {
+// parseArgs parses CIDR=COUNTRY/CONTINENT arguments ("" leaves a code out); a CIDR must be
+// canonical (no host bits).
+func parseArgs(args []string) ([]geotest.Network, error) {
 	if len(args) == 0 {
 		return nil, fmt.Errorf("no network given: want CIDR=COUNTRY/CONTINENT arguments")
 	}
-	var nets []network
+	var nets []geotest.Network
 	for _, a := range args {
 		cidr, codes, ok := strings.Cut(a, "=")
 		country, continent, ok2 := strings.Cut(codes, "/")
@@ -106,8 +74,7 @@ func parseArgs(args []string) ([]network, error) {
 		if continent != "" && !continents[continent] {
 			return nil, fmt.Errorf("%q: continent %q: want one of AF AN AS EU NA OC SA", a, continent)
 		}
-		nets = append(nets, network{cidr: &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())},
-			country: country, continent: continent})
+		nets = append(nets, geotest.Network{CIDR: p.String(), Country: country, Continent: continent})
 	}
 	return nets, nil
 }

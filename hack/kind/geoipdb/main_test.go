@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+
+	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -32,7 +34,7 @@ func TestParseArgs(t *testing.T) {
 	}
 }
 
-// TestWrite reads back what write wrote: each network's record, its network, and nothing
+// TestWrite reads back what the command writes for its arguments: each network's record, its network, and nothing
 // elsewhere.
 func TestWrite(t *testing.T) {
 	nets, err := parseArgs([]string{"198.51.100.0/24=DE/EU", "203.0.113.0/24=CA/NA", "10.89.0.0/16=/AS", "2001:db8::/32=JP/AS"})
@@ -40,7 +42,7 @@ func TestWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := write(&b, nets); err != nil {
+	if err := geotest.Encode(&b, nets...); err != nil {
 		t.Fatal(err)
 	}
 	r, err := maxminddb.OpenBytes(b.Bytes())

@@ -1,9 +1,12 @@
-// Package geotest writes small MaxMind-format GeoIP databases for tests (issue 34: tests make
-// their own with mmdbwriter; none is shipped). It must not be imported by non-test code.
+// Package geotest writes small MaxMind-format GeoIP databases for tests and for the hack/
+// tools that need one (hack/kind/geoipdb, hack/dnsbench): issue 34, tests make their own with
+// mmdbwriter and none is shipped. It must not be imported by the manager's packages.
 package geotest
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -25,18 +28,19 @@ type Network struct {
 	Continent string
 }
 
-// Bytes returns an IPv6 GeoIP2-Country-style mmdb holding nets (reserved networks allowed, so
-// that loopback and documentation prefixes can be used).
-func Bytes(t testing.TB, nets ...Network) []byte {
-	t.Helper()
-	w, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsplane-Test-Country", RecordSize: 24, IncludeReservedNetworks: true})
+// Encode writes an IPv6 GeoIP2-Country-style mmdb (24-bit records) holding nets to w,
+// reserved networks allowed, so that loopback, private and documentation prefixes can be used;
+// IPv4 networks are also reachable through their IPv4-mapped IPv6 forms. Errors: a CIDR that
+// does not parse, a network mmdbwriter refuses, or w's.
+func Encode(w io.Writer, nets ...Network) error {
+	db, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "dnsplane-Test-Country", RecordSize: 24, IncludeReservedNetworks: true})
 	if err != nil {
-		t.Fatal(err)
+		return fmt.Errorf("new database: %w", err)
 	}
 	for _, n := range nets {
 		_, ipnet, err := net.ParseCIDR(n.CIDR)
 		if err != nil {
-			t.Fatalf("geotest: %v", err)
+			return fmt.Errorf("network %q: %w", n.CIDR, err)
 		}
 		rec := mmdbtype.Map{}
 		if n.Country != "" {
@@ -48,13 +52,22 @@ func Bytes(t testing.TB, nets ...Network) []byte {
 		if n.Continent != "" {
 			rec["continent"] = mmdbtype.Map{"code": mmdbtype.String(n.Continent)}
 		}
-		if err := w.Insert(ipnet, rec); err != nil {
-			t.Fatalf("geotest: insert %s: %v", n.CIDR, err)
+		if err := db.Insert(ipnet, rec); err != nil {
+			return fmt.Errorf("insert %s: %w", n.CIDR, err)
 		}
 	}
+	if _, err := db.WriteTo(w); err != nil {
+		return fmt.Errorf("write the database: %w", err)
+	}
+	return nil
+}
+
+// Bytes returns Encode's database of nets; an error fails t.
+func Bytes(t testing.TB, nets ...Network) []byte {
+	t.Helper()
 	var b bytes.Buffer
-	if _, err := w.WriteTo(&b); err != nil {
-		t.Fatal(err)
+	if err := Encode(&b, nets...); err != nil {
+		t.Fatalf("geotest: %v", err)
 	}
 	return b.Bytes()
 }
