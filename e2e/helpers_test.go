@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -72,16 +73,21 @@ func (c *cluster) apply(t *testing.T, objs ...client.Object) {
 	for _, obj := range objs {
 		err := c.C().Create(ctx(t), obj)
 		if apierrors.IsAlreadyExists(err) {
-			cur := obj.DeepCopyObject().(client.Object)
-			if err = c.C().Get(ctx(t), client.ObjectKeyFromObject(obj), cur); err == nil {
+			// Read and write again when a controller wrote the object in between (its
+			// finalizer or status): the Update carries the resourceVersion it read.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur := obj.DeepCopyObject().(client.Object)
+				if err := c.C().Get(ctx(t), client.ObjectKeyFromObject(obj), cur); err != nil {
+					return err
+				}
 				// Keep what the controllers own in metadata: an Update without the finalizers
 				// would drop them, and a deletion right after would skip the cleanup they guard
 				// (kubectl apply keeps them the same way).
 				obj.SetResourceVersion(cur.GetResourceVersion())
 				obj.SetFinalizers(cur.GetFinalizers())
 				obj.SetOwnerReferences(cur.GetOwnerReferences())
-				err = c.C().Update(ctx(t), obj)
-			}
+				return c.C().Update(ctx(t), obj)
+			})
 		}
 		if err != nil {
 			t.Fatalf("cluster %s: apply %T %s/%s: %v", c.geo, obj, obj.GetNamespace(), obj.GetName(), err)
