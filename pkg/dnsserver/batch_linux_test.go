@@ -3,6 +3,7 @@
 package dnsserver
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net"
 	"net/netip"
@@ -238,5 +239,42 @@ func TestUDPAddrOf_ReadsTheKernelsSockaddr(t *testing.T) {
 				t.Fatalf("got %v, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+// TestBatchReader_ReadsADatagramOfAnySize sends queries of a few bytes and of nearly 64 KiB
+// (an EDNS padding option) in one batch: each slot's buffer (slotBuffers, an anonymous
+// mapping whose pages are backed as they are written) takes the largest datagram UDP carries,
+// byte for byte.
+func TestBatchReader_ReadsADatagramOfAnySize(t *testing.T) {
+	rig := newHitRig(t, 0)
+	var sent [][]byte
+	for i, pad := range []int{0, 60_000, 5_000, 65_000} {
+		m := new(dns.Msg)
+		m.SetQuestion("missing.example.test.", dns.TypeA)
+		m.Id = uint16(2000 + i)
+		if pad > 0 {
+			opt := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+			opt.SetUDPSize(1232)
+			opt.Option = append(opt.Option, &dns.EDNS0_PADDING{Padding: make([]byte, pad)})
+			m.Extra = append(m.Extra, opt)
+		}
+		wire, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := rig.client.WriteToUDPAddrPort(wire, rig.dst); err != nil {
+			t.Fatalf("send %d bytes: %v", len(wire), err)
+		}
+		sent = append(sent, wire)
+	}
+	for i, want := range sent {
+		got, from, err := rig.r.ReadPacketConn(nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if from == nil || !bytes.Equal(got, want) {
+			t.Fatalf("datagram %d: read %d bytes from %v, sent %d", i, len(got), from, len(want))
+		}
 	}
 }
