@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -32,40 +33,45 @@ func patchRecords(ctx context.Context, w *world, n, gen int) error {
 	return nil
 }
 
-// Against a real PowerDNS (caches off): the served check returns once every record is there
-// with its target, waits while one has the old target, and counts the TXT owner names.
+// Against a real PowerDNS (caches off), reading the names by AXFR (queryMax 0) and by A
+// queries: the served check returns once every record is there with its target, waits while
+// one has the old target, and counts the TXT owner names.
 func TestChecker_RealPowerDNS(t *testing.T) {
-	srv := pdnstest.Start(t)
-	w := &world{pdns: pdnsServer{apiURL: srv.APIURL, dnsAddr: srv.DNSAddr, key: srv.Key}}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := w.createZones(ctx); err != nil {
-		t.Fatal(err)
-	}
-	ck := checker{addr: srv.DNSAddr, interval: 20 * time.Millisecond, guard: func() error { return nil }}
-	go func() {
-		time.Sleep(200 * time.Millisecond) // the check starts before the records exist
-		if err := patchRecords(ctx, w, 3, 0); err != nil {
-			t.Error(err)
-		}
-	}()
-	if _, _, err := ck.waitServed(ctx, want(0, 3, 0)); err != nil {
-		t.Fatalf("records never served: %v", err)
-	}
-	short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
-	defer cancelShort()
-	if _, missing, err := ck.waitServed(short, want(0, 1, 1)); !errors.Is(err, context.DeadlineExceeded) || missing != zones {
-		t.Fatalf("the old target passed for the new one: %v (%d missing, want %d)", err, missing, zones)
-	}
-	if err := patchRecords(ctx, w, 1, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := ck.waitServed(ctx, want(0, 1, 1)); err != nil {
-		t.Fatalf("change never served: %v", err)
-	}
-	zs := []string{zoneName(0) + ".", zoneName(1) + "."}
-	if n, err := ck.registryRecords(ctx, zs); err != nil || n != 6 {
-		t.Errorf("registryRecords = %d, %v; want 6 (3 per zone)", n, err)
+	for _, queryMax := range []int{0, defaultQueryMax} {
+		t.Run(fmt.Sprintf("queryMax=%d", queryMax), func(t *testing.T) {
+			srv := pdnstest.Start(t)
+			w := &world{pdns: pdnsServer{apiURL: srv.APIURL, dnsAddr: srv.DNSAddr, key: srv.Key}}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			if err := w.createZones(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ck := checker{addr: srv.DNSAddr, interval: 20 * time.Millisecond, guard: func() error { return nil }, queryMax: queryMax}
+			go func() {
+				time.Sleep(200 * time.Millisecond) // the check starts before the records exist
+				if err := patchRecords(ctx, w, 3, 0); err != nil {
+					t.Error(err)
+				}
+			}()
+			if _, _, err := ck.waitServed(ctx, want(0, 3, 0)); err != nil {
+				t.Fatalf("records never served: %v", err)
+			}
+			short, cancelShort := context.WithTimeout(ctx, 500*time.Millisecond)
+			defer cancelShort()
+			if _, missing, err := ck.waitServed(short, want(0, 1, 1)); !errors.Is(err, context.DeadlineExceeded) || missing != zones {
+				t.Fatalf("the old target passed for the new one: %v (%d missing, want %d)", err, missing, zones)
+			}
+			if err := patchRecords(ctx, w, 1, 1); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := ck.waitServed(ctx, want(0, 1, 1)); err != nil {
+				t.Fatalf("change never served: %v", err)
+			}
+			zs := []string{zoneName(0) + ".", zoneName(1) + "."}
+			if n, err := ck.registryRecords(ctx, zs); err != nil || n != 6 {
+				t.Errorf("registryRecords = %d, %v; want 6 (3 per zone)", n, err)
+			}
+		})
 	}
 }
 

@@ -311,7 +311,7 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 		}
 	}
 	// Liveness only: the fault may not be judged by the RSS guard of the bench.
-	ck := checker{addr: w.pdns.dnsAddr, interval: 100 * time.Millisecond, guard: ctl.alive}
+	ck := checker{addr: w.pdns.dnsAddr, interval: 100 * time.Millisecond, guard: ctl.alive, queryMax: defaultQueryMax}
 	if err := w.converge(sctx, ck, objects, 0, foreign, res); err != nil {
 		return err
 	}

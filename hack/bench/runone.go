@@ -223,7 +223,7 @@ func firstSyncTimeout(p runPlan) time.Duration {
 // checker returns the served check of w, guarded by ctl: it fails when ctl exits or its RSS goes
 // over the limit (then ctl is stopped).
 func (w *world) checker(c config, ctl *controller, interval time.Duration) checker {
-	return checker{addr: w.pdns.dnsAddr, interval: interval, guard: func() error {
+	return checker{addr: w.pdns.dnsAddr, interval: interval, queryMax: defaultQueryMax, guard: func() error {
 		if err := ctl.alive(); err != nil {
 			return err
 		}
