@@ -2,13 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestParseSizes(t *testing.T) {
@@ -262,4 +267,56 @@ func TestMoveExtras(t *testing.T) {
 	if !plan[3].Extras || plan[3].Tool != toolDNSPlane || plan[2].Extras {
 		t.Errorf("extras went to %+v / %+v, want dnsplane's run 2 only", plan[2], plan[3])
 	}
+}
+
+// dropCached leaves none of a file's pages in the page cache, written or read just before.
+func TestDropCached(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "tool")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("dnsplane"), 1<<17), 0o755); err != nil { // 1 MiB
+		t.Fatal(err)
+	}
+	if _, err := os.ReadFile(path); err != nil {
+		t.Fatal(err)
+	}
+	if n := residentPages(t, path); n == 0 {
+		t.Skip("the file system keeps no page cache for a file just read")
+	}
+	if err := dropCached(path); err != nil {
+		t.Fatal(err)
+	}
+	if n := residentPages(t, path); n != 0 {
+		t.Errorf("%d pages of the file still in the page cache", n)
+	}
+	if err := dropCached(filepath.Join(t.TempDir(), "missing")); err == nil {
+		t.Error("dropCached of a missing file: no error")
+	}
+}
+
+// residentPages counts the pages of path in the page cache (mincore(2) of a mapping, which
+// faults nothing in).
+func residentPages(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Munmap(m) }()
+	vec := make([]byte, (len(m)+os.Getpagesize()-1)/os.Getpagesize())
+	if _, _, e := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+		t.Fatal(e)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
 }
