@@ -350,6 +350,8 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		// managedFields name every endpoint field again, a second copy of each endpoint that no
 		// controller reads (docs/design.md, "Memory").
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), DefaultNamespaces: namespaces(cfg.WatchNamespaces)},
+		// Its waits for the informers react within 5 ms instead of 100 (syncwait.go).
+		NewCache: newSyncWaitCache,
 	}
 	if cfg.SkipNameValidation {
 		opts.Controller = config.Controller{SkipNameValidation: ptr.To(true)}
