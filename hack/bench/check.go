@@ -90,14 +90,23 @@ func missing(pending map[string]map[string]string) int {
 	return n
 }
 
-// soaSerial returns zone's SOA serial (UDP, 2 s timeout).
-func (c checker) soaSerial(ctx context.Context, zone string) (uint32, error) {
+// query asks PowerDNS for name's set of type qtype, over UDP with a 2 s timeout; the error
+// names the question.
+func (c checker) query(ctx context.Context, name string, qtype uint16) (*dns.Msg, error) {
 	m := new(dns.Msg)
-	m.SetQuestion(zone, dns.TypeSOA)
-	cl := &dns.Client{Timeout: 2 * time.Second}
-	r, _, err := cl.ExchangeContext(ctx, m, c.addr)
+	m.SetQuestion(name, qtype)
+	r, _, err := (&dns.Client{Timeout: 2 * time.Second}).ExchangeContext(ctx, m, c.addr)
 	if err != nil {
-		return 0, fmt.Errorf("SOA %s: %w", zone, err)
+		return nil, fmt.Errorf("%s %s: %w", dns.TypeToString[qtype], name, err)
+	}
+	return r, nil
+}
+
+// soaSerial returns zone's SOA serial (query).
+func (c checker) soaSerial(ctx context.Context, zone string) (uint32, error) {
+	r, err := c.query(ctx, zone, dns.TypeSOA)
+	if err != nil {
+		return 0, err
 	}
 	for _, rr := range r.Answer {
 		if soa, ok := rr.(*dns.SOA); ok {
@@ -111,7 +120,7 @@ func (c checker) soaSerial(ctx context.Context, zone string) (uint32, error) {
 const defaultQueryMax = 64
 
 // read returns the A targets that zone serves at the names of pending, by owner name: with one
-// A query per name when they are few (queryMax), else from an AXFR of the zone. A transfer of a
+// A query per name when they are few (checker.queryMax), else from an AXFR of the zone. A transfer of a
 // zone of thousands of names took 10-30 ms while the tool wrote, so reading the few names of a
 // 1% change by transfer delayed the "served" it measures by up to a sweep of ten transfers, and
 // loaded the server the tool was writing to.
@@ -120,14 +129,11 @@ func (c checker) read(ctx context.Context, zone string, pending map[string]strin
 		recs, err := c.transfer(ctx, zone)
 		return recs.a, err
 	}
-	cl := &dns.Client{Timeout: 2 * time.Second}
 	out := make(map[string][]string, len(pending))
 	for name := range pending {
-		m := new(dns.Msg)
-		m.SetQuestion(name, dns.TypeA)
-		r, _, err := cl.ExchangeContext(ctx, m, c.addr)
+		r, err := c.query(ctx, name, dns.TypeA)
 		if err != nil {
-			return nil, fmt.Errorf("A %s: %w", name, err)
+			return nil, err
 		}
 		for _, rr := range r.Answer {
 			if a, ok := rr.(*dns.A); ok && strings.EqualFold(a.Hdr.Name, name) {
