@@ -257,18 +257,10 @@ func geoDatabase() (*geo.DB, error) {
 		return nil, err
 	}
 	path := filepath.Join(dir, "geo.mmdb")
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	err = geotest.Encode(f,
+	if err := geotest.WriteFile(path,
 		geotest.Network{CIDR: "127.0.0.0/8", Country: "DE", Continent: "EU"},
 		geotest.Network{CIDR: "192.0.2.0/24", Country: "DE", Continent: "EU"},
-		geotest.Network{CIDR: "198.51.100.0/24", Country: "US", Continent: "NA"})
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+		geotest.Network{CIDR: "198.51.100.0/24", Country: "US", Continent: "NA"}); err != nil {
 		return nil, err
 	}
 	db := &geo.DB{Path: path}

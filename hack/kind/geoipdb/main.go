@@ -32,14 +32,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "geoipdb:", err)
 		os.Exit(2)
 	}
-	f, err := os.Create(*out)
-	if err == nil {
-		err = geotest.Encode(f, nets...)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err != nil {
+	if err := geotest.WriteFile(*out, nets...); err != nil {
 		fmt.Fprintln(os.Stderr, "geoipdb:", err)
 		os.Exit(1)
 	}

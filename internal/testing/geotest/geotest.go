@@ -72,12 +72,27 @@ func Bytes(t testing.TB, nets ...Network) []byte {
 	return b.Bytes()
 }
 
-// Write writes Bytes(nets) to a new file in t.TempDir() and returns its path.
+// WriteFile writes Encode's database of nets to the file at path, created or truncated.
+// Errors: Encode's, and creating, writing or closing the file.
+func WriteFile(path string, nets ...Network) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	err = Encode(f, nets...)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Write writes the database of nets to a new file in t.TempDir() and returns its path; an
+// error fails t.
 func Write(t testing.TB, nets ...Network) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "geo.mmdb")
-	if err := os.WriteFile(p, Bytes(t, nets...), 0o600); err != nil {
-		t.Fatal(err)
+	if err := WriteFile(p, nets...); err != nil {
+		t.Fatalf("geotest: %v", err)
 	}
 	return p
 }
