@@ -200,6 +200,57 @@ spec:
   - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 zz"]}`,
 		want: "every target of a DS record must be",
 	}, {
+		name: "CNAME without a target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-cname-none}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: CNAME}`,
+		want: "a CNAME record has exactly one target",
+	}, {
+		name: "CNAME with one target that is not a host name",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-cname-host}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: CNAME, targets: ["a b"]}`,
+		want: "every target of a CNAME, NS or PTR record must be a host name",
+	}, {
+		name: "PTR record with a space in its target",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-ptr}
+spec:
+  endpoints:
+  - {dnsName: 1.2.0.192.in-addr.arpa, recordType: PTR, targets: ["host .example.com"]}`,
+		want: "every target of a CNAME, NS or PTR record must be a host name",
+	}, {
+		name: "CAA record without a value",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-caa}
+spec:
+  endpoints:
+  - {dnsName: example.com, recordType: CAA, targets: ["0 issue"]}`,
+		want: `every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue "letsencrypt.org"'`,
+	}, {
+		name: "bad target in the second endpoint, after a good one",
+		manifest: `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: bad-second}
+spec:
+  endpoints:
+  - {dnsName: www.example.com, recordType: A, targets: [192.0.2.1]}
+  - {dnsName: mail.example.com, recordType: MX, targets: ["10"]}`,
+		want: "spec.endpoints[1]: Invalid value: every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'",
+	}, {
 		name: "unknown record type",
 		manifest: `
 apiVersion: dnsplane.io/v1alpha1
@@ -508,6 +559,32 @@ func TestAdmission_AcceptsSamples(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestAdmission_AcceptsEveryTypeWellFormed: the one rule over every record type's targets lets
+// each type's usual form through, and an endpoint without targets of any type but CNAME.
+func TestAdmission_AcceptsEveryTypeWellFormed(t *testing.T) {
+	manifest := `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSEndpoint
+metadata: {name: every-type}
+spec:
+  endpoints:
+  - {dnsName: a.example.com, recordType: A, targets: [192.0.2.1, 192.0.2.2]}
+  - {dnsName: a.example.com, recordType: AAAA, targets: ["2001:db8::1"]}
+  - {dnsName: c.example.com, recordType: CNAME, targets: [a.example.com]}
+  - {dnsName: sub.example.com, recordType: NS, targets: [ns1.example.com, ns2.example.com.]}
+  - {dnsName: 1.2.0.192.in-addr.arpa, recordType: PTR, targets: [a.example.com]}
+  - {dnsName: example.com, recordType: MX, targets: ["10 mail.example.com"]}
+  - {dnsName: _sip._tcp.example.com, recordType: SRV, targets: ["0 5 5060 sip.example.com"]}
+  - {dnsName: example.com, recordType: CAA, targets: ["0 issue \"letsencrypt.org\""]}
+  - {dnsName: example.com, recordType: TXT, targets: ["v=spf1 -all", "any text: at all"]}
+  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd"]}
+  - {dnsName: empty.example.com, recordType: A}
+  - {dnsName: empty.example.com, recordType: TXT}`
+	if err := k8s.Create(ctx(t), object(t, manifest)); err != nil {
+		t.Fatalf("well-formed endpoints of every type were refused: %v", err)
 	}
 }
 
