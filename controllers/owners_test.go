@@ -168,6 +168,14 @@ func TestDNSEndpoint_DeleteKeepsEverySetAnotherOwnerClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, ep)
+	// The object carries no finalizer: its release follows its deletion, and its last Event
+	// says that the release is done.
+	var msg string
+	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
+		var err error
+		msg, err = warningFor(t, ns, "DNSEndpoint", "many", dnsv1.ReasonRecordsKept)
+		return err
+	})
 
 	sets, err := provider.ListRecordSets(ctxT(t), zoneID)
 	if err != nil {
@@ -191,12 +199,6 @@ func TestDNSEndpoint_DeleteKeepsEverySetAnotherOwnerClaims(t *testing.T) {
 	if have["free."+zone+"/A"] {
 		t.Errorf("free A, which nobody else claims, was left")
 	}
-	var msg string
-	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
-		var err error
-		msg, err = warningFor(t, ns, "DNSEndpoint", "many", dnsv1.ReasonRecordsKept)
-		return err
-	})
 	t.Logf("Warning %s: %s", dnsv1.ReasonRecordsKept, msg)
 	for _, n := range append(slices.Clone(claimed), "bad."+zone) {
 		if !strings.Contains(msg, n+"/A") {

@@ -226,7 +226,9 @@ func IsWaitingReason(reason string) bool {
 const (
 	// FinalizerZone guards a DNSZone until its parent link, records and hosted zone are removed.
 	FinalizerZone = "dnsplane.io/zone"
-	// FinalizerRecords guards a DNSEndpoint or DNSRecord until its records are removed.
+	// FinalizerRecords guards a DNSRecord, or a DNSEndpoint created with it (a DNSZone's parent
+	// link), until its records are removed. The DNSEndpoint controller adds it to no object: a
+	// deleted DNSEndpoint's records are released once it is gone (docs/api.md, "Deletion").
 	FinalizerRecords = "dnsplane.io/records"
 	// FinalizerGslb guards a Gslb until the DNSEndpoint and DNSRecord it owns are removed.
 	FinalizerGslb = "dnsplane.io/gslb"

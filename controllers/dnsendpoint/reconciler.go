@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -108,14 +109,20 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch
 
 // Reconcile publishes one DNSEndpoint, or removes its records when it is deleted
-// (lifecycle.Lifecycle: the read, the finalizer and the status commit around the two phases).
+// (lifecycle.Lifecycle: the read and the status commit around the phases).
+//
+// It adds no finalizer (lifecycle.Existing): a DNSEndpoint deleted while the manager runs is
+// released by the reconcile that finds it gone, in the zones its delete event's status.zones
+// named (publish.Inflight.Gone); one deleted while no manager ran, by the sweep after the first
+// pass, which finds it by the registry records that name it (sweep). So a published object costs
+// the API server one write, its status, as an external-dns one does. An object created with the
+// finalizer (a DNSZone's parent link, whose zone waits for the NS set to go) is held until its
+// records are released, as before.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l := lifecycle.Lifecycle[*dnsv1.DNSEndpoint]{
 		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
-		New: func() *dnsv1.DNSEndpoint { return &dnsv1.DNSEndpoint{} },
-		// The finalizer is added beside the first write: a deferred reconcile (a zone not judged
-		// yet) writes nothing to the API server (publish.Options.Prepare).
-		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.WithFirstWrite,
+		New:       func() *dnsv1.DNSEndpoint { return &dnsv1.DNSEndpoint{} },
+		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.Existing,
 		Status: func(ep *dnsv1.DNSEndpoint) (any, *int64) { return &ep.Status, &ep.Status.ObservedGeneration },
 		// The first Published emits no Event (routine); failures, waits and recoveries do.
 		Events: []string{dnsv1.ConditionReady},
@@ -182,13 +189,14 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint)
 	return ctrl.Result{}, nil
 }
 
-// reconcileGone releases what an object's last writes put in place when the object was deleted
-// before its finalizer was added (it is added once the writes are answered): nothing else would.
+// reconcileGone releases what a deleted object held: the zones its delete event or the sweep
+// recorded (publish.Inflight.Gone), and those its last submission wrote to.
 func (r *Reconciler) reconcileGone(ctx context.Context, key client.ObjectKey) (ctrl.Result, error) {
 	if r.inflight == nil {
 		return ctrl.Result{}, nil
 	}
 	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	ep.Spec.Policy = r.inflight.GonePolicy(key) // its delete event's: an UpsertOnly object keeps its records
 	done, err := r.planner(ep).ReleaseGone(ctx, r.Client, r.Recorder, key, ep, r.releaseOptions(ep))
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
@@ -209,10 +217,15 @@ const (
 )
 
 // expectCached tells Warmup which objects the first pass must plan: those the cache holds once
-// it synced, not being deleted. It runs on the leader, as the controller does.
+// it synced, not being deleted; once the pass ended, it sweeps for deleted objects' records
+// (sweep). It runs on the leader, as the controller does.
 func (r *Reconciler) expectCached(ctx context.Context, c cache.Cache) error {
 	if !c.WaitForCacheSync(ctx) {
 		return nil // stopping
+	}
+	if r.Warmup == nil {
+		r.sweep(ctx, c)
+		return nil
 	}
 	var list dnsv1.DNSEndpointList
 	if err := c.List(ctx, &list); err != nil {
@@ -241,6 +254,7 @@ func (r *Reconciler) expectCached(ctx context.Context, c cache.Cache) error {
 	}
 	reason, left := r.Warmup.Ended()
 	l.Info("first pass ended: zone writes go as they come", "reason", reason, "unplanned", left)
+	r.sweep(ctx, c)
 	return nil
 }
 
@@ -249,10 +263,8 @@ func (r *Reconciler) expectCached(ctx context.Context, c cache.Cache) error {
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
 	r.inflight = publish.NewInflight()
-	if r.Warmup != nil {
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.expectCached(ctx, mgr.GetCache()) })); err != nil {
-			return fmt.Errorf("add the first pass's listing: %w", err)
-		}
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error { return r.expectCached(ctx, mgr.GetCache()) })); err != nil {
+		return fmt.Errorf("add the first pass's listing and the sweep: %w", err)
 	}
 	idx := mgr.GetFieldIndexer()
 	if err := idx.IndexField(context.Background(), &dnsv1.DNSEndpoint{}, indexZoneRef, func(o client.Object) []string {
@@ -293,6 +305,15 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	if r.ServedEvents != nil {
 		b = b.WatchesRawSource(notice.Keys(r.ServedEvents))
 	}
+	// A deleted object's last status names the zones it holds records in: the reconcile that
+	// finds it gone releases them (there is no finalizer to hold it).
+	b = b.Watches(&dnsv1.DNSEndpoint{}, handler.Funcs{
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, _ workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			if ep, ok := e.Object.(*dnsv1.DNSEndpoint); ok {
+				r.inflight.Gone(client.ObjectKeyFromObject(ep), ep.Status.Zones, ep.Spec.Policy)
+			}
+		},
+	})
 	b = b.WatchesRawSource(r.inflight.Source())
 	var rec reconcile.Reconciler = r
 	if decorate != nil {

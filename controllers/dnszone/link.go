@@ -228,6 +228,12 @@ func (r *Reconciler) ensureLinkEndpoint(ctx context.Context, z, parent *dnsv1.DN
 			link.Labels = map[string]string{}
 		}
 		link.Labels[LabelParentLink] = z.Name
+		if link.CreationTimestamp.IsZero() {
+			// Created with the records finalizer, the one kind of DNSEndpoint that has it: the
+			// zone's deletion waits for the link to be gone, which then means its NS set is
+			// released (the DNSEndpoint controller adds no finalizer of its own).
+			controllerutil.AddFinalizer(link, dnsv1.FinalizerRecords)
+		}
 		link.Spec.Endpoints = endpoints
 		link.Spec.ZoneRef = ref
 		link.Spec.Strategy = dnsv1.StrategyFullSync

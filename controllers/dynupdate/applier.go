@@ -329,6 +329,10 @@ func (a *Applier) writeName(ctx context.Context, b dynupdate.Binding, name strin
 			Namespace: b.DNSZone.Namespace, Name: endpointName(b, name),
 			Labels:      map[string]string{dnsv1.LabelDynamicUpdateZone: labelValue(b.DNSZone.Name), dnsv1.LabelDynamicUpdateKey: labelValue(b.Secret)},
 			Annotations: map[string]string{dnsv1.AnnotationDynamicUpdateExpires: expires},
+			// Created with the records finalizer (the DNSEndpoint controller adds none): an
+			// UPDATE that deletes the name answers once the object is gone, which then means
+			// its records are, as a DNS-01 solver's CleanUp expects.
+			Finalizers: []string{dnsv1.FinalizerRecords},
 		}, Spec: dnsv1.DNSEndpointSpec{
 			PublishingSpec: dnsv1.PublishingSpec{Endpoints: eps, ZoneRef: &dnsv1.ZoneReference{Name: b.DNSZone.Name}, Strategy: dnsv1.StrategyFullSync},
 			Policy:         dnsv1.PolicySync,

@@ -318,6 +318,20 @@ func (ix *Index) Of(c Contributor) []Entry {
 	return out
 }
 
+// Contributors returns the contributors of owner whose resource is of kind ("DNSEndpoint"),
+// each once, sorted by resource: the objects that hold records in this zone by its registry
+// (a sweep compares them with the objects that still exist).
+func (ix *Index) Contributors(owner, kind string) []Contributor {
+	var out []Contributor
+	for c := range ix.byContrib {
+		if c.OwnerID == owner && c.Kind() == kind {
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(a, b Contributor) int { return cmp.Compare(a.Resource, b.Resource) })
+	return out
+}
+
 // Keys returns every managed key with at least one valid entry, sorted.
 func (ix *Index) Keys() []provider.RecordSetKey {
 	out := make([]provider.RecordSetKey, 0, len(ix.byKey))

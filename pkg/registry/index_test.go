@@ -172,3 +172,25 @@ func TestIndex_ReturnsCopies(t *testing.T) {
 		t.Errorf("index mutated through a result: %v", got)
 	}
 }
+
+func TestIndex_ContributorsOfAnOwnerAndKind(t *testing.T) {
+	sets := []provider.RecordSet{
+		RecordSet(zone, entry("c1", "DNSEndpoint/ns/b", "b.example.test", "A", "192.0.2.2")),
+		RecordSet(zone, entry("c1", "DNSEndpoint/ns/a", "a.example.test", "A", "192.0.2.1")),
+		RecordSet(zone, entry("c1", "DNSEndpoint/ns/a", "a.example.test", "TXT", "x")),
+		RecordSet(zone, entry("c1", "DNSRecord/ns/a", "r.example.test", "A", "192.0.2.3")),
+		RecordSet(zone, entry("c2", "DNSEndpoint/ns/c", "c.example.test", "A", "192.0.2.4")),
+		txt("_dnsplane-bad.example.test", "not a registry value"),
+	}
+	ix := NewIndex(zone, sets)
+	want := []Contributor{{OwnerID: "c1", Resource: "DNSEndpoint/ns/a"}, {OwnerID: "c1", Resource: "DNSEndpoint/ns/b"}}
+	if got := ix.Contributors("c1", "DNSEndpoint"); !slices.Equal(got, want) {
+		t.Errorf("Contributors(c1, DNSEndpoint) = %v, want %v", got, want)
+	}
+	if got := ix.Contributors("c1", "DNSRecord"); len(got) != 1 || got[0].Resource != "DNSRecord/ns/a" {
+		t.Errorf("Contributors(c1, DNSRecord) = %v", got)
+	}
+	if got := ix.Contributors("c3", "DNSEndpoint"); len(got) != 0 {
+		t.Errorf("Contributors of an owner with no records = %v, want none", got)
+	}
+}

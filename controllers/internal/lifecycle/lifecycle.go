@@ -42,6 +42,11 @@ const (
 	// object takes the metadata that Update stored, and the status patch locks on its version.
 	// Removed with an Update.
 	WithFirstWrite
+	// Existing adds no finalizer: only an object created with it (a DNSZone's parent link) is
+	// held until Delete has released what it owns, and removed with an Update. An object without
+	// it is released once gone (Gone; publish.Inflight.Gone), which spares the API server one
+	// write per object.
+	Existing
 )
 
 // Result is what a Normal phase returns besides its error.
@@ -146,10 +151,14 @@ func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, o T) (ctrl.Result, e
 func (l *Lifecycle[T]) reconcileNormal(ctx context.Context, o T) (ctrl.Result, error) {
 	var addFinalizer func(context.Context) error
 	stored := func() (T, bool) { var zero T; return zero, false }
-	if l.FinalizerWrite == WithFirstWrite {
+	switch l.FinalizerWrite {
+	case Existing: // never added here
+	case WithFirstWrite:
 		addFinalizer, stored = addFinalizerLater(l.Client, o, l.Finalizer)
-	} else if err := l.addFinalizer(ctx, o); err != nil {
-		return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+	default:
+		if err := l.addFinalizer(ctx, o); err != nil {
+			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
+		}
 	}
 	base, err := deepCopy(o)
 	if err != nil {

@@ -171,6 +171,32 @@ func TestReconcile_NormalAddsFinalizerThenCommitsStatus(t *testing.T) {
 	}
 }
 
+// TestReconcile_ExistingAddsNoFinalizer: under Existing, Normal gets no addFinalizer and the only
+// write is the status; an object created with the finalizer keeps it.
+func TestReconcile_ExistingAddsNoFinalizer(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		finalizers []string
+	}{{"without it", nil}, {"created with it", []string{finalizer}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, zone(tc.finalizers...))
+			if _, err := w.lifecycle(lifecycle.Existing, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+				t.Fatal(err)
+			}
+			if w.normal != 1 || !slices.Equal(w.writes, []string{"status"}) {
+				t.Fatalf("normal %d, writes %v; want Normal once and the status only", w.normal, w.writes)
+			}
+			var got dnsv1.DNSZone
+			if err := w.c.Get(context.Background(), key, &got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Finalizers, tc.finalizers) {
+				t.Fatalf("stored finalizers %v, want %v", got.Finalizers, tc.finalizers)
+			}
+		})
+	}
+}
+
 // TestReconcile_DeferredWritesNothing: a Normal that defers (a zone not judged yet) leaves the
 // object as it was: no finalizer, no status, no Event, and its own requeue.
 func TestReconcile_DeferredWritesNothing(t *testing.T) {
@@ -244,6 +270,8 @@ func TestReconcile_DeleteReleasesThenDropsFinalizer(t *testing.T) {
 		{"waiting", lifecycle.ByUpdate, []string{finalizer}, wait, nil, 1, nil, false},
 		{"failed", lifecycle.ByPatch, []string{finalizer}, ctrl.Result{}, errRelease, 1, nil, false},
 		{"not this finalizer", lifecycle.ByUpdate, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
+		{"created with it, never added", lifecycle.Existing, []string{finalizer}, ctrl.Result{}, nil, 1, []string{"update"}, true},
+		{"without it, never added", lifecycle.Existing, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := zone(tc.finalizers...)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -48,6 +49,10 @@ type Submitted struct {
 	order  []string
 	wrote  []time.Time
 	failed []error
+	// gone: the object was found deleted (Inflight.Gone) while it may hold records in order's
+	// zones; policy is its last spec.policy, which its release keeps to ("" when unknown).
+	gone   bool
+	policy dnsv1.Policy
 }
 
 // Wrote returns when each written zone's writer answered, by zone.
@@ -72,8 +77,8 @@ func (s *Submitted) Err() error {
 	return nil
 }
 
-// Zones are the zones the submission wrote to or tried to, sorted: the ones an object gone
-// before its finalizer was added may hold records in.
+// Zones are the zones the submission wrote to or tried to, and those Inflight.Gone named,
+// sorted: the ones an object that is gone may hold records in.
 func (s *Submitted) Zones() []string {
 	return slices.Sorted(slices.Values(s.order))
 }
@@ -148,6 +153,65 @@ func (t *Inflight) Len() int {
 	return len(t.m)
 }
 
+// Gone records that the object at key was deleted while it may hold records in zones (the
+// DNSZones' "namespace/name": its last status.zones, or the zones whose registry names it), with
+// its last spec.policy when known (a delete event's; "" for the sweep's: the manager's), and
+// enqueues it once no submission of it is pending: the reconcile that finds it gone releases
+// them (Planner.ReleaseGone), and one that finds it created again plans them too (Run). The
+// zones join a submission the table holds. DNSEndpoints carry no finalizer: their delete events
+// and the start's sweep call this.
+func (t *Inflight) Gone(key types.NamespacedName, zones []string, policy dnsv1.Policy) {
+	if len(zones) == 0 {
+		return
+	}
+	t.mu.Lock()
+	s, ok := t.m[key]
+	if !ok {
+		s = &Submitted{}
+		t.m[key] = s
+	}
+	s.gone = true
+	if policy != "" {
+		s.policy = policy
+	}
+	for _, z := range zones {
+		if !slices.Contains(s.order, z) {
+			s.order = append(s.order, z)
+			s.wrote = append(s.wrote, time.Time{})
+			s.failed = append(s.failed, nil)
+		}
+	}
+	ready, q := s.left == 0, t.q
+	if ready && q == nil {
+		t.early = append(t.early, key)
+	}
+	t.mu.Unlock()
+	if ready && q != nil {
+		q.Add(reconcile.Request{NamespacedName: key})
+	}
+}
+
+// GonePolicy returns the spec.policy Gone recorded for the object at key, "" when none: its
+// release plans under it (an UpsertOnly object's records stay).
+func (t *Inflight) GonePolicy(key types.NamespacedName) dnsv1.Policy {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[key]; ok && s.gone {
+		return s.policy
+	}
+	return ""
+}
+
+// goneZones returns the zones Gone recorded for key, when its entry says the object was gone.
+func (t *Inflight) goneZones(key types.NamespacedName) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[key]; ok && s.gone {
+		return s.Zones()
+	}
+	return nil
+}
+
 // zoneChanges is one zone's changes of a submission.
 type zoneChanges struct {
 	zone    string // "namespace/name" of the DNSZone
@@ -194,10 +258,11 @@ func (t *Inflight) answer(key types.NamespacedName, s *Submitted, i int, err err
 	}
 }
 
-// ReleaseGone releases what the last submission of the object at key wrote, once answered, when
-// the object is gone (not found) before its finalizer was added (lifecycle.Lifecycle.Gone): its
-// records in the zones it wrote to are removed as a Delete phase would (Release, with o an
-// object of that key whose status.zones are those zones, and no endpoints). Nothing happens
+// ReleaseGone releases what the object at key may hold, when it is gone (not found:
+// lifecycle.Lifecycle.Gone): the zones its last submission wrote to, once answered (an object
+// deleted before its finalizer was added), and those Gone recorded. Its records there are
+// removed as a Delete phase would (Release, with o an object of that key whose status.zones are
+// those zones, and no endpoints). Nothing happens
 // when the table holds nothing of key; while answers are pending it waits for them (the last
 // enqueues the object). done is false when the release must be retried (the submission is kept
 // for that).

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 )
 
@@ -95,5 +96,70 @@ func TestInflight_AnswersBeforeTheSourceStartsAreEnqueuedWhenItDoes(t *testing.T
 	}
 	if req, _ := q.Get(); req.NamespacedName != key {
 		t.Fatalf("enqueued %v, want %v", req, key)
+	}
+}
+
+// TestInflight_GoneRecordsTheZonesOfADeletedObject: Gone on an object the table does not hold
+// enqueues it once with its zones and policy, for ReleaseGone (take: done); Gone with no zones
+// does nothing; Gone on an object whose submission is in flight adds its zones to it, and the
+// object is enqueued once.
+func TestInflight_GoneRecordsTheZonesOfADeletedObject(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
+	defer cancel()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	table := NewInflight()
+	if err := table.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	key := types.NamespacedName{Namespace: "team", Name: "gone"}
+
+	table.Gone(key, nil, "")
+	if table.Len() != 0 || q.Len() != 0 {
+		t.Fatalf("Gone without zones: %d held, %d enqueued; want nothing", table.Len(), q.Len())
+	}
+	table.Gone(key, []string{"team/b", "team/a"}, dnsv1.PolicyUpsertOnly)
+	table.Gone(key, []string{"team/a"}, "") // the sweep after the delete event: no new zone, policy kept
+	if q.Len() != 1 {
+		t.Fatalf("%d requests enqueued, want one", q.Len())
+	}
+	if got := table.goneZones(key); strings.Join(got, ",") != "team/a,team/b" {
+		t.Errorf("goneZones = %v", got)
+	}
+	if p := table.GonePolicy(key); p != dnsv1.PolicyUpsertOnly {
+		t.Errorf("GonePolicy = %q, want the delete event's UpsertOnly", p)
+	}
+	s, state := table.take(key)
+	if state != inflightDone || strings.Join(s.Zones(), ",") != "team/a,team/b" || s.Err() != nil || len(s.Wrote()) != 0 {
+		t.Fatalf("take = %+v, %v; want done with team/a and team/b, nothing written or failed", s, state)
+	}
+	if table.goneZones(key) != nil || table.GonePolicy(key) != "" {
+		t.Error("after take the table still knows the object as gone")
+	}
+	req, _ := q.Get()
+	q.Done(req)
+
+	// Deleted while its writes are in flight: the zones join the submission.
+	pending := types.NamespacedName{Namespace: "team", Name: "pending"}
+	plans := zonePlans(ctx, t, newBarrier(2), "a.test", "c.test")
+	for i := range plans {
+		plans[i].Zone.Namespace, plans[i].Zone.Name = "team", strings.TrimSuffix(plans[i].Zone.Spec.Zone, ".test")
+	}
+	table.submit(ctx, pending, 3, stamped(plans, nil))
+	table.Gone(pending, []string{"team/b", "team/c"}, "")
+	req, shutdown := q.Get()
+	if shutdown || req.NamespacedName != pending {
+		t.Fatalf("enqueued %v, want %v once the writers answered", req, pending)
+	}
+	q.Done(req)
+	s, state = table.take(pending)
+	if state != inflightDone || strings.Join(s.Zones(), ",") != "team/a,team/b,team/c" {
+		t.Fatalf("take = %+v, %v; want done with team/a, team/b and team/c", s, state)
+	}
+	if w := s.Wrote(); len(w) != 2 || w["team/a"].IsZero() || w["team/c"].IsZero() {
+		t.Errorf("Wrote = %v, want the two written zones", w)
+	}
+	if q.Len() != 0 {
+		t.Errorf("%d more requests enqueued", q.Len())
 	}
 }

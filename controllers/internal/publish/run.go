@@ -111,6 +111,13 @@ const deferredRequeue = 5 * time.Second
 // controller's back-off; conflicts with a concurrent write requeue at once.
 func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options) (Outcome, ctrl.Result, error) {
 	ps := o.PublishingSpec()
+	if opts.Async != nil {
+		// An object of this name was deleted (Inflight.Gone) and is back: the zones the old one
+		// held are planned too, so that what it left where the new one publishes nothing goes.
+		if zones := opts.Async.goneZones(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}); len(zones) > 0 {
+			o.SetHeldZones(Union(o.HeldZones(), zones))
+		}
+	}
 	if ps.Strategy == dnsv1.StrategyDisabled {
 		setReady(o, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
 		return Outcome{}, ctrl.Result{}, nil
