@@ -19,14 +19,7 @@ import (
 // the writers answer; then the object is enqueued once, and take hands over what each zone's
 // writer said: when a and c were written, b's error (Err names it), once.
 func TestInflight_AnObjectIsEnqueuedOnceEveryZoneAnswered(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
-	defer cancel()
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	table := NewInflight()
-	if err := table.Source().Start(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	ctx, q, table := startedTable(t)
 	key := types.NamespacedName{Namespace: "team", Name: "web"}
 	plans := zonePlans(ctx, t, newBarrier(3, "b.test"), "a.test", "b.test", "c.test")
 	for i := range plans {
@@ -104,14 +97,7 @@ func TestInflight_AnswersBeforeTheSourceStartsAreEnqueuedWhenItDoes(t *testing.T
 // does nothing; Gone on an object whose submission is in flight adds its zones to it, and the
 // object is enqueued once.
 func TestInflight_GoneRecordsTheZonesOfADeletedObject(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
-	defer cancel()
-	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
-	defer q.ShutDown()
-	table := NewInflight()
-	if err := table.Source().Start(ctx, q); err != nil {
-		t.Fatal(err)
-	}
+	ctx, q, table := startedTable(t)
 	key := types.NamespacedName{Namespace: "team", Name: "gone"}
 
 	table.Gone(key, nil, "")
@@ -162,4 +148,19 @@ func TestInflight_GoneRecordsTheZonesOfADeletedObject(t *testing.T) {
 	if q.Len() != 0 {
 		t.Errorf("%d more requests enqueued", q.Len())
 	}
+}
+
+// startedTable returns a context that ends with the test (at testrun.HangTimeout at the
+// latest), a work queue shut down with it, and an Inflight whose Source enqueues into it.
+func startedTable(t *testing.T) (context.Context, workqueue.TypedRateLimitingInterface[reconcile.Request], *Inflight) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
+	t.Cleanup(cancel)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	t.Cleanup(q.ShutDown)
+	table := NewInflight()
+	if err := table.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, q, table
 }
