@@ -103,6 +103,14 @@ func TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords(t *testing
 		t.Fatal(err)
 	}
 	waitGone(t, ep)
+	// The object carries no finalizer: its release follows its deletion, and the Event comes
+	// once the release is applied.
+	var msg string
+	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
+		var err error
+		msg, err = warningFor(t, ns, "DNSEndpoint", "api", dnsv1.ReasonRecordsKept)
+		return err
+	})
 
 	own, foreignLeft, setLeft, err := ours()
 	if err != nil {
@@ -114,12 +122,6 @@ func TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords(t *testing
 	if !foreignLeft || !setLeft {
 		t.Errorf("the unreadable claim (%t) and the api A set it may claim (%t) must stay", foreignLeft, setLeft)
 	}
-	var msg string
-	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
-		var err error
-		msg, err = warningFor(t, ns, "DNSEndpoint", "api", dnsv1.ReasonRecordsKept)
-		return err
-	})
 	t.Logf("Warning %s: %s", dnsv1.ReasonRecordsKept, msg)
 	if !strings.Contains(msg, "api."+zone+"/A") || !strings.Contains(msg, "v=2") && !strings.Contains(msg, "version") {
 		t.Errorf("Event message %q must name api.%s/A and why it was kept", msg, zone)
