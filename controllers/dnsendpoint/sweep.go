@@ -2,7 +2,6 @@ package dnsendpoint
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -44,15 +43,15 @@ func (r *Reconciler) sweep(ctx context.Context, c cache.Cache) {
 			held[key] = append(held[key], z.Namespace+"/"+z.Name)
 		}
 	}
+	live := r.APIReader
+	if live == nil {
+		live = c
+	}
 	gone := 0
 	for key, zs := range held {
 		var ep dnsv1.DNSEndpoint
 		if err := c.Get(ctx, key, &ep); err == nil || !apierrors.IsNotFound(err) {
 			continue
-		}
-		live := r.APIReader
-		if live == nil {
-			live = c
 		}
 		if err := live.Get(ctx, key, &ep); !apierrors.IsNotFound(err) {
 			continue // there after all, or unknown: never released on a guess
@@ -81,9 +80,8 @@ func (r *Reconciler) registered(ctx context.Context, z *dnsv1.DNSZone) []types.N
 	}
 	var out []types.NamespacedName
 	for _, c := range snap.Index().Contributors(r.OwnerID, Kind) {
-		parts := strings.SplitN(c.Resource, "/", 3) // "DNSEndpoint/<namespace>/<name>"
-		if len(parts) == 3 {
-			out = append(out, client.ObjectKey{Namespace: parts[1], Name: parts[2]})
+		if ns, name, ok := c.Object(); ok {
+			out = append(out, client.ObjectKey{Namespace: ns, Name: name})
 		}
 	}
 	return out

@@ -59,6 +59,13 @@ func (c Contributor) Kind() string {
 	return kind
 }
 
+// Object returns the namespace and name of Resource ("DNSEndpoint/team-a/www": "team-a",
+// "www"); ok is false when Resource is not "kind/namespace/name".
+func (c Contributor) Object() (namespace, name string, ok bool) {
+	_, namespace, name, ok = splitResource(c.Resource)
+	return namespace, name, ok
+}
+
 // Resource formats an object as a contributor resource:
 // Resource("DNSEndpoint", "team-a", "www") is "DNSEndpoint/team-a/www".
 func Resource(kind, namespace, name string) string {

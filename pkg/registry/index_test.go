@@ -190,6 +190,12 @@ func TestIndex_ContributorsOfAnOwnerAndKind(t *testing.T) {
 	if got := ix.Contributors("c1", "DNSRecord"); len(got) != 1 || got[0].Resource != "DNSRecord/ns/a" {
 		t.Errorf("Contributors(c1, DNSRecord) = %v", got)
 	}
+	if ns, name, ok := want[0].Object(); !ok || ns != "ns" || name != "a" {
+		t.Errorf("Object() = %q, %q, %v; want ns, a", ns, name, ok)
+	}
+	if _, _, ok := (Contributor{OwnerID: "c1", Resource: "not-a-resource"}).Object(); ok {
+		t.Error("Object() of a malformed resource is ok")
+	}
 	if got := ix.Contributors("c3", "DNSEndpoint"); len(got) != 0 {
 		t.Errorf("Contributors of an owner with no records = %v, want none", got)
 	}
