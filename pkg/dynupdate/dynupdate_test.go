@@ -174,8 +174,11 @@ func TestParse(t *testing.T) {
 		}, dns.RcodeSuccess},
 		{"delete a name", msg(t, zone, func(m *dns.Msg) { m.RemoveName(txt(`x.c1.example.com. 0 IN TXT "a"`)) }),
 			[]dynupdate.Change{{Op: dynupdate.OpDeleteName, Name: "x.c1.example.com.", Type: dns.TypeANY}}, dns.RcodeSuccess},
-		{"TXT of several strings is one value", msg(t, zone, func(m *dns.Msg) { m.Insert(txt(`x.c1.example.com. 60 IN TXT "ab" "cd"`)) }),
-			[]dynupdate.Change{{Op: dynupdate.OpAdd, Name: "x.c1.example.com.", Type: dns.TypeTXT, TTL: 60, Value: "abcd"}}, dns.RcodeSuccess},
+		{"TXT of strings a target cannot carry (not split every 255 bytes)", msg(t, zone, func(m *dns.Msg) {
+			m.Insert(txt(`x.c1.example.com. 60 IN TXT "ab" "cd"`))
+		}), nil, dns.RcodeFormatError},
+		{"TXT with escapes is the raw value", msg(t, zone, func(m *dns.Msg) { m.Insert(txt(`x.c1.example.com. 60 IN TXT "a\"b\\c\009"`)) }),
+			[]dynupdate.Change{{Op: dynupdate.OpAdd, Name: "x.c1.example.com.", Type: dns.TypeTXT, TTL: 60, Value: "a\"b\\c\t"}}, dns.RcodeSuccess},
 		{"A, CNAME, MX, SRV, CAA values", msg(t, zone, func(m *dns.Msg) {
 			m.Insert([]dns.RR{rr(t, "a.c1.example.com. 1 IN A 192.0.2.1"), rr(t, "b.c1.example.com. 1 IN CNAME Target.Example.com."),
 				rr(t, "c.c1.example.com. 1 IN MX 10 mail.example.com."), rr(t, "d.c1.example.com. 1 IN SRV 0 5 5060 sip.example.com."),

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // Op is what one update RR does (RFC 2136 §2.5).
@@ -157,9 +159,10 @@ func isMeta(t uint16) bool {
 	return t >= 128 && t <= 255
 }
 
-// Value returns rr's RDATA in a DNSEndpoint target's format (dnsv1.Endpoint.Targets): the
-// plain text of a TXT (its character-strings joined), host names without the trailing dot,
-// and miekg/dns's presentation format otherwise; false for types a DNSEndpoint cannot hold.
+// Value returns rr's RDATA in a DNSEndpoint target's format (dnsv1.Endpoint.Targets): a TXT's
+// value as every provider reads and writes it (txtValue), host names without the trailing dot,
+// and miekg/dns's presentation format otherwise; false for types a DNSEndpoint cannot hold and
+// for a TXT whose character-strings a target cannot carry.
 func Value(rr dns.RR) (string, bool) {
 	switch r := rr.(type) {
 	case *dns.A:
@@ -167,7 +170,7 @@ func Value(rr dns.RR) (string, bool) {
 	case *dns.AAAA:
 		return r.AAAA.String(), r.AAAA != nil
 	case *dns.TXT:
-		return strings.Join(r.Txt, ""), true
+		return txtValue(r.Txt)
 	case *dns.CNAME:
 		return host(r.Target), true
 	case *dns.PTR:
@@ -182,6 +185,20 @@ func Value(rr dns.RR) (string, bool) {
 		return strings.TrimPrefix(r.String(), r.Hdr.String()), true
 	}
 	return "", false
+}
+
+// txtValue returns the value of a TXT of character-strings txt (miekg/dns's escaped
+// presentation form) as a DNSEndpoint target holds it: the raw bytes, unescaped, of its
+// character-strings joined (provider.TXTValue). A provider writes a target as 255-byte
+// character-strings (provider.SplitTXT), so the value is served as sent exactly when txt is
+// that split of it; false otherwise, so that no TXT is served with other strings than sent.
+func txtValue(txt []string) (string, bool) {
+	raw := make([]string, len(txt))
+	for i, s := range txt {
+		raw[i] = provider.TXTValue([]string{s})
+	}
+	v := provider.JoinTXT(raw)
+	return v, slices.Equal(provider.SplitTXT(v), raw)
 }
 
 func host(s string) string { return strings.ToLower(strings.TrimSuffix(s, ".")) }
@@ -228,7 +245,7 @@ func (r Records) Clone() Records {
 // Apply applies changes, in order, to a copy of r and returns it (RFC 2136 §3.4.2): an add
 // joins its RRset (a duplicate value is ignored, the TTL becomes the added record's); a
 // deletion of a record, an RRset or a name removes what is there and ignores what is not.
-// A TXT value's duplicate check compares the joined text.
+// A TXT value's duplicate check compares its raw bytes (Value).
 func Apply(r Records, changes []Change) Records {
 	out := r.Clone()
 	for _, c := range changes {
