@@ -9,11 +9,20 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
-// Authorize returns dns.RcodeSuccess when policy lets its key make every change of u, else
-// dns.RcodeRefused (RFC 2136 §3.3: the server's own update policy).
+// Authorize returns dns.RcodeSuccess when policy lets its key make every change of u and
+// names in every prerequisite of u only what it may change, else dns.RcodeRefused (RFC 2136
+// §3.3: the server's own update policy). A prerequisite's owner name must be one of the
+// policy's names and, for an RRset prerequisite, its type one of the policy's types (a name
+// prerequisite, type ANY, the name alone): CheckPrereqs judges prerequisites against the
+// records dynamic updates hold, which are the zone's records only where the key may write.
 func Authorize(p Policy, u Update) int {
 	for _, c := range u.Changes {
 		if !p.Allows(u.Zone, c.Name, c.Type) {
+			return dns.RcodeRefused
+		}
+	}
+	for _, rr := range u.Prereqs {
+		if h := rr.Header(); !p.Allows(u.Zone, h.Name, h.Rrtype) {
 			return dns.RcodeRefused
 		}
 	}

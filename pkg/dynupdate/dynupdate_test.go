@@ -405,3 +405,41 @@ func TestKeyring(t *testing.T) {
 		t.Fatal("a key with no binding left verifies")
 	}
 }
+
+// TestAuthorize_Prerequisites pins that a prerequisite names only what the key may change: an
+// owner name of its binding's names and, for an RRset prerequisite, a type of its types. The
+// records dynamic updates hold are all the zone holds there; elsewhere (www's A records, which
+// another object publishes) they say nothing, so such a prerequisite is REFUSED, never judged.
+func TestAuthorize_Prerequisites(t *testing.T) {
+	p := dynupdate.Policy{Names: []string{"_acme-challenge.*"}, Types: []uint16{dns.TypeTXT}}
+	txt := func(s string) []dns.RR { return []dns.RR{rr(t, s)} }
+	cases := []struct {
+		name  string
+		build func(m *dns.Msg)
+		want  int
+	}{
+		{"name not in use, outside the names", func(m *dns.Msg) { m.NameNotUsed(txt(`www.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"name in use, outside the names", func(m *dns.Msg) { m.NameUsed(txt(`www.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"RRset exists, outside the names", func(m *dns.Msg) { m.RRsetUsed(txt(`www.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"RRset does not exist, outside the names", func(m *dns.Msg) { m.RRsetNotUsed(txt(`www.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"RRset with values, outside the names", func(m *dns.Msg) { m.Used(txt(`www.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"RRset exists, a type outside the types", func(m *dns.Msg) { m.RRsetUsed(txt(`_acme-challenge.c1.example.com. 0 IN A 192.0.2.1`)) }, dns.RcodeRefused},
+		{"RRset does not exist, a type outside the types", func(m *dns.Msg) {
+			m.RRsetNotUsed(txt(`_acme-challenge.c1.example.com. 0 IN CNAME x.example.com.`))
+		}, dns.RcodeRefused},
+		{"name not in use, inside the names", func(m *dns.Msg) { m.NameNotUsed(txt(`_acme-challenge.www.c1.example.com. 0 IN TXT "a"`)) }, dns.RcodeSuccess},
+		{"name in use, inside the names", func(m *dns.Msg) { m.NameUsed(txt(`_acme-challenge.c1.example.com. 0 IN TXT "a"`)) }, dns.RcodeSuccess},
+		{"RRset exists, inside", func(m *dns.Msg) { m.RRsetUsed(txt(`_acme-challenge.c1.example.com. 0 IN TXT "a"`)) }, dns.RcodeSuccess},
+		{"RRset does not exist, inside", func(m *dns.Msg) { m.RRsetNotUsed(txt(`_acme-challenge.c1.example.com. 0 IN TXT "a"`)) }, dns.RcodeSuccess},
+		{"RRset with values, inside", func(m *dns.Msg) { m.Used(txt(`_acme-challenge.c1.example.com. 0 IN TXT "a"`)) }, dns.RcodeSuccess},
+	}
+	for _, tc := range cases {
+		u, rcode := dynupdate.Parse(msg(t, zone, tc.build))
+		if rcode != dns.RcodeSuccess {
+			t.Fatalf("%s: Parse: %s", tc.name, dns.RcodeToString[rcode])
+		}
+		if got := dynupdate.Authorize(p, u); got != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, dns.RcodeToString[got], dns.RcodeToString[tc.want])
+		}
+	}
+}
