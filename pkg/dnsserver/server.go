@@ -172,6 +172,8 @@ type Server struct {
 	rnd    RandSource
 	rotate atomic.Uint64
 
+	replays replays // the UPDATEs accepted within their TSIG window
+
 	cache     atomic.Pointer[answerCache] // of the last snapshot queried
 	cacheHits atomic.Uint64               // answers copied from the cache
 	bufs      sync.Pool                   // *[]byte for cached answers
@@ -532,9 +534,10 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		resp.Rcode = rcode
 		return reply{msg: resp}
 	}
-	if s.tsig(w, req) == tsigBad { // RFC 8945 §5.2: an unknown key or a bad MAC is NOTAUTH
-		resp.Rcode = dns.RcodeNotAuth
-		return reply{msg: resp}
+	if t := req.IsTsig(); s.tsig(w, req) == tsigBad { // RFC 8945 §5.2: NOTAUTH with the TSIG error
+		now := time.Now()
+		tsigFailure(req, resp, tsigError(w, t, now), now)
+		return tsigReply(resp)
 	}
 	if req.Opcode == dns.OpcodeNotify {
 		return reply{msg: s.xfr.ServeNotify(w, req, resp)}
@@ -628,7 +631,7 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 	default:
 		resp = s.update(w, req, resp)
 	}
-	return reply{msg: resp, unsigned: resp.Rcode == dns.RcodeNotAuth}
+	return tsigReply(resp)
 }
 
 // remember packs resp, the uncompressed answer to a query of key against

@@ -58,22 +58,35 @@ func (s *Server) keys() dns.TsigProvider {
 }
 
 // update answers an UPDATE (RFC 2136 §3) into resp: FORMERR unless the zone section is one
-// question (§3.1.1), NOTAUTH when unsigned or signed with a key that did not verify (RFC 8945
-// §5.2; the server requires TSIG for every update), else the handler's rcode within
-// ServerOptions.UpdateTimeout.
+// question (§3.1.1); NOTAUTH when unsigned (the server requires TSIG for every update), or,
+// with a TSIG RR carrying the error (tsigFailure), signed with a key that did not verify or
+// outside its time window (tsigError, RFC 8945 §5.2); the first answer of the same signed
+// UPDATE when it was accepted before within its window (replays); else the handler's rcode
+// within ServerOptions.UpdateTimeout.
 func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 	if len(req.Question) != 1 {
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
 	t := req.IsTsig()
-	if t == nil || s.tsig(w, req) != tsigValid {
+	if t == nil {
 		resp.Rcode = dns.RcodeNotAuth
+		return resp
+	}
+	now := time.Now()
+	if e := tsigError(w, t, now); e != dns.RcodeSuccess {
+		tsigFailure(req, resp, e, now)
 		return resp
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.UpdateTimeout)
 	defer cancel()
+	r, first := s.replays.claim(t, now)
+	if !first {
+		resp.Rcode = r.wait(ctx)
+		return resp
+	}
 	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Canonical(t.Hdr.Name))
+	r.finish(resp.Rcode)
 	return resp
 }
 
