@@ -20,8 +20,10 @@
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow
 //     transferHandler interface), with the client's address and TSIG status, which it
 //     verifies (RFC 8945) and signs answers with;
-//   - verifying UPDATEs (RFC 2136) against the transfer key and the dynamic-update keys and
-//     handing them to the update unit (controllers/dynupdate, behind UpdateHandler), and the
+//   - verifying UPDATEs (RFC 2136) against the transfer key and the dynamic-update keys, within
+//     a time window of at most 300 s, answering TSIG failures with their TSIG error (RFC 8945
+//     §5.2), handing each signed UPDATE once to the update unit (controllers/dynupdate, behind
+//     UpdateHandler) and its replays inside the window the first answer (replays), and the
 //     placeholder SOA of a zone with dynamic updates it does not serve (zoneSOA).
 //
 // What it must not do:
