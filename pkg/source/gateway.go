@@ -58,7 +58,8 @@ type RouteInput struct {
 // whose allowedRoutes admit the route (namespaces Same, All, or Selector matching the labels of
 // the route's namespace, when NamespaceLabels can be read; and kinds), publishes each route
 // hostname that matches the listener's hostname (wildcards as the Gateway API defines them; the
-// more specific of the two is published; a route without hostnames takes the listener's). The
+// more specific of the two is published; a route without hostnames takes the listener's, unless
+// gateway-hostname-source is defined-hosts-only). The
 // targets are the Gateway's target annotation, else its status.addresses. The route's hostname
 // annotation adds names, as gateway-hostname-source says; a route without any hostname publishes
 // nothing.
@@ -97,9 +98,10 @@ func RouteEndpoints(in RouteInput) ([]dnsv1.Endpoint, []Problem) {
 	return in.Domains.Finish(out, probs)
 }
 
-// routeHosts returns the route's hostnames, "" standing for "the listener's", as
-// gateway-hostname-source says: annotation-only (the hostname annotation), defined-hosts-only
-// (spec.hostnames), or both.
+// routeHosts returns the route's hostnames as gateway-hostname-source says (external-dns v0.22
+// source/gateway.go hosts()): annotation-only, the hostname annotation's; defined-hosts-only,
+// spec.hostnames only (none when it is empty); unset or out of range, spec.hostnames, or "" standing
+// for "the listener's" when it is empty, and the annotation's.
 func routeHosts(rt Route, a Annotations) ([]string, []Problem) {
 	if a.HostnameSource == HostnameSourceAnnotationOnly {
 		return a.Hostnames, nil
@@ -109,13 +111,13 @@ func routeHosts(rt Route, a Annotations) ([]string, []Problem) {
 		spec = append(spec, string(h))
 	}
 	hosts, probs := specHostnames(spec, "spec.hostnames")
+	if a.HostnameSource == HostnameSourceDefinedHostsOnly {
+		return hosts, probs
+	}
 	if len(rt.Hostnames) == 0 {
 		hosts = append(hosts, "")
 	}
-	if a.HostnameSource != HostnameSourceDefinedHostsOnly {
-		hosts = append(hosts, a.Hostnames...)
-	}
-	return hosts, probs
+	return append(hosts, a.Hostnames...), probs
 }
 
 // parent returns the Gateway of a status.parents entry when it counts (see RouteEndpoints).

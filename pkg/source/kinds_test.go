@@ -233,6 +233,15 @@ func TestRouteEndpoints(t *testing.T) {
 		{name: "TCPRoute by annotation", in: RouteInput{Route: rt("TCPRoute", gwv1.TCPProtocolType, nil, accepted, map[string]string{host: "db.example.net"}), Gateways: gws}, want: addr("db.example.net")},
 		{name: "annotation-only", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted,
 			map[string]string{host: "b.example.com", ExternalDNSPrefix + KeyGatewayHostnameSource: "annotation-only"}), Gateways: gws}, want: addr("b.example.com")},
+		// external-dns v0.22 source/gateway.go hosts(): defined-hosts-only returns spec.hostnames
+		// only, never the "" that stands for the listener's hostname.
+		{name: "defined-hosts-only without spec.hostnames: nothing", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, nil, accepted,
+			map[string]string{host: "b.example.com", ExternalDNSPrefix + KeyGatewayHostnameSource: "defined-hosts-only"}), Gateways: gws}},
+		{name: "defined-hosts-only with spec.hostnames: those", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted,
+			map[string]string{host: "b.example.com", ExternalDNSPrefix + KeyGatewayHostnameSource: "Defined-Hosts-Only"}), Gateways: gws}, want: addr("a.example.com")},
+		{name: "hostname-source out of range: the default (listener's and annotation's)", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, nil, accepted,
+			map[string]string{host: "b.example.com", ExternalDNSPrefix + KeyGatewayHostnameSource: "both"}), Gateways: gws},
+			want: append(addr("*.example.com"), addr("b.example.com")...), reasons: []string{dnsv1.ReasonInvalidAnnotation}},
 		{name: "GRPCRoute", in: RouteInput{Route: rt("GRPCRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"g.example.com"}, accepted, nil), Gateways: gws}, want: addr("g.example.com")},
 		{name: "UDPRoute does not match a TCP listener", in: RouteInput{Route: rt("UDPRoute", gwv1.UDPProtocolType, nil, accepted, map[string]string{host: "u.example.net"}), Gateways: gws}},
 		{name: "bad ttl", in: RouteInput{Route: rt("HTTPRoute", gwv1.HTTPProtocolType, []gwv1.Hostname{"a.example.com"}, accepted, map[string]string{ExternalDNSPrefix + "ttl": "-1"}), Gateways: gws},
