@@ -23,11 +23,16 @@
 //     (as external-dns's own TXT registry writes them), other targets in canonical presentation
 //     form, set identifiers and provider-specific properties carried both ways;
 //   - the request discipline: every request under Config.Timeout (default 30 s) on top of the
-//     caller's context, bodies capped at 32 MiB both ways, and HTTP statuses mapped onto
-//     provider's typed errors (401/403 ErrInvalidCredentials; 429, and 503 with Retry-After,
-//     ThrottledError; any other 5xx ErrUnavailable, which the guard retries, as external-dns's
-//     client retries only 5xx; another 4xx of a write ErrInvalidChange), with the webhook's own
-//     error text in the message;
+//     caller's context, bodies capped at 32 MiB both ways, no redirect followed (a 3xx is an
+//     error, so headers never reach another address and a write never turns into a read), and
+//     only the statuses external-dns's own client takes as success: 204 for POST /records, 200
+//     for GET /records and POST /adjustendpoints, a 2xx for GET /. A write that returns nil was
+//     acknowledged with 204 by the webhook itself. Other statuses map onto provider's typed
+//     errors (401/403 ErrInvalidCredentials; 429, and 503 with Retry-After, ThrottledError;
+//     500 to 510, and any 5xx of GET /, ErrUnavailable, which the guard retries, as external-dns's
+//     client retries those; another 4xx of a write ErrInvalidChange), with the webhook's own error
+//     text in the message; any other answer (a 5xx from 511 up, a redirect, another 2xx) is a
+//     StatusError naming the status and what the protocol answers, never retried;
 //   - the size of one write: Capabilities().MaxChangesPerBatch is Config.BatchSize changes per
 //     POST /records (RequestCost counts a change as one), and MaxValueBytesPerBatch keeps a
 //     request's JSON under the 32 MiB cap, so that the guard splits by both.

@@ -85,7 +85,9 @@ type Config struct {
 	// WEBHOOK_HEADERS.
 	Headers http.Header
 	// HTTPClient sends every request; default a new http.Client (requests are bounded by Timeout
-	// and the caller's context).
+	// and the caller's context). The provider uses a copy whose CheckRedirect follows no
+	// redirect: a webhook answers at WEBHOOK_URL itself, and a redirect would carry Headers to
+	// another address and turn a write into a read.
 	HTTPClient *http.Client
 	// Timeout bounds each request, reply body included; default DefaultTimeout.
 	Timeout time.Duration
@@ -175,7 +177,6 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		base:      u,
 		headers:   headers,
-		client:    cfg.HTTPClient,
 		timeout:   cfg.Timeout,
 		batch:     cfg.BatchSize,
 		filterAge: cfg.FilterMaxAge,
@@ -187,9 +188,7 @@ func New(cfg Config) (*Provider, error) {
 	if p.adjustedSize == 0 {
 		p.adjustedSize = DefaultAdjustCacheSize
 	}
-	if p.client == nil {
-		p.client = &http.Client{}
-	}
+	p.client = noRedirects(cfg.HTTPClient)
 	if p.timeout <= 0 {
 		p.timeout = DefaultTimeout
 	}
@@ -246,9 +245,10 @@ func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
 	return 1, valueBytes
 }
 
-// StatusError is a webhook's answer with a status other than 2xx. Its text is the webhook's
-// (a JSON "error" or "message" field, or the body, at most 512 bytes), with configured header
-// values redacted.
+// StatusError is a webhook's answer with a status other than the protocol's (conforming). Its
+// text is the webhook's for a 4xx or 5xx (a JSON "error" or "message" field, or the body, at most
+// 512 bytes, with configured header values redacted), and what the protocol requires for any
+// other status; never a header of the answer (a redirect's Location is not shown).
 type StatusError struct {
 	Method, Path string
 	Code         int
@@ -265,8 +265,9 @@ func (e *StatusError) Error() string {
 }
 
 // do sends one request under the provider's timeout: in (when not nil) as the JSON body, and a
-// 2xx answer's JSON decoded into out (when not nil). check, when set, checks a 2xx answer's
-// headers first. Errors name the method and path, never a header value.
+// conforming answer's JSON decoded into out (when not nil). check, when set, checks a conforming
+// answer's headers first. Any other answer is an error (statusError). Errors name the method and
+// path, never a header value.
 func (p *Provider) do(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
@@ -307,7 +308,7 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 	if len(data) > MaxBody {
 		return fmt.Errorf("webhook %s %s: the response is over the protocol's %d bytes", method, path, MaxBody)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !conforming(method, path, resp.StatusCode) {
 		return p.statusError(method, path, resp, data)
 	}
 	if check != nil {
@@ -323,26 +324,89 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 	return nil
 }
 
-// statusError maps a non-2xx answer onto provider's typed errors. external-dns's webhook client
-// retries only 5xx (provider/webhook/webhook.go, isRetryableError and requestWithRetry): a 5xx is
-// provider.ErrUnavailable, which the guard retries, or a ThrottledError for 429 and for a 503
-// with Retry-After; 401 and 403 are provider.ErrInvalidCredentials (the headers are the
-// credentials); another 4xx answers a write (POST) with provider.ErrInvalidChange, a read with
-// the StatusError alone; neither is retried.
+// noRedirects returns a copy of c (a new client when nil) that follows no redirect: Do returns a
+// 3xx answer as it came, which conforming refuses.
+func noRedirects(c *http.Client) *http.Client {
+	out := &http.Client{}
+	if c != nil {
+		*out = *c
+	}
+	out.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return out
+}
+
+// wantStatus is the status of a conforming answer to method path, as external-dns's webhook
+// client (provider/webhook/webhook.go) requires it: 204 for POST /records (ApplyChanges), 200 for
+// GET /records (Records) and POST /adjustendpoints (AdjustEndpoints); 0 for the negotiation, which
+// takes any 2xx (requestWithRetry).
+func wantStatus(method, path string) int {
+	switch {
+	case method == http.MethodPost && path == pathRecords:
+		return http.StatusNoContent
+	case path == pathNegotiate:
+		return 0
+	default:
+		return http.StatusOK
+	}
+}
+
+// conforming reports whether code is the protocol's answer to method path (wantStatus).
+func conforming(method, path string, code int) bool {
+	if want := wantStatus(method, path); want != 0 {
+		return code == want
+	}
+	return code >= 200 && code <= 299
+}
+
+// retryable reports whether external-dns's client retries method path answered code: the
+// negotiation every 5xx (requestWithRetry), the other calls 500 to 510 (isRetryableError).
+func retryable(path string, code int) bool {
+	if path == pathNegotiate {
+		return code >= 500 && code <= 599
+	}
+	return code >= 500 && code <= 510
+}
+
+// statusError maps an answer that is not conforming onto provider's typed errors, retrying as
+// external-dns's webhook client does (retryable): a retryable status is provider.ErrUnavailable,
+// which the guard retries, or a ThrottledError for a 503 with Retry-After; 429 is a
+// ThrottledError too; 401 and 403 are provider.ErrInvalidCredentials (the headers are the
+// credentials); another 4xx answers a write (POST) with provider.ErrInvalidChange, a read with the
+// StatusError alone; any other status (a 5xx from 511 up, a redirect, a 2xx other than the
+// protocol's) is the StatusError alone. Only the first two are retried.
 func (p *Provider) statusError(method, path string, resp *http.Response, data []byte) error {
-	se := &StatusError{Method: method, Path: path, Code: resp.StatusCode, Text: p.redact(errorText(data))}
+	code := resp.StatusCode
+	se := &StatusError{Method: method, Path: path, Code: code, Text: p.redact(errorText(data))}
+	if code < 400 {
+		se.Text = nonConforming(method, path, code)
+	}
 	wait := retryAfter(resp.Header.Get("Retry-After"), p.clock.Now())
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		return fmt.Errorf("%w: %w", provider.ErrInvalidCredentials, se)
-	case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode == http.StatusServiceUnavailable && wait > 0:
+	case code == http.StatusTooManyRequests, code == http.StatusServiceUnavailable && wait > 0:
 		return &provider.ThrottledError{RetryAfter: wait, Err: se}
-	case resp.StatusCode >= 500:
+	case retryable(path, code):
 		return fmt.Errorf("%w: %w", provider.ErrUnavailable, se)
-	case resp.StatusCode >= 400 && method == http.MethodPost:
+	case code >= 400 && code <= 499 && method == http.MethodPost:
 		return fmt.Errorf("%w: %w", provider.ErrInvalidChange, se)
 	}
 	return se
+}
+
+// nonConforming says what is wrong with a 1xx, 2xx or 3xx answer that is not the protocol's.
+func nonConforming(method, path string, code int) string {
+	want := "a 2xx"
+	if w := wantStatus(method, path); w != 0 {
+		want = strconv.Itoa(w)
+	}
+	if code >= 300 {
+		return fmt.Sprintf("a redirect, which is not followed: the protocol answers %s (WEBHOOK_URL must be the webhook's own address, not one that redirects)", want)
+	}
+	if method == http.MethodPost && path == pathRecords {
+		return "the protocol acknowledges a write with 204 only, so this write is not taken as done (is WEBHOOK_URL the webhook itself, not a proxy's login page?)"
+	}
+	return fmt.Sprintf("the protocol answers %s", want)
 }
 
 // errorText is a JSON body's "error" or "message", or the trimmed body, at most 512 bytes, with
