@@ -134,14 +134,15 @@ func linkedMessage(z, parent *dnsv1.DNSZone, d delegation) string {
 	return msg
 }
 
-// glueNote names the glue the parent must serve, for condition messages.
+// glueNote names the glue the parent must serve, with its addresses, for condition messages:
+// " with glue ns1.<zone> A 10.96.0.10".
 func glueNote(d delegation) string {
 	if len(d.glue) == 0 {
 		return ""
 	}
 	var names []string
 	for _, g := range d.glue {
-		names = append(names, g.DNSName+" "+g.RecordType)
+		names = append(names, strings.Join(append([]string{g.DNSName, g.RecordType}, g.Targets...), " "))
 	}
 	return " with glue " + strings.Join(names, ", ")
 }

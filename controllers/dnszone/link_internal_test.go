@@ -128,14 +128,14 @@ func TestLinkPublished_ParentAvailableAndLinkReadyAtItsGeneration(t *testing.T) 
 func TestLinkMessages_NameNSSetGlueAndMissingAddresses(t *testing.T) {
 	child, parent := dz("apps", "child", "a.example.test"), dz("infra", "p", "example.test")
 	child.Status.NameServers = []string{"ns1.a.example.test", "ns2.a.example.test"}
-	d := delegation{glue: []dnsv1.Endpoint{{DNSName: "ns1.a.example.test", RecordType: "A"}}, missing: []string{"ns2.a.example.test"}}
-	if got := scrapeMessage(&child, &parent, d, false); !strings.HasPrefix(got, "waiting for the scraper") || !strings.Contains(got, "with glue ns1.a.example.test A") {
+	d := delegation{glue: []dnsv1.Endpoint{{DNSName: "ns1.a.example.test", RecordType: "A", Targets: []string{"10.96.0.10"}}}, missing: []string{"ns2.a.example.test"}}
+	if got := scrapeMessage(&child, &parent, d, false); !strings.HasPrefix(got, "waiting for the scraper") || !strings.Contains(got, "with glue ns1.a.example.test A 10.96.0.10") {
 		t.Fatalf("scrapeMessage(not scraped) = %q", got)
 	}
 	if got := scrapeMessage(&child, &parent, d, true); !strings.HasSuffix(got, "; re-publishing") {
 		t.Fatalf("scrapeMessage(scraped) = %q", got)
 	}
-	want := "parent zone example.test delegates a.example.test to ns1.a.example.test, ns2.a.example.test with glue ns1.a.example.test A; no address for ns2.a.example.test"
+	want := "parent zone example.test delegates a.example.test to ns1.a.example.test, ns2.a.example.test with glue ns1.a.example.test A 10.96.0.10; no address for ns2.a.example.test"
 	if got := linkedMessage(&child, &parent, d); got != want {
 		t.Fatalf("linkedMessage = %q, want %q", got, want)
 	}
