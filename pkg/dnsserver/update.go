@@ -85,8 +85,9 @@ func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 		resp.Rcode = r.wait(ctx)
 		return resp
 	}
+	resp.Rcode = dns.RcodeServerFailure // what the replays get should the handler panic
+	defer func() { r.finish(resp.Rcode) }()
 	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Canonical(t.Hdr.Name))
-	r.finish(resp.Rcode)
 	return resp
 }
 
