@@ -22,7 +22,9 @@ type UpdateHandler interface {
 	Zone(name string) (string, bool)
 	// ServeUpdate applies req, an UPDATE whose zone section is one question, signed with the
 	// key keyName (a lower-case FQDN) and verified, and returns the response's rcode (RFC 2136
-	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL).
+	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL). The
+	// server hands it each signed UPDATE (key name and MAC) once while its TSIG window lasts:
+	// a copy received again gets the first answer (replays).
 	ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int
 }
 
