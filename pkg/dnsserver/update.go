@@ -22,7 +22,9 @@ type UpdateHandler interface {
 	Zone(name string) (string, bool)
 	// ServeUpdate applies req, an UPDATE whose zone section is one question, signed with the
 	// key keyName (a lower-case FQDN) and verified, and returns the response's rcode (RFC 2136
-	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL).
+	// §2.2). It returns once the change is written or refused, or ctx ends (SERVFAIL). The
+	// server hands it each signed UPDATE (key name and MAC) once while its TSIG window lasts:
+	// a copy received again gets the first answer (replays).
 	ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int
 }
 
@@ -85,8 +87,9 @@ func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 		resp.Rcode = r.wait(ctx)
 		return resp
 	}
+	resp.Rcode = dns.RcodeServerFailure // what the replays get should the handler panic
+	defer func() { r.finish(resp.Rcode) }()
 	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Canonical(t.Hdr.Name))
-	r.finish(resp.Rcode)
 	return resp
 }
 
