@@ -42,7 +42,8 @@ const (
 	KeyEndpointsType = "endpoints-type"
 )
 
-// Values of the hostname-source annotations and of access.
+// Values of the hostname-source annotations (in any case, as external-dns lower-cases them) and
+// of access (as written).
 const (
 	HostnameSourceAnnotationOnly   = "annotation-only"
 	HostnameSourceDefinedHostsOnly = "defined-hosts-only"
@@ -79,7 +80,8 @@ type Annotations struct {
 	// SetIdentifier and Weight (aws-weight) mark a weighted record set.
 	SetIdentifier string
 	Weight        *int64
-	// Access is public, private or "" (NodePort Services).
+	// Access is public, private or "" (NodePort Services); the annotation's value is compared
+	// as written, as external-dns does, so another case is out of range.
 	Access string
 	// Controller is the controller annotation's value, "" when unset.
 	Controller string
@@ -143,10 +145,11 @@ func ParseAnnotations(ann map[string]string, hostnameSourceKey string) (Annotati
 // enums parses the annotations whose values are one of a few words.
 func (a *Annotations) enums(ann map[string]string, hostnameSourceKey string, probs []Problem) []Problem {
 	if v, name, ok := annotation(ann, KeyAccess); ok {
-		if v = strings.ToLower(v); v == AccessPublic || v == AccessPrivate {
+		// As written, as external-dns compares it: "Private" chooses nothing.
+		if v == AccessPublic || v == AccessPrivate {
 			a.Access = v
 		} else {
-			probs = append(probs, problem(dnsv1.ReasonInvalidAnnotation, "%s %q: must be public or private; ignored", name, v))
+			probs = append(probs, problem(dnsv1.ReasonInvalidAnnotation, "%s %q: must be public or private, in lower case; ignored (ExternalIP addresses if any node has one, else InternalIP)", name, v))
 		}
 	}
 	if v, name, ok := annotation(ann, hostnameSourceKey); ok {

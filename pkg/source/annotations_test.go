@@ -28,7 +28,7 @@ func TestParseAnnotations(t *testing.T) {
 	}{
 		{name: "none", ann: nil, want: Annotations{}},
 		{name: "external-dns keys", ann: map[string]string{ed + "hostname": "a.example.com, B.example.com.", ed + "ttl": "60", ed + "target": "192.0.2.1,2001:db8::1",
-			ed + "set-identifier": "eu", ed + "aws-weight": "10", ed + "internal-hostname": "in.example.com", ed + "access": "Private", ed + "controller": "dns-controller", ed + "ingress-hostname-source": "annotation-only"},
+			ed + "set-identifier": "eu", ed + "aws-weight": "10", ed + "internal-hostname": "in.example.com", ed + "access": "private", ed + "controller": "dns-controller", ed + "ingress-hostname-source": "annotation-only"},
 			want: Annotations{Hostnames: []string{"a.example.com", "b.example.com"}, InternalHostnames: []string{"in.example.com"}, TTL: 60, Targets: []string{"192.0.2.1", "2001:db8::1"},
 				SetIdentifier: "eu", Weight: &w, Access: AccessPrivate, Controller: "dns-controller", HostnameSource: HostnameSourceAnnotationOnly}},
 		{name: "dnsplane.io wins", ann: map[string]string{ed + "hostname": "a.example.com", dp + "hostname": "b.example.com", dp + "ttl": "5m"},
@@ -61,6 +61,29 @@ func TestParseAnnotations(t *testing.T) {
 				t.Errorf("problems %v, want reasons %v", probs, tc.reasons)
 			}
 		})
+	}
+}
+
+// TestParseAnnotations_AccessAsWritten: access is compared as written, as external-dns reads it
+// (source.go getAccessFromAnnotations, then "public" and "private" in extractNodePortTargets):
+// only public and private choose; any other value, another case included, is ignored with one
+// InvalidAnnotation problem naming the annotation and the value.
+func TestParseAnnotations_AccessAsWritten(t *testing.T) {
+	for _, v := range []string{"public", "private", "Private", "PUBLIC", "Public", "pRivate", "everyone", "internal", "publics"} {
+		for _, prefix := range []string{ExternalDNSPrefix, ExternalDNSV022Prefix, DNSPlanePrefix} {
+			key := prefix + KeyAccess
+			a, probs := ParseAnnotations(map[string]string{key: v}, KeyHostnameSource)
+			if v == AccessPublic || v == AccessPrivate {
+				if a.Access != v || len(probs) != 0 {
+					t.Errorf("%s=%q: Access %q, problems %v; want %q and none", key, v, a.Access, probs, v)
+				}
+				continue
+			}
+			if a.Access != "" || len(probs) != 1 || probs[0].Reason != dnsv1.ReasonInvalidAnnotation ||
+				!strings.Contains(probs[0].Message, key) || !strings.Contains(probs[0].Message, `"`+v+`"`) {
+				t.Errorf("%s=%q: Access %q, problems %v; want it ignored with one InvalidAnnotation naming %s and %q", key, v, a.Access, probs, key, v)
+			}
+		}
 	}
 }
 

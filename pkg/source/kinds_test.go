@@ -69,6 +69,10 @@ func TestServiceEndpoints(t *testing.T) {
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "203.0.113.1")}},
 		{name: "NodePort: access private", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", map[string]string{host: "s.example.com", ExternalDNSPrefix + "access": "private"}), Nodes: nodes},
 			want: []dnsv1.Endpoint{ep("s.example.com", "A", "10.0.0.1", "10.0.0.2")}},
+		// external-dns reads access as written: "Private" is neither public nor private, so
+		// the ExternalIP addresses are published (extractNodePortTargets' default).
+		{name: "NodePort: access Private (not as written) is ignored", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", map[string]string{host: "s.example.com", ExternalDNSPrefix + "access": "Private"}), Nodes: nodes},
+			want: []dnsv1.Endpoint{ep("s.example.com", "A", "203.0.113.1")}, problems: []string{dnsv1.ReasonInvalidAnnotation}},
 		{name: "NodePort without nodes", in: ServiceInput{Service: svc(corev1.ServiceTypeNodePort, "10.96.0.1", ann)}, problems: []string{dnsv1.ReasonInvalidTarget}},
 		{name: "ExternalName", in: ServiceInput{Service: extName}, want: []dnsv1.Endpoint{ep("s.example.com", "CNAME", "db.example.net")}},
 		{name: "domain filter", in: ServiceInput{Service: withLB, Domains: DomainFilter{Exclude: []string{"example.com"}}}},
