@@ -22,6 +22,7 @@ targets="
 ./pkg/gslb FuzzParsePeers
 ./pkg/gslb/health FuzzDecode
 ./pkg/plan FuzzCompute
+./pkg/provider/webhook FuzzNormalize
 "
 listed=$(awk 'NF {print $2}' <<<"$targets" | sort)
 found=$(git ls-files -z -- '*_test.go' | xargs -0 grep -hoE '^func Fuzz[A-Za-z0-9_]+\(f \*testing\.F\)' |

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Builds the test webhook server (main.go here: external-dns v0.22.0's own webhook server code
 # around its in-memory or PowerDNS provider) from this directory's module, so that external-dns
-# never enters dnsplane's go.mod. The binary is cached by external-dns version under
-# ${XDG_CACHE_HOME:-~/.cache}/dnsplane/webhook-server-<version>/, keyed also by a hash of this
-# module's sources, so that an edit of main.go rebuilds it and an unchanged tree on the same
-# machine reuses it. Prints the binary's path as its last line of output.
+# never enters dnsplane's go.mod. The binary is cached by external-dns version and a hash of this
+# module's sources under ${XDG_CACHE_HOME:-~/.cache}/dnsplane/webhook-server-<version>-<hash>/, so
+# that an edit of main.go builds another binary, which two trees of different sources on one
+# machine never overwrite for each other, and an unchanged tree reuses it. Prints the binary's
+# path as its last line of output.
 # Usage: hack/webhook-server/build.sh [bin-dir]   (bin-dir: also install it there)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 version=v0.22.0
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/webhook-server-$version
 sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/webhook-server-$version-$sum
 mkdir -p "$(dirname "$cache")"
 # One build per machine at a time: parallel test binaries wait here, then find it cached.
 exec 9>"$cache.lock"

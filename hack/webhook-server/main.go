@@ -8,6 +8,12 @@
 // in-memory provider (whose own GetDomainFilter answers an empty filter), and a lock, since the
 // in-memory provider's maps are not safe for the concurrent requests an HTTP server makes.
 //
+// --regex-include and --regex-exclude give the in-memory provider's domain filter as regular
+// expressions (endpoint.NewRegexDomainFilter) instead of name lists. One route outside the
+// protocol serves the tests' oracle of external-dns's filtering: POST /domain-filter/match with
+// {"filter": <a domain filter as GET / answers it>, "names": [...]} answers, for each name,
+// whether external-dns's own endpoint.DomainFilter.Match matches it.
+//
 // Two flags make it normalise endpoints in /adjustendpoints the way many third-party webhooks
 // do, so that tests can check that dnsplane compares like with like: --min-ttl raises a TTL below
 // it (a provider's lowest TTL), and --set-property adds a provider-specific property to every
@@ -24,6 +30,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -31,6 +38,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,6 +68,8 @@ func run() error {
 	zones := flag.String("zone", "", "inmemory: comma list of zones to create at start")
 	filter := flag.String("domain-filter", "", "inmemory: comma list of the domain filter's include names (default: the zones)")
 	exclude := flag.String("exclude-domains", "", "inmemory: comma list of the domain filter's exclude names")
+	regexInclude := flag.String("regex-include", "", "inmemory: the domain filter's include regular expression (replaces the name lists)")
+	regexExclude := flag.String("regex-exclude", "", "inmemory: the domain filter's exclude regular expression (replaces the name lists)")
 	pdnsServer := flag.String("pdns-server", "http://127.0.0.1:8081", "pdns: the PowerDNS webserver root")
 	pdnsServerID := flag.String("pdns-server-id", "localhost", "pdns: the PowerDNS server id")
 	timeout := flag.Duration("timeout", 30*time.Second, "the HTTP server's read and write timeouts")
@@ -75,7 +85,10 @@ func run() error {
 		if len(include) == 0 {
 			include = list(*zones)
 		}
-		df := endpoint.NewDomainFilterWithExclusions(include, list(*exclude))
+		df, err := domainFilter(include, list(*exclude), *regexInclude, *regexExclude)
+		if err != nil {
+			return err
+		}
 		mem := inmemory.NewInMemoryProvider(inmemory.InMemoryInitZones(list(*zones)), inmemory.InMemoryWithDomain(df), inmemory.InMemoryWithLogging())
 		p = &locked{inner: mem, filter: df}
 	case "pdns":
@@ -111,6 +124,7 @@ func run() error {
 	mux.HandleFunc("/", srv.NegotiateHandler)
 	mux.HandleFunc(api.UrlRecords, srv.RecordsHandler)
 	mux.HandleFunc(api.UrlAdjustEndpoints, srv.AdjustEndpointsHandler)
+	mux.HandleFunc("POST /domain-filter/match", matchHandler)
 	l, err := net.Listen("tcp", *listen)
 	if err != nil {
 		return err
@@ -130,6 +144,51 @@ func run() error {
 		defer cancel()
 		return hs.Shutdown(ctx)
 	}
+}
+
+// domainFilter is the in-memory provider's filter: of the regular expressions when either is
+// set, else of the name lists.
+func domainFilter(include, exclude []string, regexInclude, regexExclude string) (*endpoint.DomainFilter, error) {
+	if regexInclude == "" && regexExclude == "" {
+		return endpoint.NewDomainFilterWithExclusions(include, exclude), nil
+	}
+	var in, ex *regexp.Regexp
+	var err error
+	if regexInclude != "" {
+		if in, err = regexp.Compile(regexInclude); err != nil {
+			return nil, fmt.Errorf("--regex-include: %w", err)
+		}
+	}
+	if regexExclude != "" {
+		if ex, err = regexp.Compile(regexExclude); err != nil {
+			return nil, fmt.Errorf("--regex-exclude: %w", err)
+		}
+	}
+	return endpoint.NewRegexDomainFilter(in, ex), nil
+}
+
+// matchHandler answers POST /domain-filter/match: the filter of the request, decoded as
+// external-dns's client decodes a negotiation, and endpoint.DomainFilter.Match of each name.
+func matchHandler(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Filter json.RawMessage `json:"filter"`
+		Names  []string        `json:"names"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	df := &endpoint.DomainFilter{}
+	if err := json.Unmarshal(req.Filter, df); err != nil {
+		http.Error(w, err.Error(), http.StatusUnprocessableEntity)
+		return
+	}
+	out := make([]bool, len(req.Names))
+	for i, n := range req.Names {
+		out[i] = df.Match(n)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(out)
 }
 
 // list splits a comma list, dropping empty items.

@@ -17,7 +17,9 @@
 //     lists the filter's include names, and a name outside the filter is
 //     provider.ErrZoneNotFound. A zone's record sets are the endpoints at or below its name and
 //     not inside a deeper zone of the filter (the NS set at a deeper zone's apex, the delegation,
-//     is in both);
+//     is in both); a name the filter does not match (DomainFilter.Match: external-dns's
+//     endpoint.DomainFilter rule and normalisation, exclusions included) is never listed, and a
+//     change to one is provider.ErrInvalidChange, since external-dns never sends one;
 //   - the mapping between dnsplane's canonical RecordSets and external-dns endpoints: names
 //     without trailing dot, TXT values as quoted, escaped character-strings of at most 255 bytes
 //     (as external-dns's own TXT registry writes them), other targets in canonical presentation

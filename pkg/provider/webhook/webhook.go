@@ -594,8 +594,8 @@ func (p *Provider) ReadZone(ctx context.Context, id string) (provider.Zone, []pr
 	return z, sets, nil
 }
 
-// ListRecordSets returns the zone's record sets: the endpoints of GET /records that belong to it
-// (DomainFilter.Holds), canonical (FromEndpoint), in the webhook's order; of endpoints with one
+// ListRecordSets returns the zone's record sets: the endpoints of GET /records that the domain
+// filter matches (DomainFilter.Match) and that belong to it (DomainFilter.Holds), canonical (FromEndpoint), in the webhook's order; of endpoints with one
 // key (a webhook listing the delegation NS from both of its zones) the first. Unknown zone:
 // provider.ErrZoneNotFound.
 func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provider.RecordSet, error) {
@@ -653,9 +653,13 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 	}
 	out := make([]provider.RecordSet, 0, len(eps))
 	seen := map[provider.RecordSetKey]bool{}
+	zones := f.Zones()
 	for _, ep := range eps {
+		if !f.Match(ep.DNSName) {
+			continue // external-dns's plan never reads it: not the webhook's to manage
+		}
 		rs, ok := FromEndpoint(ep)
-		if !ok || !f.Holds(zone, rs.Name, rs.Type) || seen[rs.Key()] {
+		if !ok || !holds(zones, zone, rs.Name, rs.Type) || seen[rs.Key()] {
 			continue
 		}
 		seen[rs.Key()] = true
@@ -847,7 +851,8 @@ func (p *Provider) rememberAdjustment(key string, ep Endpoint) {
 // checkSet is the webhook's SideCheck: After canonical in full (provider.ValidateChangeSet,
 // which refuses set identifiers and weights without weighted routing); Before by its key only
 // (it addresses a set as the webhook listed it, and its targets may be of a type this build
-// cannot parse); both in the zone and not inside a deeper zone of the filter; never the SOA.
+// cannot parse); both in the zone and not inside a deeper zone of the filter; never the SOA;
+// never a name the filter does not match (DomainFilter.Match: external-dns never sends one).
 func checkSet(zone string, f DomainFilter, action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 	var c provider.RecordSet
 	var err error
@@ -871,6 +876,8 @@ func checkSet(zone string, f DomainFilter, action provider.Action, which string,
 		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
 	case c.Type == "SOA":
 		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
+	case !f.Match(c.Name):
+		return provider.RecordSet{}, fmt.Errorf("%w: %s is excluded by the webhook's domain filter (external-dns never writes it)", provider.ErrInvalidChange, c.Key())
 	}
 	return c, nil
 }
