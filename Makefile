@@ -51,6 +51,8 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: ## Generate the CRDs and RBAC under config/ from the controller-gen markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@# One line per description paragraph, so kubectl explain wraps them whole (hack/crddoc).
+	go run ./hack/crddoc config/crd/bases/*.yaml
 	@# The Helm chart renders these files; it never writes CRDs or RBAC rules of its own.
 	rm -rf charts/dnsplane/files/crds charts/dnsplane/files/rbac
 	mkdir -p charts/dnsplane/files/crds charts/dnsplane/files/rbac
