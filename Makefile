@@ -51,6 +51,8 @@ help: ## Show this help.
 .PHONY: manifests
 manifests: ## Generate the CRDs and RBAC under config/ from the controller-gen markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./..." output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	@# One line per description paragraph, so kubectl explain wraps them whole (hack/crddoc).
+	go run ./hack/crddoc config/crd/bases/*.yaml
 	@# The Helm chart renders these files; it never writes CRDs or RBAC rules of its own.
 	rm -rf charts/dnsplane/files/crds charts/dnsplane/files/rbac
 	mkdir -p charts/dnsplane/files/crds charts/dnsplane/files/rbac
@@ -99,13 +101,29 @@ e2e: build envtest-bins external-dns ## Run the end-to-end suite: 3 bin/manager 
 e2e-kind: ## Run the end-to-end suite and the kind-only scenarios against 3 kind clusters running the chart (podman + an offline node image, or Docker; hack/e2e-kind.sh).
 	hack/e2e-kind.sh
 
+# The kind cluster that make kind-cluster makes (deleting one of that name first) and make
+# kind-load loads images into.
+KIND_CLUSTER ?= dnsplane
+
 .PHONY: kind-cluster
-kind-cluster: ## Make one kind cluster "dnsplane" with the manager image loaded, to try the chart on (docs/install.md, "Try it on kind").
-	hack/kind/cluster.sh
+kind-cluster: ## Make the kind cluster $(KIND_CLUSTER) (default dnsplane; one of that name is deleted first) with the manager image loaded, to try the chart on (docs/install.md, "Try it on kind").
+	hack/kind/cluster.sh $(KIND_CLUSTER)
+
+.PHONY: kind-load
+kind-load: ## Build the manager image again and load it into the existing kind cluster $(KIND_CLUSTER), which keeps its release and objects; prints KUBECONFIG, TAG and NODE_IP.
+	hack/kind/load.sh $(KIND_CLUSTER)
 
 .PHONY: helm
 helm: ## Build helm (hack/helm/go.mod's version) into bin/helm (cached per version).
 	hack/helm.sh $(LOCALBIN)
+
+# The chart package's version: $(VERSION) without its v (v1.2.0-3-g1a2b3c4 is the SemVer
+# 1.2.0-3-g1a2b3c4, a pre-release of 1.2.0, as Helm wants).
+CHART_VERSION := $(VERSION:v%=%)
+
+.PHONY: chart
+chart: helm ## Package the chart as bin/dnsplane-$(CHART_VERSION).tgz: chart version $(CHART_VERSION) and appVersion $(VERSION) (the default image tag, the one make image builds), so helm history tells releases apart.
+	$(LOCALBIN)/helm package charts/dnsplane --version $(CHART_VERSION) --app-version $(VERSION) -d $(LOCALBIN)
 
 ##@ Benchmarks
 

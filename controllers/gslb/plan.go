@@ -199,6 +199,7 @@ type readyInput struct {
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
 // weighted- or geo-capable (NotCapable); the DNSEndpoint failed (its ZoneNotFound,
+// AwaitingZone (its zone exists but is not available yet: a wait, its Event Normal),
 // DelegationNotAllowed (the zone of another namespace that does not allow this one) or
 // NotCapable (a record the provider cannot hold: a geo CIDR region on Route 53), else
 // ProviderError);
@@ -216,7 +217,7 @@ func readyCondition(in readyInput) (bool, string, string) {
 		return false, dnsv1.ReasonNotCapable, "strategy " + routing + " needs " + routing + " routing, which the provider of DNSZone " + in.ZoneName + " does not have; only localtargets records are published"
 	case ep != nil && ep.Status != metav1.ConditionTrue && ep.Reason != dnsv1.ReasonPublished:
 		reason := dnsv1.ReasonProviderError
-		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonDelegationNotAllowed || ep.Reason == dnsv1.ReasonNotCapable {
+		if ep.Reason == dnsv1.ReasonZoneNotFound || ep.Reason == dnsv1.ReasonAwaitingZone || ep.Reason == dnsv1.ReasonDelegationNotAllowed || ep.Reason == dnsv1.ReasonNotCapable {
 			reason = ep.Reason
 		}
 		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)

@@ -183,6 +183,8 @@ func TestReadyCondition_FirstMatchWins(t *testing.T) {
 			false, dnsv1.ReasonDelegationNotAllowed, "DNSEndpoint app-gslb: DelegationNotAllowed: not published"},
 		{"endpoint refused by the provider (a geo CIDR region on Route 53)", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonNotCapable, Message: "CIDR"}},
 			false, dnsv1.ReasonNotCapable, "DNSEndpoint app-gslb: NotCapable: CIDR"},
+		{"endpoint waiting for its zone", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonAwaitingZone, Message: "waiting for zone gslb.example.test"}},
+			false, dnsv1.ReasonAwaitingZone, "DNSEndpoint app-gslb: AwaitingZone: waiting for zone gslb.example.test"},
 		{"endpoint failed otherwise", readyInput{Capable: true, EndpointName: "app-gslb", EndpointReady: &metav1.Condition{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: dnsv1.ReasonOwnershipConflict, Message: "held"}},
 			false, dnsv1.ReasonProviderError, "DNSEndpoint app-gslb: OwnershipConflict: held"},
 		{"endpoint other failure", readyInput{Capable: true, EndpointReady: &metav1.Condition{Status: metav1.ConditionFalse, Reason: "Throttled"}}, false, dnsv1.ReasonProviderError, ": Throttled: "},

@@ -15,6 +15,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
 )
 
 const (
@@ -194,5 +195,42 @@ func TestChartFilesAreConfigs(t *testing.T) {
 				t.Errorf("%s/%s differs from %s (run make manifests)", dst, filepath.Base(p), p)
 			}
 		}
+	}
+}
+
+// TestMakeChartFollowsVERSION: make chart packages the chart with the build's identity, so that
+// helm history tells releases apart and the default image tag is the one make image builds: the
+// package's version is make version without its v, and its appVersion is make version.
+func TestMakeChartFollowsVERSION(t *testing.T) {
+	helmBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	makeS := func(args ...string) string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, "make", append([]string{"-s", "-C", repoRoot}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("make %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	version := makeS("version")
+	dir := t.TempDir()
+	makeS("chart", "LOCALBIN="+dir)
+	pkgs, err := filepath.Glob(filepath.Join(dir, "dnsplane-*.tgz"))
+	if err != nil || len(pkgs) != 1 {
+		t.Fatalf("make chart wrote %v (%v), want one dnsplane-<version>.tgz", pkgs, err)
+	}
+	var meta struct {
+		Version    string `json:"version"`
+		AppVersion string `json:"appVersion"`
+	}
+	if err := yaml.Unmarshal(helm(t, "show", "chart", pkgs[0]), &meta); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimPrefix(version, "v"); meta.Version != want || meta.AppVersion != version {
+		t.Errorf("make chart packaged version %q, appVersion %q; want %q and %q (make version %s)", meta.Version, meta.AppVersion, want, version, version)
+	}
+	if filepath.Base(pkgs[0]) != "dnsplane-"+meta.Version+".tgz" {
+		t.Errorf("make chart wrote %s, want dnsplane-%s.tgz", filepath.Base(pkgs[0]), meta.Version)
 	}
 }
