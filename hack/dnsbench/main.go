@@ -23,7 +23,11 @@
 // rest of the file's SOA is not loaded; when it differs from the
 // store's, a note goes to stderr, since answers carrying the SOA then differ
 // from those of a server that loads the file as is. Records of one set with
-// different TTLs get the smallest (RFC 2181 §5.2); duplicates are dropped.
+// different TTLs get the smallest (RFC 2181 §5.2); duplicates are dropped; owner names are
+// canonical (dnswire.CanonicalName: "esc\097ped" is "escaped"). A record the store refuses, such
+// as a DNAME, which the embedded server does not apply (zonedb.Tx.Put), stops dnsbench with an
+// error naming the file and the record: answers would otherwise differ from those of a server
+// that applies it.
 package main
 
 import (
@@ -45,6 +49,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
@@ -146,7 +151,11 @@ func readZone(origin, file string) ([]*zonedb.RRSet, *dns.SOA, error) {
 	zp := dns.NewZoneParser(f, origin, file)
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
 		h := rr.Header()
-		h.Name = strings.ToLower(h.Name)
+		name, err := dnswire.CanonicalName(h.Name)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: record %q: owner %w", file, rr.String(), err)
+		}
+		h.Name = name
 		if !dns.IsSubDomain(origin, h.Name) {
 			return nil, nil, fmt.Errorf("%s: record %q is outside zone %s", file, rr.String(), origin)
 		}

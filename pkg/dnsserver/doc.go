@@ -10,6 +10,10 @@
 //     for required data, RFC 2181 §9, RFC 9471), FORMERR for malformed
 //     requests that miekg/dns would read leniently, rotation of multi-record
 //     answers and weighted choice among record sets that carry a weight;
+//   - following names as one name however they are written: the targets of CNAME, NS, MX and
+//     SRV records are looked up in their canonical form (dnswire.LookupName), the form the
+//     zone store keys owners by (dnswire.CanonicalName), so "esc\097ped" and "Escaped" reach
+//     the node "escaped" (RFC 1035 §5.1, RFC 4343);
 //   - geo answers: among record sets labelled as geo sets (pkg/geo's labels), the one of the
 //     client's geo tag, located by the EDNS Client Subnet option (RFC 7871) or the query's
 //     source address, with the option echoed back with the answer's scope; such answers are

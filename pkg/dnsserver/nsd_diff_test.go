@@ -73,6 +73,36 @@ var diffRecords = func() []string {
 		l = append(l, fmt.Sprintf("bigdeleg.z.test. 300 IN NS ns%02d.bigdeleg.z.test.", i),
 			fmt.Sprintf("ns%02d.bigdeleg.z.test. 300 IN A 198.51.100.%d", i, i+1))
 	}
+	// Referrals whose name servers lie elsewhere in the zone: below another delegation (sibling
+	// glue), at an authoritative name, both with in-domain glue and an out-of-zone one, and
+	// sibling glue beyond 512 bytes beside in-domain glue that fits (RFC 9471).
+	l = append(l,
+		"sib2.z.test. 300 IN NS ns.sib2.z.test.",
+		"ns.sib2.z.test. 300 IN A 192.0.2.70",
+		"ns.sib2.z.test. 300 IN AAAA 2001:db8::70",
+		"sib1.z.test. 300 IN NS ns.sib2.z.test.",
+		"auth.z.test. 300 IN NS www.z.test.",
+		"mixed.z.test. 300 IN NS ns.mixed.z.test.",
+		"mixed.z.test. 300 IN NS ns.sib2.z.test.",
+		"mixed.z.test. 300 IN NS www.z.test.",
+		"mixed.z.test. 300 IN NS ns.elsewhere.test.",
+		"ns.mixed.z.test. 300 IN A 192.0.2.71",
+		"mxsib.z.test. 300 IN MX 10 ns.sib2.z.test.",
+		"bigsib.z.test. 300 IN NS ns.bigsib.z.test.",
+		"ns.bigsib.z.test. 300 IN A 192.0.2.72",
+	)
+	for i := range 16 {
+		l = append(l, fmt.Sprintf("bigsib.z.test. 300 IN NS ns%02d.bigdeleg.z.test.", i))
+	}
+	// Names written with decimal escapes of ordinary characters (RFC 1035 §5.1): the same
+	// names as without them, as owners and as targets.
+	l = append(l,
+		`esc\097ped.z.test. 300 IN A 192.0.2.80`,
+		`toesc.z.test. 300 IN CNAME \101sc\097ped.z.test.`,
+		`escdeleg.z.test. 300 IN NS ns.esc\100eleg.z.test.`,
+		`ns.\101scdeleg.z.test. 300 IN A 192.0.2.81`,
+		`mxesc.z.test. 300 IN MX 10 ESC\097PED.z.test.`,
+	)
 	var txt []string
 	for range 10 { // one 1,010-byte TXT record: above 512, below 1,232
 		txt = append(txt, `"`+strings.Repeat("x", 100)+`"`)
@@ -90,6 +120,8 @@ var diffNames = []string{
 	"ent", "deep.ent", "x.deep.ent", "wild", "x.wild", "a.b.wild", "*.wild", "x.wc", "sub", "host.sub",
 	"ns1.sub", "nods", "x.nods", "bigdeleg", "mx", "mail", "srv._tcp", "_tcp", "big", "huge", "ptr",
 	"nope", "x.www", "other.test", "test",
+	"sib1", "x.sib1", "sib2", "ns.sib2", "auth", "mixed", "x.mixed", "bigsib", "mxsib",
+	"escaped", "toesc", "escdeleg", "x.escdeleg", "mxesc",
 }
 
 // diffTypes are the query types asked at every name.
@@ -116,6 +148,7 @@ type probe struct {
 	proto string
 	qtype uint16 // 0 for the odd packets, but AXFR's
 	wire  []byte
+	odd   bool // one of oddPackets
 }
 
 // fqdn returns the query name of a diffNames entry.
@@ -165,7 +198,7 @@ func diffCorpus(t *testing.T, rnd *rand.Rand) []probe {
 	}
 	for _, p := range oddPackets(t) {
 		for _, proto := range []string{"udp", "tcp"} {
-			pr := probe{desc: p.desc + " " + proto, proto: proto, wire: p.wire}
+			pr := probe{desc: p.desc + " " + proto, proto: proto, wire: p.wire, odd: true}
 			if p.desc == "AXFR" {
 				pr.qtype = dns.TypeAXFR
 			}
@@ -347,12 +380,12 @@ func viewOf(wire []byte) answerView {
 	return v
 }
 
-// differences lists how a (embedded) and b (NSD) differ.
-func differences(a, b answerView) []string {
+// differences lists how a (embedded) and b (the reference server, named ref) differ.
+func differences(a, b answerView, ref string) []string {
 	var out []string
-	add := func(what string, x, y any) { out = append(out, fmt.Sprintf("%s: %v, NSD %v", what, x, y)) }
+	add := func(what string, x, y any) { out = append(out, fmt.Sprintf("%s: %v, %s %v", what, x, ref, y)) }
 	if a.none != b.none {
-		return []string{fmt.Sprintf("answered: %v, NSD %v", !a.none, !b.none)}
+		return []string{fmt.Sprintf("answered: %v, %s %v", !a.none, ref, !b.none)}
 	}
 	if a.unparsable != b.unparsable {
 		add("unparsable", a.unparsable, b.unparsable)
@@ -435,6 +468,31 @@ var nsdAllowed = []allowance{
 			ref.tc = true
 			return true
 		}},
+	{"optional referral addresses that fit", "a referral's sibling glue and the addresses of its name " +
+		"servers elsewhere in the zone are optional (RFC 9471 §3.2, RFC 2181 §9): when not all fit, each " +
+		"server keeps the ones that fit in its own order (the embedded server rotates the NS RRset), without " +
+		"TC; the in-domain glue, which is mandatory, must be the same",
+		func(p probe, emb, ref *answerView) bool {
+			cut := referralCut(emb.ns)
+			if p.proto != "udp" || cut == "" || emb.tc || ref.tc || slices.Equal(emb.extra, ref.extra) ||
+				!slices.Equal(emb.answer, ref.answer) || !slices.Equal(emb.ns, ref.ns) {
+				return false
+			}
+			inDomain := func(rr string) bool { return dns.IsSubDomain(cut, strings.Fields(rr)[0]) }
+			optional := func(rr string) bool { return !inDomain(rr) && dns.IsSubDomain(diffZone, strings.Fields(rr)[0]) }
+			for _, x := range [][]string{emb.extra, ref.extra} {
+				for _, rr := range x {
+					if !inDomain(rr) && !optional(rr) {
+						return false
+					}
+				}
+			}
+			if !slices.Equal(slices.DeleteFunc(slices.Clone(emb.extra), optional), slices.DeleteFunc(slices.Clone(ref.extra), optional)) {
+				return false
+			}
+			ref.extra = emb.extra
+			return true
+		}},
 	{"content of a TC answer", "with TC set on both, the records that fit are not compared: the client " +
 		"ignores them and asks again over TCP (RFC 2181 §9, RFC 1035 §4.2.1); NSD and the embedded server " +
 		"both keep whole RRsets",
@@ -490,6 +548,17 @@ var nsdAllowed = []allowance{
 			ref.rcode = emb.rcode
 			return true
 		}},
+}
+
+// referralCut returns the owner of the NS records of an authority section (a referral's cut),
+// or "".
+func referralCut(ns []string) string {
+	for _, rr := range ns {
+		if f := strings.Fields(rr); len(f) >= 5 && f[3] == "ns" {
+			return f[0]
+		}
+	}
+	return ""
 }
 
 // subset reports whether every record of a is in b.
@@ -554,20 +623,33 @@ func TestNSD_AnswersLikeARealNSD(t *testing.T) {
 	nsd := secondarytest.NSD(t)
 	nsd.Start(t, srv.Addr(), diffZone)
 	secondarytest.SameZone(t, 60*time.Second, srv.Addr(), diffZone, nsd)
+	compareAnswers(t, srv, "NSD", nsd.Addr, nsdAllowed, true)
+}
 
-	// The case of the names, the IDs and RD vary with the seed; NSD_DIFF_SEED replays a run.
-	seed := uint64(time.Now().UnixNano())
+// diffSeed is the seed of a comparison's random case, IDs and RD: NSD_DIFF_SEED when set (to
+// replay a run), else the clock.
+func diffSeed(t *testing.T) uint64 {
+	t.Helper()
 	if v := os.Getenv("NSD_DIFF_SEED"); v != "" {
 		n, err := strconv.ParseUint(v, 10, 64)
 		if err != nil {
 			t.Fatalf("NSD_DIFF_SEED: %v", err)
 		}
-		seed = n
+		return n
 	}
+	return uint64(time.Now().UnixNano())
+}
+
+// compareAnswers sends the corpus (without the odd packets unless odd) to the reference server
+// ref (named name) and, twice, to srv, and fails the test on every difference that allowed does
+// not allow.
+func compareAnswers(t *testing.T, srv *Server, name, ref string, allowed []allowance, odd bool) {
+	t.Helper()
+	seed := diffSeed(t)
 	rnd := rand.New(rand.NewPCG(seed, 25))
-	corpus := diffCorpus(t, rnd)
+	corpus := slices.DeleteFunc(diffCorpus(t, rnd), func(p probe) bool { return p.odd && !odd })
 	const timeout = 1500 * time.Millisecond
-	allowed := map[string]int{}
+	counts := map[string]int{}
 	failed, compared := 0, 0
 	// askUntilAnswered sends p to addr; when silent is false and no answer came, it asks twice
 	// more with longer timeouts, so that an answer late on a loaded machine is not taken for a
@@ -587,27 +669,31 @@ func TestNSD_AnswersLikeARealNSD(t *testing.T) {
 		return resp
 	}
 	for _, p := range corpus {
-		refWire := askUntilAnswered(nsd.Addr, p, true)
+		refWire := askUntilAnswered(ref, p, true)
 		for round := range 2 { // a miss, then (when cacheable) a hit
 			embWire := askUntilAnswered(srv.Addr(), p, refWire == nil)
 			if refWire == nil && embWire != nil {
-				refWire = askUntilAnswered(nsd.Addr, p, false)
+				refWire = askUntilAnswered(ref, p, false)
 			}
-			emb, ref := viewOf(embWire), viewOf(refWire)
-			for _, a := range nsdAllowed {
-				if a.apply(p, &emb, &ref) {
-					allowed[a.name]++
+			emb, rv := viewOf(embWire), viewOf(refWire)
+			for _, a := range allowed {
+				if a.apply(p, &emb, &rv) {
+					counts[a.name]++
 				}
 			}
 			compared++
-			if d := differences(emb, ref); len(d) > 0 {
+			if d := differences(emb, rv, name); len(d) > 0 {
 				failed++
 				t.Errorf("%s (round %d):\n  %s", p.desc, round+1, strings.Join(d, "\n  "))
 			}
 		}
 	}
+	odds := 0
+	if odd {
+		odds = len(oddPackets(t))
+	}
 	t.Logf("seed %d: corpus of %d queries (%d names × %d types × %d variants, %d odd packets × 2 transports); "+
-		"%d answers compared (%d of the embedded server's from its answer cache), %d differ; allowed differences: %v",
-		seed, len(corpus), len(diffNames), len(diffTypes), len(diffVariants), len(oddPackets(t)), compared,
-		srv.cacheHits.Load(), failed, allowed)
+		"%d answers compared with %s (%d of the embedded server's from its answer cache), %d differ; allowed differences: %v",
+		seed, len(corpus), len(diffNames), len(diffTypes), len(diffVariants), odds, compared, name,
+		srv.cacheHits.Load(), failed, counts)
 }

@@ -1,6 +1,7 @@
 package dnsserver
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -115,7 +116,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 				resp.Authoritative = false
 			}
 			resp.Ns = append(resp.Ns, sel.all(ns, "")...)
-			resp.Extra = append(resp.Extra, addresses(z, targetsOf(resp.Ns), cut)...)
+			resp.Extra = appendGlue(resp.Extra, z, targetsOf(resp.Ns), cut)
 			return
 		}
 		// 2. The name itself, or 3. a wildcard for it.
@@ -137,7 +138,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		if q.Qtype != dns.TypeCNAME && q.Qtype != dns.TypeANY && len(n.Sets(dns.TypeCNAME)) > 0 {
 			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
-			target := strings.ToLower(cname[0].(*dns.CNAME).Target)
+			target := dnswire.LookupName(cname[0].(*dns.CNAME).Target)
 			if !dns.IsSubDomain(z.Origin(), target) || seen[target] {
 				return // out of zone, or a loop: the client follows it
 			}
@@ -157,7 +158,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		resp.Answer = append(resp.Answer, answer...)
 		switch q.Qtype { // additional section processing (RFC 1034 §4.3.2 step 6)
 		case dns.TypeNS, dns.TypeMX, dns.TypeSRV, dns.TypeANY:
-			resp.Extra = append(resp.Extra, addresses(z, targetsOf(resp.Answer), z.Origin())...)
+			resp.Extra = appendAddresses(resp.Extra, z, targetsOf(resp.Answer), "", authoritative)
 		}
 		return
 	}
@@ -174,33 +175,69 @@ func (sel *selector) anyType(n *zonedb.Node, owner string) []dns.RR {
 	return out
 }
 
-// targetsOf returns the host names that NS, MX and SRV records point to.
+// targetsOf returns the host names that NS, MX and SRV records point to, canonical
+// (dnswire.LookupName: a target written with escapes of ordinary characters is the name without
+// them).
 func targetsOf(rrs []dns.RR) []string {
 	var out []string
 	for _, rr := range rrs {
 		switch v := rr.(type) {
 		case *dns.NS:
-			out = append(out, strings.ToLower(v.Ns))
+			out = append(out, dnswire.LookupName(v.Ns))
 		case *dns.MX:
-			out = append(out, strings.ToLower(v.Mx))
+			out = append(out, dnswire.LookupName(v.Mx))
 		case *dns.SRV:
-			out = append(out, strings.ToLower(v.Target))
+			out = append(out, dnswire.LookupName(v.Target))
 		}
 	}
 	return out
 }
 
-// addresses returns the A and AAAA records of the given hosts that lie at or
-// below within (glue below a cut, or in-zone hosts for additional-section
-// processing, RFC 1034 §4.3.2 step 6), each host once.
-func addresses(z zonedb.ZoneVersion, hosts []string, within string) []dns.RR {
-	var out []dns.RR
-	done := map[string]bool{}
-	for _, h := range hosts {
-		if done[h] || !dns.IsSubDomain(within, h) {
+// appendGlue appends the additional data of a referral at cut to extra: first the addresses of
+// its in-domain name servers (at or below cut: glue that RFC 9471 §3 makes mandatory, which fit
+// tells by owner), then those of its other name servers in the zone, whether below another cut
+// (sibling glue, RFC 9471 §2.2) or authoritative data (RFC 1034 §4.3.2 step 3b: "put whatever
+// addresses are available into the additional section"), which are optional.
+func appendGlue(extra []dns.RR, z zonedb.ZoneVersion, hosts []string, cut string) []dns.RR {
+	extra = appendAddresses(extra, z, hosts, cut, inDomain)
+	return appendAddresses(extra, z, hosts, cut, elsewhere)
+}
+
+// hostScope is which name servers' or targets' addresses appendAddresses takes.
+type hostScope int
+
+const (
+	// inDomain: hosts at or below the cut.
+	inDomain hostScope = iota
+	// elsewhere: hosts in the zone but not at or below the cut.
+	elsewhere
+	// authoritative: hosts in the zone that are not at or below a delegation (RFC 1034 §4.3.2
+	// step 6 takes data of the zone; addresses below a cut are glue, not data, RFC 1034 §4.2.1).
+	authoritative
+)
+
+// takes reports whether host h is in scope, for a referral at cut (inDomain, elsewhere).
+func (sc hostScope) takes(z zonedb.ZoneVersion, h, cut string) bool {
+	switch sc {
+	case inDomain:
+		return dns.IsSubDomain(cut, h)
+	case elsewhere:
+		return !dns.IsSubDomain(cut, h) && dns.IsSubDomain(z.Origin(), h)
+	}
+	if !dns.IsSubDomain(z.Origin(), h) {
+		return false
+	}
+	below, _ := findCut(z, h, dns.TypeA)
+	return below == ""
+}
+
+// appendAddresses appends to extra the A and AAAA records of the hosts in scope, each host
+// once, leaving out weighted and geo sets (their choice is per query).
+func appendAddresses(extra []dns.RR, z zonedb.ZoneVersion, hosts []string, cut string, scope hostScope) []dns.RR {
+	for i, h := range hosts {
+		if slices.Contains(hosts[:i], h) || !scope.takes(z, h, cut) {
 			continue
 		}
-		done[h] = true
 		n := z.Node(h)
 		if n == nil {
 			continue
@@ -208,10 +245,10 @@ func addresses(z zonedb.ZoneVersion, hosts []string, within string) []dns.RR {
 		for _, t := range []uint16{dns.TypeA, dns.TypeAAAA} {
 			for _, rs := range n.Sets(t) {
 				if _, isGeo := rs.Labels[geo.LabelTag]; rs.Weight == nil && !isGeo {
-					out = append(out, rs.RRs...)
+					extra = append(extra, rs.RRs...)
 				}
 			}
 		}
 	}
-	return out
+	return extra
 }

@@ -129,16 +129,23 @@ type ServerOptions struct {
 //   - wildcards "*.<closest encloser>" synthesise answers for names that do
 //     not exist (RFC 4592);
 //   - names at or below an NS set strictly below the apex get a referral:
-//     AA clear, the NS set in the authority section, glue A/AAAA in the
-//     additional section; DS at the cut is answered by the parent side;
+//     AA clear, the NS set in the authority section, and in the additional
+//     section the A/AAAA of its name servers in the zone (RFC 1034 §4.3.2
+//     step 3b): first those at or below the cut (in-domain glue), then those
+//     below another cut (sibling glue) or at authoritative names
+//     (appendGlue); DS at the cut is answered by the parent side;
+//   - the additional section of an NS, MX, SRV or ANY answer holds the
+//     A/AAAA of targets that are authoritative data of the zone, never glue
+//     below a cut (RFC 1034 §4.2.1);
 //   - EDNS0 (RFC 6891): a request with OPT gets an OPT with UDPSize and the
 //     request's DO bit (RFC 3225 §3), also with an error rcode (NOTIMP for
 //     UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS
 //     versions get BADVERS, two OPTs FORMERR. UDP answers larger than 512
 //     bytes without EDNS0, or than min(client's payload size, UDPSize) (at
 //     least 512) with it, lose whole RRsets (fit): TC is set when an answer
-//     or authority RRset, or a referral's glue, had to go (RFC 2181 §9, RFC
-//     9471), not for other additional data; TCP answers are whole;
+//     or authority RRset, or a referral's in-domain glue, had to go (RFC 2181
+//     §9, RFC 9471 §3), not for other additional data (sibling glue
+//     included, RFC 9471 §3.2); TCP answers are whole;
 //   - requests that RFC 1035 does not allow but miekg/dns unpacks (a question
 //     cut short, a compression pointer that does not point back, an OPT
 //     outside the additional section: checkRequest) get a header-only

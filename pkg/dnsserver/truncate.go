@@ -13,18 +13,21 @@ import (
 //   - the answer and authority sections are required: an RRset of theirs
 //     that does not fit sets TC, and the response keeps the RRsets before
 //     it and nothing after (RFC 2181 §9);
-//   - the additional section is optional, except the glue of a referral: an
-//     RRset that does not fit is dropped with those after it, without TC
-//     ("the TC bit should not be set merely because some extra information
-//     could have been included", RFC 2181 §9), but referral glue that does
-//     not fit sets TC (RFC 9471 §3 requires all glue of in-domain name
-//     servers, and the glue of a referral here is only ever that:
-//     addresses at or below the cut);
+//   - the additional section is optional, except the in-domain glue of a
+//     referral: an RRset that does not fit is dropped with those after it,
+//     without TC ("the TC bit should not be set merely because some extra
+//     information could have been included", RFC 2181 §9), but in-domain
+//     glue that does not fit sets TC (RFC 9471 §3 requires all glue of
+//     in-domain name servers: addresses at or below the cut). A referral's
+//     other addresses (sibling glue, name servers elsewhere in the zone) are
+//     optional (RFC 9471 §3.2) and come after its in-domain glue
+//     (appendGlue), so they go first;
 //   - the OPT record is always kept (RFC 6891 §6.1.1).
 //
 // miekg/dns's Msg.Truncate cannot tell required records from optional ones
 // and sets TC whenever it drops one. A referral is told by an NS RRset in
-// the authority section, which only referrals carry here (resolveWith).
+// the authority section, which only referrals carry here (resolveWith); its
+// owner is the cut.
 func fit(resp *dns.Msg, size int) bool {
 	size = max(size, dns.MinMsgSize)
 	resp.Compress = false
@@ -35,10 +38,10 @@ func fit(resp *dns.Msg, size int) bool {
 	if resp.Len() <= size {
 		return false
 	}
-	referral := false
+	cut := "" // the referral's, else none
 	for _, rr := range resp.Ns {
 		if rr.Header().Rrtype == dns.TypeNS {
-			referral = true
+			cut = rr.Header().Name
 		}
 	}
 	var opt []dns.RR
@@ -67,10 +70,11 @@ func fit(resp *dns.Msg, size int) bool {
 		dst      *[]dns.RR
 		rrs      []dns.RR
 		required bool
-	}{{&resp.Answer, answer, true}, {&resp.Ns, ns, true}, {&resp.Extra, extra, referral}} {
+	}{{&resp.Answer, answer, true}, {&resp.Ns, ns, true}, {&resp.Extra, extra, false}} {
 		for _, set := range rrsets(sec.rrs) {
 			if !add(sec.dst, set) {
-				resp.Truncated = resp.Truncated || sec.required
+				glue := cut != "" && sec.dst == &resp.Extra && dns.IsSubDomain(cut, set[0].Header().Name)
+				resp.Truncated = resp.Truncated || sec.required || glue
 				resp.Extra = moveOPTLast(resp.Extra)
 				return true
 			}

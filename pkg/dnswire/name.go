@@ -1,6 +1,7 @@
 package dnswire
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -10,6 +11,53 @@ import (
 // Canonical returns name lower-case with the trailing dot (an FQDN), the form the zone store
 // keys owners and origins by. It does not check that name is a domain name.
 func Canonical(name string) string { return dns.Fqdn(strings.ToLower(name)) }
+
+// CanonicalName returns name in the one form the zone store keys owner names by and the server
+// looks names up in: lower case, with the trailing dot, and in the presentation form miekg/dns
+// gives a name read off the wire, the form query names arrive in. A master file or an API may
+// write one label more than one way (RFC 1035 §5.1: "esc\097ped" and "escaped", "\@0" and "@0",
+// "'" and "\'" are the same labels); they all give the same result. A name of letters, digits,
+// '-', '_', '*' and dots only is the fast path: lower-cased, without the wire round trip. Errors
+// are names that do not pack (a label over 63 octets, a name over 255, an empty label).
+func CanonicalName(name string) (string, error) {
+	if plainName(name) {
+		return Canonical(name), nil
+	}
+	var buf [256]byte
+	off, err := dns.PackDomainName(dns.Fqdn(name), buf[:], 0, nil, false)
+	if err != nil {
+		return "", fmt.Errorf("name %q: %w", name, err)
+	}
+	out, _, err := dns.UnpackDomainName(buf[:off], 0)
+	if err != nil {
+		return "", fmt.Errorf("name %q: %w", name, err)
+	}
+	return strings.ToLower(out), nil
+}
+
+// LookupName is CanonicalName for a name the server follows (a CNAME, NS, MX or SRV target):
+// a name that does not pack is returned lower-cased, as the key of no node.
+func LookupName(name string) string {
+	if plainName(name) {
+		return Canonical(name)
+	}
+	if c, err := CanonicalName(name); err == nil {
+		return c
+	}
+	return Canonical(name)
+}
+
+// plainName reports whether name holds only letters, digits, '-', '_', '*' and dots: bytes that
+// a name read off the wire writes as themselves, so that lower-casing alone makes it canonical.
+func plainName(name string) bool {
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
 
 // Parent returns the FQDN one label up from name (an FQDN), "" at the root.
 func Parent(name string) string {

@@ -9,6 +9,14 @@
 //     the metadata a master file cannot hold (zone ID, caller reference, tags, creation time,
 //     set identifiers, weights and opaque per-set labels); the rules a zone must keep (Tx.Put,
 //     one CNAME per owner, ...);
+//   - one key per owner name: every way into the store (Tx.Put, Get and Delete, Load,
+//     DecodeShards) keys owners by dnswire.CanonicalName, so a name written with escapes of
+//     ordinary characters or in another case ("esc\097ped", "Escaped") is the name "escaped";
+//   - holding only what the server applies: every way in refuses the types whose meaning is
+//     processing pkg/dnsserver does not do (unapplied: DNAME, RFC 6672; RRSIG, NSEC and NSEC3,
+//     RFC 4035), Tx.Put with ErrInvalidRRSet, Load and DecodeShards by not serving the zone
+//     (ErrCorruptZone naming the record), so no zone is served with answers that differ from
+//     its data's;
 //   - the store: copy-on-write snapshots (Snapshot) that readers take without a lock, one
 //     writer at a time (Update, CreateZone, DeleteZone, Install) through one publish point,
 //     which journals the change (RFC 1995 deltas, bounded) and calls the OnChange hooks;

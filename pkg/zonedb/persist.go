@@ -168,9 +168,10 @@ func syncDir(dir string) error {
 // Load reads every zone under Dir (creating Dir if missing) and replaces
 // what the store serves. Call it once, before serving and writing. It
 // deletes leftover temporary files and sidecars without a master file
-// (interrupted writes, see Store). A zone whose files cannot be read is
-// skipped and reported in the returned error (wrapping ErrCorruptZone); the
-// other zones are still loaded. Without Dir, or with a Backend, it does nothing.
+// (interrupted writes, see Store). A zone whose files cannot be read, or hold
+// a record of a type the server does not apply (a DNAME written by hand: see
+// Tx.Put), is skipped and reported in the returned error (wrapping
+// ErrCorruptZone, naming the record); the other zones are still loaded. Without Dir, or with a Backend, it does nothing.
 func (s *Store) Load() error {
 	if s.opts.Dir == "" || s.opts.Backend != nil {
 		return nil
@@ -290,13 +291,15 @@ func (l *zoneLoader) corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: zone %s: %s", ErrCorruptZone, l.origin, fmt.Sprintf(format, args...))
 }
 
-// add puts rr into its set (setID, weight) or takes it as the SOA. A record that cannot be sent
-// is dropped with a log line. Errors: rr is outside the zone, or a second or non-apex SOA.
+// add puts rr into its set (setID, weight) or takes it as the SOA, under its canonical owner
+// (dnswire.CanonicalName). A record that cannot be sent is dropped with a log line. Errors: rr
+// is outside the zone, a second or non-apex SOA, or of a type the server does not apply
+// (unapplied: the zone is not served rather than served with answers that differ from its file).
 func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
 	h := rr.Header()
-	name, err := canonicalOwner(h.Name)
+	name, err := dnswire.CanonicalName(h.Name)
 	if err != nil {
-		return fmt.Errorf("record %q: %w", rr.String(), err)
+		return fmt.Errorf("record %q: owner %w", rr.String(), err)
 	}
 	h.Name = name
 	if !dns.IsSubDomain(l.origin, h.Name) {
@@ -311,6 +314,9 @@ func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
 		}
 		l.soa = rr.(*dns.SOA)
 		return nil
+	}
+	if why := unapplied(h.Rrtype); why != "" {
+		return fmt.Errorf("record %q: %s", rr.String(), why)
 	}
 	k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}
 	if err := dnswire.CheckWire(rr); err != nil {
@@ -357,7 +363,11 @@ func (l *zoneLoader) applySidecar(raw []byte) (ZoneMeta, error) {
 
 // label applies ss's labels to its set (setID), if the set was loaded.
 func (l *zoneLoader) label(ss sidecarSet, setID string) {
-	if rs := l.sets[SetKey{Name: dns.Fqdn(strings.ToLower(ss.Name)), Type: dns.StringToType[ss.Type], SetIdentifier: setID}]; rs != nil {
+	name, err := dnswire.CanonicalName(ss.Name)
+	if err != nil {
+		return
+	}
+	if rs := l.sets[SetKey{Name: name, Type: dns.StringToType[ss.Type], SetIdentifier: setID}]; rs != nil {
 		rs.Labels = ss.Labels
 	}
 }
@@ -388,31 +398,4 @@ func emptyRdata(rr dns.RR) bool {
 	}
 	_, err := dns.NewRR(rr.String())
 	return err != nil
-}
-
-// canonicalOwner returns name lower-cased and in the presentation form miekg/dns gives a name
-// read off the wire, the form queries arrive in: a master file may write one label more than
-// one way ("@0" and "\@0", "'" and "\'" are the same labels), and a name stored in another
-// form would neither match a query nor load back equal once written out (FuzzDecodeShardText).
-// A name of letters, digits, '-', '_', '*' and dots only is returned lower-cased without the
-// round trip.
-func canonicalOwner(name string) (string, error) {
-	plain := true
-	for i := 0; i < len(name) && plain; i++ {
-		c := name[i]
-		plain = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '*' || c == '.'
-	}
-	if plain {
-		return strings.ToLower(name), nil
-	}
-	buf := make([]byte, 256)
-	off, err := dns.PackDomainName(name, buf, 0, nil, false)
-	if err != nil {
-		return "", fmt.Errorf("owner name: %w", err)
-	}
-	out, _, err := dns.UnpackDomainName(buf[:off], 0)
-	if err != nil {
-		return "", fmt.Errorf("owner name: %w", err)
-	}
-	return strings.ToLower(out), nil
 }

@@ -157,7 +157,8 @@ func decodeHead(head []byte) (headDoc, error) {
 // DecodeShards rebuilds a zone version from a head and its shards (EncodeShards). A nil shard
 // is one that is missing: its sets are left out. Records that cannot be sent are dropped with
 // a log line (see Store.Load). Errors wrap ErrCorruptZone: a bad head, a shard of another zone
-// or index, a record outside the zone, a zone that breaks the zone-wide rules.
+// or index, a record outside the zone or of a type the server does not apply (Tx.Put), a zone
+// that breaks the zone-wide rules.
 func (s *Store) DecodeShards(head []byte, shards [][]byte) (ZoneVersion, error) {
 	hd, err := decodeHead(head)
 	if err != nil {

@@ -142,7 +142,7 @@ func (s *Store) Zone(origin string) (ZoneInfo, error) {
 }
 
 func (s *Store) zone(origin string) (*zoneData, error) {
-	o := dns.Fqdn(strings.ToLower(origin))
+	o := dnswire.LookupName(origin)
 	z := s.load().zones[o]
 	if z == nil {
 		return nil, fmt.Errorf("zone %s: %w", o, ErrZoneNotFound)
@@ -325,7 +325,7 @@ func (tx *Tx) Origin() string { return tx.origin }
 // Get returns a copy of the set with that key (Name any case), or false. The
 // SOA is not a set of the transaction.
 func (tx *Tx) Get(k SetKey) (RRSet, bool) {
-	k.Name = dns.Fqdn(strings.ToLower(k.Name))
+	k.Name = dnswire.LookupName(k.Name)
 	rs, ok := tx.sets[k]
 	if !ok {
 		return RRSet{}, false
@@ -343,15 +343,21 @@ func (tx *Tx) RRSets() []RRSet {
 }
 
 // Put creates or replaces the set with rs's key. The store keeps a copy,
-// with owner, class and TTL written into every record header. It rejects
-// (ErrInvalidRRSet): owners outside the zone, SOA and meta types, records of
+// with owner, class and TTL written into every record header; the owner is canonical
+// (dnswire.CanonicalName: "esc\097ped" and "Escaped" are the name "escaped"). It rejects
+// (ErrInvalidRRSet): owners that are not domain names or lie outside the zone, SOA and meta
+// types, the types the server does not apply (unapplied: DNAME, RRSIG, NSEC, NSEC3), records of
 // another type than rs.Type, records that do not pack or unpack (dnswire.CheckWire:
 // one would break every answer holding it and the zone's AXFR), an empty or
 // duplicate record list (RFC 2181 §5), a CNAME set of more than one record
 // (RFC 1034 §3.6.2), and a Weight without SetIdentifier or below 0.
 func (tx *Tx) Put(rs RRSet) error {
 	rs = rs.Clone()
-	rs.Name = dns.Fqdn(strings.ToLower(rs.Name))
+	name, err := dnswire.CanonicalName(rs.Name)
+	if err != nil {
+		return fmt.Errorf("%w: %s/%s: owner %w", ErrInvalidRRSet, rs.Name, dns.TypeToString[rs.Type], err)
+	}
+	rs.Name = name
 	k := rs.Key()
 	if _, ok := dns.IsDomainName(rs.Name); !ok || !dns.IsSubDomain(tx.origin, rs.Name) {
 		return fmt.Errorf("%w: %s: not in zone %s", ErrInvalidRRSet, k, tx.origin)
@@ -361,6 +367,9 @@ func (tx *Tx) Put(rs RRSet) error {
 		return fmt.Errorf("%w: %s: the SOA is managed by the store", ErrInvalidRRSet, k)
 	case dns.TypeNone, dns.TypeOPT, dns.TypeTSIG, dns.TypeTKEY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeANY, dns.TypeMAILA, dns.TypeMAILB:
 		return fmt.Errorf("%w: %s: type cannot be stored", ErrInvalidRRSet, k)
+	}
+	if why := unapplied(rs.Type); why != "" {
+		return fmt.Errorf("%w: %s: %s", ErrInvalidRRSet, k, why)
 	}
 	if len(rs.RRs) == 0 {
 		return fmt.Errorf("%w: %s: no records (delete the set instead)", ErrInvalidRRSet, k)
@@ -394,7 +403,7 @@ func (tx *Tx) Put(rs RRSet) error {
 
 // Delete removes the set with that key and reports whether it existed.
 func (tx *Tx) Delete(k SetKey) bool {
-	k.Name = dns.Fqdn(strings.ToLower(k.Name))
+	k.Name = dnswire.LookupName(k.Name)
 	if _, ok := tx.sets[k]; !ok {
 		return false
 	}
