@@ -325,13 +325,13 @@ func (zs *zoneState) servers(z Zone) {
 // Written records that ref's change to zone, submitted to the provider at submitted, was
 // acknowledged at at: the primary's serial is read (one SOA query, shared by every object
 // acknowledged before the last query began), and the zone is checked soon. The want is returned
-// to be kept in the object's status. An error (the primary gave no serial) leaves nothing
-// recorded; the caller's verdict is Unreachable.
+// to be kept in the object's status. An error (the primary gave no serial) leaves no want of
+// ref in zone, not even an earlier change's; the caller's verdict is Unreachable.
 //
 // The serial that carries the change is the primary's after the write, unless that is not
-// after the primary's last reading begun before submitted (the write did not move the serial:
-// a PowerDNS zone with an empty SOA-EDIT-API): then it is the serial after that reading, which
-// no server answers until the serial moves and every server transfers it. A zero submitted
+// after the primary's last reading begun before submitted (Baseline's: the write did not move
+// the serial, as with a PowerDNS zone whose SOA-EDIT-API is empty): then it is the serial after
+// that reading, which no server answers until the serial moves and every server transfers it. A zero submitted
 // (the caller keeps track of an earlier change, and wrote nothing) compares with nothing. A
 // zone checked through its provider's change status, or served by its primary alone, wants the
 // primary's serial as read.
@@ -340,8 +340,13 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 		return Want{}, fmt.Errorf("zone %s: no name servers to check", zone.Name)
 	}
 	zs := t.state(zone)
-	r := t.primaryAfter(ctx, zs, zone, at)
+	r := t.primaryAfter(ctx, zs, zone, at, t.opts.Coalesce)
 	if r.Err != "" {
+		// The want of an earlier change is no verdict on this one.
+		t.mu.Lock()
+		delete(zs.wants, ref)
+		delete(zs.notified, ref)
+		t.mu.Unlock()
 		return Want{}, fmt.Errorf("primary %s: %s", zone.Servers[0], r.Err)
 	}
 	w := Want{Serial: r.Serial, Since: at.Truncate(Precision)}
@@ -364,10 +369,21 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 	return w, nil
 }
 
+// Baseline reads zone's primary before a write is submitted to it: the reading Written
+// compares the serial after the write with. Call it just before submitting; the objects of one
+// batch share a reading begun within Options.Coalesce. A zone served by its primary alone, or
+// checked through its provider's change status, needs none (no query).
+func (t *Tracker) Baseline(ctx context.Context, zone Zone) {
+	if len(zone.Servers) < 2 || zone.Asker != nil {
+		return
+	}
+	t.primaryAfter(ctx, t.state(zone), zone, t.now().Add(-t.opts.Coalesce), 0)
+}
+
 // primaryAfter returns a reading of zone's primary begun at or after at: the last one when it
-// is, else a fresh one (zs.primary held while it is asked, so that the objects of one batch
-// share it).
-func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at time.Time) Reading {
+// is, else a fresh one, asked after waiting coalesce (zs.primary held while it waits and asks,
+// so that the objects of one batch share it).
+func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at time.Time, coalesce time.Duration) Reading {
 	primary := zone.Servers[0]
 	zs.primary.Lock()
 	defer zs.primary.Unlock()
@@ -381,9 +397,11 @@ func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at
 	}
 	// Wait, holding the zone's primary lock, so that the objects of the same batch queue
 	// behind it and find this answer fresh (Options.Coalesce).
-	select {
-	case <-ctx.Done():
-	case <-time.After(t.opts.Coalesce):
+	if coalesce > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(coalesce):
+		}
 	}
 	started := t.now()
 	cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
@@ -544,21 +562,24 @@ func (zs *zoneState) following(now time.Time, staleAfter time.Duration) bool {
 }
 
 // confirm asks zone's primary again when a secondary of fresh answered a serial after the
-// primary's last reading and the primary is not in fresh: the primary may have moved since,
-// and Judge counts a secondary as ahead only against a primary reading taken after it.
+// primary's last reading (fresh's, else the one kept) and that reading did not begin after the
+// secondary's: the primary may have moved since, and Judge counts a secondary as ahead only
+// against a primary reading taken after it.
 func (t *Tracker) confirm(ctx context.Context, zone Zone, fresh map[string]Reading) map[string]Reading {
 	primary := zone.Servers[0]
-	if _, asked := fresh[primary]; asked {
+	p, ok := fresh[primary]
+	if !ok {
+		t.mu.Lock()
+		if zs, tracked := t.zones[zone.Key]; tracked {
+			p, ok = zs.readings[primary]
+		}
+		t.mu.Unlock()
+	}
+	if !ok || p.Err != "" {
 		return fresh
 	}
-	t.mu.Lock()
-	p, ok := Reading{}, false
-	if zs, tracked := t.zones[zone.Key]; tracked {
-		p, ok = zs.readings[primary]
-	}
-	t.mu.Unlock()
 	for s, r := range fresh {
-		if s != primary && r.Err == "" && ok && p.Err == "" && r.Serial != p.Serial && Reached(r.Serial, p.Serial) {
+		if s != primary && r.Err == "" && r.Serial != p.Serial && Reached(r.Serial, p.Serial) && p.At.Before(r.At) {
 			for s, r := range t.ask(ctx, zone, []string{primary}) {
 				fresh[s] = r
 			}
@@ -667,7 +688,7 @@ func (t *Tracker) CheckZone(ctx context.Context, zone Zone) ZoneView {
 	t.mu.Lock()
 	zs.watched = true
 	t.mu.Unlock()
-	open := t.record(ctx, zone.Key, zone, t.ask(ctx, zone, zone.Servers), false)
+	open := t.record(ctx, zone.Key, zone, t.confirm(ctx, zone, t.ask(ctx, zone, zone.Servers)), false)
 	if open {
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
 	}

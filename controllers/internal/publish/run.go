@@ -242,6 +242,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			res, err := failed(ready, prev.Err())
 			return out, res, err
 		case len(zones) > 0 && ps.Strategy == dnsv1.StrategyFullSync:
+			baseline(ctx, opts, zones)
 			opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
 			out.Deferred, out.Submitted = true, true
 			return out, ctrl.Result{}, nil
@@ -250,6 +251,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		}
 	}
 	if apply {
+		baseline(ctx, opts, stamped(plans, opts.Stamp))
 		submitted := time.Now()
 		errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
 		for i, zp := range plans {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,9 +16,10 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/served"
 )
 
-// Served is what Run needs of the Served check (*served.Tracker): record a written change, keep
-// one from status, judge it, and forget an object's zones.
+// Served is what Run needs of the Served check (*served.Tracker): read a primary before a write,
+// record a written change, keep one from status, judge it, and forget an object's zones.
 type Served interface {
+	Baseline(ctx context.Context, zone served.Zone)
 	Written(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time) (served.Want, error)
 	Track(zone served.Zone, ref served.Ref, w served.Want)
 	Verdict(zone types.NamespacedName, ref served.Ref) (served.Want, served.Verdict, bool)
@@ -41,6 +43,24 @@ type zoneVerdict struct {
 // answered that the provider holds them.
 type zoneWrite struct {
 	submitted, at time.Time
+}
+
+// baseline reads the primary of each checked zone of zones before their changes are submitted
+// (served.Tracker.Baseline: a write that does not move the serial is told apart), every zone at
+// once. It does nothing without a check (opts.Served nil).
+func baseline(ctx context.Context, opts Options, zones []zoneChanges) {
+	if opts.Served == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, z := range zones {
+		zp := z.plan
+		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
+		if zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync); ok {
+			wg.Go(func() { opts.Served.Baseline(ctx, zone) })
+		}
+	}
+	wg.Wait()
 }
 
 // servedZones are the DNSZones ("namespace/name") whose Served check an object's reconcile
