@@ -140,7 +140,9 @@ func runProperty(seed uint64) error {
 	tr := newPropTracker(w, c)
 	defer func() { tr.queue.ShutDown() }()
 	zone := Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: "z.test", Servers: servers}
-	ref := func(o int) Ref { return Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(o)}} }
+	ref := func(o int) Ref {
+		return Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(o)}}
+	}
 	status := map[int]Want{} // what each object's status.served keeps
 	var log []string
 	for step := range 60 {
