@@ -131,102 +131,133 @@ func TestProperty_ServedMeansEveryServerAnswersTheLastChange(t *testing.T) {
 	}
 }
 
+// propRun is one generated sequence: the model, the clock, the Tracker, and what each object's
+// status.served keeps.
+type propRun struct {
+	rng    *rand.Rand
+	w      *world
+	c      *clock
+	tr     *Tracker
+	zone   Zone
+	status map[int]Want
+	log    []string
+}
+
+func propRef(o int) Ref {
+	return Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(o)}}
+}
+
 func runProperty(seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, 47))
-	w := newWorld(rng.IntN(2) == 0)
-	c := &clock{t: time.Unix(1_000_000, 0)}
+	r := &propRun{rng: rng, w: newWorld(rng.IntN(2) == 0), c: &clock{t: time.Unix(1_000_000, 0)}, status: map[int]Want{},
+		zone: Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: "z.test", Servers: servers}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr := newPropTracker(w, c)
-	defer func() { tr.queue.ShutDown() }()
-	zone := Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: "z.test", Servers: servers}
-	ref := func(o int) Ref {
-		return Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(o)}}
-	}
-	status := map[int]Want{} // what each object's status.served keeps
-	var log []string
+	r.tr = newPropTracker(r.w, r.c)
+	defer func() { r.tr.queue.ShutDown() }()
 	for step := range 60 {
-		op := rng.IntN(10)
-		switch op {
-		case 0, 1: // an object's write, as publish submits it
-			o := rng.IntN(3)
-			tr.Baseline(ctx, zone)
-			submitted := c.now()
-			w.write(o)
-			if want, err := tr.Written(ctx, zone, ref(o), submitted, c.now()); err == nil {
-				status[o] = want
-			} else {
-				delete(status, o)
-			}
-			log = append(log, fmt.Sprintf("write %d", o))
-		case 2, 3:
-			s := servers[1+rng.IntN(2)]
-			w.transfer(s)
-			log = append(log, "transfer "+s)
-		case 4:
-			s := servers[1+rng.IntN(2)]
-			w.mu.Lock()
-			// Far ahead: the primary does not reach it in a sequence. A server at the very serial
-			// its primary answers, from elsewhere, is not told apart (docs/served.md).
-			w.serial[s] = w.serial["p:53"] + 1<<30 + uint32(rng.IntN(5))
-			w.mu.Unlock()
-			log = append(log, "elsewhere "+s)
-		case 5:
-			s := servers[rng.IntN(3)]
-			w.mu.Lock()
-			w.down[s] = !w.down[s]
-			w.mu.Unlock()
-			log = append(log, "toggle "+s)
-		case 6:
-			w.mu.Lock()
-			w.serial["p:53"]++
-			w.mu.Unlock()
-			log = append(log, "bump")
-		case 7:
-			tr.check(ctx, zone.Key)
-			log = append(log, "check")
-		case 8:
-			tr.CheckZone(ctx, zone)
-			log = append(log, "checkZone")
-		case 9:
-			if rng.IntN(4) == 0 {
-				tr.queue.ShutDown()
-				tr = newPropTracker(w, c)
-				for o, want := range status {
-					tr.Track(zone, ref(o), want)
-				}
-				log = append(log, "restart")
-			} else {
-				d := time.Duration(rng.IntN(6)) * time.Second
-				c.advance(d)
-				log = append(log, "advance "+d.String())
-			}
-		}
-		for o := range 3 {
-			want, v, ok := tr.Verdict(zone.Key, ref(o))
-			if !ok {
-				continue
-			}
-			status[o] = want
-			if v.Status == StatusServed && !w.serves(o) {
-				return fmt.Errorf("step %d: object %d Served (want %+v) but not every server serves its last change; serials %v, has %v, keeps %v; ops %s",
-					step, o, want, w.serial, w.has, w.keeps, strings.Join(log, ", "))
-			}
+		r.step(ctx)
+		if err := r.oracle(); err != nil {
+			return fmt.Errorf("step %d: %w", step, err)
 		}
 	}
 	// Past every deadline, one check judges what is left; after it, checks ask nothing.
-	c.advance(2 * propStale)
-	tr.check(ctx, zone.Key)
-	w.mu.Lock()
-	before := w.queries
-	w.mu.Unlock()
-	tr.check(ctx, zone.Key)
-	tr.check(ctx, zone.Key)
-	w.mu.Lock()
-	after := w.queries
-	w.mu.Unlock()
-	if after != before {
-		return fmt.Errorf("%d queries in steady state past every deadline; ops %s", after-before, strings.Join(log, ", "))
+	r.c.advance(2 * propStale)
+	r.tr.check(ctx, r.zone.Key)
+	before := r.w.count()
+	r.tr.check(ctx, r.zone.Key)
+	r.tr.check(ctx, r.zone.Key)
+	if n := r.w.count() - before; n != 0 {
+		return fmt.Errorf("%d queries in steady state past every deadline; ops %s", n, strings.Join(r.log, ", "))
 	}
 	return nil
+}
+
+// step makes one generated move of the world, the publish code or the DNSZone controller.
+func (r *propRun) step(ctx context.Context) {
+	w := r.w
+	switch op := r.rng.IntN(10); {
+	case op < 2: // an object's write, as publish submits it
+		o := r.rng.IntN(3)
+		r.tr.Baseline(ctx, r.zone)
+		submitted := r.c.now()
+		w.write(o)
+		if want, err := r.tr.Written(ctx, r.zone, propRef(o), submitted, r.c.now()); err == nil {
+			r.status[o] = want
+		} else {
+			delete(r.status, o)
+		}
+		r.log = append(r.log, fmt.Sprintf("write %d", o))
+	case op < 4:
+		s := servers[1+r.rng.IntN(2)]
+		w.transfer(s)
+		r.log = append(r.log, "transfer "+s)
+	case op == 4:
+		s := servers[1+r.rng.IntN(2)]
+		w.mu.Lock()
+		// Far ahead: the primary does not reach it in a sequence. A server at the very serial
+		// its primary answers, from elsewhere, is not told apart (docs/served.md).
+		w.serial[s] = w.serial["p:53"] + 1<<30 + uint32(r.rng.IntN(5))
+		w.mu.Unlock()
+		r.log = append(r.log, "elsewhere "+s)
+	case op == 5:
+		s := servers[r.rng.IntN(3)]
+		w.mu.Lock()
+		w.down[s] = !w.down[s]
+		w.mu.Unlock()
+		r.log = append(r.log, "toggle "+s)
+	case op == 6:
+		w.mu.Lock()
+		w.serial["p:53"]++
+		w.mu.Unlock()
+		r.log = append(r.log, "bump")
+	case op == 7:
+		r.tr.check(ctx, r.zone.Key)
+		r.log = append(r.log, "check")
+	case op == 8:
+		r.tr.CheckZone(ctx, r.zone)
+		r.log = append(r.log, "checkZone")
+	default:
+		r.timeOrRestart()
+	}
+}
+
+// timeOrRestart advances the clock, or restarts: a new Tracker given the wants kept in status.
+func (r *propRun) timeOrRestart() {
+	if r.rng.IntN(4) != 0 {
+		d := time.Duration(r.rng.IntN(6)) * time.Second
+		r.c.advance(d)
+		r.log = append(r.log, "advance "+d.String())
+		return
+	}
+	r.tr.queue.ShutDown()
+	r.tr = newPropTracker(r.w, r.c)
+	for o, want := range r.status {
+		r.tr.Track(r.zone, propRef(o), want)
+	}
+	r.log = append(r.log, "restart")
+}
+
+// oracle checks the invariant: an object whose verdict is Served is served by every server.
+func (r *propRun) oracle() error {
+	for o := range 3 {
+		want, v, ok := r.tr.Verdict(r.zone.Key, propRef(o))
+		if !ok {
+			continue
+		}
+		r.status[o] = want
+		if v.Status == StatusServed && !r.w.serves(o) {
+			r.w.mu.Lock()
+			defer r.w.mu.Unlock()
+			return fmt.Errorf("object %d Served (want %+v) but not every server serves its last change; serials %v, has %v, keeps %v; ops %s",
+				o, want, r.w.serial, r.w.has, r.w.keeps, strings.Join(r.log, ", "))
+		}
+	}
+	return nil
+}
+
+func (w *world) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queries
 }
