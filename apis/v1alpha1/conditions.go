@@ -94,6 +94,10 @@ const (
 	// serial says what it serves (a cloud provider, or a Secret without DNS_ADDRESS), or the
 	// object has written nothing yet.
 	ReasonNotChecked = "NotChecked"
+	// ReasonNotWritten (Served=False): the object's last change is not all written (Ready is
+	// not True: a conflict, a zone awaited, a plan awaiting approval, a failed write), so no
+	// name server answers it; the message gives Ready's reason.
+	ReasonNotWritten = "NotWritten"
 	// ReasonAwaitingApproval: DryRun with pending changes; copy status.plan.id into
 	// spec.approvedPlan to apply them once.
 	ReasonAwaitingApproval = "AwaitingApproval"

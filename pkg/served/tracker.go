@@ -168,6 +168,9 @@ type zoneState struct {
 	// primary serialises the primary's SOA queries of Written, so that a burst of objects
 	// written in one batch costs one query.
 	primary sync.Mutex
+	// log holds the primary's last successful readings, oldest first (at most logLen): the
+	// reading before a write, against which Written tells whether the write moved the serial.
+	log []Reading
 	// behind holds, per server, when it was first seen below the primary's last serial since
 	// it last answered it (ZoneView's BehindSince).
 	behind map[string]time.Time
@@ -227,6 +230,33 @@ func New(opts Options, kinds ...string) *Tracker {
 	return t
 }
 
+// logLen is how many of a primary's readings a zone keeps (zoneState.log).
+const logLen = 8
+
+// put records r as server's reading; a primary's successful one joins the log too. Called with
+// t.mu held.
+func (zs *zoneState) put(server string, r Reading) {
+	zs.readings[server] = r
+	if len(zs.zone.Servers) == 0 || server != zs.zone.Servers[0] || r.Err != "" {
+		return
+	}
+	if len(zs.log) == logLen {
+		zs.log = slices.Delete(zs.log, 0, 1)
+	}
+	zs.log = append(zs.log, r)
+}
+
+// before returns the primary's last successful reading begun before t; ok is false when there
+// is none (t zero: the caller wrote nothing). Called with t.mu held.
+func (zs *zoneState) before(t time.Time) (Reading, bool) {
+	for i := len(zs.log) - 1; i >= 0 && !t.IsZero(); i-- {
+		if zs.log[i].At.Before(t) {
+			return zs.log[i], true
+		}
+	}
+	return Reading{}, false
+}
+
 // signature identifies a verdict for notices: its status, and each server behind with how it is
 // behind (not asked, failing, or at an older serial), so that an object's message is rewritten
 // when that changes, and not at every check.
@@ -240,6 +270,8 @@ func (v Verdict) signature() string {
 			how = "unasked"
 		case x.Reading.Err != "":
 			how = "failing"
+		case x.Ahead:
+			how = "ahead"
 		}
 		b.WriteString("|" + x.Server + "=" + how)
 	}
@@ -264,61 +296,69 @@ func (t *Tracker) state(z Zone) *zoneState {
 		t.zones[z.Key] = zs
 	}
 	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
-		zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers)}
+		zs.servers(z)
 	}
 	zs.zone.Asker = z.Asker
 	return zs
 }
 
-// Written records that ref's change to zone was acknowledged at at: the primary's serial is
-// read (one SOA query, shared by every object acknowledged before the last query began), and
-// the zone is checked soon. The want is returned to be kept in the object's status. An error
-// (the primary gave no serial) leaves nothing recorded; the caller's verdict is Unreachable.
-func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time) (Want, error) {
+// servers sets the zone's name and servers, and forgets what it knew of the servers it no
+// longer has: their readings, whether they were behind, and the primary's log when the
+// primary changed. Called with t.mu held.
+func (zs *zoneState) servers(z Zone) {
+	if len(zs.zone.Servers) == 0 || len(z.Servers) == 0 || zs.zone.Servers[0] != z.Servers[0] || zs.zone.Name != z.Name {
+		zs.log = nil
+	}
+	zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers)}
+	for s := range zs.readings {
+		if !slices.Contains(z.Servers, s) {
+			delete(zs.readings, s)
+		}
+	}
+	for s := range zs.behind {
+		if !slices.Contains(z.Servers, s) {
+			delete(zs.behind, s)
+		}
+	}
+}
+
+// Written records that ref's change to zone, submitted to the provider at submitted, was
+// acknowledged at at: the primary's serial is read (one SOA query, shared by every object
+// acknowledged before the last query began), and the zone is checked soon. The want is returned
+// to be kept in the object's status. An error (the primary gave no serial) leaves no want of
+// ref in zone, not even an earlier change's; the caller's verdict is Unreachable.
+//
+// The serial that carries the change is the primary's after the write, unless that is not
+// after the primary's last reading begun before submitted (Baseline's: the write did not move
+// the serial, as with a PowerDNS zone whose SOA-EDIT-API is empty): then it is the serial after
+// that reading, which no server answers until the serial moves and every server transfers it. A zero submitted
+// (the caller keeps track of an earlier change, and wrote nothing) compares with nothing. A
+// zone checked through its provider's change status, or served by its primary alone, wants the
+// primary's serial as read.
+func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at time.Time) (Want, error) {
 	if len(zone.Servers) == 0 {
 		return Want{}, fmt.Errorf("zone %s: no name servers to check", zone.Name)
 	}
 	zs := t.state(zone)
-	primary := zone.Servers[0]
-	zs.primary.Lock()
-	t.mu.Lock()
-	r, ok := zs.readings[primary]
-	t.mu.Unlock()
-	// A reading begun after the write serves every object of it, a failed one too: the objects
-	// of a batch whose primary does not answer share one failure, not one timeout each.
-	if !ok || r.At.Before(at) {
-		// Wait, holding the zone's primary lock, so that the objects of the same batch queue
-		// behind it and find this answer fresh (Options.Coalesce).
-		select {
-		case <-ctx.Done():
-		case <-time.After(t.opts.Coalesce):
-		}
-		started := t.now()
-		cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
-		serial, err := t.asker(zone).Serial(cctx, primary, zone.Name)
-		cancel()
-		t.countQuery(err)
-		// The reading is dated when the query began: a write acknowledged after that may not
-		// be in it.
-		r = Reading{Serial: serial, At: started}
-		if err != nil {
-			r.Err = err.Error()
-		}
-		t.mu.Lock()
-		zs.readings[primary] = r
-		t.mu.Unlock()
-	}
-	zs.primary.Unlock()
+	r := t.primaryAfter(ctx, zs, zone, at, t.opts.Coalesce)
 	if r.Err != "" {
-		return Want{}, fmt.Errorf("primary %s: %s", primary, r.Err)
+		// The want of an earlier change is no verdict on this one.
+		t.mu.Lock()
+		delete(zs.wants, ref)
+		delete(zs.notified, ref)
+		t.mu.Unlock()
+		return Want{}, fmt.Errorf("primary %s: %s", zone.Servers[0], r.Err)
 	}
 	w := Want{Serial: r.Serial, Since: at.Truncate(Precision)}
 	t.mu.Lock()
+	if b, ok := zs.before(submitted); ok && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
+		w.Serial = b.Serial + 1
+	}
 	v := Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter)
 	if v.Status == StatusServed {
 		// Every server has it already (a zone served by its primary alone): served now, so
 		// that status records it and a restarted manager need not ask again.
-		w.ServedAt, w.Slowest = t.now().Truncate(Precision), primary
+		w.ServedAt, w.Slowest = t.now().Truncate(Precision), zone.Servers[0]
 	}
 	zs.wants[ref] = w
 	zs.notified[ref] = v.signature()
@@ -327,6 +367,57 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, at time.Time)
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
 	}
 	return w, nil
+}
+
+// Baseline reads zone's primary before a write is submitted to it: the reading Written
+// compares the serial after the write with. Call it just before submitting; the objects of one
+// batch share a reading begun within Options.Coalesce. A zone served by its primary alone, or
+// checked through its provider's change status, needs none (no query).
+func (t *Tracker) Baseline(ctx context.Context, zone Zone) {
+	if len(zone.Servers) < 2 || zone.Asker != nil {
+		return
+	}
+	t.primaryAfter(ctx, t.state(zone), zone, t.now().Add(-t.opts.Coalesce), 0)
+}
+
+// primaryAfter returns a reading of zone's primary begun at or after at: the last one when it
+// is, else a fresh one, asked after waiting coalesce (zs.primary held while it waits and asks,
+// so that the objects of one batch share it).
+func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at time.Time, coalesce time.Duration) Reading {
+	primary := zone.Servers[0]
+	zs.primary.Lock()
+	defer zs.primary.Unlock()
+	t.mu.Lock()
+	r, ok := zs.readings[primary]
+	t.mu.Unlock()
+	// A reading begun after the write serves every object of it, a failed one too: the objects
+	// of a batch whose primary does not answer share one failure, not one timeout each.
+	if ok && !r.At.Before(at) {
+		return r
+	}
+	// Wait, holding the zone's primary lock, so that the objects of the same batch queue
+	// behind it and find this answer fresh (Options.Coalesce).
+	if coalesce > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(coalesce):
+		}
+	}
+	started := t.now()
+	cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
+	serial, err := t.asker(zone).Serial(cctx, primary, zone.Name)
+	cancel()
+	t.countQuery(err)
+	// The reading is dated when the query began: a write acknowledged after that may not be
+	// in it.
+	r = Reading{Serial: serial, At: started}
+	if err != nil {
+		r.Err = err.Error()
+	}
+	t.mu.Lock()
+	zs.put(primary, r)
+	t.mu.Unlock()
+	return r
 }
 
 // Track registers a want kept in ref's status (a restarted manager, or a reconcile that wrote
@@ -405,9 +496,14 @@ func (t *Tracker) Start(ctx context.Context) error {
 	}
 }
 
-// check asks every server of zone key that is below the highest serial wanted and not served,
-// once each, at once; records the answers, marks the wants now served, and notifies each ref
-// whose verdict changed. It reports whether a want is still open (the zone is checked again).
+// check asks every server of zone key that is below the highest serial wanted by a change
+// within its stale deadline, once each, at once, and the primary again when a secondary answers
+// a serial after the primary's last one (it may be ahead: Judge); records the answers, marks the
+// wants now served, and notifies each ref whose verdict changed. A change past its stale
+// deadline is judged (its Stale notice) and not asked for again, nor is a server behind its
+// primary past the deadline: a zone whose changes are all served or stale costs no query. It
+// reports whether a change or a server behind is still within its deadline (the zone is checked
+// again).
 func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 	t.mu.Lock()
 	zs, ok := t.zones[key]
@@ -416,37 +512,89 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 		return false
 	}
 	zone := zs.zone
-	var top uint32
-	open := false
-	for _, w := range zs.wants {
-		if w.ServedAt.IsZero() && (!open || Reached(w.Serial, top)) {
-			top, open = w.Serial, true
-		}
-	}
+	now := t.now()
+	top, live, pending := zs.top(now, t.opts.StaleAfter)
 	// A watched zone with a server seen behind its primary is followed up too, with the
 	// primary asked again: a server read in the moment between a change and its transfer
 	// catches up at the next check, and is not left "behind since" until it goes stale.
-	following := zs.watched && len(zs.behind) > 0
+	following := zs.watched && zs.following(now, t.opts.StaleAfter)
 	var ask []string
 	for i, s := range zone.Servers {
 		r, ok := zs.readings[s]
-		_, behind := zs.behind[s]
-		if (open && (!ok || r.Err != "" || !Reached(r.Serial, top))) || (following && (i == 0 || behind)) {
+		since, behind := zs.behind[s]
+		behind = behind && now.Sub(since) < t.opts.StaleAfter
+		if (live && (!ok || r.Err != "" || !Reached(r.Serial, top))) || (following && (i == 0 || behind)) {
 			ask = append(ask, s)
 		}
 	}
+	judge := pending || (zs.watched && len(zs.behind) > 0)
 	t.mu.Unlock()
-	if !open && !following {
+	if !judge {
 		return false
 	}
-	return t.record(ctx, key, zone, t.ask(ctx, zone, ask), true)
+	return t.record(ctx, key, zone, t.confirm(ctx, zone, t.ask(ctx, zone, ask)), true)
+}
+
+// top is the highest serial wanted by a change not served and within staleAfter of its write
+// (live: there is one); pending: some change is not served. Called with t.mu held.
+func (zs *zoneState) top(now time.Time, staleAfter time.Duration) (top uint32, live, pending bool) {
+	for _, w := range zs.wants {
+		if !w.ServedAt.IsZero() {
+			continue
+		}
+		pending = true
+		if now.Sub(w.Since) < staleAfter && (!live || Reached(w.Serial, top)) {
+			top, live = w.Serial, true
+		}
+	}
+	return top, live, pending
+}
+
+// following reports whether a server has been behind its primary for less than staleAfter.
+// Called with t.mu held.
+func (zs *zoneState) following(now time.Time, staleAfter time.Duration) bool {
+	for _, since := range zs.behind {
+		if now.Sub(since) < staleAfter {
+			return true
+		}
+	}
+	return false
+}
+
+// confirm asks zone's primary again when a secondary of fresh answered a serial after the
+// primary's last reading (fresh's, else the one kept) and that reading did not begin after the
+// secondary's: the primary may have moved since, and Judge counts a secondary as ahead only
+// against a primary reading taken after it.
+func (t *Tracker) confirm(ctx context.Context, zone Zone, fresh map[string]Reading) map[string]Reading {
+	primary := zone.Servers[0]
+	p, ok := fresh[primary]
+	if !ok {
+		t.mu.Lock()
+		if zs, tracked := t.zones[zone.Key]; tracked {
+			p, ok = zs.readings[primary]
+		}
+		t.mu.Unlock()
+	}
+	if !ok || p.Err != "" {
+		return fresh
+	}
+	for s, r := range fresh {
+		if s != primary && r.Err == "" && r.Serial != p.Serial && Reached(r.Serial, p.Serial) && p.At.Before(r.At) {
+			for s, r := range t.ask(ctx, zone, []string{primary}) {
+				fresh[s] = r
+			}
+			return fresh
+		}
+	}
+	return fresh
 }
 
 // record keeps readings, fresh answers of some servers of zone key: it marks the wants they
 // serve, follows which servers are behind the primary, observes the propagation metric, and
 // notifies each ref whose verdict changed and the zone's DNSZone when its view's signature
 // changed (unless !notifyZone: the caller is the DNSZone, and takes the view). It reports
-// whether a want is still open.
+// whether a change not served, or a server behind its primary, is still within its stale
+// deadline: past it, the zone is not checked again for its sake.
 func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zone, readings map[string]Reading, notifyZone bool) bool {
 	now := t.now()
 	var notify []Ref
@@ -458,7 +606,9 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 	}
 	lags := propagated(zs.wants, zs.readings, readings)
 	for s, r := range readings {
-		zs.readings[s] = r
+		if slices.Contains(zs.zone.Servers, s) {
+			zs.put(s, r)
+		}
 	}
 	zs.follow()
 	open := false
@@ -470,7 +620,7 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 		if v.Status == StatusServed {
 			w.ServedAt, w.Slowest = now.Truncate(Precision), t.slowest(zs, w, readings)
 			zs.wants[ref] = w
-		} else {
+		} else if v.Lag < t.opts.StaleAfter {
 			open = true
 		}
 		if sig := v.signature(); zs.notified[ref] != sig {
@@ -478,7 +628,7 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 			notify = append(notify, ref)
 		}
 	}
-	open = open || (zs.watched && len(zs.behind) > 0)
+	open = open || (zs.watched && zs.following(now, t.opts.StaleAfter))
 	zoneChanged := false
 	if zs.watched && notifyZone {
 		if sig := JudgeZone(zs.zone.Servers, zs.readings, zs.behind, now, t.opts.StaleAfter).signature(); sig != zs.zoneSig {
@@ -538,7 +688,7 @@ func (t *Tracker) CheckZone(ctx context.Context, zone Zone) ZoneView {
 	t.mu.Lock()
 	zs.watched = true
 	t.mu.Unlock()
-	open := t.record(ctx, zone.Key, zone, t.ask(ctx, zone, zone.Servers), false)
+	open := t.record(ctx, zone.Key, zone, t.confirm(ctx, zone, t.ask(ctx, zone, zone.Servers)), false)
 	if open {
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
 	}

@@ -135,7 +135,7 @@ func TestTracker_ServedOnlyOnceEveryServerAnswersTheWritesSerial(t *testing.T) {
 	serial := primary.put(t, "h.served.test", "192.0.2.1")
 	written := time.Now()
 	for _, ref := range refs {
-		w, err := tr.Written(context.Background(), zone, ref, written)
+		w, err := tr.Written(context.Background(), zone, ref, time.Time{}, written)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestTracker_AServerThatStopsAnsweringIsPropagatingThenStale(t *testing.T) {
 	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, dead}}
 	ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: "one"}}
 	primary.put(t, "h.served.test", "192.0.2.1")
-	if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err != nil {
+	if _, err := tr.Written(context.Background(), zone, ref, time.Time{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	_, v, _ := tr.Verdict(zone.Key, ref)
@@ -207,7 +207,7 @@ func TestTracker_APrimaryThatDoesNotAnswerRecordsNothing(t *testing.T) {
 	tr := startTracker(t, dnsclient.Client{Timeout: 200 * time.Millisecond}, nil, served.Options{})
 	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{ports.Dead(t)}}
 	ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: "one"}}
-	if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err == nil {
+	if _, err := tr.Written(context.Background(), zone, ref, time.Time{}, time.Now()); err == nil {
 		t.Fatal("Written with a dead primary: no error")
 	}
 	if _, _, ok := tr.Verdict(zone.Key, ref); ok {
@@ -242,7 +242,7 @@ func TestTracker_AZoneServedByItsPrimaryAloneIsServedAtTheWrite(t *testing.T) {
 	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr}}
 	ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: "one"}}
 	primary.put(t, "h.served.test", "192.0.2.1")
-	w, err := tr.Written(context.Background(), zone, ref, time.Now())
+	w, err := tr.Written(context.Background(), zone, ref, time.Time{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestTracker_ABatchOfObjectsWrittenAtOnceSharesOnePrimaryQuery(t *testing.T)
 	for i := range 100 {
 		wg.Go(func() {
 			ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
-			if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err != nil {
+			if _, err := tr.Written(context.Background(), zone, ref, time.Time{}, time.Now()); err != nil {
 				t.Error(err)
 			}
 		})
@@ -288,7 +288,7 @@ func TestTracker_ABatchWhosePrimaryDoesNotAnswerSharesOneFailure(t *testing.T) {
 	for i := range 50 {
 		wg.Go(func() {
 			ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: fmt.Sprint(i)}}
-			if _, err := tr.Written(context.Background(), zone, ref, time.Now()); err == nil {
+			if _, err := tr.Written(context.Background(), zone, ref, time.Time{}, time.Now()); err == nil {
 				t.Error("Written with a dead primary: no error")
 			}
 		})

@@ -59,6 +59,12 @@ type Behind struct {
 	Server string
 	// Reading is its last answer; a zero At means it was not asked since the write.
 	Reading Reading
+	// Primary: the server is the zone's primary, below the wanted serial: its serial did not
+	// move with the write (Tracker.Written wants the serial after the one read before it).
+	Primary bool
+	// Ahead: a secondary that answers a serial after the one its primary answered later: it
+	// serves the zone from elsewhere, and its serial says nothing of the change.
+	Ahead bool
 }
 
 // Verdict is what Judge concluded for one want.
@@ -77,20 +83,28 @@ type Verdict struct {
 
 // Judge decides whether want is served by every one of servers (host:port, primary first),
 // given each one's last reading, at now; a change not served within staleAfter of its write is
-// Stale. It is pure: the Tracker feeds it, and its table tests cover every outcome.
+// Stale. A server has reached want when its serial is want's or later (Reached), and, for a
+// secondary, not after a serial its primary answered later (ahead: it follows another
+// primary). It is pure: the Tracker feeds it, and its table and property tests cover every
+// outcome.
 func Judge(want Want, servers []string, readings map[string]Reading, now time.Time, staleAfter time.Duration) Verdict {
 	if !want.ServedAt.IsZero() {
 		return Verdict{Status: StatusServed, Lag: want.ServedAt.Sub(want.Since), Slowest: want.Slowest}
 	}
 	var behind []Behind
 	answered := 0
-	for _, s := range servers {
+	for i, s := range servers {
 		r, ok := readings[s]
 		if ok && r.Err == "" {
 			answered++
 		}
-		if !ok || r.Err != "" || !Reached(r.Serial, want.Serial) {
-			behind = append(behind, Behind{Server: s, Reading: r})
+		b := Behind{Server: s, Reading: r, Primary: i == 0}
+		switch {
+		case !ok || r.Err != "" || !Reached(r.Serial, want.Serial):
+			behind = append(behind, b)
+		case i > 0 && ahead(r, readings[servers[0]]):
+			b.Ahead = true
+			behind = append(behind, b)
 		}
 	}
 	lag := max(now.Sub(want.Since), 0)
@@ -103,6 +117,12 @@ func Judge(want Want, servers []string, readings map[string]Reading, now time.Ti
 		return Verdict{Status: StatusStale, Behind: behind, Lag: lag, Slowest: behind[0].Server}
 	}
 	return Verdict{Status: StatusPropagating, Behind: behind, Lag: lag, Slowest: behind[0].Server}
+}
+
+// ahead reports whether a secondary's reading r is after its primary's reading p, taken at or
+// after r: a primary's serial never goes back, so the secondary's serial did not come from it.
+func ahead(r, p Reading) bool {
+	return p.Err == "" && !p.At.IsZero() && !p.At.Before(r.At) && r.Serial != p.Serial && Reached(r.Serial, p.Serial)
 }
 
 // allFailed reports whether every server behind has a failed reading (not merely none yet).
@@ -127,6 +147,11 @@ func Describe(want Want, behind []Behind, max int) string {
 			parts = append(parts, b.Reading.Err) // dnsclient's errors name the server already
 		case b.Reading.Err != "":
 			parts = append(parts, b.Server+": "+b.Reading.Err)
+		case b.Primary:
+			parts = append(parts, fmt.Sprintf("%s, the primary, answers serial %d (want %d): its serial did not move with the write, "+
+				"so no secondary transfers the change (PowerDNS: set the zone's SOA-EDIT-API, e.g. to DEFAULT)", b.Server, b.Reading.Serial, want.Serial))
+		case b.Ahead:
+			parts = append(parts, fmt.Sprintf("%s answers serial %d, ahead of the primary's: it serves the zone from elsewhere", b.Server, b.Reading.Serial))
 		default:
 			parts = append(parts, fmt.Sprintf("%s answers serial %d (want %d)", b.Server, b.Reading.Serial, want.Serial))
 		}

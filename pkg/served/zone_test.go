@@ -91,7 +91,7 @@ func TestTracker_CheckZoneNamesAServerThatStopsAnsweringAndNotifiesTheDNSZone(t 
 	// A change waits in the first zone, so its checks go on; past the deadline the secondary
 	// is Stale, and the DNSZone is told.
 	ref := served.Ref{Kind: "DNSEndpoint", Key: types.NamespacedName{Namespace: "a", Name: "one"}}
-	if _, err := tr.Written(ctx, zone, ref, time.Now()); err != nil {
+	if _, err := tr.Written(ctx, zone, ref, time.Time{}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 	select {

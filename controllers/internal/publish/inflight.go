@@ -49,6 +49,8 @@ type Submitted struct {
 	order  []string
 	wrote  []time.Time
 	failed []error
+	// at is when the submission was made: before any of its writes.
+	at time.Time
 	// gone: the object was found deleted (Inflight.Gone) while it may hold records in order's
 	// zones; policy is its last spec.policy, which its release keeps to ("" when unknown).
 	gone   bool
@@ -62,6 +64,16 @@ func (s *Submitted) Wrote() map[string]time.Time {
 		if !s.wrote[i].IsZero() {
 			out[z] = s.wrote[i]
 		}
+	}
+	return out
+}
+
+// writes returns, by written zone, when the submission was made and when the zone's writer
+// answered.
+func (s *Submitted) writes() map[string]zoneWrite {
+	out := map[string]zoneWrite{}
+	for z, at := range s.Wrote() {
+		out[z] = zoneWrite{submitted: s.at, at: at}
 	}
 	return out
 }
@@ -225,7 +237,7 @@ type zoneChanges struct {
 // empty, and no submission of key may be pending.
 func (t *Inflight) submit(ctx context.Context, key types.NamespacedName, generation int64, zones []zoneChanges) {
 	s := &Submitted{Generation: generation, left: len(zones), order: make([]string, len(zones)),
-		wrote: make([]time.Time, len(zones)), failed: make([]error, len(zones))}
+		wrote: make([]time.Time, len(zones)), failed: make([]error, len(zones)), at: t.clock()}
 	for i, z := range zones {
 		s.order[i] = z.zone
 	}

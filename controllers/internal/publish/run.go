@@ -120,9 +120,12 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	}
 	if ps.Strategy == dnsv1.StrategyDisabled {
 		setReady(o, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
+		notServed(o, opts)
 		return Outcome{}, ctrl.Result{}, nil
 	}
-	a, err := Assign(ctx, c, o.GetNamespace(), ps.ZoneRef, ps.Endpoints, o.HeldZones(), opts.DefaultTTL)
+	// The zones whose last change status.served shows not served yet are planned too (a zone
+	// the object left: its removal is judged until it is served).
+	a, err := Assign(ctx, c, o.GetNamespace(), ps.ZoneRef, ps.Endpoints, Union(o.HeldZones(), openServed(o)), opts.DefaultTTL)
 	if err != nil {
 		return Outcome{}, ctrl.Result{}, err
 	}
@@ -196,7 +199,12 @@ func (p *Planner) unprepared(ctx context.Context, c client.Reader, rec record.Ev
 // instead, and publish returns Deferred; prev, when not nil, is the object's last submission,
 // whose answers it reports.
 func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome, prev *Submitted) (Outcome, ctrl.Result, error) {
-	ready := func(ok bool, reason, msg string) { setReady(o, ok, reason, msg) }
+	ready := func(ok bool, reason, msg string) {
+		setReady(o, ok, reason, msg)
+		if !ok {
+			notServed(o, opts)
+		}
+	}
 	ps, st, a := o.PublishingSpec(), o.PublishingStatus(), out.Assignment
 	if retryingConflict(o) {
 		q := *p
@@ -223,7 +231,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			rec.Eventf(o, corev1.EventTypeNormal, dnsv1.ReasonPlanApproved, "applying approved plan %s (%d changes)", id, len(records))
 		}
 	}
-	wrote := map[string]time.Time{}
+	wrote := map[string]zoneWrite{}
 	if apply && opts.Async != nil {
 		zones := stamped(plans, opts.Stamp)
 		switch {
@@ -234,21 +242,24 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 			res, err := failed(ready, prev.Err())
 			return out, res, err
 		case len(zones) > 0 && ps.Strategy == dnsv1.StrategyFullSync:
+			baseline(ctx, opts, zones)
 			opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
 			out.Deferred, out.Submitted = true, true
 			return out, ctrl.Result{}, nil
 		case prev != nil:
-			wrote = prev.Wrote()
+			wrote = prev.writes()
 		}
 	}
 	if apply {
-		now := time.Now()
-		for _, zp := range plans {
-			if len(zp.Result.Changes) > 0 {
-				wrote[zoneKey(zp)] = now
+		baseline(ctx, opts, stamped(plans, opts.Stamp))
+		submitted := time.Now()
+		errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
+		for i, zp := range plans {
+			if !answered[i].IsZero() {
+				wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
 			}
 		}
-		if errs := applyPlans(ctx, plans, opts.Stamp); firstFailed(errs) >= 0 {
+		if firstFailed(errs) >= 0 {
 			i := firstFailed(errs)
 			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the records of the zones whose write failed.
@@ -272,28 +283,66 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	if !out.Written {
 		wrote = nil
 	}
-	setServed(ctx, o, opts, plans, wrote, time.Now())
+	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
+	notWritten := ""
+	if !r.ok {
+		notWritten = fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.reason, r.msg)
+	}
+	setServed(ctx, o, opts, plans, wrote, notWritten, time.Now())
+	setReady(o, r.ok, r.reason, r.msg)
+	if r.requeue > 0 {
+		return out, ctrl.Result{RequeueAfter: r.requeue}, nil
+	}
+	return out, ctrl.Result{RequeueAfter: requeueAfter(plans, opts)}, nil
+}
+
+// ready is a Ready condition to set, and when to plan again instead of the resync (0: the
+// resync's).
+type readyState struct {
+	ok          bool
+	reason, msg string
+	requeue     time.Duration
+}
+
+// readiness is Ready after a plan: a conflict first, then a zone not found, a delegation
+// denied, an invalid endpoint, a zone awaited, a plan awaiting approval (unapplied, with its
+// id and count of changes), else Published (naming what the policy withheld).
+func readiness(p *Planner, opts Options, a *Assignment, conflicts, skipped, waiting []string, conflictReason string, unapplied bool, id string, changes int) readyState {
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
-		ready(false, conflictReason, "not written: "+strings.Join(conflicts, "; "))
+		return readyState{reason: conflictReason, msg: "not written: " + strings.Join(conflicts, "; ")}
 	case a.Missing != "":
-		ready(false, dnsv1.ReasonZoneNotFound, a.Missing)
+		return readyState{reason: dnsv1.ReasonZoneNotFound, msg: a.Missing}
 	case len(a.Denied) > 0:
-		ready(false, dnsv1.ReasonDelegationNotAllowed, "not published: "+strings.Join(a.Denied, "; "))
+		return readyState{reason: dnsv1.ReasonDelegationNotAllowed, msg: "not published: " + strings.Join(a.Denied, "; ")}
 	case len(a.Invalid) > 0:
-		ready(false, dnsv1.ReasonInvalidEndpoint, "not published: "+strings.Join(a.Invalid, "; "))
+		return readyState{reason: dnsv1.ReasonInvalidEndpoint, msg: "not published: " + strings.Join(a.Invalid, "; ")}
 	case len(waiting) > 0:
-		ready(false, dnsv1.ReasonAwaitingZone, "waiting for "+strings.Join(waiting, "; "))
-		return out, ctrl.Result{RequeueAfter: 5 * time.Second}, nil
-	case !apply && len(records) > 0:
-		ready(false, dnsv1.ReasonAwaitingApproval, fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", len(records), id))
+		return readyState{reason: dnsv1.ReasonAwaitingZone, msg: "waiting for " + strings.Join(waiting, "; "), requeue: 5 * time.Second}
+	case unapplied:
+		return readyState{reason: dnsv1.ReasonAwaitingApproval, msg: fmt.Sprintf("DryRun: %d planned changes; set spec.approvedPlan to %s to apply them once", changes, id)}
 	case len(skipped) > 0:
-		ready(true, dnsv1.ReasonPublished, fmt.Sprintf("%s; policy %s withheld %d changes: %s", opts.Published, p.Policy, len(skipped), strings.Join(skipped, ", ")))
-	default:
-		ready(true, dnsv1.ReasonPublished, opts.Published)
+		return readyState{ok: true, reason: dnsv1.ReasonPublished, msg: fmt.Sprintf("%s; policy %s withheld %d changes: %s", opts.Published, p.Policy, len(skipped), strings.Join(skipped, ", "))}
 	}
-	return out, ctrl.Result{RequeueAfter: requeueAfter(plans, opts)}, nil
+	return readyState{ok: true, reason: dnsv1.ReasonPublished, msg: opts.Published}
+}
+
+// notServed sets o's Served condition False, NotWritten, from its Ready condition, when the
+// object has a Served check (opts.Served) and Ready is not True: the last change is not all
+// written, so no name server answers it (docs/served.md). status.served is kept.
+func notServed(o Object, opts Options) {
+	if opts.Served == nil {
+		return
+	}
+	conds := o.GetConditions()
+	r := meta.FindStatusCondition(conds, dnsv1.ConditionReady)
+	if r == nil || r.Status == metav1.ConditionTrue {
+		return
+	}
+	status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, false, dnsv1.ReasonNotWritten,
+		fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.Reason, r.Message))
+	o.SetConditions(conds)
 }
 
 // retryingConflict reports whether o's Ready says that another owner holds some of its names
@@ -364,7 +413,15 @@ const maxZoneWrites = 16
 // own zone). errs[i] is plans[i]'s error from its writer, nil once written; a zone's failure
 // does not stop the others.
 func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error) {
-	errs = make([]error, len(plans))
+	errs, _ = applyPlansAt(ctx, plans, stamp)
+	return errs
+}
+
+// applyPlansAt is applyPlans, and also returns when each zone's writer answered that the
+// provider holds its changes (zero for a zone with nothing to write, or whose write failed):
+// the time the Served check reads the primary's serial after (served.Tracker.Written).
+func applyPlansAt(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error, answered []time.Time) {
+	errs, answered = make([]error, len(plans)), make([]time.Time, len(plans))
 	waits := make([]func() error, len(plans))
 	for i, zp := range plans {
 		changes := zp.Result.Changes
@@ -378,10 +435,12 @@ func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Cha
 	}
 	for i, wait := range waits {
 		if wait != nil {
-			errs[i] = wait()
+			if errs[i] = wait(); errs[i] == nil {
+				answered[i] = time.Now()
+			}
 		}
 	}
-	return errs
+	return errs, answered
 }
 
 // stamped returns each plan's changes to write (through stamp when set), for the plans that

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,10 +16,11 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/served"
 )
 
-// Served is what Run needs of the Served check (*served.Tracker): record a written change, keep
-// one from status, judge it, and forget an object's zones.
+// Served is what Run needs of the Served check (*served.Tracker): read a primary before a write,
+// record a written change, keep one from status, judge it, and forget an object's zones.
 type Served interface {
-	Written(ctx context.Context, zone served.Zone, ref served.Ref, at time.Time) (served.Want, error)
+	Baseline(ctx context.Context, zone served.Zone)
+	Written(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time) (served.Want, error)
 	Track(zone served.Zone, ref served.Ref, w served.Want)
 	Verdict(zone types.NamespacedName, ref served.Ref) (served.Want, served.Verdict, bool)
 	Forget(ref served.Ref, keep ...types.NamespacedName)
@@ -37,12 +39,62 @@ type zoneVerdict struct {
 	err  error
 }
 
+// zoneWrite is when one zone's changes were submitted to its writer and when the writer
+// answered that the provider holds them.
+type zoneWrite struct {
+	submitted, at time.Time
+}
+
+// baseline reads the primary of each checked zone of zones before their changes are submitted
+// (served.Tracker.Baseline: a write that does not move the serial is told apart), every zone at
+// once. It does nothing without a check (opts.Served nil).
+func baseline(ctx context.Context, opts Options, zones []zoneChanges) {
+	if opts.Served == nil {
+		return
+	}
+	var wg sync.WaitGroup
+	for _, z := range zones {
+		zp := z.plan
+		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
+		if zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync); ok {
+			wg.Go(func() { opts.Served.Baseline(ctx, zone) })
+		}
+	}
+	wg.Wait()
+}
+
+// servedZones are the DNSZones ("namespace/name") whose Served check an object's reconcile
+// judges: the zones it holds records in, those this reconcile wrote to (a zone it left, or all
+// of an emptied object's: its removals), and those whose last change status.served shows not
+// served yet (a zone it left before).
+func servedZones(o Object, wrote map[string]zoneWrite) []string {
+	zones := append([]string(nil), o.HeldZones()...)
+	for k := range wrote {
+		zones = append(zones, k)
+	}
+	return Union(zones, openServed(o))
+}
+
+// openServed are the DNSZones of status.served whose change is not served yet.
+func openServed(o Object) []string {
+	var out []string
+	for _, e := range o.PublishingStatus().Served {
+		if e.ServedAt == nil {
+			out = append(out, e.DNSZone)
+		}
+	}
+	return out
+}
+
 // setServed keeps status.served and the Served condition of o (docs/served.md): for each zone
-// of plans that o holds records in and whose name servers report serials, the change written
-// for this reconcile (wrote: when each zone's writer answered, by "namespace/name"), or the one
-// status.served keeps, is judged by the Served check. It does nothing without a check
-// (opts.Served nil).
-func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote map[string]time.Time, now time.Time) {
+// of plans among servedZones whose name servers report serials, the change written for this
+// reconcile (wrote: when each zone's write was submitted and answered, by "namespace/name"),
+// or the one status.served keeps, is judged by the Served check. notWritten, when not "", says
+// why the object's last change is not all written (Ready is not True): then Served is False,
+// NotWritten, whatever the zones' verdicts. A zone the object no longer holds records in is
+// judged until its removal is served, and then dropped from status.served. It does nothing
+// without a check (opts.Served nil).
+func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote map[string]zoneWrite, notWritten string, now time.Time) {
 	if opts.Served == nil {
 		return
 	}
@@ -52,7 +104,7 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 	for _, e := range st.Served {
 		prev[e.DNSZone] = e
 	}
-	held := o.HeldZones()
+	zones, held := servedZones(o, wrote), o.HeldZones()
 	var (
 		entries   []dnsv1.ServedZone
 		verdicts  []zoneVerdict
@@ -61,7 +113,7 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 	)
 	for _, zp := range plans {
 		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
-		if !slices.Contains(held, key.String()) {
+		if !slices.Contains(zones, key.String()) {
 			continue
 		}
 		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
@@ -69,48 +121,66 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 			unchecked = append(unchecked, zp.Zone.Spec.Zone)
 			continue
 		}
-		keep = append(keep, key)
-		old, had := prev[key.String()]
-		at, written := wrote[key.String()]
-		if !written {
-			at = now
-		}
-		if written || !had || old.Zone != zone.Name {
-			if _, err := opts.Served.Written(ctx, zone, ref, at); err != nil {
-				verdicts = append(verdicts, zoneVerdict{zone: zone.Name, err: err})
-				continue
-			}
-		} else {
-			opts.Served.Track(zone, ref, wantOf(old))
-		}
-		w, v, ok := opts.Served.Verdict(key, ref)
+		zv, ok := judgeZone(ctx, opts.Served, zone, ref, prev, wrote, now)
 		if !ok {
 			continue
 		}
-		verdicts = append(verdicts, zoneVerdict{zone: zone.Name, want: w, v: v})
-		entries = append(entries, entryOf(key.String(), zone.Name, w))
+		verdicts = append(verdicts, zv)
+		if zv.err != nil {
+			continue
+		}
+		keep = append(keep, key)
+		if slices.Contains(held, key.String()) || zv.v.Status != served.StatusServed {
+			entries = append(entries, entryOf(key.String(), zone.Name, zv.want))
+		}
 	}
 	opts.Served.Forget(ref, keep...)
 	st.Served = entries
 	conds := o.GetConditions()
 	ok, reason, msg := servedCondition(verdicts, unchecked)
-	if reason == dnsv1.ReasonNotChecked {
+	switch {
+	case notWritten != "":
+		status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, false, dnsv1.ReasonNotWritten, notWritten)
+	case reason == dnsv1.ReasonNotChecked:
 		status.SetUnknown(&conds, o.GetGeneration(), dnsv1.ConditionServed, reason, msg)
-	} else {
+	default:
 		status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, ok, reason, msg)
 	}
 	o.SetConditions(conds)
 }
 
+// judgeZone records or keeps ref's change in zone and judges it: a change written by this
+// reconcile (wrote), or one the object holds without a status entry for it, is Written; the one
+// status.served keeps (prev) is tracked. ok is false when the check keeps no want.
+func judgeZone(ctx context.Context, s Served, zone served.Zone, ref served.Ref, prev map[string]dnsv1.ServedZone, wrote map[string]zoneWrite, now time.Time) (zoneVerdict, bool) {
+	key := zone.Key
+	old, had := prev[key.String()]
+	w, written := wrote[key.String()]
+	if !written {
+		// Nothing written now: the serial read now carries what the object wrote before.
+		w = zoneWrite{at: now}
+	}
+	if written || !had || old.Zone != zone.Name {
+		if _, err := s.Written(ctx, zone, ref, w.submitted, w.at); err != nil {
+			return zoneVerdict{zone: zone.Name, err: err}, true
+		}
+	} else {
+		s.Track(zone, ref, wantOf(old))
+	}
+	want, v, ok := s.Verdict(key, ref)
+	return zoneVerdict{zone: zone.Name, want: want, v: v}, ok
+}
+
 // servedCondition sums the zones' verdicts into the Served condition: the worst status wins
 // (Unreachable, then Stale, then Propagating), and its message names each zone not served with
-// its lagging servers and the time of the write; Served's names the slowest server. Without a
-// verdict the condition is Unknown, NotChecked.
+// its lagging servers and the time of the write, and the zones not checked. True (Served, naming
+// the slowest server) only when every zone is checked and served; every checked zone served and
+// some not checked is Unknown, NotChecked, naming those. Without a verdict the condition is
+// Unknown, NotChecked.
 func servedCondition(vs []zoneVerdict, unchecked []string) (bool, string, string) {
 	if len(vs) == 0 {
 		if len(unchecked) > 0 {
-			return false, dnsv1.ReasonNotChecked, "the name servers of " + strings.Join(unchecked, ", ") +
-				" report no SOA serial to check (a cloud provider; or a PowerDNS, RFC 2136 or webhook Secret without DNS_ADDRESS, the host:port of a server that serves the zone)"
+			return false, dnsv1.ReasonNotChecked, notChecked(unchecked)
 		}
 		return false, dnsv1.ReasonNotChecked, "no records written yet"
 	}
@@ -136,17 +206,29 @@ func servedCondition(vs []zoneVerdict, unchecked []string) (bool, string, string
 			slowest = zv
 		}
 	}
-	if worst == served.StatusServed {
-		msg := fmt.Sprintf("every name server answers the last change in %d zones", len(vs))
-		if len(vs) == 1 {
-			msg = "every name server answers the last change in zone " + vs[0].zone
+	if worst != served.StatusServed {
+		if len(unchecked) > 0 {
+			parts = append(parts, notChecked(unchecked))
 		}
-		if slowest.want.Slowest != "" {
-			msg += fmt.Sprintf("; slowest %s after %s", slowest.want.Slowest, slowest.v.Lag.Round(time.Millisecond))
-		}
-		return true, dnsv1.ReasonServed, msg
+		return false, string(worst), strings.Join(parts, "; ")
 	}
-	return false, string(worst), strings.Join(parts, "; ")
+	msg := fmt.Sprintf("every name server answers the last change in %d zones", len(vs))
+	if len(vs) == 1 {
+		msg = "every name server answers the last change in zone " + vs[0].zone
+	}
+	if slowest.want.Slowest != "" {
+		msg += fmt.Sprintf("; slowest %s after %s", slowest.want.Slowest, slowest.v.Lag.Round(time.Millisecond))
+	}
+	if len(unchecked) > 0 {
+		return false, dnsv1.ReasonNotChecked, msg + "; " + notChecked(unchecked)
+	}
+	return true, dnsv1.ReasonServed, msg
+}
+
+// notChecked says which zones' name servers are not checked, and why.
+func notChecked(zones []string) string {
+	return "not checked: the name servers of " + strings.Join(zones, ", ") +
+		" report no SOA serial to check (a cloud provider; or a PowerDNS, RFC 2136 or webhook Secret without DNS_ADDRESS, the host:port of a server that serves the zone)"
 }
 
 // wantOf is the want status.served keeps.

@@ -40,7 +40,10 @@ func TestServedCondition_TheWorstZoneWinsAndEveryLaggingZoneIsNamed(t *testing.T
 			[]string{"zone b.test: the primary gave no SOA serial after the write: primary 127.0.0.1:53: connection refused", "zone a.test"}, nil},
 		{"only unchecked zones", nil, []string{"r53.test"}, false, dnsv1.ReasonNotChecked, []string{"r53.test", "no SOA serial", "webhook Secret without DNS_ADDRESS"}, nil},
 		{"nothing written", nil, nil, false, dnsv1.ReasonNotChecked, []string{"no records written yet"}, nil},
-		{"checked zones decide; unchecked ones are left out", []zoneVerdict{ok("a.test", "x:53", time.Second)}, []string{"r53.test"}, true, dnsv1.ReasonServed, nil, []string{"r53.test"}},
+		{"a zone not checked is not served", []zoneVerdict{ok("a.test", "x:53", time.Second)}, []string{"r53.test"}, false, dnsv1.ReasonNotChecked,
+			[]string{"zone a.test", "not checked: the name servers of r53.test"}, nil},
+		{"a zone behind and one not checked: both named", []zoneVerdict{behind("a.test", served.StatusPropagating, "p:53")}, []string{"r53.test"}, false, dnsv1.ReasonPropagating,
+			[]string{"zone a.test", "p:53", "not checked: the name servers of r53.test"}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,283 @@
+package publish
+
+import (
+	"context"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/dnsclient"
+	"github.com/dnsplane/dnsplane/pkg/plan"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/registry"
+	"github.com/dnsplane/dnsplane/pkg/served"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
+)
+
+// servedWorld is Run's world for the Served condition: the embedded provider's store served
+// on loopback as the zones' primary, a stand-in secondary (a second store, moved forward by
+// the test as a transfer would), a real Tracker, a fake API client holding the DNSZones, and
+// the providers by Secret name: "checked" (primary and secondary), "unchecked" (no name
+// servers: a cloud or webhook provider).
+type servedWorld struct {
+	ctx       context.Context
+	c         client.Client
+	planner   *Planner
+	tracker   *served.Tracker
+	primary   *zonedb.Store
+	secondary *zonedb.Store
+	prov      *gate
+	addrs     []string
+}
+
+// gate is the embedded provider, whose writes can be held (hold) until released.
+type gate struct {
+	*local.Provider
+	mu   sync.Mutex
+	hold chan struct{}
+	in   chan struct{}
+}
+
+func (g *gate) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
+	g.mu.Lock()
+	hold, in := g.hold, g.in
+	g.mu.Unlock()
+	if hold != nil {
+		close(in)
+		<-hold
+	}
+	return g.Provider.ApplyChanges(ctx, zoneID, changes)
+}
+
+// byName resolves a Secret by its name.
+type byName map[string]provider.Resolved
+
+func (b byName) Resolve(_ context.Context, _, name string) (provider.Resolved, error) {
+	return b[name], nil
+}
+
+// newServedWorld makes DNSZones a/<label> for each zone (label: its first label), with Secret
+// secrets[i].
+func newServedWorld(t *testing.T, zones, secrets []string) *servedWorld {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1_000_000, 0))
+	w := &servedWorld{ctx: ctx,
+		primary:   zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{dnstest.Loopback}, Clock: clk}),
+		secondary: zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{dnstest.Loopback}, Clock: clk})}
+	w.prov = &gate{Provider: local.New(w.primary, local.Options{})}
+	s := runtime.NewScheme()
+	if err := dnsv1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	var objs []client.Object
+	for i, name := range zones {
+		pz, err := w.prov.EnsureZone(ctx, provider.ZoneSpec{Name: name, CallerReference: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: strings.Split(name, ".")[0]},
+			Spec: dnsv1.DNSZoneSpec{Zone: name, ProviderRef: dnsv1.SecretReference{Name: secrets[i]}}}
+		z.Status.ZoneID = pz.ID
+		z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue, Reason: dnsv1.ReasonZoneAvailable}}
+		objs = append(objs, z)
+	}
+	w.catchUp(t)
+	w.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(objs...).Build()
+	w.addrs = []string{dnstest.Serve(t, w.primary), dnstest.Serve(t, w.secondary)}
+	w.tracker = served.New(served.Options{DNS: dnsclient.Client{Timeout: time.Second}, FirstCheck: 10 * time.Millisecond,
+		Interval: 40 * time.Millisecond, StaleAfter: time.Hour}, "DNSEndpoint")
+	testrun.Background(t, "served: tracker", w.tracker.Start)
+	w.planner = &Planner{Writers: zonewriter.NewSet(ctx, zonewriter.Options{}), Live: w.c, Providers: byName{
+		"checked":   {Account: "a/checked", Provider: w.prov, ServedBy: w.addrs},
+		"unchecked": {Account: "a/unchecked", Provider: w.prov},
+	}}
+	return w
+}
+
+// endpoint is a DNSEndpoint a/name publishing each name as an A record.
+func endpoint(name string, names ...string) *dnsv1.DNSEndpoint {
+	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name, Generation: 1}}
+	for _, n := range names {
+		ep.Spec.Endpoints = append(ep.Spec.Endpoints, dnsv1.Endpoint{DNSName: n, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+	}
+	return ep
+}
+
+// run runs ep's reconcile body as the DNSEndpoint controller does (synchronous writes).
+func (w *servedWorld) run(t *testing.T, ep *dnsv1.DNSEndpoint) {
+	t.Helper()
+	self := registry.Contributor{OwnerID: "cluster-a", Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
+	if _, _, err := w.planner.Run(w.ctx, w.c, nil, ep, Options{Self: self, Mode: plan.SingleOwner, DefaultTTL: 300,
+		Published: "published", Served: w.tracker, Kind: "DNSEndpoint"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// catchUp makes the secondary serve each zone as the primary does (a transfer).
+func (w *servedWorld) catchUp(t *testing.T) {
+	t.Helper()
+	for _, info := range w.primary.Zones() {
+		v, err := w.primary.Version(info.Origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.secondary.Install(v)
+	}
+}
+
+// servedCond is ep's Served condition after reconciles until it has one of reasons (the
+// Tracker's notices say when to reconcile again; here the test polls), or fails after a minute.
+func (w *servedWorld) servedCond(t *testing.T, ep *dnsv1.DNSEndpoint, reasons ...string) metav1.Condition {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		w.run(t, ep)
+		c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
+		if c != nil && (len(reasons) == 0 || contains(reasons, c.Reason)) {
+			return *c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Served %+v, want one of %v", c, reasons)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
+}
+
+// An object whose names another owner holds wrote nothing: its last change is not answered
+// by any name server, and Served is not True.
+func TestRunServed_AnObjectInConflictIsNotServed(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	first := endpoint("first", "www.one.test")
+	w.run(t, first)
+	w.catchUp(t)
+	if c := w.servedCond(t, first, dnsv1.ReasonServed); c.Status != metav1.ConditionTrue {
+		t.Fatalf("first: Served %+v", c)
+	}
+	second := endpoint("second", "www.one.test")
+	w.run(t, second)
+	if r := meta.FindStatusCondition(second.Status.Conditions, dnsv1.ConditionReady); r == nil || r.Reason != dnsv1.ReasonOwnershipConflict {
+		t.Fatalf("second: Ready %+v, want OwnershipConflict", r)
+	}
+	c := meta.FindStatusCondition(second.Status.Conditions, dnsv1.ConditionServed)
+	if c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("second, in conflict: Served %+v, want not True", c)
+	}
+	t.Logf("second: Served=%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+// An object with a zone whose name servers are not checked is not Served: Served=True says
+// every zone is; the condition names the zones not checked.
+func TestRunServed_AZoneNotCheckedKeepsServedUnknown(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "unchecked"})
+	ep := endpoint("web", "www.one.test", "www.two.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	c := w.servedCond(t, ep, dnsv1.ReasonServed, dnsv1.ReasonNotChecked)
+	if c.Status == metav1.ConditionTrue || c.Reason != dnsv1.ReasonNotChecked || !strings.Contains(c.Message, "two.test") || strings.Contains(c.Message, "one.test (") {
+		t.Fatalf("Served %+v, want Unknown NotChecked naming two.test", c)
+	}
+	t.Logf("Served=%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+// Removals are changes: an object emptied, and a zone an object left, are checked until every
+// name server answers the removal.
+func TestRunServed_RemovalsAreChecked(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+
+	// The object moves to two.test: one.test's removal is not on the secondary yet.
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	w.run(t, ep)
+	c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
+	if c == nil || c.Status == metav1.ConditionTrue || !strings.Contains(c.Message, "one.test") {
+		t.Fatalf("after leaving one.test, before the secondary has the removal: Served %+v, want not True, naming one.test", c)
+	}
+	w.catchUp(t)
+	if c := w.servedCond(t, ep, dnsv1.ReasonServed); !strings.Contains(c.Message, "2 zones") {
+		t.Errorf("Served once the removal is answered: %q, want both zones counted", c.Message)
+	}
+	w.run(t, ep)
+	if got := ep.Status.Served; len(got) != 1 || got[0].Zone != "two.test" {
+		t.Errorf("status.served %+v once the removal was served, want two.test alone", got)
+	}
+
+	// The object empties: the removal from two.test is checked.
+	ep.Spec.Endpoints = nil
+	ep.Generation++
+	w.run(t, ep)
+	c = meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
+	if c == nil || c.Reason != dnsv1.ReasonPropagating || !strings.Contains(c.Message, "two.test") {
+		t.Fatalf("emptied, before the secondary has the removal: Served %+v, want Propagating naming two.test", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// The serial that carries a write is read after the write: a primary reading taken while the
+// write waited in its zone writer (another object's) is not the write's.
+func TestRunServed_AReadingTakenWhileTheWriteWaitedIsNotReused(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	zone := served.Zone{Key: client.ObjectKey{Namespace: "a", Name: "one"}, Name: "one.test", Servers: w.addrs}
+	hold, in := make(chan struct{}), make(chan struct{})
+	w.prov.mu.Lock()
+	w.prov.hold, w.prov.in = hold, in
+	w.prov.mu.Unlock()
+	ep := endpoint("web", "www.one.test")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		w.run(t, ep)
+	}()
+	<-in
+	// Another object's write is acknowledged now; its reading of the primary comes while this
+	// one's write is still held.
+	if _, err := w.tracker.Written(w.ctx, zone, served.Ref{Kind: "DNSEndpoint", Key: client.ObjectKey{Namespace: "a", Name: "other"}}, time.Time{}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	w.prov.mu.Lock()
+	w.prov.hold = nil
+	w.prov.mu.Unlock()
+	close(hold)
+	<-done
+	info, err := w.primary.Zone("one.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ep.Status.Served; len(got) != 1 || got[0].Serial != int64(info.Serial) {
+		t.Fatalf("status.served %+v, want the primary's serial after the write, %d", got, info.Serial)
+	}
+	time.Sleep(200 * time.Millisecond) // the secondary is asked, and answers the serial before
+	w.run(t, ep)
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("Served %+v with the secondary not having the write, want not True", c)
+	}
+}
