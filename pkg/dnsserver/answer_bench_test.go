@@ -169,3 +169,30 @@ func BenchmarkServer_AnswerReadLoop(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkServer_AnswerReferral measures the long way (no answer cache) for the answers whose
+// additional section is built per query: referrals (in-domain glue only; with sibling glue and
+// name servers elsewhere in the zone; 20 in-domain name servers) and an MX and an apex NS answer,
+// over the zone of TestNSD_AnswersLikeARealNSD.
+func BenchmarkServer_AnswerReferral(b *testing.B) {
+	srv, err := NewServer(diffStore(b), ServerOptions{Addr: "127.0.0.1:0", AnswerCacheBytes: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var qs [][]byte
+	for _, q := range []struct {
+		name  string
+		qtype uint16
+	}{{"x.sub.z.test.", dns.TypeA}, {"x.mixed.z.test.", dns.TypeA}, {"x.sib1.z.test.", dns.TypeA},
+		{"x.bigdeleg.z.test.", dns.TypeA}, {"mx.z.test.", dns.TypeMX}, {"z.test.", dns.TypeNS}} {
+		m := new(dns.Msg)
+		m.SetQuestion(q.name, q.qtype)
+		m.SetEdns0(1232, false)
+		wire, err := m.Pack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		qs = append(qs, wire)
+	}
+	benchServeDNS(b, srv, qs)
+}

@@ -581,7 +581,7 @@ func nsdAvailable() bool {
 }
 
 // diffStore is the zone of the comparison in a fresh store.
-func diffStore(t *testing.T) *zonedb.Store {
+func diffStore(t testing.TB) *zonedb.Store {
 	t.Helper()
 	store := zonedb.NewStore(zonedb.StoreOptions{})
 	if _, err := store.CreateZone(diffZone, zonedb.ZoneMeta{}); err != nil {
