@@ -81,11 +81,7 @@ func run() error {
 	var p provider.Provider
 	switch *backend {
 	case "inmemory":
-		include := list(*filter)
-		if len(include) == 0 {
-			include = list(*zones)
-		}
-		df, err := domainFilter(include, list(*exclude), *regexInclude, *regexExclude)
+		df, err := domainFilter(*zones, *filter, *exclude, *regexInclude, *regexExclude)
 		if err != nil {
 			return err
 		}
@@ -147,10 +143,13 @@ func run() error {
 }
 
 // domainFilter is the in-memory provider's filter: of the regular expressions when either is
-// set, else of the name lists.
-func domainFilter(include, exclude []string, regexInclude, regexExclude string) (*endpoint.DomainFilter, error) {
+// set, else of the comma lists include (default: the zones) and exclude.
+func domainFilter(zones, include, exclude, regexInclude, regexExclude string) (*endpoint.DomainFilter, error) {
 	if regexInclude == "" && regexExclude == "" {
-		return endpoint.NewDomainFilterWithExclusions(include, exclude), nil
+		if include == "" {
+			include = zones
+		}
+		return endpoint.NewDomainFilterWithExclusions(list(include), list(exclude)), nil
 	}
 	var in, ex *regexp.Regexp
 	var err error

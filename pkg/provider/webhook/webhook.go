@@ -358,7 +358,7 @@ func conforming(method, path string, code int) bool {
 	return code >= 200 && code <= 299
 }
 
-// retryable reports whether external-dns's client retries method path answered code: the
+// retryable reports whether external-dns's client retries a call to path answered code: the
 // negotiation every 5xx (requestWithRetry), the other calls 500 to 510 (isRetryableError).
 func retryable(path string, code int) bool {
 	if path == pathNegotiate {
