@@ -16,6 +16,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
 // axfrAt transfers zone from the DNS server at addr and returns every record, the SOA with its
@@ -168,4 +169,75 @@ func TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone(t *testing.T) {
 		t.Fatalf("steal.test has a zone: %v %v", r, err)
 	}
 	unchanged("the end")
+}
+
+// TestTenancy_ChildLinkMatrix: a root zone in namespace sys allows namespace a; children with
+// linkToParentDomain in a (allowed) and in b (not allowed), with the parent Ready before the
+// children are created and after. The allowed child is linked either way. The child of b says
+// ParentLinkCreated=False DelegationNotAllowed naming its namespace and the parent, never
+// AwaitingParent: with the parent first it is also ParentNotAllowed (its zone is not created);
+// created before the parent, its zone is older and stays, and only the link is refused. No NS
+// set of b's child reaches the parent, and no link DNSEndpoint of it is kept. Once the parent
+// lists b, b's child is linked too.
+func TestTenancy_ChildLinkMatrix(t *testing.T) {
+	for _, parentFirst := range []bool{true, false} {
+		name := map[bool]string{true: "parent-first", false: "child-first"}[parentFirst]
+		t.Run(name, func(t *testing.T) { childLinkMatrix(t, "mx-"+name, parentFirst) })
+	}
+}
+
+func childLinkMatrix(t *testing.T, prefix string, parentFirst bool) {
+	sys, allowed, denied := namespace(t, prefix+"-sys"), namespace(t, prefix+"-a"), namespace(t, prefix+"-b")
+	zone := prefix + ".matrix.test"
+	root := zoneObj(sys, "root", zone, func(z *dnsv1.DNSZone) {
+		z.Spec.Delegation = &dnsv1.Delegation{AllowedNamespaces: []string{allowed}}
+	})
+	link := func(z *dnsv1.DNSZone) { z.Spec.LinkToParentDomain = true }
+	c1, c2 := zoneObj(allowed, "c1", "c1."+zone, link), zoneObj(denied, "c2", "c2."+zone, link)
+	if parentFirst {
+		create(t, root)
+		waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+		create(t, c1, c2)
+	} else {
+		create(t, c1, c2)
+		for _, c := range []*dnsv1.DNSZone{c1, c2} {
+			waitCondition(t, c, dnsv1.ConditionZoneAvailable, metav1.ConditionTrue, dnsv1.ReasonZoneAvailable)
+			waitCondition(t, c, dnsv1.ConditionParentLinkCreated, metav1.ConditionFalse, dnsv1.ReasonParentNotFound)
+		}
+		create(t, root)
+		waitCondition(t, root, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	}
+
+	waitCondition(t, c1, dnsv1.ConditionParentLinkCreated, metav1.ConditionTrue, dnsv1.ReasonParentLinked)
+	waitCondition(t, c1, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, c2, dnsv1.ConditionParentLinkCreated, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	mustSay(t, c, "namespace "+denied, sys+"/root", "delegation.allowedNamespaces")
+	if parentFirst {
+		waitCondition(t, c2, dnsv1.ConditionZoneAvailable, metav1.ConditionFalse, dnsv1.ReasonParentNotAllowed)
+		waitCondition(t, c2, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonParentNotAllowed)
+		if _, err := provider.GetZone(ctxT(t), local.ZoneID(c2.Spec.Zone)); err == nil {
+			t.Fatal("the refused child zone was created")
+		}
+	} else {
+		waitCondition(t, c2, dnsv1.ConditionZoneAvailable, metav1.ConditionTrue, dnsv1.ReasonZoneAvailable)
+		waitCondition(t, c2, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonDelegationNotAllowed)
+	}
+	parent := axfr(t, zone)
+	if got, want := nsTargets(parent, c1.Spec.Zone), slices.Sorted(slices.Values(c1.Status.NameServers)); !slices.Equal(got, want) {
+		t.Fatalf("parent AXFR NS for %s = %v, want %v", c1.Spec.Zone, got, want)
+	}
+	if got := nsTargets(parent, c2.Spec.Zone); len(got) != 0 {
+		t.Fatalf("NS of %s written in a parent that does not allow its namespace: %v", c2.Spec.Zone, got)
+	}
+	var stray dnsv1.DNSEndpoint
+	if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: denied, Name: "c2-parent-link"}, &stray); err == nil {
+		t.Fatalf("a parent link is kept for %s: %+v", c2.Spec.Zone, stray.Spec)
+	}
+
+	// The parent allows b: its child is created where it was refused, and linked.
+	update(t, root, func() {
+		root.Spec.Delegation.AllowedNamespaces = append(root.Spec.Delegation.AllowedNamespaces, denied)
+	})
+	waitCondition(t, c2, dnsv1.ConditionParentLinkCreated, metav1.ConditionTrue, dnsv1.ReasonParentLinked)
+	waitCondition(t, c2, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
 }

@@ -202,9 +202,14 @@ func chooseParent(z *dnsv1.DNSZone, all []dnsv1.DNSZone) *dnsv1.DNSZone {
 // does not list z's namespace in delegation.allowedNamespaces, else "". Pure.
 func parentAllowed(z, parent *dnsv1.DNSZone) (string, string) {
 	if parent.Namespace != z.Namespace && (parent.Spec.Delegation == nil || !slices.Contains(parent.Spec.Delegation.AllowedNamespaces, z.Namespace)) {
-		return dnsv1.ReasonDelegationNotAllowed, fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace)
+		return dnsv1.ReasonDelegationNotAllowed, notAllowedMessage(z, parent)
 	}
 	return "", ""
+}
+
+// notAllowedMessage is the DelegationNotAllowed message of z under parent. Pure.
+func notAllowedMessage(z, parent *dnsv1.DNSZone) string {
+	return fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace)
 }
 
 // desiredLink returns the parent-link DNSEndpoint's endpoints (the NS set with TTL linkTTL, then

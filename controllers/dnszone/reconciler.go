@@ -169,17 +169,40 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	res, err := r.reconcileZone(ctx, z)
 	if err != nil || !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
-		switch {
-		case !z.Spec.LinkToParentDomain:
-			r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
-		case meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated) == nil:
-			// The link waits for this zone's name servers; an existing link state is kept.
-			r.setLink(z, false, dnsv1.ReasonAwaitingParent, "the link is published once this zone is available")
+		if lerr := r.linkOfUnavailable(ctx, z); err == nil {
+			err = lerr
 		}
 		return res, err
 	}
 	linkRes, err := r.reconcileParentLink(ctx, z)
 	return minResult(res, linkRes), err
+}
+
+// linkOfUnavailable sets ParentLinkCreated of a zone that is not available: the link waits for
+// the zone's name servers (AwaitingParent), and an existing link state is kept, but for
+// DelegationNotAllowed. That one is what refuse says of a zone its parent refuses
+// (ParentNotAllowed), and otherwise is asked of the parent again (findParent), so that it never
+// outlives the parent's refusal.
+func (r *Reconciler) linkOfUnavailable(ctx context.Context, z *dnsv1.DNSZone) error {
+	if !z.Spec.LinkToParentDomain {
+		r.setLink(z, true, dnsv1.ReasonLinkDisabled, "linkToParentDomain is false")
+		return nil
+	}
+	link := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionParentLinkCreated)
+	avail := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	switch {
+	case avail != nil && avail.Reason == dnsv1.ReasonParentNotAllowed && link != nil && link.Reason == dnsv1.ReasonDelegationNotAllowed:
+		return nil
+	case link != nil && link.Reason == dnsv1.ReasonDelegationNotAllowed:
+		_, reason, _, err := r.findParent(ctx, z)
+		if err != nil || reason == dnsv1.ReasonDelegationNotAllowed {
+			return err
+		}
+	case link != nil:
+		return nil
+	}
+	r.setLink(z, false, dnsv1.ReasonAwaitingParent, "the link is published once this zone is available")
+	return nil
 }
 
 // reconcileZone ensures the hosted zone and checks its SOA.
@@ -197,14 +220,14 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 	}
 	self := tenant{z: z, backend: resolved.Backend, zoneID: z.Status.ZoneID}
 	if v := judge(self, others, false); v.reason != "" {
-		return r.refuse(z, v)
+		return r.refuse(ctx, z, v)
 	}
 	if res, handled, err := r.recoverDeleted(ctx, z, resolved); handled {
 		return res, err
 	}
 	if !r.needsSync(z) {
 		if v := judge(self, others, true); v.reason != "" {
-			return r.refuse(z, v)
+			return r.refuse(ctx, z, v)
 		}
 	} else {
 		pz, sets, readAt, err := r.ensureHostedZone(ctx, z, resolved.Provider)
@@ -214,7 +237,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 			// words about caller references.
 			if errors.Is(err, provider.ErrZoneConflict) {
 				if v := judge(self, others, true); v.reason != "" {
-					return r.refuse(z, v)
+					return r.refuse(ctx, z, v)
 				}
 			}
 			return r.providerFailed(z, err)
@@ -222,7 +245,7 @@ func (r *Reconciler) reconcileZone(ctx context.Context, z *dnsv1.DNSZone) (ctrl.
 		// The hosted zone is known now: another namespace's DNSZone may hold it.
 		self.zoneID = pz.ID
 		if v := judge(self, others, true); v.reason != "" {
-			return r.refuse(z, v)
+			return r.refuse(ctx, z, v)
 		}
 		if sets != nil {
 			// The adoption read held the zone's record sets: the writer's first view, so that

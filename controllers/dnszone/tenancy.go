@@ -45,9 +45,11 @@ type tenant struct {
 	zoneID string
 }
 
-// verdict is what judge decides for one DNSZone: reason "" lets it be served.
+// verdict is what judge decides for one DNSZone: reason "" lets it be served. parent is the
+// DNSZone whose delegation.allowedNamespaces refuses it (ParentNotAllowed), else nil.
 type verdict struct {
 	reason, message string
+	parent          *dnsv1.DNSZone
 }
 
 // older orders tenants by creationTimestamp, then the one with a zone ID first, then
@@ -112,9 +114,9 @@ func parentRule(t tenant, accepted []tenant) verdict {
 		(parent.Spec.Delegation != nil && slices.Contains(parent.Spec.Delegation.AllowedNamespaces, t.z.Namespace)) {
 		return verdict{}
 	}
-	return verdict{dnsv1.ReasonParentNotAllowed, fmt.Sprintf(
+	return verdict{reason: dnsv1.ReasonParentNotAllowed, message: fmt.Sprintf(
 		"zone %s is inside zone %s of DNSZone %s/%s, which does not list namespace %s in delegation.allowedNamespaces; the zone is not created or served until it does",
-		t.z.Spec.Zone, parent.Spec.Zone, parent.Namespace, parent.Name, t.z.Namespace)}
+		t.z.Spec.Zone, parent.Spec.Zone, parent.Namespace, parent.Name, t.z.Namespace), parent: parent}
 }
 
 // sharingRule: the holder of t's hosted zone (the oldest accepted DNSZone that may hold the same
@@ -131,7 +133,7 @@ func sharingRule(t tenant, accepted []tenant) verdict {
 		if a.zoneID == "" {
 			held = "may hold (it has no hosted zone yet)"
 		}
-		return verdict{dnsv1.ReasonZoneConflict, fmt.Sprintf(
+		return verdict{reason: dnsv1.ReasonZoneConflict, message: fmt.Sprintf(
 			"hosted zone %s at this provider account %s: DNSZone %s/%s %s it and does not list namespace %s in sharing.allowedNamespaces; nothing is written",
 			t.z.Spec.Zone, idNote(t.zoneID), a.z.Namespace, a.z.Name, held, t.z.Namespace)}
 	}
@@ -191,10 +193,19 @@ func (r *Reconciler) tenants(ctx context.Context, z *dnsv1.DNSZone) ([]tenant, e
 }
 
 // refuse records a tenancy verdict on ZoneAvailable (hence Ready): nothing is created, adopted
-// or written, and status.zoneID is left as it was. The zone is judged again when a DNSZone that
-// decides it changes (tenantsOf) and every --zone-resync-interval.
-func (r *Reconciler) refuse(z *dnsv1.DNSZone, v verdict) (ctrl.Result, error) {
+// or written, and status.zoneID is left as it was. A zone refused by its parent
+// (ParentNotAllowed) that asks for a parent link has none: ParentLinkCreated says
+// DelegationNotAllowed, naming that parent, and a link DNSEndpoint of it is deleted. The zone is
+// judged again when a DNSZone that decides it changes (tenantsOf) and every
+// --zone-resync-interval.
+func (r *Reconciler) refuse(ctx context.Context, z *dnsv1.DNSZone, v verdict) (ctrl.Result, error) {
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionZoneAvailable, false, v.reason, v.message)
+	if v.parent != nil && z.Spec.LinkToParentDomain {
+		r.setLink(z, false, dnsv1.ReasonDelegationNotAllowed, notAllowedMessage(z, v.parent))
+		if _, err := r.deleteParentLink(ctx, z); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	return ctrl.Result{RequeueAfter: r.ResyncInterval}, nil
 }
 

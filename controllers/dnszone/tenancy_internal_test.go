@@ -193,3 +193,38 @@ func TestReconcileZone_RefusedZoneAsksNoProvider(t *testing.T) {
 		t.Fatalf("zone ID %q, DNS asked %v; want neither", sub.Status.ZoneID, dns.asked)
 	}
 }
+
+// TestReconcileNormal_RefusedChildSaysDelegationNotAllowed: a child zone with linkToParentDomain
+// inside another namespace's zone that does not list its namespace is refused by the tenancy
+// rule (ParentNotAllowed) and its parent link by the same parent: ParentLinkCreated says
+// DelegationNotAllowed, naming the parent and the namespace (docs/api.md, "Parent link"), not
+// AwaitingParent; a link DNSEndpoint left from an earlier permission is deleted.
+func TestReconcileNormal_RefusedChildSaysDelegationNotAllowed(t *testing.T) {
+	parent := dz("tenant-a", "mt", "mt.test")
+	parent.CreationTimestamp = metav1.NewTime(time.Unix(1_000, 0))
+	parent.Spec.Delegation = &dnsv1.Delegation{AllowedNamespaces: []string{"tenant-c"}}
+	link := dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "tenant-b", Name: "sub" + ParentLinkSuffix}}
+	c := zonesClient(t, parent)
+	if err := c.Create(context.Background(), &link); err != nil {
+		t.Fatal(err)
+	}
+	r := &Reconciler{Client: c, Providers: &testclient.Providers{Res: provider.Resolved{Account: "tenant-b/dns", Backend: embedded}},
+		Writers: testclient.NoWriters{T: t}, DNS: &fakeDNS{}, SOAPollInterval: time.Second, ResyncInterval: time.Hour}
+	sub := dz("tenant-b", "sub", "sub.mt.test")
+	sub.CreationTimestamp = metav1.NewTime(time.Unix(2_000, 0))
+	sub.Spec.LinkToParentDomain = true
+	if _, err := r.reconcileNormal(context.Background(), &sub); err != nil {
+		t.Fatal(err)
+	}
+	if c := meta.FindStatusCondition(sub.Status.Conditions, dnsv1.ConditionZoneAvailable); c == nil || c.Reason != dnsv1.ReasonParentNotAllowed {
+		t.Fatalf("ZoneAvailable = %+v, want ParentNotAllowed", c)
+	}
+	l := meta.FindStatusCondition(sub.Status.Conditions, dnsv1.ConditionParentLinkCreated)
+	if l == nil || l.Status != metav1.ConditionFalse || l.Reason != dnsv1.ReasonDelegationNotAllowed ||
+		!strings.Contains(l.Message, "tenant-a/mt") || !strings.Contains(l.Message, "namespace tenant-b") {
+		t.Fatalf("ParentLinkCreated = %+v, want False DelegationNotAllowed naming tenant-a/mt and namespace tenant-b", l)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(&link), &link); err == nil {
+		t.Fatalf("the parent link into a parent that does not allow the namespace is kept")
+	}
+}
