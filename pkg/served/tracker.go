@@ -95,6 +95,8 @@ const KindDNSZone = "DNSZone"
 type Ref struct {
 	Kind string
 	Key  types.NamespacedName
+	// Gone marks a deleted object's removal (Removed): no notice is sent for it.
+	Gone bool
 }
 
 // Metrics are the Served check's Prometheus metrics.
@@ -380,6 +382,39 @@ func (t *Tracker) Baseline(ctx context.Context, zone Zone) {
 	t.primaryAfter(ctx, t.state(zone), zone, t.now().Add(-t.opts.Coalesce), 0)
 }
 
+// Removed records that a deleted object's removal from zone, submitted at submitted, was
+// acknowledged at at: it is checked as a change is (Written), under ref marked Gone, with no
+// notice (no object is left to reconcile). Once every server answers it, or past the stale
+// deadline, it is logged ("removal served", or "removal stale" with the servers behind) and
+// dropped. A primary that gives no serial is logged.
+func (t *Tracker) Removed(ctx context.Context, zone Zone, ref Ref, submitted, at time.Time) {
+	ref.Gone = true
+	w, err := t.Written(ctx, zone, ref, submitted, at)
+	if err != nil {
+		t.opts.Log.Info("removal of a deleted object not checked: the primary gave no serial", "zone", zone.Name, "object", ref.Key, "error", err.Error())
+		return
+	}
+	if !w.ServedAt.IsZero() {
+		t.mu.Lock()
+		if zs, ok := t.zones[zone.Key]; ok {
+			t.gone(zs, ref, w, Verdict{Status: StatusServed})
+		}
+		t.mu.Unlock()
+	}
+}
+
+// gone logs a deleted object's removal, served or stale, and drops it. Called with t.mu held.
+func (t *Tracker) gone(zs *zoneState, ref Ref, w Want, v Verdict) {
+	if v.Status == StatusServed {
+		t.opts.Log.Info("removal served", "zone", zs.zone.Name, "object", ref.Key, "kind", ref.Kind, "serial", w.Serial)
+	} else {
+		t.opts.Log.Info("removal stale", "zone", zs.zone.Name, "object", ref.Key, "kind", ref.Kind, "serial", w.Serial,
+			"behind", Describe(w, v.Behind, 5))
+	}
+	delete(zs.wants, ref)
+	delete(zs.notified, ref)
+}
+
 // primaryAfter returns a reading of zone's primary begun at or after at: the last one when it
 // is, else a fresh one, asked after waiting coalesce (zs.primary held while it waits and asks,
 // so that the objects of one batch share it).
@@ -617,10 +652,14 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 			continue
 		}
 		v := Judge(w, zs.zone.Servers, zs.readings, now, t.opts.StaleAfter)
-		if v.Status == StatusServed {
+		switch {
+		case ref.Gone && (v.Status == StatusServed || v.Lag >= t.opts.StaleAfter):
+			t.gone(zs, ref, w, v)
+			continue
+		case v.Status == StatusServed:
 			w.ServedAt, w.Slowest = now.Truncate(Precision), t.slowest(zs, w, readings)
 			zs.wants[ref] = w
-		} else if v.Lag < t.opts.StaleAfter {
+		case v.Lag < t.opts.StaleAfter:
 			open = true
 		}
 		if sig := v.signature(); zs.notified[ref] != sig {
@@ -795,7 +834,7 @@ func (t *Tracker) countQuery(err error) {
 // send notifies ref's kind, unless the kind has no channel.
 func (t *Tracker) send(ctx context.Context, ref Ref) {
 	ch, ok := t.events[ref.Kind]
-	if !ok {
+	if !ok || ref.Gone {
 		return
 	}
 	select {

@@ -533,7 +533,9 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 	if err != nil && !errors.Is(err, provider.ErrProviderNotFound) {
 		return false, err
 	}
-	errs := applyPlans(ctx, plans, nil)
+	baseline(ctx, opts, stamped(plans, nil))
+	submitted := time.Now()
+	errs, answered := applyPlansAt(ctx, plans, nil)
 	for _, err := range errs {
 		if errors.Is(err, provider.ErrConflict) {
 			return false, nil
@@ -543,10 +545,28 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 		return false, fmt.Errorf("remove records from %s: %w", plans[i].Zone.Spec.Zone, errs[i])
 	}
 	reportLeftBehind(ctx, rec, o, plans, unresolved)
-	if opts.Served != nil {
-		opts.Served.Forget(served.Ref{Kind: opts.Kind, Key: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-	}
+	removed(ctx, o, opts, plans, submitted, answered)
 	return true, nil
+}
+
+// removed hands a deleted object's removals to the Served check (served.Tracker.Removed: checked
+// as any change, logged once served or stale), after forgetting the object's changes. The
+// primary's reading runs beside the caller, bounded by the check's timeout: a release does not
+// wait for it.
+func removed(ctx context.Context, o Object, opts Options, plans []ZonePlan, submitted time.Time, answered []time.Time) {
+	if opts.Served == nil {
+		return
+	}
+	ref := served.Ref{Kind: opts.Kind, Key: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
+	opts.Served.Forget(ref)
+	ctx = context.WithoutCancel(ctx)
+	for i, zp := range plans {
+		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
+		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+		if checked && !answered[i].IsZero() {
+			go opts.Served.Removed(ctx, zone, ref, submitted, answered[i])
+		}
+	}
 }
 
 // maxLeftInEvent caps how many left-behind records one Event names with why; the others are

@@ -17,9 +17,11 @@ import (
 )
 
 // Served is what Run needs of the Served check (*served.Tracker): read a primary before a write,
-// record a written change, keep one from status, judge it, and forget an object's zones.
+// record a written change or a deleted object's removal, keep one from status, judge it, and
+// forget an object's zones.
 type Served interface {
 	Baseline(ctx context.Context, zone served.Zone)
+	Removed(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time)
 	Written(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time) (served.Want, error)
 	Track(zone served.Zone, ref served.Ref, w served.Want)
 	Verdict(zone types.NamespacedName, ref served.Ref) (served.Want, served.Verdict, bool)
