@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -333,4 +334,34 @@ func TestRunServed_ADeletedObjectsRemovalIsChecked(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// The documented limit of a serial check: a hand edit after Served (the record deleted at the
+// provider) is not watched: Served says the object's last change reached every server. The
+// object's resync, planning against a fresh view, writes the record again: a new change,
+// judged again (Propagating until the secondary has it).
+func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
+		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.run(t, ep) // the writer's view is fresh: nothing to write
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonServed {
+		t.Fatalf("after a hand edit, with nothing written: Served %+v, want Served (not watched)", c)
+	}
+	w.planner.MaxViewAge = time.Nanosecond // a resync's fresh view
+	w.run(t, ep)
+	w.planner.MaxViewAge = 0
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
+		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
 }
