@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,16 +252,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		}
 	}
 	if apply {
-		baseline(ctx, opts, stamped(plans, opts.Stamp))
-		submitted := time.Now()
-		errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
-		for i, zp := range plans {
-			if !answered[i].IsZero() {
-				wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
-			}
-		}
-		if firstFailed(errs) >= 0 {
-			i := firstFailed(errs)
+		if i, errs := writePlans(ctx, opts, plans, wrote); i >= 0 {
 			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the records of the zones whose write failed.
 			rest := remaining(plans, errs)
@@ -284,16 +276,17 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		wrote = nil
 	}
 	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
-	notWritten := ""
-	if !r.ok {
-		notWritten = fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.reason, r.msg)
-	}
-	setServed(ctx, o, opts, plans, wrote, notWritten, time.Now())
+	setServed(ctx, o, opts, plans, wrote, r.notWritten(), time.Now())
 	setReady(o, r.ok, r.reason, r.msg)
-	if r.requeue > 0 {
-		return out, ctrl.Result{RequeueAfter: r.requeue}, nil
+	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
+}
+
+// notWritten is the Served message of an object whose Ready is r: "" when Ready is True.
+func (r readyState) notWritten() string {
+	if r.ok {
+		return ""
 	}
-	return out, ctrl.Result{RequeueAfter: requeueAfter(plans, opts)}, nil
+	return fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.reason, r.msg)
 }
 
 // ready is a Ready condition to set, and when to plan again instead of the resync (0: the
@@ -341,8 +334,24 @@ func notServed(o Object, opts Options) {
 		return
 	}
 	status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, false, dnsv1.ReasonNotWritten,
-		fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.Reason, r.Message))
+		readyState{reason: r.Reason, msg: r.Message}.notWritten())
 	o.SetConditions(conds)
+}
+
+// writePlans writes plans synchronously (applyPlansAt), the primaries of their checked zones read
+// just before (baseline), and records in wrote, per zone written, when the write was submitted
+// and when its writer answered. It returns the first failed plan's index (-1 when every zone was
+// written) and every plan's error.
+func writePlans(ctx context.Context, opts Options, plans []ZonePlan, wrote map[string]zoneWrite) (int, []error) {
+	baseline(ctx, opts, stamped(plans, opts.Stamp))
+	submitted := time.Now()
+	errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
+	for i, zp := range plans {
+		if !answered[i].IsZero() {
+			wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
+		}
+	}
+	return firstFailed(errs), errs
 }
 
 // retryingConflict reports whether o's Ready says that another owner holds some of its names
