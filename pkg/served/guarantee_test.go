@@ -148,3 +148,26 @@ func written(t *testing.T, tr *served.Tracker, zone served.Zone, ref served.Ref,
 	t.Helper()
 	return tr.Written(context.Background(), zone, ref, submitted, at)
 }
+
+// insync is a provider.ChangeSync whose one write was acknowledged at second 100 and is in
+// sync: its name servers' "serial" is the second before now, after the write's.
+type insync struct{}
+
+func (insync) Submitted(string) uint32 { return 100 }
+func (insync) InSync(context.Context, string) (uint32, error) {
+	return uint32(time.Now().Unix()) - 1, nil
+}
+func (insync) ChangeSyncName() string { return "Route 53" }
+
+// A zone checked through its provider's change status has no serial line: its name servers'
+// "serial" (a second) is after the API's, and that is served, not ahead.
+func TestTracker_AChangeStatusZoneIsNotJudgedAhead(t *testing.T) {
+	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 40 * time.Millisecond})
+	zone := served.ChangeZone(types.NamespacedName{Namespace: "a", Name: "r53"}, "r53.test", "Z1", insync{})
+	ref := oneRef("one")
+	tr.Baseline(context.Background(), zone)
+	if _, err := written(t, tr, zone, ref, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tr, zone.Key, ref, served.StatusServed)
+}

@@ -232,6 +232,13 @@ func New(opts Options, kinds ...string) *Tracker {
 	return t
 }
 
+// judge is Judge of w over the zone's servers and readings. A zone checked through its
+// provider's change status (Zone.Asker) has no serial line to be ahead of: its "serials" are
+// seconds of this process's clock and of the provider's sync. Called with t.mu held.
+func (zs *zoneState) judge(w Want, now time.Time, staleAfter time.Duration) Verdict {
+	return judge(w, zs.zone.Servers, zs.readings, now, staleAfter, zs.zone.Asker == nil)
+}
+
 // logLen is how many of a primary's readings a zone keeps (zoneState.log).
 const logLen = 8
 
@@ -356,7 +363,7 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 	if b, ok := zs.before(submitted); ok && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
 		w.Serial = b.Serial + 1
 	}
-	v := Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter)
+	v := zs.judge(w, t.now(), t.opts.StaleAfter)
 	if v.Status == StatusServed {
 		// Every server has it already (a zone served by its primary alone): served now, so
 		// that status records it and a restarted manager need not ask again.
@@ -468,7 +475,7 @@ func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
 		return
 	}
 	zs.wants[ref] = w
-	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).signature()
+	zs.notified[ref] = zs.judge(w, t.now(), t.opts.StaleAfter).signature()
 	t.mu.Unlock()
 	if w.ServedAt.IsZero() {
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
@@ -488,7 +495,7 @@ func (t *Tracker) Verdict(zone types.NamespacedName, ref Ref) (Want, Verdict, bo
 	if !ok {
 		return Want{}, Verdict{}, false
 	}
-	return w, Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter), true
+	return w, zs.judge(w, t.now(), t.opts.StaleAfter), true
 }
 
 // Forget drops ref's wants in every zone but keep (an object deleted, or no longer holding
@@ -601,6 +608,9 @@ func (zs *zoneState) following(now time.Time, staleAfter time.Duration) bool {
 // secondary's: the primary may have moved since, and Judge counts a secondary as ahead only
 // against a primary reading taken after it.
 func (t *Tracker) confirm(ctx context.Context, zone Zone, fresh map[string]Reading) map[string]Reading {
+	if zone.Asker != nil {
+		return fresh
+	}
 	primary := zone.Servers[0]
 	p, ok := fresh[primary]
 	if !ok {
@@ -651,7 +661,7 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 		if !w.ServedAt.IsZero() {
 			continue
 		}
-		v := Judge(w, zs.zone.Servers, zs.readings, now, t.opts.StaleAfter)
+		v := zs.judge(w, now, t.opts.StaleAfter)
 		switch {
 		case ref.Gone && (v.Status == StatusServed || v.Lag >= t.opts.StaleAfter):
 			t.gone(zs, ref, w, v)
