@@ -48,9 +48,10 @@ func quiet(t *testing.T, asker *counting, d time.Duration, what string) {
 func TestTracker_AWriteThatDoesNotMoveTheSerialIsNotServedUntilItMoves(t *testing.T) {
 	primary, second := fixedServer(t), fixedServer(t)
 	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond})
-	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}, SerialMayStay: true}
 	ref := oneRef("one")
 	before := tr.CheckZone(context.Background(), zone)
+	tr.Baseline(context.Background(), zone)
 	if before.Status != served.StatusServed {
 		t.Fatalf("zone view before the write %+v, want every server following", before)
 	}
@@ -70,6 +71,21 @@ func TestTracker_AWriteThatDoesNotMoveTheSerialIsNotServedUntilItMoves(t *testin
 	}
 	s := primary.put(t, "later.served.test", "192.0.2.9")
 	second.catchUp(t, s)
+	until(t, tr, zone.Key, ref, served.StatusServed)
+}
+
+// Where every change moves the serial (the embedded server, RFC 2136), a write that keeps it
+// changed nothing: it is served where it was, not waiting for a move that will not come.
+func TestTracker_AWriteThatChangesNothingIsServedWhereTheSerialIs(t *testing.T) {
+	primary, second := fixedServer(t), fixedServer(t)
+	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	ref := oneRef("one")
+	tr.CheckZone(context.Background(), zone)
+	tr.Baseline(context.Background(), zone)
+	if _, err := written(t, tr, zone, ref, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	until(t, tr, zone.Key, ref, served.StatusServed)
 }
 

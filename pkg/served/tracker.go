@@ -33,6 +33,11 @@ type Zone struct {
 	Servers []string
 	// Asker, when set, asks this zone's "serials" instead of Options.DNS (ChangeZone).
 	Asker Asker
+	// SerialMayStay: a write that changes records may keep the primary's serial
+	// (provider.Resolved.SerialMayStay): Baseline reads the primary before a write, and
+	// Written compares with that reading. Elsewhere a serial that stays means a write that
+	// changed nothing, served where it was.
+	SerialMayStay bool
 }
 
 // ChangeZone is a zone checked through its provider's change status (provider.ChangeSync)
@@ -338,9 +343,10 @@ func (zs *zoneState) servers(z Zone) {
 // ref in zone, not even an earlier change's; the caller's verdict is Unreachable.
 //
 // The serial that carries the change is the primary's after the write, unless that is not
-// after the primary's last reading begun before submitted (Baseline's: the write did not move
-// the serial, as with a PowerDNS zone whose SOA-EDIT-API is empty): then it is the serial after
-// that reading, which no server answers until the serial moves and every server transfers it. A zero submitted
+// after the primary's last reading begun before submitted (Baseline's) in a zone whose serial
+// may stay (Zone.SerialMayStay): the write did not move the serial, as with a PowerDNS zone
+// whose SOA-EDIT-API is empty. Then it is the serial after that reading, which no server
+// answers until the serial moves and every server transfers it. A zero submitted
 // (the caller keeps track of an earlier change, and wrote nothing) compares with nothing. A
 // zone checked through its provider's change status, or served by its primary alone, wants the
 // primary's serial as read.
@@ -360,7 +366,7 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 	}
 	w := Want{Serial: r.Serial, Since: at.Truncate(Precision)}
 	t.mu.Lock()
-	if b, ok := zs.before(submitted); ok && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
+	if b, ok := zs.before(submitted); ok && zone.SerialMayStay && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
 		w.Serial = b.Serial + 1
 	}
 	v := zs.judge(w, t.now(), t.opts.StaleAfter)
@@ -380,10 +386,11 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 
 // Baseline reads zone's primary before a write is submitted to it: the reading Written
 // compares the serial after the write with. Call it just before submitting; the objects of one
-// batch share a reading begun within Options.Coalesce. A zone served by its primary alone, or
-// checked through its provider's change status, needs none (no query).
+// batch share a reading begun within Options.Coalesce. A zone whose serial moves with every
+// change (not Zone.SerialMayStay), served by its primary alone, or checked through its
+// provider's change status, needs none (no query).
 func (t *Tracker) Baseline(ctx context.Context, zone Zone) {
-	if len(zone.Servers) < 2 || zone.Asker != nil {
+	if len(zone.Servers) < 2 || zone.Asker != nil || !zone.SerialMayStay {
 		return
 	}
 	t.primaryAfter(ctx, t.state(zone), zone, t.now().Add(-t.opts.Coalesce), 0)

@@ -570,9 +570,7 @@ func removed(ctx context.Context, o Object, opts Options, plans []ZonePlan, subm
 	opts.Served.Forget(ref)
 	ctx = context.WithoutCancel(ctx)
 	for i, zp := range plans {
-		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
-		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
-		if checked && !answered[i].IsZero() {
+		if zone, checked := servedZone(zp); checked && !answered[i].IsZero() {
 			go opts.Served.Removed(ctx, zone, ref, submitted, answered[i])
 		}
 	}

@@ -56,13 +56,19 @@ func baseline(ctx context.Context, opts Options, zones []zoneChanges) {
 	}
 	var wg sync.WaitGroup
 	for _, z := range zones {
-		zp := z.plan
-		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
-		if zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync); ok {
+		if zone, ok := servedZone(z.plan); ok {
 			wg.Go(func() { opts.Served.Baseline(ctx, zone) })
 		}
 	}
 	wg.Wait()
+}
+
+// servedZone is the zone the Served check asks for zp (served.ZoneOf), and whether it has one.
+func servedZone(zp ZonePlan) (served.Zone, bool) {
+	key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
+	zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+	zone.SerialMayStay = zp.SerialMayStay
+	return zone, ok
 }
 
 // servedZones are the DNSZones ("namespace/name") whose Served check an object's reconcile
@@ -118,7 +124,7 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		if !slices.Contains(zones, key.String()) {
 			continue
 		}
-		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+		zone, checked := servedZone(zp)
 		if !checked {
 			unchecked = append(unchecked, zp.Zone.Spec.Zone)
 			continue
