@@ -163,9 +163,9 @@ type PublishingStatus struct {
 	// +optional
 	AppliedPlan string `json:"appliedPlan,omitempty"`
 
-	// Served is, per zone the object holds records in and whose name servers report serials,
-	// the serial that carries its last change there and how far that change got: the
-	// Served condition's detail (docs/served.md).
+	// Served is, per zone whose name servers report serials that the object holds records in,
+	// or left and whose removal is not served yet, the serial that carries its last change
+	// there and how far that change got: the Served condition's detail (docs/served.md).
 	// +optional
 	// +listType=map
 	// +listMapKey=dnsZone

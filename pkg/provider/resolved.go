@@ -26,6 +26,12 @@ type Resolved struct {
 	// ChangeSync, when set, is the provider itself where its API says when a write is served
 	// everywhere (Route 53's GetChange): the Served check asks it instead of name servers.
 	ChangeSync ChangeSync
+	// SerialMayStay: a write that changes records may leave the zone's SOA serial where it was
+	// (PowerDNS, whose zone's SOA-EDIT-API may be empty), so the Served check compares the
+	// serial after a write with one read just before it. False where every change moves the
+	// serial and only a write that changes nothing keeps it (the embedded server, RFC 2136
+	// §3.7).
+	SerialMayStay bool
 	// Backend identifies the DNS account the Secret reaches, without credentials
 	// (pkg/provider/factory.Backend): a zone ID names one hosted zone within it, whichever
 	// Secret reaches it.

@@ -48,9 +48,10 @@ func quiet(t *testing.T, asker *counting, d time.Duration, what string) {
 func TestTracker_AWriteThatDoesNotMoveTheSerialIsNotServedUntilItMoves(t *testing.T) {
 	primary, second := fixedServer(t), fixedServer(t)
 	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond})
-	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}, SerialMayStay: true}
 	ref := oneRef("one")
 	before := tr.CheckZone(context.Background(), zone)
+	tr.Baseline(context.Background(), zone)
 	if before.Status != served.StatusServed {
 		t.Fatalf("zone view before the write %+v, want every server following", before)
 	}
@@ -70,6 +71,21 @@ func TestTracker_AWriteThatDoesNotMoveTheSerialIsNotServedUntilItMoves(t *testin
 	}
 	s := primary.put(t, "later.served.test", "192.0.2.9")
 	second.catchUp(t, s)
+	until(t, tr, zone.Key, ref, served.StatusServed)
+}
+
+// Where every change moves the serial (the embedded server, RFC 2136), a write that keeps it
+// changed nothing: it is served where it was, not waiting for a move that will not come.
+func TestTracker_AWriteThatChangesNothingIsServedWhereTheSerialIs(t *testing.T) {
+	primary, second := fixedServer(t), fixedServer(t)
+	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	ref := oneRef("one")
+	tr.CheckZone(context.Background(), zone)
+	tr.Baseline(context.Background(), zone)
+	if _, err := written(t, tr, zone, ref, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	until(t, tr, zone.Key, ref, served.StatusServed)
 }
 
@@ -147,4 +163,27 @@ func TestTracker_ASecondaryAheadOfItsPrimaryIsNotServed(t *testing.T) {
 func written(t *testing.T, tr *served.Tracker, zone served.Zone, ref served.Ref, submitted, at time.Time) (served.Want, error) {
 	t.Helper()
 	return tr.Written(context.Background(), zone, ref, submitted, at)
+}
+
+// insync is a provider.ChangeSync whose one write was acknowledged at second 100 and is in
+// sync: its name servers' "serial" is the second before now, after the write's.
+type insync struct{}
+
+func (insync) Submitted(string) uint32 { return 100 }
+func (insync) InSync(context.Context, string) (uint32, error) {
+	return uint32(time.Now().Unix()) - 1, nil
+}
+func (insync) ChangeSyncName() string { return "Route 53" }
+
+// A zone checked through its provider's change status has no serial line: its name servers'
+// "serial" (a second) is after the API's, and that is served, not ahead.
+func TestTracker_AChangeStatusZoneIsNotJudgedAhead(t *testing.T) {
+	tr := startTracker(t, &counting{}, nil, served.Options{FirstCheck: 10 * time.Millisecond, Interval: 40 * time.Millisecond})
+	zone := served.ChangeZone(types.NamespacedName{Namespace: "a", Name: "r53"}, "r53.test", "Z1", insync{})
+	ref := oneRef("one")
+	tr.Baseline(context.Background(), zone)
+	if _, err := written(t, tr, zone, ref, time.Now(), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	until(t, tr, zone.Key, ref, served.StatusServed)
 }

@@ -39,7 +39,7 @@ func TestPowerDNS_AWriteThatKeepsTheSerialIsNotServed(t *testing.T) {
 	ctx := context.Background()
 	dc := dnsclient.Client{Timeout: 2 * time.Second}
 	tr := startTracker(t, dc, nil, served.Options{FirstCheck: 20 * time.Millisecond, Interval: 200 * time.Millisecond, StaleAfter: time.Hour})
-	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "keep"}, Name: zoneName, Servers: []string{srv.DNSAddr, nsd.Addr}}
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "keep"}, Name: zoneName, Servers: []string{srv.DNSAddr, nsd.Addr}, SerialMayStay: true}
 	ref := oneRef("web")
 	p, err := pdns.New(pdns.Config{APIURL: srv.APIURL, APIKey: srv.Key})
 	if err != nil {

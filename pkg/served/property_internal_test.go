@@ -150,7 +150,7 @@ func propRef(o int) Ref {
 func runProperty(seed uint64) error {
 	rng := rand.New(rand.NewPCG(seed, 47))
 	r := &propRun{rng: rng, w: newWorld(rng.IntN(2) == 0), c: &clock{t: time.Unix(1_000_000, 0)}, status: map[int]Want{},
-		zone: Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: "z.test", Servers: servers}}
+		zone: Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: "z.test", Servers: servers, SerialMayStay: true}}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r.tr = newPropTracker(r.w, r.c)

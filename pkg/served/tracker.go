@@ -33,6 +33,11 @@ type Zone struct {
 	Servers []string
 	// Asker, when set, asks this zone's "serials" instead of Options.DNS (ChangeZone).
 	Asker Asker
+	// SerialMayStay: a write that changes records may keep the primary's serial
+	// (provider.Resolved.SerialMayStay): Baseline reads the primary before a write, and
+	// Written compares with that reading. Elsewhere a serial that stays means a write that
+	// changed nothing, served where it was.
+	SerialMayStay bool
 }
 
 // ChangeZone is a zone checked through its provider's change status (provider.ChangeSync)
@@ -95,6 +100,8 @@ const KindDNSZone = "DNSZone"
 type Ref struct {
 	Kind string
 	Key  types.NamespacedName
+	// Gone marks a deleted object's removal (Removed): no notice is sent for it.
+	Gone bool
 }
 
 // Metrics are the Served check's Prometheus metrics.
@@ -230,6 +237,13 @@ func New(opts Options, kinds ...string) *Tracker {
 	return t
 }
 
+// judge is Judge of w over the zone's servers and readings. A zone checked through its
+// provider's change status (Zone.Asker) has no serial line to be ahead of: its "serials" are
+// seconds of this process's clock and of the provider's sync. Called with t.mu held.
+func (zs *zoneState) judge(w Want, now time.Time, staleAfter time.Duration) Verdict {
+	return judge(w, zs.zone.Servers, zs.readings, now, staleAfter, zs.zone.Asker == nil)
+}
+
 // logLen is how many of a primary's readings a zone keeps (zoneState.log).
 const logLen = 8
 
@@ -329,9 +343,10 @@ func (zs *zoneState) servers(z Zone) {
 // ref in zone, not even an earlier change's; the caller's verdict is Unreachable.
 //
 // The serial that carries the change is the primary's after the write, unless that is not
-// after the primary's last reading begun before submitted (Baseline's: the write did not move
-// the serial, as with a PowerDNS zone whose SOA-EDIT-API is empty): then it is the serial after
-// that reading, which no server answers until the serial moves and every server transfers it. A zero submitted
+// after the primary's last reading begun before submitted (Baseline's) in a zone whose serial
+// may stay (Zone.SerialMayStay): the write did not move the serial, as with a PowerDNS zone
+// whose SOA-EDIT-API is empty. Then it is the serial after that reading, which no server
+// answers until the serial moves and every server transfers it. A zero submitted
 // (the caller keeps track of an earlier change, and wrote nothing) compares with nothing. A
 // zone checked through its provider's change status, or served by its primary alone, wants the
 // primary's serial as read.
@@ -351,10 +366,10 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 	}
 	w := Want{Serial: r.Serial, Since: at.Truncate(Precision)}
 	t.mu.Lock()
-	if b, ok := zs.before(submitted); ok && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
+	if b, ok := zs.before(submitted); ok && zone.SerialMayStay && zone.Asker == nil && len(zone.Servers) > 1 && !Reached(r.Serial, b.Serial+1) {
 		w.Serial = b.Serial + 1
 	}
-	v := Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter)
+	v := zs.judge(w, t.now(), t.opts.StaleAfter)
 	if v.Status == StatusServed {
 		// Every server has it already (a zone served by its primary alone): served now, so
 		// that status records it and a restarted manager need not ask again.
@@ -371,13 +386,47 @@ func (t *Tracker) Written(ctx context.Context, zone Zone, ref Ref, submitted, at
 
 // Baseline reads zone's primary before a write is submitted to it: the reading Written
 // compares the serial after the write with. Call it just before submitting; the objects of one
-// batch share a reading begun within Options.Coalesce. A zone served by its primary alone, or
-// checked through its provider's change status, needs none (no query).
+// batch share a reading begun within Options.Coalesce. A zone whose serial moves with every
+// change (not Zone.SerialMayStay), served by its primary alone, or checked through its
+// provider's change status, needs none (no query).
 func (t *Tracker) Baseline(ctx context.Context, zone Zone) {
-	if len(zone.Servers) < 2 || zone.Asker != nil {
+	if len(zone.Servers) < 2 || zone.Asker != nil || !zone.SerialMayStay {
 		return
 	}
 	t.primaryAfter(ctx, t.state(zone), zone, t.now().Add(-t.opts.Coalesce), 0)
+}
+
+// Removed records that a deleted object's removal from zone, submitted at submitted, was
+// acknowledged at at: it is checked as a change is (Written), under ref marked Gone, with no
+// notice (no object is left to reconcile). Once every server answers it, or past the stale
+// deadline, it is logged ("removal served", or "removal stale" with the servers behind) and
+// dropped. A primary that gives no serial is logged.
+func (t *Tracker) Removed(ctx context.Context, zone Zone, ref Ref, submitted, at time.Time) {
+	ref.Gone = true
+	w, err := t.Written(ctx, zone, ref, submitted, at)
+	if err != nil {
+		t.opts.Log.Info("removal of a deleted object not checked: the primary gave no serial", "zone", zone.Name, "object", ref.Key, "error", err.Error())
+		return
+	}
+	if !w.ServedAt.IsZero() {
+		t.mu.Lock()
+		if zs, ok := t.zones[zone.Key]; ok {
+			t.gone(zs, ref, w, Verdict{Status: StatusServed})
+		}
+		t.mu.Unlock()
+	}
+}
+
+// gone logs a deleted object's removal, served or stale, and drops it. Called with t.mu held.
+func (t *Tracker) gone(zs *zoneState, ref Ref, w Want, v Verdict) {
+	if v.Status == StatusServed {
+		t.opts.Log.Info("removal served", "zone", zs.zone.Name, "object", ref.Key, "kind", ref.Kind, "serial", w.Serial)
+	} else {
+		t.opts.Log.Info("removal stale", "zone", zs.zone.Name, "object", ref.Key, "kind", ref.Kind, "serial", w.Serial,
+			"behind", Describe(w, v.Behind, 5))
+	}
+	delete(zs.wants, ref)
+	delete(zs.notified, ref)
 }
 
 // primaryAfter returns a reading of zone's primary begun at or after at: the last one when it
@@ -433,7 +482,7 @@ func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
 		return
 	}
 	zs.wants[ref] = w
-	zs.notified[ref] = Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter).signature()
+	zs.notified[ref] = zs.judge(w, t.now(), t.opts.StaleAfter).signature()
 	t.mu.Unlock()
 	if w.ServedAt.IsZero() {
 		t.queue.AddAfter(zone.Key, t.opts.FirstCheck)
@@ -453,7 +502,7 @@ func (t *Tracker) Verdict(zone types.NamespacedName, ref Ref) (Want, Verdict, bo
 	if !ok {
 		return Want{}, Verdict{}, false
 	}
-	return w, Judge(w, zs.zone.Servers, zs.readings, t.now(), t.opts.StaleAfter), true
+	return w, zs.judge(w, t.now(), t.opts.StaleAfter), true
 }
 
 // Forget drops ref's wants in every zone but keep (an object deleted, or no longer holding
@@ -566,6 +615,9 @@ func (zs *zoneState) following(now time.Time, staleAfter time.Duration) bool {
 // secondary's: the primary may have moved since, and Judge counts a secondary as ahead only
 // against a primary reading taken after it.
 func (t *Tracker) confirm(ctx context.Context, zone Zone, fresh map[string]Reading) map[string]Reading {
+	if zone.Asker != nil {
+		return fresh
+	}
 	primary := zone.Servers[0]
 	p, ok := fresh[primary]
 	if !ok {
@@ -616,11 +668,15 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 		if !w.ServedAt.IsZero() {
 			continue
 		}
-		v := Judge(w, zs.zone.Servers, zs.readings, now, t.opts.StaleAfter)
-		if v.Status == StatusServed {
+		v := zs.judge(w, now, t.opts.StaleAfter)
+		switch {
+		case ref.Gone && (v.Status == StatusServed || v.Lag >= t.opts.StaleAfter):
+			t.gone(zs, ref, w, v)
+			continue
+		case v.Status == StatusServed:
 			w.ServedAt, w.Slowest = now.Truncate(Precision), t.slowest(zs, w, readings)
 			zs.wants[ref] = w
-		} else if v.Lag < t.opts.StaleAfter {
+		case v.Lag < t.opts.StaleAfter:
 			open = true
 		}
 		if sig := v.signature(); zs.notified[ref] != sig {
@@ -795,7 +851,7 @@ func (t *Tracker) countQuery(err error) {
 // send notifies ref's kind, unless the kind has no channel.
 func (t *Tracker) send(ctx context.Context, ref Ref) {
 	ch, ok := t.events[ref.Kind]
-	if !ok {
+	if !ok || ref.Gone {
 		return
 	}
 	select {

@@ -88,6 +88,12 @@ type Verdict struct {
 // primary). It is pure: the Tracker feeds it, and its table and property tests cover every
 // outcome.
 func Judge(want Want, servers []string, readings map[string]Reading, now time.Time, staleAfter time.Duration) Verdict {
+	return judge(want, servers, readings, now, staleAfter, true)
+}
+
+// judge is Judge; a secondary is judged ahead of its primary only when line is true (the
+// zone's serials are one primary's SOA serials).
+func judge(want Want, servers []string, readings map[string]Reading, now time.Time, staleAfter time.Duration, line bool) Verdict {
 	if !want.ServedAt.IsZero() {
 		return Verdict{Status: StatusServed, Lag: want.ServedAt.Sub(want.Since), Slowest: want.Slowest}
 	}
@@ -102,7 +108,7 @@ func Judge(want Want, servers []string, readings map[string]Reading, now time.Ti
 		switch {
 		case !ok || r.Err != "" || !Reached(r.Serial, want.Serial):
 			behind = append(behind, b)
-		case i > 0 && ahead(r, readings[servers[0]]):
+		case line && i > 0 && ahead(r, readings[servers[0]]):
 			b.Ahead = true
 			behind = append(behind, b)
 		}

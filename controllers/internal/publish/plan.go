@@ -37,6 +37,8 @@ type ZonePlan struct {
 	// change status, which the check asks instead (provider.Resolved.ChangeSync).
 	ServedBy   []string
 	ChangeSync provider.ChangeSync
+	// SerialMayStay: a write may keep the zone's serial (provider.Resolved.SerialMayStay).
+	SerialMayStay bool
 }
 
 // Planner plans an object's record sets zone by zone. Its fields are read-only.
@@ -96,7 +98,7 @@ func (p *Planner) Plan(ctx context.Context, self registry.Contributor, mode plan
 			Guest:  zt.zone.Namespace != a.namespace,
 			Policy: p.Policy, ExternalDNS: p.ExternalDNS, Capabilities: &zt.caps,
 		})
-		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Result: res, ServedBy: zt.servedBy, ChangeSync: zt.changeSync})
+		plans = append(plans, ZonePlan{Zone: zt.zone, Writer: zt.w, Result: res, ServedBy: zt.servedBy, ChangeSync: zt.changeSync, SerialMayStay: zt.serialMayStay})
 	}
 	return plans, waiting, nil
 }
@@ -111,8 +113,9 @@ type zoneTask struct {
 	snap    *plan.Snapshot
 	err     error
 	// servedBy and changeSync are what the Served check asks (ZonePlan's).
-	servedBy   []string
-	changeSync provider.ChangeSync
+	servedBy      []string
+	changeSync    provider.ChangeSync
+	serialMayStay bool
 }
 
 // usableZones returns a's zones that can be planned, in zone-key order, with their writers;
@@ -149,7 +152,8 @@ func (p *Planner) usableZones(ctx context.Context, a *Assignment, release bool) 
 			continue
 		}
 		w := p.Writers.For(zonewriter.Key{Account: resolved.Account, ZoneID: z.Status.ZoneID}, resolved.Provider)
-		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities(), servedBy: resolved.ServedBy, changeSync: resolved.ChangeSync})
+		zones = append(zones, zoneTask{zone: z, desired: desired, w: w, caps: resolved.Provider.Capabilities(), servedBy: resolved.ServedBy, changeSync: resolved.ChangeSync,
+			serialMayStay: resolved.SerialMayStay})
 	}
 	return zones, unusable, nil
 }

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -251,16 +252,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		}
 	}
 	if apply {
-		baseline(ctx, opts, stamped(plans, opts.Stamp))
-		submitted := time.Now()
-		errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
-		for i, zp := range plans {
-			if !answered[i].IsZero() {
-				wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
-			}
-		}
-		if firstFailed(errs) >= 0 {
-			i := firstFailed(errs)
+		if i, errs := writePlans(ctx, opts, plans, wrote); i >= 0 {
 			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the records of the zones whose write failed.
 			rest := remaining(plans, errs)
@@ -284,16 +276,17 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		wrote = nil
 	}
 	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
-	notWritten := ""
-	if !r.ok {
-		notWritten = fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.reason, r.msg)
-	}
-	setServed(ctx, o, opts, plans, wrote, notWritten, time.Now())
+	setServed(ctx, o, opts, plans, wrote, r.notWritten(), time.Now())
 	setReady(o, r.ok, r.reason, r.msg)
-	if r.requeue > 0 {
-		return out, ctrl.Result{RequeueAfter: r.requeue}, nil
+	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
+}
+
+// notWritten is the Served message of an object whose Ready is r: "" when Ready is True.
+func (r readyState) notWritten() string {
+	if r.ok {
+		return ""
 	}
-	return out, ctrl.Result{RequeueAfter: requeueAfter(plans, opts)}, nil
+	return fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.reason, r.msg)
 }
 
 // ready is a Ready condition to set, and when to plan again instead of the resync (0: the
@@ -341,8 +334,24 @@ func notServed(o Object, opts Options) {
 		return
 	}
 	status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, false, dnsv1.ReasonNotWritten,
-		fmt.Sprintf("the last change is not all written: Ready is False (%s): %s", r.Reason, r.Message))
+		readyState{reason: r.Reason, msg: r.Message}.notWritten())
 	o.SetConditions(conds)
+}
+
+// writePlans writes plans synchronously (applyPlansAt), the primaries of their checked zones read
+// just before (baseline), and records in wrote, per zone written, when the write was submitted
+// and when its writer answered. It returns the first failed plan's index (-1 when every zone was
+// written) and every plan's error.
+func writePlans(ctx context.Context, opts Options, plans []ZonePlan, wrote map[string]zoneWrite) (int, []error) {
+	baseline(ctx, opts, stamped(plans, opts.Stamp))
+	submitted := time.Now()
+	errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
+	for i, zp := range plans {
+		if !answered[i].IsZero() {
+			wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
+		}
+	}
+	return firstFailed(errs), errs
 }
 
 // retryingConflict reports whether o's Ready says that another owner holds some of its names
@@ -533,7 +542,9 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 	if err != nil && !errors.Is(err, provider.ErrProviderNotFound) {
 		return false, err
 	}
-	errs := applyPlans(ctx, plans, nil)
+	baseline(ctx, opts, stamped(plans, nil))
+	submitted := time.Now()
+	errs, answered := applyPlansAt(ctx, plans, nil)
 	for _, err := range errs {
 		if errors.Is(err, provider.ErrConflict) {
 			return false, nil
@@ -543,10 +554,26 @@ func (p *Planner) Release(ctx context.Context, c client.Reader, rec record.Event
 		return false, fmt.Errorf("remove records from %s: %w", plans[i].Zone.Spec.Zone, errs[i])
 	}
 	reportLeftBehind(ctx, rec, o, plans, unresolved)
-	if opts.Served != nil {
-		opts.Served.Forget(served.Ref{Kind: opts.Kind, Key: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}})
-	}
+	removed(ctx, o, opts, plans, submitted, answered)
 	return true, nil
+}
+
+// removed hands a deleted object's removals to the Served check (served.Tracker.Removed: checked
+// as any change, logged once served or stale), after forgetting the object's changes. The
+// primary's reading runs beside the caller, bounded by the check's timeout: a release does not
+// wait for it.
+func removed(ctx context.Context, o Object, opts Options, plans []ZonePlan, submitted time.Time, answered []time.Time) {
+	if opts.Served == nil {
+		return
+	}
+	ref := served.Ref{Kind: opts.Kind, Key: types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}}
+	opts.Served.Forget(ref)
+	ctx = context.WithoutCancel(ctx)
+	for i, zp := range plans {
+		if zone, checked := servedZone(zp); checked && !answered[i].IsZero() {
+			go opts.Served.Removed(ctx, zone, ref, submitted, answered[i])
+		}
+	}
 }
 
 // maxLeftInEvent caps how many left-behind records one Event names with why; the others are

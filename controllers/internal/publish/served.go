@@ -17,9 +17,11 @@ import (
 )
 
 // Served is what Run needs of the Served check (*served.Tracker): read a primary before a write,
-// record a written change, keep one from status, judge it, and forget an object's zones.
+// record a written change or a deleted object's removal, keep one from status, judge it, and
+// forget an object's zones.
 type Served interface {
 	Baseline(ctx context.Context, zone served.Zone)
+	Removed(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time)
 	Written(ctx context.Context, zone served.Zone, ref served.Ref, submitted, at time.Time) (served.Want, error)
 	Track(zone served.Zone, ref served.Ref, w served.Want)
 	Verdict(zone types.NamespacedName, ref served.Ref) (served.Want, served.Verdict, bool)
@@ -54,13 +56,19 @@ func baseline(ctx context.Context, opts Options, zones []zoneChanges) {
 	}
 	var wg sync.WaitGroup
 	for _, z := range zones {
-		zp := z.plan
-		key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
-		if zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync); ok {
+		if zone, ok := servedZone(z.plan); ok {
 			wg.Go(func() { opts.Served.Baseline(ctx, zone) })
 		}
 	}
 	wg.Wait()
+}
+
+// servedZone is the zone the Served check asks for zp (served.ZoneOf), and whether it has one.
+func servedZone(zp ZonePlan) (served.Zone, bool) {
+	key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
+	zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+	zone.SerialMayStay = zp.SerialMayStay
+	return zone, ok
 }
 
 // servedZones are the DNSZones ("namespace/name") whose Served check an object's reconcile
@@ -116,7 +124,7 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		if !slices.Contains(zones, key.String()) {
 			continue
 		}
-		zone, checked := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
+		zone, checked := servedZone(zp)
 		if !checked {
 			unchecked = append(unchecked, zp.Zone.Spec.Zone)
 			continue

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +44,7 @@ type servedWorld struct {
 	secondary *zonedb.Store
 	prov      *gate
 	addrs     []string
+	reg       *prometheus.Registry
 }
 
 // gate is the embedded provider, whose writes can be held (hold) until released.
@@ -100,8 +103,13 @@ func newServedWorld(t *testing.T, zones, secrets []string) *servedWorld {
 	w.catchUp(t)
 	w.c = fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(objs...).Build()
 	w.addrs = []string{dnstest.Serve(t, w.primary), dnstest.Serve(t, w.secondary)}
+	w.reg = prometheus.NewRegistry()
+	m, err := served.NewMetrics(w.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w.tracker = served.New(served.Options{DNS: dnsclient.Client{Timeout: time.Second}, FirstCheck: 10 * time.Millisecond,
-		Interval: 40 * time.Millisecond, StaleAfter: time.Hour}, "DNSEndpoint")
+		Interval: 40 * time.Millisecond, StaleAfter: time.Hour, Metrics: m}, "DNSEndpoint")
 	testrun.Background(t, "served: tracker", w.tracker.Start)
 	w.planner = &Planner{Writers: zonewriter.NewSet(ctx, zonewriter.Options{}), Live: w.c, Providers: byName{
 		"checked":   {Account: "a/checked", Provider: w.prov, ServedBy: w.addrs},
@@ -119,12 +127,16 @@ func endpoint(name string, names ...string) *dnsv1.DNSEndpoint {
 	return ep
 }
 
+// options are the DNSEndpoint controller's Run options for ep.
+func (w *servedWorld) options(ep *dnsv1.DNSEndpoint) Options {
+	self := registry.Contributor{OwnerID: "cluster-a", Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
+	return Options{Self: self, Mode: plan.SingleOwner, DefaultTTL: 300, Published: "published", Served: w.tracker, Kind: "DNSEndpoint"}
+}
+
 // run runs ep's reconcile body as the DNSEndpoint controller does (synchronous writes).
 func (w *servedWorld) run(t *testing.T, ep *dnsv1.DNSEndpoint) {
 	t.Helper()
-	self := registry.Contributor{OwnerID: "cluster-a", Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
-	if _, _, err := w.planner.Run(w.ctx, w.c, nil, ep, Options{Self: self, Mode: plan.SingleOwner, DefaultTTL: 300,
-		Published: "published", Served: w.tracker, Kind: "DNSEndpoint"}); err != nil {
+	if _, _, err := w.planner.Run(w.ctx, w.c, nil, ep, w.options(ep)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -280,4 +292,76 @@ func TestRunServed_AReadingTakenWhileTheWriteWaitedIsNotReused(t *testing.T) {
 	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
 		t.Fatalf("Served %+v with the secondary not having the write, want not True", c)
 	}
+}
+
+// A deleted object has no condition, but its removal is checked as any change: the secondary's
+// propagation of the removal is observed once it answers it.
+func TestRunServed_ADeletedObjectsRemovalIsChecked(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	observed := func() uint64 {
+		fams, err := w.reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n uint64
+		for _, f := range fams {
+			for _, m := range f.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if f.GetName() == "dnsplane_served_propagation_seconds" && l.GetName() == "server" && l.GetValue() == w.addrs[1] {
+						n += m.GetHistogram().GetSampleCount()
+					}
+				}
+			}
+		}
+		return n
+	}
+	if n := observed(); n != 1 {
+		t.Fatalf("%d propagation observations for the secondary after the write, want 1", n)
+	}
+	if done, err := w.planner.Release(w.ctx, w.c, nil, ep, w.options(ep)); err != nil || !done {
+		t.Fatalf("Release = %v, %v", done, err)
+	}
+	time.Sleep(200 * time.Millisecond) // the removal is checked: the secondary is behind
+	w.catchUp(t)
+	deadline := time.Now().Add(time.Minute)
+	for observed() != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d propagation observations for the secondary after the removal was transferred, want 2: the removal is not checked", observed())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// The documented limit of a serial check: a hand edit after Served (the record deleted at the
+// provider) is not watched: Served says the object's last change reached every server. The
+// object's resync, planning against a fresh view, writes the record again: a new change,
+// judged again (Propagating until the secondary has it).
+func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
+		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.run(t, ep) // the writer's view is fresh: nothing to write
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonServed {
+		t.Fatalf("after a hand edit, with nothing written: Served %+v, want Served (not watched)", c)
+	}
+	w.planner.MaxViewAge = time.Nanosecond // a resync's fresh view
+	w.run(t, ep)
+	w.planner.MaxViewAge = 0
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
+		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
 }

@@ -385,6 +385,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 	if res.ServedBy, err = f.servedBy(s, res.DNSAddress); err != nil {
 		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
+	res.SerialMayStay = s.Type == TypePDNS
 	if s.Type == TypeLocal {
 		return res, nil
 	}
