@@ -5,11 +5,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -106,5 +108,46 @@ func TestHelmUpgradeUpgradesCRDsAndUninstallKeepsThem(t *testing.T) {
 	}
 	if len(crds.Items) != 4 {
 		t.Errorf("%d CRDs after helm uninstall, want the 4 kept", len(crds.Items))
+	}
+}
+
+// TestHelmGetValuesFileUpgrades: docs/install.md's Upgrade section recovers a lost values file
+// with its `helm get values` command, run word for word against a real release; the file it
+// writes is one the chart takes: helm template renders with it, and helm upgrade -f it keeps the
+// release's values (the NodePort dns Service on 30053, the geo tag).
+func TestHelmGetValuesFileUpgrades(t *testing.T) {
+	helmBin(t)
+	kc, c := startHelmEnv(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	on := []string{"--kubeconfig", kc, "--namespace", releaseNS}
+	values := filepath.Join(t.TempDir(), "values.yaml")
+	if err := os.WriteFile(values, []byte("geoTag: eu\ndns:\n  service: {type: NodePort, nodePort: 30053}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	helm(t, append([]string{"install", releaseName, chartDir, "--create-namespace", "-f", values}, on...)...)
+
+	dir := t.TempDir()
+	cmd := docsLine(t, "## Upgrade", "helm get values")
+	docsShell(t, dir, kc, cmd)
+	recovered := filepath.Join(dir, "my-values.yaml")
+	raw, err := os.ReadFile(recovered)
+	if err != nil {
+		t.Fatalf("%s wrote no my-values.yaml: %v", cmd, err)
+	}
+	if _, err := helmErr(t, "template", releaseName, chartDir, "--namespace", releaseNS, "-f", recovered); err != nil {
+		t.Fatalf("helm template -f the file of %q:\n%s\nrefused: %v", cmd, raw, err)
+	}
+	helm(t, append([]string{"upgrade", releaseName, chartDir, "-f", recovered}, on...)...)
+	typ, ports := nodePorts(ctx, t, c)
+	if typ != corev1.ServiceTypeNodePort || strings.Join(ports, ",") != "53:30053/UDP,53:30053/TCP" {
+		t.Errorf("after helm upgrade -f the recovered values: the dns Service is %s %v, want NodePort 53:30053/UDP,53:30053/TCP", typ, ports)
+	}
+	var d appsv1.Deployment
+	if err := c.Get(ctx, client.ObjectKey{Namespace: releaseNS, Name: releaseName}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if args := d.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--geo-tag=eu") {
+		t.Errorf("after helm upgrade -f the recovered values: the manager's args %v lack --geo-tag=eu", args)
 	}
 }

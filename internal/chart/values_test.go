@@ -164,8 +164,18 @@ func TestChartValues(t *testing.T) {
 			field("Service", "-dns", "b", "metadata", "annotations", "a"), field("Service", "-dns", float64(30053), "spec", "ports", "1", "nodePort"),
 			field("Service", "-dns", []any{"10.0.0.0/8"}, "spec", "loadBalancerSourceRanges"),
 		}},
+		{"dns NodePort guarded", []string{"dns.service.type=NodePort", "dns.service.nodePort=30053"}, []func(*testing.T, rendering){
+			field("Service", "-dns", "30053", "metadata", "annotations", "dnsplane.io/node-port"),
+			count("ValidatingAdmissionPolicy", 1), count("ValidatingAdmissionPolicyBinding", 1),
+			field("ValidatingAdmissionPolicyBinding", "", "dnsplane-dns-node-port.dnsplane-system", "spec", "policyName"),
+		}},
+		{"dns node port guard off", []string{"dns.service.type=NodePort", "dns.service.nodePort=30053", "dns.service.nodePortGuard=false"}, []func(*testing.T, rendering){
+			count("ValidatingAdmissionPolicy", 0), count("ValidatingAdmissionPolicyBinding", 0),
+		}},
 		{"dns ClusterIP ignores external settings", []string{"dns.service.externalTrafficPolicy=Local", "dns.service.nodePort=30053"}, []func(*testing.T, rendering){
 			field("Service", "-dns", nil, "spec", "externalTrafficPolicy"), field("Service", "-dns", nil, "spec", "ports", "0", "nodePort"),
+			// The guard is rendered whatever the type: a rollback may return to a fixed node port.
+			field("Service", "-dns", nil, "metadata", "annotations"), count("ValidatingAdmissionPolicy", 1),
 		}},
 		{"pod placement", []string{"nodeSelector.zone=a", "tolerations[0].key=k", "tolerations[0].operator=Exists", "priorityClassName=high",
 			"topologySpreadConstraints[0].maxSkew=1", "topologySpreadConstraints[0].topologyKey=kubernetes.io/hostname",
