@@ -139,7 +139,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
 			target := dnswire.LookupName(cname[0].(*dns.CNAME).Target)
-			if !dns.IsSubDomain(z.Origin(), target) || seen[target] {
+			if !dnswire.IsSubDomain(z.Origin(), target) || seen[target] {
 				return // out of zone, or a loop: the client follows it
 			}
 			name = target
@@ -216,19 +216,27 @@ const (
 	authoritative
 )
 
-// takes reports whether host h is in scope, for a referral at cut (inDomain, elsewhere).
+// takes reports whether host h (canonical: targetsOf) is in scope, for a referral at cut
+// (inDomain, elsewhere).
 func (sc hostScope) takes(z zonedb.ZoneVersion, h, cut string) bool {
 	switch sc {
 	case inDomain:
-		return dns.IsSubDomain(cut, h)
+		return dnswire.IsSubDomain(cut, h)
 	case elsewhere:
-		return !dns.IsSubDomain(cut, h) && dns.IsSubDomain(z.Origin(), h)
+		return !dnswire.IsSubDomain(cut, h) && dnswire.IsSubDomain(z.Origin(), h)
 	}
-	if !dns.IsSubDomain(z.Origin(), h) {
-		return false
+	return dnswire.IsSubDomain(z.Origin(), h) && !belowCut(z, h)
+}
+
+// belowCut reports whether h is at or below a delegation of z (an NS set strictly below the
+// apex), walking from h up to the apex without allocating.
+func belowCut(z zonedb.ZoneVersion, h string) bool {
+	for p := h; p != z.Origin() && p != ""; p = dnswire.Parent(p) {
+		if n := z.Node(p); n != nil && len(n.Sets(dns.TypeNS)) > 0 {
+			return true
+		}
 	}
-	below, _ := findCut(z, h, dns.TypeA)
-	return below == ""
+	return false
 }
 
 // appendAddresses appends to extra the A and AAAA records of the hosts in scope, each host
