@@ -172,7 +172,8 @@ func unpacked(t *testing.T, wire []byte) string {
 // another cut (sibling glue) or at an authoritative name, after its in-domain glue (RFC 1034
 // §4.3.2 step 3b). Over UDP the in-domain glue is mandatory (TC when it does not fit, RFC 9471
 // §3) and the rest optional: dropped without TC. Addresses below a cut are not additional data
-// of an answer that names them (an MX target): they are glue, not data of the zone.
+// of an answer that names them as an MX target (glue is not data of the zone), but are for an
+// NS answer (the addresses NS records call for).
 func TestResolve_ReferralGlueInDomainSiblingAndElsewhere(t *testing.T) {
 	records := []string{
 		"www.p.test. 300 IN A 192.0.2.1",
@@ -200,6 +201,7 @@ func TestResolve_ReferralGlueInDomainSiblingAndElsewhere(t *testing.T) {
 		}
 		put(t, tx, "", nil, append([]string{"big.p.test. 300 IN NS ns.big.p.test.", "big.p.test. 300 IN NS www.p.test."}, sibNS...)...)
 		put(t, tx, "", nil, inNS...)
+		put(t, tx, "", nil, "p.test. 300 IN NS ns.sib.p.test.", "p.test. 300 IN NS www.p.test.")
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -220,5 +222,9 @@ func TestResolve_ReferralGlueInDomainSiblingAndElsewhere(t *testing.T) {
 	}
 	if mx := ask(t, addr, "tcp", "mx.p.test.", dns.TypeMX); len(mx.Extra) != 0 {
 		t.Errorf("MX to a host below a cut: additional %v, want none (glue is not data of the zone)", texts(mx.Extra))
+	}
+	want := []string{"ns.sib.p.test. A 192.0.2.2", "www.p.test. A 192.0.2.1"}
+	if apex := ask(t, addr, "tcp", "p.test.", dns.TypeNS); !slices.Equal(texts(apex.Extra), want) {
+		t.Errorf("apex NS: additional %v, want %v (the name servers' addresses, glue included)", texts(apex.Extra), want)
 	}
 }

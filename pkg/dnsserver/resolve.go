@@ -139,7 +139,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
 			target := dnswire.LookupName(cname[0].(*dns.CNAME).Target)
-			if !dns.IsSubDomain(z.Origin(), target) || seen[target] {
+			if !dnswire.IsSubDomain(z.Origin(), target) || seen[target] {
 				return // out of zone, or a loop: the client follows it
 			}
 			name = target
@@ -158,7 +158,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		resp.Answer = append(resp.Answer, answer...)
 		switch q.Qtype { // additional section processing (RFC 1034 §4.3.2 step 6)
 		case dns.TypeNS, dns.TypeMX, dns.TypeSRV, dns.TypeANY:
-			resp.Extra = appendAddresses(resp.Extra, z, targetsOf(resp.Answer), "", authoritative)
+			resp.Extra = appendAdditional(resp.Extra, z, resp.Answer)
 		}
 		return
 	}
@@ -193,6 +193,26 @@ func targetsOf(rrs []dns.RR) []string {
 	return out
 }
 
+// appendAdditional appends the additional data of an answer (RFC 1034 §4.3.2 step 6): the
+// addresses of its NS targets anywhere in the zone, glue below a cut included (the addresses NS
+// records call for, RFC 1035 §3.3.11, as NSD and Knot send them), then those of its MX and SRV
+// targets that are authoritative data, not glue (RFC 1034 §4.2.1, as NSD), each host once.
+func appendAdditional(extra []dns.RR, z zonedb.ZoneVersion, answer []dns.RR) []dns.RR {
+	var ns, other []string
+	for _, rr := range answer {
+		if v, ok := rr.(*dns.NS); ok {
+			ns = append(ns, dnswire.LookupName(v.Ns))
+		}
+	}
+	for _, h := range targetsOf(answer) {
+		if !slices.Contains(ns, h) {
+			other = append(other, h)
+		}
+	}
+	extra = appendAddresses(extra, z, ns, z.Origin(), inDomain) // at or below the apex: in the zone
+	return appendAddresses(extra, z, other, "", authoritative)
+}
+
 // appendGlue appends the additional data of a referral at cut to extra: first the addresses of
 // its in-domain name servers (at or below cut: glue that RFC 9471 §3 makes mandatory, which fit
 // tells by owner), then those of its other name servers in the zone, whether below another cut
@@ -211,24 +231,32 @@ const (
 	inDomain hostScope = iota
 	// elsewhere: hosts in the zone but not at or below the cut.
 	elsewhere
-	// authoritative: hosts in the zone that are not at or below a delegation (RFC 1034 §4.3.2
-	// step 6 takes data of the zone; addresses below a cut are glue, not data, RFC 1034 §4.2.1).
+	// authoritative: hosts in the zone that are not at or below a delegation (addresses below a
+	// cut are glue, not data of the zone, RFC 1034 §4.2.1).
 	authoritative
 )
 
-// takes reports whether host h is in scope, for a referral at cut (inDomain, elsewhere).
+// takes reports whether host h (canonical: targetsOf) is in scope, for a referral at cut
+// (inDomain, elsewhere).
 func (sc hostScope) takes(z zonedb.ZoneVersion, h, cut string) bool {
 	switch sc {
 	case inDomain:
-		return dns.IsSubDomain(cut, h)
+		return dnswire.IsSubDomain(cut, h)
 	case elsewhere:
-		return !dns.IsSubDomain(cut, h) && dns.IsSubDomain(z.Origin(), h)
+		return !dnswire.IsSubDomain(cut, h) && dnswire.IsSubDomain(z.Origin(), h)
 	}
-	if !dns.IsSubDomain(z.Origin(), h) {
-		return false
+	return dnswire.IsSubDomain(z.Origin(), h) && !belowCut(z, h)
+}
+
+// belowCut reports whether h is at or below a delegation of z (an NS set strictly below the
+// apex), walking from h up to the apex without allocating.
+func belowCut(z zonedb.ZoneVersion, h string) bool {
+	for p := h; p != z.Origin() && p != ""; p = dnswire.Parent(p) {
+		if n := z.Node(p); n != nil && len(n.Sets(dns.TypeNS)) > 0 {
+			return true
+		}
 	}
-	below, _ := findCut(z, h, dns.TypeA)
-	return below == ""
+	return false
 }
 
 // appendAddresses appends to extra the A and AAAA records of the hosts in scope, each host

@@ -135,8 +135,9 @@ type ServerOptions struct {
 //     below another cut (sibling glue) or at authoritative names
 //     (appendGlue); DS at the cut is answered by the parent side;
 //   - the additional section of an NS, MX, SRV or ANY answer holds the
-//     A/AAAA of targets that are authoritative data of the zone, never glue
-//     below a cut (RFC 1034 §4.2.1);
+//     A/AAAA of its NS targets in the zone, glue included, and of its MX and
+//     SRV targets that are authoritative data of the zone, not glue below a
+//     cut (RFC 1034 §4.2.1; appendAdditional);
 //   - EDNS0 (RFC 6891): a request with OPT gets an OPT with UDPSize and the
 //     request's DO bit (RFC 3225 §3), also with an error rcode (NOTIMP for
 //     UPDATE, FORMERR, REFUSED; RFC 6891 §6.1.1); other EDNS

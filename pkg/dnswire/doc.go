@@ -7,7 +7,8 @@
 //   - Canonical, Parent and CanonicalKey: the name forms the zone store keys and orders by;
 //   - CanonicalName and LookupName: a name in the one presentation form a name read off the wire
 //     has (escapes of ordinary characters resolved, lower case), the zone store's key for owner
-//     names and the server's for the targets it follows;
+//     names and the server's for the targets it follows; IsSubDomain on names in that form,
+//     without allocating;
 //   - CheckWire: whether miekg/dns can pack a record and read it back;
 //   - TSIGProvider and HMAC: signing and verifying with keys that change while a server runs
 //     (the dynamic-update keys, docs/design.md "Dynamic updates (issue 32)");

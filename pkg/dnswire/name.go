@@ -17,8 +17,9 @@ func Canonical(name string) string { return dns.Fqdn(strings.ToLower(name)) }
 // gives a name read off the wire, the form query names arrive in. A master file or an API may
 // write one label more than one way (RFC 1035 §5.1: "esc\097ped" and "escaped", "\@0" and "@0",
 // "'" and "\'" are the same labels); they all give the same result. A name of letters, digits,
-// '-', '_', '*' and dots only is the fast path: lower-cased, without the wire round trip. Errors
-// are names that do not pack (a label over 63 octets, a name over 255, an empty label).
+// '-', '_', '*' and dots only is the fast path: lower-cased, without the wire round trip nor its
+// checks (callers check such names with dns.IsDomainName). Errors are the names of the round trip
+// that do not pack (a label over 63 octets, a name over 255, an empty label).
 func CanonicalName(name string) (string, error) {
 	if plainName(name) {
 		return Canonical(name), nil
@@ -57,6 +58,27 @@ func plainName(name string) bool {
 		}
 	}
 	return true
+}
+
+// IsSubDomain reports whether child is parent or below it, for names in one canonical form
+// (CanonicalName: lower case, FQDN), without allocating (miekg/dns's IsSubDomain splits both
+// names). A dot escaped in a label ("a\.b") is no label boundary.
+func IsSubDomain(parent, child string) bool {
+	switch {
+	case parent == "." || child == parent:
+		return true
+	case len(child) <= len(parent) || child[len(child)-len(parent):] != parent:
+		return false
+	}
+	dot := len(child) - len(parent) - 1
+	if child[dot] != '.' {
+		return false
+	}
+	escapes := 0 // backslashes right before the dot: an odd count escapes it
+	for i := dot - 1; i >= 0 && child[i] == '\\'; i-- {
+		escapes++
+	}
+	return escapes%2 == 0
 }
 
 // Parent returns the FQDN one label up from name (an FQDN), "" at the root.

@@ -315,7 +315,7 @@ func (l *zoneLoader) add(rr dns.RR, setID string, weight *int64) error {
 		l.soa = rr.(*dns.SOA)
 		return nil
 	}
-	if why := unapplied(h.Rrtype); why != "" {
+	if why := unapplied(h.Name, h.Rrtype); why != "" {
 		return fmt.Errorf("record %q: %s", rr.String(), why)
 	}
 	k := SetKey{Name: h.Name, Type: h.Rrtype, SetIdentifier: setID}

@@ -346,7 +346,8 @@ func (tx *Tx) RRSets() []RRSet {
 // with owner, class and TTL written into every record header; the owner is canonical
 // (dnswire.CanonicalName: "esc\097ped" and "Escaped" are the name "escaped"). It rejects
 // (ErrInvalidRRSet): owners that are not domain names or lie outside the zone, SOA and meta
-// types, the types the server does not apply (unapplied: DNAME, RRSIG, NSEC, NSEC3), records of
+// types, the types the server does not apply (unapplied: DNAME, RRSIG, NSEC, NSEC3, NS at a
+// wildcard owner), records of
 // another type than rs.Type, records that do not pack or unpack (dnswire.CheckWire:
 // one would break every answer holding it and the zone's AXFR), an empty or
 // duplicate record list (RFC 2181 §5), a CNAME set of more than one record
@@ -368,7 +369,7 @@ func (tx *Tx) Put(rs RRSet) error {
 	case dns.TypeNone, dns.TypeOPT, dns.TypeTSIG, dns.TypeTKEY, dns.TypeAXFR, dns.TypeIXFR, dns.TypeANY, dns.TypeMAILA, dns.TypeMAILB:
 		return fmt.Errorf("%w: %s: type cannot be stored", ErrInvalidRRSet, k)
 	}
-	if why := unapplied(rs.Type); why != "" {
+	if why := unapplied(rs.Name, rs.Type); why != "" {
 		return fmt.Errorf("%w: %s: %s", ErrInvalidRRSet, k, why)
 	}
 	if len(rs.RRs) == 0 {

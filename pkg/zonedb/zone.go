@@ -233,21 +233,25 @@ func validateNode(origin, name string, n *Node) error {
 	return nil
 }
 
-// unapplied returns why the server does not apply records of type t, so that the store holds
-// none ("" when it applies them). The server answers a record set as data; these types mean
-// processing it does not do, so a zone holding them would get answers that differ from every
-// other server's:
+// unapplied returns why the server does not apply records of type t at owner, so that the store
+// holds none ("" when it applies them). The server answers a record set as data; these mean
+// processing it does not do, or that servers do not agree on, so a zone holding them would get
+// answers that differ from every other server's:
 //   - DNAME redirects the names below its owner (RFC 6672 §2.2, §3.2: DNAME, synthesised CNAME,
 //     then the target's answer); served as data, those names would get NXDOMAIN;
 //   - RRSIG, NSEC and NSEC3 are DNSSEC's signatures and denial of existence (RFC 4035 §3.1),
 //     which a server adds to answers when the client sets DO; the server does not sign, and its
-//     SOA serials (nextSerial) would make any stored signature of the SOA stale at once.
-func unapplied(t uint16) string {
-	switch t {
-	case dns.TypeDNAME:
+//     SOA serials (nextSerial) would make any stored signature of the SOA stale at once;
+//   - an NS set at a wildcard owner has no agreed meaning (RFC 4592 §4.2): NSD answers it as
+//     the data of the names it matches, Knot refers them to it.
+func unapplied(owner string, t uint16) string {
+	switch {
+	case t == dns.TypeDNAME:
 		return "DNAME redirection (RFC 6672) is not applied by the embedded server"
-	case dns.TypeRRSIG, dns.TypeNSEC, dns.TypeNSEC3:
+	case t == dns.TypeRRSIG, t == dns.TypeNSEC, t == dns.TypeNSEC3:
 		return "the embedded server does no DNSSEC processing (RFC 4035 §3.1), so it stores no " + dns.TypeToString[t]
+	case t == dns.TypeNS && strings.HasPrefix(owner, "*."):
+		return "the embedded server does not serve NS at a wildcard owner (RFC 4592 §4.2: no agreed meaning)"
 	}
 	return ""
 }

@@ -1,0 +1,56 @@
+package dnswire
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+func TestCanonicalName_ResolvesEscapesOfOrdinaryCharacters(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"escaped.test", "escaped.test."},
+		{`esc\097ped.Test.`, "escaped.test."},
+		{`\069SC\aPED.test.`, "escaped.test."},
+		{`a\.b.test.`, `a\.b.test.`},
+		{`a\046b.test.`, `a\.b.test.`},
+		{`\@0.test.`, `\@0.test.`},
+		{`x\000y.test.`, `x\000y.test.`},
+	} {
+		got, err := CanonicalName(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("CanonicalName(%q) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := CanonicalName(`\097` + strings.Repeat("a", 63) + ".test."); err == nil {
+		t.Error("a 64-octet label is a name")
+	}
+}
+
+// IsSubDomain agrees with miekg/dns's on canonical names, escaped dots and backslashes included.
+func TestIsSubDomain_AgreesWithMiekg(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "b", "test", `\.`, `\\`, `a\.`, `\\\.`, "x"}
+	name := func() string {
+		labels := make([]string, 1+rnd.IntN(3))
+		for i := range labels {
+			for range 1 + rnd.IntN(3) {
+				labels[i] += pieces[rnd.IntN(len(pieces))]
+			}
+		}
+		return strings.Join(labels, ".") + "."
+	}
+	for range 20000 {
+		parent, child := name(), name()
+		if rnd.IntN(2) == 0 {
+			child = strings.TrimSuffix(name(), ".") + "." + parent
+		}
+		if got, want := IsSubDomain(parent, child), dns.IsSubDomain(parent, child); got != want {
+			t.Fatalf("IsSubDomain(%q, %q) = %v, miekg/dns %v", parent, child, got, want)
+		}
+	}
+	if !IsSubDomain(".", "a.test.") || !IsSubDomain("test.", "test.") || IsSubDomain("a.test.", "test.") {
+		t.Error("the root, a name itself or a parent")
+	}
+}
