@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -155,5 +156,28 @@ func TestPowerDNS_ServedFollowsASecondaryNamedInTheSecret(t *testing.T) {
 	}
 	if len(got.Status.Served) != 1 || got.Status.Served[0].Serial != int64(serial) || got.Status.Served[0].Slowest != nsd.Addr {
 		t.Fatalf("status.served %+v, want PowerDNS' serial %d with NSD (%s) the slowest", got.Status.Served, serial, nsd.Addr)
+	}
+}
+
+// TestManager_AnObjectInConflictIsNotServed: two DNSEndpoints claim one name on the embedded
+// server. The second wrote nothing (Ready False OwnershipConflict), so no name server answers
+// its last change: Served=False NotWritten, naming Ready's reason, never Served.
+func TestManager_AnObjectInConflictIsNotServed(t *testing.T) {
+	const ns, zone = "served-conflict", "served-conflict.test"
+	c := startCluster(t, "served-conflict", 30*time.Second, 5*time.Minute)
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/local"})
+	z := zoneObj(ns, "z", zone, nil)
+	c.create(z)
+	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 60*time.Second)
+	first := endpointObj(ns, "first", dnsv1.Endpoint{DNSName: "www." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+	c.create(first)
+	c.waitCondition(first, dnsv1.ConditionServed, metav1.ConditionTrue, dnsv1.ReasonServed, 60*time.Second)
+	second := endpointObj(ns, "second", dnsv1.Endpoint{DNSName: "www." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.2"}})
+	c.create(second)
+	c.waitCondition(second, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonOwnershipConflict, 60*time.Second)
+	cond := c.waitCondition(second, dnsv1.ConditionServed, metav1.ConditionFalse, dnsv1.ReasonNotWritten, 30*time.Second)
+	if !strings.Contains(cond.Message, dnsv1.ReasonOwnershipConflict) {
+		t.Fatalf("Served message %q, want Ready's reason", cond.Message)
 	}
 }
