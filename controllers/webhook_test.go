@@ -181,3 +181,64 @@ func TestWebhook_ConditionsNameTheWebhooksErrorNeverItsHeaders(t *testing.T) {
 	}
 	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
 }
+
+// TestWebhook_ARedirectedWriteIsNotPublished: a webhook address whose POST /records answers with
+// a redirect to a login page on another host (an authenticating proxy) leaves the DNSEndpoint
+// Ready=False, ProviderError, naming the status: the redirect is not followed (the login host
+// gets no request, so no header either) and nothing is taken as written, nor served. Once the
+// webhook itself answers, the record is published.
+func TestWebhook_ARedirectedWriteIsNotPublished(t *testing.T) {
+	srv := pdnstest.Start(t)
+	zone := webhooktest.ZoneName("redir")
+	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
+	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
+		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
+	}
+	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logins atomic.Int64
+	login := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		logins.Add(1)
+		w.Header().Set("Content-Type", "text/html")
+		fmt.Fprint(w, "<html>Sign in</html>")
+	}))
+	t.Cleanup(login.Close)
+	loginURL := strings.Replace(login.URL, "127.0.0.1", "localhost", 1) + "/login"
+	var redirect atomic.Bool
+	redirect.Store(true)
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if redirect.Load() && r.Method == http.MethodPost && r.URL.Path == "/records" {
+			http.Redirect(w, r, loginURL, http.StatusFound)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+
+	ns := "webhook-redirect"
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
+			StringData: map[string]string{"WEBHOOK_URL": front.URL, "WEBHOOK_HEADERS": "X-Api-Key: webhook-redirect-key-0815",
+				"DNS_ADDRESS": srv.DNSAddr}})
+	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
+	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.92"}})
+	create(t, adopted, ep)
+	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonProviderError)
+	if !strings.Contains(c.Message, "HTTP 302") || strings.Contains(c.Message, "webhook-redirect-key-0815") {
+		t.Errorf("Ready message %q: want the status named, never the header's value", c.Message)
+	}
+	if n := logins.Load(); n != 0 {
+		t.Errorf("the redirect was followed: the login host got %d requests", n)
+	}
+	code, resp := srv.API(t, http.MethodGet, "/zones/"+zone+".", "")
+	if code != http.StatusOK || strings.Contains(resp, "192.0.2.92") {
+		t.Errorf("PowerDNS holds the record the webhook never acknowledged: HTTP %d %s", code, resp)
+	}
+
+	redirect.Store(false)
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+}
