@@ -1,17 +1,24 @@
 package source_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 
 	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/app"
+	"github.com/dnsplane/dnsplane/internal/testing/envtest"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
 // gateway creates Gateway ns/name with listeners and sets its status.addresses to addr.
@@ -186,4 +193,68 @@ func TestHTTPRoute_SelectorListener(t *testing.T) {
 	labelNamespace(map[string]string{"gateway-access": "none"})
 	waitGone(t, k8s, ns, "httproute-sel")
 	waitAnswer(t, "sel."+zone, dns.TypeA)
+}
+
+// TestHTTPRoute_NamespaceAndGatewayNamespace: as external-dns limits routes by --namespace and
+// Gateways by --gateway-namespace (docs/sources/gateway-api.md; its RouteNamespace test), a
+// manager run with --namespace=apps --gateway-namespace=infra publishes a route of apps through
+// a Gateway of infra, follows that Gateway's address, and publishes neither a route of apps
+// through a Gateway of another namespace nor a route of another namespace. It has a control
+// plane of its own: the suite's manager reads every namespace.
+func TestHTTPRoute_NamespaceAndGatewayNamespace(t *testing.T) {
+	cfg := envtest.StartWith(t, root, envtest.Options{SourceCRDs: true}).Config
+	appCtx, cancel := context.WithCancel(context.Background()) // the zone writers' lifetime
+	t.Cleanup(cancel)
+	a, err := app.New(appCtx, managerConfig(cfg, t.TempDir(), source.Config{Sources: []string{source.GatewayHTTPRoute},
+		Namespace: "apps", GatewayNamespace: "infra"}, prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testrun.Background(t, "manager", a.Run)
+	c, err := client.New(cfg, client.Options{Scheme: app.NewScheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const zone = "apps.test"
+	zoneNamespace(t, c, "apps", zone)
+	zoneNamespace(t, c, "elsewhere", "elsewhere.test")
+	create(t, c, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "other"}})
+	all := &gwv1.AllowedRoutes{Namespaces: &gwv1.RouteNamespaces{From: ptr.To(gwv1.NamespacesFromAll)}}
+	listener := gwv1.Listener{Name: "http", Protocol: gwv1.HTTPProtocolType, Port: 80, AllowedRoutes: all}
+	gw := gateway(t, c, "infra", "gw", "192.0.2.80", listener)
+	gateway(t, c, "other", "gw", "192.0.2.81", listener)
+	route := func(ns, name, gwNamespace, host string) {
+		ref := gwv1.ParentReference{Name: "gw", Namespace: ptr.To(gwv1.Namespace(gwNamespace))}
+		r := &gwv1.HTTPRoute{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: gwv1.HTTPRouteSpec{CommonRouteSpec: gwv1.CommonRouteSpec{ParentRefs: []gwv1.ParentReference{ref}}, Hostnames: []gwv1.Hostname{gwv1.Hostname(host)}}}
+		create(t, c, r)
+		setParents(t, c, r, func(g int64) []gwv1.RouteParentStatus {
+			p := accepted("gw", g)
+			p[0].ParentRef = ref
+			return p
+		})
+	}
+	route("apps", "other-gw", "other", "other-gw."+zone)
+	route("elsewhere", "web", "infra", "web.elsewhere.test")
+	route("apps", "web", "infra", "web."+zone)
+	target := func(ip string) func(*dnsv1.DNSEndpoint) error {
+		return func(ep *dnsv1.DNSEndpoint) error {
+			if e := ep.Spec.Endpoints; len(e) != 1 || e[0].DNSName != "web."+zone || len(e[0].Targets) != 1 || e[0].Targets[0] != ip {
+				return fmt.Errorf("endpoints %+v, want web.%s A %s", e, zone, ip)
+			}
+			return nil
+		}
+	}
+	waitEndpoint(t, c, "apps", "httproute-web", target("192.0.2.80"))
+	for _, key := range []client.ObjectKey{{Namespace: "apps", Name: "httproute-other-gw"}, {Namespace: "elsewhere", Name: "httproute-web"}} {
+		if err := c.Get(ctxT(t), key, &dnsv1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
+			t.Errorf("DNSEndpoint %s: %v, want none (outside --gateway-namespace or --namespace)", key, err)
+		}
+	}
+	// A change of the Gateway in --gateway-namespace (outside --namespace) republishes the route.
+	gw.Status.Addresses = []gwv1.GatewayStatusAddress{{Type: ptr.To(gwv1.IPAddressType), Value: "192.0.2.82"}}
+	if err := c.Status().Update(ctxT(t), gw); err != nil {
+		t.Fatal(err)
+	}
+	waitEndpoint(t, c, "apps", "httproute-web", target("192.0.2.82"))
 }

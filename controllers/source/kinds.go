@@ -31,6 +31,9 @@ type Kind struct {
 	Desired func(ctx context.Context, r *Reconciler, obj client.Object) ([]dnsv1.Endpoint, []src.Problem, error)
 	// Selected, when set, is a kind's own filter (the Ingress class).
 	Selected func(r *Reconciler, obj client.Object) bool
+	// OwnTypes says the kind's objects name their record types (crd), which
+	// --managed-record-types does not narrow; the other kinds publish only managed types.
+	OwnTypes bool
 }
 
 // gvCRD is external-dns's DNSEndpoint kind.
@@ -49,7 +52,7 @@ func Kinds() map[string]*Kind {
 			Selected: func(r *Reconciler, o client.Object) bool {
 				return src.IngressClassMatches(o.(*networkingv1.Ingress), r.Config.IngressClasses)
 			}},
-		src.CRD: {Name: src.CRD, Prefix: "externaldns", GVK: gvCRD(), Requires: []schema.GroupVersionKind{gvCRD()}, New: newExternalDNS, Desired: crdDesired},
+		src.CRD: {Name: src.CRD, Prefix: "externaldns", GVK: gvCRD(), Requires: []schema.GroupVersionKind{gvCRD()}, New: newExternalDNS, Desired: crdDesired, OwnTypes: true},
 	}
 	for _, rk := range routeKinds() {
 		ks[rk.Name] = rk.kind()
@@ -133,8 +136,8 @@ func (rk routeKind) kind() *Kind {
 func routeDesired(ctx context.Context, r *Reconciler, rt src.Route) ([]dnsv1.Endpoint, []src.Problem, error) {
 	gws := map[types.NamespacedName]*gwv1.Gateway{}
 	for _, key := range src.ParentGateways(rt) {
-		if r.Config.Namespace != "" && key.Namespace != r.Config.Namespace {
-			continue // --namespace: a source reads nothing outside it
+		if !r.Config.GatewaySelected(key.Namespace, r.WatchNamespaces) {
+			continue // outside --gateway-namespace, or not watched: it does not count
 		}
 		gw := &gwv1.Gateway{}
 		if err := r.Client.Get(ctx, key, gw); err != nil {

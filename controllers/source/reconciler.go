@@ -53,6 +53,9 @@ type Reconciler struct {
 	// nodes, for NodePort Services and endpoints-type NodeExternalIP, and the namespaces, for a
 	// Gateway listener's allowedRoutes.namespaces.selector.
 	Nodes bool
+	// WatchNamespaces are the manager's --watch-namespaces (nil = every namespace): a route's
+	// Gateway outside them cannot be read, so it does not count.
+	WatchNamespaces []string
 
 	annotations, labels labels.Selector
 }
@@ -87,6 +90,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	eps, probs, err := r.Kind.Desired(ctx, r, obj)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !r.Kind.OwnTypes {
+		eps = r.Config.ManagedOnly(eps)
 	}
 	for _, p := range probs {
 		r.Recorder.Event(obj, corev1.EventTypeWarning, p.Reason, p.Message)

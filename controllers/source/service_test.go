@@ -8,6 +8,7 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -148,7 +149,7 @@ func testNode(t *testing.T, name, addr string) *corev1.Node {
 }
 
 // TestService_NodePortLocalAndCordoned: a NodePort Service with externalTrafficPolicy Local
-// publishes no node while none of its pods runs, and only the node of its Running (even not
+// publishes no node (and no SRV record, not a managed type by default) while none of its pods runs, and only the node of its Running (even not
 // Ready) pod once one does, as external-dns's nodesExternalTrafficPolicyTypeLocal; a cordoned
 // node leaves the targets of a NodePort Service (external-dns's "NodePort services ignore
 // unschedulable node", --exclude-unschedulable's default).
@@ -163,13 +164,12 @@ func TestService_NodePortLocalAndCordoned(t *testing.T) {
 		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeNodePort, Ports: []corev1.ServicePort{{Port: 80}}}}
 	create(t, k8s, local, all)
 	waitAnswer(t, "all."+zone, dns.TypeA, "203.0.113.11", "203.0.113.12")
-	waitEndpoint(t, k8s, ns, "svc-loc", func(ep *dnsv1.DNSEndpoint) error {
-		if len(ep.Spec.Endpoints) != 1 || ep.Spec.Endpoints[0].RecordType != "SRV" {
-			return fmt.Errorf("want only the SRV record while no pod runs: %+v", ep.Spec.Endpoints)
-		}
-		return nil
-	})
+	// No target while no pod runs, and no SRV record (not a managed type by default): nothing,
+	// so no DNSEndpoint.
 	waitAnswer(t, "loc."+zone, dns.TypeA)
+	if err := k8s.Get(ctxT(t), client.ObjectKey{Namespace: ns, Name: "svc-loc"}, &dnsv1.DNSEndpoint{}); !apierrors.IsNotFound(err) {
+		t.Errorf("DNSEndpoint svc-loc while no pod runs: %v, want none (an SRV record alone is not published by default)", err)
+	}
 
 	p := testPod(ns, "loc-0", "source-test-n2", map[string]string{"app": "loc"})
 	create(t, k8s, p)
@@ -222,9 +222,10 @@ func TestIngress_HostsAnnotationsAndBadValues(t *testing.T) {
 }
 
 // TestService_NodePortAccessSetIdentifierAndWeight: a NodePort Service publishes its nodes'
-// addresses, ExternalIP by default and InternalIP with access=private; set-identifier and
+// addresses, ExternalIP by default and InternalIP with access=private, and no SRV record (not in
+// external-dns's default --managed-record-types); set-identifier and
 // aws-weight make it a weighted record set; an access value that is neither public nor private
-// gives an InvalidAnnotation Event and falls back to the default.
+// as written ("Private") gives an InvalidAnnotation Event naming it and falls back to the default.
 func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 	const ns, zone = "svc-c", "svc-c.test"
 	zoneNamespace(t, k8s, ns, zone)
@@ -242,17 +243,21 @@ func TestService_NodePortAccessSetIdentifierAndWeight(t *testing.T) {
 
 	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "private", ed + "set-identifier": "eu", ed + "aws-weight": "20"})
 	waitEndpoint(t, k8s, ns, "svc-np", func(ep *dnsv1.DNSEndpoint) error {
-		e := ep.Spec.Endpoints // the node port's SRV record (external-dns's extractNodePortEndpoints), and the A set
-		if len(e) != 2 || e[1].RecordType != "A" || e[1].SetIdentifier != "eu" || len(e[1].ProviderSpecific) != 1 || e[1].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
-			len(e[1].Targets) != 1 || e[1].Targets[0] != "10.0.0.7" || e[0].RecordType != "SRV" || e[0].DNSName != "_np._tcp.np."+zone {
+		// The A set only: the node port's SRV record (external-dns's extractNodePortEndpoints) is
+		// not a managed type without --managed-record-types=...,SRV.
+		e := ep.Spec.Endpoints
+		if len(e) != 1 || e[0].RecordType != "A" || e[0].SetIdentifier != "eu" || len(e[0].ProviderSpecific) != 1 || e[0].ProviderSpecific[0] != (dnsv1.ProviderSpecificProperty{Name: "aws/weight", Value: "20"}) ||
+			len(e[0].Targets) != 1 || e[0].Targets[0] != "10.0.0.7" {
 			return fmt.Errorf("endpoints %+v", e)
 		}
 		return nil
 	})
 	waitAnswer(t, "np."+zone, dns.TypeA, "10.0.0.7")
 
-	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "everyone"})
-	waitEvent(t, k8s, ns, "Service", "np", dnsv1.ReasonInvalidAnnotation)
+	// "Private" is not "private": access is compared as written (external-dns reads it so), so
+	// the default (the ExternalIP) comes back, with an Event naming the value.
+	annotate(t, svc, map[string]string{ed + "hostname": "np." + zone, ed + "access": "Private"})
+	waitEventMessage(t, k8s, ns, "Service", "np", dnsv1.ReasonInvalidAnnotation, ed+`access "Private"`)
 	waitAnswer(t, "np."+zone, dns.TypeA, "203.0.113.7")
 }
 

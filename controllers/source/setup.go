@@ -27,7 +27,7 @@ func ControllerName(name string) string { return "source-" + name }
 
 // SetupWithManager adds the controller: the source objects (in --namespace, when set), the
 // DNSEndpoints they own, and what their endpoints depend on (a Service's EndpointSlices and the
-// nodes; a route's Gateways). decorate, when not nil, wraps the reconciler.
+// nodes; a route's Gateways, in --gateway-namespace when set). decorate, when not nil, wraps the reconciler.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	var err error
 	if r.annotations, r.labels, err = r.Config.Selectors(); err != nil {
@@ -50,7 +50,11 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		}
 	case src.CRD, src.Ingress:
 	default:
-		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.routesOfGateway), builder.WithPredicates(inNamespace))
+		// Gateways are limited by --gateway-namespace, not by --namespace.
+		gateways := predicate.NewPredicateFuncs(func(o client.Object) bool {
+			return r.Config.GatewaySelected(o.GetNamespace(), r.WatchNamespaces)
+		})
+		b = b.Watches(&gwv1.Gateway{}, handler.EnqueueRequestsFromMapFunc(r.routesOfGateway), builder.WithPredicates(gateways))
 		if r.Nodes {
 			// A namespace's labels decide what allowedRoutes.namespaces.selector admits.
 			b = b.Watches(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.routesOfNamespace), builder.WithPredicates(labelsChanged()))

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,7 +170,14 @@ func waitGone(t *testing.T, c client.Client, ns, name string) {
 // waitEvent waits until a Warning Event of reason is recorded on the object kind ns/name.
 func waitEvent(t *testing.T, c client.Client, ns, kind, name, reason string) {
 	t.Helper()
-	eventually(t, fmt.Sprintf("Warning %s Event on %s %s/%s", reason, kind, ns, name), func() error {
+	waitEventMessage(t, c, ns, kind, name, reason, "")
+}
+
+// waitEventMessage waits until a Warning Event of reason whose message contains msg is recorded
+// on the object kind ns/name.
+func waitEventMessage(t *testing.T, c client.Client, ns, kind, name, reason, msg string) {
+	t.Helper()
+	eventually(t, fmt.Sprintf("Warning %s Event %q on %s %s/%s", reason, msg, kind, ns, name), func() error {
 		var list corev1.EventList
 		if err := c.List(ctxT(t), &list, client.InNamespace(ns)); err != nil {
 			return err
@@ -177,10 +185,10 @@ func waitEvent(t *testing.T, c client.Client, ns, kind, name, reason string) {
 		var seen []string
 		for _, e := range list.Items {
 			if e.InvolvedObject.Kind == kind && e.InvolvedObject.Name == name {
-				if e.Type == corev1.EventTypeWarning && e.Reason == reason {
+				if e.Type == corev1.EventTypeWarning && e.Reason == reason && strings.Contains(e.Message, msg) {
 					return nil
 				}
-				seen = append(seen, e.Reason)
+				seen = append(seen, e.Reason+": "+e.Message)
 			}
 		}
 		return fmt.Errorf("events on it: %v", seen)

@@ -342,6 +342,8 @@ func TestParseFlags_Sources(t *testing.T) {
 		{[]string{"--ignore-ingress-tls-spec", "--ignore-ingress-rules-spec"}, func(c *source.Config) { c.IgnoreIngressTLSSpec, c.IgnoreIngressRulesSpec = true, true }},
 		{[]string{"--publish-host-ip"}, func(c *source.Config) { c.PublishHostIP = true }},
 		{[]string{"--always-publish-not-ready-addresses"}, func(c *source.Config) { c.AlwaysPublishNotReady = true }},
+		{[]string{"--namespace=apps", "--gateway-namespace=infra"}, func(c *source.Config) { c.Namespace, c.GatewayNamespace = "apps", "infra" }},
+		{[]string{"--managed-record-types=A", "--managed-record-types=CNAME,SRV"}, func(c *source.Config) { c.ManagedRecordTypes = []string{"A", "CNAME", "SRV"} }},
 	} {
 		o, _, err := parseFlags(row.args)
 		if err != nil {
@@ -366,6 +368,8 @@ func TestParseFlags_Sources(t *testing.T) {
 		{[]string{"--label-filter=a in (b"}, "--label-filter"},
 		{[]string{"--service-type-filter=Headless"}, `--service-type-filter "Headless"`},
 		{[]string{"--watch-namespaces=a", "--owner-id=me", "--namespace=b"}, "--namespace \"b\" is not one of --watch-namespaces"},
+		{[]string{"--watch-namespaces=a", "--owner-id=me", "--gateway-namespace=b"}, "--gateway-namespace \"b\" is not one of --watch-namespaces"},
+		{[]string{"--managed-record-types=srv"}, `--managed-record-types "srv"`},
 	} {
 		if _, _, err := parseFlags(bad.args); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%v: got %v, want an error mentioning %q", bad.args, err, bad.want)

@@ -31,7 +31,7 @@ func (a *App) addSources(_ context.Context, cfg Config) error {
 		k := kinds[name]
 		r := &sourcecontroller.Reconciler{
 			Client: a.Manager.GetClient(), Recorder: a.Manager.GetEventRecorderFor("dnsplane-source"),
-			Kind: k, Config: cfg.Sources, Nodes: len(cfg.WatchNamespaces) == 0,
+			Kind: k, Config: cfg.Sources, Nodes: len(cfg.WatchNamespaces) == 0, WatchNamespaces: cfg.WatchNamespaces,
 		}
 		start := func() error {
 			return r.SetupWithManager(a.Manager, decorator(cfg, sourcecontroller.ControllerName(name)))

@@ -2,6 +2,7 @@ package source
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,9 +165,74 @@ func TestConfigValidate(t *testing.T) {
 		{name: "namespace inside watch", c: Config{Namespace: "a"}, watch: []string{"a", "b"}, ok: true},
 		{name: "namespace outside watch", c: Config{Namespace: "c"}, watch: []string{"a", "b"}},
 		{name: "bad namespace", c: Config{Namespace: "A_B"}},
+		{name: "gateway namespace inside watch", c: Config{Namespace: "a", GatewayNamespace: "b"}, watch: []string{"a", "b"}, ok: true},
+		{name: "gateway namespace outside watch", c: Config{GatewayNamespace: "c"}, watch: []string{"a", "b"}},
+		{name: "bad gateway namespace", c: Config{GatewayNamespace: "A_B"}},
+		{name: "managed record types", c: Config{ManagedRecordTypes: []string{"A", "AAAA", "CNAME", "SRV", "TXT", "NS", "DNAME", "NAPTR"}}, ok: true},
+		{name: "managed record type in lower case", c: Config{ManagedRecordTypes: []string{"srv"}}},
+		{name: "managed record type unknown", c: Config{ManagedRecordTypes: []string{"BOGUS"}}},
 	} {
 		if err := tc.c.Validate(tc.watch); (err == nil) != tc.ok {
 			t.Errorf("%s: err %v, want ok %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestConfigManagedOnly: the service, ingress and route sources publish only the types of
+// --managed-record-types, external-dns's default (A, AAAA, CNAME) when unset, so a NodePort
+// Service's SRV records only when SRV is listed (external-dns docs/sources/service.md); types
+// are compared as written.
+func TestConfigManagedOnly(t *testing.T) {
+	var eps []dnsv1.Endpoint
+	for _, typ := range []string{"A", "AAAA", "CNAME", "SRV", "TXT", "MX"} {
+		eps = append(eps, dnsv1.Endpoint{DNSName: strings.ToLower(typ) + ".example.com", RecordType: typ})
+	}
+	for _, tc := range []struct {
+		managed, want []string
+	}{
+		{managed: nil, want: []string{"A", "AAAA", "CNAME"}},
+		{managed: []string{"A", "CNAME", "SRV"}, want: []string{"A", "CNAME", "SRV"}},
+		{managed: []string{"SRV"}, want: []string{"SRV"}},
+		{managed: []string{"srv", "a"}, want: nil},
+	} {
+		c := Config{ManagedRecordTypes: tc.managed}
+		var got []string
+		for _, e := range c.ManagedOnly(eps) {
+			got = append(got, e.RecordType)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("--managed-record-types %v: kept %v, want %v", tc.managed, got, tc.want)
+		}
+		for _, e := range eps {
+			if c.Manages(e.RecordType) != slices.Contains(tc.want, e.RecordType) {
+				t.Errorf("--managed-record-types %v: Manages(%s) = %v", tc.managed, e.RecordType, !slices.Contains(tc.want, e.RecordType))
+			}
+		}
+	}
+}
+
+// TestConfigGatewaySelected: a route's Gateway counts when it is in --gateway-namespace (any
+// namespace when unset), whatever --namespace says, and in --watch-namespaces when those are
+// set (the manager reads nothing else).
+func TestConfigGatewaySelected(t *testing.T) {
+	for _, tc := range []struct {
+		c     Config
+		watch []string
+		ns    string
+		want  bool
+	}{
+		{c: Config{}, ns: "infra", want: true},
+		{c: Config{Namespace: "apps"}, ns: "infra", want: true},
+		{c: Config{Namespace: "apps"}, ns: "apps", want: true},
+		{c: Config{Namespace: "apps", GatewayNamespace: "infra"}, ns: "infra", want: true},
+		{c: Config{Namespace: "apps", GatewayNamespace: "infra"}, ns: "apps", want: false},
+		{c: Config{GatewayNamespace: "infra"}, ns: "other", want: false},
+		{c: Config{Namespace: "apps"}, watch: []string{"apps", "infra"}, ns: "infra", want: true},
+		{c: Config{Namespace: "apps"}, watch: []string{"apps", "infra"}, ns: "other", want: false},
+	} {
+		if got := tc.c.GatewaySelected(tc.ns, tc.watch); got != tc.want {
+			t.Errorf("--namespace=%q --gateway-namespace=%q --watch-namespaces=%v: Gateway of %s selected %v, want %v",
+				tc.c.Namespace, tc.c.GatewayNamespace, tc.watch, tc.ns, got, tc.want)
 		}
 	}
 }

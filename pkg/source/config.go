@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
 // Source names, as --source takes them (external-dns's names).
@@ -43,8 +46,16 @@ type Config struct {
 	// GatewayName is --gateway-name: routes count only through Gateways of this name.
 	GatewayName string
 	// Namespace is --namespace: sources read only this namespace; "" = every namespace the
-	// manager watches (--watch-namespaces), never more.
+	// manager watches (--watch-namespaces), never more. Gateways are GatewayNamespace's.
 	Namespace string
+	// GatewayNamespace is --gateway-namespace: routes count only through Gateways of this
+	// namespace; "" = every namespace the manager watches, whatever Namespace is (external-dns
+	// limits routes by --namespace and Gateways by --gateway-namespace).
+	GatewayNamespace string
+	// ManagedRecordTypes is --managed-record-types: the record types the service, ingress and
+	// route sources publish; nil = external-dns's default, DefaultManagedRecordTypes. The crd
+	// source's objects name their own types, which it publishes whatever this says.
+	ManagedRecordTypes []string
 	// PublishInternal is --publish-internal-services (ClusterIP Services' hostname annotation).
 	PublishInternal bool
 	// IncludeUnschedulable is --exclude-unschedulable=false (--no-exclude-unschedulable): a
@@ -68,6 +79,41 @@ type Config struct {
 	// AlwaysPublishNotReady is --always-publish-not-ready-addresses: a headless Service
 	// publishes its not-ready endpoints too, as spec.publishNotReadyAddresses does for one.
 	AlwaysPublishNotReady bool
+}
+
+// DefaultManagedRecordTypes returns external-dns's default --managed-record-types (A, AAAA,
+// CNAME): without SRV, a NodePort Service's SRV records are not published.
+func DefaultManagedRecordTypes() []string { return []string{"A", "AAAA", "CNAME"} }
+
+// Manages reports whether records of type typ pass --managed-record-types (compared as
+// written, as external-dns does).
+func (c Config) Manages(typ string) bool {
+	types := c.ManagedRecordTypes
+	if types == nil {
+		types = DefaultManagedRecordTypes()
+	}
+	return slices.Contains(types, typ)
+}
+
+// ManagedOnly returns the endpoints of eps whose type passes --managed-record-types, in order.
+func (c Config) ManagedOnly(eps []dnsv1.Endpoint) []dnsv1.Endpoint {
+	var out []dnsv1.Endpoint
+	for _, e := range eps {
+		if c.Manages(e.RecordType) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// GatewaySelected reports whether a route counts through a Gateway of namespace ns: within
+// --gateway-namespace when set, and within watchNamespaces (the manager's --watch-namespaces)
+// when those are set, since the manager reads nothing outside them.
+func (c Config) GatewaySelected(ns string, watchNamespaces []string) bool {
+	if c.GatewayNamespace != "" && ns != c.GatewayNamespace {
+		return false
+	}
+	return len(watchNamespaces) == 0 || slices.Contains(watchNamespaces, ns)
 }
 
 // ServiceTypes returns the Service types --service-type-filter takes.
@@ -101,8 +147,9 @@ func (c Config) Selectors() (annotations, labelSel labels.Selector, err error) {
 }
 
 // Validate checks the flags: known, distinct source names; DNS names in the domain filters;
-// known Service types; selectors that parse; a namespace name that is one of watchNamespaces when those are set
-// (--namespace narrows the sources, never widens the manager). Errors name the flag.
+// known Service types; selectors that parse; namespace names (--namespace, --gateway-namespace)
+// that are one of watchNamespaces when those are set (they narrow the sources, never widen the
+// manager); record type names (--managed-record-types). Errors name the flag.
 func (c Config) Validate(watchNamespaces []string) error {
 	var errs []error
 	for i, s := range c.Sources {
@@ -127,12 +174,30 @@ func (c Config) Validate(watchNamespaces []string) error {
 	if _, _, err := c.Selectors(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Namespace != "" {
-		if msgs := validation.IsDNS1123Label(c.Namespace); len(msgs) > 0 {
-			errs = append(errs, fmt.Errorf("--namespace %q: not a namespace name: %s", c.Namespace, strings.Join(msgs, "; ")))
-		} else if len(watchNamespaces) > 0 && !slices.Contains(watchNamespaces, c.Namespace) {
-			errs = append(errs, fmt.Errorf("--namespace %q is not one of --watch-namespaces %s: a source never reads outside them", c.Namespace, strings.Join(watchNamespaces, ",")))
+	for flag, ns := range map[string]string{"--namespace": c.Namespace, "--gateway-namespace": c.GatewayNamespace} {
+		if err := validNamespace(flag, ns, watchNamespaces); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, t := range c.ManagedRecordTypes {
+		if _, ok := dns.StringToType[t]; !ok {
+			errs = append(errs, fmt.Errorf("--managed-record-types %q: not a DNS record type name in upper case, such as SRV", t))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validNamespace checks a namespace flag's value: "" (none), or a namespace name that is one of
+// watchNamespaces when those are set (the flag narrows the sources, never widens the manager).
+func validNamespace(flag, ns string, watchNamespaces []string) error {
+	if ns == "" {
+		return nil
+	}
+	if msgs := validation.IsDNS1123Label(ns); len(msgs) > 0 {
+		return fmt.Errorf("%s %q: not a namespace name: %s", flag, ns, strings.Join(msgs, "; "))
+	}
+	if len(watchNamespaces) > 0 && !slices.Contains(watchNamespaces, ns) {
+		return fmt.Errorf("%s %q is not one of --watch-namespaces %s: a source never reads outside them", flag, ns, strings.Join(watchNamespaces, ","))
+	}
+	return nil
 }

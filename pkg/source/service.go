@@ -49,7 +49,9 @@ type ServiceInput struct {
 //     private chooses), without cordoned nodes under ExcludeUnschedulable; under
 //     externalTrafficPolicy Local only the nodes that run a pod of the Service (see
 //     localNodes), none when no such pod runs; and an SRV record
-//     _<service>._<protocol>.<name> "0 50 <nodePort> <name>." per node port;
+//     _<service>._<protocol>.<name> "0 50 <nodePort> <name>." per node port, which
+//     Config.ManagedOnly leaves out unless --managed-record-types has SRV (as external-dns's
+//     plan does);
 //   - ExternalName: spec.externalIPs, else spec.externalName (a CNAME).
 //
 // The problems are the unusable annotation values, and nodes that cannot be read.
