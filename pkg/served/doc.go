@@ -11,7 +11,11 @@
 //
 // It checks by zone, not by record: however many objects a zone's batch carried, a check asks
 // each server one SOA query, and only the servers still behind are asked again. A zone without
-// a change waiting to be served is never queried (0 queries in steady state).
+// a change waiting to be served within its stale deadline is never queried (0 queries in steady
+// state). Where a write may keep the serial (PowerDNS), the primary is read just before the
+// write too (Baseline), and a write that did not move it is served only once the serial moves;
+// a secondary ahead of its primary does not count as serving a change. The guarantee and its
+// corollaries are docs/served.md's invariants; a property test holds the tracker to them.
 //
 // It must not write to a provider, read a zone's records from a provider, nor import the API
 // types or controller-runtime: the
