@@ -14,7 +14,8 @@
 //     ordinary characters or in another case ("esc\097ped", "Escaped") is the name "escaped";
 //   - holding only what the server applies: every way in refuses the types whose meaning is
 //     processing pkg/dnsserver does not do (unapplied: DNAME, RFC 6672; RRSIG, NSEC and NSEC3,
-//     RFC 4035) or that servers do not agree on (NS at a wildcard owner, RFC 4592 §4.2), Tx.Put with ErrInvalidRRSet, Load and DecodeShards by not serving the zone
+//     RFC 4035) or that servers do not agree on (NS at a wildcard owner, RFC 4592 §4.2):
+//     Tx.Put with ErrInvalidRRSet, Load and DecodeShards by not serving the zone
 //     (ErrCorruptZone naming the record), so no zone is served with answers that differ from
 //     its data's;
 //   - the store: copy-on-write snapshots (Snapshot) that readers take without a lock, one
