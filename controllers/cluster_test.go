@@ -24,6 +24,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/envtest"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
 // cluster is one more "cluster" for multi-cluster tests: its own kube-apiserver and etcd
@@ -100,6 +101,8 @@ type clusterOptions struct {
 	ServedInterval, ServedStaleAfter time.Duration
 	// GeoIPDatabase is --geoip-database; default none.
 	GeoIPDatabase string
+	// LocalFaultHook injects failures or holds into the embedded provider (app.Config's).
+	LocalFaultHook local.FaultHook
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -158,8 +161,8 @@ func (c *cluster) startManager() {
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort, GslbSource: c.opts.GslbSource,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
-		GeoIPDatabase: c.opts.GeoIPDatabase,
-		Registerer:    cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
+		GeoIPDatabase: c.opts.GeoIPDatabase, LocalFaultHook: c.opts.LocalFaultHook,
+		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
 		cancel()

@@ -8,10 +8,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
+	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
 // TestHandover_HolderDeletedInAnotherClusterFreesItsNames (issue 26, item 5; external-dns #6617):
@@ -76,4 +79,68 @@ func TestHandover_HolderDeletedInAnotherClusterFreesItsNames(t *testing.T) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	t.Logf("handover: x1-x5 answered with cluster-b's addresses %.1f s after cluster-a's registry records left the zone (conflict retry %s; %d cluster-b DNSEndpoint reconciles meanwhile; load %s)",
 		took.Seconds(), retry, b.endpointReconciles.get()-before, strings.TrimSpace(string(load)))
+}
+
+// TestHandover_WaiterTakesTheNameWhenTheHolderIsReleased: in one cluster, on the embedded
+// provider, DNSEndpoint holder publishes www and waiter, claiming it too, is OwnershipConflict.
+// The holder is deleted (no finalizer) and its release is held at the provider: meanwhile the
+// waiter stays OwnershipConflict and www answers the holder's address, whatever reconcile the
+// deletion itself caused. Once the release is applied, the waiter is enqueued by it and
+// publishes: with the conflict retry and every resync an hour long, nothing else can bring it
+// in time, so the waiter's write follows the release, not a timer (docs/api.md, "Handing a name
+// over"). The deadline only catches a hang; the time from the release to the waiter's answer is
+// logged.
+func TestHandover_WaiterTakesTheNameWhenTheHolderIsReleased(t *testing.T) {
+	const ns, zone = "apps", "waiter.test"
+	var gate faultInjector
+	c := startClusterWith(t, "cluster-w", time.Minute, 5*time.Minute, clusterOptions{ConflictRetry: time.Hour, LocalFaultHook: gate.hook})
+	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: factory.TypeLocal})
+	z := zoneObj(ns, "z", zone, nil)
+	c.create(z)
+	c.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	www := "www." + zone
+	holder := endpointIn(ns, "holder", dnsv1.Endpoint{DNSName: www, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.1"}})
+	c.create(holder)
+	c.waitCondition(holder, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 30*time.Second)
+	waiter := endpointIn(ns, "waiter", dnsv1.Endpoint{DNSName: www, RecordType: "A", Targets: dnsv1.Targets{"198.51.100.2"}})
+	c.create(waiter)
+	c.waitCondition(waiter, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonOwnershipConflict, 30*time.Second)
+	answers := func(want string) error {
+		if got := served(t, c.dnsAddr, www); !slices.Equal(got, []string{want}) {
+			return fmt.Errorf("%s answered %v, want %s", www, got, want)
+		}
+		return nil
+	}
+	if err := answers("192.0.2.1"); err != nil {
+		t.Fatal(err)
+	}
+
+	held, release := gate.holdAt(local.FaultBeforeApplyChanges, zone)
+	defer release()
+	if err := c.client.Delete(c.ctx(), holder); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-held:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the holder's release never reached the provider")
+	}
+	// A reconcile of the waiter that the deletion itself enqueued runs now, against the names
+	// the holder still holds; give it the time to.
+	time.Sleep(time.Second)
+	if err := answers("192.0.2.1"); err != nil {
+		t.Fatalf("while the release is held: %v", err)
+	}
+	cond := c.waitCondition(waiter, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonOwnershipConflict, time.Second)
+	if !strings.Contains(cond.Message, "DNSEndpoint/"+ns+"/holder") {
+		t.Fatalf("while the release is held, the waiter's conflict does not name the holder: %s", cond.Message)
+	}
+
+	release()
+	released := time.Now()
+	eventually(t, 10*time.Second, www+" answered with the waiter's address", func() error { return answers("198.51.100.2") })
+	took := time.Since(released)
+	c.waitCondition(waiter, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, 10*time.Second)
+	t.Logf("hand-over: %s answered the waiter's address %.2f s after the holder's release was let through", www, took.Seconds())
 }

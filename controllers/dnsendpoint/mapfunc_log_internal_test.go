@@ -14,7 +14,6 @@ func TestMapFuncs_LogAFailedList(t *testing.T) {
 	mapfunctest.LogsAFailedList(t, func(c client.Client) []mapfunctest.Case {
 		r := &Reconciler{Client: c}
 		return []mapfunctest.Case{
-			{Name: "conflictedPeers", Fn: r.conflictedPeers, Obj: &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "gone"}}},
 			{Name: "endpointsOfZone", Fn: r.endpointsOfZone, Obj: &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "z"}, Spec: dnsv1.DNSZoneSpec{Zone: "example.test"}}, Lists: true},
 		}
 	})

@@ -179,29 +179,42 @@ func published(n int) string {
 	return fmt.Sprintf("%d endpoints published", n)
 }
 
-// reconcileDelete removes every record the object holds; a zero Result and no error let the
-// lifecycle drop the finalizer.
+// reconcileDelete removes every record the object holds, then hands its names over (waiters); a
+// zero Result and no error let the lifecycle drop the finalizer.
 func (r *Reconciler) reconcileDelete(ctx context.Context, ep *dnsv1.DNSEndpoint) (ctrl.Result, error) {
 	done, err := r.planner(ep).Release(ctx, r.Client, r.Recorder, ep, r.releaseOptions(ep))
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
+	r.handOver(ctx, client.ObjectKeyFromObject(ep), ep.Status.Zones)
 	return ctrl.Result{}, nil
 }
 
 // reconcileGone releases what a deleted object held: the zones its delete event or the sweep
-// recorded (publish.Inflight.Gone), and those its last submission wrote to.
+// recorded (publish.Inflight.Gone), and those its last submission wrote to; then hands its names
+// over (waiters).
 func (r *Reconciler) reconcileGone(ctx context.Context, key client.ObjectKey) (ctrl.Result, error) {
 	if r.inflight == nil {
 		return ctrl.Result{}, nil
 	}
 	ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
 	ep.Spec.Policy = r.inflight.GonePolicy(key) // its delete event's: an UpsertOnly object keeps its records
-	done, err := r.planner(ep).ReleaseGone(ctx, r.Client, r.Recorder, key, ep, r.releaseOptions(ep))
+	released, done, err := r.planner(ep).ReleaseGone(ctx, r.Client, r.Recorder, key, ep, r.releaseOptions(ep))
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
+	r.handOver(ctx, key, released)
 	return ctrl.Result{}, nil
+}
+
+// handOver enqueues, once the release of the object at key is applied in zones, the objects
+// waiting on names there (waiters): the hand-over follows the release, so a waiter plans
+// against a zone view that no longer holds the released names.
+func (r *Reconciler) handOver(ctx context.Context, key client.ObjectKey, zones []string) {
+	if r.inflight == nil || len(zones) == 0 {
+		return
+	}
+	r.inflight.Enqueue(r.waiters(ctx, key, zones)...)
 }
 
 func (r *Reconciler) releaseOptions(ep *dnsv1.DNSEndpoint) publish.Options {
@@ -291,14 +304,6 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")
-	// A deleted object frees its names: the objects that lost a conflict try again. A holder in
-	// another cluster is seen by the conflicted object's own retry (ConflictRetryInterval).
-	b = b.Watches(&dnsv1.DNSEndpoint{}, handler.EnqueueRequestsFromMapFunc(r.conflictedPeers), builder.WithPredicates(predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		UpdateFunc:  func(event.UpdateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return true },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-	}))
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
 	}
@@ -322,17 +327,28 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	return requeue.Complete(b, rec) // a resynced success counts as a success
 }
 
-// conflictedPeers enqueues every DNSEndpoint whose Ready reason is OwnershipConflict.
-func (r *Reconciler) conflictedPeers(ctx context.Context, _ client.Object) []reconcile.Request {
-	var all dnsv1.DNSEndpointList
-	if err := r.Client.List(ctx, &all, client.UnsafeDisableDeepCopy); err != nil {
-		log.FromContext(ctx).Error(err, "listing DNSEndpoints to retry their conflicts failed; the next deletion or resync retries them")
-		return nil
-	}
-	var out []reconcile.Request
-	for _, ep := range all.Items {
-		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady); c != nil && c.Reason == dnsv1.ReasonOwnershipConflict {
-			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&ep)})
+// waiters returns the DNSEndpoints other than key that hold records in zones (status.zones)
+// and whose Ready says another owner holds some of their names (OwnershipConflict or
+// DoubleClaim): the objects a release in those zones may hand names to. A holder in another
+// cluster is seen by the waiter's own retry (ConflictRetryInterval).
+func (r *Reconciler) waiters(ctx context.Context, key client.ObjectKey, zones []string) []types.NamespacedName {
+	var out []types.NamespacedName
+	for _, zone := range zones {
+		var held dnsv1.DNSEndpointList
+		if err := r.Client.List(ctx, &held, client.MatchingFields{indexHeld: zone}, client.UnsafeDisableDeepCopy); err != nil {
+			log.FromContext(ctx).Error(err, "listing the DNSEndpoints waiting on released names failed; they retry at their conflict retry",
+				"zone", zone)
+			continue
+		}
+		for i := range held.Items {
+			ep := &held.Items[i]
+			k := client.ObjectKeyFromObject(ep)
+			c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+			if k == key || slices.Contains(out, k) || c == nil || c.Status != metav1.ConditionFalse ||
+				(c.Reason != dnsv1.ReasonOwnershipConflict && c.Reason != dnsv1.ReasonDoubleClaim) {
+				continue
+			}
+			out = append(out, k)
 		}
 	}
 	return out

@@ -32,28 +32,34 @@ func TestPublished_CountsEndpoints(t *testing.T) {
 	}
 }
 
-// TestConflictedPeers_EnqueuesOnlyOwnershipConflicts reads through controller-runtime's fake
-// client: a released name concerns only the DNSEndpoints whose Ready says OwnershipConflict.
-func TestConflictedPeers_EnqueuesOnlyOwnershipConflicts(t *testing.T) {
-	ep := func(ns, name, reason string) *dnsv1.DNSEndpoint {
+// TestWaiters_ConflictedObjectsOfTheReleasedZones reads through controller-runtime's fake
+// client: a release in a zone concerns the DNSEndpoints that hold records there and whose Ready
+// says another owner holds some of their names (OwnershipConflict, DoubleClaim), but the
+// released object itself; other zones, other reasons and objects never judged are left out.
+func TestWaiters_ConflictedObjectsOfTheReleasedZones(t *testing.T) {
+	ep := func(ns, name, reason string, zones ...string) *dnsv1.DNSEndpoint {
 		e := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		e.Status.Zones = zones
 		if reason != "" {
 			e.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionReady, Status: metav1.ConditionFalse, Reason: reason}}
 		}
 		return e
 	}
-	c := fake.NewClientBuilder().WithScheme(scheme(t)).WithObjects(
-		ep("a", "conflict", dnsv1.ReasonOwnershipConflict), ep("b", "conflict", dnsv1.ReasonOwnershipConflict),
-		ep("a", "other", dnsv1.ReasonProviderError), ep("a", "fresh", "")).Build()
-	got := (&Reconciler{Client: c}).conflictedPeers(context.Background(), nil)
-	want := map[types.NamespacedName]bool{{Namespace: "a", Name: "conflict"}: true, {Namespace: "b", Name: "conflict"}: true}
-	if len(got) != len(want) {
-		t.Fatalf("conflictedPeers = %v, want %v", got, want)
+	c := fake.NewClientBuilder().WithScheme(scheme(t)).
+		WithIndex(&dnsv1.DNSEndpoint{}, indexHeld, func(o client.Object) []string { return o.(*dnsv1.DNSEndpoint).Status.Zones }).
+		WithObjects(
+			ep("a", "conflict", dnsv1.ReasonOwnershipConflict, "a/z"), ep("b", "double", dnsv1.ReasonDoubleClaim, "a/z", "b/y"),
+			ep("b", "both", dnsv1.ReasonOwnershipConflict, "a/z", "b/y"), ep("a", "released", dnsv1.ReasonOwnershipConflict, "a/z"),
+			ep("a", "elsewhere", dnsv1.ReasonOwnershipConflict, "c/x"), ep("a", "other", dnsv1.ReasonProviderError, "a/z"),
+			ep("a", "fresh", "", "a/z")).Build()
+	got := (&Reconciler{Client: c}).waiters(context.Background(), types.NamespacedName{Namespace: "a", Name: "released"}, []string{"a/z", "b/y"})
+	var names []string
+	for _, k := range got {
+		names = append(names, k.String())
 	}
-	for _, r := range got {
-		if !want[r.NamespacedName] {
-			t.Fatalf("conflictedPeers = %v, want %v", got, want)
-		}
+	slices.Sort(names)
+	if want := []string{"a/conflict", "b/both", "b/double"}; !slices.Equal(names, want) {
+		t.Fatalf("waiters = %v, want %v", names, want)
 	}
 }
 

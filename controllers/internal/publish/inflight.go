@@ -203,6 +203,27 @@ func (t *Inflight) Gone(key types.NamespacedName, zones []string, policy dnsv1.P
 	}
 }
 
+// Enqueue enqueues the objects at keys through Source: at once when it started, else when it
+// starts. A controller enqueues with it what an event of its own reconcile concerns (the objects
+// waiting on the names a release freed).
+func (t *Inflight) Enqueue(keys ...types.NamespacedName) {
+	if len(keys) == 0 {
+		return
+	}
+	t.mu.Lock()
+	q := t.q
+	if q == nil {
+		t.early = append(t.early, keys...)
+	}
+	t.mu.Unlock()
+	if q == nil {
+		return
+	}
+	for _, k := range keys {
+		q.Add(reconcile.Request{NamespacedName: k})
+	}
+}
+
 // GonePolicy returns the spec.policy Gone recorded for the object at key, "" when none: its
 // release plans under it (an UpsertOnly object's records stay).
 func (t *Inflight) GonePolicy(key types.NamespacedName) dnsv1.Policy {
@@ -274,14 +295,15 @@ func (t *Inflight) answer(key types.NamespacedName, s *Submitted, i int, err err
 // lifecycle.Lifecycle.Gone): the zones its last submission wrote to, once answered (an object
 // deleted before its finalizer was added), and those Gone recorded. Its records there are
 // removed as a Delete phase would (Release, with o an object of that key whose status.zones are
-// those zones, and no endpoints). Nothing happens
-// when the table holds nothing of key; while answers are pending it waits for them (the last
-// enqueues the object). done is false when the release must be retried (the submission is kept
-// for that).
-func (p *Planner) ReleaseGone(ctx context.Context, c client.Reader, rec record.EventRecorder, key types.NamespacedName, o Object, opts Options) (done bool, _ error) {
+// those zones, and no endpoints). released are those zones once the release is applied, so that
+// the caller hands the names over (the objects waiting on them); nil when nothing was released.
+// Nothing happens when the table holds nothing of key; while answers are pending it waits for
+// them (the last enqueues the object). done is false when the release must be retried (the
+// submission is kept for that).
+func (p *Planner) ReleaseGone(ctx context.Context, c client.Reader, rec record.EventRecorder, key types.NamespacedName, o Object, opts Options) (released []string, done bool, _ error) {
 	s, state := opts.Async.take(key)
 	if state != inflightDone {
-		return true, nil
+		return nil, true, nil
 	}
 	o.SetHeldZones(s.Zones())
 	async := opts.Async
@@ -289,6 +311,7 @@ func (p *Planner) ReleaseGone(ctx context.Context, c client.Reader, rec record.E
 	done, err := p.Release(ctx, c, rec, o, opts)
 	if err != nil || !done {
 		async.restore(key, s)
+		return nil, done, err
 	}
-	return done, err
+	return s.Zones(), true, nil
 }

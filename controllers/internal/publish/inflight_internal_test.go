@@ -164,3 +164,30 @@ func startedTable(t *testing.T) (context.Context, workqueue.TypedRateLimitingInt
 	}
 	return ctx, q, table
 }
+
+// TestInflight_EnqueueAddsKeysAtOnceOrWhenTheSourceStarts: Enqueue hands keys to the queue the
+// Source started with, and keeps those given before it started until it does.
+func TestInflight_EnqueueAddsKeysAtOnceOrWhenTheSourceStarts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testrun.HangTimeout)
+	defer cancel()
+	table := NewInflight()
+	before, after := types.NamespacedName{Namespace: "team", Name: "before"}, types.NamespacedName{Namespace: "team", Name: "after"}
+	table.Enqueue()
+	table.Enqueue(before)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	if err := table.Source().Start(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	table.Enqueue(after)
+	for _, want := range []types.NamespacedName{before, after} {
+		req, shutdown := q.Get()
+		if shutdown || req.NamespacedName != want {
+			t.Fatalf("enqueued %v (shutdown %v), want %v", req, shutdown, want)
+		}
+		q.Done(req)
+	}
+	if n := q.Len(); n != 0 || table.Len() != 0 {
+		t.Fatalf("queue holds %d more, table %d; want none", n, table.Len())
+	}
+}
