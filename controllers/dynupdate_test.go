@@ -225,13 +225,13 @@ func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
 // is not base64, InvalidKeySecret; the message names the Secret, never its secret.
 func TestDynamicUpdates_KeySecretProblemsAreConditions(t *testing.T) {
 	ns := namespace(t, "dynupdate-bad")
-	missing := zoneObj(ns, "missing", "missing.dyn.test", func(z *dnsv1.DNSZone) {
+	missing := zoneObj(ns, "missing", "missing.keys-bad.test", func(z *dnsv1.DNSZone) {
 		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "absent"}}}
 	})
-	wrongType := zoneObj(ns, "wrong-type", "wrongtype.dyn.test", func(z *dnsv1.DNSZone) {
+	wrongType := zoneObj(ns, "wrong-type", "wrongtype.keys-bad.test", func(z *dnsv1.DNSZone) {
 		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "opaque"}}}
 	})
-	notBase64 := zoneObj(ns, "not-base64", "notbase64.dyn.test", func(z *dnsv1.DNSZone) {
+	notBase64 := zoneObj(ns, "not-base64", "notbase64.keys-bad.test", func(z *dnsv1.DNSZone) {
 		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "garbled"}}}
 	})
 	opaque := tsigSecret(ns, "opaque", "k", "hmac-sha256", acmeSecret)
