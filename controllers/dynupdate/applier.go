@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -16,7 +14,6 @@ import (
 	"github.com/miekg/dns"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -99,6 +96,7 @@ type Applier struct {
 	started  bool
 	waiters  map[types.NamespacedName][]chan struct{}
 	limiters map[string]*rate.Limiter
+	answers  map[string]*answer
 }
 
 // NeedLeaderElection: every replica answers UPDATEs.
@@ -144,7 +142,9 @@ func (a *Applier) Zone(name string) (string, bool) { return a.Keyring.Zone(name)
 
 // ServeUpdate applies an UPDATE signed with keyName (dnsserver.UpdateHandler) and returns its
 // rcode (RFC 2136 §3, docs/api.md "Dynamic updates"): NOTAUTH when no DNSZone of the UPDATE's
-// zone binds the key, else applyUpdate's.
+// zone binds the key, else applyUpdate's. A retransmission of an UPDATE in flight or answered
+// within retransmitWindow (the same signed message, messageID) is not applied again: it gets
+// the first copy's rcode once that is known.
 func (a *Applier) ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int {
 	start := a.clock().Now()
 	zone := dnswire.Canonical(req.Question[0].Name)
@@ -154,6 +154,25 @@ func (a *Applier) ServeUpdate(ctx context.Context, req *dns.Msg, keyName string)
 		a.Log.V(1).Info("UPDATE with a key not bound to its zone", "key", keyName, "zone", zone)
 		return dns.RcodeNotAuth
 	}
+	if id, ok := messageID(req, keyName); ok {
+		ans, first := a.join(id)
+		if !first {
+			rcode := a.awaitFirst(ctx, ans)
+			a.Log.V(1).Info("retransmitted UPDATE answered from its first copy", "dnsZone", b.DNSZone.String(), "key", b.Secret,
+				"rcode", dns.RcodeToString[rcode], "seconds", a.clock().Since(start).Seconds())
+			return rcode
+		}
+		if ans != nil {
+			rcode := a.serve(ctx, req, b, start)
+			a.finish(ans, rcode)
+			return rcode
+		}
+	}
+	return a.serve(ctx, req, b, start)
+}
+
+// serve applies req (applyUpdate) and records its outcome: metrics, a log line and an Event.
+func (a *Applier) serve(ctx context.Context, req *dns.Msg, b dynupdate.Binding, start time.Time) int {
 	rcode, names, err := a.applyUpdate(ctx, req, b)
 	rc := dns.RcodeToString[rcode]
 	a.Metrics.observe(b.DNSZone.Namespace, b.Secret, rc, a.clock().Since(start).Seconds())
@@ -186,181 +205,6 @@ func (a *Applier) event(obj *dnsv1.DNSZone, typ, reason, format string, args ...
 	if a.Recorder != nil {
 		a.Recorder.Eventf(obj, typ, reason, format, args...)
 	}
-}
-
-// applyUpdate checks req against b and writes it: FORMERR or NOTZONE for a message RFC 2136
-// does not allow (dynupdate.Parse), REFUSED outside b's policy or over the key's rate limit,
-// a prerequisite's rcode (dynupdate.CheckPrereqs, against the records written through dynamic
-// updates in b's DNSZone), then the writes and their outcome (waitAll), then, for a Gslb zone,
-// the peers' (relayToPeers). It returns the rcode, the owner names the UPDATE changes, and why
-// when not NOERROR.
-func (a *Applier) applyUpdate(ctx context.Context, req *dns.Msg, b dynupdate.Binding) (int, []string, error) {
-	u, rcode := dynupdate.Parse(req)
-	if rcode != dns.RcodeSuccess {
-		return rcode, nil, errors.New("malformed UPDATE")
-	}
-	names := u.Names()
-	if rcode := dynupdate.Authorize(b.Policy, u); rcode != dns.RcodeSuccess {
-		return rcode, names, errors.New("outside the key's names and types")
-	}
-	if !a.limiter(b).Allow() {
-		return dns.RcodeRefused, names, errors.New("over the key's rate limit")
-	}
-	a.mu.Lock()
-	started := a.started
-	a.mu.Unlock()
-	if !started {
-		return dns.RcodeServerFailure, names, errors.New("dynamic updates are not started yet")
-	}
-	waits, rcode, err := a.writeRetrying(ctx, u, b)
-	if rcode != dns.RcodeSuccess {
-		return rcode, names, err
-	}
-	if rcode, _, err := a.waitAll(ctx, waits, names); rcode != dns.RcodeSuccess {
-		return rcode, names, err
-	}
-	rcode, err = a.relayToPeers(ctx, req, b)
-	return rcode, names, err
-}
-
-// writeRetrying runs write until it does not race another writer, at most conflictRetries
-// more times (then SERVFAIL).
-func (a *Applier) writeRetrying(ctx context.Context, u dynupdate.Update, b dynupdate.Binding) ([]wait, int, error) {
-	for attempt := 0; ; attempt++ {
-		waits, rcode, retry, err := a.write(ctx, u, b)
-		if !retry {
-			return waits, rcode, err
-		}
-		if attempt == conflictRetries {
-			return nil, dns.RcodeServerFailure, fmt.Errorf("%d concurrent writes in a row: %w", attempt+1, err)
-		}
-	}
-}
-
-// relayToPeers relays req to the Gslb peers (relay) when b's DNSZone is a Gslb zone, there are
-// peers, and req was not itself relayed; NOERROR otherwise.
-func (a *Applier) relayToPeers(ctx context.Context, req *dns.Msg, b dynupdate.Binding) (int, error) {
-	if len(a.Peers) == 0 || relayed(req) {
-		return dns.RcodeSuccess, nil
-	}
-	gslb, err := a.gslbZone(ctx, b)
-	if err != nil {
-		return dns.RcodeServerFailure, err
-	}
-	if !gslb {
-		return dns.RcodeSuccess, nil
-	}
-	return a.relay(ctx, req, b)
-}
-
-// wait is one written DNSEndpoint the answer waits for: Ready at generation, or gone.
-type wait struct {
-	key        types.NamespacedName
-	generation int64
-	gone       bool
-}
-
-// write reads the dynamic-update DNSEndpoints of b's DNSZone, evaluates u's prerequisites,
-// applies u's changes to the key's own records and writes each changed owner name's
-// DNSEndpoint. retry is true when a write raced another (Conflict, AlreadyExists, NotFound).
-func (a *Applier) write(ctx context.Context, u dynupdate.Update, b dynupdate.Binding) (waits []wait, rcode int, retry bool, err error) {
-	var list dnsv1.DNSEndpointList
-	if err := a.APIReader.List(ctx, &list, client.InNamespace(b.DNSZone.Namespace),
-		client.MatchingLabels{dnsv1.LabelDynamicUpdateZone: labelValue(b.DNSZone.Name)}); err != nil {
-		return nil, dns.RcodeServerFailure, false, fmt.Errorf("list the zone's dynamic-update DNSEndpoints: %w", err)
-	}
-	all := dynupdate.Records{}
-	own := map[string]*dnsv1.DNSEndpoint{} // owner name -> this key's DNSEndpoint
-	for i := range list.Items {
-		ep := &list.Items[i]
-		if !ep.DeletionTimestamp.IsZero() || ep.Spec.ZoneRef == nil || ep.Spec.ZoneRef.Name != b.DNSZone.Name {
-			continue
-		}
-		recs := dynupdate.FromEndpoints(ep.Spec.Endpoints)
-		merge(all, recs)
-		if ep.Labels[dnsv1.LabelDynamicUpdateKey] != labelValue(b.Secret) {
-			continue
-		}
-		for name := range recs {
-			if ep.Name == endpointName(b, name) {
-				own[name] = ep
-			}
-		}
-	}
-	if rcode := dynupdate.CheckPrereqs(u.Prereqs, all); rcode != dns.RcodeSuccess {
-		return nil, rcode, false, fmt.Errorf("prerequisite failed: %s", dns.RcodeToString[rcode])
-	}
-	mine := dynupdate.Records{}
-	for name, ep := range own {
-		mine[name] = dynupdate.FromEndpoints(ep.Spec.Endpoints)[name]
-	}
-	next := dynupdate.Apply(mine, u.Changes)
-	added := map[string]bool{}
-	for _, c := range u.Changes {
-		if c.Op == dynupdate.OpAdd {
-			added[c.Name] = true
-		}
-	}
-	for _, name := range u.Names() {
-		w, err := a.writeName(ctx, b, name, own[name], next[name], added[name])
-		switch {
-		case apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err):
-			return nil, dns.RcodeServerFailure, true, err
-		case err != nil:
-			return nil, dns.RcodeServerFailure, false, err
-		}
-		if w != nil {
-			waits = append(waits, *w)
-		}
-	}
-	return waits, dns.RcodeSuccess, false, nil
-}
-
-// writeName makes the key's DNSEndpoint of name hold sets: created, updated (the expiry moved
-// on when added), deleted when sets is empty, or left alone. It returns what to wait for.
-func (a *Applier) writeName(ctx context.Context, b dynupdate.Binding, name string, ep *dnsv1.DNSEndpoint, sets map[uint16]dynupdate.RRset, added bool) (*wait, error) {
-	expires := a.clock().Now().Add(a.ttl()).UTC().Format(time.RFC3339)
-	eps := dynupdate.Endpoints(name, sets)
-	switch {
-	case ep == nil && len(sets) == 0:
-		return nil, nil
-	case ep == nil:
-		ep = &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{
-			Namespace: b.DNSZone.Namespace, Name: endpointName(b, name),
-			Labels:      map[string]string{dnsv1.LabelDynamicUpdateZone: labelValue(b.DNSZone.Name), dnsv1.LabelDynamicUpdateKey: labelValue(b.Secret)},
-			Annotations: map[string]string{dnsv1.AnnotationDynamicUpdateExpires: expires},
-			// Created with the records finalizer (the DNSEndpoint controller adds none): an
-			// UPDATE that deletes the name answers once the object is gone, which then means
-			// its records are, as a DNS-01 solver's CleanUp expects.
-			Finalizers: []string{dnsv1.FinalizerRecords},
-		}, Spec: dnsv1.DNSEndpointSpec{
-			PublishingSpec: dnsv1.PublishingSpec{Endpoints: eps, ZoneRef: &dnsv1.ZoneReference{Name: b.DNSZone.Name}, Strategy: dnsv1.StrategyFullSync},
-			Policy:         dnsv1.PolicySync,
-		}}
-		if err := a.Client.Create(ctx, ep); err != nil {
-			return nil, fmt.Errorf("create DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
-		}
-		return &wait{key: client.ObjectKeyFromObject(ep), generation: ep.Generation}, nil
-	case len(sets) == 0:
-		if err := a.Client.Delete(ctx, ep, client.Preconditions{ResourceVersion: &ep.ResourceVersion}); err != nil {
-			return nil, fmt.Errorf("delete DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
-		}
-		return &wait{key: client.ObjectKeyFromObject(ep), gone: true}, nil
-	}
-	if reflect.DeepEqual(ep.Spec.Endpoints, eps) && !added {
-		return &wait{key: client.ObjectKeyFromObject(ep), generation: ep.Generation}, nil
-	}
-	ep.Spec.Endpoints = eps
-	if added {
-		if ep.Annotations == nil {
-			ep.Annotations = map[string]string{}
-		}
-		ep.Annotations[dnsv1.AnnotationDynamicUpdateExpires] = expires
-	}
-	if err := a.Client.Update(ctx, ep); err != nil {
-		return nil, fmt.Errorf("update DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
-	}
-	return &wait{key: client.ObjectKeyFromObject(ep), generation: ep.Generation}, nil
 }
 
 // merge adds from's record sets to into.

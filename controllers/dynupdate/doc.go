@@ -4,12 +4,14 @@
 // What it owns:
 //   - the keys controller (Keys), run on every replica: it reads each DNSZone's
 //     spec.dynamicUpdates Secrets by name (never listed or watched; again every KeyReread)
-//     into the replica's keyring, and on the leader writes the DNSZone's DynamicUpdatesReady
-//     condition;
+//     into the replica's keyring (only for a DNSZone that holds its zone), and on the leader
+//     writes the DNSZone's DynamicUpdatesReady condition;
 //   - the applier (Applier, the embedded server's dnsserver.UpdateHandler): it checks the
 //     UPDATE against the key's binding (pkg/dynupdate), rate-limits per key, writes one
 //     DNSEndpoint per owner name, key and DNSZone, waits for the DNSEndpoint controller to
-//     report the provider's answer, and answers; metrics and Events per key;
+//     report the provider's answer, undoes the writes of a refused UPDATE, relays the UPDATE of
+//     a Gslb zone to the Gslb's peers, and answers (a retransmission from its first copy's
+//     answer); metrics and Events per key;
 //   - the expiry controller (Expiry), on the leader: it deletes those DNSEndpoints once their
 //     dnsplane.io/dynamic-update-expires annotation has passed.
 //

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/miekg/dns"
@@ -53,7 +54,7 @@ type Keys struct {
 func (k *Keys) SetupWithManager(mgr ctrl.Manager, name string) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named(name).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, holdChanged()))).
 		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
 		Complete(k)
 }
@@ -74,12 +75,62 @@ func (k *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 		k.Keyring.Set(req.NamespacedName, nil)
 		return k.writeCondition(ctx, &z, nil, ctrl.Result{})
 	}
+	if p := notHeld(&z); p != nil {
+		k.Keyring.Set(req.NamespacedName, nil)
+		if p.reason == dnsv1.ReasonAwaitingZone { // no verdict yet: nothing to say either
+			return ctrl.Result{RequeueAfter: KeyReread}, nil
+		}
+		return k.writeCondition(ctx, &z, p, ctrl.Result{RequeueAfter: KeyReread})
+	}
 	bindings, problem, err := k.resolve(ctx, &z)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
 	k.Keyring.Set(req.NamespacedName, bindings)
 	return k.writeCondition(ctx, &z, problem, ctrl.Result{RequeueAfter: KeyReread})
+}
+
+// notHeld returns why z's keys may not verify UPDATEs of its zone, nil when they may: only a
+// DNSZone that holds its zone binds keys to it. A DNSZone the tenancy rules or its provider
+// refuse (ZoneAvailable=False ZoneConflict or ParentNotAllowed: another namespace's DNSZone, or
+// another account, holds the zone) binds none, whatever its keys: its key of the holder's key
+// name would otherwise be one the holder's UPDATEs are verified with. One not judged yet
+// (no ZoneAvailable condition) binds none until it is, and has no DynamicUpdatesReady yet.
+func notHeld(z *dnsv1.DNSZone) *keyProblem {
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	switch {
+	case c == nil:
+		return &keyProblem{dnsv1.ReasonAwaitingZone, fmt.Sprintf(
+			"the keys verify UPDATEs of zone %s once this DNSZone is judged to hold it (no ZoneAvailable condition yet)", z.Spec.Zone)}
+	case c.Status == metav1.ConditionFalse && refusedZone(c.Reason):
+		return &keyProblem{c.Reason, fmt.Sprintf(
+			"the keys are not used: this DNSZone does not hold zone %s, so UPDATEs of it are never verified with them (ZoneAvailable: %s)", z.Spec.Zone, c.Message)}
+	}
+	return nil
+}
+
+// refusedZone reports whether a ZoneAvailable reason says the DNSZone does not hold its zone.
+func refusedZone(reason string) bool {
+	return reason == dnsv1.ReasonZoneConflict || reason == dnsv1.ReasonParentNotAllowed
+}
+
+// holdChanged passes a DNSZone's status change that changes notHeld's answer (a tenancy
+// verdict or the first ZoneAvailable condition), which GenerationChangedPredicate drops.
+func holdChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
+			n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
+			if !ok1 || !ok2 || len(n.Spec.DynamicUpdates) == 0 {
+				return false
+			}
+			po, pn := notHeld(o), notHeld(n)
+			return (po == nil) != (pn == nil) || (po != nil && pn != nil && po.reason != pn.reason)
+		},
+	}
 }
 
 // keyProblem is why a DNSZone's keys are not all usable: the condition's reason and message.

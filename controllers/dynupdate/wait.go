@@ -53,47 +53,74 @@ func (a *Applier) watch(key types.NamespacedName) (ch chan struct{}, stop func()
 }
 
 // waitAll waits for every written DNSEndpoint's outcome and returns the UPDATE's rcode: NOERROR
-// once each is Ready at its generation or gone; REFUSED as soon as one is refused (another
-// owner holds a name); SERVFAIL as soon as one cannot be written, or when ctx ends first, with
-// the last status seen.
-func (a *Applier) waitAll(ctx context.Context, waits []wait, names []string) (int, []string, error) {
+// once each is Ready at its generation or gone; as soon as one is judged otherwise, that
+// judgement's rcode (verdict: REFUSED when another owner holds a name) with judged true; SERVFAIL
+// when ctx ends first, with the last status seen.
+func (a *Applier) waitAll(ctx context.Context, waits []wait) (rcode int, judged bool, err error) {
 	for _, w := range waits {
-		if rcode, err := a.waitOne(ctx, w); rcode != dns.RcodeSuccess {
-			return rcode, names, err
+		if rcode, judged, err := a.waitJudged(ctx, w); rcode != dns.RcodeSuccess {
+			return rcode, judged, err
 		}
 	}
-	return dns.RcodeSuccess, names, nil
+	return dns.RcodeSuccess, false, nil
 }
 
-// waitOne waits for one DNSEndpoint's outcome, reading it from the cache whenever the informer
-// says it changed.
+// waitOne is waitJudged without telling a judgement from a timeout.
 func (a *Applier) waitOne(ctx context.Context, w wait) (int, error) {
+	rcode, _, err := a.waitJudged(ctx, w)
+	return rcode, err
+}
+
+// waitJudged waits for one DNSEndpoint's outcome, reading it from the cache whenever the
+// informer says it changed. judged is true when the outcome is the DNSEndpoint controller's
+// verdict, false when ctx ended first.
+func (a *Applier) waitJudged(ctx context.Context, w wait) (rcode int, judged bool, err error) {
 	ch, stop := a.watch(w.key)
 	defer stop()
-	last := "not in the cache yet"
 	for {
-		var ep dnsv1.DNSEndpoint
-		err := a.Client.Get(ctx, w.key, &ep)
-		switch {
-		case apierrors.IsNotFound(err) && w.gone:
-			return dns.RcodeSuccess, nil
-		case err != nil && !apierrors.IsNotFound(err):
-			last = err.Error()
-		case err == nil && !w.gone:
-			done, rcode, why := verdict(&ep, w.generation)
-			if done {
-				return rcode, why
-			}
-			last = describe(&ep)
-		case err == nil:
-			last = "being deleted: " + describe(&ep)
+		done, rcode, why, last := a.check(ctx, w)
+		if done {
+			return rcode, true, why
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return dns.RcodeServerFailure, fmt.Errorf("DNSEndpoint %s not written in time (%s): %w", w.key, last, ctx.Err())
+			return dns.RcodeServerFailure, false, fmt.Errorf("DNSEndpoint %s not written in time (%s): %w", w.key, last, ctx.Err())
 		}
 	}
+}
+
+// check reads w's DNSEndpoint from the cache once: done with NOERROR once it is gone (for any
+// wait: a DNSEndpoint a later UPDATE deleted holds none of this one's records any more, which
+// is then its outcome), or with the verdict of its Ready condition at w's generation; else not
+// done, with what it is waiting for (last). A DNSEndpoint that is not in the cache, or is there
+// with another UID, is gone when the API server says so too (the cache may not have it yet);
+// one being deleted is waited for until it is gone.
+func (a *Applier) check(ctx context.Context, w wait) (done bool, rcode int, why error, last string) {
+	var ep dnsv1.DNSEndpoint
+	err := a.Client.Get(ctx, w.key, &ep)
+	switch {
+	case apierrors.IsNotFound(err) || (err == nil && ep.UID != w.uid):
+		if a.goneFromAPI(ctx, w) {
+			return true, dns.RcodeSuccess, nil, ""
+		}
+		return false, 0, nil, "not in the cache yet"
+	case err != nil:
+		return false, 0, nil, err.Error()
+	case !ep.DeletionTimestamp.IsZero():
+		return false, 0, nil, "being deleted: " + describe(&ep)
+	case w.gone:
+		return false, 0, nil, "its deletion not in the cache yet"
+	}
+	done, rcode, why = verdict(&ep, w.generation)
+	return done, rcode, why, describe(&ep)
+}
+
+// goneFromAPI reports whether the API server holds no DNSEndpoint of w's name and UID.
+func (a *Applier) goneFromAPI(ctx context.Context, w wait) bool {
+	var ep dnsv1.DNSEndpoint
+	err := a.APIReader.Get(ctx, w.key, &ep)
+	return apierrors.IsNotFound(err) || (err == nil && ep.UID != w.uid)
 }
 
 // verdict reads ep's Ready condition for generation: NOERROR once True (the provider accepted
