@@ -96,7 +96,6 @@ type Applier struct {
 	started  bool
 	waiters  map[types.NamespacedName][]chan struct{}
 	limiters map[string]*rate.Limiter
-	answers  map[string]*answer
 }
 
 // NeedLeaderElection: every replica answers UPDATEs.
@@ -142,9 +141,8 @@ func (a *Applier) Zone(name string) (string, bool) { return a.Keyring.Zone(name)
 
 // ServeUpdate applies an UPDATE signed with keyName (dnsserver.UpdateHandler) and returns its
 // rcode (RFC 2136 §3, docs/api.md "Dynamic updates"): NOTAUTH when no DNSZone of the UPDATE's
-// zone binds the key, else applyUpdate's. A retransmission of an UPDATE in flight or answered
-// within retransmitWindow (the same signed message, messageID) is not applied again: it gets
-// the first copy's rcode once that is known.
+// zone binds the key, else applyUpdate's. A retransmission of a signed UPDATE never reaches it:
+// the server answers it from the first copy (dnsserver's replay set).
 func (a *Applier) ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int {
 	start := a.clock().Now()
 	zone := dnswire.Canonical(req.Question[0].Name)
@@ -153,20 +151,6 @@ func (a *Applier) ServeUpdate(ctx context.Context, req *dns.Msg, keyName string)
 		a.Metrics.observe("", "", dns.RcodeToString[dns.RcodeNotAuth], 0)
 		a.Log.V(1).Info("UPDATE with a key not bound to its zone", "key", keyName, "zone", zone)
 		return dns.RcodeNotAuth
-	}
-	if id, ok := messageID(req, keyName); ok {
-		ans, first := a.join(id)
-		if !first {
-			rcode := a.awaitFirst(ctx, ans)
-			a.Log.V(1).Info("retransmitted UPDATE answered from its first copy", "dnsZone", b.DNSZone.String(), "key", b.Secret,
-				"rcode", dns.RcodeToString[rcode], "seconds", a.clock().Since(start).Seconds())
-			return rcode
-		}
-		if ans != nil {
-			rcode := a.serve(ctx, req, b, start)
-			a.finish(ans, rcode)
-			return rcode
-		}
 	}
 	return a.serve(ctx, req, b, start)
 }

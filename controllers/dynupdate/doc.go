@@ -10,8 +10,8 @@
 //     UPDATE against the key's binding (pkg/dynupdate), rate-limits per key, writes one
 //     DNSEndpoint per owner name, key and DNSZone, waits for the DNSEndpoint controller to
 //     report the provider's answer, undoes the writes of a refused UPDATE, relays the UPDATE of
-//     a Gslb zone to the Gslb's peers, and answers (a retransmission from its first copy's
-//     answer); metrics and Events per key;
+//     a Gslb zone to the Gslb's peers, and answers (the server answers a retransmission from its
+//     first copy's answer); metrics and Events per key;
 //   - the expiry controller (Expiry), on the leader: it deletes those DNSEndpoints once their
 //     dnsplane.io/dynamic-update-expires annotation has passed.
 //
