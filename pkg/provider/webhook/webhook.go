@@ -116,6 +116,7 @@ type Config struct {
 type Provider struct {
 	base      *url.URL
 	headers   http.Header
+	secrets   []string // what redact looks for (secrets of headers)
 	client    *http.Client
 	timeout   time.Duration
 	batch     int
@@ -177,6 +178,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		base:      u,
 		headers:   headers,
+		secrets:   secrets(headers),
 		timeout:   cfg.Timeout,
 		batch:     cfg.BatchSize,
 		filterAge: cfg.FilterMaxAge,
@@ -269,6 +271,13 @@ func (e *StatusError) Error() string {
 // answer's headers first. Any other answer is an error (statusError). Errors name the method and
 // path, never a header value.
 func (p *Provider) do(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
+	return p.scrub(p.send(ctx, method, path, in, out, check))
+}
+
+// send is do without scrub. Reading the answer is bounded by the same timeout: the body is
+// closed when the request's context ends, whatever the answer (a 101's body is the bare
+// connection, which no context watches), and a 1xx answer's body is never read (it has none).
+func (p *Provider) send(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	var body io.Reader
@@ -300,7 +309,11 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 		return fmt.Errorf("webhook %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
+	defer context.AfterFunc(ctx, func() { _ = resp.Body.Close() })()
 	p.metrics.observe(method, path, resp.StatusCode)
+	if resp.StatusCode < 200 {
+		return p.statusError(method, path, resp, nil)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
 		return fmt.Errorf("webhook %s %s: read response: %w", method, path, err)
@@ -376,7 +389,7 @@ func retryable(path string, code int) bool {
 // protocol's) is the StatusError alone. Only the first two are retried.
 func (p *Provider) statusError(method, path string, resp *http.Response, data []byte) error {
 	code := resp.StatusCode
-	se := &StatusError{Method: method, Path: path, Code: code, Text: p.redact(errorText(data))}
+	se := &StatusError{Method: method, Path: path, Code: code, Text: p.errorText(data)}
 	if code < 400 {
 		se.Text = nonConforming(method, path, code)
 	}
@@ -409,9 +422,10 @@ func nonConforming(method, path string, code int) string {
 	return fmt.Sprintf("the protocol answers %s", want)
 }
 
-// errorText is a JSON body's "error" or "message", or the trimmed body, at most 512 bytes, with
-// control characters as spaces.
-func errorText(data []byte) string {
+// errorText is a JSON body's "error" or "message", or the trimmed body, with every configured
+// header value redacted (before the cut, so that no part of one is left), control characters as
+// spaces, and at most 512 bytes.
+func (p *Provider) errorText(data []byte) string {
 	var e struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`
@@ -429,23 +443,81 @@ func errorText(data []byte) string {
 			return ' '
 		}
 		return r
-	}, s))
+	}, p.redact(s)))
 	if len(s) > 512 {
 		s = s[:512] + "..."
 	}
 	return s
 }
 
-// redact replaces every configured header value in s, should a webhook echo one.
-func (p *Provider) redact(s string) string {
-	for _, values := range p.headers {
-		for _, v := range values {
-			if v = strings.TrimSpace(v); len(v) >= 4 {
-				s = strings.ReplaceAll(s, v, "[redacted]")
+// minSecretPart is the shortest word of a header value that redact looks for on its own: shorter
+// words ("Bearer", "Basic") are auth schemes, not secrets.
+const minSecretPart = 8
+
+// secrets returns what redact looks for: each configured header value (trimmed, at least 4
+// bytes), each of its words of at least minSecretPart bytes (a token without its "Bearer "
+// scheme), and each of those as a JSON string spells it (a webhook echoing its request as JSON
+// escapes '<', '>' and '&'), longest first so that a whole value goes before its parts.
+func secrets(headers http.Header) []string {
+	var out []string
+	add := func(v string) {
+		if v == "" || slices.Contains(out, v) {
+			return
+		}
+		out = append(out, v)
+		if b, err := json.Marshal(v); err == nil {
+			if q := string(b[1 : len(b)-1]); q != v && !slices.Contains(out, q) {
+				out = append(out, q)
 			}
 		}
 	}
+	for _, values := range headers {
+		for _, v := range values {
+			if v = strings.TrimSpace(v); len(v) < 4 {
+				continue
+			}
+			add(v)
+			for _, w := range strings.Fields(v) {
+				if len(w) >= minSecretPart {
+					add(w)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// redact replaces every configured header value, and every part of one secrets names, in s,
+// should a webhook echo one.
+func (p *Provider) redact(s string) string {
+	for _, v := range p.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
 	return s
+}
+
+// scrubbed is an error whose text had a configured header value in it: Error is that text
+// redacted; Unwrap keeps errors.Is and errors.As working.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub returns err, or when its text shows a configured header value (an HTTP client error
+// quoting a hostile answer, a header or a negotiation body echoing one) an error of the same
+// chain whose text has it redacted.
+func (p *Provider) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); p.redact(msg) != msg {
+		return &scrubbed{msg: p.redact(msg), err: err}
+	}
+	return err
 }
 
 func retryAfter(h string, now time.Time) time.Duration {
@@ -487,7 +559,7 @@ func (p *Provider) Negotiate(ctx context.Context) (DomainFilter, error) {
 	raw := v.(json.RawMessage)
 	f, err := ParseDomainFilter(raw)
 	if err != nil {
-		return DomainFilter{}, fmt.Errorf("negotiate: webhook GET /: %w", err)
+		return DomainFilter{}, p.scrub(fmt.Errorf("negotiate: webhook GET /: %w", err))
 	}
 	p.mu.Lock()
 	p.filter, p.filterAt = &f, p.clock.Now()

@@ -1,0 +1,108 @@
+package webhook_test
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
+)
+
+// bearerToken is the credential part of an Authorization header value, which a webhook or its
+// proxy may echo without the scheme in front of it.
+const bearerToken = "eyJhbGciOi.s3cr3t-bearer-token.xyz"
+
+// TestErrors_AnEchoedCredentialNeverShows: a webhook that echoes a configured header value in an
+// error body, in part (the token without its "Bearer " scheme), across the 512-byte cut of the
+// error text, or JSON-escaped, never gets it into the error, which becomes a status condition
+// and an Event; nor does a negotiation whose Content-Type or regular expression carries it.
+func TestErrors_AnEchoedCredentialNeverShows(t *testing.T) {
+	zone := zoneName("echo")
+	h := newHostile(t, startMemory(t, zone))
+	const ampKey = "k3y<with>&html-chars"
+	p := newProvider(t, h.url, webhook.Config{
+		Headers:      http.Header{"Authorization": {"Bearer " + bearerToken}, "X-Api-Key": {apiKey, ampKey}},
+		FilterMaxAge: -1, AdjustCacheSize: -1,
+	})
+	rs := provider.RecordSet{Name: "a." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	write := func() error {
+		return p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs}})
+	}
+	media := http.Header{"Content-Type": {webhook.MediaType}}
+	filter := `{"include":["` + zone + `"]}`
+	cases := []struct {
+		name, method, path string
+		code               int
+		header             http.Header
+		body               string
+	}{
+		{"token without its scheme", http.MethodPost, "/records", 401, nil, "invalid token " + bearerToken},
+		{"token in a JSON error", http.MethodPost, "/records", 400, nil, `{"error":"token ` + bearerToken + ` expired"}`},
+		{"key across the cut", http.MethodPost, "/records", 400, nil, strings.Repeat("x", 490) + " " + apiKey},
+		{"key JSON-escaped", http.MethodPost, "/records", 400, nil, `{"request":{"x-api-key":"k3y\u003cwith\u003e\u0026html-chars"}}`},
+		{"key in the negotiation's Content-Type", http.MethodGet, "/", 200, http.Header{"Content-Type": {"text/plain; echo=" + apiKey}}, filter},
+		{"key in the negotiation's regex", http.MethodGet, "/", 200, media, `{"regexInclude":"(` + apiKey + `"}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h.reset()
+			h.answer(c.method, c.path, c.code, c.header, c.body)
+			err := write()
+			if err == nil {
+				t.Fatal("the write succeeded")
+			}
+			for _, secret := range []string{bearerToken, apiKey, ampKey, apiKey[:12], bearerToken[:12], `k3y\u003cwith`} {
+				if strings.Contains(err.Error(), secret) {
+					t.Errorf("the error shows (part of) a configured header value %q: %v", secret, err)
+				}
+			}
+		})
+	}
+}
+
+// TestApplyChanges_A101AnswerDoesNotHang: a webhook (or a proxy in front of it) that answers POST
+// /records with 101 Switching Protocols and then holds the connection open: the write ends with
+// an error within Config.Timeout, as every other request does, instead of waiting on the
+// connection for ever (and holding the provider's only write slot).
+func TestApplyChanges_A101AnswerDoesNotHang(t *testing.T) {
+	zone := zoneName("upgrade")
+	h := newHostile(t, startMemory(t, zone))
+	held := make(chan net.Conn, 1)
+	t.Cleanup(func() {
+		select {
+		case c := <-held:
+			_ = c.Close()
+		default:
+		}
+	})
+	h.mu.Lock()
+	h.rules["POST /records"] = func(w http.ResponseWriter, _ *http.Request) {
+		conn, buf, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		_, _ = buf.WriteString("HTTP/1.1 101 Switching Protocols\r\nUpgrade: chaos\r\nConnection: Upgrade\r\n\r\n")
+		_ = buf.Flush()
+		held <- conn
+	}
+	h.mu.Unlock()
+	p := newProvider(t, h.url, webhook.Config{Timeout: time.Second})
+	rs := provider.RecordSet{Name: "a." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	done := make(chan error, 1)
+	go func() {
+		done <- p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs}})
+	}()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "101") && !errors.Is(err, errors.ErrUnsupported) && !strings.Contains(err.Error(), "deadline") {
+			t.Fatalf("POST /records answered 101: %v, want an error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("POST /records answered 101 and held open: ApplyChanges has not returned after 30 s (Timeout is 1 s)")
+	}
+}
