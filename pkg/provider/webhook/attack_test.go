@@ -106,3 +106,63 @@ func TestApplyChanges_A101AnswerDoesNotHang(t *testing.T) {
 		t.Fatal("POST /records answered 101 and held open: ApplyChanges has not returned after 30 s (Timeout is 1 s)")
 	}
 }
+
+// TestListRecordSets_AnExcludedNameIsNotListedUnderAnotherSpelling: a webhook that lists a name
+// its own domain filter excludes, spelled so that the filter's rule does not see it as that
+// name (spaces around it, which the canonical form trims), never gets it listed: the name is
+// matched as listed and as dnsplane reads it.
+func TestListRecordSets_AnExcludedNameIsNotListedUnderAnotherSpelling(t *testing.T) {
+	zone := zoneName("spell")
+	h := newHostile(t, startMemory(t, zone))
+	media := http.Header{"Content-Type": {webhook.MediaType}}
+	h.answer(http.MethodGet, "/", 200, media, `{"include":["`+zone+`"],"exclude":["secret.`+zone+`"]}`)
+	h.answer(http.MethodGet, "/records", 200, media, `[
+		{"dnsName":"secret.`+zone+` ","targets":["192.0.2.1"],"recordType":"A"},
+		{"dnsName":" Secret.`+zone+`.","targets":["192.0.2.2"],"recordType":"TXT"},
+		{"dnsName":"www.`+zone+`","targets":["192.0.2.3"],"recordType":"A"}]`)
+	p := newProvider(t, h.url, webhook.Config{FilterMaxAge: -1})
+	sets, err := p.ListRecordSets(ctx(t), zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, rs := range sets {
+		names = append(names, rs.Key().String())
+		if rs.Name == "secret."+zone {
+			t.Errorf("listed %s, which the webhook's filter excludes", rs.Key())
+		}
+	}
+	if len(sets) != 1 || sets[0].Name != "www."+zone {
+		t.Errorf("listed %v, want www.%s alone", names, zone)
+	}
+}
+
+// TestAdjustEndpoints_ATargetTheWebhookDropsIsNotCapable: a webhook whose /adjustendpoints
+// answers a set with fewer (or other) targets than it was sent would not hold the set as given;
+// the write is provider.ErrNotCapable, as for a set the answer leaves out, and nothing is
+// written, instead of the webhook's version being written and the object reported Ready with a
+// target that no one serves.
+func TestAdjustEndpoints_ATargetTheWebhookDropsIsNotCapable(t *testing.T) {
+	zone := zoneName("dropt")
+	real := startMemory(t, zone)
+	h := newHostile(t, real)
+	media := http.Header{"Content-Type": {webhook.MediaType}}
+	h.answer(http.MethodPost, "/adjustendpoints", 200, media,
+		`[{"dnsName":"a.`+zone+`","targets":["192.0.2.1"],"recordType":"A","recordTTL":60}]`)
+	p := newProvider(t, h.url, webhook.Config{})
+	rs := provider.RecordSet{Name: "a." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1", "192.0.2.2"}}
+	err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs}})
+	if !errors.Is(err, provider.ErrNotCapable) {
+		t.Errorf("the webhook's adjustment dropped 192.0.2.2: ApplyChanges = %v, want ErrNotCapable", err)
+	}
+	if written(t, real, rs.Name) {
+		t.Errorf("%s was written without a target it was given", rs.Name)
+	}
+	// A respelling of the same targets (case, an IPv6 address's zeros) is no change.
+	h.answer(http.MethodPost, "/adjustendpoints", 200, media,
+		`[{"dnsName":"B.`+zone+`.","targets":["2001:DB8:0:0::1"],"recordType":"AAAA","recordTTL":300}]`)
+	rs6 := provider.RecordSet{Name: "b." + zone, Type: "AAAA", TTL: 60, Targets: []string{"2001:db8::1"}}
+	if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs6}}); err != nil {
+		t.Errorf("the webhook respelled the target and raised the TTL: %v", err)
+	}
+}

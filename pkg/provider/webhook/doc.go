@@ -54,7 +54,8 @@
 //     conditional writes, shared changes (provider.Change.Shared) are applied by
 //     read-merge-write onto the sets as GET /records gives them just before the write, never
 //     replaced whole (see ApplyChanges);
-//   - write an endpoint the webhook's /adjustendpoints did not return: such a set is
+//   - write an endpoint the webhook's /adjustendpoints did not return, or returned with other
+//     targets (more, fewer or different ones; a respelling is the same): such a set is
 //     provider.ErrNotCapable, since the webhook would not hold it;
 //   - know about Kubernetes.
 package webhook

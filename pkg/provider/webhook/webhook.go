@@ -731,7 +731,8 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 			continue // external-dns's plan never reads it: not the webhook's to manage
 		}
 		rs, ok := FromEndpoint(ep)
-		if !ok || !holds(zones, zone, rs.Name, rs.Type) || seen[rs.Key()] {
+		// The name as read (canonical: spaces trimmed) must match too, whatever the spelling.
+		if !ok || !f.Match(rs.Name) || !holds(zones, zone, rs.Name, rs.Type) || seen[rs.Key()] {
 			continue
 		}
 		seen[rs.Key()] = true
@@ -875,19 +876,36 @@ func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[p
 			}
 		}
 	}
-	var dropped []string
+	var dropped, retargeted []string
 	for _, ch := range changes {
 		if ch.After == nil {
 			continue
 		}
-		if _, ok := out[ch.After.Key()]; !ok {
+		adj, ok := out[ch.After.Key()]
+		switch {
+		case !ok:
 			dropped = append(dropped, ch.After.Key().String())
+		case !sameTargets(ToEndpoint(*ch.After), adj):
+			retargeted = append(retargeted, ch.After.Key().String())
 		}
 	}
 	if len(dropped) > 0 {
 		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints left out %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(dropped, ", "))
 	}
+	if len(retargeted) > 0 {
+		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints changed the targets of %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(retargeted, ", "))
+	}
 	return out, nil
+}
+
+// sameTargets reports whether endpoints a and b carry the same targets as dnsplane reads them
+// (FromEndpoint: canonical, TXT unquoted), as sets: a webhook's adjustment may respell a
+// target, never add, drop or replace one.
+func sameTargets(a, b Endpoint) bool {
+	ra, _ := FromEndpoint(a)
+	rb, _ := FromEndpoint(b)
+	ta, tb := slices.Sorted(slices.Values(ra.Targets)), slices.Sorted(slices.Values(rb.Targets))
+	return slices.Equal(slices.Compact(ta), slices.Compact(tb))
 }
 
 // adjustKey is an endpoint's identity in the adjustment cache: its JSON with targets sorted
