@@ -166,3 +166,29 @@ func TestAdjustEndpoints_ATargetTheWebhookDropsIsNotCapable(t *testing.T) {
 		t.Errorf("the webhook respelled the target and raised the TTL: %v", err)
 	}
 }
+
+// TestApplyChanges_ANameTheWebhookJustExcludedIsNotWritten: a webhook whose domain filter comes
+// to exclude a name (its operator protects it) gets no write of it, even while the provider
+// reuses its last negotiation for reads (Config.FilterMaxAge): a write is checked against the
+// filter the webhook answers just before it is sent.
+func TestApplyChanges_ANameTheWebhookJustExcludedIsNotWritten(t *testing.T) {
+	zone := zoneName("narrow")
+	real := startMemory(t, zone)
+	h := newHostile(t, real)
+	media := http.Header{"Content-Type": {webhook.MediaType}}
+	h.answer(http.MethodGet, "/", 200, media, `{"include":["`+zone+`"]}`)
+	p := newProvider(t, h.url, webhook.Config{FilterMaxAge: time.Hour})
+	a := provider.RecordSet{Name: "a." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &a}}); err != nil {
+		t.Fatal(err)
+	}
+	h.answer(http.MethodGet, "/", 200, media, `{"include":["`+zone+`"],"exclude":["protected.`+zone+`"]}`)
+	b := provider.RecordSet{Name: "protected." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.2"}}
+	err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &b}})
+	if !errors.Is(err, provider.ErrInvalidChange) {
+		t.Errorf("a write to a name the webhook now excludes: %v, want ErrInvalidChange", err)
+	}
+	if written(t, real, b.Name) {
+		t.Errorf("%s was written after the webhook's filter came to exclude it", b.Name)
+	}
+}

@@ -584,25 +584,32 @@ func (p *Provider) domainFilter(ctx context.Context) (f DomainFilter, cached boo
 // wrapping provider.ErrZoneNotFound; a name the cached filter does not match is checked against
 // a fresh negotiation first.
 func (p *Provider) zone(ctx context.Context, id string) (string, DomainFilter, error) {
+	name, f, _, err := p.zoneFilter(ctx, id)
+	return name, f, err
+}
+
+// zoneFilter is zone, and whether the filter is a remembered one (not negotiated by this call).
+func (p *Provider) zoneFilter(ctx context.Context, id string) (string, DomainFilter, bool, error) {
 	name, err := provider.ValidateName(id)
 	if err != nil || strings.HasPrefix(name, "*") {
-		return "", DomainFilter{}, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
+		return "", DomainFilter{}, false, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
 	}
 	f, cached, err := p.domainFilter(ctx)
 	if err != nil {
-		return "", DomainFilter{}, err
+		return "", DomainFilter{}, false, err
 	}
 	if !f.Match(name) && cached {
 		// The webhook may serve a zone created since the filter was read (PowerDNS's
 		// provider answers its current zones): ask again before answering "not found".
 		if f, err = p.Negotiate(ctx); err != nil {
-			return "", DomainFilter{}, err
+			return "", DomainFilter{}, false, err
 		}
+		cached = false
 	}
 	if !f.Match(name) {
-		return "", DomainFilter{}, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
+		return "", DomainFilter{}, false, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
 	}
-	return name, f, nil
+	return name, f, cached, nil
 }
 
 // EnsureZone returns provider.ErrNotCapable: the webhook protocol cannot create zones. A DNSZone
@@ -767,13 +774,16 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 //     concurrent read-merge-write of the same set between that read and this write can still
 //     drop a target; DNSRecord's self-heal restores it (dnsplane API contract, "Lost targets
 //     heal themselves");
-//  5. POST /records carries the Creates as create, the Updates' Before and adjusted After as
+//  5. when the filter of step 1 was a remembered one (Config.FilterMaxAge), the webhook is asked
+//     for its filter again (GET /) and every set of the write is checked against it, so that a
+//     name the webhook came to exclude meanwhile is never written (ErrInvalidChange);
+//  6. POST /records carries the Creates as create, the Updates' Before and adjusted After as
 //     updateOld and updateNew, and the Deletes' Before as delete.
 //
 // Unknown zone: provider.ErrZoneNotFound. HTTP statuses map as the package doc says; a 5xx may or
 // may not have applied the document (the webhook's own provider decides).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
-	zone, f, err := p.zone(ctx, zoneID)
+	zone, f, cached, err := p.zoneFilter(ctx, zoneID)
 	if err != nil {
 		return fmt.Errorf("apply changes: %w", err)
 	}
@@ -811,6 +821,11 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if len(merged) == 0 {
 		logr.FromContextOrDiscard(ctx).V(1).Info("webhook write skipped: the webhook holds every set as it would adjust it", "zone", zone, "held", held)
 		return nil
+	}
+	if cached {
+		if err := p.recheck(ctx, zone, merged); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
 	}
 	var doc Changes
 	for _, ch := range merged {
@@ -959,17 +974,49 @@ func checkSet(zone string, f DomainFilter, action provider.Action, which string,
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	switch {
-	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
-	case !provider.IsSubdomain(c.Name, zone):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
-	case c.Type == "SOA":
-		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
-	case !f.Match(c.Name):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is excluded by the webhook's domain filter (external-dns never writes it)", provider.ErrInvalidChange, c.Key())
+	if err := inFilter(zone, f, c); err != nil {
+		return provider.RecordSet{}, err
 	}
 	return c, nil
+}
+
+// inFilter is checkSet's check of a canonical set against the zone and the webhook's filter.
+func inFilter(zone string, f DomainFilter, c provider.RecordSet) error {
+	switch {
+	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
+	case !provider.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
+	case c.Type == "SOA":
+		return fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
+	case !f.Match(c.Name):
+		return fmt.Errorf("%w: %s is excluded by the webhook's domain filter (external-dns never writes it)", provider.ErrInvalidChange, c.Key())
+	}
+	return nil
+}
+
+// recheck negotiates again and checks the sets of a write about to be sent against the filter
+// the webhook answers now (inFilter), so that a name it came to exclude since its remembered
+// filter was read (Config.FilterMaxAge) is never written: one GET / per POST /records sent.
+func (p *Provider) recheck(ctx context.Context, zone string, changes []provider.Change) error {
+	f, err := p.Negotiate(ctx)
+	if err != nil {
+		return err
+	}
+	if !f.Match(zone) {
+		return fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", zone, provider.ErrZoneNotFound)
+	}
+	for _, ch := range changes {
+		for _, rs := range []*provider.RecordSet{ch.Before, ch.After} {
+			if rs == nil {
+				continue
+			}
+			if err := inFilter(zone, f, *rs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // coalesce collapses the changes to one key into one change with the same end state, at the
