@@ -1,10 +1,13 @@
 package webhook_test
 
 import (
+	"encoding/json"
 	"errors"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -190,5 +193,56 @@ func TestApplyChanges_ANameTheWebhookJustExcludedIsNotWritten(t *testing.T) {
 	}
 	if written(t, real, b.Name) {
 		t.Errorf("%s was written after the webhook's filter came to exclude it", b.Name)
+	}
+}
+
+// TestAdjustEndpoints_RememberedAnswersAreBoundedInBytes: a webhook whose /adjustendpoints pads
+// every answer (a provider-specific option of 3 MiB) cannot make the provider hold
+// Config.AdjustCacheSize such answers (4,096 of 3 MiB: 12 GiB): remembered answers are bounded
+// in bytes too, so the first of four such answers is forgotten, and asked for again.
+func TestAdjustEndpoints_RememberedAnswersAreBoundedInBytes(t *testing.T) {
+	zone := zoneName("pad")
+	pad := strings.Repeat("x", 3<<20)
+	var adjusts atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", webhook.MediaType)
+		switch r.Method + " " + r.URL.Path {
+		case "GET /":
+			_, _ = w.Write([]byte(`{"include":["` + zone + `"]}`))
+		case "GET /records":
+			_, _ = w.Write([]byte(`[]`))
+		case "POST /records":
+			w.WriteHeader(http.StatusNoContent)
+		case "POST /adjustendpoints":
+			adjusts.Add(1)
+			var eps []webhook.Endpoint
+			if err := json.NewDecoder(r.Body).Decode(&eps); err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			for i := range eps {
+				eps[i].ProviderSpecific = append(eps[i].ProviderSpecific, webhook.Property{Name: "webhook/pad", Value: pad})
+			}
+			_ = json.NewEncoder(w).Encode(eps)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	p := newProvider(t, srv.URL, webhook.Config{})
+	create := func(i int) {
+		t.Helper()
+		rs := provider.RecordSet{Name: "h" + string(rune('a'+i)) + "." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+		if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 4 {
+		create(i)
+	}
+	before := adjusts.Load()
+	create(0)
+	if adjusts.Load() == before {
+		t.Errorf("four answers of 3 MiB each are all remembered: the adjustment cache is bounded by count only")
 	}
 }

@@ -102,7 +102,7 @@ type Config struct {
 	// Clock reads the time for FilterMaxAge; nil = the real clock.
 	Clock clock.PassiveClock
 	// AdjustCacheSize is how many /adjustendpoints answers (one endpoint in, the webhook's
-	// endpoint out) are remembered, so that an update to a set the webhook already holds as it
+	// endpoint out) are remembered, within AdjustCacheBytes, so that an update to a set the webhook already holds as it
 	// would adjust it costs no request at all; 0 = DefaultAdjustCacheSize, negative = none. A
 	// webhook's adjustment is taken to depend on the endpoint alone, as external-dns's own
 	// AdjustEndpoints does. When full the cache starts again empty.
@@ -137,8 +137,9 @@ type Provider struct {
 
 	// adjusted remembers /adjustendpoints answers by the JSON of the endpoint sent (see
 	// Config.AdjustCacheSize); guarded by mu.
-	adjusted     map[string]Endpoint
-	adjustedSize int
+	adjusted      map[string]Endpoint
+	adjustedSize  int
+	adjustedBytes int // the bytes adjusted holds (rememberAdjustment); guarded by mu
 
 	metrics *Metrics
 }
@@ -939,16 +940,31 @@ func (p *Provider) rememberedAdjustment(key string) (Endpoint, bool) {
 	return ep, ok
 }
 
+// AdjustCacheBytes bounds the remembered /adjustendpoints answers in bytes (the JSON of each
+// endpoint sent and of the webhook's answer), whatever Config.AdjustCacheSize: a webhook whose
+// answers are large (padded by a hostile one) cannot make the cache hold AdjustCacheSize of them.
+const AdjustCacheBytes = 8 << 20
+
 // rememberAdjustment keeps the webhook's answer for the endpoint of key, starting the cache
-// again empty when it holds Config.AdjustCacheSize answers.
+// again empty when it holds Config.AdjustCacheSize answers or would pass AdjustCacheBytes; an
+// answer larger than AdjustCacheBytes alone is not kept.
 func (p *Provider) rememberAdjustment(key string, ep Endpoint) {
 	if p.adjustedSize < 0 {
 		return
 	}
+	b, _ := json.Marshal(ep) // an Endpoint of strings and ints always marshals
+	size := len(key) + len(b)
+	if size > AdjustCacheBytes {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.adjusted == nil || len(p.adjusted) >= p.adjustedSize {
+	if p.adjusted == nil || len(p.adjusted) >= p.adjustedSize || p.adjustedBytes+size > AdjustCacheBytes {
 		p.adjusted = make(map[string]Endpoint)
+		p.adjustedBytes = 0
+	}
+	if _, ok := p.adjusted[key]; !ok {
+		p.adjustedBytes += size
 	}
 	p.adjusted[key] = ep
 }
