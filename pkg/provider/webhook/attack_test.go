@@ -7,11 +7,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
 )
 
@@ -244,5 +246,82 @@ func TestAdjustEndpoints_RememberedAnswersAreBoundedInBytes(t *testing.T) {
 	create(0)
 	if adjusts.Load() == before {
 		t.Errorf("four answers of 3 MiB each are all remembered: the adjustment cache is bounded by count only")
+	}
+}
+
+// appender is a webhook in front of a per-record DNS API, as many third-party webhooks are: a
+// create adds its targets to whatever the name holds (it is not idempotent), a delete removes
+// the set. Its first POST /records (fail) applies the document and then answers 500, as a
+// webhook whose backend timed out after committing does.
+type appender struct {
+	mu   sync.Mutex
+	sets map[string]webhook.Endpoint // by name and type
+	fail atomic.Int64                // POST /records still to answer 500 after applying
+}
+
+func (a *appender) serve(zone string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", webhook.MediaType)
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		switch r.Method + " " + r.URL.Path {
+		case "GET /":
+			_, _ = w.Write([]byte(`{"include":["` + zone + `"]}`))
+		case "GET /records":
+			eps := []webhook.Endpoint{}
+			for _, ep := range a.sets {
+				eps = append(eps, ep)
+			}
+			_ = json.NewEncoder(w).Encode(eps)
+		case "POST /adjustendpoints":
+			var eps []webhook.Endpoint
+			_ = json.NewDecoder(r.Body).Decode(&eps)
+			_ = json.NewEncoder(w).Encode(eps)
+		case "POST /records":
+			var ch webhook.Changes
+			if err := json.NewDecoder(r.Body).Decode(&ch); err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				return
+			}
+			for _, ep := range append(ch.Delete, ch.UpdateOld...) {
+				delete(a.sets, ep.DNSName+"/"+ep.RecordType)
+			}
+			for _, ep := range append(ch.Create, ch.UpdateNew...) {
+				cur := a.sets[ep.DNSName+"/"+ep.RecordType]
+				ep.Targets = append(cur.Targets, ep.Targets...)
+				a.sets[ep.DNSName+"/"+ep.RecordType] = ep
+			}
+			if a.fail.Add(-1) >= 0 {
+				w.WriteHeader(http.StatusInternalServerError)
+				_, _ = w.Write([]byte("backend timeout"))
+				return
+			}
+			w.WriteHeader(http.StatusNoContent)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}
+}
+
+// TestApplyChanges_ARetryAfterA5xxDoesNotApplyTheWriteTwice: a POST /records answered 500 may
+// have been applied; the guard retries it, and the retry must not apply it a second time on a
+// webhook whose create is not idempotent. The retry reads the zone first and leaves out what it
+// finds done, so the set holds its one target once, and the write succeeds.
+func TestApplyChanges_ARetryAfterA5xxDoesNotApplyTheWriteTwice(t *testing.T) {
+	zone := zoneName("twice")
+	a := &appender{sets: map[string]webhook.Endpoint{}}
+	a.fail.Store(1)
+	srv := httptest.NewServer(a.serve(zone))
+	t.Cleanup(srv.Close)
+	p := providertest.Guarded(newProvider(t, srv.URL, webhook.Config{}))
+	rs := provider.RecordSet{Name: "www." + zone, Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}
+	if err := p.ApplyChanges(ctx(t), zone, []provider.Change{{Action: provider.ActionCreate, After: &rs}}); err != nil {
+		t.Fatalf("the write, applied and answered 500, then retried: %v", err)
+	}
+	a.mu.Lock()
+	got := a.sets[rs.Name+"/A"].Targets
+	a.mu.Unlock()
+	if len(got) != 1 {
+		t.Errorf("the webhook holds %s A %v: the write was applied again by the retry", rs.Name, got)
 	}
 }

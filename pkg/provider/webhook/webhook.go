@@ -141,6 +141,10 @@ type Provider struct {
 	adjustedSize  int
 	adjustedBytes int // the bytes adjusted holds (rememberAdjustment); guarded by mu
 
+	// unsureZones are the zones whose last POST /records may or may not have been applied
+	// (unsure); guarded by mu.
+	unsureZones map[string]bool
+
 	metrics *Metrics
 }
 
@@ -778,7 +782,11 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 //  5. when the filter of step 1 was a remembered one (Config.FilterMaxAge), the webhook is asked
 //     for its filter again (GET /) and every set of the write is checked against it, so that a
 //     name the webhook came to exclude meanwhile is never written (ErrInvalidChange);
-//  6. POST /records carries the Creates as create, the Updates' Before and adjusted After as
+//  6. after a POST /records to the zone that ended without a verdict (a 500 to 510, a timeout,
+//     a reset: it may or may not have been applied), the next write, such as the guard's retry,
+//     reads the zone first and leaves out the changes it shows done (dropApplied), so that a
+//     webhook whose create is not idempotent does not apply them twice;
+//  7. POST /records carries the Creates as create, the Updates' Before and adjusted After as
 //     updateOld and updateNew, and the Deletes' Before as delete.
 //
 // Unknown zone: provider.ErrZoneNotFound. HTTP statuses map as the package doc says; a 5xx may or
@@ -823,13 +831,38 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		logr.FromContextOrDiscard(ctx).V(1).Info("webhook write skipped: the webhook holds every set as it would adjust it", "zone", zone, "held", held)
 		return nil
 	}
+	if p.unsure(zone) {
+		if merged, err = p.dropApplied(ctx, zone, f, merged, adjusted); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
+		if len(merged) == 0 {
+			p.setUnsure(zone, false)
+			return nil
+		}
+	}
 	if cached {
 		if err := p.recheck(ctx, zone, merged); err != nil {
 			return fmt.Errorf("apply changes to %s: %w", zone, err)
 		}
 	}
+	doc := document(merged, adjusted)
+	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
+		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete), "held", held)
+	p.writes.Add(1)
+	defer p.writes.Add(1)
+	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
+		// A 5xx, a timeout or a reset may or may not have applied the document.
+		p.setUnsure(zone, provider.Unreachable(err))
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	}
+	p.setUnsure(zone, false)
+	return nil
+}
+
+// document is the POST /records body of changes, with the webhook's adjusted After sets.
+func document(changes []provider.Change, adjusted map[provider.RecordSetKey]Endpoint) Changes {
 	var doc Changes
-	for _, ch := range merged {
+	for _, ch := range changes {
 		switch ch.Action {
 		case provider.ActionCreate:
 			doc.Create = append(doc.Create, adjusted[ch.After.Key()])
@@ -840,14 +873,52 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 			doc.Delete = append(doc.Delete, ToEndpoint(*ch.Before))
 		}
 	}
-	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
-		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete), "held", held)
-	p.writes.Add(1)
-	defer p.writes.Add(1)
-	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
-		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	return doc
+}
+
+// unsure reports whether the last POST /records to zone ended without an answer that says
+// whether it was applied (provider.Unreachable: a 5xx of 500 to 510, a timeout, a reset).
+func (p *Provider) unsure(zone string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unsureZones[zone]
+}
+
+func (p *Provider) setUnsure(zone string, unsure bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case unsure && p.unsureZones == nil:
+		p.unsureZones = map[string]bool{zone: true}
+	case unsure:
+		p.unsureZones[zone] = true
+	default:
+		delete(p.unsureZones, zone)
 	}
-	return nil
+}
+
+// dropApplied is the step of a write to a zone whose last write may or may not have been
+// applied (unsure), such as the guard's retry of it: one GET /records, and the changes the zone
+// already shows done are left out (a Create or Update whose adjusted After the zone holds, a
+// Delete of a set it lacks), so that a webhook whose create is not idempotent (a per-record API
+// adding targets) does not apply them twice.
+func (p *Provider) dropApplied(ctx context.Context, zone string, f DomainFilter, changes []provider.Change, adjusted map[provider.RecordSetKey]Endpoint) ([]provider.Change, error) {
+	sets, err := p.records(ctx, zone, f)
+	if err != nil {
+		return nil, fmt.Errorf("read the zone after a write of unknown outcome: %w", err)
+	}
+	cur := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	for _, rs := range sets {
+		cur[rs.Key()] = rs
+	}
+	return slices.DeleteFunc(changes, func(ch provider.Change) bool {
+		have, ok := cur[ch.Key()]
+		if ch.After == nil {
+			return !ok
+		}
+		want, _ := FromEndpoint(adjusted[ch.After.Key()])
+		return ok && have.Equal(want)
+	}), nil
 }
 
 // adjust returns the webhook's POST /adjustendpoints answer for each After set of changes, by
