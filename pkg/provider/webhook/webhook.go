@@ -721,17 +721,17 @@ func (p *Provider) sharedRecords(ctx context.Context, zone string, f DomainFilte
 // recordsOf reads GET /records, alone or shared, and keeps zone's sets, never nil. The
 // endpoints of a shared read are only read here (FromEndpoint copies what it keeps).
 func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, shared bool) ([]provider.RecordSet, error) {
-	var eps []Endpoint
+	var eps endpointList
 	if shared {
 		v, err := p.share(ctx, "records/"+strconv.FormatUint(p.writes.Load(), 10), func(ctx context.Context) (any, error) {
-			var eps []Endpoint
+			var eps endpointList
 			err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil)
 			return eps, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		eps = v.([]Endpoint)
+		eps = v.(endpointList)
 	} else if err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil); err != nil {
 		return nil, err
 	}
@@ -943,7 +943,7 @@ func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[p
 		sent = append(sent, key)
 	}
 	if len(in) > 0 {
-		var got []Endpoint
+		var got endpointList
 		if err := p.do(ctx, http.MethodPost, pathAdjust, in, &got, nil); err != nil {
 			return nil, fmt.Errorf("adjust endpoints: %w", err)
 		}
