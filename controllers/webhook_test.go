@@ -242,3 +242,57 @@ func TestWebhook_ARedirectedWriteIsNotPublished(t *testing.T) {
 	redirect.Store(false)
 	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
 }
+
+// TestWebhook_ATargetTheWebhookWouldDropIsNotPublished: a webhook whose /adjustendpoints answers
+// a two-target set with one of them (it would not hold the other) leaves the DNSEndpoint
+// Ready=False naming the changed targets, never Ready with a target no one serves; PowerDNS
+// holds nothing of it.
+func TestWebhook_ATargetTheWebhookWouldDropIsNotPublished(t *testing.T) {
+	srv := pdnstest.Start(t)
+	zone := webhooktest.ZoneName("dropt")
+	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
+	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
+		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
+	}
+	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/adjustendpoints" {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		var eps []map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&eps); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		for _, ep := range eps {
+			if ts, ok := ep["targets"].([]any); ok && ep["recordType"] == "A" && len(ts) > 1 {
+				ep["targets"] = ts[:1]
+			}
+		}
+		w.Header().Set("Content-Type", "application/external.dns.webhook+json;version=1")
+		_ = json.NewEncoder(w).Encode(eps)
+	}))
+	t.Cleanup(front.Close)
+
+	ns := "webhook-dropt"
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
+			StringData: map[string]string{"WEBHOOK_URL": front.URL, "DNS_ADDRESS": srv.DNSAddr}})
+	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
+	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.93", "192.0.2.94"}})
+	create(t, adopted, ep)
+	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	c := waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionFalse, "")
+	if !strings.Contains(c.Message, "changed the targets") {
+		t.Errorf("Ready message %q does not say the webhook would change the targets", c.Message)
+	}
+	code, resp := srv.API(t, http.MethodGet, "/zones/"+zone+".", "")
+	if code != http.StatusOK || strings.Contains(resp, "192.0.2.93") {
+		t.Errorf("PowerDNS holds the set the webhook would not hold as given: HTTP %d %s", code, resp)
+	}
+}

@@ -41,7 +41,12 @@
 //
 // What it must not do:
 //   - log, return or wrap a header value (Config.Headers hold credentials): errors carry the
-//     method, path, status and the webhook's text, with any header value in that text redacted;
+//     method, path, status and the webhook's text; every error's text has each header value,
+//     each word of one of at least 8 bytes (a token without its "Bearer " scheme) and their
+//     JSON spellings redacted, before the webhook's text is cut to 512 bytes, whatever quotes
+//     it (an error body, a negotiation's Content-Type or regular expression, the HTTP client);
+//   - wait on an answer beyond Config.Timeout: the body is closed when the request's context
+//     ends, a 101's bare connection included, and a 1xx answer is an error without a read;
 //   - pretend to capabilities the protocol lacks: it has no conditional writes, no zone creation
 //     or deletion, and no weighted routing (external-dns has no provider-neutral weight), so
 //     Capabilities says so; a weighted set, or one with a set identifier, is
@@ -49,7 +54,8 @@
 //     conditional writes, shared changes (provider.Change.Shared) are applied by
 //     read-merge-write onto the sets as GET /records gives them just before the write, never
 //     replaced whole (see ApplyChanges);
-//   - write an endpoint the webhook's /adjustendpoints did not return: such a set is
+//   - write an endpoint the webhook's /adjustendpoints did not return, or returned with other
+//     targets (more, fewer or different ones; a respelling is the same): such a set is
 //     provider.ErrNotCapable, since the webhook would not hold it;
 //   - know about Kubernetes.
 package webhook

@@ -1,6 +1,9 @@
 package webhook
 
 import (
+	"bytes"
+	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -106,4 +109,33 @@ func decodeTarget(rtype, target string) string {
 		return c
 	}
 	return strings.TrimSpace(target)
+}
+
+// endpointList is a JSON list of endpoints as a webhook answers it (GET /records, POST
+// /adjustendpoints), decoded one endpoint at a time and keeping only record sets (FromEndpoint's
+// ok: a name, a type and a target): an answer of empty endpoints ("[{},{},...]", 3 bytes each)
+// costs no Endpoint struct each, so memory stays a small multiple of MaxBody.
+type endpointList []Endpoint
+
+// UnmarshalJSON implements json.Unmarshaler; null is the empty list.
+func (l *endpointList) UnmarshalJSON(data []byte) error {
+	*l = nil
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
+		return fmt.Errorf("endpoints: want a JSON list")
+	}
+	for dec.More() {
+		var ep Endpoint
+		if err := dec.Decode(&ep); err != nil {
+			return fmt.Errorf("endpoints: %w", err)
+		}
+		if strings.TrimSpace(ep.DNSName) != "" && strings.TrimSpace(ep.RecordType) != "" && len(ep.Targets) > 0 {
+			*l = append(*l, ep)
+		}
+	}
+	_, err := dec.Token() // ']'
+	return err
 }

@@ -102,7 +102,7 @@ type Config struct {
 	// Clock reads the time for FilterMaxAge; nil = the real clock.
 	Clock clock.PassiveClock
 	// AdjustCacheSize is how many /adjustendpoints answers (one endpoint in, the webhook's
-	// endpoint out) are remembered, so that an update to a set the webhook already holds as it
+	// endpoint out) are remembered, within AdjustCacheBytes, so that an update to a set the webhook already holds as it
 	// would adjust it costs no request at all; 0 = DefaultAdjustCacheSize, negative = none. A
 	// webhook's adjustment is taken to depend on the endpoint alone, as external-dns's own
 	// AdjustEndpoints does. When full the cache starts again empty.
@@ -116,6 +116,7 @@ type Config struct {
 type Provider struct {
 	base      *url.URL
 	headers   http.Header
+	secrets   []string // what redact looks for (secrets of headers)
 	client    *http.Client
 	timeout   time.Duration
 	batch     int
@@ -136,8 +137,13 @@ type Provider struct {
 
 	// adjusted remembers /adjustendpoints answers by the JSON of the endpoint sent (see
 	// Config.AdjustCacheSize); guarded by mu.
-	adjusted     map[string]Endpoint
-	adjustedSize int
+	adjusted      map[string]Endpoint
+	adjustedSize  int
+	adjustedBytes int // the bytes adjusted holds (rememberAdjustment); guarded by mu
+
+	// unsureZones are the zones whose last POST /records may or may not have been applied
+	// (unsure); guarded by mu.
+	unsureZones map[string]bool
 
 	metrics *Metrics
 }
@@ -177,6 +183,7 @@ func New(cfg Config) (*Provider, error) {
 	p := &Provider{
 		base:      u,
 		headers:   headers,
+		secrets:   secrets(headers),
 		timeout:   cfg.Timeout,
 		batch:     cfg.BatchSize,
 		filterAge: cfg.FilterMaxAge,
@@ -269,6 +276,13 @@ func (e *StatusError) Error() string {
 // answer's headers first. Any other answer is an error (statusError). Errors name the method and
 // path, never a header value.
 func (p *Provider) do(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
+	return p.scrub(p.send(ctx, method, path, in, out, check))
+}
+
+// send is do without scrub. Reading the answer is bounded by the same timeout: the body is
+// closed when the request's context ends, whatever the answer (a 101's body is the bare
+// connection, which no context watches), and a 1xx answer's body is never read (it has none).
+func (p *Provider) send(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
 	var body io.Reader
@@ -300,7 +314,11 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 		return fmt.Errorf("webhook %s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
+	defer context.AfterFunc(ctx, func() { _ = resp.Body.Close() })()
 	p.metrics.observe(method, path, resp.StatusCode)
+	if resp.StatusCode < 200 {
+		return p.statusError(method, path, resp, nil)
+	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxBody+1))
 	if err != nil {
 		return fmt.Errorf("webhook %s %s: read response: %w", method, path, err)
@@ -376,7 +394,7 @@ func retryable(path string, code int) bool {
 // protocol's) is the StatusError alone. Only the first two are retried.
 func (p *Provider) statusError(method, path string, resp *http.Response, data []byte) error {
 	code := resp.StatusCode
-	se := &StatusError{Method: method, Path: path, Code: code, Text: p.redact(errorText(data))}
+	se := &StatusError{Method: method, Path: path, Code: code, Text: p.errorText(data)}
 	if code < 400 {
 		se.Text = nonConforming(method, path, code)
 	}
@@ -409,9 +427,10 @@ func nonConforming(method, path string, code int) string {
 	return fmt.Sprintf("the protocol answers %s", want)
 }
 
-// errorText is a JSON body's "error" or "message", or the trimmed body, at most 512 bytes, with
-// control characters as spaces.
-func errorText(data []byte) string {
+// errorText is a JSON body's "error" or "message", or the trimmed body, with every configured
+// header value redacted (before the cut, so that no part of one is left), control characters as
+// spaces, and at most 512 bytes.
+func (p *Provider) errorText(data []byte) string {
 	var e struct {
 		Error   string `json:"error"`
 		Message string `json:"message"`
@@ -429,23 +448,81 @@ func errorText(data []byte) string {
 			return ' '
 		}
 		return r
-	}, s))
+	}, p.redact(s)))
 	if len(s) > 512 {
 		s = s[:512] + "..."
 	}
 	return s
 }
 
-// redact replaces every configured header value in s, should a webhook echo one.
-func (p *Provider) redact(s string) string {
-	for _, values := range p.headers {
-		for _, v := range values {
-			if v = strings.TrimSpace(v); len(v) >= 4 {
-				s = strings.ReplaceAll(s, v, "[redacted]")
+// minSecretPart is the shortest word of a header value that redact looks for on its own: shorter
+// words ("Bearer", "Basic") are auth schemes, not secrets.
+const minSecretPart = 8
+
+// secrets returns what redact looks for: each configured header value (trimmed, at least 4
+// bytes), each of its words of at least minSecretPart bytes (a token without its "Bearer "
+// scheme), and each of those as a JSON string spells it (a webhook echoing its request as JSON
+// escapes '<', '>' and '&'), longest first so that a whole value goes before its parts.
+func secrets(headers http.Header) []string {
+	var out []string
+	add := func(v string) {
+		if v == "" || slices.Contains(out, v) {
+			return
+		}
+		out = append(out, v)
+		if b, err := json.Marshal(v); err == nil {
+			if q := string(b[1 : len(b)-1]); q != v && !slices.Contains(out, q) {
+				out = append(out, q)
 			}
 		}
 	}
+	for _, values := range headers {
+		for _, v := range values {
+			if v = strings.TrimSpace(v); len(v) < 4 {
+				continue
+			}
+			add(v)
+			for _, w := range strings.Fields(v) {
+				if len(w) >= minSecretPart {
+					add(w)
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
+}
+
+// redact replaces every configured header value, and every part of one secrets names, in s,
+// should a webhook echo one.
+func (p *Provider) redact(s string) string {
+	for _, v := range p.secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
 	return s
+}
+
+// scrubbed is an error whose text had a configured header value in it: Error is that text
+// redacted; Unwrap keeps errors.Is and errors.As working.
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// scrub returns err, or when its text shows a configured header value (an HTTP client error
+// quoting a hostile answer, a header or a negotiation body echoing one) an error of the same
+// chain whose text has it redacted.
+func (p *Provider) scrub(err error) error {
+	if err == nil {
+		return nil
+	}
+	if msg := err.Error(); p.redact(msg) != msg {
+		return &scrubbed{msg: p.redact(msg), err: err}
+	}
+	return err
 }
 
 func retryAfter(h string, now time.Time) time.Duration {
@@ -487,7 +564,7 @@ func (p *Provider) Negotiate(ctx context.Context) (DomainFilter, error) {
 	raw := v.(json.RawMessage)
 	f, err := ParseDomainFilter(raw)
 	if err != nil {
-		return DomainFilter{}, fmt.Errorf("negotiate: webhook GET /: %w", err)
+		return DomainFilter{}, p.scrub(fmt.Errorf("negotiate: webhook GET /: %w", err))
 	}
 	p.mu.Lock()
 	p.filter, p.filterAt = &f, p.clock.Now()
@@ -512,25 +589,32 @@ func (p *Provider) domainFilter(ctx context.Context) (f DomainFilter, cached boo
 // wrapping provider.ErrZoneNotFound; a name the cached filter does not match is checked against
 // a fresh negotiation first.
 func (p *Provider) zone(ctx context.Context, id string) (string, DomainFilter, error) {
+	name, f, _, err := p.zoneFilter(ctx, id)
+	return name, f, err
+}
+
+// zoneFilter is zone, and whether the filter is a remembered one (not negotiated by this call).
+func (p *Provider) zoneFilter(ctx context.Context, id string) (string, DomainFilter, bool, error) {
 	name, err := provider.ValidateName(id)
 	if err != nil || strings.HasPrefix(name, "*") {
-		return "", DomainFilter{}, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
+		return "", DomainFilter{}, false, fmt.Errorf("zone %q: %w: a webhook zone's ID is its name", id, provider.ErrZoneNotFound)
 	}
 	f, cached, err := p.domainFilter(ctx)
 	if err != nil {
-		return "", DomainFilter{}, err
+		return "", DomainFilter{}, false, err
 	}
 	if !f.Match(name) && cached {
 		// The webhook may serve a zone created since the filter was read (PowerDNS's
 		// provider answers its current zones): ask again before answering "not found".
 		if f, err = p.Negotiate(ctx); err != nil {
-			return "", DomainFilter{}, err
+			return "", DomainFilter{}, false, err
 		}
+		cached = false
 	}
 	if !f.Match(name) {
-		return "", DomainFilter{}, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
+		return "", DomainFilter{}, false, fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", name, provider.ErrZoneNotFound)
 	}
-	return name, f, nil
+	return name, f, cached, nil
 }
 
 // EnsureZone returns provider.ErrNotCapable: the webhook protocol cannot create zones. A DNSZone
@@ -637,17 +721,17 @@ func (p *Provider) sharedRecords(ctx context.Context, zone string, f DomainFilte
 // recordsOf reads GET /records, alone or shared, and keeps zone's sets, never nil. The
 // endpoints of a shared read are only read here (FromEndpoint copies what it keeps).
 func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, shared bool) ([]provider.RecordSet, error) {
-	var eps []Endpoint
+	var eps endpointList
 	if shared {
 		v, err := p.share(ctx, "records/"+strconv.FormatUint(p.writes.Load(), 10), func(ctx context.Context) (any, error) {
-			var eps []Endpoint
+			var eps endpointList
 			err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil)
 			return eps, err
 		})
 		if err != nil {
 			return nil, err
 		}
-		eps = v.([]Endpoint)
+		eps = v.(endpointList)
 	} else if err := p.do(ctx, http.MethodGet, pathRecords, nil, &eps, nil); err != nil {
 		return nil, err
 	}
@@ -659,7 +743,8 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 			continue // external-dns's plan never reads it: not the webhook's to manage
 		}
 		rs, ok := FromEndpoint(ep)
-		if !ok || !holds(zones, zone, rs.Name, rs.Type) || seen[rs.Key()] {
+		// The name as read (canonical: spaces trimmed) must match too, whatever the spelling.
+		if !ok || !f.Match(rs.Name) || !holds(zones, zone, rs.Name, rs.Type) || seen[rs.Key()] {
 			continue
 		}
 		seen[rs.Key()] = true
@@ -694,13 +779,20 @@ func (p *Provider) recordsOf(ctx context.Context, zone string, f DomainFilter, s
 //     concurrent read-merge-write of the same set between that read and this write can still
 //     drop a target; DNSRecord's self-heal restores it (dnsplane API contract, "Lost targets
 //     heal themselves");
-//  5. POST /records carries the Creates as create, the Updates' Before and adjusted After as
+//  5. when the filter of step 1 was a remembered one (Config.FilterMaxAge), the webhook is asked
+//     for its filter again (GET /) and every set of the write is checked against it, so that a
+//     name the webhook came to exclude meanwhile is never written (ErrInvalidChange);
+//  6. after a POST /records to the zone that ended without a verdict (a 500 to 510, a timeout,
+//     a reset: it may or may not have been applied), the next write, such as the guard's retry,
+//     reads the zone first and leaves out the changes it shows done (dropApplied), so that a
+//     webhook whose create is not idempotent does not apply them twice;
+//  7. POST /records carries the Creates as create, the Updates' Before and adjusted After as
 //     updateOld and updateNew, and the Deletes' Before as delete.
 //
 // Unknown zone: provider.ErrZoneNotFound. HTTP statuses map as the package doc says; a 5xx may or
 // may not have applied the document (the webhook's own provider decides).
 func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
-	zone, f, err := p.zone(ctx, zoneID)
+	zone, f, cached, err := p.zoneFilter(ctx, zoneID)
 	if err != nil {
 		return fmt.Errorf("apply changes: %w", err)
 	}
@@ -739,8 +831,38 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 		logr.FromContextOrDiscard(ctx).V(1).Info("webhook write skipped: the webhook holds every set as it would adjust it", "zone", zone, "held", held)
 		return nil
 	}
+	if p.unsure(zone) {
+		if merged, err = p.dropApplied(ctx, zone, f, merged, adjusted); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
+		if len(merged) == 0 {
+			p.setUnsure(zone, false)
+			return nil
+		}
+	}
+	if cached {
+		if err := p.recheck(ctx, zone, merged); err != nil {
+			return fmt.Errorf("apply changes to %s: %w", zone, err)
+		}
+	}
+	doc := document(merged, adjusted)
+	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
+		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete), "held", held)
+	p.writes.Add(1)
+	defer p.writes.Add(1)
+	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
+		// A 5xx, a timeout or a reset may or may not have applied the document.
+		p.setUnsure(zone, provider.Unreachable(err))
+		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	}
+	p.setUnsure(zone, false)
+	return nil
+}
+
+// document is the POST /records body of changes, with the webhook's adjusted After sets.
+func document(changes []provider.Change, adjusted map[provider.RecordSetKey]Endpoint) Changes {
 	var doc Changes
-	for _, ch := range merged {
+	for _, ch := range changes {
 		switch ch.Action {
 		case provider.ActionCreate:
 			doc.Create = append(doc.Create, adjusted[ch.After.Key()])
@@ -751,14 +873,52 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 			doc.Delete = append(doc.Delete, ToEndpoint(*ch.Before))
 		}
 	}
-	logr.FromContextOrDiscard(ctx).V(1).Info("webhook write", "zone", zone,
-		"create", len(doc.Create), "update", len(doc.UpdateNew), "delete", len(doc.Delete), "held", held)
-	p.writes.Add(1)
-	defer p.writes.Add(1)
-	if err := p.do(ctx, http.MethodPost, pathRecords, doc, nil, nil); err != nil {
-		return fmt.Errorf("apply changes to %s: %w", zone, err)
+	return doc
+}
+
+// unsure reports whether the last POST /records to zone ended without an answer that says
+// whether it was applied (provider.Unreachable: a 5xx of 500 to 510, a timeout, a reset).
+func (p *Provider) unsure(zone string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.unsureZones[zone]
+}
+
+func (p *Provider) setUnsure(zone string, unsure bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case unsure && p.unsureZones == nil:
+		p.unsureZones = map[string]bool{zone: true}
+	case unsure:
+		p.unsureZones[zone] = true
+	default:
+		delete(p.unsureZones, zone)
 	}
-	return nil
+}
+
+// dropApplied is the step of a write to a zone whose last write may or may not have been
+// applied (unsure), such as the guard's retry of it: one GET /records, and the changes the zone
+// already shows done are left out (a Create or Update whose adjusted After the zone holds, a
+// Delete of a set it lacks), so that a webhook whose create is not idempotent (a per-record API
+// adding targets) does not apply them twice.
+func (p *Provider) dropApplied(ctx context.Context, zone string, f DomainFilter, changes []provider.Change, adjusted map[provider.RecordSetKey]Endpoint) ([]provider.Change, error) {
+	sets, err := p.records(ctx, zone, f)
+	if err != nil {
+		return nil, fmt.Errorf("read the zone after a write of unknown outcome: %w", err)
+	}
+	cur := make(map[provider.RecordSetKey]provider.RecordSet, len(sets))
+	for _, rs := range sets {
+		cur[rs.Key()] = rs
+	}
+	return slices.DeleteFunc(changes, func(ch provider.Change) bool {
+		have, ok := cur[ch.Key()]
+		if ch.After == nil {
+			return !ok
+		}
+		want, _ := FromEndpoint(adjusted[ch.After.Key()])
+		return ok && have.Equal(want)
+	}), nil
 }
 
 // adjust returns the webhook's POST /adjustendpoints answer for each After set of changes, by
@@ -783,7 +943,7 @@ func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[p
 		sent = append(sent, key)
 	}
 	if len(in) > 0 {
-		var got []Endpoint
+		var got endpointList
 		if err := p.do(ctx, http.MethodPost, pathAdjust, in, &got, nil); err != nil {
 			return nil, fmt.Errorf("adjust endpoints: %w", err)
 		}
@@ -803,19 +963,36 @@ func (p *Provider) adjust(ctx context.Context, changes []provider.Change) (map[p
 			}
 		}
 	}
-	var dropped []string
+	var dropped, retargeted []string
 	for _, ch := range changes {
 		if ch.After == nil {
 			continue
 		}
-		if _, ok := out[ch.After.Key()]; !ok {
+		adj, ok := out[ch.After.Key()]
+		switch {
+		case !ok:
 			dropped = append(dropped, ch.After.Key().String())
+		case !sameTargets(ToEndpoint(*ch.After), adj):
+			retargeted = append(retargeted, ch.After.Key().String())
 		}
 	}
 	if len(dropped) > 0 {
 		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints left out %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(dropped, ", "))
 	}
+	if len(retargeted) > 0 {
+		return nil, fmt.Errorf("%w: the webhook's /adjustendpoints changed the targets of %s: it would not hold them as given", provider.ErrNotCapable, strings.Join(retargeted, ", "))
+	}
 	return out, nil
+}
+
+// sameTargets reports whether endpoints a and b carry the same targets as dnsplane reads them
+// (FromEndpoint: canonical, TXT unquoted), as sets: a webhook's adjustment may respell a
+// target, never add, drop or replace one.
+func sameTargets(a, b Endpoint) bool {
+	ra, _ := FromEndpoint(a)
+	rb, _ := FromEndpoint(b)
+	ta, tb := slices.Sorted(slices.Values(ra.Targets)), slices.Sorted(slices.Values(rb.Targets))
+	return slices.Equal(slices.Compact(ta), slices.Compact(tb))
 }
 
 // adjustKey is an endpoint's identity in the adjustment cache: its JSON with targets sorted
@@ -834,16 +1011,31 @@ func (p *Provider) rememberedAdjustment(key string) (Endpoint, bool) {
 	return ep, ok
 }
 
+// AdjustCacheBytes bounds the remembered /adjustendpoints answers in bytes (the JSON of each
+// endpoint sent and of the webhook's answer), whatever Config.AdjustCacheSize: a webhook whose
+// answers are large (padded by a hostile one) cannot make the cache hold AdjustCacheSize of them.
+const AdjustCacheBytes = 8 << 20
+
 // rememberAdjustment keeps the webhook's answer for the endpoint of key, starting the cache
-// again empty when it holds Config.AdjustCacheSize answers.
+// again empty when it holds Config.AdjustCacheSize answers or would pass AdjustCacheBytes; an
+// answer larger than AdjustCacheBytes alone is not kept.
 func (p *Provider) rememberAdjustment(key string, ep Endpoint) {
 	if p.adjustedSize < 0 {
 		return
 	}
+	b, _ := json.Marshal(ep) // an Endpoint of strings and ints always marshals
+	size := len(key) + len(b)
+	if size > AdjustCacheBytes {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.adjusted == nil || len(p.adjusted) >= p.adjustedSize {
+	if p.adjusted == nil || len(p.adjusted) >= p.adjustedSize || p.adjustedBytes+size > AdjustCacheBytes {
 		p.adjusted = make(map[string]Endpoint)
+		p.adjustedBytes = 0
+	}
+	if _, ok := p.adjusted[key]; !ok {
+		p.adjustedBytes += size
 	}
 	p.adjusted[key] = ep
 }
@@ -869,17 +1061,49 @@ func checkSet(zone string, f DomainFilter, action provider.Action, which string,
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	switch {
-	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
-	case !provider.IsSubdomain(c.Name, zone):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
-	case c.Type == "SOA":
-		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
-	case !f.Match(c.Name):
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is excluded by the webhook's domain filter (external-dns never writes it)", provider.ErrInvalidChange, c.Key())
+	if err := inFilter(zone, f, c); err != nil {
+		return provider.RecordSet{}, err
 	}
 	return c, nil
+}
+
+// inFilter is checkSet's check of a canonical set against the zone and the webhook's filter.
+func inFilter(zone string, f DomainFilter, c provider.RecordSet) error {
+	switch {
+	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
+	case !provider.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
+	case c.Type == "SOA":
+		return fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())
+	case !f.Match(c.Name):
+		return fmt.Errorf("%w: %s is excluded by the webhook's domain filter (external-dns never writes it)", provider.ErrInvalidChange, c.Key())
+	}
+	return nil
+}
+
+// recheck negotiates again and checks the sets of a write about to be sent against the filter
+// the webhook answers now (inFilter), so that a name it came to exclude since its remembered
+// filter was read (Config.FilterMaxAge) is never written: one GET / per POST /records sent.
+func (p *Provider) recheck(ctx context.Context, zone string, changes []provider.Change) error {
+	f, err := p.Negotiate(ctx)
+	if err != nil {
+		return err
+	}
+	if !f.Match(zone) {
+		return fmt.Errorf("zone %s: %w: the webhook's domain filter does not match it", zone, provider.ErrZoneNotFound)
+	}
+	for _, ch := range changes {
+		for _, rs := range []*provider.RecordSet{ch.Before, ch.After} {
+			if rs == nil {
+				continue
+			}
+			if err := inFilter(zone, f, *rs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // coalesce collapses the changes to one key into one change with the same end state, at the
