@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -113,6 +114,11 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		prev[e.DNSZone] = e
 	}
 	zones, held := servedZones(o, wrote), o.HeldZones()
+	if !servedCurrent(o) {
+		// status.served may predate a change written since (its status write lost): its
+		// entries do not carry the last change.
+		prev = map[string]dnsv1.ServedZone{}
+	}
 	var (
 		entries   []dnsv1.ServedZone
 		verdicts  []zoneVerdict
@@ -155,6 +161,15 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, ok, reason, msg)
 	}
 	o.SetConditions(conds)
+}
+
+// servedCurrent reports whether status.served was written for the object's generation: its
+// Served condition observed it. A reconcile that wrote a change and whose status write was lost
+// (a conflict, an API error, the manager stopped in between) leaves status.served of an earlier
+// generation, whose entries do not carry that change; a restarted manager finds the same.
+func servedCurrent(o Object) bool {
+	c := meta.FindStatusCondition(o.GetConditions(), dnsv1.ConditionServed)
+	return c != nil && c.ObservedGeneration == o.GetGeneration()
 }
 
 // judgeZone records or keeps ref's change in zone and judges it: a change written by this

@@ -365,3 +365,39 @@ func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
 	w.catchUp(t)
 	w.servedCond(t, ep, dnsv1.ReasonServed)
 }
+
+// A change written by a reconcile whose status write was lost (a conflict, an API error, the
+// manager stopped between the write and the status write) leaves status.served describing the
+// change before it. The next reconcile writes nothing (the provider holds the records), and its
+// verdict is about the last change: not Served until every name server answers it.
+func TestRunServed_AChangeWhoseStatusWriteWasLostIsNotServedByTheOldEntry(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same manager", true: "restarted manager"}[restart], func(t *testing.T) {
+			w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+			ep := endpoint("web", "www.one.test")
+			w.run(t, ep)
+			w.catchUp(t)
+			w.servedCond(t, ep, dnsv1.ReasonServed)
+			saved := ep.Status.DeepCopy()
+
+			ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
+			ep.Generation++
+			w.run(t, ep)
+			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+				t.Fatalf("after the change, before the secondary has it: Served %+v, want not True", c)
+			}
+			ep.Status = *saved // the status write is lost
+			if restart {
+				w.tracker = served.New(served.Options{DNS: dnsclient.Client{Timeout: time.Second}, FirstCheck: 10 * time.Millisecond,
+					Interval: 40 * time.Millisecond, StaleAfter: time.Hour}, "DNSEndpoint")
+				testrun.Background(t, "served: restarted tracker", w.tracker.Start)
+			}
+			w.run(t, ep)
+			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+				t.Fatalf("the secondary does not have the change, status.served is the one before it: Served %+v, want not True", c)
+			}
+			w.catchUp(t)
+			w.servedCond(t, ep, dnsv1.ReasonServed)
+		})
+	}
+}
