@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -141,6 +142,9 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		}
 		verdicts = append(verdicts, zv)
 		if zv.err != nil {
+			// The change is not judged, and stays to judge: a removal's zone is not held.
+			keep = append(keep, key)
+			entries = append(entries, unknownEntry(key.String(), zone.Name, wrote[key.String()], now))
 			continue
 		}
 		keep = append(keep, key)
@@ -183,7 +187,7 @@ func judgeZone(ctx context.Context, s Served, zone served.Zone, ref served.Ref, 
 		// Nothing written now: the serial read now carries what the object wrote before.
 		w = zoneWrite{at: now}
 	}
-	if written || !had || old.Zone != zone.Name {
+	if written || !had || old.Zone != zone.Name || old.SerialUnknown {
 		if _, err := s.Written(ctx, zone, ref, w.submitted, w.at); err != nil {
 			return zoneVerdict{zone: zone.Name, err: err}, true
 		}
@@ -261,6 +265,13 @@ func wantOf(e dnsv1.ServedZone) served.Want {
 		w.ServedAt = e.ServedAt.Time
 	}
 	return w
+}
+
+// unknownEntry is the status.served entry of a change whose serial the primary did not give
+// after the write (w, or now when this reconcile wrote nothing there): the zone stays among the
+// object's zones, and its serial is read at the next reconcile.
+func unknownEntry(dnsZone, zone string, w zoneWrite, now time.Time) dnsv1.ServedZone {
+	return dnsv1.ServedZone{DNSZone: dnsZone, Zone: zone, WrittenAt: metav1.NewMicroTime(cmp.Or(w.at, now)), SerialUnknown: true}
 }
 
 // entryOf is w as status.served keeps it.

@@ -401,3 +401,63 @@ func TestRunServed_AChangeWhoseStatusWriteWasLostIsNotServedByTheOldEntry(t *tes
 		})
 	}
 }
+
+// A removal whose serial could not be read (the primary gave no SOA answer to the check just
+// after the write) is still a change to judge: once the primary answers again, the object is
+// not Served until every name server answers the removal.
+func TestRunServed_ARemovalWhosePrimaryDidNotAnswerIsStillChecked(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	var mu sync.Mutex
+	down := false
+	primary := w.addrs[0]
+	proxy := dnstest.Handle(t, func(rw dns.ResponseWriter, q *dns.Msg) {
+		mu.Lock()
+		d := down
+		mu.Unlock()
+		if d {
+			m := new(dns.Msg)
+			m.SetRcode(q, dns.RcodeRefused)
+			_ = rw.WriteMsg(m)
+			return
+		}
+		a, err := dns.Exchange(q, primary)
+		if err != nil {
+			return
+		}
+		_ = rw.WriteMsg(a)
+	})
+	w.addrs[0] = proxy
+	w.planner.Providers = byName{"checked": {Account: "a/checked", Provider: w.prov, ServedBy: w.addrs}}
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+
+	// The object moves to two.test while the primary gives no SOA answer to the check.
+	mu.Lock()
+	down = true
+	mu.Unlock()
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	w.run(t, ep)
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonUnreachable {
+		t.Fatalf("primary not answering: Served %+v, want Unreachable", c)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	// The secondary transfers two.test; it still serves www.one.test, removed.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	w.run(t, ep)
+	time.Sleep(200 * time.Millisecond)
+	c := w.servedCond(t, ep)
+	if c.Status == metav1.ConditionTrue {
+		t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
