@@ -461,3 +461,76 @@ func TestRunServed_ARemovalWhosePrimaryDidNotAnswerIsStillChecked(t *testing.T) 
 	w.catchUp(t)
 	w.servedCond(t, ep, dnsv1.ReasonServed)
 }
+
+// Two quick changes through the zone writers (Options.Async, as the DNSEndpoint controller
+// runs): the second lands after the first is written and before the reconcile that would
+// judge it, so that reconcile submits the second instead and writes no status. The first
+// change's zone is judged all the same: Served waits until every server answers it.
+func TestRunServed_TwoQuickChangesJudgeTheFirstZoneToo(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	inflight := NewInflight()
+	ep := endpoint("web", "www.one.test", "www.two.test")
+	ep.Spec.Strategy = dnsv1.StrategyFullSync
+	key := client.ObjectKeyFromObject(ep)
+	run := func() bool {
+		opts := w.options(ep)
+		opts.Async = inflight
+		out, _, err := w.planner.Run(w.ctx, w.c, nil, ep, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for inflight.Pending(key) {
+			if time.Now().After(deadline) {
+				t.Fatal("the submission is still pending after a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return out.Deferred
+	}
+	for run() {
+	}
+	w.catchUp(t)
+	for {
+		run()
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c != nil && c.Reason == dnsv1.ReasonServed {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"} // one.test
+	ep.Generation++
+	if !run() {
+		t.Fatal("the first change was not submitted")
+	}
+	ep.Spec.Endpoints[1].Targets = dnsv1.Targets{"192.0.2.2"} // two.test, before the first is judged
+	ep.Generation++
+	if !run() {
+		t.Fatal("the second change was not submitted")
+	}
+	// The secondary transfers two.test only: it does not serve the first change.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	for range 5 {
+		if run() {
+			t.Fatal("nothing more to submit")
+		}
+		c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary does not serve the first change in one.test: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.catchUp(t)
+	for {
+		run()
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c != nil && c.Reason == dnsv1.ReasonServed {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
