@@ -115,7 +115,14 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	if opts.Async != nil {
 		// An object of this name was deleted (Inflight.Gone) and is back: the zones the old one
 		// held are planned too, so that what it left where the new one publishes nothing goes.
-		if zones := opts.Async.goneZones(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}); len(zones) > 0 {
+		key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+		if zones := opts.Async.goneZones(key); len(zones) > 0 {
+			o.SetHeldZones(Union(o.HeldZones(), zones))
+		}
+		// The zones of the last submission, answered and not yet recorded in status.zones, are
+		// planned too: this Run may submit a later change instead of recording that one, and
+		// what it wrote there goes if the later change publishes nothing there.
+		if zones := opts.Async.answeredZones(key); len(zones) > 0 {
 			o.SetHeldZones(Union(o.HeldZones(), zones))
 		}
 	}
