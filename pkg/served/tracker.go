@@ -471,13 +471,15 @@ func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at
 
 // Track registers a want kept in ref's status (a restarted manager, or a reconcile that wrote
 // nothing): a served want stays served without a query; one not served yet is checked soon.
-// A want already tracked with the same serial and time is left as it is; times are compared to
+// A want already tracked with the same serial and time is left as it is, and so is one written
+// after w (its status write was lost: w is the change before it); times are compared to
 // Precision.
 func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
 	zs := t.state(zone)
 	t.mu.Lock()
 	old, had := zs.wants[ref]
-	if had && old.Serial == w.Serial && old.Since.Truncate(Precision).Equal(w.Since.Truncate(Precision)) {
+	oldSince, since := old.Since.Truncate(Precision), w.Since.Truncate(Precision)
+	if had && (old.Serial == w.Serial && oldSince.Equal(since) || oldSince.After(since)) {
 		t.mu.Unlock()
 		return
 	}

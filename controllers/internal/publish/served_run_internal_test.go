@@ -575,3 +575,34 @@ func TestRunServed_AZoneHeldOnlyBetweenTwoQuickMovesIsReleasedAndJudged(t *testi
 		t.Fatalf("Served, and the primary still answers the first move's record: %v", a.Answer)
 	}
 }
+
+// A resync's write (the same generation) whose status write was lost: the next reconcile
+// writes nothing and finds status.served of the change before; the check, which saw the later
+// write, judges that one: not Served until every server answers it.
+func TestRunServed_AResyncWriteWhoseStatusWriteWasLostIsStillJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	saved := ep.Status.DeepCopy()
+	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
+		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.planner.MaxViewAge = time.Nanosecond // a resync's fresh view: the record is written again
+	w.run(t, ep)
+	w.planner.MaxViewAge = 0
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
+		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
+	}
+	ep.Status = *saved // the status write is lost
+	w.run(t, ep)
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("the secondary does not have the record written again: Served %+v, want not True", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
