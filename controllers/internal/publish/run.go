@@ -283,7 +283,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		wrote = nil
 	}
 	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
-	setServed(ctx, o, opts, plans, wrote, r.notWritten(), time.Now())
+	setServed(ctx, o, opts, plans, a.Zones, wrote, r.notWritten(), time.Now())
 	setReady(o, r.ok, r.reason, r.msg)
 	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
 }

@@ -41,6 +41,8 @@ type zoneVerdict struct {
 	want served.Want
 	v    served.Verdict
 	err  error
+	// note, when set, says why the zone is not judged, in place of the servers behind.
+	note string
 }
 
 // zoneWrite is when one zone's changes were submitted to its writer and when the writer
@@ -104,7 +106,7 @@ func openServed(o Object) []string {
 // NotWritten, whatever the zones' verdicts. A zone the object no longer holds records in is
 // judged until its removal is served, and then dropped from status.served. It does nothing
 // without a check (opts.Served nil).
-func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote map[string]zoneWrite, notWritten string, now time.Time) {
+func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, known map[types.NamespacedName]*dnsv1.DNSZone, wrote map[string]zoneWrite, notWritten string, now time.Time) {
 	if opts.Served == nil {
 		return
 	}
@@ -152,6 +154,8 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 			entries = append(entries, entryOf(key.String(), zone.Name, zv.want))
 		}
 	}
+	kept, kv, kk := unplanned(st.Served, plans, known, zones, servedCurrent(o))
+	entries, verdicts, keep = append(entries, kept...), append(verdicts, kv...), append(keep, kk...)
 	opts.Served.Forget(ref, keep...)
 	st.Served = entries
 	conds := o.GetConditions()
@@ -165,6 +169,37 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		status.Set(&conds, o.GetGeneration(), dnsv1.ConditionServed, ok, reason, msg)
 	}
 	o.SetConditions(conds)
+}
+
+// unplanned keeps the entries of status.served (old) whose DNSZone is among zones, exists
+// (known: the assignment's DNSZones) and has no plan in this reconcile (it is not available):
+// the change there stays to judge once it is. A DNSZone that no longer exists drops its entry. An entry not served, or one that may not carry the last change (!current), is a
+// verdict not served, naming the zone; a served one is Served.
+func unplanned(old []dnsv1.ServedZone, plans []ZonePlan, known map[types.NamespacedName]*dnsv1.DNSZone, zones []string, current bool) ([]dnsv1.ServedZone, []zoneVerdict, []types.NamespacedName) {
+	var (
+		entries  []dnsv1.ServedZone
+		verdicts []zoneVerdict
+		keep     []types.NamespacedName
+	)
+	for _, e := range old {
+		if !slices.Contains(zones, e.DNSZone) || slices.ContainsFunc(plans, func(zp ZonePlan) bool {
+			return zp.Zone.Namespace+"/"+zp.Zone.Name == e.DNSZone
+		}) {
+			continue
+		}
+		ns, name, _ := strings.Cut(e.DNSZone, "/")
+		key := types.NamespacedName{Namespace: ns, Name: name}
+		if known[key] == nil {
+			continue
+		}
+		entries, keep = append(entries, e), append(keep, key)
+		zv := zoneVerdict{zone: e.Zone, want: wantOf(e), v: served.Verdict{Status: served.StatusServed}}
+		if e.ServedAt == nil || !current {
+			zv.v.Status, zv.note = served.StatusPropagating, "its DNSZone is not available: the change is checked once it is"
+		}
+		verdicts = append(verdicts, zv)
+	}
+	return entries, verdicts, keep
 }
 
 // servedCurrent reports whether status.served was written for the object's generation: its
@@ -228,7 +263,7 @@ func servedCondition(vs []zoneVerdict, unchecked []string) (bool, string, string
 			parts = append(parts, fmt.Sprintf("zone %s: the primary gave no SOA serial after the write: %v", zv.zone, zv.err))
 		case st != served.StatusServed:
 			parts = append(parts, fmt.Sprintf("zone %s (serial %d, written %s): %s", zv.zone, zv.want.Serial,
-				zv.want.Since.UTC().Format(time.RFC3339), served.Describe(zv.want, zv.v.Behind, maxBehindNamed)))
+				zv.want.Since.UTC().Format(time.RFC3339), cmp.Or(zv.note, served.Describe(zv.want, zv.v.Behind, maxBehindNamed))))
 		case slowest.zone == "" || zv.v.Lag > slowest.v.Lag:
 			slowest = zv
 		}

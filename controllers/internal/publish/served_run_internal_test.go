@@ -606,3 +606,50 @@ func TestRunServed_AResyncWriteWhoseStatusWriteWasLostIsStillJudged(t *testing.T
 	w.catchUp(t)
 	w.servedCond(t, ep, dnsv1.ReasonServed)
 }
+
+// A zone the object left, whose removal is not served yet, and whose DNSZone stops being
+// available for a while: the removal stays to judge (status.served keeps its entry), and once
+// the zone is back the object is not Served until every server answers it.
+func TestRunServed_ARemovalWhoseZoneIsUnavailableForAWhileStaysToJudge(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	w.run(t, ep)
+	available := func(ok bool) {
+		var z dnsv1.DNSZone
+		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: "a", Name: "one"}, &z); err != nil {
+			t.Fatal(err)
+		}
+		st := metav1.ConditionFalse
+		if ok {
+			st = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&z.Status.Conditions, metav1.Condition{Type: dnsv1.ConditionZoneAvailable, Status: st, Reason: dnsv1.ReasonZoneAvailable})
+		if err := w.c.Status().Update(w.ctx, &z); err != nil {
+			t.Fatal(err)
+		}
+	}
+	available(false)
+	w.run(t, ep)
+	t.Logf("one.test unavailable: Served %+v, status.served %+v", meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed), ep.Status.Served)
+	available(true)
+	// The secondary transfers two.test only: it still serves www.one.test, removed.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	for range 5 {
+		w.run(t, ep)
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
