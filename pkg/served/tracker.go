@@ -711,8 +711,9 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 }
 
 // follow updates behind from the readings: a server that answers a serial below the primary's
-// last one is behind from its first such reading; one that answers it (or later) is not.
-// Called with t.mu held.
+// last one is behind from its first such reading, and so is one ahead of it (Judge's ahead: it
+// serves the zone from elsewhere, and does not follow its primary); one that answers it, or a
+// later serial its primary answered since, is not. Called with t.mu held.
 func (zs *zoneState) follow() {
 	p, ok := zs.readings[zs.zone.Servers[0]]
 	if !ok || p.Err != "" {
@@ -722,7 +723,7 @@ func (zs *zoneState) follow() {
 		r, ok := zs.readings[s]
 		switch {
 		case !ok || r.Err != "":
-		case Reached(r.Serial, p.Serial):
+		case Reached(r.Serial, p.Serial) && (zs.zone.Asker != nil || !ahead(r, p)):
 			delete(zs.behind, s)
 		default:
 			if _, was := zs.behind[s]; !was {
