@@ -242,6 +242,9 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	wrote := map[string]zoneWrite{}
 	if apply && opts.Async != nil {
 		zones := stamped(plans, opts.Stamp)
+		if prev != nil && prev.Err() != nil {
+			unsure(o, opts, plans, prev.Zones(), time.Now())
+		}
 		switch {
 		case len(zones) > 0 && prev != nil && prev.Err() != nil:
 			// The last submission failed and its changes are still to write: status.plan shows
@@ -260,6 +263,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	}
 	if apply {
 		if i, errs := writePlans(ctx, opts, plans, wrote); i >= 0 {
+			unsure(o, opts, plans, attempted(plans, wrote, errs), time.Now())
 			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the records of the zones whose write failed.
 			rest := remaining(plans, errs)

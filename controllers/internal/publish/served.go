@@ -202,6 +202,41 @@ func unplanned(old []dnsv1.ServedZone, plans []ZonePlan, known map[types.Namespa
 	return entries, verdicts, keep
 }
 
+// unsure marks the status.served entries of zones ("namespace/name") among plans whose write
+// failed, or that a reconcile that failed wrote to: the provider may hold the change (a write
+// applied and answered with an error, or one not yet judged), and no entry carries it. Each is
+// an entry whose serial is read at the next reconcile (unknownEntry). It does nothing without
+// a check (opts.Served nil).
+func unsure(o Object, opts Options, plans []ZonePlan, zones []string, now time.Time) {
+	if opts.Served == nil {
+		return
+	}
+	st := o.PublishingStatus()
+	for _, zp := range plans {
+		key := zoneKey(zp)
+		if _, checked := servedZone(zp); !checked || !slices.Contains(zones, key) {
+			continue
+		}
+		e := unknownEntry(key, zp.Zone.Spec.Zone, zoneWrite{}, now)
+		if i := slices.IndexFunc(st.Served, func(x dnsv1.ServedZone) bool { return x.DNSZone == key }); i >= 0 {
+			st.Served[i] = e
+		} else {
+			st.Served = append(st.Served, e)
+		}
+	}
+}
+
+// attempted are the zones of plans a synchronous write wrote to (wrote) or failed in (errs).
+func attempted(plans []ZonePlan, wrote map[string]zoneWrite, errs []error) []string {
+	var out []string
+	for i, zp := range plans {
+		if _, ok := wrote[zoneKey(zp)]; ok || errs[i] != nil {
+			out = append(out, zoneKey(zp))
+		}
+	}
+	return out
+}
+
 // servedCurrent reports whether status.served was written for the object's generation: its
 // Served condition observed it. A reconcile that wrote a change and whose status write was lost
 // (a conflict, an API error, the manager stopped in between) leaves status.served of an earlier

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"sync"
@@ -53,6 +54,8 @@ type gate struct {
 	mu   sync.Mutex
 	hold chan struct{}
 	in   chan struct{}
+	// fail: a write is applied, and answered with an error (a timeout after the commit).
+	fail bool
 }
 
 func (g *gate) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
@@ -63,7 +66,13 @@ func (g *gate) ApplyChanges(ctx context.Context, zoneID string, changes []provid
 		close(in)
 		<-hold
 	}
-	return g.Provider.ApplyChanges(ctx, zoneID, changes)
+	err := g.Provider.ApplyChanges(ctx, zoneID, changes)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err == nil && g.fail {
+		return errors.New("no answer within 10s")
+	}
+	return err
 }
 
 // byName resolves a Secret by its name.
@@ -647,6 +656,40 @@ func TestRunServed_ARemovalWhoseZoneIsUnavailableForAWhileStaysToJudge(t *testin
 		w.run(t, ep)
 		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
 			t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// A write applied at the provider and answered with an error (a timeout after the commit): the
+// next reconcile finds nothing to write, and the change it made is judged, not the one before
+// it that status.served keeps.
+func TestRunServed_AWriteAnsweredWithAnErrorButAppliedIsJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
+	ep.Generation++
+	w.prov.mu.Lock()
+	w.prov.fail = true
+	w.prov.mu.Unlock()
+	if _, _, err := w.planner.Run(w.ctx, w.c, nil, ep, w.options(ep)); err == nil {
+		t.Fatal("the write's error was not reported")
+	}
+	w.prov.mu.Lock()
+	w.prov.fail = false
+	w.prov.mu.Unlock()
+	if a := dnstest.Ask(t, w.addrs[0], "www.one.test.", dns.TypeA); len(a.Answer) != 1 || !strings.Contains(a.Answer[0].String(), "192.0.2.2") {
+		t.Fatalf("the primary answers %v, want the new target (the write was applied)", a.Answer)
+	}
+	for range 3 {
+		w.run(t, ep)
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary does not have the change: Served %+v, want not True", c)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
