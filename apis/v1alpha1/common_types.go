@@ -192,6 +192,10 @@ type ServedZone struct {
 	// Slowest is the name server (host:port) that reached Serial last, once served.
 	// +optional
 	Slowest string `json:"slowest,omitempty"`
+	// SerialUnknown: the primary gave no SOA serial after the change was written, so Serial
+	// (0) carries nothing; the serial is read again at the next reconcile.
+	// +optional
+	SerialUnknown bool `json:"serialUnknown,omitempty"`
 }
 
 // Strategy says what a DNSEndpoint or DNSRecord does with its plan.

@@ -63,7 +63,11 @@ func zoneServedCondition(v served.ZoneView) (bool, string, string) {
 		return true, dnsv1.ReasonServed, fmt.Sprintf("every name server follows its primary (%d asked)", len(v.Servers))
 	case served.StatusStale:
 		return false, dnsv1.ReasonStale, "behind the primary past --served-stale-after: " + describeServers(v, func(s served.ServerState) string {
-			return fmt.Sprintf("%s answers serial %d, behind since %s", s.Server, s.Reading.Serial, s.BehindSince.UTC().Format(time.RFC3339))
+			since := s.BehindSince.UTC().Format(time.RFC3339)
+			if p := v.Servers[0].Reading; p.Err == "" && s.Reading.Serial != p.Serial && served.Reached(s.Reading.Serial, p.Serial) {
+				return fmt.Sprintf("%s answers serial %d, ahead of the primary's %d: it serves the zone from elsewhere, since %s", s.Server, s.Reading.Serial, p.Serial, since)
+			}
+			return fmt.Sprintf("%s answers serial %d, behind since %s", s.Server, s.Reading.Serial, since)
 		})
 	case served.StatusUnreachable:
 		return false, dnsv1.ReasonUnreachable, "no SOA answer: " + describeServers(v, func(s served.ServerState) string {

@@ -26,6 +26,8 @@ func TestZoneServedCondition_EveryViewStatus(t *testing.T) {
 		{"one behind within the deadline still follows", served.ZoneView{Status: served.StatusPropagating, Servers: []served.ServerState{p, lag}, Named: []served.ServerState{lag}}, true, dnsv1.ReasonServed, nil},
 		{"stale", served.ZoneView{Status: served.StatusStale, Servers: []served.ServerState{p, lag}, Named: []served.ServerState{lag}}, false, dnsv1.ReasonStale,
 			[]string{"a:53 answers serial 7, behind since 2026-12-04T12:00:00Z"}},
+		{"stale, a secondary ahead of its primary", served.ZoneView{Status: served.StatusStale, Servers: []served.ServerState{p, st("c:53", 12, "", t0)}, Named: []served.ServerState{st("c:53", 12, "", t0)}}, false, dnsv1.ReasonStale,
+			[]string{"c:53 answers serial 12, ahead of the primary's 9: it serves the zone from elsewhere, since 2026-12-04T12:00:00Z"}},
 		{"unreachable, the error not repeating the server", served.ZoneView{Status: served.StatusUnreachable, Servers: []served.ServerState{p, dead}, Named: []served.ServerState{dead}}, false, dnsv1.ReasonUnreachable,
 			[]string{"no SOA answer: query z SOA at b:53: connection refused"}},
 		{"not asked", served.ZoneView{}, false, dnsv1.ReasonNotChecked, nil},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,9 +33,12 @@ type world struct {
 
 var servers = []string{"p:53", "s1:53", "s2:53"}
 
+// s3 is a secondary that the zone's server list gains and loses during a sequence.
+const s3 = "s3:53"
+
 func newWorld(keeps bool) *world {
 	w := &world{keeps: keeps, serial: map[string]uint32{}, has: map[string]map[int]int{}, down: map[string]bool{}, version: map[int]int{}}
-	for _, s := range servers {
+	for _, s := range append(slices.Clone(servers), s3) {
 		w.serial[s] = 4294967290 // near the wrap: RFC 1982 arithmetic is exercised too
 		w.has[s] = map[int]int{}
 	}
@@ -74,11 +78,11 @@ func (w *world) transfer(s string) {
 	}
 }
 
-// serves reports whether every server serves obj's last change.
-func (w *world) serves(obj int) bool {
+// serves reports whether every server of list serves obj's last change.
+func (w *world) serves(obj int, list []string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, s := range servers {
+	for _, s := range list {
 		if w.has[s][obj] < w.version[obj] {
 			return false
 		}
@@ -141,6 +145,9 @@ type propRun struct {
 	zone   Zone
 	status map[int]Want
 	log    []string
+	// added is when s3 joined the zone's servers last: a change served before it is not
+	// judged again (a server added to a zone does not undo a verdict).
+	added time.Time
 }
 
 func propRef(o int) Ref {
@@ -176,7 +183,20 @@ func runProperty(seed uint64) error {
 // step makes one generated move of the world, the publish code or the DNSZone controller.
 func (r *propRun) step(ctx context.Context) {
 	w := r.w
-	switch op := r.rng.IntN(10); {
+	switch op := r.rng.IntN(12); {
+	case op == 11: // s3 joins the zone's servers, or leaves them
+		if len(r.zone.Servers) == 3 {
+			r.zone.Servers = append(slices.Clone(servers), s3)
+			r.added = r.c.now()
+		} else {
+			r.zone.Servers = servers
+		}
+		r.log = append(r.log, fmt.Sprintf("servers %d", len(r.zone.Servers)))
+	case op == 10: // the primary's zone re-created at a lower serial, its records written again
+		w.mu.Lock()
+		w.serial["p:53"] -= 1000 + uint32(r.rng.IntN(20)) // not climbed back in a sequence: a secondary at the very serial is not told apart
+		w.mu.Unlock()
+		r.log = append(r.log, "recreate")
 	case op < 2: // an object's write, as publish submits it
 		o := r.rng.IntN(3)
 		r.tr.Baseline(ctx, r.zone)
@@ -189,7 +209,7 @@ func (r *propRun) step(ctx context.Context) {
 		}
 		r.log = append(r.log, fmt.Sprintf("write %d", o))
 	case op < 4:
-		s := servers[1+r.rng.IntN(2)]
+		s := []string{"s1:53", "s2:53", s3}[r.rng.IntN(3)]
 		w.transfer(s)
 		r.log = append(r.log, "transfer "+s)
 	case op == 4:
@@ -217,7 +237,7 @@ func (r *propRun) step(ctx context.Context) {
 	case op == 8:
 		r.tr.CheckZone(ctx, r.zone)
 		r.log = append(r.log, "checkZone")
-	default:
+	case op == 9:
 		r.timeOrRestart()
 	}
 }
@@ -246,7 +266,7 @@ func (r *propRun) oracle() error {
 			continue
 		}
 		r.status[o] = want
-		if v.Status == StatusServed && !r.w.serves(o) {
+		if v.Status == StatusServed && !r.w.serves(o, r.zone.Servers) && (want.ServedAt.IsZero() || !want.ServedAt.Before(r.added)) {
 			r.w.mu.Lock()
 			defer r.w.mu.Unlock()
 			return fmt.Errorf("object %d Served (want %+v) but not every server serves its last change; serials %v, has %v, keeps %v; ops %s",

@@ -471,13 +471,15 @@ func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at
 
 // Track registers a want kept in ref's status (a restarted manager, or a reconcile that wrote
 // nothing): a served want stays served without a query; one not served yet is checked soon.
-// A want already tracked with the same serial and time is left as it is; times are compared to
+// A want already tracked with the same serial and time is left as it is, and so is one written
+// after w (its status write was lost: w is the change before it); times are compared to
 // Precision.
 func (t *Tracker) Track(zone Zone, ref Ref, w Want) {
 	zs := t.state(zone)
 	t.mu.Lock()
 	old, had := zs.wants[ref]
-	if had && old.Serial == w.Serial && old.Since.Truncate(Precision).Equal(w.Since.Truncate(Precision)) {
+	oldSince, since := old.Since.Truncate(Precision), w.Since.Truncate(Precision)
+	if had && (old.Serial == w.Serial && oldSince.Equal(since) || oldSince.After(since)) {
 		t.mu.Unlock()
 		return
 	}
@@ -709,8 +711,9 @@ func (t *Tracker) record(ctx context.Context, key types.NamespacedName, zone Zon
 }
 
 // follow updates behind from the readings: a server that answers a serial below the primary's
-// last one is behind from its first such reading; one that answers it (or later) is not.
-// Called with t.mu held.
+// last one is behind from its first such reading, and so is one ahead of it (Judge's ahead: it
+// serves the zone from elsewhere, and does not follow its primary); one that answers it, or a
+// later serial its primary answered since, is not. Called with t.mu held.
 func (zs *zoneState) follow() {
 	p, ok := zs.readings[zs.zone.Servers[0]]
 	if !ok || p.Err != "" {
@@ -720,7 +723,7 @@ func (zs *zoneState) follow() {
 		r, ok := zs.readings[s]
 		switch {
 		case !ok || r.Err != "":
-		case Reached(r.Serial, p.Serial):
+		case Reached(r.Serial, p.Serial) && (zs.zone.Asker != nil || !ahead(r, p)):
 			delete(zs.behind, s)
 		default:
 			if _, was := zs.behind[s]; !was {

@@ -298,3 +298,22 @@ func TestTracker_ABatchWhosePrimaryDoesNotAnswerSharesOneFailure(t *testing.T) {
 		t.Fatalf("%d primary queries for 50 objects of one batch with a dead primary, want a few", n)
 	}
 }
+
+// A secondary that answers a serial ahead of its primary's serves the zone from elsewhere: it
+// does not follow its primary, and the zone's view does not say it does. Past the stale
+// deadline it is named Stale.
+func TestTracker_AZoneViewDoesNotCountASecondaryAheadOfItsPrimaryAsFollowing(t *testing.T) {
+	primary, second := newServer(t), newServer(t)
+	second.put(t, "elsewhere.served.test", "192.0.2.9")
+	second.put(t, "elsewhere.served.test", "192.0.2.10")
+	tr := startTracker(t, &counting{Client: dnsclient.Client{Timeout: time.Second}}, nil,
+		served.Options{StaleAfter: 100 * time.Millisecond, FirstCheck: 10 * time.Millisecond, Interval: 20 * time.Millisecond})
+	zone := served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	if v := tr.CheckZone(context.Background(), zone); v.Status == served.StatusServed {
+		t.Fatalf("view %+v with the secondary ahead of its primary, want not Served", v)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if v := tr.CheckZone(context.Background(), zone); v.Status != served.StatusStale || len(v.Named) != 1 || v.Named[0].Server != second.addr {
+		t.Fatalf("view %+v past the stale deadline, want Stale naming %s", v, second.addr)
+	}
+}

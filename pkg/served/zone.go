@@ -12,7 +12,7 @@ type ServerState struct {
 	// Reading is its last answer; a zero At means it was never asked.
 	Reading Reading
 	// BehindSince, when not zero, is when it was first seen answering a serial below the
-	// primary's, since it last answered the primary's.
+	// primary's, or ahead of it (from elsewhere), since it last answered the primary's.
 	BehindSince time.Time
 }
 

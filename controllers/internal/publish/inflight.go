@@ -141,6 +141,18 @@ func (t *Inflight) take(key types.NamespacedName) (*Submitted, inflightState) {
 	return s, inflightDone
 }
 
+// answeredZones are the zones of the object's submission once every zone answered and before
+// its next Run takes it: zones the object may hold records in that status.zones does not name
+// yet (that Run may submit a later change instead of recording this one).
+func (t *Inflight) answeredZones(key types.NamespacedName) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s, ok := t.m[key]; ok && s.left == 0 {
+		return s.Zones()
+	}
+	return nil
+}
+
 // restore puts back a submission taken by take whose follow-up failed (a release to retry).
 func (t *Inflight) restore(key types.NamespacedName, s *Submitted) {
 	t.mu.Lock()

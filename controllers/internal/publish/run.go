@@ -115,7 +115,14 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	if opts.Async != nil {
 		// An object of this name was deleted (Inflight.Gone) and is back: the zones the old one
 		// held are planned too, so that what it left where the new one publishes nothing goes.
-		if zones := opts.Async.goneZones(types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}); len(zones) > 0 {
+		key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+		if zones := opts.Async.goneZones(key); len(zones) > 0 {
+			o.SetHeldZones(Union(o.HeldZones(), zones))
+		}
+		// The zones of the last submission, answered and not yet recorded in status.zones, are
+		// planned too: this Run may submit a later change instead of recording that one, and
+		// what it wrote there goes if the later change publishes nothing there.
+		if zones := opts.Async.answeredZones(key); len(zones) > 0 {
 			o.SetHeldZones(Union(o.HeldZones(), zones))
 		}
 	}
@@ -235,6 +242,9 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	wrote := map[string]zoneWrite{}
 	if apply && opts.Async != nil {
 		zones := stamped(plans, opts.Stamp)
+		if prev != nil && prev.Err() != nil {
+			unsure(o, opts, plans, prev.Zones(), time.Now())
+		}
 		switch {
 		case len(zones) > 0 && prev != nil && prev.Err() != nil:
 			// The last submission failed and its changes are still to write: status.plan shows
@@ -253,6 +263,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	}
 	if apply {
 		if i, errs := writePlans(ctx, opts, plans, wrote); i >= 0 {
+			unsure(o, opts, plans, attempted(plans, wrote, errs), time.Now())
 			st.AppliedPlan = prevApplied
 			// status.plan shows what remains: the records of the zones whose write failed.
 			rest := remaining(plans, errs)
@@ -276,7 +287,7 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 		wrote = nil
 	}
 	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
-	setServed(ctx, o, opts, plans, wrote, r.notWritten(), time.Now())
+	setServed(ctx, o, opts, plans, a.Zones, wrote, r.notWritten(), time.Now())
 	setReady(o, r.ok, r.reason, r.msg)
 	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
 }

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -39,6 +41,8 @@ type zoneVerdict struct {
 	want served.Want
 	v    served.Verdict
 	err  error
+	// note, when set, says why the zone is not judged, in place of the servers behind.
+	note string
 }
 
 // zoneWrite is when one zone's changes were submitted to its writer and when the writer
@@ -102,7 +106,7 @@ func openServed(o Object) []string {
 // NotWritten, whatever the zones' verdicts. A zone the object no longer holds records in is
 // judged until its removal is served, and then dropped from status.served. It does nothing
 // without a check (opts.Served nil).
-func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wrote map[string]zoneWrite, notWritten string, now time.Time) {
+func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, known map[types.NamespacedName]*dnsv1.DNSZone, wrote map[string]zoneWrite, notWritten string, now time.Time) {
 	if opts.Served == nil {
 		return
 	}
@@ -113,6 +117,11 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		prev[e.DNSZone] = e
 	}
 	zones, held := servedZones(o, wrote), o.HeldZones()
+	if !servedCurrent(o) {
+		// status.served may predate a change written since (its status write lost): its
+		// entries do not carry the last change.
+		prev = map[string]dnsv1.ServedZone{}
+	}
 	var (
 		entries   []dnsv1.ServedZone
 		verdicts  []zoneVerdict
@@ -135,6 +144,9 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 		}
 		verdicts = append(verdicts, zv)
 		if zv.err != nil {
+			// The change is not judged, and stays to judge: a removal's zone is not held.
+			keep = append(keep, key)
+			entries = append(entries, unknownEntry(key.String(), zone.Name, wrote[key.String()], now))
 			continue
 		}
 		keep = append(keep, key)
@@ -142,6 +154,8 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 			entries = append(entries, entryOf(key.String(), zone.Name, zv.want))
 		}
 	}
+	kept, kv, kk := unplanned(st.Served, plans, known, zones, servedCurrent(o))
+	entries, verdicts, keep = append(entries, kept...), append(verdicts, kv...), append(keep, kk...)
 	opts.Served.Forget(ref, keep...)
 	st.Served = entries
 	conds := o.GetConditions()
@@ -157,6 +171,81 @@ func setServed(ctx context.Context, o Object, opts Options, plans []ZonePlan, wr
 	o.SetConditions(conds)
 }
 
+// unplanned keeps the entries of status.served (old) whose DNSZone is among zones, exists
+// (known: the assignment's DNSZones) and has no plan in this reconcile (it is not available):
+// the change there stays to judge once it is. A DNSZone that no longer exists drops its entry. An entry not served, or one that may not carry the last change (!current), is a
+// verdict not served, naming the zone; a served one is Served.
+func unplanned(old []dnsv1.ServedZone, plans []ZonePlan, known map[types.NamespacedName]*dnsv1.DNSZone, zones []string, current bool) ([]dnsv1.ServedZone, []zoneVerdict, []types.NamespacedName) {
+	var (
+		entries  []dnsv1.ServedZone
+		verdicts []zoneVerdict
+		keep     []types.NamespacedName
+	)
+	for _, e := range old {
+		if !slices.Contains(zones, e.DNSZone) || slices.ContainsFunc(plans, func(zp ZonePlan) bool {
+			return zp.Zone.Namespace+"/"+zp.Zone.Name == e.DNSZone
+		}) {
+			continue
+		}
+		ns, name, _ := strings.Cut(e.DNSZone, "/")
+		key := types.NamespacedName{Namespace: ns, Name: name}
+		if known[key] == nil {
+			continue
+		}
+		entries, keep = append(entries, e), append(keep, key)
+		zv := zoneVerdict{zone: e.Zone, want: wantOf(e), v: served.Verdict{Status: served.StatusServed}}
+		if e.ServedAt == nil || !current {
+			zv.v.Status, zv.note = served.StatusPropagating, "its DNSZone is not available: the change is checked once it is"
+		}
+		verdicts = append(verdicts, zv)
+	}
+	return entries, verdicts, keep
+}
+
+// unsure marks the status.served entries of zones ("namespace/name") among plans whose write
+// failed, or that a reconcile that failed wrote to: the provider may hold the change (a write
+// applied and answered with an error, or one not yet judged), and no entry carries it. Each is
+// an entry whose serial is read at the next reconcile (unknownEntry). It does nothing without
+// a check (opts.Served nil).
+func unsure(o Object, opts Options, plans []ZonePlan, zones []string, now time.Time) {
+	if opts.Served == nil {
+		return
+	}
+	st := o.PublishingStatus()
+	for _, zp := range plans {
+		key := zoneKey(zp)
+		if _, checked := servedZone(zp); !checked || !slices.Contains(zones, key) {
+			continue
+		}
+		e := unknownEntry(key, zp.Zone.Spec.Zone, zoneWrite{}, now)
+		if i := slices.IndexFunc(st.Served, func(x dnsv1.ServedZone) bool { return x.DNSZone == key }); i >= 0 {
+			st.Served[i] = e
+		} else {
+			st.Served = append(st.Served, e)
+		}
+	}
+}
+
+// attempted are the zones of plans a synchronous write wrote to (wrote) or failed in (errs).
+func attempted(plans []ZonePlan, wrote map[string]zoneWrite, errs []error) []string {
+	var out []string
+	for i, zp := range plans {
+		if _, ok := wrote[zoneKey(zp)]; ok || errs[i] != nil {
+			out = append(out, zoneKey(zp))
+		}
+	}
+	return out
+}
+
+// servedCurrent reports whether status.served was written for the object's generation: its
+// Served condition observed it. A reconcile that wrote a change and whose status write was lost
+// (a conflict, an API error, the manager stopped in between) leaves status.served of an earlier
+// generation, whose entries do not carry that change; a restarted manager finds the same.
+func servedCurrent(o Object) bool {
+	c := meta.FindStatusCondition(o.GetConditions(), dnsv1.ConditionServed)
+	return c != nil && c.ObservedGeneration == o.GetGeneration()
+}
+
 // judgeZone records or keeps ref's change in zone and judges it: a change written by this
 // reconcile (wrote), or one the object holds without a status entry for it, is Written; the one
 // status.served keeps (prev) is tracked. ok is false when the check keeps no want.
@@ -168,7 +257,7 @@ func judgeZone(ctx context.Context, s Served, zone served.Zone, ref served.Ref, 
 		// Nothing written now: the serial read now carries what the object wrote before.
 		w = zoneWrite{at: now}
 	}
-	if written || !had || old.Zone != zone.Name {
+	if written || !had || old.Zone != zone.Name || old.SerialUnknown {
 		if _, err := s.Written(ctx, zone, ref, w.submitted, w.at); err != nil {
 			return zoneVerdict{zone: zone.Name, err: err}, true
 		}
@@ -209,7 +298,7 @@ func servedCondition(vs []zoneVerdict, unchecked []string) (bool, string, string
 			parts = append(parts, fmt.Sprintf("zone %s: the primary gave no SOA serial after the write: %v", zv.zone, zv.err))
 		case st != served.StatusServed:
 			parts = append(parts, fmt.Sprintf("zone %s (serial %d, written %s): %s", zv.zone, zv.want.Serial,
-				zv.want.Since.UTC().Format(time.RFC3339), served.Describe(zv.want, zv.v.Behind, maxBehindNamed)))
+				zv.want.Since.UTC().Format(time.RFC3339), cmp.Or(zv.note, served.Describe(zv.want, zv.v.Behind, maxBehindNamed))))
 		case slowest.zone == "" || zv.v.Lag > slowest.v.Lag:
 			slowest = zv
 		}
@@ -246,6 +335,13 @@ func wantOf(e dnsv1.ServedZone) served.Want {
 		w.ServedAt = e.ServedAt.Time
 	}
 	return w
+}
+
+// unknownEntry is the status.served entry of a change whose serial the primary did not give
+// after the write (w, or now when this reconcile wrote nothing there): the zone stays among the
+// object's zones, and its serial is read at the next reconcile.
+func unknownEntry(dnsZone, zone string, w zoneWrite, now time.Time) dnsv1.ServedZone {
+	return dnsv1.ServedZone{DNSZone: dnsZone, Zone: zone, WrittenAt: metav1.NewMicroTime(cmp.Or(w.at, now)), SerialUnknown: true}
 }
 
 // entryOf is w as status.served keeps it.

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"errors"
 	"net/netip"
 	"strings"
 	"sync"
@@ -53,6 +54,8 @@ type gate struct {
 	mu   sync.Mutex
 	hold chan struct{}
 	in   chan struct{}
+	// fail: a write is applied, and answered with an error (a timeout after the commit).
+	fail bool
 }
 
 func (g *gate) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
@@ -63,7 +66,13 @@ func (g *gate) ApplyChanges(ctx context.Context, zoneID string, changes []provid
 		close(in)
 		<-hold
 	}
-	return g.Provider.ApplyChanges(ctx, zoneID, changes)
+	err := g.Provider.ApplyChanges(ctx, zoneID, changes)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err == nil && g.fail {
+		return errors.New("no answer within 10s")
+	}
+	return err
 }
 
 // byName resolves a Secret by its name.
@@ -361,6 +370,328 @@ func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
 	w.planner.MaxViewAge = 0
 	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
 		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// A change written by a reconcile whose status write was lost (a conflict, an API error, the
+// manager stopped between the write and the status write) leaves status.served describing the
+// change before it. The next reconcile writes nothing (the provider holds the records), and its
+// verdict is about the last change: not Served until every name server answers it.
+func TestRunServed_AChangeWhoseStatusWriteWasLostIsNotServedByTheOldEntry(t *testing.T) {
+	for _, restart := range []bool{false, true} {
+		t.Run(map[bool]string{false: "same manager", true: "restarted manager"}[restart], func(t *testing.T) {
+			w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+			ep := endpoint("web", "www.one.test")
+			w.run(t, ep)
+			w.catchUp(t)
+			w.servedCond(t, ep, dnsv1.ReasonServed)
+			saved := ep.Status.DeepCopy()
+
+			ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
+			ep.Generation++
+			w.run(t, ep)
+			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+				t.Fatalf("after the change, before the secondary has it: Served %+v, want not True", c)
+			}
+			ep.Status = *saved // the status write is lost
+			if restart {
+				w.tracker = served.New(served.Options{DNS: dnsclient.Client{Timeout: time.Second}, FirstCheck: 10 * time.Millisecond,
+					Interval: 40 * time.Millisecond, StaleAfter: time.Hour}, "DNSEndpoint")
+				testrun.Background(t, "served: restarted tracker", w.tracker.Start)
+			}
+			w.run(t, ep)
+			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+				t.Fatalf("the secondary does not have the change, status.served is the one before it: Served %+v, want not True", c)
+			}
+			w.catchUp(t)
+			w.servedCond(t, ep, dnsv1.ReasonServed)
+		})
+	}
+}
+
+// A removal whose serial could not be read (the primary gave no SOA answer to the check just
+// after the write) is still a change to judge: once the primary answers again, the object is
+// not Served until every name server answers the removal.
+func TestRunServed_ARemovalWhosePrimaryDidNotAnswerIsStillChecked(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	var mu sync.Mutex
+	down := false
+	primary := w.addrs[0]
+	proxy := dnstest.Handle(t, func(rw dns.ResponseWriter, q *dns.Msg) {
+		mu.Lock()
+		d := down
+		mu.Unlock()
+		if d {
+			m := new(dns.Msg)
+			m.SetRcode(q, dns.RcodeRefused)
+			_ = rw.WriteMsg(m)
+			return
+		}
+		a, err := dns.Exchange(q, primary)
+		if err != nil {
+			return
+		}
+		_ = rw.WriteMsg(a)
+	})
+	w.addrs[0] = proxy
+	w.planner.Providers = byName{"checked": {Account: "a/checked", Provider: w.prov, ServedBy: w.addrs}}
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+
+	// The object moves to two.test while the primary gives no SOA answer to the check.
+	mu.Lock()
+	down = true
+	mu.Unlock()
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	w.run(t, ep)
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonUnreachable {
+		t.Fatalf("primary not answering: Served %+v, want Unreachable", c)
+	}
+	mu.Lock()
+	down = false
+	mu.Unlock()
+	// The secondary transfers two.test; it still serves www.one.test, removed.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	w.run(t, ep)
+	time.Sleep(200 * time.Millisecond)
+	c := w.servedCond(t, ep)
+	if c.Status == metav1.ConditionTrue {
+		t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// Two quick changes through the zone writers (Options.Async, as the DNSEndpoint controller
+// runs): the second lands after the first is written and before the reconcile that would
+// judge it, so that reconcile submits the second instead and writes no status. The first
+// change's zone is judged all the same: Served waits until every server answers it.
+func TestRunServed_TwoQuickChangesJudgeTheFirstZoneToo(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	ep := endpoint("web", "www.one.test", "www.two.test")
+	run := w.asyncRun(t, ep)
+
+	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"} // one.test
+	ep.Generation++
+	if !run() {
+		t.Fatal("the first change was not submitted")
+	}
+	ep.Spec.Endpoints[1].Targets = dnsv1.Targets{"192.0.2.2"} // two.test, before the first is judged
+	ep.Generation++
+	if !run() {
+		t.Fatal("the second change was not submitted")
+	}
+	// The secondary transfers two.test only: it does not serve the first change.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	for range 5 {
+		if run() {
+			t.Fatal("nothing more to submit")
+		}
+		c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
+		if c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary does not serve the first change in one.test: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.catchUp(t)
+	w.asyncServed(t, ep, run)
+}
+
+// asyncRun returns a runner of ep's reconcile through the zone writers (Options.Async, FullSync,
+// as the DNSEndpoint controller runs), which waits until its submission is answered and reports
+// whether it was deferred; ep is published and Served first.
+func (w *servedWorld) asyncRun(t *testing.T, ep *dnsv1.DNSEndpoint) func() bool {
+	t.Helper()
+	inflight := NewInflight()
+	ep.Spec.Strategy = dnsv1.StrategyFullSync
+	key := client.ObjectKeyFromObject(ep)
+	run := func() bool {
+		opts := w.options(ep)
+		opts.Async = inflight
+		out, _, err := w.planner.Run(w.ctx, w.c, nil, ep, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for inflight.Pending(key) {
+			if time.Now().After(deadline) {
+				t.Fatal("the submission is still pending after a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		return out.Deferred
+	}
+	for run() {
+	}
+	w.catchUp(t)
+	w.asyncServed(t, ep, run)
+	return run
+}
+
+// asyncServed runs ep until it is Served, or fails after a minute.
+func (w *servedWorld) asyncServed(t *testing.T, ep *dnsv1.DNSEndpoint, run func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		run()
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c != nil && c.Reason == dnsv1.ReasonServed {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not Served after a minute: %+v", ep.Status.Conditions)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// An object moved twice in quick succession through the zone writers: the second move lands
+// after the first is written and before the reconcile that records it, so status.zones never
+// names the zone of the first move. That zone's records go with the second move all the
+// same, and Served waits until every server answers their removal.
+func TestRunServed_AZoneHeldOnlyBetweenTwoQuickMovesIsReleasedAndJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test", "three.test"}, []string{"checked", "checked", "checked"})
+	ep := endpoint("web", "www.one.test")
+	run := w.asyncRun(t, ep)
+
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	if !run() {
+		t.Fatal("the first move was not submitted")
+	}
+	ep.Spec.Endpoints[0].DNSName = "www.three.test"
+	ep.Generation++
+	if !run() {
+		t.Fatal("the second move was not submitted")
+	}
+	for run() {
+	}
+	w.catchUp(t)
+	w.asyncServed(t, ep, run)
+	if a := dnstest.Ask(t, w.addrs[0], "www.two.test.", dns.TypeA); len(a.Answer) != 0 {
+		t.Fatalf("Served, and the primary still answers the first move's record: %v", a.Answer)
+	}
+}
+
+// A resync's write (the same generation) whose status write was lost: the next reconcile
+// writes nothing and finds status.served of the change before; the check, which saw the later
+// write, judges that one: not Served until every server answers it.
+func TestRunServed_AResyncWriteWhoseStatusWriteWasLostIsStillJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	saved := ep.Status.DeepCopy()
+	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
+		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	w.planner.MaxViewAge = time.Nanosecond // a resync's fresh view: the record is written again
+	w.run(t, ep)
+	w.planner.MaxViewAge = 0
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
+		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
+	}
+	ep.Status = *saved // the status write is lost
+	w.run(t, ep)
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("the secondary does not have the record written again: Served %+v, want not True", c)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// A zone the object left, whose removal is not served yet, and whose DNSZone stops being
+// available for a while: the removal stays to judge (status.served keeps its entry), and once
+// the zone is back the object is not Served until every server answers it.
+func TestRunServed_ARemovalWhoseZoneIsUnavailableForAWhileStaysToJudge(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	ep.Spec.Endpoints[0].DNSName = "www.two.test"
+	ep.Generation++
+	w.run(t, ep)
+	available := func(ok bool) {
+		var z dnsv1.DNSZone
+		if err := w.c.Get(w.ctx, client.ObjectKey{Namespace: "a", Name: "one"}, &z); err != nil {
+			t.Fatal(err)
+		}
+		st := metav1.ConditionFalse
+		if ok {
+			st = metav1.ConditionTrue
+		}
+		meta.SetStatusCondition(&z.Status.Conditions, metav1.Condition{Type: dnsv1.ConditionZoneAvailable, Status: st, Reason: dnsv1.ReasonZoneAvailable})
+		if err := w.c.Status().Update(w.ctx, &z); err != nil {
+			t.Fatal(err)
+		}
+	}
+	available(false)
+	w.run(t, ep)
+	t.Logf("one.test unavailable: Served %+v, status.served %+v", meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed), ep.Status.Served)
+	available(true)
+	// The secondary transfers two.test only: it still serves www.one.test, removed.
+	v, err := w.primary.Version("two.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+	for range 5 {
+		w.run(t, ep)
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// A write applied at the provider and answered with an error (a timeout after the commit): the
+// next reconcile finds nothing to write, and the change it made is judged, not the one before
+// it that status.served keeps.
+func TestRunServed_AWriteAnsweredWithAnErrorButAppliedIsJudged(t *testing.T) {
+	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
+	ep := endpoint("web", "www.one.test")
+	w.run(t, ep)
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
+	ep.Generation++
+	w.prov.mu.Lock()
+	w.prov.fail = true
+	w.prov.mu.Unlock()
+	if _, _, err := w.planner.Run(w.ctx, w.c, nil, ep, w.options(ep)); err == nil {
+		t.Fatal("the write's error was not reported")
+	}
+	w.prov.mu.Lock()
+	w.prov.fail = false
+	w.prov.mu.Unlock()
+	if a := dnstest.Ask(t, w.addrs[0], "www.one.test.", dns.TypeA); len(a.Answer) != 1 || !strings.Contains(a.Answer[0].String(), "192.0.2.2") {
+		t.Fatalf("the primary answers %v, want the new target (the write was applied)", a.Answer)
+	}
+	for range 3 {
+		w.run(t, ep)
+		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+			t.Fatalf("the secondary does not have the change: Served %+v, want not True", c)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	w.catchUp(t)
 	w.servedCond(t, ep, dnsv1.ReasonServed)
