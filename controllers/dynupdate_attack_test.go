@@ -2,6 +2,10 @@ package controllers_test
 
 import (
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -47,5 +51,46 @@ func TestDynamicUpdates_UnjudgedSquatterKeysAreNotUsed(t *testing.T) {
 	waitTXT(t, dnsAddr, name, "holder-token")
 	if c.Status != metav1.ConditionFalse || c.Reason != dnsv1.ReasonProviderNotFound {
 		t.Fatalf("the squatter's DynamicUpdatesReady is %s %s; want False %s", c.Status, c.Reason, dnsv1.ReasonProviderNotFound)
+	}
+}
+
+// TestDynamicUpdates_RefusedUpdateLeavesAConcurrentOneAlone: an UPDATE adding a value at a free
+// name and one at a name another owner holds (REFUSED) races an UPDATE adding another value
+// at the same free name (NOERROR). Undoing the refused one takes out its own value alone: the
+// accepted value is served after both answers, and the refused one is not.
+func TestDynamicUpdates_RefusedUpdateLeavesAConcurrentOneAlone(t *testing.T) {
+	ns := "dynupdate-undo-race"
+	dynZone(t, ns, "undo-race.test")
+	const taken = "_acme-challenge.www.undo-race.test."
+	www := endpointObj(ns, "www", dnsv1.Endpoint{DNSName: strings.TrimSuffix(taken, "."), RecordType: "TXT", Targets: dnsv1.Targets{"owner-value"}})
+	create(t, www)
+	waitCondition(t, www, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	for i := range 3 {
+		free := fmt.Sprintf("_acme-challenge.f%d.undo-race.test.", i)
+		refused := updateMsg("undo-race.test", func(m *dns.Msg) {
+			m.Insert(txtRR(t, free+` 60 IN TXT "refused"`))
+			m.Insert(txtRR(t, taken+` 60 IN TXT "x"`))
+		})
+		accepted := updateMsg("undo-race.test", func(m *dns.Msg) { m.Insert(txtRR(t, free+` 60 IN TXT "accepted"`)) })
+		var wg sync.WaitGroup
+		var rcRefused, rcAccepted int
+		var errRefused, errAccepted error
+		wg.Go(func() { rcRefused, _, errRefused = exchange(refused) })
+		wg.Go(func() { rcAccepted, _, errAccepted = exchange(accepted) })
+		wg.Wait()
+		if errRefused != nil || rcRefused != dns.RcodeRefused || errAccepted != nil || rcAccepted != dns.RcodeSuccess {
+			t.Fatalf("round %d: %s, %v and %s, %v; want REFUSED and NOERROR", i, dns.RcodeToString[rcRefused], errRefused,
+				dns.RcodeToString[rcAccepted], errAccepted)
+		}
+		eventually(t, 5*time.Second, free+" serving the accepted value alone", func() error {
+			got, err := txtAt(dnsAddr, free)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(got, []string{"accepted"}) {
+				return fmt.Errorf("round %d: TXT %q after the accepted UPDATE's NOERROR", i, got)
+			}
+			return nil
+		})
 	}
 }
