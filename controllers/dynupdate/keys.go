@@ -94,8 +94,11 @@ func (k *Keys) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, er
 // DNSZone that holds its zone binds keys to it. A DNSZone the tenancy rules or its provider
 // refuse (ZoneAvailable=False ZoneConflict or ParentNotAllowed: another namespace's DNSZone, or
 // another account, holds the zone) binds none, whatever its keys: its key of the holder's key
-// name would otherwise be one the holder's UPDATEs are verified with. One not judged yet
-// (no ZoneAvailable condition) binds none until it is, and has no DynamicUpdatesReady yet.
+// name would otherwise be one the holder's UPDATEs are verified with. Nor does one the tenancy
+// rules have not accepted yet: ZoneAvailable is True, or status.zoneID is set (the DNSZone
+// controller sets it only once the verdict accepts the zone), for a DNSZone that holds it; one
+// whose provider cannot be resolved (ProviderNotFound) is judged by nobody. One not judged at
+// all (no ZoneAvailable condition) binds none until it is, and has no DynamicUpdatesReady yet.
 func notHeld(z *dnsv1.DNSZone) *keyProblem {
 	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
 	switch {
@@ -105,6 +108,9 @@ func notHeld(z *dnsv1.DNSZone) *keyProblem {
 	case c.Status == metav1.ConditionFalse && refusedZone(c.Reason):
 		return &keyProblem{c.Reason, fmt.Sprintf(
 			"the keys are not used: this DNSZone does not hold zone %s, so UPDATEs of it are never verified with them (ZoneAvailable: %s)", z.Spec.Zone, c.Message)}
+	case c.Status != metav1.ConditionTrue && z.Status.ZoneID == "":
+		return &keyProblem{c.Reason, fmt.Sprintf(
+			"the keys verify UPDATEs of zone %s once this DNSZone is judged to hold it (ZoneAvailable: %s)", z.Spec.Zone, c.Message)}
 	}
 	return nil
 }

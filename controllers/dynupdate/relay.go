@@ -138,12 +138,15 @@ func relayMessage(req *dns.Msg) *dns.Msg {
 }
 
 // relayTo sends m to peer, signed with b's key, until it answers: at most relayAttempts tries
-// of relayTimeout each, relayPause apart, within ctx.
+// of relayTimeout each, relayPause apart, within ctx. Every try is the same signed message
+// (one ID and time signed, so one MAC): a peer that took an earlier try answers this one from
+// that try's outcome (its replay memory) and never applies the UPDATE twice.
 func (a *Applier) relayTo(ctx context.Context, m *dns.Msg, b dynupdate.Binding, peer string) relayResult {
 	res := relayResult{peer: peer}
+	signed := m.Copy()
+	signed.SetTsig(b.Key.Name, b.Key.Algorithm, dnswire.TSIGFudge, a.clock().Now().Unix())
 	for try := 1; ; try++ {
-		pm := m.Copy()
-		pm.SetTsig(b.Key.Name, b.Key.Algorithm, dnswire.TSIGFudge, a.clock().Now().Unix())
+		pm := signed.Copy()
 		c := &dns.Client{Net: "tcp", Timeout: relayTimeout, TsigProvider: b.Key.ClientProvider()}
 		pctx, cancel := context.WithTimeout(ctx, relayTimeout)
 		r, _, err := c.ExchangeContext(pctx, pm, peer)

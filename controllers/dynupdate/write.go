@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"time"
 
 	"github.com/miekg/dns"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	k8swait "k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -64,7 +66,7 @@ func (a *Applier) applyUpdate(ctx context.Context, req *dns.Msg, b dynupdate.Bin
 		}
 		if rcode, refused, err := a.waitAll(ctx, waits); rcode != dns.RcodeSuccess {
 			if refused {
-				a.undo(ctx, waits)
+				a.undo(ctx, u, waits)
 			}
 			return rcode, names, err
 		}
@@ -150,15 +152,18 @@ func (a *Applier) relayToPeers(ctx context.Context, req *dns.Msg, b dynupdate.Bi
 }
 
 // wait is one DNSEndpoint an answer waits for: Ready at generation, or gone. uid tells it from
-// a later object of the same name. created and before say what the write changed, for undo:
-// created, or updated from before (nil when it was left alone or deleted).
+// a later object of the same name. name, created, before and expires say what the write
+// changed, for undo: the owner name's DNSEndpoint created, or updated from before (nil when
+// it was left alone or deleted), with the expiry annotation expires ("" when not moved on).
 type wait struct {
 	key        types.NamespacedName
 	uid        types.UID
 	generation int64
 	gone       bool
+	name       string
 	created    bool
 	before     *dnsv1.DNSEndpoint
+	expires    string
 }
 
 // round is what one write round did: the DNSEndpoints written (waits); the key's DNSEndpoints
@@ -272,7 +277,7 @@ func (a *Applier) writeName(ctx context.Context, b dynupdate.Binding, name strin
 		if err := a.Client.Create(ctx, ep); err != nil {
 			return nil, fmt.Errorf("create DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
 		}
-		return &wait{key: client.ObjectKeyFromObject(ep), uid: ep.UID, generation: ep.Generation, created: true}, nil
+		return &wait{key: client.ObjectKeyFromObject(ep), uid: ep.UID, generation: ep.Generation, name: name, created: true, expires: expires}, nil
 	case len(sets) == 0:
 		if err := a.Client.Delete(ctx, ep, client.Preconditions{ResourceVersion: &ep.ResourceVersion}); err != nil {
 			return nil, fmt.Errorf("delete DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
@@ -284,7 +289,9 @@ func (a *Applier) writeName(ctx context.Context, b dynupdate.Binding, name strin
 	}
 	before := ep.DeepCopy()
 	ep.Spec.Endpoints = eps
+	moved := ""
 	if added {
+		moved = expires
 		if ep.Annotations == nil {
 			ep.Annotations = map[string]string{}
 		}
@@ -293,7 +300,7 @@ func (a *Applier) writeName(ctx context.Context, b dynupdate.Binding, name strin
 	if err := a.Client.Update(ctx, ep); err != nil {
 		return nil, fmt.Errorf("update DNSEndpoint %s/%s: %w", ep.Namespace, ep.Name, err)
 	}
-	return &wait{key: client.ObjectKeyFromObject(ep), uid: ep.UID, generation: ep.Generation, before: before}, nil
+	return &wait{key: client.ObjectKeyFromObject(ep), uid: ep.UID, generation: ep.Generation, name: name, before: before, expires: moved}, nil
 }
 
 // newEndpoint is the key's DNSEndpoint of name in b's DNSZone, holding eps until expires.
@@ -312,47 +319,89 @@ func newEndpoint(b dynupdate.Binding, name string, eps []dnsv1.Endpoint, expires
 	}}
 }
 
-// undo reverts the writes of a refused UPDATE (RFC 2136 §3.4: a refused UPDATE changes
-// nothing): a DNSEndpoint it created is deleted (its UID as precondition), one it updated gets
-// its previous records and expiry back unless a later write changed it since (its generation
-// moved on). It runs within undoTimeout even when ctx has ended; a failure is logged.
-func (a *Applier) undo(ctx context.Context, waits []wait) {
+// undo reverts the writes of a refused UPDATE u (RFC 2136 §3.4: a refused UPDATE changes
+// nothing): from each DNSEndpoint it created or updated, the values u added there are taken
+// out and those it removed there put back (revert), whatever a concurrent UPDATE of the name
+// wrote since, which stays; one left without records is deleted. It runs within undoTimeout
+// even when ctx has ended; a failure is logged.
+func (a *Applier) undo(ctx context.Context, u dynupdate.Update, waits []wait) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 	defer cancel()
 	for _, w := range waits {
-		var err error
-		switch {
-		case w.created:
-			ep := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: w.key.Namespace, Name: w.key.Name}}
-			err = client.IgnoreNotFound(a.Client.Delete(ctx, ep, client.Preconditions{UID: &w.uid}))
-			if apierrors.IsConflict(err) { // a later object of the same name: not this UPDATE's
-				err = nil
-			}
-		case w.before != nil:
-			err = retry.RetryOnConflict(retry.DefaultRetry, func() error { return a.restore(ctx, w) })
+		if !w.created && w.before == nil {
+			continue
 		}
+		// Conflicts: another writer, or a status write, since the read; revert reads again.
+		backoff := k8swait.Backoff{Steps: 10, Duration: 10 * time.Millisecond, Factor: 1.5, Jitter: 0.2}
+		err := retry.OnError(backoff, apierrors.IsConflict, func() error { return a.revert(ctx, u, w) })
 		if err != nil {
 			a.Log.Error(err, "undo a refused UPDATE's write", "dnsEndpoint", w.key.String())
 		}
 	}
 }
 
-// restore gives w's DNSEndpoint its records and expiry from before its write, when it is still
-// at the generation that write made.
-func (a *Applier) restore(ctx context.Context, w wait) error {
+// revert takes u's own changes out of w's DNSEndpoint as it is now (revertSets), with its
+// expiry from before w's write unless a later write moved it on, and deletes it when no record
+// is left. Every write is conditional on the version read (a Conflict is retried).
+func (a *Applier) revert(ctx context.Context, u dynupdate.Update, w wait) error {
 	var cur dnsv1.DNSEndpoint
 	if err := a.APIReader.Get(ctx, w.key, &cur); err != nil {
 		return client.IgnoreNotFound(err)
 	}
-	if cur.UID != w.uid || cur.Generation != w.generation || !cur.DeletionTimestamp.IsZero() {
+	if cur.UID != w.uid || !cur.DeletionTimestamp.IsZero() {
 		return nil
 	}
-	cur.Spec.Endpoints = w.before.Spec.Endpoints
-	if v, ok := w.before.Annotations[dnsv1.AnnotationDynamicUpdateExpires]; ok {
-		if cur.Annotations == nil {
-			cur.Annotations = map[string]string{}
-		}
-		cur.Annotations[dnsv1.AnnotationDynamicUpdateExpires] = v
+	before := dynupdate.Records{}
+	if w.before != nil {
+		before = dynupdate.FromEndpoints(w.before.Spec.Endpoints)
 	}
-	return a.Client.Update(ctx, &cur)
+	mine := dynupdate.Apply(before, u.Changes)
+	sets := revertSets(dynupdate.FromEndpoints(cur.Spec.Endpoints)[w.name], before[w.name], mine[w.name])
+	if len(sets) == 0 {
+		return client.IgnoreNotFound(a.Client.Delete(ctx, &cur, client.Preconditions{UID: &cur.UID, ResourceVersion: &cur.ResourceVersion}))
+	}
+	next := cur.DeepCopy()
+	next.Spec.Endpoints = dynupdate.Endpoints(w.name, sets)
+	if w.before != nil && w.expires != "" && cur.Annotations[dnsv1.AnnotationDynamicUpdateExpires] == w.expires {
+		if v, ok := w.before.Annotations[dnsv1.AnnotationDynamicUpdateExpires]; ok {
+			next.Annotations[dnsv1.AnnotationDynamicUpdateExpires] = v
+		}
+	}
+	if reflect.DeepEqual(next.Spec, cur.Spec) && reflect.DeepEqual(next.Annotations, cur.Annotations) {
+		return nil
+	}
+	return a.Client.Update(ctx, next)
+}
+
+// revertSets returns the record sets cur (a name's, now) without the values the refused
+// UPDATE added (in mine, what it made of before, and not in before) and with those it removed
+// (in before, not in mine).
+func revertSets(cur, before, mine map[uint16]dynupdate.RRset) map[uint16]dynupdate.RRset {
+	out := map[uint16]dynupdate.RRset{}
+	kinds := map[uint16]bool{}
+	for _, m := range []map[uint16]dynupdate.RRset{cur, before, mine} {
+		for t := range m {
+			kinds[t] = true
+		}
+	}
+	for t := range kinds {
+		vs := slices.DeleteFunc(slices.Clone(cur[t].Values), func(v string) bool {
+			return slices.Contains(mine[t].Values, v) && !slices.Contains(before[t].Values, v)
+		})
+		for _, v := range before[t].Values {
+			if !slices.Contains(mine[t].Values, v) && !slices.Contains(vs, v) {
+				vs = append(vs, v)
+			}
+		}
+		if len(vs) == 0 {
+			continue
+		}
+		slices.Sort(vs)
+		ttl := cur[t].TTL
+		if _, ok := cur[t]; !ok {
+			ttl = before[t].TTL
+		}
+		out[t] = dynupdate.RRset{TTL: ttl, Values: vs}
+	}
+	return out
 }

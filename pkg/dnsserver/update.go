@@ -33,17 +33,25 @@ const DefaultUpdateTimeout = 10 * time.Second
 
 // keys returns the TSIG provider of the server's keys: the transfer key (ServerOptions.TSIG)
 // and the dynamic-update keys (ServerOptions.Updates); nil with neither, so that miekg/dns
-// verifies nothing and signed requests are answered as unsigned ones. A dynamic-update key is
-// the one bound to the message's question name as a zone (an UPDATE's zone section), else to
-// the zone with dynamic updates that encloses that name: a client that finds the zone by asking
-// for the SOA of the name it updates signs that query with its key (nsupdate without a "zone"
-// line asks for the SOA of _acme-challenge.<zone>), and must get a signed answer, not NOTAUTH.
+// verifies nothing and signed requests are answered as unsigned ones. An UPDATE is verified
+// with the dynamic-update keys alone (opcodeKeys): the transfer key, which the secondaries
+// hold, never verifies one, and a tenant's key of the transfer key's name verifies its own.
 func (s *Server) keys() dns.TsigProvider {
 	if s.opts.TSIG == nil && s.opts.Updates == nil {
 		return nil
 	}
+	return opcodeKeys{update: s.keysFor(false), other: s.keysFor(true)}
+}
+
+// keysFor returns the provider of the dynamic-update keys, and of the transfer key first when
+// transfer is true. A dynamic-update key is the one bound to the message's question name as a
+// zone (an UPDATE's zone section), else to the zone with dynamic updates that encloses that
+// name: a client that finds the zone by asking for the SOA of the name it updates signs that
+// query with its key (nsupdate without a "zone" line asks for the SOA of
+// _acme-challenge.<zone>), and must get a signed answer, not NOTAUTH.
+func (s *Server) keysFor(transfer bool) dnswire.TSIGProvider {
 	return dnswire.TSIGProvider(func(name, qname string) (dnswire.TSIGKey, bool) {
-		if t := s.opts.TSIG; t != nil && dnswire.Canonical(t.Name) == name {
+		if t := s.opts.TSIG; transfer && t != nil && dnswire.Canonical(t.Name) == name {
 			return *t, true
 		}
 		if s.opts.Updates == nil {
@@ -57,6 +65,37 @@ func (s *Server) keys() dns.TsigProvider {
 		}
 		return dnswire.TSIGKey{}, false
 	})
+}
+
+// opcodeKeys verifies and signs an UPDATE (its opcode, in the header that starts a request's
+// MACed data and follows the request MAC in a response's) with update, any other message with
+// other.
+type opcodeKeys struct{ update, other dnswire.TSIGProvider }
+
+// Generate signs a response (dns.TsigProvider): the MACed data is the request MAC's size and
+// the request MAC, then the response (RFC 8945 §4.3.1).
+func (k opcodeKeys) Generate(msg []byte, t *dns.TSIG) ([]byte, error) {
+	off := 0
+	if len(msg) >= 2 {
+		off = 2 + int(msg[0])<<8 + int(msg[1])
+	}
+	if isUpdate(msg, off) {
+		return k.update.Generate(msg, t)
+	}
+	return k.other.Generate(msg, t)
+}
+
+// Verify checks a request's MAC (dns.TsigProvider).
+func (k opcodeKeys) Verify(msg []byte, t *dns.TSIG) error {
+	if isUpdate(msg, 0) {
+		return k.update.Verify(msg, t)
+	}
+	return k.other.Verify(msg, t)
+}
+
+// isUpdate reports whether the DNS header at msg[off:] has opcode UPDATE.
+func isUpdate(msg []byte, off int) bool {
+	return off >= 0 && len(msg) > off+2 && int(msg[off+2]>>3)&0xF == dns.OpcodeUpdate
 }
 
 // update answers an UPDATE (RFC 2136 §3) into resp: FORMERR unless the zone section is one
