@@ -4,17 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
 // TestDynamicUpdates_UnjudgedSquatterKeysAreNotUsed: a DNSZone of another namespace for a zone
@@ -92,5 +96,43 @@ func TestDynamicUpdates_RefusedUpdateLeavesAConcurrentOneAlone(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestDynamicUpdates_AnotherNamespacesGslbDoesNotMakeAZoneRelayed: a Gslb in another namespace
+// naming a DNSZone that does not list that namespace in delegation.allowedNamespaces may not
+// use the zone: it does not make the zone a Gslb zone, so the zone holder's UPDATEs are not
+// relayed to the Gslb peers (here one that is down, which would make them SERVFAIL) and are
+// NOERROR once written here.
+func TestDynamicUpdates_AnotherNamespacesGslbDoesNotMakeAZoneRelayed(t *testing.T) {
+	port := strconv.Itoa(ports.TCPUDP(t, "127.0.0.17"))
+	addr := "127.0.0.17:" + port
+	eu := startGslbCluster(t, "eu", addr, "192.0.2.1", []gslb.Peer{{GeoTag: "down", Addr: ports.Dead(t)}})
+	const secret = "dmljdGltLXpvbmUta2V5LW5vdC1hLWdzbGItem9uZS1zZWNyZXQ="
+	z := zoneObj("victim", "zone", "victim.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DynamicUpdates = []dnsv1.DynamicUpdate{{KeySecretRef: dnsv1.SecretReference{Name: "acme-key"}}}
+	})
+	eu.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "victim"}}, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "attacker"}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "victim", Name: "dns"}, Type: "dnsplane.io/local"},
+		tsigSecret("victim", "acme-key", "victim-key", "hmac-sha256", secret), z)
+	eu.waitCondition(z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady, 30*time.Second)
+	eu.waitCondition(z, dnsv1.ConditionDynamicUpdatesReady, metav1.ConditionTrue, dnsv1.ReasonKeysResolved, 30*time.Second)
+	eu.create(&dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "attacker", Name: "squat"}, Spec: dnsv1.GslbSpec{
+		ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"}, Hosts: []string{"app.victim.test"},
+		ZoneRef: dnsv1.ZoneReference{Namespace: "victim", Name: "zone"}, Strategy: dnsv1.GslbStrategy{Type: "roundRobin", DNSTTLSeconds: 5}}})
+	time.Sleep(time.Second) // the Gslb in the applier's cache
+
+	m := new(dns.Msg)
+	m.SetUpdate("victim.test.")
+	m.Insert(txtRR(t, `_acme-challenge.victim.test. 60 IN TXT "victim-token"`))
+	m.SetTsig("victim-key.", dns.HmacSHA256, 300, time.Now().Unix())
+	c := &dns.Client{Timeout: 15 * time.Second, TsigSecret: map[string]string{"victim-key.": secret}}
+	r, _, err := c.Exchange(m, addr)
+	if err != nil || r.Rcode != dns.RcodeSuccess {
+		var rc string
+		if r != nil {
+			rc = dns.RcodeToString[r.Rcode]
+		}
+		t.Fatalf("the zone holder's UPDATE with another namespace's Gslb naming its zone: %s, %v; want NOERROR, not relayed", rc, err)
 	}
 }

@@ -49,17 +49,30 @@ func relayed(req *dns.Msg) bool {
 }
 
 // peersOf returns the clusters an UPDATE of b's DNSZone is relayed to: none unless some Gslb
-// publishes into it (its zone then has a copy in every peer cluster); else the peers the Gslb
-// controller uses, --ext-gslb-clusters (Applier.Peers) when set, otherwise the peers it found
-// in the edge NS set, as its status.peers records them (every Gslb of the zone, once each).
+// that may use the zone publishes into it (its zone then has a copy in every peer cluster);
+// else the peers the Gslb controller uses, --ext-gslb-clusters (Applier.Peers) when set,
+// otherwise the peers it found in the edge NS set, as its status.peers records them (every
+// Gslb of the zone, once each). A Gslb may use the zone from the DNSZone's namespace or from
+// one its delegation.allowedNamespaces lists, as for publishing: another namespace's Gslb
+// naming the zone neither makes its UPDATEs relayed nor chooses their peers.
 func (a *Applier) peersOf(ctx context.Context, b dynupdate.Binding) ([]string, error) {
 	var list dnsv1.GslbList
 	if err := a.Client.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("list Gslbs: %w", err)
 	}
+	var zone *dnsv1.DNSZone
 	var gslbs []dnsv1.Gslb
 	for _, g := range list.Items {
-		if g.Spec.ZoneRef.NamespacedName(g.Namespace) == b.DNSZone {
+		if g.Spec.ZoneRef.NamespacedName(g.Namespace) != b.DNSZone {
+			continue
+		}
+		if g.Namespace != b.DNSZone.Namespace && zone == nil {
+			zone = &dnsv1.DNSZone{}
+			if err := a.Client.Get(ctx, b.DNSZone, zone); err != nil {
+				return nil, fmt.Errorf("get DNSZone %s: %w", b.DNSZone, err)
+			}
+		}
+		if g.Namespace == b.DNSZone.Namespace || (zone.Spec.Delegation != nil && slices.Contains(zone.Spec.Delegation.AllowedNamespaces, g.Namespace)) {
 			gslbs = append(gslbs, g)
 		}
 	}
