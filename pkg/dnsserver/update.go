@@ -122,6 +122,10 @@ func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.UpdateTimeout)
 	defer cancel()
 	r, first := s.replays.claim(t, now)
+	if r == nil {
+		resp.Rcode = dns.RcodeRefused // the key floods: maxReplaysPerKey UPDATEs in its window
+		return resp
+	}
 	if !first {
 		resp.Rcode = r.wait(ctx)
 		return resp
