@@ -12,14 +12,12 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,11 +174,7 @@ func kindTry(c *cluster, name string, args ...string) (string, error) {
 //  4. back to NodePort 30053 with the values file: the chart refuses the in-place switch
 //     (kubernetes/kubernetes#105610), and after the documented `kubectl delete service` the
 //     upgrade gives both protocols node port 30053; the glue follows the new cluster IP;
-//  5. ClusterIP again: in place, answered from a Pod;
-//  6. helm rollback to step 4's NodePort revision: the chart's ValidatingAdmissionPolicy refuses
-//     the patch that would give TCP a random node port (kubernetes/kubernetes#105610), the
-//     Service keeps its ports, and after the documented `kubectl delete service` the rollback
-//     gives both protocols node port 30053.
+//  5. ClusterIP again: in place, answered from a Pod.
 func TestKindDocsKindSectionUpgradeAndServiceSwitches(t *testing.T) {
 	kindOnly(t)
 	onFailure(t)
@@ -325,7 +319,6 @@ func TestKindDocsKindSectionUpgradeAndServiceSwitches(t *testing.T) {
 	ip2 := clusterIP()
 	answers("NodePort again")
 	glueFollows("NodePort again", ip2, viaNodePort)
-	nodePortRevision := revision(t, c, rel, ns)
 
 	// 5. ClusterIP again.
 	setType("ClusterIP")
@@ -334,39 +327,5 @@ func TestKindDocsKindSectionUpgradeAndServiceSwitches(t *testing.T) {
 	if _, err := query(c.dnsAddr, www, dns.TypeA); err == nil {
 		t.Errorf("the node port still answers after the switch to ClusterIP")
 	}
-
-	// 6. Roll back to the NodePort revision: refused in place, done after deleting the Service.
-	rollback := func() (string, error) {
-		return kindTry(c, os.Getenv("E2E_KIND_HELM"), "rollback", rel, nodePortRevision, "-n", ns, "--wait", "--timeout", "300s")
-	}
-	if out, err := rollback(); err == nil || !strings.Contains(out, "kubernetes/kubernetes#105610") {
-		t.Fatalf("helm rollback %s to NodePort 30053 in place: %v\n%s\nwant the chart's policy refusing it, naming kubernetes#105610", nodePortRevision, err, out)
-	}
-	if got := ports(); got != "53:/UDP 53:/TCP" && got != "53:0/UDP 53:0/TCP" {
-		t.Errorf("after the refused rollback: ports %q, want the ClusterIP Service's, without node ports", got)
-	}
-	deleteService()
-	if out, err := rollback(); err != nil {
-		t.Fatalf("helm rollback %s after deleting the Service: %v\n%s", nodePortRevision, err, out)
-	}
-	if got := ports(); got != "53:30053/UDP 53:30053/TCP" {
-		t.Errorf("after the rollback to NodePort: ports %q, want 53:30053/UDP 53:30053/TCP", got)
-	}
-	answers("rolled back to NodePort")
-	glueFollows("rolled back to NodePort", clusterIP(), viaNodePort)
 	t.Logf("cluster IPs: installed %s, re-created %s, after the switch back to NodePort %s", ip0, ip1, ip2)
-}
-
-// revision returns the release's current revision number, as helm rollback takes it.
-func revision(t *testing.T, c *cluster, rel, ns string) string {
-	t.Helper()
-	out := kindCmd(t, c, os.Getenv("E2E_KIND_HELM"), "status", rel, "-n", ns, "-o", "json")
-	var st struct {
-		Version int `json:"version"`
-	}
-	// The JSON object, after any warning helm printed on standard error.
-	if err := json.Unmarshal([]byte(out[max(strings.Index(out, "{"), 0):]), &st); err != nil || st.Version == 0 {
-		t.Fatalf("helm status %s -o json: %v\n%s", rel, err, out)
-	}
-	return strconv.Itoa(st.Version)
 }
