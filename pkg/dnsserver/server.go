@@ -516,19 +516,10 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
 	}
 	if cacheable {
-		if cl.ecs != nil {
-			key = appendECSKey(key, cl.ecs)
-		}
-		if r, ok := s.cachedReply(snap, qname, key, req, size, cl.ecs); ok {
+		var r reply
+		var ok bool
+		if key, r, ok = s.lookupCache(snap, qname, key, req, size, cl); ok {
 			return r
-		}
-		if t := s.geoQuestion(snap, key); t != nil {
-			g := geoState{s: s, snap: snap, client: cl}
-			m := g.match(t)
-			if r, ok := s.cachedReply(snap, qname, appendGeoKey(key, s.geoGeneration(), m), req, size, cl.ecs); ok {
-				s.countGeo(m.Tag, cl.ecs != nil)
-				return r
-			}
 		}
 	}
 	resp := new(dns.Msg)
@@ -542,26 +533,10 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		resp.Rcode = rcode
 		return reply{msg: resp}
 	}
-	if t := req.IsTsig(); s.tsig(w, req) == tsigBad { // RFC 8945 §5.2: NOTAUTH with the TSIG error
-		now := time.Now()
-		tsigFailure(req, resp, tsigError(w, t, now), now)
-		return tsigReply(resp)
-	}
-	if req.Opcode == dns.OpcodeNotify {
-		return reply{msg: s.xfr.ServeNotify(w, req, resp)}
+	if r, ok := s.answerNonLookup(w, req, resp, snap, udp); ok {
+		return r
 	}
 	q := req.Question[0]
-	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
-		resp.Rcode = dns.RcodeRefused
-		return reply{msg: resp} // not cached: the class does not change the answer's cost
-	}
-	switch q.Qtype {
-	case dns.TypeAXFR, dns.TypeIXFR:
-		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}
-	}
-	if s.zoneSOA(snap, q, resp) {
-		return reply{msg: resp}
-	}
 	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
 	same := s.resolveGeo(snap, q, resp, &g)
 	if q.Qclass == dns.ClassANY {
@@ -572,20 +547,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	if g.result.used {
 		s.countGeo(g.result.match.Tag, cl.ecs != nil)
 	}
-	ecsLen := 0
-	if cl.ecs != nil {
-		// RFC 7871 §7.2.1: the option comes back with the scope of the answer, 0 when it
-		// does not depend on the client. Last in the message, so that a cached copy takes
-		// the next asker's address (cachedReply).
-		scope := 0
-		if g.result.used {
-			scope = g.result.match.Scope.Bits()
-		}
-		o := resp.IsEdns0()
-		o.Option = append(o.Option, ecsReply(cl.ecs, scope))
-		optToEnd(resp)
-		ecsLen = ecsAddrLen(cl.ecs)
-	}
+	ecsLen := addECS(resp, cl, &g)
 	// A trimmed answer depends on size, which the cache key leaves out; a
 	// compressed one is longer than some sizes allow. Neither is cached.
 	trimmed := fit(resp, size)
@@ -602,6 +564,73 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		key = appendGeoKey(key, g.gen, g.result.match)
 	}
 	return s.remember(snap, key, len(qname), resp, ecsLen)
+}
+
+// answerNonLookup answers what is not a lookup in the store: a TSIG failure (RFC 8945 §5.2:
+// NOTAUTH with the TSIG error), a NOTIFY, a class other than IN or ANY (REFUSED, not cached:
+// the class does not change the answer's cost), a zone transfer, and the SOA of a zone with
+// dynamic updates that the store does not serve (zoneSOA). False for a lookup.
+func (s *Server) answerNonLookup(w dns.ResponseWriter, req, resp *dns.Msg, snap *zonedb.Snapshot, udp bool) (reply, bool) {
+	if t := req.IsTsig(); s.tsig(w, req) == tsigBad {
+		now := time.Now()
+		tsigFailure(req, resp, tsigError(w, t, now), now)
+		return tsigReply(resp), true
+	}
+	if req.Opcode == dns.OpcodeNotify {
+		return reply{msg: s.xfr.ServeNotify(w, req, resp)}, true
+	}
+	q := req.Question[0]
+	if q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY {
+		resp.Rcode = dns.RcodeRefused
+		return reply{msg: resp}, true
+	}
+	switch q.Qtype {
+	case dns.TypeAXFR, dns.TypeIXFR:
+		return reply{msg: s.xfr.ServeTransfer(w, req, resp, s.transferClient(w, req, udp))}, true
+	}
+	if s.zoneSOA(snap, q, resp) {
+		return reply{msg: resp}, true
+	}
+	return reply{}, false
+}
+
+// lookupCache answers a cacheable question from the answer cache: under its plain key (with the
+// client's subnet when it sent ECS), or under its geo key when the question's answer depends
+// on a geo table. It returns the key with the subnet appended, for remember.
+func (s *Server) lookupCache(snap *zonedb.Snapshot, qname, key []byte, req *dns.Msg, size int, cl client) ([]byte, reply, bool) {
+	if cl.ecs != nil {
+		key = appendECSKey(key, cl.ecs)
+	}
+	if r, ok := s.cachedReply(snap, qname, key, req, size, cl.ecs); ok {
+		return key, r, true
+	}
+	if t := s.geoQuestion(snap, key); t != nil {
+		g := geoState{s: s, snap: snap, client: cl}
+		m := g.match(t)
+		if r, ok := s.cachedReply(snap, qname, appendGeoKey(key, s.geoGeneration(), m), req, size, cl.ecs); ok {
+			s.countGeo(m.Tag, cl.ecs != nil)
+			return key, r, true
+		}
+	}
+	return key, reply{}, false
+}
+
+// addECS puts the client's ECS option back into resp (RFC 7871 §7.2.1) with the scope of the
+// answer, 0 when it does not depend on the client, last in the message so that a cached copy
+// takes the next asker's address (cachedReply); it returns the option's address length, 0 when
+// the client sent none.
+func addECS(resp *dns.Msg, cl client, g *geoState) int {
+	if cl.ecs == nil {
+		return 0
+	}
+	scope := 0
+	if g.result.used {
+		scope = g.result.match.Scope.Bits()
+	}
+	o := resp.IsEdns0()
+	o.Option = append(o.Option, ecsReply(cl.ecs, scope))
+	optToEnd(resp)
+	return ecsAddrLen(cl.ecs)
 }
 
 // geoQuestion returns the geo table that the answer to the cache key key depends on, when one

@@ -241,24 +241,10 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	}
 	wrote := map[string]zoneWrite{}
 	if apply && opts.Async != nil {
-		zones := stamped(plans, opts.Stamp)
-		if prev != nil && prev.Err() != nil {
-			unsure(o, opts, plans, prev.Zones(), time.Now())
-		}
-		switch {
-		case len(zones) > 0 && prev != nil && prev.Err() != nil:
-			// The last submission failed and its changes are still to write: status.plan shows
-			// them (this plan), and the error goes to the controller's back-off, or re-plans at
-			// once after a conflict.
-			res, err := failed(ready, prev.Err())
+		var done bool
+		var res ctrl.Result
+		if wrote, res, done, err = submitAsync(ctx, o, opts, plans, prev, ready, &out); done {
 			return out, res, err
-		case len(zones) > 0 && ps.Strategy == dnsv1.StrategyFullSync:
-			baseline(ctx, opts, zones)
-			opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
-			out.Deferred, out.Submitted = true, true
-			return out, ctrl.Result{}, nil
-		case prev != nil:
-			wrote = prev.writes()
 		}
 	}
 	if apply {
@@ -290,6 +276,31 @@ func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Objec
 	setServed(ctx, o, opts, plans, a.Zones, wrote, r.notWritten(), time.Now())
 	setReady(o, r.ok, r.reason, r.msg)
 	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
+}
+
+// submitAsync hands the plans' changes to the zone writers (opts.Async) when the object's
+// strategy writes in full; done is true when publish returns with res and err: the changes are
+// submitted, or the last submission failed with changes still to write (status.plan shows them,
+// and the error goes to the controller's back-off, or re-plans at once after a conflict).
+// Otherwise wrote is what the last submission wrote, for the synchronous path to skip.
+func submitAsync(ctx context.Context, o Object, opts Options, plans []ZonePlan, prev *Submitted, ready func(bool, string, string), out *Outcome) (wrote map[string]zoneWrite, res ctrl.Result, done bool, err error) {
+	zones := stamped(plans, opts.Stamp)
+	if prev != nil && prev.Err() != nil {
+		unsure(o, opts, plans, prev.Zones(), time.Now())
+	}
+	switch {
+	case len(zones) > 0 && prev != nil && prev.Err() != nil:
+		res, err := failed(ready, prev.Err())
+		return nil, res, true, err
+	case len(zones) > 0 && o.PublishingSpec().Strategy == dnsv1.StrategyFullSync:
+		baseline(ctx, opts, zones)
+		opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
+		out.Deferred, out.Submitted = true, true
+		return nil, ctrl.Result{}, true, nil
+	case prev != nil:
+		return prev.writes(), ctrl.Result{}, false, nil
+	}
+	return map[string]zoneWrite{}, ctrl.Result{}, false, nil
 }
 
 // notWritten is the Served message of an object whose Ready is r: "" when Ready is True.
