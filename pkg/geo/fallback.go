@@ -15,21 +15,25 @@ func Tags(regions map[string]string, defaultTag string) []string {
 }
 
 // Resolve returns, for every tag of Tags(regions, defaultTag), the targets its clients get by
-// the fallback order (docs/design.md, "Geo answers (issue 34)"):
+// the fallback order (docs/design.md, "Geo answers"):
 //  1. the tag's own healthy targets;
 //  2. else defaultTag's;
-//  3. else every tag's healthy targets together (named in regions or not), sorted and unique.
+//  3. else those of the first tag, in tag order, that has healthy targets (named in regions or
+//     not): one tag's set, never a union of several tags'.
 //
-// healthy maps each geo tag to its healthy targets (a tag with none may be missing). A tag
-// gets nil only when no tag has a healthy target; the caller then applies the never-empty rule
-// (docs/design.md, "Health and partitions"). Pure.
+// healthy maps each geo tag to its healthy targets (a tag with none may be missing), all of one
+// address family: the caller resolves each family on its own, so that a tag without targets of
+// one family falls back for that family alone. A tag gets nil only when no tag has a healthy
+// target; the caller then applies the never-empty rule (docs/design.md, "Health and
+// partitions"). Pure.
 func Resolve(regions map[string]string, defaultTag string, healthy map[string][]string) map[string][]string {
-	var every []string
-	for _, ts := range healthy {
-		every = append(every, ts...)
+	var first []string
+	for _, tag := range slices.Sorted(maps.Keys(healthy)) {
+		if len(healthy[tag]) > 0 {
+			first = sorted(healthy[tag])
+			break
+		}
 	}
-	slices.Sort(every)
-	every = slices.Compact(every)
 	out := map[string][]string{}
 	for _, tag := range Tags(regions, defaultTag) {
 		switch {
@@ -37,10 +41,8 @@ func Resolve(regions map[string]string, defaultTag string, healthy map[string][]
 			out[tag] = sorted(healthy[tag])
 		case len(healthy[defaultTag]) > 0:
 			out[tag] = sorted(healthy[defaultTag])
-		case len(every) > 0:
-			out[tag] = slices.Clone(every)
 		default:
-			out[tag] = nil
+			out[tag] = slices.Clone(first)
 		}
 	}
 	return out

@@ -24,9 +24,13 @@ func TestResolve_FallbackOrder(t *testing.T) {
 		healthy: map[string][]string{"eu": {"192.0.2.1"}, "us": {}, "ap": {"203.0.113.9"}},
 		want:    map[string][]string{"eu": {"192.0.2.1"}, "us": {"192.0.2.1"}, "ap": {"203.0.113.9"}},
 	}, {
-		name:    "the default down: every other tag's together",
+		name:    "the default down: the first tag's in tag order, not every tag's together",
 		healthy: map[string][]string{"us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
-		want:    map[string][]string{"eu": {"198.51.100.1", "203.0.113.9"}, "us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
+		want:    map[string][]string{"eu": {"203.0.113.9"}, "us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
+	}, {
+		name:    "the default down, the first tag in order empty: the next one's",
+		healthy: map[string][]string{"ap": {}, "us": {"198.51.100.1"}, "zz": {"192.0.2.9"}},
+		want:    map[string][]string{"eu": {"198.51.100.1"}, "us": {"198.51.100.1"}, "ap": {"198.51.100.1"}},
 	}, {
 		name:    "default and us down: ap's for both",
 		healthy: map[string][]string{"ap": {"203.0.113.9"}},

@@ -24,18 +24,21 @@ const (
 	Geo = "geo"
 )
 
-// Answer is what <host> should serve.
+// Answer is what <host> should serve. Every strategy decides each address family (IPv4,
+// IPv6, and names that are no IP address) on its own, over that family's targets alone: a
+// family with a target is never left out of the answer, and one family's fallback never pulls
+// in another's.
 type Answer struct {
 	// Targets for roundRobin and failover: one record set (A and AAAA targets together,
-	// sorted, deduplicated). Empty (nil) when no geo tag has healthy targets.
+	// sorted, deduplicated). Empty (nil) only when no geo tag has a target.
 	Targets []string
-	// Weighted: one record set per geo tag with targets, SetIdentifier = geo tag, with its
-	// weight; sorted by geo tag. Empty (nil) for the other strategies, or when no geo tag
-	// has both targets and a weight > 0.
+	// Weighted: one record set per geo tag that serves a family, SetIdentifier = geo tag, with
+	// its weight; sorted by geo tag. Empty (nil) for the other strategies, or when no geo tag
+	// has a target.
 	Weighted []WeightedSet
 	// Geo: one record set per geo tag that geoRegions or defaultGeoTag names, with the
-	// targets its clients get after the fallback order (geo.Resolve); sorted by geo tag. Empty
-	// (nil) for the other strategies, or when no geo tag has healthy targets.
+	// targets its clients get after the fallback order (geo.Resolve, per family); sorted by
+	// geo tag. Empty (nil) for the other strategies, or when no geo tag has a target.
 	Geo []GeoSet
 }
 
@@ -47,8 +50,9 @@ type GeoSet struct {
 	Regions []string
 	// Default: GeoTag is the defaultGeoTag.
 	Default bool
-	// Targets are what GeoTag's clients get: its own healthy targets, else the default's,
-	// else every other tag's (geo.Resolve); sorted, deduplicated, never empty.
+	// Targets are what GeoTag's clients get, per family: its own targets of the family, else
+	// the default's, else those of the first geo tag (in geo tag order) that has some (geo.Resolve);
+	// sorted, deduplicated, never empty.
 	Targets []string
 }
 
@@ -66,9 +70,9 @@ type Strategy struct {
 }
 
 // Compute is Compute(s.Type, ...) for every strategy, geo included: geo answers with a GeoSet
-// per geo tag of s.GeoRegions and s.DefaultGeoTag (geo.Tags), each with its regions and the
-// targets of geo.Resolve over the healthy targets; none when no tag has a healthy target. An
-// empty DefaultGeoTag or an invalid region key (geo.ParseRegion) is an error.
+// per geo tag of s.GeoRegions and s.DefaultGeoTag (geo.Tags), each with its regions and, per
+// family, the targets of geo.Resolve over that family's targets; none when no tag has a
+// target. An empty DefaultGeoTag or an invalid region key (geo.ParseRegion) is an error.
 func (s Strategy) Compute(targets map[string][]string) (Answer, error) {
 	if s.Type != Geo {
 		return Compute(s.Type, s.PrimaryGeoTag, s.Weights, targets)
@@ -86,21 +90,23 @@ func (s Strategy) Compute(targets map[string][]string) (Answer, error) {
 		}
 		regionsOf[tag] = append(regionsOf[tag], key)
 	}
-	healthy := map[string][]string{}
-	for tag, ts := range targets {
-		if ts = sortTargets(ts); len(ts) > 0 {
-			healthy[tag] = ts
+	served := map[string][]string{}
+	for _, fam := range byFamily(targets) {
+		if len(fam) == 0 {
+			continue
+		}
+		for tag, ts := range geo.Resolve(s.GeoRegions, s.DefaultGeoTag, fam) {
+			served[tag] = append(served[tag], ts...)
 		}
 	}
-	if len(healthy) == 0 {
+	if len(served) == 0 {
 		return Answer{}, nil
 	}
-	resolved := geo.Resolve(s.GeoRegions, s.DefaultGeoTag, healthy)
 	var sets []GeoSet
 	for _, tag := range geo.Tags(s.GeoRegions, s.DefaultGeoTag) {
 		regions := regionsOf[tag]
 		slices.Sort(regions)
-		sets = append(sets, GeoSet{GeoTag: tag, Regions: regions, Default: tag == s.DefaultGeoTag, Targets: sortTargets(resolved[tag])})
+		sets = append(sets, GeoSet{GeoTag: tag, Regions: regions, Default: tag == s.DefaultGeoTag, Targets: sortTargets(served[tag])})
 	}
 	return Answer{Geo: sets}, nil
 }
@@ -109,24 +115,30 @@ func (s Strategy) Compute(targets map[string][]string) (Answer, error) {
 type WeightedSet struct {
 	// GeoTag is the set's identifier (external-dns SetIdentifier).
 	GeoTag string
-	// Weight is the geo tag's weight from spec.strategy.weights, > 0; relative to the sum of
-	// the weights of the sets served.
+	// Weight is the geo tag's weight from spec.strategy.weights, or 1 for a geo tag served
+	// without a weight > 0 (see Compute); > 0, relative to the sum of the weights of the sets
+	// of the asked family.
 	Weight int64
-	// Targets are the geo tag's healthy targets, sorted, deduplicated, never empty.
+	// Targets are the geo tag's targets that it serves, sorted, deduplicated, never empty.
 	Targets []string
 }
 
 // Compute returns the strategy's answer over healthy targets by geo tag: this cluster's and
 // every peer's (a silent peer simply has no entry or an empty one). Targets are addresses as
 // strings; IP addresses are canonicalised (netip), and every set is sorted (IPv4 before IPv6,
-// by address; anything that is not an IP after, by string) and deduplicated.
+// by address; anything that is not an IP after, by string) and deduplicated. Each family
+// (IPv4, IPv6, other) is decided on its own, so a family with a target is always served:
 //
 //   - roundRobin: the sorted union of all geo tags' targets.
-//   - failover: the targets of primaryGeoTag while it has any, else the sorted union of all
-//     other geo tags' targets. An empty primaryGeoTag is an error.
-//   - weighted: a WeightedSet for each geo tag that has targets and a weight > 0 in weights,
-//     sorted by geo tag. A geo tag missing from weights has weight 0 and, like one with weight
-//     0 (or negative), is left out; weights of geo tags without targets are ignored.
+//   - failover: per family, the primaryGeoTag's targets of the family while it has any, else
+//     the union of every other geo tag's targets of the family. An empty primaryGeoTag is an
+//     error.
+//   - weighted: per family, the geo tags that have targets of the family and a weight > 0
+//     (a geo tag missing from weights has weight 0); when no such tag has one, every geo tag
+//     with targets of the family, each with weight 1 (an even split). A WeightedSet per geo tag
+//     holds the targets of every family it serves, sorted by geo tag. A tag served under its
+//     weight in one family is never the fallback of another (a fallback family has no tag
+//     with a weight > 0), so a set's one weight holds for each of its families.
 //
 // primaryGeoTag is used only by failover, weights only by weighted. An unknown strategy is an
 // error.
@@ -142,31 +154,92 @@ func Compute(strategy, primaryGeoTag string, weights map[string]int32, targets m
 		if primaryGeoTag == "" {
 			return Answer{}, fmt.Errorf("gslb strategy %s: no primary geo tag", Failover)
 		}
-		if primary := sortTargets(targets[primaryGeoTag]); len(primary) > 0 {
-			return Answer{Targets: primary}, nil
+		var all []string
+		for _, fam := range byFamily(targets) {
+			all = append(all, failover(primaryGeoTag, fam)...)
 		}
-		var others []string
-		for tag, ts := range targets {
-			if tag != primaryGeoTag {
-				others = append(others, ts...)
-			}
-		}
-		return Answer{Targets: sortTargets(others)}, nil
+		return Answer{Targets: sortTargets(all)}, nil
 	case Weighted:
-		var sets []WeightedSet
-		for tag, ts := range targets {
-			w := weights[tag]
-			ts = sortTargets(ts)
-			if w <= 0 || len(ts) == 0 {
-				continue
-			}
-			sets = append(sets, WeightedSet{GeoTag: tag, Weight: int64(w), Targets: ts})
-		}
-		slices.SortFunc(sets, func(a, b WeightedSet) int { return strings.Compare(a.GeoTag, b.GeoTag) })
-		return Answer{Weighted: sets}, nil
+		return Answer{Weighted: weighted(weights, targets)}, nil
 	default:
 		return Answer{}, fmt.Errorf("unknown gslb strategy %q (want %s, %s, %s or %s)", strategy, RoundRobin, Failover, Weighted, Geo)
 	}
+}
+
+// failover returns, of fam (one family's targets by geo tag), the primary's targets while it
+// has any, else every other geo tag's.
+func failover(primary string, fam map[string][]string) []string {
+	if ts := fam[primary]; len(ts) > 0 {
+		return ts
+	}
+	var others []string
+	for _, ts := range fam {
+		others = append(others, ts...)
+	}
+	return others
+}
+
+// weighted returns the weighted strategy's sets (Compute): per family, the geo tags with a
+// weight > 0, else every geo tag with weight 1; merged per geo tag, sorted by geo tag.
+func weighted(weights map[string]int32, targets map[string][]string) []WeightedSet {
+	byTag := map[string]*WeightedSet{}
+	for _, fam := range byFamily(targets) {
+		anyWeight := false
+		for tag := range fam {
+			anyWeight = anyWeight || weights[tag] > 0
+		}
+		for tag, ts := range fam {
+			w := int64(weights[tag])
+			switch {
+			case !anyWeight:
+				w = 1
+			case w <= 0:
+				continue
+			}
+			if byTag[tag] == nil {
+				byTag[tag] = &WeightedSet{GeoTag: tag, Weight: w}
+			}
+			byTag[tag].Targets = append(byTag[tag].Targets, ts...)
+		}
+	}
+	var sets []WeightedSet
+	for _, ws := range byTag {
+		ws.Targets = sortTargets(ws.Targets)
+		sets = append(sets, *ws)
+	}
+	slices.SortFunc(sets, func(a, b WeightedSet) int { return strings.Compare(a.GeoTag, b.GeoTag) })
+	return sets
+}
+
+// Target families, for byFamily.
+const (
+	familyIPv4 = iota
+	familyIPv6
+	familyOther // a target that is no IP address
+	families
+)
+
+// byFamily splits targets (geo tag -> targets) by family: for each family, the geo tags with
+// targets of that family, each with them canonicalised, sorted and deduplicated
+// (sortTargets). A geo tag without a target of a family has no entry in that family's map.
+func byFamily(targets map[string][]string) [families]map[string][]string {
+	var out [families]map[string][]string
+	for f := range out {
+		out[f] = map[string][]string{}
+	}
+	for tag, ts := range targets {
+		for _, t := range sortTargets(ts) {
+			f := familyOther
+			if a, err := netip.ParseAddr(t); err == nil {
+				f = familyIPv6
+				if a.Is4() {
+					f = familyIPv4
+				}
+			}
+			out[f][tag] = append(out[f][tag], t)
+		}
+	}
+	return out
 }
 
 // sortTargets returns a new slice of ts, canonicalised, sorted and deduplicated, or nil when

@@ -38,7 +38,9 @@ func TestCompute_Strategies(t *testing.T) {
 
 		// failover
 		{name: "failover: primary healthy serves only primary", strategy: gslb.Failover, primary: "eu",
-			targets: map[string][]string{"eu": eu, "us": us, "ap": ap}, want: gslb.Answer{Targets: eu}},
+			targets: map[string][]string{"eu": {"192.0.2.1", "2001:db8::9"}, "us": us, "ap": ap}, want: gslb.Answer{Targets: []string{"192.0.2.1", "2001:db8::9"}}},
+		{name: "failover: per family, the primary's IPv4 and the others' IPv6 the primary lacks", strategy: gslb.Failover, primary: "eu",
+			targets: map[string][]string{"eu": eu, "us": us, "ap": ap}, want: gslb.Answer{Targets: []string{"192.0.2.1", "2001:db8::1"}}},
 		{name: "failover: primary empty fails over to the union of others", strategy: gslb.Failover, primary: "eu",
 			targets: map[string][]string{"eu": {}, "us": us, "ap": ap},
 			want:    gslb.Answer{Targets: []string{"198.51.100.1", "203.0.113.1", "2001:db8::1"}}},
@@ -52,7 +54,7 @@ func TestCompute_Strategies(t *testing.T) {
 		{name: "failover: nil targets", strategy: gslb.Failover, primary: "eu", want: gslb.Answer{}},
 		{name: "failover: primary sorted and deduplicated", strategy: gslb.Failover, primary: "eu",
 			targets: map[string][]string{"eu": {"192.0.2.9", "192.0.2.1", "192.0.2.9"}, "us": us},
-			want:    gslb.Answer{Targets: []string{"192.0.2.1", "192.0.2.9"}}},
+			want:    gslb.Answer{Targets: []string{"192.0.2.1", "192.0.2.9", "2001:db8::1"}}},
 		{name: "failover: ignores weights", strategy: gslb.Failover, primary: "us", weights: map[string]int32{"eu": 100},
 			targets: map[string][]string{"eu": eu, "us": us}, want: gslb.Answer{Targets: []string{"198.51.100.1", "2001:db8::1"}}},
 		{name: "failover: no primary geo tag is an error", strategy: gslb.Failover,
@@ -66,21 +68,28 @@ func TestCompute_Strategies(t *testing.T) {
 				{GeoTag: "eu", Weight: 70, Targets: []string{"192.0.2.1"}},
 				{GeoTag: "us", Weight: 30, Targets: []string{"198.51.100.1", "2001:db8::1"}},
 			}}},
-		{name: "weighted: geo tag without weight left out", strategy: gslb.Weighted,
+		{name: "weighted: geo tag without weight left out of a family a weighted tag serves", strategy: gslb.Weighted,
 			weights: map[string]int32{"eu": 70},
 			targets: map[string][]string{"eu": eu, "us": us},
-			want:    gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "eu", Weight: 70, Targets: eu}}}},
-		{name: "weighted: zero and negative weights left out", strategy: gslb.Weighted,
+			want: gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "eu", Weight: 70, Targets: eu},
+				{GeoTag: "us", Weight: 1, Targets: []string{"2001:db8::1"}}}}},
+		{name: "weighted: zero and negative weights left out of a family a weighted tag serves", strategy: gslb.Weighted,
 			weights: map[string]int32{"eu": 0, "us": -5, "ap": 1},
 			targets: map[string][]string{"eu": eu, "us": us, "ap": ap},
-			want:    gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "ap", Weight: 1, Targets: ap}}}},
+			want: gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "ap", Weight: 1, Targets: ap},
+				{GeoTag: "us", Weight: 1, Targets: []string{"2001:db8::1"}}}}},
+		{name: "weighted: weight 0 serves when no weighted tag has a target", strategy: gslb.Weighted,
+			weights: map[string]int32{"eu": 100, "us": 0},
+			targets: map[string][]string{"eu": nil, "us": us},
+			want:    gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "us", Weight: 1, Targets: []string{"198.51.100.1", "2001:db8::1"}}}}},
 		{name: "weighted: geo tag without targets left out", strategy: gslb.Weighted,
 			weights: map[string]int32{"eu": 70, "us": 30, "ap": 10},
 			targets: map[string][]string{"eu": nil, "us": us},
 			want: gslb.Answer{Weighted: []gslb.WeightedSet{
 				{GeoTag: "us", Weight: 30, Targets: []string{"198.51.100.1", "2001:db8::1"}}}}},
-		{name: "weighted: no weights at all", strategy: gslb.Weighted,
-			targets: map[string][]string{"eu": eu, "us": us}, want: gslb.Answer{}},
+		{name: "weighted: no weights at all, an even split", strategy: gslb.Weighted,
+			targets: map[string][]string{"eu": eu, "us": us}, want: gslb.Answer{Weighted: []gslb.WeightedSet{
+				{GeoTag: "eu", Weight: 1, Targets: eu}, {GeoTag: "us", Weight: 1, Targets: us}}}},
 		{name: "weighted: no targets at all", strategy: gslb.Weighted,
 			weights: map[string]int32{"eu": 70, "us": 30}, want: gslb.Answer{}},
 		{name: "weighted: targets sorted and deduplicated within a set", strategy: gslb.Weighted,
@@ -89,7 +98,7 @@ func TestCompute_Strategies(t *testing.T) {
 			want: gslb.Answer{Weighted: []gslb.WeightedSet{
 				{GeoTag: "eu", Weight: 2147483647, Targets: []string{"192.0.2.3", "2001:db8::2"}}}}},
 		{name: "weighted: ignores primary", strategy: gslb.Weighted, primary: "us",
-			weights: map[string]int32{"eu": 1}, targets: map[string][]string{"eu": eu, "us": us},
+			weights: map[string]int32{"eu": 1}, targets: map[string][]string{"eu": eu, "us": {"198.51.100.1"}},
 			want: gslb.Answer{Weighted: []gslb.WeightedSet{{GeoTag: "eu", Weight: 1, Targets: eu}}}},
 
 		// unknown
@@ -135,11 +144,19 @@ func TestStrategyCompute_Geo(t *testing.T) {
 		want    []gslb.GeoSet
 	}{{
 		name:    "every tag healthy; targets canonicalised",
-		targets: map[string][]string{"eu": {"192.0.2.2", "192.0.2.1"}, "us": {"2001:DB8::1"}, "ap": {"203.0.113.9"}},
+		targets: map[string][]string{"eu": {"192.0.2.2", "192.0.2.1"}, "us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
 		want: []gslb.GeoSet{
 			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"203.0.113.9"}},
 			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"192.0.2.1", "192.0.2.2"}},
-			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"2001:db8::1"}},
+			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"198.51.100.1"}},
+		},
+	}, {
+		name:    "per family: a tag without IPv6 gets the default's, then the first tag's, never every tag's",
+		targets: map[string][]string{"eu": {"192.0.2.1"}, "us": {"198.51.100.1", "2001:DB8::1"}, "ap": {"2001:db8::2"}},
+		want: []gslb.GeoSet{
+			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"192.0.2.1", "2001:db8::2"}},
+			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"192.0.2.1", "2001:db8::2"}},
+			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"198.51.100.1", "2001:db8::1"}},
 		},
 	}, {
 		name:    "us and ap silent: the default's",
@@ -150,11 +167,11 @@ func TestStrategyCompute_Geo(t *testing.T) {
 			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"192.0.2.1"}},
 		},
 	}, {
-		name:    "the default silent: every other tag's together",
+		name:    "the default silent: the first tag's in tag order",
 		targets: map[string][]string{"us": {"198.51.100.1"}, "ap": {"203.0.113.9"}},
 		want: []gslb.GeoSet{
 			{GeoTag: "ap", Regions: []string{"203.0.113.0/24"}, Targets: []string{"203.0.113.9"}},
-			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"198.51.100.1", "203.0.113.9"}},
+			{GeoTag: "eu", Regions: []string{"DE", "FR"}, Default: true, Targets: []string{"203.0.113.9"}},
 			{GeoTag: "us", Regions: []string{"continent:NA"}, Targets: []string{"198.51.100.1"}},
 		},
 	}, {
