@@ -230,21 +230,25 @@ func (g *geoState) match(t *geo.Table) geo.Match {
 }
 
 // pickGeo returns the records of the geo set that answers the client among sets (each with
-// geo.LabelTag), and records the choice; without a table (invalid labels) every set's, and
-// with no client state (resolve without a query) the default set's.
+// geo.LabelTag, all of the asked name and type, sorted by set identifier), and records the
+// choice; without a table (invalid labels) every set's. sets holds only the tags that have
+// records of the asked type, so the table is of those: a client whose region's tag has none
+// gets the default tag's set, and when the default has none either, the first set in geo tag
+// order (the fallback order of geo.Resolve, per family), never every set together. With no
+// client state (resolve without a query) it is the default's, else the first set.
 func (sel *selector) pickGeo(sets []*zonedb.RRSet) []dns.RR {
-	var out []dns.RR
 	g := &sel.geo
 	if !sel.geoOn {
 		for _, rs := range sets {
 			if rs.Labels[geo.LabelDefault] == "true" {
-				out = append(out, rs.RRs...)
+				return rs.RRs
 			}
 		}
-		return out
+		return sets[0].RRs
 	}
 	t := g.tableFor(sets)
 	if t == nil {
+		var out []dns.RR
 		for _, rs := range sets {
 			out = append(out, rs.RRs...)
 		}
@@ -256,11 +260,11 @@ func (sel *selector) pickGeo(sets []*zonedb.RRSet) []dns.RR {
 	}
 	g.result = geoResult{used: true, table: t, match: m}
 	for _, rs := range sets {
-		if m.Tag == "" || rs.Labels[geo.LabelTag] == m.Tag {
-			out = append(out, rs.RRs...)
+		if rs.Labels[geo.LabelTag] == m.Tag {
+			return rs.RRs
 		}
 	}
-	return out
+	return sets[0].RRs
 }
 
 // appendGeoKey appends the geo part of a cache key: the database generation, the scope and
@@ -316,6 +320,18 @@ func (s *Server) countGeo(tag string, ecs bool) {
 // source prefix and address, and scope (RFC 7871 §7.2.1).
 func ecsReply(e *dns.EDNS0_SUBNET, scope int) *dns.EDNS0_SUBNET {
 	return &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: e.Family, SourceNetmask: e.SourceNetmask, SourceScope: uint8(scope), Address: e.Address}
+}
+
+// ecsScope is the SCOPE PREFIX-LENGTH of match m in the family of option e (RFC 7871 §6: the
+// scope counts bits of the option's own address). An IPv4-mapped IPv6 address
+// (::ffff:a.b.c.d/n, n >= 96) is matched as its IPv4 address, whose scope prefix lies within
+// ::ffff:0:0/96: 96 bits more in the IPv6 option.
+func ecsScope(e *dns.EDNS0_SUBNET, m geo.Match) int {
+	bits := m.Scope.Bits()
+	if e.Family == ecsFamilyIPv6 && m.Scope.Addr().Is4() {
+		bits += 96
+	}
+	return bits
 }
 
 // optToEnd moves resp's OPT to the end of the additional section, so that its last option

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 	"github.com/dnsplane/dnsplane/pkg/geo"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -39,10 +40,25 @@ var geoTargets = map[string][2]string{
 }
 
 // putGeoSets writes app.geo.test's A and AAAA geo sets as the Gslb controller computes them:
-// each tag's targets after the fallback order (geo.Resolve) over healthy, with its regions.
+// each tag's targets after the fallback order, per family (gslb.Strategy.Compute) over
+// healthy, with its regions.
 func putGeoSets(t testing.TB, store *zonedb.Store, healthy map[string][]string) {
 	t.Helper()
-	resolved := geo.Resolve(geoRegions, "eu", healthy)
+	ans, err := gslb.Strategy{Type: gslb.Geo, GeoRegions: geoRegions, DefaultGeoTag: "eu"}.Compute(healthy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved := map[string][]string{}
+	for _, gs := range ans.Geo {
+		resolved[gs.GeoTag] = gs.Targets
+	}
+	putGeoRecords(t, store, resolved)
+}
+
+// putGeoRecords writes app.geo.test's A and AAAA geo sets: each tag's targets of resolved,
+// with its regions; a tag without targets of a type has no set of that type.
+func putGeoRecords(t testing.TB, store *zonedb.Store, resolved map[string][]string) {
+	t.Helper()
 	err := store.Update("geo.test.", func(tx *zonedb.Tx) error {
 		for _, typ := range []uint16{dns.TypeA, dns.TypeAAAA} {
 			for _, tag := range geo.Tags(geoRegions, "eu") {
@@ -307,9 +323,9 @@ func TestGeo_UnknownSubnetGetsTheDefault(t *testing.T) {
 	}
 }
 
-// TestGeo_FallbackOrder (issue 34, done when): a geo tag whose targets are all down is served
-// the default's targets; with the default down too, every other tag's together; the sets are
-// those the controller computes (geo.Resolve) and the answers move at once, past the cache.
+// TestGeo_FallbackOrder: a geo tag whose targets are all down is served the default's targets;
+// with the default down too, the first tag's in tag order; the sets are those the controller
+// computes (gslb.Strategy.Compute) and the answers move at once, past the cache.
 func TestGeo_FallbackOrder(t *testing.T) {
 	f := newGeoFixture(t)
 	us := pfx("198.51.100.0/24")
@@ -337,8 +353,8 @@ func TestGeo_FallbackOrder(t *testing.T) {
 	h = allHealthy()
 	delete(h, "eu")
 	putGeoSets(t, f.store, h)
-	if got := ask(de); !slices.Equal(got, []string{"198.51.100.10", "203.0.113.10"}) {
-		t.Fatalf("eu (the default) down: DE gets %v, want us's and ap's together", got)
+	if got := ask(de); !slices.Equal(got, []string{"203.0.113.10"}) {
+		t.Fatalf("eu (the default) down: DE gets %v, want ap's (the first tag in order), not us's and ap's together", got)
 	}
 }
 

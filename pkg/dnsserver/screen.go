@@ -32,7 +32,82 @@ func screenRequest(pkt []byte) []byte {
 	if checkRequest(pkt) != nil {
 		return pkt[:headerLen]
 	}
+	return screenECS(pkt)
+}
+
+// refusedECS is an EDNS Client Subnet option (code 8, length 5) that miekg/dns unpacks and
+// clientOf refuses: family 1, source prefix 0, scope 0, and an address octet set past the
+// 0-bit prefix. screenECS puts it in place of an option that miekg/dns would not unpack, so that
+// the request is answered FORMERR with an OPT (RFC 7871 §6, RFC 6891 §6.1.1) rather than by
+// miekg/dns's FORMERR without one.
+const refusedECS = "\x00\x08\x00\x05\x00\x01\x00\x00\xff"
+
+// screenECS returns pkt, a request checkRequest accepted (so every walk below stays inside it),
+// with each malformed ECS option of its OPT (badECS) replaced by refusedECS and the OPT's
+// RDLENGTH adjusted in a copy; pkt itself when it has none. The request is then answered
+// FORMERR with an OPT.
+func screenECS(pkt []byte) []byte {
+	off := headerLen
+	for range binary.BigEndian.Uint16(pkt[4:]) {
+		off, _ = skipName(pkt, off)
+		off += 4
+	}
+	records := int(binary.BigEndian.Uint16(pkt[6:])) + int(binary.BigEndian.Uint16(pkt[8:])) + int(binary.BigEndian.Uint16(pkt[10:]))
+	for range records {
+		off, _ = skipName(pkt, off)
+		rdlen := int(binary.BigEndian.Uint16(pkt[off+8:]))
+		start := off + 10
+		if binary.BigEndian.Uint16(pkt[off:]) == dns.TypeOPT { // in the additional section (checkRequest)
+			if o, l, ok := badECS(pkt[start : start+rdlen]); ok {
+				out := append(append(append([]byte(nil), pkt[:start+o]...), refusedECS...), pkt[start+o+l:]...)
+				binary.BigEndian.PutUint16(out[off+8:], uint16(rdlen-l+len(refusedECS)))
+				return screenECS(out)
+			}
+		}
+		off = start + rdlen
+	}
 	return pkt
+}
+
+// badECS returns the offset and length (header included) of the first ECS option in rdata, an
+// OPT's options, that is malformed (RFC 7871 §6), and true: data shorter than 4 octets, a
+// family other than 1 (IPv4) and 2 (IPv6), a source or scope prefix longer than the family's
+// addresses, or an address of another length than the source prefix's octets ((source+7)/8).
+// Family 0 with source 0 and no address (a client that asks for no subnet, as dig sends it) is
+// well-formed. Address bits past the source prefix are clientOf's to refuse.
+func badECS(rdata []byte) (int, int, bool) {
+	for off := 0; off+4 <= len(rdata); {
+		code, l := binary.BigEndian.Uint16(rdata[off:]), int(binary.BigEndian.Uint16(rdata[off+2:]))
+		if off+4+l > len(rdata) {
+			return 0, 0, false // miekg/dns refuses the OPT as a whole
+		}
+		if code == dns.EDNS0SUBNET && string(rdata[off:off+4+l]) != refusedECS && !wellFormedOrAnonymousECS(rdata[off+4:off+4+l]) {
+			return off, 4 + l, true
+		}
+		off += 4 + l
+	}
+	return 0, 0, false
+}
+
+// wellFormedOrAnonymousECS reports whether b, an ECS option's data, has the shape RFC 7871 §6
+// gives it (its address bits past the source prefix left to clientOf), or is family 0 with
+// source 0, scope 0 and no address.
+func wellFormedOrAnonymousECS(b []byte) bool {
+	if len(b) < 4 {
+		return false
+	}
+	family, source, scope := binary.BigEndian.Uint16(b), int(b[2]), int(b[3])
+	bits := 0
+	switch family {
+	case 0:
+	case ecsFamilyIPv4:
+		bits = 32
+	case ecsFamilyIPv6:
+		bits = 128
+	default:
+		return false
+	}
+	return source <= bits && scope <= bits && len(b)-4 == (source+7)/8
 }
 
 // Errors of checkRequest.

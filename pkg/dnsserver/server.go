@@ -625,7 +625,7 @@ func addECS(resp *dns.Msg, cl client, g *geoState) int {
 	}
 	scope := 0
 	if g.result.used {
-		scope = g.result.match.Scope.Bits()
+		scope = ecsScope(cl.ecs, g.result.match)
 	}
 	o := resp.IsEdns0()
 	o.Option = append(o.Option, ecsReply(cl.ecs, scope))
@@ -647,7 +647,7 @@ func (s *Server) geoQuestion(snap *zonedb.Snapshot, key []byte) *geo.Table {
 }
 
 // answerUpdate answers an UPDATE (update.go), with the checks of the OPT that refuseRequest
-// makes of every request (RFC 6891 §6.1.1, §6.1.3).
+// and clientOf make of every request (RFC 6891 §6.1.1, §6.1.3; RFC 7871 §6).
 func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) reply {
 	resp := new(dns.Msg)
 	resp.SetReply(req)
@@ -660,8 +660,9 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 			opts++
 		}
 	}
+	_, ecsErr := clientOf(opt, w.RemoteAddr())
 	switch {
-	case opts > 1:
+	case opts > 1, ecsErr != nil:
 		resp.Rcode = dns.RcodeFormatError
 	case opt != nil && opt.Version() != 0:
 		resp.Rcode = dns.RcodeBadVers
