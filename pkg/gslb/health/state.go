@@ -41,6 +41,9 @@ type Outcome struct {
 	Err string
 	// At is when the probe ended.
 	At time.Time
+	// Abstain: the probe could not be attempted from this vantage point (no route to the
+	// target's family from here, no source address of its family): no vote on the target.
+	Abstain bool
 }
 
 // ProbeState is one vantage point's state for one target (one address, so one family): the
@@ -60,10 +63,16 @@ type ProbeState struct {
 }
 
 // Observe returns the state after o under th. A failure below the failure threshold leaves an
-// Up target Up (and an Unknown one Unknown) but keeps its error in LastError.
+// Up target Up (and an Unknown one Unknown) but keeps its error in LastError. An abstention
+// makes the verdict Unknown (no vote, whatever it was) and starts the runs over, keeping its
+// reason in LastError.
 func (s ProbeState) Observe(o Outcome, th Thresholds) ProbeState {
 	fail, succ := max(th.Failure, 1), max(th.Success, 1)
 	s.LastProbe = o.At
+	if o.Abstain {
+		s.Verdict, s.Successes, s.Failures, s.LastError = Unknown, 0, 0, o.Err
+		return s
+	}
 	if o.OK {
 		s.Failures = 0
 		s.Successes++

@@ -18,6 +18,8 @@ const (
 	ResultFail = "fail"
 	// ResultTimeout: the probe did not end within timeoutSeconds.
 	ResultTimeout = "timeout"
+	// ResultAbstain: the probe could not be attempted from here (Result.Abstain).
+	ResultAbstain = "abstain"
 )
 
 // Metrics are the Gslb health probes' Prometheus metrics (docs/metrics.md):
@@ -59,7 +61,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		}, targetLabels),
 		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dnsplane_gslb_probes_total",
-			Help: "Gslb health probes by result (ok, fail, timeout), Gslb host, family, vantage point and the target's cluster.",
+			Help: "Gslb health probes by result (ok, fail, timeout, abstain), Gslb host, family, vantage point and the target's cluster.",
 		}, append(targetLabels[:len(targetLabels):len(targetLabels)], "result")),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "dnsplane_gslb_probe_verdict_changes_total",
@@ -97,6 +99,8 @@ func (m *Metrics) probed(t *target, vantage string, r Result) {
 	result := ResultOK
 	switch {
 	case r.OK:
+	case r.Abstain:
+		result = ResultAbstain
 	case strings.HasPrefix(r.Err, "timeout"):
 		result = ResultTimeout
 	default:

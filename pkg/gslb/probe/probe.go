@@ -105,6 +105,10 @@ type Result struct {
 	OK bool
 	// Err is why it failed, in words; "" when OK.
 	Err string
+	// Abstain: the probe could not be attempted from here (cannotAttempt), so it says nothing
+	// of the target: no source address of the target's family, the family not supported, or
+	// no local route to it. OK is false and Err says why.
+	Abstain bool
 	// Status is the HTTP status received, 0 for TCP or when none was.
 	Status int
 	// Start and End are the clock's times around the probe (End - Start is its latency,
@@ -198,6 +202,9 @@ func (p *Prober) Probe(ctx context.Context, job Job) Result {
 	res.Status = status
 	if err != nil {
 		res.Err = words(ctx, pctx, err, timeout)
+		if ctx.Err() == nil && p.cannotAttempt(ctx, job, err) {
+			res.Abstain, res.Err = true, "cannot probe from here: "+res.Err
+		}
 		if len(res.Err) > maxWords {
 			res.Err = res.Err[:maxWords-3] + "..."
 		}
@@ -287,6 +294,36 @@ func (p *Prober) send(ctx context.Context, job Job) (int, error) {
 
 var errClosed = errors.New("connection closed before the response")
 
+// cannotAttempt reports whether err, the failed dial of job, says that the probe cannot be
+// made from here, rather than that the target failed it:
+//   - EADDRNOTAVAIL or EAFNOSUPPORT: the source address (--gslb-source-address) is on no
+//     interface, or this host has no address or no support of the target's family;
+//   - ENETUNREACH or EHOSTUNREACH, when this host has no route to the target either: a UDP
+//     connect from the same source, which looks the route up and sends nothing, fails with one
+//     of these four. When it succeeds, the error came from the network (an ICMP unreachable
+//     from a router in front of a dead target), and the probe failed.
+func (p *Prober) cannotAttempt(ctx context.Context, job Job, err error) bool {
+	var op *net.OpError
+	switch {
+	case !errors.As(err, &op) || op.Op != "dial":
+		return false
+	case errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, syscall.EAFNOSUPPORT):
+		return true
+	case !errors.Is(err, syscall.ENETUNREACH) && !errors.Is(err, syscall.EHOSTUNREACH):
+		return false
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	addr := netip.AddrPortFrom(job.Addr.Unmap(), uint16(job.Spec.Port)).String()
+	conn, uerr := p.Source.Dialer("udp", addr).DialContext(cctx, "udp", addr)
+	if uerr == nil {
+		_ = conn.Close()
+		return false
+	}
+	return errors.Is(uerr, syscall.ENETUNREACH) || errors.Is(uerr, syscall.EHOSTUNREACH) ||
+		errors.Is(uerr, syscall.EADDRNOTAVAIL) || errors.Is(uerr, syscall.EAFNOSUPPORT)
+}
+
 type tlsError struct{ err error }
 
 func (e *tlsError) Error() string { return e.err.Error() }
@@ -342,6 +379,10 @@ func words(parent, pctx context.Context, err error, timeout time.Duration) strin
 		return prefix + "no route to host"
 	case errors.Is(err, syscall.ENETUNREACH):
 		return prefix + "network is unreachable"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return prefix + "cannot assign requested address"
+	case errors.Is(err, syscall.EAFNOSUPPORT):
+		return prefix + "address family not supported"
 	case errors.Is(err, errClosed):
 		return errClosed.Error()
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
 // serve starts an HTTP server on addr (127.0.0.x:0 or [::1]:0), closed by t.Cleanup; it
@@ -311,3 +312,34 @@ func TestRun_BoundedAndInOrder(t *testing.T) {
 }
 
 func insecure() *tls.Config { return &tls.Config{InsecureSkipVerify: true} } //nolint:gosec // test only: fetches the test server's certificate
+
+// TestProbe_CannotAttemptFromHereAbstains: a probe whose dial fails on this host (here a real
+// EADDRNOTAVAIL: the source address of the target's family is on no interface) is an
+// abstention, not a failure, for each family; a refused connection stays a failure.
+func TestProbe_CannotAttemptFromHereAbstains(t *testing.T) {
+	addr4, port4 := serve(t, "127.0.0.1:0", false, newStatus(200))
+	p := &Prober{Source: gslb.SourceAddrs{V4: netip.MustParseAddr("198.51.100.7"), V6: netip.MustParseAddr("2001:db8::7")}}
+	spec := Spec{Protocol: HTTP, Port: port4, Timeout: 5 * time.Second}
+	r := p.Probe(ctx(t), Job{Addr: addr4, Spec: spec})
+	if r.OK || !r.Abstain || !strings.HasPrefix(r.Err, "cannot probe from here: connect: cannot assign requested address") {
+		t.Fatalf("IPv4 from a source on no interface: %+v; want an abstention", r)
+	}
+	if l, err := net.Listen("tcp", "[::1]:0"); err == nil {
+		port6 := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		r = p.Probe(ctx(t), Job{Addr: netip.IPv6Loopback(), Spec: Spec{Protocol: TCP, Port: port6, Timeout: 5 * time.Second}})
+		if r.OK || !r.Abstain || !strings.Contains(r.Err, "cannot assign requested address") {
+			t.Fatalf("IPv6 from a source on no interface: %+v; want an abstention", r)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := l.Addr().(*net.TCPAddr).Port
+	_ = l.Close()
+	r = (&Prober{}).Probe(ctx(t), Job{Addr: netip.MustParseAddr("127.0.0.1"), Spec: Spec{Protocol: TCP, Port: refused, Timeout: 5 * time.Second}})
+	if r.OK || r.Abstain || r.Err != "connect: connection refused" {
+		t.Fatalf("refused: %+v; want a failure, not an abstention", r)
+	}
+}

@@ -418,7 +418,7 @@ func (s *Scheduler) apply(d done) {
 	}
 	now := s.opts.Clock.Now()
 	before := t.state.Verdict
-	t.state = t.state.Observe(health.Outcome{OK: d.res.OK, Err: d.res.Err, At: now}, t.check.Thresholds)
+	t.state = t.state.Observe(health.Outcome{OK: d.res.OK, Err: d.res.Err, At: now, Abstain: d.res.Abstain}, t.check.Thresholds)
 	t.due = s.next(now, now, t.check.Interval)
 	heap.Push(&s.queue, t)
 	changed := t.state.Verdict != before

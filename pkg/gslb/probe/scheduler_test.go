@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
 
@@ -345,5 +347,35 @@ func TestScheduler_AtMostWorkersInFlight(t *testing.T) {
 	}
 	if m := most.Load(); m != 4 {
 		t.Fatalf("at most %d probes in flight, want 4 (Workers)", m)
+	}
+}
+
+// TestScheduler_CannotProbeFromHereIsNoVote: a target this vantage point cannot probe (a real
+// EADDRNOTAVAIL: the IPv4 source address is on no interface) stays Unknown after more failed
+// attempts than the failure threshold: no Down vote, no verdict change, counted as abstain.
+func TestScheduler_CannotProbeFromHereIsNoVote(t *testing.T) {
+	target := ports.Acceptor(t, "127.0.0.3")
+	h := &harness{fc: testingclock.NewFakeClock(time.Unix(1764784800, 0)), observed: make(chan TargetState, 100), reg: prometheus.NewRegistry()}
+	m, err := NewMetrics(h.reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prober := &Prober{Clock: h.fc, Source: gslb.SourceAddrs{V4: netip.MustParseAddr("198.51.100.7")}}
+	h.s = NewScheduler(SchedulerOptions{Clock: h.fc, GeoTag: "eu", Metrics: m, Workers: 4, Prober: prober,
+		Observed: func(st TargetState) { h.observed <- st }})
+	t.Cleanup(h.s.Stop)
+	key := HostKey{Gslb: app, Host: "app.gslb.test"}
+	h.s.Set(key, []Target{{Addr: target.Addr(), GeoTag: "us"}}, Check{Spec: Spec{Protocol: TCP, Port: int(target.Port()), Timeout: 5 * time.Second},
+		Interval: interval, Thresholds: health.Thresholds{Failure: 1, Success: 1}})
+	for i := range 3 {
+		st := h.tick(t, 1)[0]
+		if st.State.Verdict != health.Unknown || st.State.Failures != 0 || !strings.HasPrefix(st.State.LastError, "cannot probe from here: ") {
+			t.Fatalf("attempt %d: %+v; want Unknown, no failure counted, the reason kept", i+1, st.State)
+		}
+	}
+	h.noChange(t)
+	labels := []string{"shop", "app", "app.gslb.test", "ipv4", "eu", "us", ResultAbstain}
+	if got := testutil.ToFloat64(m.probes.WithLabelValues(labels...)); got != 3 {
+		t.Fatalf("abstain probes = %v, want 3", got)
 	}
 }
