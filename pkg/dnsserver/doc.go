@@ -14,8 +14,8 @@
 //     SRV records are looked up in their canonical form (dnswire.LookupName), the form the
 //     zone store keys owners by (dnswire.CanonicalName), so "esc\097ped" and "Escaped" reach
 //     the node "escaped" (RFC 1035 §5.1, RFC 4343);
-//   - geo answers: among record sets labelled as geo sets (pkg/geo's labels), the one of the
-//     client's geo tag, located by the EDNS Client Subnet option (RFC 7871) or the query's
+//   - geo answers: among record sets labelled as geo sets (pkg/geo's labels) of the asked type,
+//     the one of the client's geo tag (else the default's, else the first), located by the EDNS Client Subnet option (RFC 7871) or the query's
 //     source address, with the option echoed back with the answer's scope; such answers are
 //     cached per (scope, geo tag) and database generation, never under the plain key, and the
 //     UDP read loop answers the cached ones by the query's ECS option or source address;

@@ -166,8 +166,11 @@ type ServerOptions struct {
 //     of those with a weight, one is chosen per query with probability
 //     weight/sum (all weights 0: uniformly); of the geo sets (labelled
 //     geo.LabelTag), the one of the client's geo tag (pkg/geo: the EDNS
-//     Client Subnet address, RFC 7871, else the query's source address), and
-//     a request with ECS gets it back with the answer's scope.
+//     Client Subnet address, RFC 7871, else the query's source address),
+//     else the default's, else the first in geo tag order (pickGeo), and a
+//     request with ECS gets it back with the answer's scope in the option's
+//     family (ecsScope); a malformed ECS option gets FORMERR with an OPT
+//     (screenECS, clientOf).
 //
 // Answers that neither rotate nor pick by weight are packed once per store
 // snapshot and copied for later queries (cache.go); UDP hits are answered in

@@ -8,7 +8,8 @@
 //     TCP fallback on truncation (RFC 7766), under one timeout, and accepts only an answer from
 //     the queried server for the queried name and type (RFC 1035 §4.1.1);
 //   - Compute turns healthy targets by geo tag into what <host> serves under a strategy
-//     (roundRobin, failover, weighted);
+//     (roundRobin, failover, weighted, geo), deciding each address family on its own so that
+//     a family with a target is never answered empty;
 //   - ParseReferral and EdgePeers read the clusters' ns-<geotag>.<zone> name servers and glue
 //     out of the edge zone's NS answer into Peers (the querying stays in controllers/gslb).
 //

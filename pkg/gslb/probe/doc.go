@@ -2,7 +2,8 @@
 // partitions"): an HTTP or HTTPS GET (Host header and TLS server name, expected status ranges,
 // insecureSkipVerify) or a TCP connect, to one address and port, under a per-probe timeout, and
 // returns the outcome with the error in words ("HTTP 503", "connect: connection refused",
-// "timeout after 2s"). Prober.Run sends a batch through a bounded worker pool, each probe after
+// "timeout after 2s"), or as an abstention when the probe cannot be made from here (no source
+// address or route of the target's family: no vote). Prober.Run sends a batch through a bounded worker pool, each probe after
 // a random jitter.
 //
 // Scheduler keeps probing what the Gslb controller declares (Set per Gslb host, Forget per
