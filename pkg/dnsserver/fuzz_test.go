@@ -147,6 +147,21 @@ func fuzzQuerySeeds(f *testing.F) [][]byte {
 	chaos := q("www.example.test.", dns.TypeA)
 	chaos.Question[0].Qclass = dns.ClassCHAOS
 	pack(chaos)
+	// EDNS Client Subnet options that screenECS rewrites (a 4-octet /24 address, family 3,
+	// source 33) and a well-formed one, in a query and an UPDATE.
+	for _, data := range [][]byte{{0, 1, 24, 0, 192, 0, 2, 0}, {0, 3, 24, 0, 192, 0, 2}, {0, 1, 33, 0, 192, 0, 2, 0, 0}, {0, 1, 24, 0, 192, 0, 2}} {
+		for _, op := range []int{dns.OpcodeQuery, dns.OpcodeUpdate} {
+			m := q("www.example.test.", dns.TypeA)
+			m.Opcode = op
+			m.SetEdns0(1232, false)
+			b, err := m.Pack()
+			if err != nil {
+				f.Fatal(err)
+			}
+			b[len(b)-1] = byte(4 + len(data)) // the OPT's RDLENGTH: one option
+			out = append(out, append(append(b, 0, dns.EDNS0SUBNET, 0, byte(len(data))), data...))
+		}
+	}
 	header := out[0][:headerLen]
 	out = append(out,
 		header,
