@@ -90,6 +90,7 @@ func TestPlanRecords_StrategyAnswersAndStatus(t *testing.T) {
 				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"192.0.2.1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
 				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "eu", ProviderSpecific: geoPS("eu", "DE FR", true)},
 				{DNSName: "app.example.com", RecordType: "A", RecordTTL: 30, Targets: dnsv1.Targets{"198.51.100.1"}, SetIdentifier: "us", ProviderSpecific: geoPS("us", "continent:NA", false)},
+				{DNSName: "app.example.com", RecordType: "AAAA", RecordTTL: 30, Targets: dnsv1.Targets{"2001:db8::1"}, SetIdentifier: "us", ProviderSpecific: geoPS("us", "continent:NA", false)},
 			},
 			healthy: map[string][]string{"app.example.com": {"192.0.2.1", "198.51.100.1", "2001:db8::1"}},
 			any:     true,
