@@ -16,6 +16,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // Inflight holds the objects whose changes Run submitted to their zone writers and whose next
@@ -27,9 +28,17 @@ import (
 // not usable: use NewInflight.
 type Inflight struct {
 	clock func() time.Time
+	// answers carries the zone writers' answers (zonewriter.Writer.SubmitTo) to drain, which
+	// runs while some are owed (owed > 0): the writers run none of the table's code.
+	answers chan zonewriter.Answer
 
 	mu sync.Mutex
 	m  map[types.NamespacedName]*Submitted
+	// tickets maps an answer's ID to the submission and zone it answers; next is the next ID.
+	tickets  map[uint64]ticket
+	next     uint64
+	owed     int
+	draining bool
 	q  workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
 	// early are keys answered before Source started (none in a running manager); Source
 	// enqueues them when it starts.
@@ -97,7 +106,8 @@ func (s *Submitted) Zones() []string {
 
 // NewInflight returns an empty table.
 func NewInflight() *Inflight {
-	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submitted{}}
+	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submitted{}, tickets: map[uint64]ticket{},
+		answers: make(chan zonewriter.Answer, answersBuffer)}
 }
 
 // Source returns the controller-runtime Source through which the table enqueues an object once
@@ -264,43 +274,81 @@ type zoneChanges struct {
 	changes []provider.Change
 }
 
+// ticket is what one answer of a submission answers: zone i of s, the submission of key.
+type ticket struct {
+	key types.NamespacedName
+	s   *Submitted
+	i   int
+}
+
+// answersBuffer is how many answers the writers may leave before drain takes them.
+const answersBuffer = 64
+
 // submit records the object's submission, then submits each zone's changes to its writer
-// (zonewriter.Writer.SubmitNotify, under ctx without its cancellation: the reconcile that
-// submits returns at once). It blocks only while a writer's queue is full. zones must not be
-// empty, and no submission of key may be pending.
+// (zonewriter.Writer.SubmitTo, under ctx without its cancellation: the reconcile that submits
+// returns at once), whose answers drain receives. It blocks only while a writer's queue is
+// full. zones must not be empty, and no submission of key may be pending.
 func (t *Inflight) submit(ctx context.Context, key types.NamespacedName, generation int64, zones []zoneChanges) {
 	s := &Submitted{Generation: generation, left: len(zones), order: make([]string, len(zones)),
 		wrote: make([]time.Time, len(zones)), failed: make([]error, len(zones)), at: t.clock()}
-	for i, z := range zones {
-		s.order[i] = z.zone
-	}
+	ids := make([]uint64, len(zones))
 	t.mu.Lock()
 	t.m[key] = s
+	for i, z := range zones {
+		s.order[i] = z.zone
+		ids[i] = t.next
+		t.tickets[t.next] = ticket{key: key, s: s, i: i}
+		t.next++
+	}
+	t.owed += len(zones)
+	start := !t.draining
+	t.draining = true
 	t.mu.Unlock()
+	if start {
+		go t.drain()
+	}
 	ctx = context.WithoutCancel(ctx)
 	for i, z := range zones {
-		z.plan.Writer.SubmitNotify(ctx, z.changes, func(err error) { t.answer(key, s, i, err) })
+		z.plan.Writer.SubmitTo(ctx, z.changes, t.answers, ids[i])
 	}
 }
 
-// answer records zone i's writer's answer to s, and enqueues key once every zone answered.
-func (t *Inflight) answer(key types.NamespacedName, s *Submitted, i int, err error) {
-	t.mu.Lock()
-	if err != nil {
-		s.failed[i] = err
-	} else {
-		s.wrote[i] = t.clock()
+// drain records the writers' answers until none is owed. Every submission is answered once
+// (zonewriter.Writer.SubmitTo), so it ends once the writers answered what was submitted; the
+// next submission starts it again.
+func (t *Inflight) drain() {
+	for a := range t.answers {
+		if !t.answer(a) {
+			return
+		}
 	}
-	s.left--
-	last := s.left == 0
+}
+
+// answer records one zone writer's answer, and enqueues its object once every zone of its
+// submission answered. It reports whether more answers are owed.
+func (t *Inflight) answer(a zonewriter.Answer) (owed bool) {
+	t.mu.Lock()
+	tk := t.tickets[a.ID]
+	delete(t.tickets, a.ID)
+	if a.Err != nil {
+		tk.s.failed[tk.i] = a.Err
+	} else {
+		tk.s.wrote[tk.i] = t.clock()
+	}
+	tk.s.left--
+	last := tk.s.left == 0
 	q := t.q
 	if last && q == nil {
-		t.early = append(t.early, key)
+		t.early = append(t.early, tk.key)
 	}
+	t.owed--
+	owed = t.owed > 0
+	t.draining = owed
 	t.mu.Unlock()
 	if last && q != nil {
-		q.Add(reconcile.Request{NamespacedName: key})
+		q.Add(reconcile.Request{NamespacedName: tk.key})
 	}
+	return owed
 }
 
 // ReleaseGone releases what the object at key may hold, when it is gone (not found:
