@@ -39,7 +39,7 @@ type Inflight struct {
 	next     uint64
 	owed     int
 	draining bool
-	q  workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
+	q        workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
 	// early are keys answered before Source started (none in a running manager); Source
 	// enqueues them when it starts.
 	early []types.NamespacedName
