@@ -33,7 +33,7 @@ type Inflight struct {
 	answers chan zonewriter.Answer
 
 	mu sync.Mutex
-	m  map[types.NamespacedName]*Submitted
+	m  map[types.NamespacedName]*Submission
 	// tickets maps an answer's ID to the submission and zone it answers; next is the next ID.
 	tickets  map[uint64]ticket
 	next     uint64
@@ -45,11 +45,11 @@ type Inflight struct {
 	early []types.NamespacedName
 }
 
-// Submitted is one object's submission: what its zone writers answered, by zone (the DNSZone's
+// Submission is one object's submission: what its zone writers answered, by zone (the DNSZone's
 // "namespace/name", as status.zones spells it). One is held per object in flight, so it is kept
 // small: slices in plan order rather than maps (issue 31: at 50,000 endpoints the table's maps
 // were 10 MB of the heap's peak).
-type Submitted struct {
+type Submission struct {
 	// Generation is the object's generation when it was planned.
 	Generation int64
 	left       int // zones not answered yet
@@ -67,7 +67,7 @@ type Submitted struct {
 }
 
 // Wrote returns when each written zone's writer answered, by zone.
-func (s *Submitted) Wrote() map[string]time.Time {
+func (s *Submission) Wrote() map[string]time.Time {
 	out := make(map[string]time.Time, len(s.order))
 	for i, z := range s.order {
 		if !s.wrote[i].IsZero() {
@@ -79,7 +79,7 @@ func (s *Submitted) Wrote() map[string]time.Time {
 
 // writes returns, by written zone, when the submission was made and when the zone's writer
 // answered.
-func (s *Submitted) writes() map[string]zoneWrite {
+func (s *Submission) writes() map[string]zoneWrite {
 	out := map[string]zoneWrite{}
 	for z, at := range s.Wrote() {
 		out[z] = zoneWrite{submitted: s.at, at: at}
@@ -89,7 +89,7 @@ func (s *Submitted) writes() map[string]zoneWrite {
 
 // Err is the error of the first failed zone in plan (zone-key) order, naming the zone, or nil
 // when every zone was written.
-func (s *Submitted) Err() error {
+func (s *Submission) Err() error {
 	for i, z := range s.order {
 		if err := s.failed[i]; err != nil {
 			return fmt.Errorf("DNSZone %s: %w", z, err)
@@ -100,13 +100,13 @@ func (s *Submitted) Err() error {
 
 // Zones are the zones the submission wrote to or tried to, and those Inflight.Gone named,
 // sorted: the ones an object that is gone may hold records in.
-func (s *Submitted) Zones() []string {
+func (s *Submission) Zones() []string {
 	return slices.Sorted(slices.Values(s.order))
 }
 
 // NewInflight returns an empty table.
 func NewInflight() *Inflight {
-	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submitted{}, tickets: map[uint64]ticket{},
+	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submission{}, tickets: map[uint64]ticket{},
 		answers: make(chan zonewriter.Answer, answersBuffer)}
 }
 
@@ -137,7 +137,7 @@ const (
 
 // take returns the object's submission once every zone answered, and removes it; pending
 // while a writer has not answered (the object is enqueued when it does).
-func (t *Inflight) take(key types.NamespacedName) (*Submitted, inflightState) {
+func (t *Inflight) take(key types.NamespacedName) (*Submission, inflightState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.m[key]
@@ -164,7 +164,7 @@ func (t *Inflight) answeredZones(key types.NamespacedName) []string {
 }
 
 // restore puts back a submission taken by take whose follow-up failed (a release to retry).
-func (t *Inflight) restore(key types.NamespacedName, s *Submitted) {
+func (t *Inflight) restore(key types.NamespacedName, s *Submission) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.m[key]; !ok {
@@ -201,7 +201,7 @@ func (t *Inflight) Gone(key types.NamespacedName, zones []string, policy dnsv1.P
 	t.mu.Lock()
 	s, ok := t.m[key]
 	if !ok {
-		s = &Submitted{}
+		s = &Submission{}
 		t.m[key] = s
 	}
 	s.gone = true
@@ -277,7 +277,7 @@ type zoneChanges struct {
 // ticket is what one answer of a submission answers: zone i of s, the submission of key.
 type ticket struct {
 	key types.NamespacedName
-	s   *Submitted
+	s   *Submission
 	i   int
 }
 
@@ -289,7 +289,7 @@ const answersBuffer = 64
 // returns at once), whose answers drain receives. It blocks only while a writer's queue is
 // full. zones must not be empty, and no submission of key may be pending.
 func (t *Inflight) submit(ctx context.Context, key types.NamespacedName, generation int64, zones []zoneChanges) {
-	s := &Submitted{Generation: generation, left: len(zones), order: make([]string, len(zones)),
+	s := &Submission{Generation: generation, left: len(zones), order: make([]string, len(zones)),
 		wrote: make([]time.Time, len(zones)), failed: make([]error, len(zones)), at: t.clock()}
 	ids := make([]uint64, len(zones))
 	t.mu.Lock()
