@@ -23,9 +23,8 @@ import (
 // Run has not yet taken the answers (Options.Async). A reconcile submits and returns, holding no
 // goroutine while the writers batch and write; the last zone's answer enqueues the object (Source),
 // and its next Run writes the status the answers call for. So a controller needs a few dozen
-// workers, not one per object waiting in a writer's queue (issue 31: 2,048 blocked workers held
-// about 60 MiB of stacks at 10,000 endpoints). It is safe for concurrent use; the zero value is
-// not usable: use NewInflight.
+// workers, not one per object waiting in a writer's queue (docs/design.md, "Publishing"). It is
+// safe for concurrent use; the zero value is not usable: use NewInflight.
 type Inflight struct {
 	clock func() time.Time
 	// answers carries the zone writers' answers (zonewriter.Writer.SubmitTo) to drain, which
@@ -47,8 +46,8 @@ type Inflight struct {
 
 // Submission is one object's submission: what its zone writers answered, by zone (the DNSZone's
 // "namespace/name", as status.zones spells it). One is held per object in flight, so it is kept
-// small: slices in plan order rather than maps (issue 31: at 50,000 endpoints the table's maps
-// were 10 MB of the heap's peak).
+// small: slices in plan order rather than maps, which at 50,000 endpoints were 10 MB of the
+// heap's peak.
 type Submission struct {
 	// Generation is the object's generation when it was planned.
 	Generation int64
