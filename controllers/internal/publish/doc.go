@@ -27,9 +27,10 @@
 //   - while an object's submission is unanswered, its reconciles plan nothing and its release
 //     waits, so no plan reads a view that its own queued writes will change;
 //   - the zone writers answer on a channel (zonewriter.Writer.SubmitTo) that one goroutine of
-//     Inflight drains while answers are owed: a writer runs none of this package's code, and
-//     nothing here calls back into a controller (a DNSRecord's heartbeat is data,
-//     Options.Heartbeat, stamped here);
+//     Inflight drains while answers are owed: a writer runs none of this package's code; and
+//     this package calls back into its caller only for Options.Prepare (the DNSRecord
+//     lifecycle's finalizer write, run beside the commit): a DNSRecord's heartbeat is data,
+//     Options.Heartbeat, stamped here;
 //   - a reconcile that defers (a zone not judged yet, or a submission in flight) sets nothing in
 //     status, so the controller writes nothing to the API server.
 //
