@@ -71,11 +71,12 @@ type submitLater struct {
 func (c submitLater) commit(ctx context.Context, o Object, opts Options, plans []ZonePlan) committed {
 	zones := stamped(plans, opts.stamp)
 	var unsure []string
-	if c.prev != nil && c.prev.Err() != nil {
+	failedBefore := c.prev != nil && c.prev.Err() != nil
+	if failedBefore {
 		unsure = c.prev.Zones()
 	}
 	switch {
-	case len(zones) > 0 && unsure != nil:
+	case len(zones) > 0 && failedBefore:
 		// The last submission failed and changes remain: its error goes to the controller's
 		// back-off (or re-plans at once after a conflict), status.plan shows them all.
 		return committed{unsure: unsure, err: c.prev.Err()}
