@@ -127,14 +127,15 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The first Published emits no Event (routine); failures, waits and recoveries do.
 		Events: []string{dnsv1.ConditionReady},
 		Quiet:  []string{dnsv1.ReasonPublished},
-		Normal: func(ctx context.Context, ep *dnsv1.DNSEndpoint, addFinalizer func(context.Context) error) (lifecycle.Result, error) {
-			out, res, err := r.reconcileNormal(ctx, ep, addFinalizer)
-			if err != nil || !out.Deferred || out.Submitted {
+		// FinalizerWrite Existing: Normal is handed no finalizer to add.
+		Normal: func(ctx context.Context, ep *dnsv1.DNSEndpoint, _ func(context.Context) error) (lifecycle.Result, error) {
+			out, res, err := r.reconcileNormal(ctx, ep)
+			if err != nil || out.Verdict != publish.Deferred {
 				// Planned, or failed before it could: either way not one to wait for. An object
 				// deferred until its zone is judged is waited for (up to warmup's stall).
 				r.Warmup.Planned(req.NamespacedName)
 			}
-			return lifecycle.Result{Result: res, Deferred: out.Deferred}, err
+			return lifecycle.Result{Result: res, Deferred: out.Verdict.SkipsStatus()}, err
 		},
 		Delete: r.reconcileDelete,
 		Gone:   r.reconcileGone,
@@ -164,11 +165,11 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 	return registry.Contributor{OwnerID: r.OwnerID, Resource: registry.Resource("DNSEndpoint", ep.Namespace, ep.Name)}
 }
 
-func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint, prepare func(context.Context) error) (publish.Outcome, ctrl.Result, error) {
+func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (publish.Outcome, ctrl.Result, error) {
 	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
 		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
-		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind, Async: r.inflight,
+		DeferUnjudged: true, Served: r.Served, Kind: Kind, Async: r.inflight,
 	})
 }
 

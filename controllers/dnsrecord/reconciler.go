@@ -162,17 +162,15 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord, 
 		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
 		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
 		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind,
-		Stamp: func(changes []provider.Change) []provider.Change {
-			return heartbeat.Stamp(changes, self, rec.Spec.RootHost, now)
-		},
+		Heartbeat: &publish.Heartbeat{RootHost: rec.Spec.RootHost, At: now},
 	})
-	if out.Deferred || out.Assignment == nil {
-		return out.Deferred, res, err
+	if deferred := out.Verdict.SkipsStatus(); deferred || out.Assignment == nil {
+		return deferred, res, err
 	}
 	root := rootPlan(out.Plans, rec.Spec.RootHost)
 	// Only a FullSync record whose reconcile succeeded heartbeats (API contract: DryRun records
 	// do not; an approved DryRun plan is a one-off write, not a sync). The others are checked.
-	r.track(rec, self, root, out.Assignment, out.Clean && out.Written && err == nil && rec.Spec.Strategy != dnsv1.StrategyDryRun)
+	r.track(rec, self, root, out.Assignment, out.Verdict == publish.Published && err == nil && rec.Spec.Strategy != dnsv1.StrategyDryRun)
 	if root != nil {
 		if snap, serr := root.Writer.Snapshot(ctx, root.Zone.Spec.Zone); serr == nil {
 			owners := heartbeat.Check(heartbeat.EntriesAt(snap.Index(), rec.Spec.RootHost, Kind), rec.Spec.RootHost, r.now(), r.Threshold)

@@ -182,19 +182,26 @@ type snapshotBuild struct {
 type submission struct {
 	ctx     context.Context // the submitter's; a submission whose ctx ended is not sent
 	changes []provider.Change
-	done    chan error // buffered: the writer never blocks on an answer; nil with notify
-	// notify, when set, is called once with the answer (SubmitNotify), from the writer's
-	// goroutine: it must not block.
-	notify func(error)
+	done    chan error // buffered: the writer never blocks on an answer; nil with to
+	// to, when set, receives the answer, tagged id (SubmitTo).
+	to chan<- Answer
+	id uint64
 }
 
-// answer answers s: on done, or to notify.
+// An Answer is a writer's answer to one submission of SubmitTo: the submitter's ID, and what
+// Apply would have returned.
+type Answer struct {
+	ID  uint64
+	Err error
+}
+
+// answer answers s: on done, or on to.
 func (s *submission) answer(err error) {
 	if s.done != nil {
 		s.done <- err
 	}
-	if s.notify != nil {
-		s.notify(err)
+	if s.to != nil {
+		s.to <- Answer{ID: s.id, Err: err}
 	}
 }
 
@@ -434,25 +441,27 @@ func (w *Writer) Submit(ctx context.Context, changes []provider.Change) (wait fu
 	}
 }
 
-// SubmitNotify queues changes as Submit does and calls notify once with what Apply would
-// return: the provider's answer, the writer's stop, or ctx's error when ctx ends before the
-// changes are taken into a flush. It returns once the changes are queued (or refused), blocking
-// only while the queue is full (Options.MaxPending), so that a caller can submit and move on
-// while the write happens: a reconcile that submits and returns holds no goroutine while it
-// waits (issue 31). notify runs on the writer's goroutine, or on the caller's when the changes
-// were never queued; it must not block. An empty list calls notify(nil) at once.
-func (w *Writer) SubmitNotify(ctx context.Context, changes []provider.Change, notify func(error)) {
+// SubmitTo queues changes as Submit does and sends one Answer, tagged id, on answers with what
+// Apply would return: the provider's answer, the writer's stop, or ctx's error when ctx ends
+// before the changes are taken into a flush. It returns once the changes are queued (or
+// refused), blocking only while the queue is full (Options.MaxPending), so that a caller can
+// submit and move on while the write happens: a reconcile that submits and returns holds no
+// goroutine while it waits. The answer is sent from the writer's goroutine, or from the
+// caller's when the changes were never queued (then before SubmitTo returns); the writer runs
+// none of the submitter's code, and waits on the send: the receiver must keep receiving until
+// it has every answer it is owed. An empty list is answered nil at once.
+func (w *Writer) SubmitTo(ctx context.Context, changes []provider.Change, answers chan<- Answer, id uint64) {
 	if len(changes) == 0 {
-		notify(nil)
+		answers <- Answer{ID: id}
 		return
 	}
-	s := &submission{ctx: ctx, changes: changes, notify: notify}
+	s := &submission{ctx: ctx, changes: changes, to: answers, id: id}
 	select {
 	case w.subs <- s:
 	case <-ctx.Done():
-		notify(ctx.Err())
+		answers <- Answer{ID: id, Err: ctx.Err()}
 	case <-w.stopped:
-		notify(fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr()))
+		answers <- Answer{ID: id, Err: fmt.Errorf("zone writer of %s stopped: %w", w.zoneID, w.stopErr())}
 	}
 }
 

@@ -1199,40 +1199,39 @@ func TestWriter_ALingeringFlushTakesARollout(t *testing.T) {
 	}
 }
 
-// TestWriter_SubmitNotifyAnswersEverySubmissionOnce: SubmitNotify returns once the changes are
-// queued, and notify is called exactly once: nil once the provider holds them (submissions
-// queued behind a flush in flight go together in the next), the precondition's conflict for a
-// stale one, the context's error for one whose submitter gave up before it was sent, and an
-// error at once from a stopped writer.
-func TestWriter_SubmitNotifyAnswersEverySubmissionOnce(t *testing.T) {
+// TestWriter_SubmitToAnswersEverySubmissionOnce: SubmitTo returns once the changes are queued,
+// and each submission's answer arrives exactly once on the submitter's channel, tagged with its
+// ID: nil once the provider holds them (submissions queued behind a flush in flight go together
+// in the next), the precondition's conflict for a stale one, the context's error for one whose
+// submitter gave up before it was sent, and an error at once from a stopped writer. The writer
+// runs none of the submitter's code: it sends.
+func TestWriter_SubmitToAnswersEverySubmissionOnce(t *testing.T) {
 	p, g, w := setupGated(t, zonewriter.Options{})
 	ctx := ctxT(t)
-	type answer struct {
-		name string
-		err  error
+	names := []string{"first", "a", "b", "stale", "abandoned"}
+	answers := make(chan zonewriter.Answer) // unbuffered: the writer waits for the receiver
+	submit := func(ctx context.Context, id uint64, ch provider.Change) {
+		w.SubmitTo(ctx, []provider.Change{ch}, answers, id)
 	}
-	answers := make(chan answer, 16)
-	submit := func(ctx context.Context, name string, ch provider.Change) {
-		w.SubmitNotify(ctx, []provider.Change{ch}, func(err error) { answers <- answer{name, err} })
-	}
-	submit(ctx, "first", create(aSet("first."+zone, "192.0.2.1")))
+	submit(ctx, 0, create(aSet("first."+zone, "192.0.2.1")))
 	g.entered(t) // the first flush is in flight; what follows queues behind it
-	submit(ctx, "a", create(aSet("a."+zone, "192.0.2.1")))
-	submit(ctx, "b", create(aSet("b."+zone, "192.0.2.2")))
-	submit(ctx, "stale", provider.Change{Action: provider.ActionDelete, Before: aSet("never."+zone, "192.0.2.9")})
+	submit(ctx, 1, create(aSet("a."+zone, "192.0.2.1")))
+	submit(ctx, 2, create(aSet("b."+zone, "192.0.2.2")))
+	submit(ctx, 3, provider.Change{Action: provider.ActionDelete, Before: aSet("never."+zone, "192.0.2.9")})
 	gone, cancel := context.WithCancel(ctx)
-	submit(gone, "abandoned", create(aSet("abandoned."+zone, "192.0.2.3")))
+	submit(gone, 4, create(aSet("abandoned."+zone, "192.0.2.3")))
 	cancel()
 	g.hold.Store(false)
 	g.release <- struct{}{}
 	got := map[string]error{}
-	for range 5 {
+	for range len(names) {
 		select {
 		case a := <-answers:
-			if _, twice := got[a.name]; twice {
-				t.Fatalf("%s answered twice", a.name)
+			name := names[a.ID]
+			if _, twice := got[name]; twice {
+				t.Fatalf("%s answered twice", name)
 			}
-			got[a.name] = a.err
+			got[name] = a.Err
 		case <-ctx.Done():
 			t.Fatalf("answers so far %v: %v", got, ctx.Err())
 		}
@@ -1254,7 +1253,7 @@ func TestWriter_SubmitNotifyAnswersEverySubmissionOnce(t *testing.T) {
 	select {
 	case a := <-answers:
 		t.Errorf("an extra answer: %v", a)
-	default:
+	case <-time.After(50 * time.Millisecond):
 	}
 
 	// A stopped writer answers at once, on the caller's goroutine.
@@ -1270,11 +1269,13 @@ func TestWriter_SubmitNotifyAnswersEverySubmissionOnce(t *testing.T) {
 	waitFor(t, "the writer to stop", func() bool {
 		return w2.Apply(ctx, []provider.Change{create(aSet("probe."+zone, "192.0.2.1"))}) != nil
 	})
-	var stoppedErr error
-	called := 0
-	w2.SubmitNotify(ctx, []provider.Change{create(aSet("late."+zone, "192.0.2.1"))}, func(err error) { called++; stoppedErr = err })
-	if called != 1 || stoppedErr == nil || errors.Is(stoppedErr, context.DeadlineExceeded) {
-		t.Errorf("a stopped writer: notify called %d times with %v, want once with its stop", called, stoppedErr)
+	late := make(chan zonewriter.Answer, 2)
+	w2.SubmitTo(ctx, []provider.Change{create(aSet("late."+zone, "192.0.2.1"))}, late, 9)
+	if len(late) != 1 {
+		t.Fatalf("a stopped writer: %d answers when SubmitTo returned, want 1", len(late))
+	}
+	if a := <-late; a.ID != 9 || a.Err == nil || errors.Is(a.Err, context.DeadlineExceeded) {
+		t.Errorf("a stopped writer answered %+v, want ID 9 with its stop", a)
 	}
 }
 

@@ -52,7 +52,7 @@ const (
 // Result is what a Normal phase returns besides its error.
 type Result struct {
 	ctrl.Result
-	// Deferred: the phase judged nothing yet (publish.Outcome.Deferred) and set nothing in
+	// Deferred: the phase judged nothing yet (publish.Verdict.SkipsStatus) and set nothing in
 	// status; Reconcile writes no status and returns Result and the error as they are.
 	Deferred bool
 }

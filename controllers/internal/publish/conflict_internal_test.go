@@ -59,7 +59,7 @@ func TestSummarise_ReadyReasonIsTheOneToActOnFirst(t *testing.T) {
 		{[]string{plan.ReasonOwnershipConflict, plan.ReasonNotCapable}, dnsv1.ReasonNotCapable},
 		{[]string{plan.ReasonNotCapable, plan.ReasonDoubleClaim, plan.ReasonOwnershipConflict}, dnsv1.ReasonDoubleClaim},
 	} {
-		if _, _, _, got := summarise(plansWith(tc.reasons...)); got != tc.want {
+		if got := summarise(plansWith(tc.reasons...)).conflictReason; got != tc.want {
 			t.Errorf("summarise(%v) reason = %s, want %s", tc.reasons, got, tc.want)
 		}
 	}

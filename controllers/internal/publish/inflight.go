@@ -16,31 +16,39 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/zonewriter"
 )
 
 // Inflight holds the objects whose changes Run submitted to their zone writers and whose next
 // Run has not yet taken the answers (Options.Async). A reconcile submits and returns, holding no
 // goroutine while the writers batch and write; the last zone's answer enqueues the object (Source),
 // and its next Run writes the status the answers call for. So a controller needs a few dozen
-// workers, not one per object waiting in a writer's queue (issue 31: 2,048 blocked workers held
-// about 60 MiB of stacks at 10,000 endpoints). It is safe for concurrent use; the zero value is
-// not usable: use NewInflight.
+// workers, not one per object waiting in a writer's queue (docs/design.md, "Publishing"). It is
+// safe for concurrent use; the zero value is not usable: use NewInflight.
 type Inflight struct {
 	clock func() time.Time
+	// answers carries the zone writers' answers (zonewriter.Writer.SubmitTo) to drain, which
+	// runs while some are owed (owed > 0): the writers run none of the table's code.
+	answers chan zonewriter.Answer
 
 	mu sync.Mutex
-	m  map[types.NamespacedName]*Submitted
-	q  workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
+	m  map[types.NamespacedName]*Submission
+	// tickets maps an answer's ID to the submission and zone it answers; next is the next ID.
+	tickets  map[uint64]ticket
+	next     uint64
+	owed     int
+	draining bool
+	q        workqueue.TypedRateLimitingInterface[reconcile.Request] // set when Source starts
 	// early are keys answered before Source started (none in a running manager); Source
 	// enqueues them when it starts.
 	early []types.NamespacedName
 }
 
-// Submitted is one object's submission: what its zone writers answered, by zone (the DNSZone's
+// Submission is one object's submission: what its zone writers answered, by zone (the DNSZone's
 // "namespace/name", as status.zones spells it). One is held per object in flight, so it is kept
-// small: slices in plan order rather than maps (issue 31: at 50,000 endpoints the table's maps
-// were 10 MB of the heap's peak).
-type Submitted struct {
+// small: slices in plan order rather than maps, which at 50,000 endpoints were 10 MB of the
+// heap's peak.
+type Submission struct {
 	// Generation is the object's generation when it was planned.
 	Generation int64
 	left       int // zones not answered yet
@@ -58,7 +66,7 @@ type Submitted struct {
 }
 
 // Wrote returns when each written zone's writer answered, by zone.
-func (s *Submitted) Wrote() map[string]time.Time {
+func (s *Submission) Wrote() map[string]time.Time {
 	out := make(map[string]time.Time, len(s.order))
 	for i, z := range s.order {
 		if !s.wrote[i].IsZero() {
@@ -70,7 +78,7 @@ func (s *Submitted) Wrote() map[string]time.Time {
 
 // writes returns, by written zone, when the submission was made and when the zone's writer
 // answered.
-func (s *Submitted) writes() map[string]zoneWrite {
+func (s *Submission) writes() map[string]zoneWrite {
 	out := map[string]zoneWrite{}
 	for z, at := range s.Wrote() {
 		out[z] = zoneWrite{submitted: s.at, at: at}
@@ -80,7 +88,7 @@ func (s *Submitted) writes() map[string]zoneWrite {
 
 // Err is the error of the first failed zone in plan (zone-key) order, naming the zone, or nil
 // when every zone was written.
-func (s *Submitted) Err() error {
+func (s *Submission) Err() error {
 	for i, z := range s.order {
 		if err := s.failed[i]; err != nil {
 			return fmt.Errorf("DNSZone %s: %w", z, err)
@@ -91,13 +99,14 @@ func (s *Submitted) Err() error {
 
 // Zones are the zones the submission wrote to or tried to, and those Inflight.Gone named,
 // sorted: the ones an object that is gone may hold records in.
-func (s *Submitted) Zones() []string {
+func (s *Submission) Zones() []string {
 	return slices.Sorted(slices.Values(s.order))
 }
 
 // NewInflight returns an empty table.
 func NewInflight() *Inflight {
-	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submitted{}}
+	return &Inflight{clock: time.Now, m: map[types.NamespacedName]*Submission{}, tickets: map[uint64]ticket{},
+		answers: make(chan zonewriter.Answer, answersBuffer)}
 }
 
 // Source returns the controller-runtime Source through which the table enqueues an object once
@@ -127,7 +136,7 @@ const (
 
 // take returns the object's submission once every zone answered, and removes it; pending
 // while a writer has not answered (the object is enqueued when it does).
-func (t *Inflight) take(key types.NamespacedName) (*Submitted, inflightState) {
+func (t *Inflight) take(key types.NamespacedName) (*Submission, inflightState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, ok := t.m[key]
@@ -154,7 +163,7 @@ func (t *Inflight) answeredZones(key types.NamespacedName) []string {
 }
 
 // restore puts back a submission taken by take whose follow-up failed (a release to retry).
-func (t *Inflight) restore(key types.NamespacedName, s *Submitted) {
+func (t *Inflight) restore(key types.NamespacedName, s *Submission) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if _, ok := t.m[key]; !ok {
@@ -191,7 +200,7 @@ func (t *Inflight) Gone(key types.NamespacedName, zones []string, policy dnsv1.P
 	t.mu.Lock()
 	s, ok := t.m[key]
 	if !ok {
-		s = &Submitted{}
+		s = &Submission{}
 		t.m[key] = s
 	}
 	s.gone = true
@@ -264,43 +273,81 @@ type zoneChanges struct {
 	changes []provider.Change
 }
 
+// ticket is what one answer of a submission answers: zone i of s, the submission of key.
+type ticket struct {
+	key types.NamespacedName
+	s   *Submission
+	i   int
+}
+
+// answersBuffer is how many answers the writers may leave before drain takes them.
+const answersBuffer = 64
+
 // submit records the object's submission, then submits each zone's changes to its writer
-// (zonewriter.Writer.SubmitNotify, under ctx without its cancellation: the reconcile that
-// submits returns at once). It blocks only while a writer's queue is full. zones must not be
-// empty, and no submission of key may be pending.
+// (zonewriter.Writer.SubmitTo, under ctx without its cancellation: the reconcile that submits
+// returns at once), whose answers drain receives. It blocks only while a writer's queue is
+// full. zones must not be empty, and no submission of key may be pending.
 func (t *Inflight) submit(ctx context.Context, key types.NamespacedName, generation int64, zones []zoneChanges) {
-	s := &Submitted{Generation: generation, left: len(zones), order: make([]string, len(zones)),
+	s := &Submission{Generation: generation, left: len(zones), order: make([]string, len(zones)),
 		wrote: make([]time.Time, len(zones)), failed: make([]error, len(zones)), at: t.clock()}
-	for i, z := range zones {
-		s.order[i] = z.zone
-	}
+	ids := make([]uint64, len(zones))
 	t.mu.Lock()
 	t.m[key] = s
+	for i, z := range zones {
+		s.order[i] = z.zone
+		ids[i] = t.next
+		t.tickets[t.next] = ticket{key: key, s: s, i: i}
+		t.next++
+	}
+	t.owed += len(zones)
+	start := !t.draining
+	t.draining = true
 	t.mu.Unlock()
+	if start {
+		go t.drain()
+	}
 	ctx = context.WithoutCancel(ctx)
 	for i, z := range zones {
-		z.plan.Writer.SubmitNotify(ctx, z.changes, func(err error) { t.answer(key, s, i, err) })
+		z.plan.Writer.SubmitTo(ctx, z.changes, t.answers, ids[i])
 	}
 }
 
-// answer records zone i's writer's answer to s, and enqueues key once every zone answered.
-func (t *Inflight) answer(key types.NamespacedName, s *Submitted, i int, err error) {
-	t.mu.Lock()
-	if err != nil {
-		s.failed[i] = err
-	} else {
-		s.wrote[i] = t.clock()
+// drain records the writers' answers until none is owed. Every submission is answered once
+// (zonewriter.Writer.SubmitTo), so it ends once the writers answered what was submitted; the
+// next submission starts it again.
+func (t *Inflight) drain() {
+	for a := range t.answers {
+		if !t.answer(a) {
+			return
+		}
 	}
-	s.left--
-	last := s.left == 0
+}
+
+// answer records one zone writer's answer, and enqueues its object once every zone of its
+// submission answered. It reports whether more answers are owed.
+func (t *Inflight) answer(a zonewriter.Answer) (owed bool) {
+	t.mu.Lock()
+	tk := t.tickets[a.ID]
+	delete(t.tickets, a.ID)
+	if a.Err != nil {
+		tk.s.failed[tk.i] = a.Err
+	} else {
+		tk.s.wrote[tk.i] = t.clock()
+	}
+	tk.s.left--
+	last := tk.s.left == 0
 	q := t.q
 	if last && q == nil {
-		t.early = append(t.early, key)
+		t.early = append(t.early, tk.key)
 	}
+	t.owed--
+	owed = t.owed > 0
+	t.draining = owed
 	t.mu.Unlock()
 	if last && q != nil {
-		q.Add(reconcile.Request{NamespacedName: key})
+		q.Add(reconcile.Request{NamespacedName: tk.key})
 	}
+	return owed
 }
 
 // ReleaseGone releases what the object at key may hold, when it is gone (not found:

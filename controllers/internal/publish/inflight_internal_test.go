@@ -191,3 +191,39 @@ func TestInflight_EnqueueAddsKeysAtOnceOrWhenTheSourceStarts(t *testing.T) {
 		t.Fatalf("queue holds %d more, table %d; want none", n, table.Len())
 	}
 }
+
+// TestInflight_TheAnswersGoroutineRunsWhileAnswersAreOwed: the goroutine that receives the zone
+// writers' answers runs while some are owed, ends once every submission is answered (nothing is
+// left of it in the table), and starts again with the next submission, whose answers enqueue
+// its object as the first's did.
+func TestInflight_TheAnswersGoroutineRunsWhileAnswersAreOwed(t *testing.T) {
+	ctx, q, table := startedTable(t)
+	idle := func() bool {
+		table.mu.Lock()
+		defer table.mu.Unlock()
+		return !table.draining && table.owed == 0 && len(table.tickets) == 0
+	}
+	for round, name := range []string{"first", "second"} {
+		key := types.NamespacedName{Namespace: "team", Name: name}
+		plans := zonePlans(ctx, t, newBarrier(2), "a.test", "b.test")
+		for i := range plans {
+			plans[i].Zone.Namespace, plans[i].Zone.Name = "team", strings.TrimSuffix(plans[i].Zone.Spec.Zone, ".test")
+		}
+		table.submit(ctx, key, 1, stamped(plans, nil))
+		req, shutdown := q.Get()
+		if shutdown || req.NamespacedName != key {
+			t.Fatalf("round %d: enqueued %v (shutdown %v), want %v", round, req, shutdown, key)
+		}
+		q.Done(req)
+		if s, state := table.take(key); state != inflightDone || s.Err() != nil || len(s.Wrote()) != 2 {
+			t.Fatalf("round %d: %+v, %v; want both zones written", round, s, state)
+		}
+		deadline := time.Now().Add(testrun.HangTimeout)
+		for !idle() {
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d: the answers' goroutine still runs with every answer in", round)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}

@@ -26,8 +26,8 @@ import (
 // ZonePlan is the plan of one usable zone.
 //
 // It holds no snapshot of the zone: a plan outlives its Compute while it waits for the zone
-// writer's flush, and a snapshot held so kept every generation of a busy zone's index alive
-// behind the 2,048 workers (issue 31: 45 snapshots of 10 zones in the heap at 50k endpoints).
+// writer's flush, and a snapshot held so would keep every generation of a busy zone's index
+// alive while plans wait.
 type ZonePlan struct {
 	Zone   *dnsv1.DNSZone
 	Writer *zonewriter.Writer

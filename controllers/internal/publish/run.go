@@ -23,6 +23,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -51,12 +52,13 @@ type Options struct {
 	// goes, is seen within about one retry, without a watch on that cluster. A NotCapable
 	// conflict alone is not retried (only a spec change helps).
 	ConflictRetry time.Duration
-	// Stamp, when set, edits each zone's changes just before they are written (the DNSRecord
-	// controller stamps its heartbeat).
-	Stamp func([]provider.Change) []provider.Change
+	// Heartbeat, when set, stamps the object's registry record at Heartbeat.RootHost in each
+	// zone's changes just before they are written (heartbeat.Stamp): the DNSRecord controller's
+	// heartbeat.
+	Heartbeat *Heartbeat
 	// DeferUnjudged: when a zone the object publishes into has no ZoneAvailable condition yet
 	// (the DNSZone controller has not reconciled it once, as in a manager's first sync), Run
-	// plans and writes nothing and returns Outcome.Deferred; the zone's judgement re-enqueues
+	// plans and writes nothing, and its verdict is Deferred; the zone's judgement re-enqueues
 	// the object (predicates.ZoneUsabilityChanged). This saves a status write per object.
 	DeferUnjudged bool
 	// Prepare, when set, is called once Run has chosen the zones and is not deferring, and runs
@@ -76,7 +78,7 @@ type Options struct {
 	Served Served
 	Kind   string
 	// Async, when set, makes writes asynchronous: a plan with changes under FullSync is
-	// submitted to the zone writers and Run returns at once with Outcome.Deferred (nothing set
+	// submitted to the zone writers (submitLater) and Run returns at once, Submitted (nothing set
 	// in status, no finalizer written yet); the writers' last answer enqueues the object
 	// (Inflight.Source), and its next Run plans again, which finds nothing left to write, adds
 	// the finalizer (Prepare) and writes status: Published, or the first failed zone's error.
@@ -85,23 +87,71 @@ type Options struct {
 	Async *Inflight
 }
 
+// Heartbeat is the heartbeat a DNSRecord's writes carry (Options.Heartbeat): its registry
+// record at RootHost is stamped with At.
+type Heartbeat struct {
+	RootHost string
+	At       time.Time
+}
+
+// stamp returns changes as they are written: with the heartbeat stamped, when opts has one.
+func (opts Options) stamp(changes []provider.Change) []provider.Change {
+	if opts.Heartbeat == nil {
+		return changes
+	}
+	return heartbeat.Stamp(changes, opts.Self, opts.Heartbeat.RootHost, opts.Heartbeat.At)
+}
+
 // Outcome is what one Run found and did.
 type Outcome struct {
 	Assignment *Assignment
 	// Plans are the usable zones' plans (nil when planning failed).
 	Plans []ZonePlan
-	// Clean: nothing is in conflict, denied, missing or waiting; the object's records are all
-	// it asked for.
-	Clean bool
-	// Written: this reconcile applied its plans (FullSync, or an approved DryRun plan).
-	Written bool
-	// Deferred: with Options.DeferUnjudged, a zone of the object was not judged yet; nothing
-	// was planned, written or set in status, and the caller writes no status.
-	Deferred bool
-	// Submitted: with Options.Async, this reconcile planned and submitted its changes (and is
-	// Deferred until the writers answer).
-	Submitted bool
+	// Verdict is how far Run went.
+	Verdict Verdict
 }
+
+// Verdict is how far one Run went, the one thing a controller reads of it besides its plans.
+type Verdict int
+
+const (
+	// NotWritten: Run set status, and the object's plans are not all in the provider: its
+	// strategy is Disabled, a DryRun plan awaits approval, or planning or a write failed.
+	NotWritten Verdict = iota
+	// Deferred: Run planned and set nothing, and the caller writes no status: a zone of the
+	// object is not judged yet (Options.DeferUnjudged), or the zone writers have not all
+	// answered its last submission (Options.Async).
+	Deferred
+	// Submitted: Run handed the plans' changes to the zone writers (Options.Async) and set
+	// nothing; the caller writes no status, and the last writer's answer enqueues the object.
+	Submitted
+	// Written: every plan is in the provider, and something is not clean: a conflict, or a zone
+	// missing, denied or waited for.
+	Written
+	// Published: every plan is in the provider, and the object's records are all it asked for.
+	Published
+)
+
+// String is the verdict's name, as its constant spells it.
+func (v Verdict) String() string {
+	switch v {
+	case NotWritten:
+		return "NotWritten"
+	case Deferred:
+		return "Deferred"
+	case Submitted:
+		return "Submitted"
+	case Written:
+		return "Written"
+	case Published:
+		return "Published"
+	}
+	return fmt.Sprintf("Verdict(%d)", int(v))
+}
+
+// SkipsStatus reports whether the caller writes no status after this Run: Deferred or
+// Submitted.
+func (v Verdict) SkipsStatus() bool { return v == Deferred || v == Submitted }
 
 // deferredRequeue re-plans a deferred object even if no zone event comes.
 const deferredRequeue = 5 * time.Second
@@ -127,8 +177,7 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 		}
 	}
 	if ps.Strategy == dnsv1.StrategyDisabled {
-		setReady(o, false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
-		notServed(o, opts)
+		notReady(o, opts)(false, dnsv1.ReasonDisabled, "strategy is Disabled: nothing is planned or written")
 		return Outcome{}, ctrl.Result{}, nil
 	}
 	// The zones whose last change status.served shows not served yet are planned too (a zone
@@ -139,18 +188,18 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 	}
 	out := Outcome{Assignment: a}
 	if opts.DeferUnjudged && a.unjudged() {
-		out.Deferred = true
+		out.Verdict = Deferred
 		return out, ctrl.Result{RequeueAfter: deferredRequeue}, nil
 	}
 	if opts.Async != nil {
 		return p.runAsync(ctx, c, rec, o, opts, out)
 	}
 	if opts.Prepare == nil {
-		return p.publish(ctx, rec, o, opts, out, nil)
+		return p.publish(ctx, rec, o, opts, out, applyNow{})
 	}
 	prepared := make(chan error, 1)
 	go func() { prepared <- opts.Prepare(ctx) }()
-	out, res, err := p.publish(ctx, rec, o, opts, out, nil)
+	out, res, err := p.publish(ctx, rec, o, opts, out, applyNow{})
 	if perr := <-prepared; perr != nil {
 		return p.unprepared(ctx, c, rec, o, opts, out, perr)
 	}
@@ -158,18 +207,19 @@ func (p *Planner) Run(ctx context.Context, c client.Reader, rec record.EventReco
 }
 
 // runAsync is Run with Options.Async: while o's submission is pending it does nothing; else it
-// publishes, which either submits (Deferred: nothing more until the answers) or, with nothing
-// left to write, adds the finalizer (Prepare) and returns the status to write, reading the
-// answers of the last submission (prev) for the Served check and for a failure to report.
+// publishes through the zone writers (submitLater), which either submits (nothing more until
+// the answers) or, with nothing left to write, adds the finalizer (Prepare) and returns the
+// status to write, reading the answers of the last submission (prev) for the Served check and
+// for a failure to report.
 func (p *Planner) runAsync(ctx context.Context, c client.Reader, rec record.EventRecorder, o Object, opts Options, out Outcome) (Outcome, ctrl.Result, error) {
 	key := types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
 	prev, state := opts.Async.take(key)
 	if state == inflightPending {
-		out.Deferred = true
+		out.Verdict = Deferred
 		return out, ctrl.Result{}, nil
 	}
-	out, res, err := p.publish(ctx, rec, o, opts, out, prev)
-	if out.Deferred || opts.Prepare == nil {
+	out, res, err := p.publish(ctx, rec, o, opts, out, submitLater{table: opts.Async, prev: prev})
+	if out.Verdict.SkipsStatus() || opts.Prepare == nil {
 		return out, res, err
 	}
 	if perr := opts.Prepare(ctx); perr != nil {
@@ -198,109 +248,106 @@ func (p *Planner) unprepared(ctx context.Context, c client.Reader, rec record.Ev
 		return out, ctrl.Result{}, errors.Join(perr, fmt.Errorf("release the records of an object deleted before its finalizer was added (done %v): %w", done, rerr))
 	}
 	log.FromContext(ctx).Info("object deleted before its finalizer was added; its records were released")
-	out.Written = false
+	out.Verdict = NotWritten
 	return out, ctrl.Result{}, perr
 }
 
-// publish plans the object's zones of out.Assignment, writes the plans unless the strategy holds
-// them, and sets Ready; Run's second half. With Options.Async a plan with changes is submitted
-// instead, and publish returns Deferred; prev, when not nil, is the object's last submission,
-// whose answers it reports.
-func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome, prev *Submitted) (Outcome, ctrl.Result, error) {
-	ready := func(ok bool, reason, msg string) {
+// publish is Run's second half: plan each zone of out.Assignment, commit the plans through c
+// unless the strategy holds them, and give the verdict (status.plan, status.zones, Served,
+// Ready and out.Verdict).
+func (p *Planner) publish(ctx context.Context, rec record.EventRecorder, o Object, opts Options, out Outcome, c committer) (Outcome, ctrl.Result, error) {
+	a, st := out.Assignment, o.PublishingStatus()
+	plans, waiting, err := p.forRetry(o, opts).Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
+	if err != nil {
+		res, err := failed(notReady(o, opts), err)
+		return out, res, err
+	}
+	out.Plans = plans
+	sum := summarise(plans)
+	spec, _ := json.Marshal(o.PlanSpec())
+	id := plan.ID(sum.records, spec)
+	st.Plan = StatusPlan(id, sum.records)
+	prevApplied := st.AppliedPlan
+	apply := approve(rec, o, id, len(sum.records))
+	var wrote map[string]zoneWrite
+	if apply {
+		done := c.commit(ctx, o, opts, plans)
+		unsure(o, opts, plans, done.unsure, time.Now())
+		switch {
+		case done.submitted:
+			out.Verdict = Submitted
+			return out, ctrl.Result{}, nil
+		case done.err != nil:
+			if done.rest != nil {
+				// status.plan shows what remains: the records of the zones whose write failed.
+				st.AppliedPlan, st.Plan = prevApplied, StatusPlan(plan.ID(*done.rest, spec), *done.rest)
+			}
+			res, err := failed(notReady(o, opts), done.err)
+			return out, res, err
+		}
+		wrote, out.Verdict = done.wrote, Written
+		allWritten(o, a, spec, len(waiting) == 0)
+	}
+	r := readiness(p, opts, a, sum, waiting, !apply && len(sum.records) > 0, id)
+	setServed(ctx, o, opts, plans, a.Zones, wrote, r.notWritten(), time.Now())
+	setReady(o, r.ok, r.reason, r.msg)
+	if out.Verdict == Written && len(sum.conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0 {
+		out.Verdict = Published
+	}
+	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
+}
+
+// forRetry is the planner for o: one that plans against zone views at most
+// opts.ConflictRetry old when o retries a conflict (retryingConflict), else p.
+func (p *Planner) forRetry(o Object, opts Options) *Planner {
+	if !retryingConflict(o) {
+		return p
+	}
+	q := *p
+	q.MaxViewAge = opts.ConflictRetry
+	return &q
+}
+
+// approve reports whether this reconcile writes the plan id (of changes record changes): under
+// any strategy but DryRun, always; under DryRun only when spec.approvedPlan names it and it is
+// not applied yet, and then status.appliedPlan takes id and an Event says so.
+func approve(rec record.EventRecorder, o Object, id string, changes int) bool {
+	ps, st := o.PublishingSpec(), o.PublishingStatus()
+	if ps.Strategy != dnsv1.StrategyDryRun {
+		return true
+	}
+	if changes == 0 || ps.ApprovedPlan != id || st.AppliedPlan == id {
+		return false
+	}
+	st.AppliedPlan = id
+	if rec != nil {
+		rec.Eventf(o, corev1.EventTypeNormal, dnsv1.ReasonPlanApproved, "applying approved plan %s (%d changes)", id, changes)
+	}
+	return true
+}
+
+// allWritten records in o's status that everything planned is written: nothing remains in
+// status.plan (docs/api.md, "status.plan"), and status.zones names where the object holds
+// records: where its endpoints go when every zone was planned (everyZone), else those zones
+// added to the ones it held.
+func allWritten(o Object, a *Assignment, spec []byte, everyZone bool) {
+	o.PublishingStatus().Plan = StatusPlan(plan.ID(nil, spec), nil)
+	if everyZone {
+		o.SetHeldZones(a.DesiredZones())
+		return
+	}
+	o.SetHeldZones(Union(o.HeldZones(), a.DesiredZones()))
+}
+
+// notReady returns the setter of o's Ready condition for a verdict that may be a failure: Ready
+// False also sets Served False, NotWritten (notServed).
+func notReady(o Object, opts Options) func(ok bool, reason, msg string) {
+	return func(ok bool, reason, msg string) {
 		setReady(o, ok, reason, msg)
 		if !ok {
 			notServed(o, opts)
 		}
 	}
-	ps, st, a := o.PublishingSpec(), o.PublishingStatus(), out.Assignment
-	if retryingConflict(o) {
-		q := *p
-		q.MaxViewAge = opts.ConflictRetry
-		p = &q
-	}
-	plans, waiting, err := p.Plan(ctx, opts.Self, opts.Mode, a, false, opts.DefaultTTL)
-	if err != nil {
-		res, err := failed(ready, err)
-		return out, res, err
-	}
-	out.Plans = plans
-	records, conflicts, skipped, conflictReason := summarise(plans)
-	spec, _ := json.Marshal(o.PlanSpec())
-	id := plan.ID(records, spec)
-	st.Plan = StatusPlan(id, records)
-
-	apply := ps.Strategy != dnsv1.StrategyDryRun
-	prevApplied := st.AppliedPlan
-	if !apply && len(records) > 0 && ps.ApprovedPlan == id && st.AppliedPlan != id {
-		apply = true
-		st.AppliedPlan = id
-		if rec != nil {
-			rec.Eventf(o, corev1.EventTypeNormal, dnsv1.ReasonPlanApproved, "applying approved plan %s (%d changes)", id, len(records))
-		}
-	}
-	wrote := map[string]zoneWrite{}
-	if apply && opts.Async != nil {
-		var done bool
-		var res ctrl.Result
-		if wrote, res, done, err = submitAsync(ctx, o, opts, plans, prev, ready, &out); done {
-			return out, res, err
-		}
-	}
-	if apply {
-		if i, errs := writePlans(ctx, opts, plans, wrote); i >= 0 {
-			unsure(o, opts, plans, attempted(plans, wrote, errs), time.Now())
-			st.AppliedPlan = prevApplied
-			// status.plan shows what remains: the records of the zones whose write failed.
-			rest := remaining(plans, errs)
-			st.Plan = StatusPlan(plan.ID(rest, spec), rest)
-			res, err := failed(ready, fmt.Errorf("zone %s: %w", plans[i].Zone.Spec.Zone, errs[i]))
-			return out, res, err
-		}
-		// Everything planned is written: nothing remains (docs/api.md, "status.plan").
-		st.Plan = StatusPlan(plan.ID(nil, spec), nil)
-		out.Written = true
-		if len(waiting) == 0 {
-			// Every zone was planned and written: the object now holds records only where its
-			// endpoints go.
-			o.SetHeldZones(a.DesiredZones())
-		} else {
-			o.SetHeldZones(Union(o.HeldZones(), a.DesiredZones()))
-		}
-	}
-	out.Clean = len(conflicts) == 0 && len(waiting) == 0 && a.Missing == "" && len(a.Denied) == 0
-	if !out.Written {
-		wrote = nil
-	}
-	r := readiness(p, opts, a, conflicts, skipped, waiting, conflictReason, !apply && len(records) > 0, id, len(records))
-	setServed(ctx, o, opts, plans, a.Zones, wrote, r.notWritten(), time.Now())
-	setReady(o, r.ok, r.reason, r.msg)
-	return out, ctrl.Result{RequeueAfter: cmp.Or(r.requeue, requeueAfter(plans, opts))}, nil
-}
-
-// submitAsync hands the plans' changes to the zone writers (opts.Async) when the object's
-// strategy writes in full; done is true when publish returns with res and err: the changes are
-// submitted, or the last submission failed with changes still to write (status.plan shows them,
-// and the error goes to the controller's back-off, or re-plans at once after a conflict).
-// Otherwise wrote is what the last submission wrote, for the synchronous path to skip.
-func submitAsync(ctx context.Context, o Object, opts Options, plans []ZonePlan, prev *Submitted, ready func(bool, string, string), out *Outcome) (wrote map[string]zoneWrite, res ctrl.Result, done bool, err error) {
-	zones := stamped(plans, opts.Stamp)
-	if prev != nil && prev.Err() != nil {
-		unsure(o, opts, plans, prev.Zones(), time.Now())
-	}
-	switch {
-	case len(zones) > 0 && prev != nil && prev.Err() != nil:
-		res, err := failed(ready, prev.Err())
-		return nil, res, true, err
-	case len(zones) > 0 && o.PublishingSpec().Strategy == dnsv1.StrategyFullSync:
-		baseline(ctx, opts, zones)
-		opts.Async.submit(ctx, types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}, o.GetGeneration(), zones)
-		out.Deferred, out.Submitted = true, true
-		return nil, ctrl.Result{}, true, nil
-	case prev != nil:
-		return prev.writes(), ctrl.Result{}, false, nil
-	}
-	return map[string]zoneWrite{}, ctrl.Result{}, false, nil
 }
 
 // notWritten is the Served message of an object whose Ready is r: "" when Ready is True.
@@ -322,11 +369,12 @@ type readyState struct {
 // readiness is Ready after a plan: a conflict first, then a zone not found, a delegation
 // denied, an invalid endpoint, a zone awaited, a plan awaiting approval (unapplied, with its
 // id and count of changes), else Published (naming what the policy withheld).
-func readiness(p *Planner, opts Options, a *Assignment, conflicts, skipped, waiting []string, conflictReason string, unapplied bool, id string, changes int) readyState {
+func readiness(p *Planner, opts Options, a *Assignment, sum summary, waiting []string, unapplied bool, id string) readyState {
+	conflicts, skipped, changes := sum.conflicts, sum.skipped, len(sum.records)
 	switch {
 	case len(conflicts) > 0:
 		sort.Strings(conflicts)
-		return readyState{reason: conflictReason, msg: "not written: " + strings.Join(conflicts, "; ")}
+		return readyState{reason: sum.conflictReason, msg: "not written: " + strings.Join(conflicts, "; ")}
 	case a.Missing != "":
 		return readyState{reason: dnsv1.ReasonZoneNotFound, msg: a.Missing}
 	case len(a.Denied) > 0:
@@ -360,22 +408,6 @@ func notServed(o Object, opts Options) {
 	o.SetConditions(conds)
 }
 
-// writePlans writes plans synchronously (applyPlansAt), the primaries of their checked zones read
-// just before (baseline), and records in wrote, per zone written, when the write was submitted
-// and when its writer answered. It returns the first failed plan's index (-1 when every zone was
-// written) and every plan's error.
-func writePlans(ctx context.Context, opts Options, plans []ZonePlan, wrote map[string]zoneWrite) (int, []error) {
-	baseline(ctx, opts, stamped(plans, opts.Stamp))
-	submitted := time.Now()
-	errs, answered := applyPlansAt(ctx, plans, opts.Stamp)
-	for i, zp := range plans {
-		if !answered[i].IsZero() {
-			wrote[zoneKey(zp)] = zoneWrite{submitted: submitted, at: answered[i]}
-		}
-	}
-	return firstFailed(errs), errs
-}
-
 // retryingConflict reports whether o's Ready says that another owner holds some of its names
 // (OwnershipConflict or DoubleClaim): this reconcile retries that conflict.
 func retryingConflict(o Object) bool {
@@ -400,27 +432,36 @@ func requeueAfter(plans []ZonePlan, opts Options) time.Duration {
 	return opts.Resync
 }
 
-// summarise gathers the plans' record changes, conflict messages and policy-withheld changes
-// ("<action> <key>"), and the Ready reason of the conflicts, the one a user must act on first:
-// DoubleClaim when one is, else NotCapable (only a spec change helps), else OwnershipConflict.
-func summarise(plans []ZonePlan) (records []provider.Change, conflicts, skipped []string, conflictReason string) {
+// summary is what the plans of one reconcile hold, for status and Ready.
+type summary struct {
+	records []provider.Change // their record changes, registry changes left out
+	// conflicts and skipped are the conflict messages and the policy-withheld changes
+	// ("<action> <key>"); conflictReason is the Ready reason of the conflicts.
+	conflicts, skipped []string
+	conflictReason     string
+}
+
+// summarise gathers the plans' record changes, conflict messages and policy-withheld changes,
+// and the Ready reason of the conflicts, the one a user must act on first: DoubleClaim when one
+// is, else NotCapable (only a spec change helps), else OwnershipConflict.
+func summarise(plans []ZonePlan) summary {
 	rank := map[string]int{plan.ReasonDoubleClaim: 2, plan.ReasonNotCapable: 1}
 	reasons := map[string]string{plan.ReasonDoubleClaim: dnsv1.ReasonDoubleClaim, plan.ReasonNotCapable: dnsv1.ReasonNotCapable}
-	conflictReason = dnsv1.ReasonOwnershipConflict
+	sum := summary{conflictReason: dnsv1.ReasonOwnershipConflict}
 	best := 0
 	for _, zp := range plans {
-		records = append(records, zp.Result.Records...)
+		sum.records = append(sum.records, zp.Result.Records...)
 		for _, c := range zp.Result.Conflicts {
-			conflicts = append(conflicts, c.Message)
+			sum.conflicts = append(sum.conflicts, c.Message)
 			if r := rank[c.Reason]; r > best {
-				best, conflictReason = r, reasons[c.Reason]
+				best, sum.conflictReason = r, reasons[c.Reason]
 			}
 		}
 		for _, c := range zp.Result.Skipped {
-			skipped = append(skipped, fmt.Sprintf("%s %s", c.Action, c.Before.Key()))
+			sum.skipped = append(sum.skipped, fmt.Sprintf("%s %s", c.Action, c.Before.Key()))
 		}
 	}
-	return records, conflicts, skipped, conflictReason
+	return sum
 }
 
 // setReady sets o's Ready condition for its current generation.
@@ -428,94 +469,6 @@ func setReady(o Object, ok bool, reason, msg string) {
 	conds := o.GetConditions()
 	status.Set(&conds, o.GetGeneration(), dnsv1.ConditionReady, ok, reason, msg)
 	o.SetConditions(conds)
-}
-
-// maxZoneWrites bounds how many of one object's zones are read at once (Plan). Each read is a
-// zone writer's view, loaded once for every planner; the provider calls themselves are bounded
-// by the writers, not here.
-const maxZoneWrites = 16
-
-// applyPlans submits each plan's changes (through stamp when set) to its zone's writer, every
-// zone at once, then waits for all of them, from this goroutine (zonewriter.Writer.Submit): an
-// object spanning n zones waits for one batch of each, not n batches one after another, and
-// holds no goroutine per zone while it waits. Each zone's changes, its registry records with
-// its record sets, stay one submission in the planner's order, so the writer applies them in
-// one provider call; zones have no order among themselves (each plan reads and writes only its
-// own zone). errs[i] is plans[i]'s error from its writer, nil once written; a zone's failure
-// does not stop the others.
-func applyPlans(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error) {
-	errs, _ = applyPlansAt(ctx, plans, stamp)
-	return errs
-}
-
-// applyPlansAt is applyPlans, and also returns when each zone's writer answered that the
-// provider holds its changes (zero for a zone with nothing to write, or whose write failed):
-// the time the Served check reads the primary's serial after (served.Tracker.Written).
-func applyPlansAt(ctx context.Context, plans []ZonePlan, stamp func([]provider.Change) []provider.Change) (errs []error, answered []time.Time) {
-	errs, answered = make([]error, len(plans)), make([]time.Time, len(plans))
-	waits := make([]func() error, len(plans))
-	for i, zp := range plans {
-		changes := zp.Result.Changes
-		if stamp != nil {
-			changes = stamp(changes)
-		}
-		if len(changes) == 0 {
-			continue
-		}
-		waits[i] = zp.Writer.Submit(ctx, changes)
-	}
-	for i, wait := range waits {
-		if wait != nil {
-			if errs[i] = wait(); errs[i] == nil {
-				answered[i] = time.Now()
-			}
-		}
-	}
-	return errs, answered
-}
-
-// stamped returns each plan's changes to write (through stamp when set), for the plans that
-// have any, in plan order, with their zone's key.
-func stamped(plans []ZonePlan, stamp func([]provider.Change) []provider.Change) []zoneChanges {
-	var out []zoneChanges
-	for _, zp := range plans {
-		changes := zp.Result.Changes
-		if stamp != nil {
-			changes = stamp(changes)
-		}
-		if len(changes) > 0 {
-			out = append(out, zoneChanges{zone: zoneKey(zp), plan: zp, changes: changes})
-		}
-	}
-	return out
-}
-
-// zoneKey is zp's DNSZone as status.zones spells it: "namespace/name".
-func zoneKey(zp ZonePlan) string {
-	return types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}.String()
-}
-
-// firstFailed returns the index of the first non-nil error of errs, in plan (zone-key) order,
-// or -1 when every zone was written.
-func firstFailed(errs []error) int {
-	for i, err := range errs {
-		if err != nil {
-			return i
-		}
-	}
-	return -1
-}
-
-// remaining returns the record changes of the plans whose write failed (errs[i] non-nil), in
-// order.
-func remaining(plans []ZonePlan, errs []error) []provider.Change {
-	var out []provider.Change
-	for i, zp := range plans {
-		if errs[i] != nil {
-			out = append(out, zp.Result.Records...)
-		}
-	}
-	return out
 }
 
 // failed records a provider or planning error on Ready. Conflicts with a concurrent write are
