@@ -13,7 +13,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
-// TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint is item 3 of issue 11 end to end on
+// TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint: a target that does not pack, end to end on
 // the embedded provider. A CAA tag over 255 bytes passes admission and miekg/dns's parser but
 // cannot be packed: stored, it broke the zone's AXFR and every answer holding it. A tenant's DS
 // whose digest does not have its digest type's length (SHA-256: 64 hex digits) is refused too.

@@ -15,7 +15,7 @@ func Tags(regions map[string]string, defaultTag string) []string {
 }
 
 // Resolve returns, for every tag of Tags(regions, defaultTag), the targets its clients get by
-// the fallback order (docs/design.md, "Geo answers (issue 34)"):
+// the fallback order (docs/design.md, "Geo answers"):
 //  1. the tag's own healthy targets;
 //  2. else defaultTag's;
 //  3. else every tag's healthy targets together (named in regions or not), sorted and unique.

@@ -37,7 +37,7 @@ func raceInterval(t *testing.T) time.Duration {
 	return d
 }
 
-// TestRace_FiftyWritersOnOneRootHostInPowerDNS is issue 5's race: 50 independent writers, each
+// TestRace_FiftyWritersOnOneRootHostInPowerDNS: 50 independent writers, each
 // with its own owner ID, PowerDNS client, zone writer and reporter (real clock), start at once on
 // app.shared.test, each contributing one A target. Each runs what its DNSRecord controller would:
 // a reconcile (plan against its writer's view, apply through the writer), retried with back-off

@@ -302,7 +302,7 @@ func TestParseQuotedTXT(t *testing.T) {
 	}
 }
 
-// TestToRRs_EverySupportedTypeParsesAndPacks is the table of item 3 of issue 11: every record type
+// TestToRRs_EverySupportedTypeParsesAndPacks: every record type
 // a DNSEndpoint may hold (apis/v1alpha1 Endpoint.RecordType) with a good target and with bad
 // ones. A bad target must fail here, before any provider writes it, including targets that
 // miekg/dns reads in presentation form but cannot put on the wire (an odd-length DS digest broke
