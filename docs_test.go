@@ -14,14 +14,14 @@ import (
 )
 
 // historyRef matches a reference that only makes sense beside the project's issue tracker or
-// the diary of its work: "issue", "issues", "stop" or "pass" followed by a number, and an
-// ordinal from second to tenth followed by "pass". Docs and
+// the diary of its work: "issue", "issues", "stop" or "pass" followed by a number, an
+// ordinal from second to tenth followed by "pass", and the possessive of "the issue". Docs and
 // comments name the mechanism or the doc section instead (docs/design.md, "Provider budgets");
 // history goes to commit messages and docs/bench.md's history table. "first pass" is not
 // matched: it is the name of the warm-up's pass over the cached objects at start (pkg/warmup).
 // Citations of other projects' issues ("k8gb#1754", "kubernetes/kubernetes#105610") have no
 // "issue" word and stay.
-var historyRef = regexp.MustCompile(`(?i)\bissues? #?[0-9]+|\bstop [0-9]+|\bpass [0-9]+|\b(second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) pass\b`)
+var historyRef = regexp.MustCompile(`(?i)\bissues? #?[0-9]+|\bstop [0-9]+|\bpass [0-9]+|\b(second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) pass\b|\bthe issue's\b`)
 
 // historyRefsAllowedForNow lists the files, directories and docs/design.md sections that were
 // being rewritten elsewhere when this test was added, so their references are still there.

@@ -67,7 +67,7 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 	}
 }
 
-// TestPowerDNS_MalformedTargetIsInvalidEndpoint: on PowerDNS the 65-digit DS got
+// TestPowerDNS_MalformedTargetIsInvalidEndpoint: on PowerDNS a 65-digit DS got
 // ProviderError (the server's HTTP 422), and a CAA tag over 255 bytes was even accepted by
 // PowerDNS and reported Published. Both are now InvalidEndpoint naming the endpoint, decided
 // before any request (pkg/provider/pdns pins the request count), and the valid endpoint of the

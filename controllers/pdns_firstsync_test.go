@@ -31,7 +31,7 @@ import (
 
 // httpCounter is a reverse proxy in front of the PowerDNS API that counts the requests it
 // passes, by method and kind ("GET zone", "GET zone?rrset_name", "GET metadata", "PATCH zone",
-// ...), as the counting proxy did; a response that is not 2xx is also counted under
+// ...), as the bench's counting proxy does; a response that is not 2xx is also counted under
 // its status ("PATCH zone 500"). With oneWrite it passes one PATCH at a time, as a provider
 // limited to one write in flight would send them.
 type httpCounter struct {

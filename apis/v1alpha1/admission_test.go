@@ -688,7 +688,7 @@ spec:
 		})
 	}
 
-	// The issue's example, and a map at its 256-key bound (countries, continents and CIDRs of
+	// A typical geoRegions map, and a map at its 256-key bound (countries, continents and CIDRs of
 	// both families), pass within the CEL cost budget.
 	ok := object(t, `
 apiVersion: dnsplane.io/v1alpha1

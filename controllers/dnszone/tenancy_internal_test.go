@@ -61,7 +61,7 @@ const (
 	pdnsB    = "dnsplane.io/pdns http://127.0.0.1:9081 server localhost"
 )
 
-// TestJudge_TenancyRules pins the tenancy rules (docs/api.md, "Tenancy") on the cases:
+// TestJudge_TenancyRules pins the tenancy rules (docs/api.md, "Tenancy") on the cases that define them:
 // adoption of another namespace's hosted zone, a zone inside another namespace's zone, and the
 // order that decides the holder.
 func TestJudge_TenancyRules(t *testing.T) {

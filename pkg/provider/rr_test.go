@@ -337,7 +337,7 @@ func TestToRRs_EverySupportedTypeParsesAndPacks(t *testing.T) {
 		{"PTR", "host.example.test", true},
 		{"PTR", "host..example.test", false},
 		{"DS", "12345 13 2 " + sha256, true},
-		{"DS", "12345 13 2 " + sha256 + "d", false}, // 65 hex digits: the target
+		{"DS", "12345 13 2 " + sha256 + "d", false}, // 65 hex digits: a malformed DS
 		{"DS", "12345 13 2 " + strings.Repeat("zz", 32), false},
 		{"DS", "12345 13 2", false},
 		{"DS", "70000 13 2 " + sha256, false},
