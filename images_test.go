@@ -10,7 +10,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/version"
 )
 
-// TestImages_BuildTheSameBinary (issue 14, item 3): the Dockerfile users build and the
+// TestImages_BuildTheSameBinary: the Dockerfile users build and the
 // FROM-scratch Containerfile.scratch built here (from `make build`'s binary) hold the same binary,
 // user and entrypoint: the Dockerfile's go build and the Makefile's use the same CGO_ENABLED=0,
 // -trimpath and -ldflags (stripped, -X of internal/version's Version and Revision from the

@@ -26,8 +26,8 @@ var pureCore = append([]string{
 	"k8s.io/client-go", "sigs.k8s.io/controller-runtime", "net/http", module + "/pkg/provider/",
 }, cloudSDKs...)
 
-// TestImports_RunInTheirDirection pins the layering of issues 12 ("Imports in their direction")
-// and 27 ("Controllers stop at pkg/provider"): no package reaches, through its non-test imports
+// TestImports_RunInTheirDirection pins the layering (imports run in
+// their direction, and controllers stop at pkg/provider): no package reaches, through its non-test imports
 // transitively (go list -deps, third-party and standard packages included), a package it must
 // not. A forbidden entry names that package and every package below it; one ending in "/"
 // names only the packages below it.
@@ -58,7 +58,7 @@ func TestImports_RunInTheirDirection(t *testing.T) {
 		// The health verdicts and the quorum decision are pure too; the prober
 		// (pkg/gslb/probe) is their I/O and is not.
 		{"pkg/gslb/health", pureCore},
-		// The geo rules and their database (issue 34): no client of any API, only a file.
+		// The geo rules and their database: no client of any API, only a file.
 		{"pkg/geo", pureCore},
 	} {
 		for _, from := range g.expand(t, tc.from) {

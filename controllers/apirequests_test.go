@@ -100,7 +100,7 @@ func isWrite(key string) bool {
 	return verb == "create" || verb == "update" || verb == "patch" || verb == "delete"
 }
 
-// TestFirstSync_AtMostTwoAPIWritesPerObject (issue 13, "Kubernetes API requests"): a manager
+// TestFirstSync_AtMostTwoAPIWritesPerObject (docs/design.md, "Kubernetes API requests"): a manager
 // started over 100 DNSEndpoints (10 endpoints each), 10 DNSRecords and the 10 DNSZones they
 // publish into makes
 // at most 2 API writes per object in its first sync (a DNSRecord's finalizer and status, a

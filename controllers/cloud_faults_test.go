@@ -29,7 +29,7 @@ import (
 // docs/reliability.md ("Cloud providers behind faultproxy").
 const cloudFaultBudget = 12
 
-// TestCloudFakes_ConvergeThroughFaults is issue 29's fault proxy in front of each cloud fake:
+// TestCloudFakes_ConvergeThroughFaults puts the fault proxy in front of each cloud fake:
 // the manager reaches Route 53's, Cloud DNS's and Azure DNS's fake (API and, for Azure, token
 // requests; Cloud DNS's token endpoint stays direct) through faultproxy, which answers a share of
 // them with a fault, every kind in turn (faultproxy.Cycle over faultproxy.Faults: 500, 502, 503,
@@ -46,7 +46,7 @@ const cloudFaultBudget = 12
 //
 // The rates differ so that each case sees every kind in a few minutes at most. Route 53 writes
 // 100 records in a request or two: 50% of its few requests. Azure DNS writes one record set per
-// request, with a read of the zone and of the set before each (3 requests a set; issue 31), and
+// request, with a read of the zone and of the set before each (3 requests a set), and
 // azcore waits 4 s before its first retry: its case is smaller (2 names per DNSEndpoint) and its
 // rate 10%, so that it converges within the zone writer's 2-minute call.
 func TestCloudFakes_ConvergeThroughFaults(t *testing.T) {

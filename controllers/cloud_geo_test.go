@@ -35,7 +35,7 @@ func geoEndpoints(zone string) []dnsv1.Endpoint {
 	}
 }
 
-// TestCloudFakes_GeoSets (issue 34): geo sets published through a DNSEndpoint (the Gslb
+// TestCloudFakes_GeoSets: geo sets published through a DNSEndpoint (the Gslb
 // controller's path) land in Route 53 as geolocation record sets (country DE, continent NA, the
 // default location "*"), and the next reconciles write nothing more: the listed sets fold back
 // into the geo sets the plan wants. On Cloud DNS they land as one record set with a geo routing

@@ -401,7 +401,7 @@ func TestCredentials_WrongKeyGivesInvalidCredentials(t *testing.T) {
 			if ready.Status != metav1.ConditionFalse || ready.Reason != dnsv1.ReasonInvalidCredentials {
 				t.Fatalf("first Ready condition %s/%s (%s), want False/InvalidCredentials", ready.Status, ready.Reason, ready.Message)
 			}
-			// It names the Secret to fix (issue 11, item 7), and never a value (TestSecrets_NeverLeak).
+			// It names the Secret to fix, and never a value (TestSecrets_NeverLeak).
 			if want := "secret " + ns + "/" + c.secret.Name; !strings.Contains(ready.Message, want) {
 				t.Fatalf("InvalidCredentials message %q does not name %s", ready.Message, want)
 			}

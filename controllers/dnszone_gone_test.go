@@ -41,7 +41,7 @@ func zoneEvents(ctx context.Context, c client.Reader, ns, name string) ([]string
 	return out, nil
 }
 
-// TestDNSZone_ZoneDeletedAtProviderIsRecreatedAndRepublished is issue 11 item 2 on a real
+// TestDNSZone_ZoneDeletedAtProviderIsRecreatedAndRepublished runs on a real
 // PowerDNS: the hosted zone of a Ready DNSZone is deleted through the PowerDNS API. The next
 // write into it (a new DNSEndpoint) fails with ZoneNotFound, and that alone, with
 // --zone-resync-interval at 1h, makes the DNSZone report it (a Warning Event

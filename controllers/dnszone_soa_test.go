@@ -33,7 +33,7 @@ func (c *cluster) soaCosts(t *testing.T, controller string) soaCosts {
 	}
 }
 
-// TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll is issue 11 item 1: DNSZones on a real
+// TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll: DNSZones on a real
 // PowerDNS whose DNS_ADDRESS is a dead port, a silent server or a REFUSED server, and two
 // child zones linked under the dead one, with --soa-poll-interval=5s. Over 60 s each zone costs
 // at most one reconcile and one provider request per poll interval (plus one of slack), no
@@ -72,8 +72,8 @@ func TestDNSZone_FailingSOACheckCostsOneReconcilePerPoll(t *testing.T) {
 	for _, z := range all {
 		c.create(z)
 	}
-	// The children's in-zone name servers get addresses, so their delegations are not lame
-	// (issue 11 item 6): they wait for their dead parent only.
+	// The children's in-zone name servers get addresses, so their delegations are not lame:
+	// they wait for their dead parent only.
 	for _, z := range children {
 		ep := endpointObj(ns, "ns1-"+z.Name, dnsv1.Endpoint{DNSName: "ns1." + z.Spec.Zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.53"}})
 		c.create(ep)

@@ -114,7 +114,7 @@ func dynamicUpdateEndpoints(t *testing.T, ns string) []dnsv1.DNSEndpoint {
 	return l.Items
 }
 
-// TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer is issue 32's first "Done when" on
+// TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer: DNS-01 through UPDATE on
 // the embedded provider, with cert-manager v1.21.2's own rfc2136 DNS-01 code (hack/rfc2136-solver)
 // against the manager's embedded server:
 //   - Present (its default HMAC-MD5 and HMAC-SHA256, UDP and TCP) answers NOERROR only once the
@@ -312,7 +312,7 @@ func signedUpdate(t *testing.T, zone, keyName, secret string, build func(m *dns.
 }
 
 // TestDynamicUpdates_RateLimitPrerequisitesMetricsEventsExpiry pins the limits and signals of
-// issue 32, item 3, through the manager:
+// dynamic updates through the manager:
 //   - prerequisites (RFC 2136 §2.4) are checked against the records written through UPDATE:
 //     "RRset does not exist" on a written TXT is YXRRSET, "name is in use" on a fresh name
 //     NXDOMAIN; an UPDATE with a true prerequisite is written;
@@ -416,7 +416,7 @@ func TestDynamicUpdates_RateLimitPrerequisitesMetricsEventsExpiry(t *testing.T) 
 	waitTXT(t, dnsAddr, name)
 }
 
-// TestDynamicUpdates_LegoIssuesACertificateFromPebble is issue 32's end-to-end "Done when":
+// TestDynamicUpdates_LegoIssuesACertificateFromPebble: a certificate issued end to end:
 // Pebble (hack/acme-e2e, v2.10.3) as the ACME server, validating DNS-01 through the zone's own
 // authoritative server; lego v5.6.0 as the client with its RFC 2136 provider, sending its
 // UPDATEs to dnsplane's embedded server. A certificate for a zone's apex and its wildcard is
@@ -475,7 +475,7 @@ func TestDynamicUpdates_LegoIssuesACertificateFromPebble(t *testing.T) {
 	}
 }
 
-// TestDynamicUpdates_GslbZoneAnsweredByEveryCluster is issue 32's Gslb item on envtest: two
+// TestDynamicUpdates_GslbZoneAnsweredByEveryCluster: a Gslb zone's UPDATE relayed on envtest: two
 // clusters (eu, us), each with its own API server, manager and embedded server, and its copy of
 // the Gslb zone gslb.test bound to the same key. cert-manager's solver sends its Present to eu
 // only: eu writes it, relays it to us (TCP, re-signed, marked so us does not relay it back), and

@@ -133,7 +133,7 @@ func waitGone(t *testing.T, obj client.Object) {
 	goneIn(t, k8s, obj)
 }
 
-// TestDelegation_ChildZoneIsLinkedFromAllowingParent is the delegation scenario: a root
+// TestDelegation_ChildZoneIsLinkedFromAllowingParent is the delegation scenario: a root
 // zone in dns-system allows team-a; a child in team-a becomes ZoneAvailable, ParentLinkCreated
 // and Ready, and the parent's AXFR holds exactly the child's NS set.
 func TestDelegation_ChildZoneIsLinkedFromAllowingParent(t *testing.T) {

@@ -54,7 +54,7 @@ func geoAnswer(t *testing.T, addr string, subnet netip.Prefix, src netip.Addr) (
 	return out, scope
 }
 
-// TestGslb_GeoAnswersByClientSubnet (issue 34): two clusters, eu (192.0.2.1) and us
+// TestGslb_GeoAnswersByClientSubnet: two clusters, eu (192.0.2.1) and us
 // (192.0.2.2), with a geo Gslb {DE: eu, continent:NA: us}, default eu, and the same generated
 // GeoIP database (--geoip-database). Both servers answer a client subnet in DE with eu's
 // target and one in the US with us's, each with the database network's scope; a JP subnet

@@ -326,7 +326,7 @@ func TestGslb_WeightedOnAProviderWithoutWeightsIsNotCapable(t *testing.T) {
 	}
 }
 
-// TestGslb_MissingIngressIsResourceNotFound (issue 11, item 7): a Gslb whose Ingress does not
+// TestGslb_MissingIngressIsResourceNotFound: a Gslb whose Ingress does not
 // exist says so with ResourceNotFound and shows it in status.serviceHealth, rather than only "no
 // cluster has healthy targets" with an empty serviceHealth.
 func TestGslb_MissingIngressIsResourceNotFound(t *testing.T) {

@@ -17,7 +17,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
-// TestHandover_HolderDeletedInAnotherClusterFreesItsNames (issue 26, item 5; external-dns #6617):
+// TestHandover_HolderDeletedInAnotherClusterFreesItsNames (external-dns #6617):
 // two managers (cluster-a, cluster-b: two API servers, two owner IDs) share one PowerDNS zone.
 // cluster-a's DNSEndpoint holds x1-x5; cluster-b's DNSEndpoint for the same names is
 // OwnershipConflict. cluster-a deletes its object: its registry records go from the zone, and

@@ -13,7 +13,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 )
 
-// TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint is item 3 of issue 11 end to end on
+// TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint: a target that does not pack, end to end on
 // the embedded provider. A CAA tag over 255 bytes passes admission and miekg/dns's parser but
 // cannot be packed: stored, it broke the zone's AXFR and every answer holding it. A tenant's DS
 // whose digest does not have its digest type's length (SHA-256: 64 hex digits) is refused too.
@@ -67,7 +67,7 @@ func TestDNSEndpoint_TargetThatDoesNotPackIsInvalidEndpoint(t *testing.T) {
 	}
 }
 
-// TestPowerDNS_MalformedTargetIsInvalidEndpoint: on PowerDNS the issue's 65-digit DS got
+// TestPowerDNS_MalformedTargetIsInvalidEndpoint: on PowerDNS a 65-digit DS got
 // ProviderError (the server's HTTP 422), and a CAA tag over 255 bytes was even accepted by
 // PowerDNS and reported Published. Both are now InvalidEndpoint naming the endpoint, decided
 // before any request (pkg/provider/pdns pins the request count), and the valid endpoint of the

@@ -16,7 +16,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
-// TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress is issue 11 item 6: a linked zone on
+// TestPowerDNS_LameDelegationUntilTheNameServerHasAnAddress: a linked zone on
 // PowerDNS without PDNS_NAMESERVERS delegates to ns1.<zone>, which has no address. That is a lame
 // delegation: ParentLinkCreated=False LameDelegation, Ready=False, and nothing is written in the
 // parent. The zone's SOA names ns1.<zone>, not PowerDNS' placeholder. Once an A record for

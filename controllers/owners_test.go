@@ -31,7 +31,7 @@ func registryOf(t *testing.T, srv pdnstest.Server, zone, owner string) map[strin
 	return out
 }
 
-// TestPowerDNS_BlockedTypeChangeKeepsTheOldRecord (issue 26, item 4): t5 publishes tr5 A and
+// TestPowerDNS_BlockedTypeChangeKeepsTheOldRecord: t5 publishes tr5 A and
 // t5txt a TXT at the same name. Patching t5 to a CNAME used to delete the A and its registry
 // record before the CNAME was refused (OwnershipConflict), leaving the name without an address
 // (external-dns #6683's shape). The change is now one unit: the CNAME is refused, the A and its
@@ -81,7 +81,7 @@ func TestPowerDNS_BlockedTypeChangeKeepsTheOldRecord(t *testing.T) {
 	})
 }
 
-// TestPowerDNS_SetIdentifierIsNotCapableAlone (issue 26 item 6, issue 25 item 7): PowerDNS has
+// TestPowerDNS_SetIdentifierIsNotCapableAlone: PowerDNS has
 // no weighted routing. An endpoint with a set identifier used to fail the object's whole write
 // with ProviderError, retried forever; it is now refused alone before any write, with the
 // terminal reason NotCapable and a Warning Event, and the object's other endpoint is published.
@@ -121,7 +121,7 @@ func TestPowerDNS_SetIdentifierIsNotCapableAlone(t *testing.T) {
 	}
 }
 
-// TestDNSEndpoint_DeleteKeepsEverySetAnotherOwnerClaims (issue 26, item 6): a DNSEndpoint holds
+// TestDNSEndpoint_DeleteKeepsEverySetAnotherOwnerClaims: a DNSEndpoint holds
 // 13 names. 11 of them an external-dns owner claims too (a double claim, refused on write, used
 // to be deleted on delete) and one has a malformed registry record beside it. Deleting the
 // object keeps those 12 sets, removes its own registry record for every name, deletes the free

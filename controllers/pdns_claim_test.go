@@ -13,7 +13,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 )
 
-// TestPowerDNS_AClaimMetAtTheFirstWriteIsReportedAtOnce (issue 25, item 6): external-dns claims
+// TestPowerDNS_AClaimMetAtTheFirstWriteIsReportedAtOnce: external-dns claims
 // a name in a PowerDNS zone (its registry TXT and its set, in one PATCH) after the zone's writer
 // read the zone, and a DNSEndpoint then wants the name: its plan, made against that read, creates
 // the set. PowerDNS has no conditional write; the provider reads the created names before its

@@ -31,7 +31,7 @@ import (
 
 // httpCounter is a reverse proxy in front of the PowerDNS API that counts the requests it
 // passes, by method and kind ("GET zone", "GET zone?rrset_name", "GET metadata", "PATCH zone",
-// ...), as the issue's counting proxy did; a response that is not 2xx is also counted under
+// ...), as the bench's counting proxy does; a response that is not 2xx is also counted under
 // its status ("PATCH zone 500"). With oneWrite it passes one PATCH at a time, as a provider
 // limited to one write in flight would send them.
 type httpCounter struct {
@@ -203,7 +203,7 @@ func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	t.Logf("provider calls: ListRecordSets=%d GetZone=%d ApplyChanges=%d (failed %d)", lists, gets, applies, failedApplies)
 
 	// The GETs that are not provider reads are ApplyChanges' check that the sets it creates are
-	// still absent (issue 25, item 6): one per PATCH at most (none when the zone was read at
+	// still absent: one per PATCH at most (none when the zone was read at
 	// most PDNS_CLAIM_READ_MAX_AGE before: pdns.Config.ClaimReadMaxAge), never a
 	// read-merge-write of single-owner sets (a second GET, after the PATCH).
 	if hidden := got["GET zone"] + got["GET zone?rrset_name"] - lists - gets; hidden < 0 || hidden > got["PATCH zone"] {
@@ -214,13 +214,13 @@ func TestPowerDNS_FirstSyncReadsEachZoneOnce(t *testing.T) {
 	}
 	// The objects were all there at start: the zone writers hold their flushes until the first
 	// pass planned every one (warmup.Tracker, zonewriter.Options.Warming), so each zone is one
-	// PATCH while its changes fit one batch (issue 31: small early writes cost calls).
+	// PATCH while its changes fit one batch (small early writes cost calls).
 	if perZone := 2 * objects; failedApplies == 0 && perZone <= zonewriter.DefaultMaxPending && got["PATCH zone"] > zones {
 		t.Errorf("%d PATCHes for %d zones of %d changes each, all known at start: want one per zone", got["PATCH zone"], zones, perZone)
 	}
 	// Adopting a zone by zoneID is one GET of the zone, whose rrsets are the writer's first view
 	// (provider.ZoneReader, zonewriter.Writer.Seed): no metadata read, and no listing after it
-	// (issue 31: three reads where the floor is one).
+	// (three reads where the floor is one).
 	if newZones && failedApplies == 0 {
 		if got["GET metadata"] != 0 || gets+lists > zones {
 			t.Errorf("adopting %d zones and planning against them cost %d zone reads, %d listings and %d metadata reads: want one read per zone in all",

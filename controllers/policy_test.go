@@ -25,7 +25,7 @@ func answersA(t *testing.T, name string) string {
 	return strings.Join(out, ",")
 }
 
-// TestDNSEndpoint_PolicyUpsertOnlyNeverDeletes (issue 17, item 3): under spec.policy UpsertOnly
+// TestDNSEndpoint_PolicyUpsertOnlyNeverDeletes: under spec.policy UpsertOnly
 // an endpoint removed from the spec keeps its record (Ready names the withheld delete), a
 // changed target is updated, and deleting the object leaves its records, named in a Warning
 // Event RecordsKept. Switching the policy to Sync before deleting removes them.
@@ -93,7 +93,7 @@ func TestDNSEndpoint_PolicyUpsertOnlyNeverDeletes(t *testing.T) {
 	})
 }
 
-// TestDNSEndpoint_PolicyCreateOnlyNeverUpdates (issue 17, item 3): under CreateOnly a changed
+// TestDNSEndpoint_PolicyCreateOnlyNeverUpdates: under CreateOnly a changed
 // target is not written (Ready names the withheld update), a new endpoint is created.
 func TestDNSEndpoint_PolicyCreateOnlyNeverUpdates(t *testing.T) {
 	ns := namespace(t, "policy-create")

@@ -47,7 +47,7 @@ func warningFor(t *testing.T, ns, kind, name, reason string) (string, error) {
 	return "", fmt.Errorf("no Warning %s Event on %s %s/%s", reason, kind, ns, name)
 }
 
-// TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords (issue 11, item 4): a
+// TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords: a
 // DNSEndpoint holds api; a registry record for api that this manager cannot read appears beside
 // its own (a newer dnsplane's, v=2, from another cluster). Deleting the DNSEndpoint removes its
 // own registry record all the same, so no later claimant is told api is held by an object that
@@ -136,7 +136,7 @@ func TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords(t *testing
 	})
 }
 
-// TestDNSEndpoint_DeletedBeforeItsFinalizerItsWritesAreReleased (issue 31, asynchronous
+// TestDNSEndpoint_DeletedBeforeItsFinalizerItsWritesAreReleased (asynchronous
 // submission): a reconcile submits an object's writes and returns; the finalizer is added by the
 // reconcile that follows the writers' answers. An object deleted while its write is still in
 // flight therefore goes at once, with no finalizer; once the write lands, the manager finds the

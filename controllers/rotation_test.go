@@ -42,7 +42,7 @@ func heartbeatAt(ctx context.Context, fake *route53fake.Server, keyID, secret, z
 	return time.Time{}, errors.New("no registry record of " + c.String() + " for " + name)
 }
 
-// TestHeartbeats_UseRotatedCredentials (issue 11, item 8): a DNSRecord's heartbeats on Route 53
+// TestHeartbeats_UseRotatedCredentials: a DNSRecord's heartbeats on Route 53
 // go on after its Secret is rotated to a new access key and the old key is revoked. Nothing
 // re-plans the DNSRecord (its zone stays usable), so only the zone writer resolving the provider
 // from the current Secret at each call keeps them going; they used to fail until a planner next

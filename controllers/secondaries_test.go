@@ -111,8 +111,7 @@ func withSecondaries(t *testing.T, owner, zone string, opts clusterOptions) seco
 	return w
 }
 
-// TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR (issue 16, item 2, and the third
-// "Done when" bullet for one manager): a manager with --local-notify naming a real BIND and a
+// TestManager_RealSecondariesServeEachChangeViaNotifyAndIXFR: a manager with --local-notify naming a real BIND and a
 // real NSD, both secondaries of its embedded server, gets each DNSEndpoint published to them
 // by NOTIFY and an incremental IXFR. The time from the embedded server answering a new name to
 // each secondary answering it is measured and logged (never asserted: tests hold no timing);

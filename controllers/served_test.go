@@ -18,7 +18,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 )
 
-// TestManager_ServedWaitsForEverySecondary (issue 30): with the embedded server as primary and a
+// TestManager_ServedWaitsForEverySecondary: with the embedded server as primary and a
 // real BIND and a real NSD as its secondaries (--local-notify), a DNSEndpoint is Served=True
 // only once both answer its change; with NSD stopped, a change is Served=False Propagating
 // naming NSD, then Stale past --served-stale-after; NSD started again serves it, and Served
@@ -116,7 +116,7 @@ func TestManager_ServedWaitsForEverySecondary(t *testing.T) {
 	c.waitCondition(z, dnsv1.ConditionServed, metav1.ConditionTrue, dnsv1.ReasonServed, 30*time.Second)
 }
 
-// TestPowerDNS_ServedFollowsASecondaryNamedInTheSecret (issue 30): a PowerDNS zone checked at
+// TestPowerDNS_ServedFollowsASecondaryNamedInTheSecret: a PowerDNS zone checked at
 // DNS_ADDRESS, with a real NSD transferring from it named in SECONDARY_ADDRESSES. PowerDNS
 // rewrites the SOA serial on every PATCH and sends no NOTIFY for a Native zone, so NSD lags
 // until its next SOA check: a change is Propagating naming NSD, and Served once NSD is

@@ -38,7 +38,7 @@ func eventsOf(t *testing.T, ns, name string) []corev1.Event {
 	return out
 }
 
-// TestDNSEndpoint_ZoneNotYetAvailableIsAwaitingZoneNotAWarning (issue 11, item 7): an endpoint
+// TestDNSEndpoint_ZoneNotYetAvailableIsAwaitingZoneNotAWarning: an endpoint
 // whose DNSZone exists but does not answer SOA yet waits with AwaitingZone and a Normal Event,
 // never a Warning (ZoneNotFound or InvalidEndpoint), which would send the user to create a zone
 // that exists.
@@ -68,7 +68,7 @@ func TestDNSEndpoint_ZoneNotYetAvailableIsAwaitingZoneNotAWarning(t *testing.T) 
 	})
 }
 
-// TestStatusCommit_StaleCopyEmitsNothing (issue 11, item 7: "ZoneAvailable (x2 over 2s)"): a
+// TestStatusCommit_StaleCopyEmitsNothing ("ZoneAvailable (x2 over 2s)"): a
 // reconcile that starts from a cached copy older than the previous reconcile's status write sees
 // the same transition again. Its status write must be refused (optimistic lock) and it must emit
 // no Event; the reconcile of the current copy emits exactly one. A Gslb is used because this
@@ -129,7 +129,7 @@ func TestStatusCommit_StaleCopyEmitsNothing(t *testing.T) {
 	}
 }
 
-// TestDNSEndpoint_PlanShowsWhatRemainsAndWhatAnUpdateReplaces (issue 11, item 7): after a
+// TestDNSEndpoint_PlanShowsWhatRemainsAndWhatAnUpdateReplaces: after a
 // FullSync apply, status.plan holds nothing (everything was written); under DryRun an Update
 // shows the targets and TTL it replaces.
 func TestDNSEndpoint_PlanShowsWhatRemainsAndWhatAnUpdateReplaces(t *testing.T) {
@@ -178,7 +178,7 @@ func reconcileTotal(t *testing.T, controller, result string) float64 {
 	return metrictest.Value(t, ctrlmetrics.Registry, "controller_runtime_reconcile_total", map[string]string{"controller": controller, "result": result})
 }
 
-// TestReconcileTotal_ResyncedSuccessCountsAsSuccess (issue 11, item 7): a DNSZone reconcile that
+// TestReconcileTotal_ResyncedSuccessCountsAsSuccess: a DNSZone reconcile that
 // succeeds ends by scheduling its next resync; controller-runtime counts a RequeueAfter result
 // as requeue_after, never success. Through the requeue wrapper a successful reconcile is counted
 // under result="success", and the zone is still resynced (the wrapper requeues it).

@@ -31,7 +31,7 @@ func extRecord(name, typ, owner, resource string, targets ...string) []dnsprovid
 	return []dnsprovider.Change{{Action: dnsprovider.ActionCreate, After: &txt}, {Action: dnsprovider.ActionCreate, After: &set}}
 }
 
-// TestTakeover_ExternalDNSOwnerWithNoGap (issue 17, item 4), on a real PowerDNS: external-dns
+// TestTakeover_ExternalDNSOwnerWithNoGap, on a real PowerDNS: external-dns
 // owner ext1 published www (A) and api (CNAME), owner ext2 published other (A). A manager with
 // --adopt-external-dns-owner=ext1 and DNSEndpoints of the same names (www with a new address)
 // takes www and api over: its registry records are written, www's address changes in place, and

@@ -30,7 +30,7 @@ func axfrAt(t *testing.T, addr, zone string) []string {
 	return out
 }
 
-// TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone is issue 29's item 4 as one test: every
+// TestTenancy_NamespaceBNeverWritesIntoNamespaceAsZone, one test: every
 // kind that publishes, created in namespace B and aimed at the zone of namespace A's DNSZone
 // (which allows no other namespace), is refused with a condition, and A's zone does not change
 // by one record or one SOA serial while B's objects are created, changed and deleted. Then: B's

@@ -82,7 +82,7 @@ func mustSay(t *testing.T, c *metav1.Condition, says ...string) {
 	}
 }
 
-// tenancyStory is issue 26's items 1 to 3 on one provider account reached by two namespaces'
+// tenancyStory is the tenancy rules (docs/api.md, "Tenancy") on one provider account reached by two namespaces'
 // Secrets: tenant B cannot adopt A's hosted zone until A shares it, cannot serve a zone inside
 // A's until A allows it, and cannot delegate names A holds even when allowed to delegate.
 func tenancyStory(t *testing.T, b tenancyBackend) {
@@ -184,7 +184,7 @@ func tenancyStory(t *testing.T, b tenancyBackend) {
 	b.waitServed(t, name("deleg2"), "192.0.2.121")
 }
 
-// TestTenancy_EmbeddedServer is issue 26's items 1 to 3 on the embedded server, where every
+// TestTenancy_EmbeddedServer is the tenancy rules on the embedded server, where every
 // dnsplane.io/local Secret reaches the same zones.
 func TestTenancy_EmbeddedServer(t *testing.T) {
 	tenancyStory(t, tenancyBackend{

@@ -26,7 +26,7 @@ const (
 	throttleBudget = 120
 )
 
-// TestRoute53_ThrottledForAWholeMinute is issue 29's "Route 53 fake throttling a whole minute":
+// TestRoute53_ThrottledForAWholeMinute: the Route 53 fake throttles for a whole minute:
 // a published DNSEndpoint of 40 names is changed (20 targets moved, 20 names removed, 20 added)
 // as the fake starts answering every request with 400 Throttling for a minute. The requests in
 // that minute stay within throttleBudget; the object never says Published for the new

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Issue 34's kind scenario: a geo Gslb across the kind clusters that hack/e2e-kind.sh made, each
+// The geo kind scenario: a geo Gslb across the kind clusters that hack/e2e-kind.sh made, each
 // manager reading the GeoIP database that the script wrote (hack/kind/geoipdb) into ConfigMap
 // geoip and the chart mounts through gslb.geoip. The answers are asked from the host through
 // each cluster's dns NodePort, with and without EDNS Client Subnet (RFC 7871).

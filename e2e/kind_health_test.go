@@ -2,7 +2,7 @@
 
 package e2e
 
-// Issue 28's kind scenarios: Gslb health checks (docs/design.md, "Health and partitions") on
+// The health kind scenarios: Gslb health checks (docs/design.md, "Health and partitions") on
 // three kind clusters installed from the chart, with real HTTP backends and real partitions
 // inside the kind network that hack/e2e-kind.sh made. Each cluster runs statusd
 // (hack/kind/statusd, in the dnsq image) behind a NodePort on its node's kind-network address;
@@ -60,7 +60,8 @@ const (
 	partitionComment = "dnsplane-test-partition"
 	// The health check of the scenarios: a target is down at one cluster after 2 failed probes
 	// 1 s apart, so out of the answers within interval × failureThreshold + interval = 3 s
-	// (issue 28's bound; measured and logged, never asserted).
+	// (the bound docs/design.md, "Health and partitions", states; measured and logged, never
+	// asserted).
 	hcInterval, hcFailures = 1, 2
 	// hcPartition is how long the partition between two clusters lasts under the query loops.
 	hcPartition = 60 * time.Second
@@ -86,7 +87,7 @@ func (e *hcEnv) gslb() *dnsv1.Gslb {
 	return &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app"}}
 }
 
-// TestKindGslbHealth runs issue 28's rules on kind, one subtest each, in order (each starts from
+// TestKindGslbHealth runs the health rules on kind, one subtest each, in order (each starts from
 // the answer the last one converged to: primary eu's target everywhere):
 //   - eu's statusd answers 503 at /healthz while its endpoint stays Ready: its target leaves
 //     every cluster's answer (failover to us and ap); the time at each cluster is logged against

@@ -2,7 +2,7 @@
 
 package e2e
 
-// The kind-only scenario of the embedded-DNS issue (issue 16): the dns Service answers every
+// The kind-only scenario of the embedded DNS server: the dns Service answers every
 // query through a leader-pod deletion under a steady load. It sorts before kind_test.go, so it
 // runs before the scenarios that kill pods, upgrade and uninstall, on a release both replicas of
 // which are ready (only kind_health_test.go's, which deletes no pod, runs before it).

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Issue 29's kind scenarios: a stalled (not dead) leader, and one cluster's API server
+// The stall kind scenarios: a stalled (not dead) leader, and one cluster's API server
 // restarted. Both run in cluster eu, against the host's PowerDNS through a counting proxy
 // (kindProxy), and end in an exact zone and a figure.
 //

@@ -2,7 +2,7 @@
 
 package e2e
 
-// Day 2 on kind (issue 25, item 8): docs/install.md's kind section and its Upgrade section run
+// Day 2 on kind: docs/install.md's kind section and its Upgrade section run
 // word by word, then the dns Service re-created and switched between ClusterIP and NodePort as
 // docs/install.md's "Changing the dns Service" says, with the zones' glue and both protocols
 // checked after each step. The file sorts after kind_test.go, so its test runs after

@@ -27,7 +27,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 )
 
-// The external-dns takeover (issue 17, "The real test"): real external-dns v0.22.0 (built by
+// The external-dns takeover: real external-dns v0.22.0 (built by
 // hack/bench/build-external-dns.sh, a prerequisite of make e2e) publishes 3 Services, 3 Ingresses
 // and 3 of its DNSEndpoints into the root zone on PowerDNS; then cluster 1's manager, restarted
 // with the same sources and --adopt-external-dns-owner, derives the same names from the same

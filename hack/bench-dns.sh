@@ -4,7 +4,7 @@
 # Knot DNS (Debian knot, 1 UDP worker), NSD (Debian nsd, 1 server, RRL off) and PowerDNS
 # Authoritative (gsqlite3, all caches off, hack/pdns.sh) on the same zone and the same dnsperf
 # query mix, one server after the other. It prints a table of qps, the server's CPU, answers per
-# server CPU-second and the ratios of each to Knot, and whether issue 31's target (the embedded
+# server CPU-second and the ratios of each to Knot, and whether the target (the embedded
 # server at least 0.8x Knot's answers per server CPU-second on one core) is met.
 #
 # Server CPU is that of the server's whole process tree (proc_tree): the PID started here and
@@ -49,7 +49,7 @@
 # names before the runs (a difference from PowerDNS stops the run; from the others it is only
 # printed: CoreDNS, Knot and NSD fill the additional sections their own way).
 #
-# Geo answers (issue 34): "embedded-geo" is the embedded server with -geo (hack/dnsbench): every A
+# Geo answers: "embedded-geo" is the embedded server with -geo (hack/dnsbench): every A
 # set is a geo Gslb's three geo sets, and clients are located in a GeoIP database dnsbench writes,
 # which puts loopback in DE, whose set holds the file's records. Its answers are the plain run's,
 # through the geo path: a database lookup, the scope, and the cache keyed by (scope, geo tag),
@@ -560,7 +560,7 @@ for srv in "${order[@]}"; do
   }'
 done
 if [ -n "${cpus[embedded]:-}" ] && [ -n "${cpus[knot]:-}" ]; then
-  # Issue 31, item 5: at least 0.8x Knot's answers per server CPU-second on one core.
+  # The target: at least 0.8x Knot's answers per server CPU-second on one core.
   awk -v n="${answered[embedded]}" -v c="${cpus[embedded]}" -v kn="${answered[knot]}" -v kc="${cpus[knot]}" 'BEGIN {
     if (c + 0 < 0.05 || kc + 0 < 0.05) exit
     r = (n / c) / (kn / kc)
@@ -568,7 +568,7 @@ if [ -n "${cpus[embedded]:-}" ] && [ -n "${cpus[knot]:-}" ]; then
   }'
 fi
 if [ -n "${cpus[embedded]:-}" ] && [ -n "${cpus[embedded-geo]:-}" ]; then
-  # Issue 34: the cost of a geo answer beside a plain one.
+  # The cost of a geo answer beside a plain one.
   awk -v n="${answered[embedded]}" -v c="${cpus[embedded]}" -v gn="${answered[embedded-geo]}" -v gc="${cpus[embedded-geo]}" -v ecs="${BENCH_GEO_ECS:-}" 'BEGIN {
     if (c + 0 < 0.05 || gc + 0 < 0.05) exit
     printf "geo: %.0f answers per server CPU-second%s beside plain %.0f: %.2fx\n", gn / gc, (ecs == "1" ? " (queries with ECS)" : " (located by the source address)"), n / c, (gn / gc) / (n / c)

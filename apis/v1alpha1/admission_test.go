@@ -398,7 +398,7 @@ func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
 	}
 }
 
-// TestAdmission_GoGslbWithoutStrategyIsDefaulted (issue 25, item 6): a Gslb built in Go with no
+// TestAdmission_GoGslbWithoutStrategyIsDefaulted: a Gslb built in Go with no
 // strategy is accepted, and the schema defaults it to roundRobin with a 30 s TTL. The zero
 // GslbStrategy is left out of the JSON (omitzero); sent as {"type": ""}, the Enum refused it.
 func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
@@ -422,7 +422,7 @@ func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
 	}
 }
 
-// TestAdmission_RefusesBadGslbHealthChecks (issue 28): every rule of spec.healthCheck, each
+// TestAdmission_RefusesBadGslbHealthChecks: every rule of spec.healthCheck, each
 // refused with a message that names it.
 func TestAdmission_RefusesBadGslbHealthChecks(t *testing.T) {
 	for i, tc := range []struct{ name, healthCheck, want string }{
@@ -464,7 +464,7 @@ spec:
 	}
 }
 
-// TestAdmission_GslbHealthCheckDefaults (issue 28): a health check that gives only its port is
+// TestAdmission_GslbHealthCheckDefaults: a health check that gives only its port is
 // an HTTP probe every 10 s with a 2 s timeout, 3 failures down, 1 success up, and a 300 s
 // isolation hold; a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
 func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
@@ -603,7 +603,7 @@ spec:
 	}
 }
 
-// TestAdmission_DocumentedDNSEndpointSpecIsAccepted (issue 26, item 6): docs/api.md's
+// TestAdmission_DocumentedDNSEndpointSpecIsAccepted: docs/api.md's
 // DNSEndpoint spec block showed `policy: ""`, which the CRD's enum refuses. Every scalar field of
 // that block (endpoints filled in) is sent to the API server as the doc spells it.
 func TestAdmission_DocumentedDNSEndpointSpecIsAccepted(t *testing.T) {
@@ -651,7 +651,7 @@ spec:
 	expectInvalid(t, k8s.Create(ctx(t), bad), "spec.policy")
 }
 
-// TestAdmission_GslbGeoStrategy (issue 34): strategy geo needs geoRegions and defaultGeoTag, the
+// TestAdmission_GslbGeoStrategy: strategy geo needs geoRegions and defaultGeoTag, the
 // two fields are refused under any other type, and every region key is an ISO 3166-1 alpha-2
 // code, continent:XX with one of MaxMind's seven continent codes, or a canonical CIDR.
 func TestAdmission_GslbGeoStrategy(t *testing.T) {
@@ -688,7 +688,7 @@ spec:
 		})
 	}
 
-	// The issue's example, and a map at its 256-key bound (countries, continents and CIDRs of
+	// A typical geoRegions map, and a map at its 256-key bound (countries, continents and CIDRs of
 	// both families), pass within the CEL cost budget.
 	ok := object(t, `
 apiVersion: dnsplane.io/v1alpha1
@@ -742,7 +742,7 @@ spec:
 	expectInvalid(t, k8s.Create(ctx(t), too), "must have at most 256 items")
 }
 
-// TestAdmission_DynamicUpdatesDefaults pins the fixed API of issue 32: a binding with only its
+// TestAdmission_DynamicUpdatesDefaults pins the dynamic-updates API (docs/api.md): a binding with only its
 // keySecretRef may change the ACME DNS-01 names' TXT records, and nothing else.
 func TestAdmission_DynamicUpdatesDefaults(t *testing.T) {
 	s := runtime.NewScheme()

@@ -16,7 +16,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// TestReconcile_MissingProviderSecretIsZoneNotFound (issue 12, item 4: phases tested with fakes
+// TestReconcile_MissingProviderSecretIsZoneNotFound (phases tested with fakes
 // of the small interfaces, no envtest): a DNSEndpoint whose available DNSZone names a provider
 // Secret that cannot be resolved asks for that Secret (the zone's, in the zone's namespace),
 // writes nothing, and is Ready=False, ZoneNotFound, polled again in a minute.

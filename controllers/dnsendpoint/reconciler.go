@@ -48,7 +48,7 @@ const Kind = "DNSEndpoint"
 // longer wait for their writes, so workers are needed only for the API requests in flight: at
 // --kube-api-qps=1000 and a few milliseconds per request, 64 keep the client's rate limit the
 // bound. (It was 2,048 while each reconcile waited in its zone writers: their stacks were about
-// 60 MiB of the manager's RSS at 10,000 endpoints, issue 31.)
+// 60 MiB of the manager's RSS at 10,000 endpoints.)
 const DefaultMaxConcurrentReconciles = 64
 
 // Reconciler reconciles DNSEndpoints.
@@ -371,7 +371,7 @@ func (r *Reconciler) endpointsOfZone(ctx context.Context, o client.Object) []rec
 
 // endpointsUnder returns the DNSEndpoints of namespace with a name at or under zone, but those
 // in skip, from a scan of the cached objects. An index on every suffix of every name did this
-// lookup in one step, but held about 35 MB at 50,000 endpoints (issue 31's profile), for an
+// lookup in one step, but held about 35 MB at 50,000 endpoints, for an
 // event that comes once per zone change (predicates.ZoneUsabilityChanged); the scan costs one
 // suffix comparison per endpoint.
 func (r *Reconciler) endpointsUnder(ctx context.Context, namespace, zone string, skip []reconcile.Request) []reconcile.Request {

@@ -28,7 +28,7 @@ func (h *heartbeats) Set(t heartbeat.Target) error {
 
 func (h *heartbeats) Remove(key string) { h.calls = append(h.calls, "Remove "+key) }
 
-// TestReconcile_GoneOrDisabledRecordStopsItsHeartbeat (issue 12, item 4: phases tested with
+// TestReconcile_GoneOrDisabledRecordStopsItsHeartbeat (phases tested with
 // fakes of the small interfaces, no envtest): a DNSRecord that is gone, or whose strategy is
 // Disabled, is removed from the heartbeat reporter by its key, and the Disabled one is
 // Ready=False, Disabled, with no provider asked (the Reconciler has none).

@@ -332,7 +332,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) 
 
 // defaultMaxConcurrentReconciles is Reconciler.MaxConcurrentReconciles's default. DNSRecords
 // are one per host name a Gslb or a team shares across clusters, far fewer than DNSEndpoints
-// (2,048 workers), and each idle worker costs its goroutine's stack (issue 31: 2,048 idle
+// (2,048 workers), and each idle worker costs its goroutine's stack (2,048 idle
 // DNSRecord workers held about 10 MB of stacks in a manager that had no DNSRecord).
 const defaultMaxConcurrentReconciles = 256
 

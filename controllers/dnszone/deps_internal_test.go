@@ -39,7 +39,7 @@ type observed struct {
 
 func (o *observed) Observe(v float64) { o.seconds = append(o.seconds, v) }
 
-// TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce (issue 12, item 4: phases
+// TestReconcileZone_SOAAtTheSecretsDNSAddressSetsZoneAvailableOnce (phases
 // tested with fakes of the small interfaces): a zone synced for its generation is only polled
 // over DNS, at the Secret's DNS address rather than its name servers; while SOA fails it is
 // AwaitingSOA and polled again after SOAPollInterval, and the first answer sets ZoneAvailable and

@@ -97,7 +97,7 @@ type Reconciler struct {
 	// covers restarts.
 	observed sync.Map
 	// ledger, set by SetupWithManager (the manager's APIReader), makes a reconcile read past
-	// the cache when the cached copy is not this process's last status write (status.Ledger; issue 13: a zone stayed AwaitingScrape when
+	// the cache when the cached copy is not this process's last status write (status.Ledger: without it a zone stayed AwaitingScrape when
 	// the reconcile that saw the repaired link compared its ParentLinked with a cached
 	// ParentLinked from before its own AwaitingScrape write, and wrote nothing).
 	ledger *status.Ledger
@@ -150,7 +150,7 @@ func (r *Reconciler) now() time.Time {
 // generation changed, there is no zone ID or sync time yet, the last sync failed, or the resync
 // interval passed (Hive's rule). A zone that only waits for its SOA (AwaitingSOA) was synced for
 // this generation: the SOA poll asks DNS, not the provider, so a failing SOA check costs no
-// provider request and no status write (issue 11: the poll used to re-ensure the zone and
+// provider request and no status write (the poll used to re-ensure the zone and
 // rewrite lastSyncTimestamp every time).
 func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 	if z.Status.LastSyncGeneration != z.Generation || z.Status.ZoneID == "" || z.Status.LastSyncTimestamp == nil {

@@ -12,7 +12,7 @@ import (
 )
 
 // TestNeedsSync: when a reconcile syncs the hosted zone with the provider. An SOA poll of a
-// zone synced for its generation (AwaitingSOA) asks DNS only (issue 11 item 1).
+// zone synced for its generation (AwaitingSOA) asks DNS only.
 func TestNeedsSync(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	r := &Reconciler{ResyncInterval: 2 * time.Hour, Clock: testclock.NewFakePassiveClock(now)}

@@ -61,7 +61,7 @@ const (
 	pdnsB    = "dnsplane.io/pdns http://127.0.0.1:9081 server localhost"
 )
 
-// TestJudge_TenancyRules pins the tenancy rules (docs/api.md, "Tenancy") on the issue's cases:
+// TestJudge_TenancyRules pins the tenancy rules (docs/api.md, "Tenancy") on the cases that define them:
 // adoption of another namespace's hosted zone, a zone inside another namespace's zone, and the
 // order that decides the holder.
 func TestJudge_TenancyRules(t *testing.T) {
@@ -104,8 +104,8 @@ func TestJudge_TenancyRules(t *testing.T) {
 			tz("tenant-b", "mt", "mt.test", 0, embedded, "mt.test"), []tenant{tz("tenant-a", "mt", "mt.test", 0, embedded, "mt.test")}, true, dnsv1.ReasonZoneConflict, nil},
 		{"created in the same second, the other way round",
 			tz("tenant-a", "mt", "mt.test", 0, embedded, "mt.test"), []tenant{tz("tenant-b", "mt", "mt.test", 0, embedded, "mt.test")}, true, "", nil},
-		// issue 29: a newcomer in a namespace that sorts first, created in the holder's second,
-		// took the holder's place; the one with the hosted zone got there first.
+		// A newcomer in a namespace that sorts first, created in the holder's second,
+		// used to take the holder's place; the one with the hosted zone got there first.
 		{"same second: the newcomer without a hosted zone does not take the holder's place",
 			tz("apps", "owned", "mt.test", 0, embedded, ""), []tenant{tz("tenant-a", "owned", "mt.test", 0, embedded, "mt.test")}, true,
 			dnsv1.ReasonZoneConflict, []string{"DNSZone tenant-a/owned holds it", "namespace apps"}},

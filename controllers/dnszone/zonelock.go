@@ -6,7 +6,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// zoneLocks lets DNSZones be reconciled in parallel (issue 31: one at a time, a first sync of
+// zoneLocks lets DNSZones be reconciled in parallel (one at a time, a first sync of
 // many zones waited for each zone's provider read and SOA query in turn) while the reconciles
 // that may decide each other's tenancy verdict never overlap: those of one zone name, and those
 // of a zone and of a zone inside it (judge orders them; relevant). A reconcile holds its zone

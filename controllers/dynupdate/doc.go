@@ -1,5 +1,5 @@
 // Package dynupdate turns RFC 2136 UPDATEs received by the embedded DNS server into
-// DNSEndpoints (docs/design.md, "Dynamic updates (issue 32)"; docs/api.md).
+// DNSEndpoints (docs/design.md, "Dynamic updates"; docs/api.md).
 //
 // What it owns:
 //   - the keys controller (Keys), run on every replica: it reads each DNSZone's

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the end-to-end ACME tools of issue 32 from this directory's module, so that neither
+# Builds the end-to-end ACME tools of the dynamic-updates tests from this directory's module, so that neither
 # enters dnsplane's go.mod: lego-issue (main.go: lego v5.6.0 and its RFC 2136 DNS-01 provider,
 # obtaining one certificate) and pebble (Let's Encrypt's test CA, v2.10.3, the tool directive),
 # with Pebble's test TLS certificate, key and root (test/certs of its module). They are cached

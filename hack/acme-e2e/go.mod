@@ -1,4 +1,4 @@
-// End-to-end ACME tools for issue 32: lego v5 as the client (main.go) and Pebble as the CA (the
+// End-to-end ACME tools for the dynamic-updates tests: lego v5 as the client (main.go) and Pebble as the CA (the
 // tool directive), built from here so that neither enters dnsplane's go.mod. See build.sh.
 module github.com/dnsplane/dnsplane/hack/acme-e2e
 

@@ -1,6 +1,6 @@
 // Command lego-issue obtains one certificate with lego v5 (github.com/go-acme/lego/v5) and its
 // RFC 2136 DNS-01 provider (providers/dns/dnsupdate, v4's rfc2136), for dnsplane's end-to-end
-// test of issue 32 against Pebble (built from this module too: the tool directive in go.mod).
+// test of dynamic updates against Pebble (built from this module too: the tool directive in go.mod).
 // Neither enters dnsplane's go.mod. Built by build.sh; launched by internal/testing/acmetest.
 //
 // Usage:

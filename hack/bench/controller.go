@@ -153,7 +153,7 @@ func parseProcStatus(s *bufio.Scanner) (rss, hwm float64, err error) {
 // and how many one fault maps depends on how the page cache holds the file (Linux maps whole
 // large folios): right after go build wrote it, dnsplane's file-backed RSS at 1,000 endpoints
 // was 70-76 MiB, read from disk 54 MiB, while external-dns's, built long before, was 68 MiB
-// either way (issue 31, the fifth pass).
+// either way.
 func dropCached(path string) error {
 	f, err := os.Open(path)
 	if err != nil {

@@ -51,7 +51,7 @@ type summaryLine struct {
 	// Ratio is dnsplane / external-dns of the medians; absent where either is missing or
 	// external-dns' is 0.
 	Ratio *float64 `json:"ratioDNSPlaneOverExternalDNS,omitempty"`
-	// Target is issue 31's bar for the figure at this size ("" = none), and Met whether
+	// Target is the bench's bar for the figure at this size ("" = none), and Met whether
 	// dnsplane's median meets it (absent where a figure it needs is missing).
 	Target string `json:"target,omitempty"`
 	Met    *bool  `json:"met,omitempty"`
@@ -134,7 +134,7 @@ type figure struct {
 	target   goal
 }
 
-// goal is issue 31's bar for a figure, printed beside it: dnsplane's median at most maxRatio
+// goal is the bench's bar for a figure, printed beside it: dnsplane's median at most maxRatio
 // times external-dns' (0: no ratio bar), and at most the value maxAt gives for the size (ok
 // false: no bar at that size).
 type goal struct {
@@ -185,7 +185,7 @@ func (t goal) judge(line summaryLine) (desc string, met *bool) {
 	return strings.Join(parts, ", "), &ok
 }
 
-// Issue 31's targets.
+// The bench's targets (docs/bench.md).
 var (
 	atMostExternalDNS = goal{maxRatio: 1.0}
 	peakRSSTarget     = goal{maxRatio: 1.0, unit: " MiB", maxAt: func(size int) (float64, bool) { return 400, size >= 50000 }}
@@ -271,7 +271,7 @@ func summarize(runs []runResult, sizes []int) []summaryLine {
 }
 
 // equalLimits returns t for a scenario at equal client limits (qps1000) and no target for the
-// others: the first-sync target compares the tools at equal limits (issue 31, item 3).
+// others: the first-sync target compares the tools at equal limits.
 func equalLimits(sc scenario, t goal) goal {
 	if strings.HasSuffix(sc.Name, "/qps1000") {
 		return t

@@ -215,7 +215,7 @@ func createWhileRunning(ctx context.Context, w *world, p runPlan, ctl *controlle
 }
 
 // firstSyncTimeout bounds a first sync: 3 min plus 60 ms per endpoint (10 min at 10k, 53 min at
-// 50k), several times what either tool took in the measurements.
+// 50k), several times what either tool takes (docs/bench.md, "History").
 func firstSyncTimeout(p runPlan) time.Duration {
 	return 3*time.Minute + time.Duration(p.Size)*60*time.Millisecond
 }

@@ -69,7 +69,7 @@ const (
 	// ControllerGlue follows the dns Service (Config.DNSService) with the zones' glue.
 	ControllerGlue = "glue"
 	// ControllerDynamicUpdateKeys reads the DNSZones' dynamic-update keys on every replica;
-	// ControllerDynamicUpdateExpiry deletes expired dynamic-update DNSEndpoints (issue 32).
+	// ControllerDynamicUpdateExpiry deletes expired dynamic-update DNSEndpoints.
 	ControllerDynamicUpdateKeys   = "dynupdate-keys"
 	ControllerDynamicUpdateExpiry = "dynupdate-expiry"
 )
@@ -259,7 +259,7 @@ type App struct {
 	ZoneSync *zonestore.Syncer
 	// ZoneObjects is the zone objects' writer with Config.ZoneStoreNamespace; nil without.
 	ZoneObjects *zonestore.Objects
-	// Updates answers the embedded server's RFC 2136 UPDATEs (issue 32); Keyring holds the
+	// Updates answers the embedded server's RFC 2136 UPDATEs; Keyring holds the
 	// dynamic-update keys it verifies them with.
 	Updates *dynupdatecontroller.Applier
 	Keyring *dynupdate.Keyring
@@ -480,7 +480,7 @@ func (a *App) addDNSServer(ctx context.Context, cfg Config) error {
 // geoDatabase loads --geoip-database and adds its reloader to the manager (every replica: each
 // serves). A file that does not load yet is logged and does not stop the manager: geo answers
 // then match CIDR regions and the default until a good file arrives (docs/design.md, "Geo
-// answers (issue 34)").
+// answers").
 func (a *App) geoDatabase(cfg Config) (*geo.DB, error) {
 	log := cfg.Log.WithName("geoip")
 	db := &geo.DB{Path: cfg.GeoIPDatabase, Interval: cfg.GeoIPReload, Logger: log}

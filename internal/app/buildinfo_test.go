@@ -15,7 +15,7 @@ import (
 	"github.com/dnsplane/dnsplane/internal/version"
 )
 
-// TestNew_RegistersBuildInfoOnTheManagersRegistry (issue 14, item 2): the composition root
+// TestNew_RegistersBuildInfoOnTheManagersRegistry: the composition root
 // registers dnsplane_build_info{version,revision,goversion} = 1 on the registry /metrics serves
 // (Config.Registerer), against a real kube-apiserver.
 func TestNew_RegistersBuildInfoOnTheManagersRegistry(t *testing.T) {

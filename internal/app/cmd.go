@@ -158,7 +158,7 @@ func run(ctx context.Context, o options) error {
 // when the heap has grown 30% over what survived the last collection, not Go's default 100%.
 // A first sync holds its data once (informer cache, zone writers' views, queued changes), and
 // with Go's default the RSS peaked at about 2.3 times the live heap. make bench, dnsplane alone,
-// runs alternating (issue 31): 50 against 100 took the peak RSS from 428 to 333 MiB at 50,000
+// runs alternating: 50 against 100 took the peak RSS from 428 to 333 MiB at 50,000
 // endpoints and from 149 to 123 MiB at 10,000 with the same first sync; 30 against 50 took it
 // from 343-349 to 296-308 MiB at 50,000 (external-dns v0.22.0: 304) and from 137 to 128-129 MiB
 // at 10,000 (external-dns: 125), for a first sync 14% longer at 50,000 (14.0-15.0 s against

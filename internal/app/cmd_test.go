@@ -26,7 +26,7 @@ import (
 // binary's main does.
 const runMainEnv = "DNSPLANE_TEST_RUN_MAIN_ARGS"
 
-// TestMain_VersionPrintsAndExitsZero (issue 14, item 2): `manager --version` prints one line,
+// TestMain_VersionPrintsAndExitsZero: `manager --version` prints one line,
 // "dnsplane <version> (revision <rev>, <goversion>)", and exits 0 before any other flag is
 // validated or anything starts: here with an invalid --local-dns-addr beside it, and --local,
 // which would otherwise start a control plane in --local-dir. It runs Main itself, in a child
@@ -80,7 +80,7 @@ func TestParseFlags_VersionSkipsValidation(t *testing.T) {
 // Main with --local in the directory it names, and exit with its code.
 const runLocalEnv = "DNSPLANE_TEST_RUN_LOCAL_DIR"
 
-// TestMain_LocalStopsAtAnyMoment (issue 25, item 6): `manager --local` told to stop (SIGTERM, as
+// TestMain_LocalStopsAtAnyMoment: `manager --local` told to stop (SIGTERM, as
 // a terminal's Ctrl-C sends SIGINT) at any moment of its start exits, and leaves no process of
 // its control plane behind, with exit code 0: while the control plane starts, right after it is
 // up (the manager building and syncing its caches: it could wait for them for ever, its API

@@ -43,7 +43,7 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 		return fmt.Errorf("add the zone writers' lifetime: %w", err)
 	}
 	// The DNSEndpoints' first pass at start: until every object the cache held is planned, the
-	// zone writers send only full batches (issue 31: the first sync in as few writes a zone as
+	// zone writers send only full batches (the first sync in as few writes a zone as
 	// its size allows).
 	firstPass := warmup.New(nil, 0, 0)
 	wopts := zonewriter.Options{Resync: cfg.ZoneResync, Linger: cfg.WriteLinger, Log: cfg.Log.WithName("zonewriter"), Resolve: a.Providers.ResolveAccount,

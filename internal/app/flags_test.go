@@ -99,7 +99,7 @@ func TestParseFlags_RejectsBadValuesWithClearErrors(t *testing.T) {
 	}
 }
 
-// TestParseFlags_SecondariesFlags (issue 16, item 2): --local-allow-transfer takes prefixes and
+// TestParseFlags_SecondariesFlags: --local-allow-transfer takes prefixes and
 // bare IPs (one address), --local-notify host:port targets; both reach app.Config.
 func TestParseFlags_SecondariesFlags(t *testing.T) {
 	o, _, err := parseFlags([]string{"--local-allow-transfer=10.1.2.3/8, 192.0.2.7,2001:db8::/32", "--local-notify=192.0.2.7:53,ns2.example:5300"})
@@ -164,7 +164,7 @@ func TestParseFlags_TSIGKey(t *testing.T) {
 	}
 }
 
-// TestRun_BusyAddressFailsBeforeAnythingStarts (issue 11, item 7): a second `make run` while
+// TestRun_BusyAddressFailsBeforeAnythingStarts: a second `make run` while
 // 5353 (or the metrics port) is taken must fail at once, naming the flag to change, and start
 // nothing: no local control plane, no lock in --local-dir.
 func TestRun_BusyAddressFailsBeforeAnythingStarts(t *testing.T) {
@@ -269,7 +269,7 @@ func TestSetWatchList_DecidesOnlyWatchListClient(t *testing.T) {
 	}
 }
 
-// TestParseFlags_MetricsAndNamespaces (issue 14, item 5): --local serves /metrics on loopback
+// TestParseFlags_MetricsAndNamespaces: --local serves /metrics on loopback
 // plain HTTP unless the flag says otherwise; --watch-namespaces splits, trims and reaches the
 // composition root with --metrics-secure.
 func TestParseFlags_MetricsAndNamespaces(t *testing.T) {

@@ -148,7 +148,7 @@ func warned(t *testing.T, c client.Client, svc *corev1.Service, reason string) {
 	})
 }
 
-// TestGlue_FollowsTheDNSService is issue 25 item 8's first defect: the glue of ns1.<zone> in
+// TestGlue_FollowsTheDNSService: the glue of ns1.<zone> in
 // every zone follows the dns Service (--local-dns-service), through its watch, not a restart:
 //   - the Service deleted and created again with another cluster IP (an uninstall and
 //     reinstall), while the manager runs, and again while it is stopped (a restart mends it);

@@ -15,7 +15,7 @@ import (
 // than one connection's streams, Go's transport (net/http with golang.org/x/net/http2 as
 // client-go configures it) dials a new TLS connection for each request over the limit, not one
 // more connection: at 50,000 endpoints, 1,736 goroutines were in TLS handshakes with the API
-// server 3 s into a first sync (issue 31), each connection costing a handshake on both sides and
+// server 3 s into a first sync, each connection costing a handshake on both sides and
 // its buffers, until it idles out. Waiting for a stream costs nothing at these rates: at
 // --kube-api-qps 1,000 and a few milliseconds a request, about ten are in flight.
 const DefaultKubeAPIInFlight = 200

@@ -2,7 +2,7 @@ package app
 
 import "testing"
 
-// TestMetricsOptions (issue 14, item 5): a loopback --metrics-bind-address serves plain HTTP with
+// TestMetricsOptions: a loopback --metrics-bind-address serves plain HTTP with
 // no token whatever --metrics-secure says; any other host serves HTTPS behind the
 // authentication and authorisation filter unless --metrics-secure=false.
 func TestMetricsOptions(t *testing.T) {

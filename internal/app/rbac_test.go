@@ -37,7 +37,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/source"
 )
 
-// TestRBAC_LeastPrivilege (issue 14, item 5) runs the manager built by the composition root
+// TestRBAC_LeastPrivilege runs the manager built by the composition root
 // against a real kube-apiserver that enforces RBAC (envtest's --authorization-mode=RBAC), with a
 // rest.Config impersonating its ServiceAccount, which holds only the rules of config/rbac (read
 // from the YAML, so that the kubebuilder markers stay the only source): in cluster mode the

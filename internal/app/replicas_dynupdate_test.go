@@ -22,7 +22,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 )
 
-// TestReplicas_DynamicUpdateServedByEveryReplica is issue 32's first "Done when" across
+// TestReplicas_DynamicUpdateServedByEveryReplica: a DNS-01 UPDATE across
 // replicas: two managers with leader election and the zone store in ConfigMaps (127.0.0.33 and
 // .34). cert-manager's own rfc2136 solver (hack/rfc2136-solver) sends its Present to the
 // follower, which does not write zones: the follower answers NOERROR once the leader wrote the

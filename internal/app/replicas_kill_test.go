@@ -193,7 +193,7 @@ func tail(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestReplicas_LeaderKilled is issue 16's "Done when" on a SIGKILL of the leader: the leader is
+// TestReplicas_LeaderKilled: every replica serves through a SIGKILL of the leader: the leader is
 // a separate OS process (this test binary re-executed, runLeader on 127.0.0.33), the follower
 // runs in the test (127.0.0.34), both with replicaConfig on one envtest API server. During a
 // steady query loop against the follower for every name the leader published, the leader gets

@@ -198,7 +198,7 @@ func checkLoop(t *testing.T, loop *answerloop.Loop) {
 	}
 }
 
-// TestReplicas_EveryReplicaServesTheCurrentZones is issue 16's first two "Done when" bullets,
+// TestReplicas_EveryReplicaServesTheCurrentZones: every replica serves every published change,
 // with two managers with leader election on one API server, each on its own loopback address
 // (127.0.0.31 and .32), outside a cluster (--leader-election-namespace):
 //   - the zone's NS glue is the dns Service's address, not a replica's;

@@ -14,7 +14,7 @@ import (
 // The manager's start waits twice for its informers: the manager for the caches to sync, then
 // each controller's watch for its event handler to have received the objects listed. Both waits
 // are client-go's WaitForCacheSync, which looks every 100 ms, so a start whose lists take 30 ms
-// waited 200 ms (issue 31: 0.2 s of the 0.5 s first sync at 1,000 endpoints, make bench's
+// waited 200 ms (0.2 s of the 0.5 s first sync at 1,000 endpoints, make bench's
 // dnsplane.log from "starting server" to the controllers' workers). syncWaitCache answers both
 // as soon as the informers are done; nothing else about the cache changes.
 

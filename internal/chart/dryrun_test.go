@@ -138,7 +138,7 @@ func TestRenderedChartDryRun(t *testing.T) {
 	t.Run("metrics reader binding grants /metrics", func(t *testing.T) { metricsReaderGrants(ctx, t, c) })
 }
 
-// metricsReaderGrants (issue 25, item 6): with metrics.reader.serviceAccount set, the rendered
+// metricsReaderGrants: with metrics.reader.serviceAccount set, the rendered
 // metrics-reader ClusterRole and ClusterRoleBinding, created for real, let that ServiceAccount get
 // /metrics, as the manager's SubjectAccessReview asks (docs/metrics.md), and no other.
 func metricsReaderGrants(ctx context.Context, t *testing.T, c client.Client) {

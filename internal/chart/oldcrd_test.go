@@ -143,7 +143,7 @@ func TestOlderCRDsStillReconcile(t *testing.T) {
 		"spec": map[string]any{"resourceRef": map[string]any{"kind": "Service", "name": "web"}, "hosts": []any{"g.old.test"}, "zoneRef": map[string]any{"name": "old"}},
 	}})
 	g := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g"}}
-	// As a Go client builds it (issue 25, item 6): a typed Gslb without a strategy. Its zero
+	// As a Go client builds it: a typed Gslb without a strategy. Its zero
 	// strategy is left out (omitzero), not sent as type "", which the older schema, without the
 	// roundRobin default, refused.
 	goGslb := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "g-go"}, Spec: dnsv1.GslbSpec{

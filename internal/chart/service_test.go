@@ -31,7 +31,7 @@ func nodePorts(ctx context.Context, t *testing.T, c client.Client) (corev1.Servi
 	return svc.Spec.Type, out
 }
 
-// TestHelmUpgradeSwitchesTheDNSServiceType is issue 25 item 8's third defect, with the real
+// TestHelmUpgradeSwitchesTheDNSServiceType: the dns Service switched between types, with the real
 // helm against a real API server (which allocates node ports as a cluster's does): helm upgrade
 // patches with a strategic merge patch, whose merge key for Service ports is the port number
 // alone, so that switching the dns Service from ClusterIP to NodePort with a fixed node port

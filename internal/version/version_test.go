@@ -34,7 +34,7 @@ func TestGet_UnstampedBinaryReportsTheDefaults(t *testing.T) {
 	}
 }
 
-// TestNewMetrics_BuildInfoCarriesTheLabels (issue 14, item 2): one dnsplane_build_info series,
+// TestNewMetrics_BuildInfoCarriesTheLabels: one dnsplane_build_info series,
 // value 1, labelled with the binary's version, revision and goversion; a second registration on
 // one registry is an error.
 func TestNewMetrics_BuildInfoCarriesTheLabels(t *testing.T) {

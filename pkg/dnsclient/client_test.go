@@ -57,7 +57,7 @@ func TestSOAAny_SilentServerTimesOutThenNextAnswers(t *testing.T) {
 
 // TestQuery_FailureTextIsStable: a failed query's text is the same from one attempt to the
 // next, so that it can go into a condition message: no local socket address (a random port per
-// query), whether the server's port is closed or the server never answers (issue 11 item 1).
+// query), whether the server's port is closed or the server never answers.
 func TestQuery_FailureTextIsStable(t *testing.T) {
 	deadAddr := ports.Dead(t)
 	silent, err := net.ListenPacket("udp", "127.0.0.1:0")

@@ -11,7 +11,7 @@
 //     without allocating;
 //   - CheckWire: whether miekg/dns can pack a record and read it back;
 //   - TSIGProvider and HMAC: signing and verifying with keys that change while a server runs
-//     (the dynamic-update keys, docs/design.md "Dynamic updates (issue 32)");
+//     (the dynamic-update keys, docs/design.md "Dynamic updates");
 //   - TSIGKey, NewTSIGKey, TSIGAlgorithm, TSIGFudge: the key shared with secondaries (the
 //     embedded server) or with a primary (the rfc2136 provider), and the HMAC algorithms
 //     accepted by name.

@@ -1,5 +1,5 @@
 // Package dynupdate is the pure core of RFC 2136 dynamic updates on the embedded DNS server's
-// address (docs/design.md, "Dynamic updates (issue 32)").
+// address (docs/design.md, "Dynamic updates").
 //
 // What it owns:
 //   - the TSIG key of a dnsplane.io/tsig Secret (ParseKey) and the key set every replica

@@ -1,5 +1,5 @@
-// Package geo owns the pure rules of the geo Gslb strategy (docs/design.md, "Geo answers
-// (issue 34)") and the GeoIP database they read:
+// Package geo owns the pure rules of the geo Gslb strategy (docs/design.md, "Geo
+// answers") and the GeoIP database they read:
 //
 //   - ParseRegion reads a geoRegions key: an ISO 3166-1 alpha-2 country ("DE"), a MaxMind
 //     continent ("continent:EU") or a canonical CIDR ("203.0.113.0/24");

@@ -8,7 +8,7 @@ import (
 )
 
 // The provider-specific labels that mark a record set as one geo tag's answer under the geo
-// strategy (docs/design.md, "Geo answers (issue 34)"). The Gslb controller writes them as
+// strategy (docs/design.md, "Geo answers"). The Gslb controller writes them as
 // endpoint providerSpecific properties; the local provider keeps them as the zonedb set's
 // Labels; the embedded server reads them.
 const (

@@ -22,7 +22,7 @@ var testNets = []geotest.Network{
 	{CIDR: "2001:db8:1::/48", Country: "US", Continent: "NA"},
 }
 
-// testSets are the geo sets: the example plus nested CIDRs and a continent.
+// testSets are the geo sets: a typical geoRegions map plus nested CIDRs and a continent.
 var testSets = []geo.Set{
 	{Tag: "eu", Regions: []string{"203.0.113.128/25", "DE", "FR"}, Default: true},
 	{Tag: "us", Regions: []string{"continent:NA"}},

@@ -37,7 +37,7 @@ func raceInterval(t *testing.T) time.Duration {
 	return d
 }
 
-// TestRace_FiftyWritersOnOneRootHostInPowerDNS is issue 5's race: 50 independent writers, each
+// TestRace_FiftyWritersOnOneRootHostInPowerDNS: 50 independent writers, each
 // with its own owner ID, PowerDNS client, zone writer and reporter (real clock), start at once on
 // app.shared.test, each contributing one A target. Each runs what its DNSRecord controller would:
 // a reconcile (plan against its writer's view, apply through the writer), retried with back-off
@@ -56,7 +56,7 @@ func raceInterval(t *testing.T) time.Duration {
 // targets were missing when the last first reconcile succeeded, are logged (figures depend on
 // the machine's load, so they are never asserted).
 //
-// The interval is 2s, the issue's --heartbeat-interval for its staleness runs: at 1s, 50 writers
+// The interval is 2s, the --heartbeat-interval of the staleness runs: at 1s, 50 writers
 // each PATCH once a second, close to what this PowerDNS' sqlite database takes without most
 // writes colliding.
 func TestRace_FiftyWritersOnOneRootHostInPowerDNS(t *testing.T) {

@@ -418,7 +418,7 @@ func TestStart_MissingBinariesNameTheScript(t *testing.T) {
 	}
 }
 
-// TestLockDir_InUseNamesTheHoldersPID (issue 11, item 7): after `kill -9` of make, the manager
+// TestLockDir_InUseNamesTheHoldersPID: after `kill -9` of make, the manager
 // keeps running and holds the directory; the next start must say which PID holds it (the owner
 // recorded in localcp.pid), not only that the directory is in use.
 func TestLockDir_InUseNamesTheHoldersPID(t *testing.T) {

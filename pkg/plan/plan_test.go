@@ -255,7 +255,7 @@ var foreignCases = []planCase{
 		},
 	},
 	{
-		// Issue 11, item 4: the set may be the unreadable claimant's, so it stays (and is
+		// The set may be the unreadable claimant's, so it stays (and is
 		// reported as kept), but Self's own registry record goes.
 		name:    "release: a malformed registry record beside a set we held: release our claim, keep the set",
 		release: true,

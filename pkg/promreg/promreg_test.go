@@ -46,7 +46,7 @@ func TestRegister_NilRegistererRegistersNothing(t *testing.T) {
 	}
 }
 
-// TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry (issue 12, "one NewMetrics style"): each
+// TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry: each
 // package that exports metrics builds them with NewMetrics(reg), registers its series (names
 // unchanged) on reg and nowhere else, and a second NewMetrics on the same reg is an error.
 func TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry(t *testing.T) {

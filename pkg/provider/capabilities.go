@@ -39,7 +39,7 @@ type Capabilities struct {
 	WeightedRouting bool
 	// GeoRouting: the provider serves geo record sets, one per geo tag, each labelled with
 	// its regions (pkg/geo's labels in RecordSet.ProviderSpecific) and answered by the
-	// client's location (the embedded server; docs/design.md, "Geo answers (issue 34)").
+	// client's location (the embedded server; docs/design.md, "Geo answers").
 	GeoRouting bool
 	// CreateZones: EnsureZone and DeleteZone work. RFC 2136 cannot create
 	// zones (dnsplane API contract): DNSZones there adopt spec.zoneID.

@@ -302,7 +302,7 @@ func TestParseQuotedTXT(t *testing.T) {
 	}
 }
 
-// TestToRRs_EverySupportedTypeParsesAndPacks is the table of item 3 of issue 11: every record type
+// TestToRRs_EverySupportedTypeParsesAndPacks: every record type
 // a DNSEndpoint may hold (apis/v1alpha1 Endpoint.RecordType) with a good target and with bad
 // ones. A bad target must fail here, before any provider writes it, including targets that
 // miekg/dns reads in presentation form but cannot put on the wire (an odd-length DS digest broke
@@ -337,7 +337,7 @@ func TestToRRs_EverySupportedTypeParsesAndPacks(t *testing.T) {
 		{"PTR", "host.example.test", true},
 		{"PTR", "host..example.test", false},
 		{"DS", "12345 13 2 " + sha256, true},
-		{"DS", "12345 13 2 " + sha256 + "d", false}, // 65 hex digits: the issue's target
+		{"DS", "12345 13 2 " + sha256 + "d", false}, // 65 hex digits: a malformed DS
 		{"DS", "12345 13 2 " + strings.Repeat("zz", 32), false},
 		{"DS", "12345 13 2", false},
 		{"DS", "70000 13 2 " + sha256, false},

@@ -3,7 +3,7 @@
 // the first pass is still going (zonewriter.Options.Warming), and while it is, a flush that is
 // not full waits for more, so that a first sync writes each zone in as few requests as its
 // size allows instead of a trickle of small ones while the bulk is still being planned
-// (issue 31: at 50,000 endpoints over 10 PowerDNS zones, 3 to 7 PATCHes a zone, each behind
+// (at 50,000 endpoints over 10 PowerDNS zones, 3 to 7 PATCHes a zone, each behind
 // its absence check, where 2 are the floor).
 //
 // It owns only that bookkeeping. It must not read the API server, plan, write, or hold

@@ -101,7 +101,7 @@ func waitNotifies(t *testing.T, m *Metrics, want map[string]float64) {
 	})
 }
 
-// TestNotifier_OneNotifyPerChangeBatchAndTarget (issue 16, item 2): every installed version
+// TestNotifier_OneNotifyPerChangeBatchAndTarget: every installed version
 // (a CreateZone, an Update of 50 records) sends one NOTIFY to each target, carrying the new
 // SOA (RFC 1996 §3.7), and the journal gauge follows the zone.
 func TestNotifier_OneNotifyPerChangeBatchAndTarget(t *testing.T) {

@@ -67,7 +67,7 @@ func sameZone(t *testing.T, primary string, secs ...*secondarytest.Server) {
 	}
 }
 
-// TestSecondaries_BINDAndNSDFollowTheEmbeddedServer (issue 16, item 2): a real BIND and a real
+// TestSecondaries_BINDAndNSDFollowTheEmbeddedServer: a real BIND and a real
 // NSD, secondaries of the embedded server, serve every change published through the local
 // provider's ApplyChanges: NOTIFY, then IXFR (the embedded server logs an incremental transfer to
 // each one's source address). A BIND stopped while more changes than the journal holds are made
@@ -151,7 +151,7 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	}
 }
 
-// TestSecondaries_SignedWithTSIG (issue 16, item 2, TSIG): with a TSIG key (RFC 8945) on the
+// TestSecondaries_SignedWithTSIG (TSIG): with a TSIG key (RFC 8945) on the
 // embedded server and its NOTIFY sender, a BIND and an NSD secondary that sign their SOA queries
 // and transfers with it and take only signed answers (NSD also only signed NOTIFYs) serve a
 // change by NOTIFY and an incremental IXFR.
@@ -197,7 +197,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	}
 }
 
-// TestSecondaries_TakeAReCreatedZone (issue 25, item 6): a zone deleted and created again with
+// TestSecondaries_TakeAReCreatedZone: a zone deleted and created again with
 // other records is taken by a real BIND and a real NSD that hold the deleted one: the new zone's
 // serial is newer (RFC 1982) than the old one's last, though the clock stands still here, as it
 // does for a burst of changes within a second (the serial ran ahead of it). With the serial

@@ -61,7 +61,7 @@ func TestNextSerial(t *testing.T) {
 	}
 }
 
-// TestStore_ReCreatedZoneStartsPastTheDeletedOne (issue 25, item 6): a zone deleted and created
+// TestStore_ReCreatedZoneStartsPastTheDeletedOne: a zone deleted and created
 // again under its origin gets a serial newer (RFC 1982) than the deleted zone's last, even when
 // bursts of changes ran that serial ahead of the clock, so a secondary holding the old zone takes
 // the new one. Once the clock has passed the old serial, a new zone starts at the clock again

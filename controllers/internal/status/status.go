@@ -141,7 +141,7 @@ func StaleRequeue() ctrl.Result { return ctrl.Result{RequeueAfter: 200 * time.Mi
 // so that a reconcile never starts from a cached copy older than its own last status write. The
 // informer cache lags behind a process's own writes: a reconcile that read a copy from before
 // that write, computed a status equal to the copy's, and so wrote nothing, would leave the
-// object with the status it had just replaced (a lost update; issue 13's DNSZone stuck at
+// object with the status it had just replaced (a lost update: a DNSZone stuck at
 // AwaitingScrape). Commit, with Update.Ledger set, records each status write. A nil Ledger, or
 // one with no Live reader, reads the cache only. Safe for concurrent use.
 type Ledger struct {

@@ -1,7 +1,7 @@
 // Command geoipdb writes a small MaxMind-format GeoIP database (the GeoIP2 Country layout:
 // country.iso_code and continent.code) for trying `geo` Gslbs on kind (docs/install.md, "Geo
 // answers on kind") and for the kind geo scenario (e2e/kind_geo_test.go, through
-// hack/e2e-kind.sh). dnsplane ships no database (issue 34); this one holds only the networks
+// hack/e2e-kind.sh). dnsplane ships no database; this one holds only the networks
 // given on the command line, reserved and documentation prefixes allowed.
 //
 // Usage:

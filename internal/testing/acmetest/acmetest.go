@@ -1,6 +1,6 @@
 // Package acmetest builds and runs the end-to-end ACME tools of hack/acme-e2e: Pebble (Let's
 // Encrypt's test CA, v2.10.3) validating DNS-01 challenges through a DNS server the test names,
-// and lego v5.6.0 with its RFC 2136 provider obtaining a certificate, for issue 32's end-to-end
+// and lego v5.6.0 with its RFC 2136 provider obtaining a certificate, for the dynamic updates' end-to-end
 // test. It owns no ACME or DNS logic and never skips: tools that cannot be built fail the test.
 package acmetest
 

@@ -1,5 +1,5 @@
 // Package geotest writes small MaxMind-format GeoIP databases for tests and for the hack/
-// tools that need one (hack/kind/geoipdb, hack/dnsbench): issue 34, tests make their own with
+// tools that need one (hack/kind/geoipdb, hack/dnsbench): tests make their own with
 // mmdbwriter and none is shipped. It must not be imported by the manager's packages.
 package geotest
 

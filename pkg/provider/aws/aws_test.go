@@ -213,7 +213,7 @@ func TestRawBatchLimitsEnforcedByFake(t *testing.T) {
 	}
 }
 
-// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions (issue 12, item 2, "one splitter"):
+// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions:
 // the provider's DeleteZone deletes the zone's sets in one ChangeResourceRecordSets and never
 // splits (1,001 deletions exceed Route 53's 1,000 elements: rejected, nothing deleted); the
 // guard, the only splitter, deletes them first in batches of 1,000 + 1 (provider.ZoneDrainer),

@@ -48,7 +48,7 @@ func geolocations(fake *route53fake.Server, zoneID, name string) []string {
 	return out
 }
 
-// TestGeoSets_WrittenAsRoute53Geolocation (issue 34): a geo set is written as one Route 53
+// TestGeoSets_WrittenAsRoute53Geolocation: a geo set is written as one Route 53
 // geolocation record set per region (Route 53 API Reference, GeoLocation: CountryCode,
 // ContinentCode, and CountryCode "*" for the default location), listed back as the geo set
 // that was written, updated and deleted exactly; a CIDR region is NotCapable.

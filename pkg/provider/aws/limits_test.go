@@ -204,7 +204,7 @@ func applyOneRequestPerBatch(t *testing.T, fake *route53fake.Server, p *guard.Pr
 	}
 }
 
-// TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch (issue 11, item 8): the guard counts
+// TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch: the guard counts
 // an Update as Route 53 does for the DELETE+CREATE the provider sends, so one guarded batch leaves
 // as exactly one ChangeResourceRecordSets request and costs exactly one rate-limit token.
 func TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch(t *testing.T) {
@@ -216,7 +216,7 @@ func TestShrinkingUpdatesOneRequestAndOneTokenPerGuardedBatch(t *testing.T) {
 	checkZone(t, p, z.ID, final)
 }
 
-// TestValueCharactersCountedAsSentOneRequestPerGuardedBatch (issue 11, item 8): value characters
+// TestValueCharactersCountedAsSentOneRequestPerGuardedBatch: value characters
 // are counted as Route 53 receives them, a name target with its trailing dot and a TXT byte
 // outside printable ASCII as its 4-character \ooo escape, so one guarded batch is one request.
 func TestValueCharactersCountedAsSentOneRequestPerGuardedBatch(t *testing.T) {
@@ -244,7 +244,7 @@ func TestValueCharactersCountedAsSentOneRequestPerGuardedBatch(t *testing.T) {
 	}
 }
 
-// TestShrinkingUpdatesThrottledBatchNotResent (issue 11, item 8): when the second request of a
+// TestShrinkingUpdatesThrottledBatchNotResent: when the second request of a
 // guarded apply is throttled, the guard retries that batch alone; a batch already applied is never
 // sent again (resending its exact DELETE would fail: the old set is gone).
 func TestShrinkingUpdatesThrottledBatchNotResent(t *testing.T) {
@@ -283,7 +283,7 @@ func singleCreates(n int) []provider.Change {
 	return out
 }
 
-// TestApplyChangesIsOneRequestTheGuardSplits (issue 12, item 2): the provider's ApplyChanges
+// TestApplyChangesIsOneRequestTheGuardSplits: the provider's ApplyChanges
 // sends one ChangeResourceRecordSets request and never splits (1,001 elements are rejected by
 // Route 53, nothing is written); the guard is the only splitter and sends them as 1,000 + 1.
 func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
@@ -307,7 +307,7 @@ func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
 	checkZone(t, p, z.ID, changes)
 }
 
-// TestAliasesCostNoValueCharactersOneRequestPerGuardedBatch (issue 12, item 2): Route 53 sends an
+// TestAliasesCostNoValueCharactersOneRequestPerGuardedBatch: Route 53 sends an
 // alias as an AliasTarget with no Value element, and says so through provider.RequestSizer, so
 // 1,000 aliases whose DNS names total 41,000 characters (over the 32,000 of a request, were they
 // values) are one guarded batch, one request and one token.

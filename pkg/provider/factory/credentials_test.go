@@ -17,7 +17,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// TestResolve_RejectedCredentialsNameTheSecretAndKey (issue 11, item 7): a real PowerDNS that
+// TestResolve_RejectedCredentialsNameTheSecretAndKey: a real PowerDNS that
 // rejects the API key gives an error that names the Secret (namespace/name) and the key to fix,
 // PDNS_API_KEY, and never the key's value; it still wraps ErrInvalidCredentials. The Secret is
 // read through controller-runtime's in-memory client.

@@ -107,7 +107,7 @@ const KeyPDNSMaxRequestBytes = "PDNS_MAX_REQUEST_BYTES"
 // Keys of dnsplane.io/webhook Secrets (an external-dns webhook provider; docs/api.md).
 const (
 	// KeyWebhookURL is the webhook's root URL (webhook.Config.URL), e.g. http://127.0.0.1:8888
-	// for a sidecar of the manager's pod. Required; fixed by issue 33.
+	// for a sidecar of the manager's pod. Required.
 	KeyWebhookURL = "WEBHOOK_URL"
 	// KeyWebhookHeaders holds headers sent with every request to the webhook, one "Name: value"
 	// per line (blank lines and lines starting with '#' ignored; a name may repeat). Their values

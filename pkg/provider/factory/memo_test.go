@@ -45,7 +45,7 @@ func countingSecrets(t *testing.T, objs ...client.Object) (client.Client, *atomi
 	return c, &gets
 }
 
-// TestResolve_MemoisedAndCoalesced (issue 14, item 5): reconciles resolve a Secret from memory:
+// TestResolve_MemoisedAndCoalesced: reconciles resolve a Secret from memory:
 // 50 concurrent first uses share one GET, and later uses make none. A zone writer's
 // ResolveAccount reads it again only once its provider is older than Reread, keeps the same
 // provider while the Secret is unchanged, and builds a new one when it was rotated.
@@ -113,7 +113,7 @@ func TestResolve_MemoisedAndCoalesced(t *testing.T) {
 	}
 }
 
-// TestResolve_RejectedCredentialsAreReadAgain (issue 14, item 5): after the provider rejects
+// TestResolve_RejectedCredentialsAreReadAgain: after the provider rejects
 // the credentials, the next Resolve reads the Secret again; while it is unchanged it returns the
 // rejection without calling the provider, and once it is fixed the new provider works.
 func TestResolve_RejectedCredentialsAreReadAgain(t *testing.T) {

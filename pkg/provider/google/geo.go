@@ -14,7 +14,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Geo sets on Cloud DNS (docs/design.md, "Geo answers (issue 34)"). The geo sets of one name and
+// Geo sets on Cloud DNS (docs/design.md, "Geo answers"). The geo sets of one name and
 // type (one per geo tag, pkg/geo's labels in ProviderSpecific, the tag as set identifier) are
 // written as ONE Cloud DNS record set with a geo routing policy
 // (ResourceRecordSet.routingPolicy.geo.items[]: a location, a Google Cloud region, and the

@@ -96,7 +96,7 @@ var (
 		"australia-southeast2", "me-central1", "me-central2", "me-west1", "southamerica-east1", "southamerica-west1"}
 )
 
-// TestGeoSets_WrittenAsCloudDNSGeoRoutingPolicy (issue 34): the geo sets of a Gslb-shaped host
+// TestGeoSets_WrittenAsCloudDNSGeoRoutingPolicy: the geo sets of a Gslb-shaped host
 // (three tags: a country, a continent and the default) are written, through the real Cloud DNS
 // client, as ONE record set with a geo routing policy per name and type (items: a Google Cloud
 // region and the tag's rrdatas; the default on every region no key takes) and a companion TXT;

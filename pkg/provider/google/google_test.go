@@ -191,7 +191,7 @@ func TestNewRequiresProject(t *testing.T) {
 	}
 }
 
-// TestApplyChangesIsOneRequestTheGuardSplits (issue 12, item 2): the provider's ApplyChanges
+// TestApplyChangesIsOneRequestTheGuardSplits: the provider's ApplyChanges
 // sends one changes.create and never splits (1,001 additions exceed Cloud DNS's quota, nothing is
 // written); the guard is the only splitter and sends them as 1,000 + 1.
 func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
@@ -217,7 +217,7 @@ func TestApplyChangesIsOneRequestTheGuardSplits(t *testing.T) {
 	}
 }
 
-// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions (issue 12, item 2, "one splitter"):
+// TestDeleteZone_ProviderSendsOneRequestGuardSplitsDeletions:
 // the provider's DeleteZone deletes the zone's sets in one changes.create and never splits (1,001
 // deletions exceed Cloud DNS's quota: rejected, nothing deleted); the guard, the only splitter,
 // deletes them first in changes of 1,000 + 1 (provider.ZoneDrainer), then the empty zone.

@@ -47,7 +47,7 @@ const (
 	DefaultMaxRetries = 8
 	// DefaultMaxFailureRetries: a request that hung or was cut off is tried 3 times in all, inside
 	// the caller's call, so that a zone writer's batch is retried whole rather than failed back
-	// to each of its submitters, who would retry alone on their own back-offs (issue 29: with 30%
+	// to each of its submitters, who would retry alone on their own back-offs (with 30%
 	// of requests hanging, 1,000 endpoints did not converge within 20 minutes). A write retried
 	// this way may have landed the first time: providers answer a repeated Create with
 	// provider.ErrConflict (the set exists) and the writer re-reads; REPLACE and DELETE by key

@@ -227,7 +227,7 @@ func (limited) RequestCost(ch provider.Change) (int, int) {
 	return provider.ChangeCost(ch)
 }
 
-// TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting (issue 12, item 2): the guard
+// TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting: the guard
 // splits by the wrapped provider's Capabilities, counting each change with the provider's own
 // RequestCost, which pkg/provider/counting forwards; each batch is one inner ApplyChanges.
 func TestBatches_TheOnlySplitterAsksTheProvidersSizerThroughCounting(t *testing.T) {
@@ -294,7 +294,7 @@ func (d *drainer) DeleteZone(ctx context.Context, id string) error {
 	return d.Provider.DeleteZone(ctx, id)
 }
 
-// TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone (issue 12, item 2): for a
+// TestDeleteZone_DrainsThroughTheOneSplitterThenDeletesTheEmptyZone: for a
 // provider.ZoneDrainer, the guard lists the zone's deletions once and sends them in batches of
 // the same splitter as ApplyChanges (here 2 + 2 + 1 by their declared cost), each one request
 // through pkg/provider/counting, before the provider's DeleteZone; a provider that is no
@@ -341,7 +341,7 @@ func reset() error {
 		Err: &net.OpError{Op: "read", Net: "tcp", Err: os.NewSyscallError("read", syscall.ECONNRESET)}}
 }
 
-// TestFailureToReachIsRetriedTwice (issue 29): a request that did not reach the backend, or that
+// TestFailureToReachIsRetriedTwice: a request that did not reach the backend, or that
 // it failed to answer (a reset, a reply cut short, a per-request timeout, ErrUnavailable), is
 // tried 3 times in all on the back-off, and succeeds when a retry does; the caller's own deadline
 // passed is not retried.

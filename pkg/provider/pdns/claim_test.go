@@ -15,7 +15,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
-// TestRealServer_ACreateMeetsAnotherOwnersSet (issue 25, item 6): PowerDNS has no conditional
+// TestRealServer_ACreateMeetsAnotherOwnersSet: PowerDNS has no conditional
 // write, so ApplyChanges reads the names of the sets it creates just before its PATCH. A Create
 // of a set another owner created after the caller's read (here external-dns: its registry TXT
 // and its set in one PATCH) fails with provider.ErrConflict, Shared or not, and nothing of the
@@ -154,7 +154,7 @@ func (f *failingPatches) RoundTrip(r *http.Request) (*http.Response, error) {
 	return f.next.RoundTrip(r)
 }
 
-// TestRealServer_ACreateIsCheckedAgainstARecentRead (issue 31, calls at the floor): with
+// TestRealServer_ACreateIsCheckedAgainstARecentRead (calls at the floor): with
 // Config.ClaimReadMaxAge set, a write that creates sets checks their absence against the
 // provider's last whole-zone read of the zone while it is that young (plus the provider's own
 // writes since), and sends no GET of its own; a set that read holds still fails the Create with

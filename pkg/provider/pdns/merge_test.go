@@ -60,7 +60,7 @@ func TestRealServer_StaleWritersKeepEachOthersTargets(t *testing.T) {
 
 	// Two writers create the set "at once": both saw no set. The second Create meets the first
 	// one's set and is refused (ErrConflict, nothing written), as on a provider with conditional
-	// writes: a set created since the read may be another owner's (issue 25, item 6). Its writer
+	// writes: a set created since the read may be another owner's. Its writer
 	// re-reads and joins with an Update.
 	apply(provider.Change{Action: provider.ActionCreate, After: ptr(a("192.0.2.1")), Shared: true})
 	if err := p.ApplyChanges(ctx(t), z.ID, []provider.Change{{Action: provider.ActionCreate, After: ptr(a("192.0.2.2")), Shared: true}}); !errors.Is(err, provider.ErrConflict) {

@@ -78,7 +78,7 @@ type Config struct {
 // margin for the JSON around the rrsets. A bigger PATCH is refused whole, and
 // the zone writer would then retry its changes one by one: make bench at
 // 50,000 endpoints with batches of 20,000 changes (about 4 MB) sent 60,058
-// requests instead of 76 (issue 31).
+// requests instead of 76.
 const DefaultMaxRequestBytes = 1_500_000
 
 // DefaultClaimReadMaxAge is the factory's Config.ClaimReadMaxAge: 0, a GET
@@ -918,7 +918,7 @@ func (p *Provider) current(ctx context.Context, zoneID string, names map[string]
 	}
 	// Only the sets at names are converted: converting parses every record (miekg/dns), and a
 	// check of a few thousand names in a zone of 10,000 sets would otherwise parse them all,
-	// while the zone's one write slot waits (issue 31).
+	// while the zone's one write slot waits.
 	out := map[provider.RecordSetKey]*provider.RecordSet{}
 	for _, rs := range z.RRSets {
 		if !names[provider.CanonicalName(rs.Name)] {

@@ -202,7 +202,7 @@ func TestStatusMapping(t *testing.T) {
 		{422, nil, `{"error": "RRset www.z.test. IN CNAME: Conflicts with pre-existing RRset"}`, provider.ErrInvalidChange},
 		{429, map[string]string{"Retry-After": "7"}, "", provider.ErrThrottled},
 		{503, nil, "", provider.ErrThrottled},
-		// A busy sqlite backend (issue 13): backed off as throttling, never taken as a rejection.
+		// A busy sqlite backend: backed off as throttling, never taken as a rejection.
 		{500, nil, `{"error": "Updating RRsets: database is locked"}`, provider.ErrThrottled},
 		{502, nil, "Bad Gateway", provider.ErrThrottled},
 		{400, nil, `{"error": "bad request"}`, provider.ErrInvalidChange},
@@ -231,7 +231,7 @@ func TestStatusMapping(t *testing.T) {
 }
 
 // TestCapabilities_OneWriteInFlightByDefault: PowerDNS declares one PATCH at a time unless
-// Config.MaxWritesInFlight (the Secret key PDNS_MAX_WRITES_IN_FLIGHT) raises it (issue 13).
+// Config.MaxWritesInFlight (the Secret key PDNS_MAX_WRITES_IN_FLIGHT) raises it.
 func TestCapabilities_OneWriteInFlightByDefault(t *testing.T) {
 	for _, tc := range []struct{ set, want int }{{0, pdns.DefaultMaxWritesInFlight}, {-1, 1}, {4, 4}} {
 		p, err := pdns.New(pdns.Config{APIURL: "http://127.0.0.1:1", APIKey: "k", MaxWritesInFlight: tc.set})
@@ -287,7 +287,7 @@ func TestNew_RejectsMalformedConfig(t *testing.T) {
 	}
 }
 
-// TestRealServer_MalformedTargetIsInvalidChangeBeforeAnyRequest is item 3 of issue 11 on
+// TestRealServer_MalformedTargetIsInvalidChangeBeforeAnyRequest: a malformed target on
 // PowerDNS: a DS with a 65-digit digest got HTTP 422 (ProviderError) from the server. The
 // provider now refuses it with ErrInvalidChange without sending anything, and the well-formed
 // DS of the same batch shape is accepted by the real server.

@@ -42,7 +42,7 @@ func (c *methodCounter) take() map[string]int {
 // writer (Change.Shared false: DNSEndpoint sets and their registry records) cost one PATCH and
 // no GET, and replace the set as they come (the one writer's After is the set); creates of sets
 // (new claims) cost one GET of their names before the PATCH, which sees that the sets are still
-// absent (issue 25, item 6; TestRealServer_ACreateMeetsAnotherOwnersSet); a Shared change (a
+// absent (TestRealServer_ACreateMeetsAnotherOwnersSet); a Shared change (a
 // DNSRecord set) keeps read-merge-write, one GET filtered to its name, the PATCH, and the same
 // GET again to see that its targets stayed, and keeps a target another writer added meanwhile.
 // A Shared Create of a set another writer created meanwhile is refused with ErrConflict, as a
@@ -156,7 +156,7 @@ func (a *afterPatch) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// TestRealServer_LostUpdateIsSeenByTheReadAfterThePATCH (issue 25, item 4): PowerDNS has no
+// TestRealServer_LostUpdateIsSeenByTheReadAfterThePATCH: PowerDNS has no
 // conditional write, so another writer's read-merge-write that read a shared set before this
 // writer's PATCH and writes after it drops this writer's target. On a real PowerDNS, that other
 // PATCH is sent right after ours lands: ApplyChanges fails with provider.ErrConflict naming the

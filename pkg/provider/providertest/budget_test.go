@@ -25,8 +25,8 @@ import (
 // TestBudget_ThousandEndpointChanges applies 1,000 endpoint changes (1,000 single-target A
 // record sets created in one ApplyChanges, as one zone writer flush would) to every provider,
 // wrapped as the factory wraps them (guard over counting, limits off), and logs the provider
-// requests they cost and the apply time. The figures go into the closing note and
-// docs/design.md; only correctness (every set present) is asserted.
+// requests they cost and the apply time. The figures are for docs/design.md
+// ("Provider budgets"); only correctness (every set present) is asserted.
 func TestBudget_ThousandEndpointChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts PowerDNS and BIND")

@@ -36,8 +36,7 @@ const (
 	pathAdjust    = "/adjustendpoints"
 )
 
-// MaxBody caps every request and response body, in bytes: 32 MiB, the webhook protocol's limit
-// (issue 33).
+// MaxBody caps every request and response body, in bytes: 32 MiB, the webhook protocol's limit.
 const MaxBody = 32 << 20
 
 // Defaults of Config.

@@ -530,7 +530,7 @@ func newGatedRecords(t *testing.T, target string) *gatedRecords {
 	return g
 }
 
-// TestReads_AListingBeganBeforeAWriteIsNotSharedAfterIt (issue 31's calls, for webhooks): zone
+// TestReads_AListingBeganBeforeAWriteIsNotSharedAfterIt (calls at the floor, for webhooks): zone
 // reads share one GET /records while it is in flight, so that a webhook's DNSZones adopted at
 // once cost one listing; but a read asked for after a write was sent never gets a listing that
 // began before it. Here a listing is held at the proxy, a write goes through meanwhile, and a
