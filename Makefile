@@ -71,10 +71,17 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
+# FUNCLEN_MAX is the longest a production function may be, in lines (func keyword to closing
+# brace). Production is every tracked non-test, non-generated .go file, hack/ included;
+# internal/testing (the test toolkit) and e2e/ are test code and not counted (hack/funclen).
+# hack/funclen/allow.txt names functions still over it; the check fails when one of them is not.
+FUNCLEN_MAX ?= 80
+
 .PHONY: lint
-lint: ## Run go vet (the e2e suite's build tag too), gofmt, and shellcheck on hack/ and .ci/run; CI runs it.
+lint: ## Run go vet (the e2e suite's build tag too), gofmt, the function-length check (hack/funclen), and shellcheck on hack/ and .ci/run; CI runs it.
 	go vet ./...
 	go vet -tags e2e ./e2e/
+	go run ./hack/funclen -max $(FUNCLEN_MAX) -allow hack/funclen/allow.txt
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted (run make fmt)" >&2; exit 1; fi
 	@command -v shellcheck >/dev/null || { echo "shellcheck is missing: apt-get install -y shellcheck" >&2; exit 1; }
