@@ -1,4 +1,6 @@
-# dnsplane Makefile, Kubebuilder conventions. `make help` lists the targets.
+# dnsplane Makefile, Kubebuilder conventions. `make help` lists the targets: every rule's line
+# ends in "## " and its one-line help, and ##@ lines head the groups (maps_test.go,
+# TestMakeHelp_ListsEveryTargetOnOneLine, checks every target has its line).
 
 # Everything a target builds lands in bin/ (git-ignored).
 LOCALBIN ?= $(CURDIR)/bin
@@ -40,7 +42,7 @@ SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
 
 .PHONY: all
-all: build
+all: build ## Build bin/manager (the default target: make build).
 
 .PHONY: help
 help: ## Show this help.
