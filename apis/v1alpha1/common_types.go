@@ -12,6 +12,10 @@ const (
 	MaxTargets = 32
 )
 
+// DefaultTTL is the TTL, in seconds, that the DNSEndpoint and DNSRecord controllers publish an
+// endpoint with when its recordTTL is 0 (an alias excepted: it has no TTL of its own).
+const DefaultTTL = 300
+
 // Endpoint's admission checks each target's shape for its record type in one rule, not one rule per type:
 // the API server reads a field of an endpoint by copying the endpoint's whole schema
 // (k8s.io/apiextensions-apiserver, cel/model.Structural.Properties), so each rule that reads

@@ -20,7 +20,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -37,9 +36,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/warmup"
 )
-
-// DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
-const DefaultTTL = 300
 
 // Kind is the kind this controller reconciles, as the Served check's notices name it.
 const Kind = "DNSEndpoint"
@@ -111,23 +107,22 @@ type Reconciler struct {
 // Reconcile publishes one DNSEndpoint, or removes its records when it is deleted
 // (lifecycle.Lifecycle: the read and the status commit around the phases).
 //
-// It adds no finalizer (lifecycle.Existing): a DNSEndpoint deleted while the manager runs is
-// released by the reconcile that finds it gone, in the zones its delete event's status.zones
-// named (publish.Inflight.Gone); one deleted while no manager ran, by the sweep after the first
-// pass, which finds it by the registry records that name it (sweep). So a published object costs
-// the API server one write, its status, as an external-dns one does. An object created with the
-// finalizer (a DNSZone's parent link, whose zone waits for the NS set to go) is held until its
-// records are released, as before.
+// It adds no finalizer (lifecycle.WithFirstWrite, whose addFinalizer its Normal never calls): a
+// DNSEndpoint deleted while the manager runs is released by the reconcile that finds it gone, in
+// the zones its delete event's status.zones named (publish.Inflight.Gone); one deleted while no
+// manager ran, by the sweep after the first pass, which finds it by the registry records that
+// name it (sweep). So a published object costs the API server one write, its status, as an
+// external-dns one does. An object created with the finalizer (a DNSZone's parent link, whose
+// zone waits for the NS set to go) is held until its records are released.
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	l := lifecycle.Lifecycle[*dnsv1.DNSEndpoint]{
 		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
 		New:       func() *dnsv1.DNSEndpoint { return &dnsv1.DNSEndpoint{} },
-		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.Existing,
+		Finalizer: dnsv1.FinalizerRecords, FinalizerWrite: lifecycle.WithFirstWrite,
 		Status: func(ep *dnsv1.DNSEndpoint) (any, *int64) { return &ep.Status, &ep.Status.ObservedGeneration },
 		// The first Published emits no Event (routine); failures, waits and recoveries do.
 		Events: []string{dnsv1.ConditionReady},
 		Quiet:  []string{dnsv1.ReasonPublished},
-		// FinalizerWrite Existing: Normal is handed no finalizer to add.
 		Normal: func(ctx context.Context, ep *dnsv1.DNSEndpoint, _ func(context.Context) error) (lifecycle.Result, error) {
 			out, res, err := r.reconcileNormal(ctx, ep)
 			if err != nil || out.Verdict != publish.Deferred {
@@ -167,7 +162,7 @@ func (r *Reconciler) contributor(ep *dnsv1.DNSEndpoint) registry.Contributor {
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, ep *dnsv1.DNSEndpoint) (publish.Outcome, ctrl.Result, error) {
 	return r.planner(ep).Run(ctx, r.Client, r.Recorder, ep, publish.Options{
-		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL,
+		Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: dnsv1.DefaultTTL,
 		Published: published(len(ep.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
 		DeferUnjudged: true, Served: r.Served, Kind: Kind, Async: r.inflight,
 	})
@@ -219,7 +214,7 @@ func (r *Reconciler) handOver(ctx context.Context, key client.ObjectKey, zones [
 }
 
 func (r *Reconciler) releaseOptions(ep *dnsv1.DNSEndpoint) publish.Options {
-	return publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind, Async: r.inflight}
+	return publish.Options{Self: r.contributor(ep), Mode: plan.SingleOwner, DefaultTTL: dnsv1.DefaultTTL, Served: r.Served, Kind: Kind, Async: r.inflight}
 }
 
 // Field indexes on DNSEndpoints, for mapping a DNSZone event to the objects it concerns.
@@ -301,7 +296,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
-		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsendpoint")

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -35,9 +34,6 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
-
-// DefaultTTL is the TTL, in seconds, of endpoints whose recordTTL is 0.
-const DefaultTTL = 300
 
 // Kind is the registry kind of DNSRecord contributors, and the kind the Served check's notices
 // name.
@@ -159,7 +155,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, rec *dnsv1.DNSRecord, 
 	self := r.contributor(rec)
 	now := r.now()
 	out, res, err := r.planner().Run(ctx, r.Client, r.Recorder, rec, publish.Options{
-		Self: self, Mode: plan.Shared, DefaultTTL: DefaultTTL,
+		Self: self, Mode: plan.Shared, DefaultTTL: dnsv1.DefaultTTL,
 		Published: published(len(rec.Spec.Endpoints)), Resync: r.ResyncInterval, ConflictRetry: r.ConflictRetryInterval,
 		DeferUnjudged: true, Prepare: prepare, Served: r.Served, Kind: Kind,
 		Heartbeat: &publish.Heartbeat{RootHost: rec.Spec.RootHost, At: now},
@@ -205,7 +201,7 @@ func (r *Reconciler) track(rec *dnsv1.DNSRecord, self registry.Contributor, root
 		return
 	}
 	if err := r.Heartbeats.Set(heartbeat.Target{
-		Key: key, Self: self, Zone: root.Zone.Spec.Zone, RootHost: rec.Spec.RootHost, DefaultTTL: DefaultTTL,
+		Key: key, Self: self, Zone: root.Zone.Spec.Zone, RootHost: rec.Spec.RootHost, DefaultTTL: dnsv1.DefaultTTL,
 		Writer: root.Writer, Desired: a.ByZone[client.ObjectKeyFromObject(root.Zone)], Write: write,
 	}); err != nil {
 		r.Heartbeats.Remove(key)
@@ -323,7 +319,7 @@ func (r *Reconciler) ready(rec *dnsv1.DNSRecord, ok bool, reason, msg string) {
 // goes only with its last contributor); a zero Result and no error let the lifecycle drop the
 // finalizer. Its heartbeats stopped before (forgetHeartbeats).
 func (r *Reconciler) reconcileDelete(ctx context.Context, rec *dnsv1.DNSRecord) (ctrl.Result, error) {
-	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: DefaultTTL, Served: r.Served, Kind: Kind})
+	done, err := r.planner().Release(ctx, r.Client, r.Recorder, rec, publish.Options{Self: r.contributor(rec), Mode: plan.Shared, DefaultTTL: dnsv1.DefaultTTL, Served: r.Served, Kind: Kind})
 	if err != nil || !done {
 		return ctrl.Result{Requeue: !done && err == nil}, err
 	}
@@ -367,7 +363,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		// Status writes (heartbeat checks included) never re-trigger a reconcile.
-		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
 		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
 		Named("dnsrecord")

@@ -125,7 +125,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	l := lifecycle.Lifecycle[*dnsv1.DNSZone]{
 		Client: r.Client, Recorder: r.Recorder, Ledger: r.ledger,
 		New:       func() *dnsv1.DNSZone { return &dnsv1.DNSZone{} },
-		Finalizer: dnsv1.FinalizerZone, FinalizerWrite: lifecycle.ByUpdate,
+		Finalizer: dnsv1.FinalizerZone, FinalizerWrite: lifecycle.ByPatch,
 		Status: func(z *dnsv1.DNSZone) (any, *int64) { return &z.Status, &z.Status.ObservedGeneration },
 		Events: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
 		Quiet:  []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled},
@@ -515,7 +515,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
 		// are RequeueAfter (docs/architecture.md).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Owns(&dnsv1.DNSEndpoint{}).
 		// A parent's children care about its spec, deletion, zone ID and availability, not its
 		// other status writes (sync times, its own parent link).

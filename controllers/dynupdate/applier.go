@@ -35,9 +35,9 @@ import (
 
 // Defaults of the Applier.
 const (
-	// DefaultTTL is how long records written through UPDATE live after the last UPDATE that
-	// added to them, unless an UPDATE deletes them first: ACME challenges live minutes.
-	DefaultTTL = time.Hour
+	// DefaultLifetime is how long records written through UPDATE live after the last UPDATE
+	// that added to them, unless an UPDATE deletes them first: ACME challenges live minutes.
+	DefaultLifetime = time.Hour
 	// DefaultRate and DefaultBurst are the per-key rate limit: UPDATEs per second, sustained
 	// and at once. An UPDATE over it is REFUSED.
 	DefaultRate  = 5
@@ -79,7 +79,7 @@ type Applier struct {
 	Metrics *Metrics
 	Log     logr.Logger
 	// TTL is how long the records live after the UPDATE that last added to them; default
-	// DefaultTTL.
+	// DefaultLifetime.
 	TTL time.Duration
 	// Rate and Burst limit each key's UPDATEs (per second, at once); defaults DefaultRate and
 	// DefaultBurst.
@@ -228,7 +228,7 @@ func (a *Applier) ttl() time.Duration {
 	if a.TTL > 0 {
 		return a.TTL
 	}
-	return DefaultTTL
+	return DefaultLifetime
 }
 
 func (a *Applier) clock() clock.PassiveClock {

@@ -57,6 +57,15 @@ type faultScenario struct {
 	Event string
 }
 
+// policy is the proxy's policy for s: its fault kinds at its rate, or, for an event scenario,
+// pw's, which counts the PATCHes an event fires on and faults none.
+func (s faultScenario) policy(pw *patchWatch) faultproxy.Policy {
+	if len(s.Kinds) > 0 {
+		return faultproxy.Rate(float64(s.Rate)/100, uint64(s.Rate)*1000+uint64(len(s.Kinds)), s.Kinds...)
+	}
+	return pw.policy
+}
+
 // Name is the scenario's name in the table, e.g. "http-503 30%" or "sigkill ×3".
 func (s faultScenario) Name() string {
 	switch s.Event {
@@ -283,11 +292,7 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 		return err
 	}
 	pw := &patchWatch{waiters: map[int]chan struct{}{}}
-	if len(sc.Kinds) > 0 {
-		fp.SetPolicy(faultproxy.Rate(float64(sc.Rate)/100, uint64(sc.Rate)*1000+uint64(len(sc.Kinds)), sc.Kinds...))
-	} else {
-		fp.SetPolicy(pw.policy)
-	}
+	fp.SetPolicy(sc.policy(pw))
 	pdnsBefore := w.proxy.snapshot()
 	start := time.Now()
 	ctl, err := startController(c, w, toolDNSPlane, false)
@@ -347,17 +352,22 @@ func measureFault(ctx context.Context, log logr.Logger, c config, fc faultConfig
 	}
 	cancel()
 	res.Conditions = seen.wait()
-	cnt := fp.Counts()
-	res.Requests, res.Faulted, res.Forwarded = cnt.Requests-cntBefore.Requests, cnt.Faulted()-cntBefore.Faulted(), cnt.Forwarded-cntBefore.Forwarded
+	res.count(cntBefore, fp.Counts(), callsBetween(pdnsBefore, w.proxy.snapshot()), records)
+	return nil
+}
+
+// count fills the request figures of res: the proxy's counts from before to after, PowerDNS's
+// calls and the requests per record of the records the figures are for.
+func (res *faultResult) count(before, after faultproxy.Counts, pdns calls, records int) {
+	res.Requests, res.Faulted, res.Forwarded = after.Requests-before.Requests, after.Faulted()-before.Faulted(), after.Forwarded-before.Forwarded
 	res.ByFault = map[string]int{}
-	for k, n := range cnt.ByKind {
-		if d := n - cntBefore.ByKind[k]; k != faultproxy.Pass && d > 0 {
+	for k, n := range after.ByKind {
+		if d := n - before.ByKind[k]; k != faultproxy.Pass && d > 0 {
 			res.ByFault[k.String()] = int(d)
 		}
 	}
-	res.PowerDNS = callsBetween(pdnsBefore, w.proxy.snapshot())
+	res.PowerDNS = pdns
 	res.RequestsPerRecord = float64(res.Requests) / float64(records)
-	return nil
 }
 
 // converge waits until every record of objects (the first changed of them at generation 1) is

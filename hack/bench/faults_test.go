@@ -1,9 +1,12 @@
 package main
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
 )
 
 func TestFaultConfigFromEnv(t *testing.T) {
@@ -47,5 +50,19 @@ func TestFaultConfigFromEnv(t *testing.T) {
 				t.Fatalf("request timeout %v, want the default %v", fc.requestTimeout, want)
 			}
 		})
+	}
+}
+
+func TestFaultResultCount_CountsFromBeforeToAfter(t *testing.T) {
+	before := faultproxy.Counts{Requests: 10, Forwarded: 8, ByKind: map[faultproxy.Kind]uint64{faultproxy.Pass: 8, faultproxy.Reset: 2}}
+	after := faultproxy.Counts{Requests: 30, Forwarded: 22, ByKind: map[faultproxy.Kind]uint64{faultproxy.Pass: 22, faultproxy.Reset: 5, faultproxy.Hang: 3}}
+	var res faultResult
+	res.count(before, after, calls{Total: 7}, 4)
+	if res.Requests != 20 || res.Forwarded != 14 || res.Faulted != 6 || res.PowerDNS.Total != 7 || res.RequestsPerRecord != 5 {
+		t.Errorf("count = requests %d forwarded %d faulted %d powerdns %d per record %v, want 20 14 6 7 5",
+			res.Requests, res.Forwarded, res.Faulted, res.PowerDNS.Total, res.RequestsPerRecord)
+	}
+	if want := map[string]int{faultproxy.Reset.String(): 3, faultproxy.Hang.String(): 3}; !maps.Equal(res.ByFault, want) {
+		t.Errorf("ByFault = %v, want %v", res.ByFault, want)
 	}
 }

@@ -260,7 +260,7 @@ func newPlanner(in Input) *planner {
 	for _, d := range in.Desired {
 		d = d.Clone()
 		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
-		if d.TTL == 0 && d.ProviderSpecific["alias"] != "true" { // an alias has no TTL of its own
+		if d.TTL == 0 && d.ProviderSpecific[provider.KeyAlias] != "true" { // an alias has no TTL of its own
 			d.TTL = in.DefaultTTL
 		}
 		k := d.Key()

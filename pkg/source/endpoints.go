@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // forHost returns host's endpoints of targets (IP addresses or host names, already valid): one
@@ -56,7 +57,7 @@ func (a Annotations) endpoint(host, typ string, targets dnsv1.Targets) dnsv1.End
 	}
 	e := dnsv1.Endpoint{DNSName: host, RecordType: typ, Targets: targets, RecordTTL: a.TTL, SetIdentifier: a.SetIdentifier}
 	if a.Weight != nil {
-		e.ProviderSpecific = dnsv1.ProviderSpecific{{Name: "aws/weight", Value: strconv.FormatInt(*a.Weight, 10)}}
+		e.ProviderSpecific = dnsv1.ProviderSpecific{{Name: provider.KeyWeight, Value: strconv.FormatInt(*a.Weight, 10)}}
 	}
 	return e
 }

@@ -8,20 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 )
 
-// addFinalizer adds the finalizer to o now, ByUpdate or ByPatch, when o lacks it. Errors are the
-// API server's.
-func (l *Lifecycle[T]) addFinalizer(ctx context.Context, o T) error {
-	if l.FinalizerWrite == ByPatch {
-		return l.patchFinalizer(ctx, o, controllerutil.AddFinalizer)
-	}
-	if !controllerutil.AddFinalizer(o, l.Finalizer) {
-		return nil
-	}
-	return l.Client.Update(ctx, o)
-}
-
-// removeFinalizer removes the finalizer from o: by patch ByPatch, else by Update. Errors are the
-// API server's.
+// removeFinalizer removes the finalizer from o: by patch ByPatch, by Update WithFirstWrite.
+// Errors are the API server's.
 func (l *Lifecycle[T]) removeFinalizer(ctx context.Context, o T) error {
 	if l.FinalizerWrite == ByPatch {
 		return l.patchFinalizer(ctx, o, controllerutil.RemoveFinalizer)

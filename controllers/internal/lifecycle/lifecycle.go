@@ -24,29 +24,27 @@ type Object interface {
 	dnsv1.ConditionsAccessor
 }
 
-// FinalizerWrite is how Reconcile adds and removes the finalizer.
+// FinalizerWrite is how Reconcile adds and removes the finalizer: the controllers of the four
+// kinds use one of these two.
 type FinalizerWrite int
 
 const (
-	// ByUpdate adds the finalizer with an Update before Normal runs, and removes it with an
-	// Update.
-	ByUpdate FinalizerWrite = iota
-	// ByPatch adds and removes it with a merge patch of metadata.finalizers under the object's
-	// resourceVersion. A patch, not an Update: an Update sends the whole spec back, and under an
+	// ByPatch adds the finalizer before Normal runs and removes it after Delete, each with a
+	// merge patch of metadata.finalizers under the object's resourceVersion (the DNSZone and Gslb
+	// controllers). A patch, not an Update: an Update sends the whole spec back, and under an
 	// older CRD without this release's schema defaults (docs/install.md, "Upgrade") the zero
 	// values a Go type cannot omit, such as a Gslb's spec.strategy.type "", fail its validation.
-	ByPatch
-	// WithFirstWrite hands Normal the Update that adds the finalizer (publish.Options.Prepare),
-	// to run beside its first write: a deferred reconcile writes nothing to the API server, and
-	// the first write does not wait for the finalizer's round trip. Once Normal has returned, the
-	// object takes the metadata that Update stored, and the status patch locks on its version.
-	// Removed with an Update.
+	ByPatch FinalizerWrite = iota
+	// WithFirstWrite hands Normal the Update that adds the finalizer (addFinalizer), for Normal to
+	// run beside its first write (publish.Options.Prepare, the DNSRecord controller): a deferred
+	// reconcile writes nothing to the API server, and the first write does not wait for the
+	// finalizer's round trip. Once Normal has returned, the object takes the metadata that
+	// Update stored, and the status patch locks on its version. A Normal may also never call it
+	// (the DNSEndpoint controller): then only an object created with the finalizer (a DNSZone's
+	// parent link) is held until Delete has released what it owns, and one without it is
+	// released once gone (Gone; publish.Inflight.Gone), which spares the API server one write per
+	// object. Removed with an Update.
 	WithFirstWrite
-	// Existing adds no finalizer: only an object created with it (a DNSZone's parent link) is
-	// held until Delete has released what it owns, and removed with an Update. An object without
-	// it is released once gone (Gone; publish.Inflight.Gone), which spares the API server one
-	// write per object.
-	Existing
 )
 
 // Result is what a Normal phase returns besides its error.
@@ -85,7 +83,8 @@ type Lifecycle[T Object] struct {
 	// about to): it reads, computes and writes what the object owns, and sets o's status, which
 	// Reconcile then commits. addFinalizer is nil unless FinalizerWrite is WithFirstWrite and the
 	// object has no finalizer yet; Normal then calls it before its first write outside the
-	// cluster. Its Result and error are Reconcile's, unless the commit fails.
+	// cluster, or never to hold no finalizer. Its Result and error are Reconcile's, unless the
+	// commit fails.
 	Normal func(ctx context.Context, o T, addFinalizer func(context.Context) error) (Result, error)
 	// Delete is the phase of an object being deleted that still holds the finalizer: it releases
 	// what the object owns. A zero ctrl.Result and no error mean everything is released, and
@@ -151,14 +150,10 @@ func (l *Lifecycle[T]) reconcileDelete(ctx context.Context, o T) (ctrl.Result, e
 func (l *Lifecycle[T]) reconcileNormal(ctx context.Context, o T) (ctrl.Result, error) {
 	var addFinalizer func(context.Context) error
 	stored := func() (T, bool) { var zero T; return zero, false }
-	switch l.FinalizerWrite {
-	case Existing: // never added here
-	case WithFirstWrite:
+	if l.FinalizerWrite == WithFirstWrite {
 		addFinalizer, stored = addFinalizerLater(l.Client, o, l.Finalizer)
-	default:
-		if err := l.addFinalizer(ctx, o); err != nil {
-			return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
-		}
+	} else if err := l.patchFinalizer(ctx, o, controllerutil.AddFinalizer); err != nil {
+		return ctrl.Result{}, fmt.Errorf("add finalizer: %w", err)
 	}
 	base, err := deepCopy(o)
 	if err != nil {

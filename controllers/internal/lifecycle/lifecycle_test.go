@@ -38,9 +38,12 @@ type world struct {
 	writes []string // "update", "patch", "status"
 	// failStatus, when set, is what every status patch returns.
 	failStatus error
-	normal     int
-	deleted    int
-	forgot     []client.ObjectKey
+	// neverAdd makes Normal leave the addFinalizer it is given uncalled (the DNSEndpoint
+	// controller's way).
+	neverAdd bool
+	normal   int
+	deleted  int
+	forgot   []client.ObjectKey
 }
 
 func newWorld(t *testing.T, objs ...client.Object) *world {
@@ -95,7 +98,7 @@ func (w *world) lifecycle(write lifecycle.FinalizerWrite, res lifecycle.Result, 
 			if (write == lifecycle.WithFirstWrite && !controllerutil.ContainsFinalizer(z, finalizer)) != (addFinalizer != nil) {
 				return lifecycle.Result{}, errors.New("addFinalizer given for the wrong write")
 			}
-			if addFinalizer != nil {
+			if addFinalizer != nil && !w.neverAdd {
 				if err := addFinalizer(ctx); err != nil {
 					return lifecycle.Result{}, err
 				}
@@ -125,7 +128,7 @@ func zone(finalizers ...string) *dnsv1.DNSZone {
 
 func TestReconcile_MissingObjectIsNoErrorAndIsForgotten(t *testing.T) {
 	w := newWorld(t)
-	res, err := w.lifecycle(lifecycle.ByUpdate, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	res, err := w.lifecycle(lifecycle.ByPatch, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if err != nil || !res.IsZero() {
 		t.Fatalf("Reconcile = %+v, %v; want nothing", res, err)
 	}
@@ -142,7 +145,6 @@ func TestReconcile_NormalAddsFinalizerThenCommitsStatus(t *testing.T) {
 		write lifecycle.FinalizerWrite
 		verb  string
 	}{
-		{lifecycle.ByUpdate, "update"},
 		{lifecycle.ByPatch, "patch"},
 		{lifecycle.WithFirstWrite, "update"},
 	} {
@@ -171,16 +173,17 @@ func TestReconcile_NormalAddsFinalizerThenCommitsStatus(t *testing.T) {
 	}
 }
 
-// TestReconcile_ExistingAddsNoFinalizer: under Existing, Normal gets no addFinalizer and the only
-// write is the status; an object created with the finalizer keeps it.
-func TestReconcile_ExistingAddsNoFinalizer(t *testing.T) {
+// TestReconcile_AddFinalizerNeverCalledAddsNone: WithFirstWrite, a Normal that never calls
+// addFinalizer leaves the status the only write; an object created with the finalizer keeps it.
+func TestReconcile_AddFinalizerNeverCalledAddsNone(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		finalizers []string
 	}{{"without it", nil}, {"created with it", []string{finalizer}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, zone(tc.finalizers...))
-			if _, err := w.lifecycle(lifecycle.Existing, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+			w.neverAdd = true
+			if _, err := w.lifecycle(lifecycle.WithFirstWrite, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
 				t.Fatal(err)
 			}
 			if w.normal != 1 || !slices.Equal(w.writes, []string{"status"}) {
@@ -215,7 +218,7 @@ func TestReconcile_UnchangedStatusIsNotWritten(t *testing.T) {
 	z := zone(finalizer)
 	z.Status.ObservedGeneration = 3
 	status.Set(&z.Status.Conditions, 3, dnsv1.ConditionZoneAvailable, false, dnsv1.ReasonProviderError, "down")
-	for _, write := range []lifecycle.FinalizerWrite{lifecycle.ByUpdate, lifecycle.ByPatch, lifecycle.WithFirstWrite} {
+	for _, write := range []lifecycle.FinalizerWrite{lifecycle.ByPatch, lifecycle.WithFirstWrite} {
 		w := newWorld(t, z.DeepCopy())
 		if _, err := w.lifecycle(write, lifecycle.Result{}, nil, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
 			t.Fatal(err)
@@ -234,14 +237,14 @@ func TestReconcile_StatusWriteFailures(t *testing.T) {
 
 	w := newWorld(t, zone(finalizer))
 	w.failStatus = apierrors.NewConflict(gr, key.Name, errors.New("stale"))
-	res, err := w.lifecycle(lifecycle.ByUpdate, lifecycle.Result{}, errNormal, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
+	res, err := w.lifecycle(lifecycle.ByPatch, lifecycle.Result{}, errNormal, ctrl.Result{}, nil).Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if err != nil || res != status.StaleRequeue() || len(w.events()) != 0 {
 		t.Fatalf("stale: Reconcile = %+v, %v; want %+v, no error and no Event", res, err, status.StaleRequeue())
 	}
 
 	w = newWorld(t, zone(finalizer))
 	w.failStatus = errDown
-	res, err = w.lifecycle(lifecycle.ByUpdate, lifecycle.Result{Result: ctrl.Result{RequeueAfter: time.Minute}}, errNormal, ctrl.Result{}, nil).
+	res, err = w.lifecycle(lifecycle.ByPatch, lifecycle.Result{Result: ctrl.Result{RequeueAfter: time.Minute}}, errNormal, ctrl.Result{}, nil).
 		Reconcile(context.Background(), ctrl.Request{NamespacedName: key})
 	if !errors.Is(err, errNormal) || !errors.Is(err, errDown) || !res.IsZero() || len(w.events()) != 0 {
 		t.Fatalf("failed write: Reconcile = %+v, %v; want both errors, no result and no Event", res, err)
@@ -264,14 +267,12 @@ func TestReconcile_DeleteReleasesThenDropsFinalizer(t *testing.T) {
 		writes     []string
 		gone       bool
 	}{
-		{"released, by update", lifecycle.ByUpdate, []string{finalizer}, ctrl.Result{}, nil, 1, []string{"update"}, true},
 		{"released, by patch", lifecycle.ByPatch, []string{finalizer}, ctrl.Result{}, nil, 1, []string{"patch"}, true},
 		{"released, with first write", lifecycle.WithFirstWrite, []string{finalizer}, ctrl.Result{}, nil, 1, []string{"update"}, true},
-		{"waiting", lifecycle.ByUpdate, []string{finalizer}, wait, nil, 1, nil, false},
+		{"waiting", lifecycle.ByPatch, []string{finalizer}, wait, nil, 1, nil, false},
 		{"failed", lifecycle.ByPatch, []string{finalizer}, ctrl.Result{}, errRelease, 1, nil, false},
-		{"not this finalizer", lifecycle.ByUpdate, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
-		{"created with it, never added", lifecycle.Existing, []string{finalizer}, ctrl.Result{}, nil, 1, []string{"update"}, true},
-		{"without it, never added", lifecycle.Existing, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
+		{"not this finalizer", lifecycle.ByPatch, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
+		{"not this finalizer, with first write", lifecycle.WithFirstWrite, []string{"other.io/keep"}, ctrl.Result{}, nil, 0, nil, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			z := zone(tc.finalizers...)

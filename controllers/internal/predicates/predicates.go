@@ -5,15 +5,24 @@ package predicates
 import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
+// SpecOrDeletion is the predicate of every kind's controller on its own kind (the builder's
+// For): it passes spec changes (a new generation) and the update that starts deletion, never
+// the controller's own status or metadata writes, so a status write does not re-trigger a
+// reconcile (docs/architecture.md, "Reconcile shape"). Create, Delete and Generic events pass.
+func SpecOrDeletion() predicate.Predicate {
+	return predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, DeletionStarted{})
+}
+
 // DeletionStarted passes updates that set the deletion timestamp; with
-// GenerationChangedPredicate it makes a controller see spec changes and deletion, never its
-// own status writes. Create, Delete and Generic events pass.
+// GenerationChangedPredicate (SpecOrDeletion) it makes a controller see spec changes and
+// deletion, never its own status writes. Create, Delete and Generic events pass.
 type DeletionStarted struct{ predicate.Funcs }
 
 // Update implements predicate.Predicate.

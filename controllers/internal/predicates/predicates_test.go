@@ -76,3 +76,34 @@ func TestZoneUsabilityChanged_PassesWhatPublishersSee(t *testing.T) {
 		t.Error("Create of an available zone filtered; want passed")
 	}
 }
+
+func TestSpecOrDeletion_PassesSpecChangesAndDeletionOnly(t *testing.T) {
+	now := metav1.Now()
+	gen := func(g int64, mut func(*dnsv1.DNSZone)) *dnsv1.DNSZone {
+		return zone(func(z *dnsv1.DNSZone) {
+			z.Generation = g
+			if mut != nil {
+				mut(z)
+			}
+		})
+	}
+	p := predicates.SpecOrDeletion()
+	for _, tc := range []struct {
+		name     string
+		old, new *dnsv1.DNSZone
+		want     bool
+	}{
+		{"spec change", gen(1, nil), gen(2, nil), true},
+		{"status write", gen(1, nil), gen(1, func(z *dnsv1.DNSZone) { z.Status.ZoneID = "id-2" }), false},
+		{"finalizer added", gen(1, nil), gen(1, func(z *dnsv1.DNSZone) { z.Finalizers = []string{"dnsplane.io/zone"} }), false},
+		{"deletion starts", gen(1, nil), gen(1, func(z *dnsv1.DNSZone) { z.DeletionTimestamp = &now }), true},
+		{"status write while deleting", gen(1, func(z *dnsv1.DNSZone) { z.DeletionTimestamp = &now }), gen(1, func(z *dnsv1.DNSZone) { z.DeletionTimestamp = &now; z.Status.ZoneID = "x" }), false},
+	} {
+		if got := p.Update(event.UpdateEvent{ObjectOld: tc.old, ObjectNew: tc.new}); got != tc.want {
+			t.Errorf("%s: Update = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !p.Create(event.CreateEvent{Object: gen(1, nil)}) || !p.Delete(event.DeleteEvent{Object: gen(1, nil)}) || !p.Generic(event.GenericEvent{Object: gen(1, nil)}) {
+		t.Error("a Create, Delete or Generic event is filtered; want each passed")
+	}
+}

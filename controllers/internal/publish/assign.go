@@ -289,16 +289,16 @@ func toRecordSet(e dnsv1.Endpoint, defaultTTL int64) (provider.RecordSet, error)
 			rs.ProviderSpecific[p.Name] = p.Value
 		}
 		// external-dns' names with a meaning outside one provider: an alias has no TTL of its own
-		// (it answers with its target's), and "aws/weight" is the set's weight, which dnsplane
-		// carries in RecordSet.Weight for every provider with weighted routing.
-		if w, ok := rs.ProviderSpecific["aws/weight"]; ok && rs.SetIdentifier != "" {
+		// (it answers with its target's), and provider.KeyWeight is the set's weight, which
+		// dnsplane carries in RecordSet.Weight for every provider with weighted routing.
+		if w, ok := rs.ProviderSpecific[provider.KeyWeight]; ok && rs.SetIdentifier != "" {
 			if n, err := strconv.ParseInt(w, 10, 64); err == nil && n >= 0 {
 				rs.Weight = &n
-				delete(rs.ProviderSpecific, "aws/weight")
+				delete(rs.ProviderSpecific, provider.KeyWeight)
 			}
 		}
 	}
-	if rs.TTL == 0 && rs.ProviderSpecific["alias"] != "true" {
+	if rs.TTL == 0 && rs.ProviderSpecific[provider.KeyAlias] != "true" {
 		rs.TTL = defaultTTL
 	}
 	out, err := provider.CanonicalRecordSet(rs)

@@ -47,22 +47,22 @@ import (
 // reference.
 const TagCallerReference = "dnsplane.io/caller-reference"
 
-// ProviderSpecific keys, as external-dns' AWS provider names them.
+// ProviderSpecific keys, as external-dns' AWS provider names them (pkg/provider's constants).
 const (
 	// KeyAlias "true" makes an A or AAAA set a Route 53 alias (AliasTarget,
 	// Route 53 API Reference): one target, the alias DNS name, and TTL 0.
-	KeyAlias = "alias"
+	KeyAlias = provider.KeyAlias
 	// KeyEvaluateTargetHealth is AliasTarget.EvaluateTargetHealth, "true" or
 	// "false"; default "true".
-	KeyEvaluateTargetHealth = "aws/evaluate-target-health"
+	KeyEvaluateTargetHealth = provider.KeyAWSEvaluateTargetHealth
 	// KeyTargetHostedZone is AliasTarget.HostedZoneId, the hosted zone ID of
 	// the alias target (an ELB's, CloudFront's "Z2FDTNDATAQYW2", ...); default
 	// the set's own zone (an alias to another record of the zone).
-	KeyTargetHostedZone = "aws/target-hosted-zone"
+	KeyTargetHostedZone = provider.KeyAWSTargetHostedZone
 	// KeyWeight is the routing weight, an integer 0..255 (Route 53 API
 	// Reference, ResourceRecordSet.Weight); it sets RecordSet.Weight when that
 	// is nil and needs a SetIdentifier. It is not kept in ProviderSpecific.
-	KeyWeight = "aws/weight"
+	KeyWeight = provider.KeyWeight
 )
 
 // DefaultRegion is used when Config.Region is empty (Route 53 is global).
