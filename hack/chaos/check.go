@@ -231,13 +231,14 @@ func (c *checker) violate(inv string, seg int, a Answer, key, detail string) {
 	c.open[k] = len(c.rep.Violations) - 1
 }
 
-// consistency checks C1: in each round of a healed state past the grace window, every member
-// that answered a type gave the same answer.
+// consistency checks C1: in each round past the grace window after the heal and after the last
+// change (a target failing while healed moves every member, not all in the same round), every
+// member that answered a type gave the same answer.
 func (c *checker) consistency(rounds map[int][]Answer) {
 	for _, r := range slices.Sorted(maps.Keys(rounds)) {
 		as := rounds[r]
 		i := c.segmentAt(as[0].At)
-		if !c.after(c.segs[i].healedSince, as[0].At) {
+		if !c.after(c.segs[i].healedSince, as[0].At) || !c.after(c.segs[i].start, as[0].At) {
 			continue
 		}
 		for _, qt := range qtypes {

@@ -195,3 +195,21 @@ func TestCheck_C1_AfterTheHealMembersDisagree(t *testing.T) {
 		t.Fatalf("C1 violations %+v, want one from 12:00:40 naming g3 and g1", c1)
 	}
 }
+
+func TestCheck_C1_ATargetChangeWhileHealedIsGivenTheGraceWindow(t *testing.T) {
+	w := testWorld()
+	s0 := NewState(3)
+	down := s0.Clone()
+	down.Down[0][V4] = true
+	changes := []Change{{At: at(0), State: s0}, {At: at(20), What: "+target g1 A", State: down}}
+	// The members leave g1's IPv4 target one after another: g1 at 22 s, g2 at 23 s, g3 at 24 s.
+	log := rounds(w, 0, 40, func(t time.Time, m, f int) []string {
+		if f == V4 && !t.Before(at(22+float64(m))) {
+			return []string{w.Members[1].Addr[V4], w.Members[2].Addr[V4]}
+		}
+		return []string{w.Members[0].Addr[f]}
+	})
+	if rep := Check(w, changes, log); len(rep.Violations) != 0 {
+		t.Fatalf("violations %+v, want none: the members disagree within the grace window only", rep.Violations)
+	}
+}

@@ -54,6 +54,7 @@ func (b *bed) op(ctx context.Context, st Step, op Op) error {
 				return
 			}
 			b.state.Running[op.A] = true
+			b.readyAt[op.A] = time.Now()
 			b.record(fmt.Sprintf("ready %s (%s)", b.w.Members[op.A].Name, st.What))
 		})
 	case OpTargetDown:
@@ -104,12 +105,39 @@ func (b *bed) execute(ctx context.Context, steps []Step, start time.Time) error 
 			return ctx.Err()
 		case <-time.After(time.Until(start.Add(st.At))):
 		}
+		if err := b.await(ctx, st); err != nil {
+			return err
+		}
 		if err := b.apply(ctx, st); err != nil {
 			return fmt.Errorf("%s: %w", st.What, err)
 		}
 	}
 	b.wg.Wait()
 	return nil
+}
+
+// await holds st until its Await member has been ready for its Settle time.
+func (b *bed) await(ctx context.Context, st Step) error {
+	if st.Await == 0 {
+		return nil
+	}
+	for {
+		b.mu.Lock()
+		m := st.Await - 1
+		wait := time.Second
+		if b.state.Running[m] {
+			wait = time.Until(b.readyAt[m].Add(st.Settle))
+		}
+		b.mu.Unlock()
+		if wait <= 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(wait, time.Second)):
+		}
+	}
 }
 
 // queryLoop asks every member for A and AAAA every interval, in rounds, until ctx ends, and

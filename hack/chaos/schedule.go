@@ -32,6 +32,11 @@ type Step struct {
 	At   time.Duration // from the schedule's start
 	What string
 	Ops  []Op
+	// Await, when above 0, holds the step until member Await-1's manager has been ready for
+	// Settle: a restarted member is observed before the fault around it ends, however long
+	// its start takes.
+	Await  int
+	Settle time.Duration
 }
 
 // Plan is the seeded schedule: episodes of one or two faults held for the grace window plus
@@ -136,10 +141,12 @@ func (p *planner) fault(kind string, at, hold time.Duration) []Step {
 		}
 		rest := p.others(m)
 		mid := at + hold/2
+		heal := off("isolate "+name, cuts(OpUncut, []int{m}, rest, true)...)
+		heal.Await, heal.Settle = m+1, hold/2
 		return []Step{on("isolate "+name, cuts(OpCut, []int{m}, rest, true)...),
 			{At: mid, What: "+kill " + name + " (isolated)", Ops: []Op{{Kind: OpKill, A: m}}},
 			{At: mid + time.Second, What: "-kill " + name + " (restart while isolated)", Ops: []Op{{Kind: OpStart, A: m}}},
-			off("isolate "+name, cuts(OpUncut, []int{m}, rest, true)...)}
+			heal}
 	case "target":
 		f := p.r.IntN(2)
 		what := fmt.Sprintf("target %s %s", name, qtypes[f])
@@ -150,7 +157,9 @@ func (p *planner) fault(kind string, at, hold time.Duration) []Step {
 			d = -d
 		}
 		what := fmt.Sprintf("skew %s %s", name, d)
-		return []Step{on(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m, Skew: d}), off(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m})}
+		undo := off(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m})
+		undo.Await, undo.Settle = m+1, hold
+		return []Step{on(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m, Skew: d}), undo}
 	}
 	panic("unknown fault kind " + kind)
 }

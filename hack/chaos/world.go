@@ -30,6 +30,7 @@ type bed struct {
 	mu       sync.Mutex
 	state    State
 	cutCount [][]int
+	readyAt  []time.Time // each member's last /readyz after a start
 	changes  []Change
 	answers  []Answer
 	chLog    *json.Encoder
@@ -110,6 +111,7 @@ func (b *bed) makeNodes(o options) error {
 			logPath: filepath.Join(b.root, "manager-"+mem.Name+".log")})
 	}
 	b.state = NewState(len(b.nodes))
+	b.readyAt = make([]time.Time, len(b.nodes))
 	b.cutCount = make([][]int, len(b.nodes))
 	for m := range b.nodes {
 		b.cutCount[m] = make([]int, len(b.nodes))
