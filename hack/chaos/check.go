@@ -106,7 +106,9 @@ func segments(w World, changes []Change) []segment {
 			switch {
 			case !holds:
 				return time.Time{}
-			case prev != nil && !before(prev).IsZero():
+			case prev == nil:
+				return ch.At.Add(-w.Grace) // the run starts converged: every member answers the primary
+			case !before(prev).IsZero():
 				return before(prev)
 			}
 			return ch.At
@@ -178,10 +180,10 @@ func (c *checker) answer(i int, a Answer) {
 			c.lastServed[m][f] = a.At
 		case c.after(seg.heardSince[m], a.At):
 			c.violate("S1", i, a, primary, fmt.Sprintf("%s hears a majority and answered %s %v without the primary's target %s, which %s since %s",
-				name, a.Type, a.Values, primary, c.upBy(seg.state, Target{c.w.Primary, f}), clock(ps)))
+				name, a.Type, a.Values, primary, c.upBy(seg.state, Target{c.w.Primary, f}), c.since(ps)))
 		case c.lastServed[m][f].Sub(ps) >= c.w.Grace:
 			c.violate("S1", i, a, primary, fmt.Sprintf("%s stopped serving the primary's target %s (last served %s, now %s %v), which %s since %s",
-				name, primary, clock(c.lastServed[m][f]), a.Type, a.Values, c.upBy(seg.state, Target{c.w.Primary, f}), clock(ps)))
+				name, primary, clock(c.lastServed[m][f]), a.Type, a.Values, c.upBy(seg.state, Target{c.w.Primary, f}), c.since(ps)))
 		}
 	}
 	for o := range c.w.Members {
@@ -189,9 +191,17 @@ func (c *checker) answer(i int, a Answer) {
 		addr := c.w.Members[o].Addr[f]
 		if ds := seg.dropSince[2*o+f][m]; c.after(ds, a.At) && has(a.Values, addr) {
 			c.violate("L1", i, a, addr, fmt.Sprintf("%s answered %s %v with %s, which a connected majority (%s) sees down since %s",
-				name, a.Type, a.Values, addr, c.dropSet(seg.state, t), clock(ds)))
+				name, a.Type, a.Values, addr, c.dropSet(seg.state, t), c.since(ds)))
 		}
 	}
+}
+
+// since formats the start of a premise, the run's start for one that held from it.
+func (c *checker) since(t time.Time) string {
+	if t.Before(c.segs[0].start) {
+		return clock(c.segs[0].start) + " (the run's start)"
+	}
+	return clock(t)
 }
 
 // upBy names the members that reach t and see it up.
@@ -254,7 +264,7 @@ func (c *checker) consistency(rounds map[int][]Answer) {
 				}
 				if !sameSet(ref.Values, a.Values) {
 					c.violate("C1", i, *a, "", fmt.Sprintf("healed since %s: %s answered %s %v, %s answered %v in the same round",
-						clock(c.segs[i].healedSince), c.w.Members[a.Member].Name, qt, a.Values, c.w.Members[ref.Member].Name, ref.Values))
+						c.since(c.segs[i].healedSince), c.w.Members[a.Member].Name, qt, a.Values, c.w.Members[ref.Member].Name, ref.Values))
 				}
 			}
 		}
