@@ -110,6 +110,12 @@ func run() int {
 	ctrllog.SetLogger(logr.Discard()) // the Kubernetes clients' logs; errors are returned
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	unlock, err := lockHost()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "chaos: %v\n", err)
+		return 2
+	}
+	defer unlock()
 	if done := cleanupHost(false); done != "" {
 		fmt.Printf("chaos: removed what an earlier run left: %s\n", done)
 	}
@@ -169,6 +175,21 @@ func printPlan(o options) {
 	for _, st := range Plan(o.seed, names, 0, o.duration, o.grace(), supportsClockOffset(o.manager)) {
 		fmt.Printf("%8s %s\n", st.At, st.What)
 	}
+}
+
+// lockHost takes the machine's chaos lock (one run at a time: runs share the users, the
+// addresses and the rules' comment, and each one's start removes what it finds).
+func lockHost() (func(), error) {
+	path := filepath.Join(os.TempDir(), "dnsplane-chaos.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("another chaos run holds %s: %w", path, err)
+	}
+	return func() { _ = f.Close() }, nil
 }
 
 // supportsClockOffset reports whether the manager takes --gslb-clock-offset.
