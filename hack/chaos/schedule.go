@@ -88,7 +88,7 @@ func (p *planner) episode(at, hold time.Duration) []Step {
 func (p *planner) kind(noRestart bool) string {
 	for {
 		k := faultKinds[p.r.IntN(len(faultKinds))]
-		if (k == "skew" && !p.skew) || (noRestart && slices.Contains(restartKinds, k)) {
+		if noRestart && slices.Contains(restartKinds, k) {
 			continue
 		}
 		return k
@@ -157,6 +157,9 @@ func (p *planner) fault(kind string, at, hold time.Duration) []Step {
 			d = -d
 		}
 		what := fmt.Sprintf("skew %s %s", name, d)
+		if !p.skew { // the same schedule, with a plain restart in place of the skewed one
+			d, what = 0, fmt.Sprintf("restart %s (skew %s left out: no --gslb-clock-offset)", name, d)
+		}
 		undo := off(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m})
 		undo.Await, undo.Settle = m+1, hold
 		return []Step{on(what, Op{Kind: OpKill, A: m}, Op{Kind: OpStart, A: m, Skew: d}), undo}

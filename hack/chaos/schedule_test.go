@@ -73,3 +73,34 @@ func TestPlan_IsSeededAndUndoesEveryFault(t *testing.T) {
 		}
 	}
 }
+
+// TestPlan_WithoutClockOffsetsIsTheSameScheduleWithPlainRestarts: a binary without
+// --gslb-clock-offset gets the seed's schedule with each skewed restart a plain one.
+func TestPlan_WithoutClockOffsetsIsTheSameScheduleWithPlainRestarts(t *testing.T) {
+	names := []string{"g1", "g2", "g3"}
+	skews := 0
+	for seed := range int64(30) {
+		with := Plan(seed, names, 0, 10*time.Minute, 38*time.Second, true)
+		without := Plan(seed, names, 0, 10*time.Minute, 38*time.Second, false)
+		if len(with) != len(without) {
+			t.Fatalf("seed %d: %d steps with clock offsets, %d without", seed, len(with), len(without))
+		}
+		for i := range with {
+			a, b := with[i], without[i]
+			if a.At != b.At || len(a.Ops) != len(b.Ops) {
+				t.Fatalf("seed %d step %d: %+v with clock offsets, %+v without", seed, i, a, b)
+			}
+			for k := range a.Ops {
+				if a.Ops[k].Skew != 0 {
+					skews++
+				}
+				if b.Ops[k].Skew != 0 || a.Ops[k].Kind != b.Ops[k].Kind || a.Ops[k].A != b.Ops[k].A {
+					t.Fatalf("seed %d step %d: op %+v with clock offsets, %+v without", seed, i, a.Ops[k], b.Ops[k])
+				}
+			}
+		}
+	}
+	if skews == 0 {
+		t.Fatal("no skew in 30 seeds")
+	}
+}
