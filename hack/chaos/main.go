@@ -121,7 +121,7 @@ func run() int {
 	}
 	skew := supportsClockOffset(o.manager)
 	if !skew {
-		fmt.Printf("chaos: %s has no --gslb-clock-offset: the clock skew fault is skipped\n", o.manager)
+		fmt.Printf("chaos: %s has no --gslb-clock-offset: each clock skew of the schedule is a plain restart\n", o.manager)
 	}
 	fmt.Printf("chaos: seed %d, %d members, schedule %s, grace window %s, run directory %s\n", o.seed, o.members, o.duration, o.grace(), o.root)
 	b, err := setup(ctx, o)
