@@ -38,10 +38,11 @@ type segment struct {
 	start, end  time.Time
 	what        string
 	state       State
-	protSince   [2]time.Time  // S1: the primary's target of each family is protected
-	heardSince  []time.Time   // S1: the member hears a majority
-	dropSince   [][]time.Time // L1: [target index][member]
-	healedSince time.Time     // C1
+	protSince   [2]time.Time     // S1: the primary's target of each family is protected
+	heardSince  []time.Time      // S1: the member hears a majority
+	dropSince   [][]time.Time    // L1: [target index][member]
+	healedSince time.Time        // C1
+	dwell       [2]time.Duration // flap damping's delay of the primary's target of each family
 }
 
 // checker holds Check's working state.
@@ -130,7 +131,41 @@ func segments(w World, changes []Change) []segment {
 		}
 		s.healedSince = since(ch.State.healed(), func(p *segment) time.Time { return p.healedSince })
 	}
+	damping(w, segs)
 	return segs
+}
+
+// damping sets each state's dwell: FlapDwell for the primary's target of a family whose
+// protected run began within FlapWindow of two onsets of L1's premise on it (each an agreed Up to
+// Down), which the decision's flap damping keeps out for the dwell after it is up again.
+func damping(w World, segs []segment) {
+	for f := range 2 {
+		ti := 2*w.Primary + f
+		var onsets []time.Time
+		for i := range segs {
+			if i > 0 && dropping(segs[i].dropSince[ti]) && !dropping(segs[i-1].dropSince[ti]) {
+				onsets = append(onsets, segs[i].start)
+			}
+			ps := segs[i].protSince[f]
+			if ps.IsZero() || w.FlapDwell == 0 {
+				continue
+			}
+			recent := 0
+			for _, o := range onsets {
+				if !o.After(ps) && ps.Sub(o) <= w.FlapWindow {
+					recent++
+				}
+			}
+			if recent >= 2 {
+				segs[i].dwell[f] = w.FlapDwell
+			}
+		}
+	}
+}
+
+// dropping reports whether some member is under L1's premise.
+func dropping(since []time.Time) bool {
+	return slices.ContainsFunc(since, func(t time.Time) bool { return !t.IsZero() })
 }
 
 // segmentAt returns the index of the state at t, -1 before the first.
@@ -173,7 +208,7 @@ func (c *checker) answer(i int, a Answer) {
 		c.violate("S2", i, a, "", fmt.Sprintf("%s answered %s empty (%s): every member always has a %s target", name, a.Type, a.Rcode, a.Type))
 	}
 	primary := c.w.Members[c.w.Primary].Addr[f]
-	if ps := seg.protSince[f]; c.after(ps, a.At) {
+	if ps := seg.protSince[f]; c.after(ps.Add(seg.dwell[f]), a.At) {
 		served := has(a.Values, primary)
 		switch {
 		case served:
@@ -181,7 +216,7 @@ func (c *checker) answer(i int, a Answer) {
 		case c.after(seg.heardSince[m], a.At):
 			c.violate("S1", i, a, primary, fmt.Sprintf("%s hears a majority and answered %s %v without the primary's target %s, which %s since %s",
 				name, a.Type, a.Values, primary, c.upBy(seg.state, Target{c.w.Primary, f}), c.since(ps)))
-		case c.lastServed[m][f].Sub(ps) >= c.w.Grace:
+		case c.lastServed[m][f].Sub(ps) >= c.w.Grace+seg.dwell[f]:
 			c.violate("S1", i, a, primary, fmt.Sprintf("%s stopped serving the primary's target %s (last served %s, now %s %v), which %s since %s",
 				name, primary, clock(c.lastServed[m][f]), a.Type, a.Values, c.upBy(seg.state, Target{c.w.Primary, f}), c.since(ps)))
 		}
@@ -248,7 +283,8 @@ func (c *checker) consistency(rounds map[int][]Answer) {
 	for _, r := range slices.Sorted(maps.Keys(rounds)) {
 		as := rounds[r]
 		i := c.segmentAt(as[0].At)
-		if !c.after(c.segs[i].healedSince, as[0].At) || !c.after(c.segs[i].start, as[0].At) {
+		dwell := max(c.segs[i].dwell[V4], c.segs[i].dwell[V6])
+		if !c.after(c.segs[i].healedSince.Add(dwell), as[0].At) || !c.after(c.segs[i].start.Add(dwell), as[0].At) {
 			continue
 		}
 		for _, qt := range qtypes {
@@ -298,7 +334,7 @@ func (c *checker) failovers(answers []Answer) {
 	for i := 1; i < len(c.segs); i++ {
 		for f := range 2 {
 			ti := 2*c.w.Primary + f
-			if slices.ContainsFunc(c.segs[i-1].dropSince[ti], func(t time.Time) bool { return !t.IsZero() }) {
+			if dropping(c.segs[i-1].dropSince[ti]) {
 				continue
 			}
 			onset, worst, ok := c.segs[i].start, time.Duration(0), false

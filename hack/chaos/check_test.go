@@ -218,3 +218,27 @@ func TestCheck_C1_ATargetChangeWhileHealedIsGivenTheGraceWindow(t *testing.T) {
 		t.Fatalf("violations %+v, want none: the members disagree within the grace window only", rep.Violations)
 	}
 }
+
+func TestCheck_S1_FlapDampingDelaysATargetDownTwiceByItsDwell(t *testing.T) {
+	w := testWorld()
+	s0 := NewState(3)
+	down := s0.Clone()
+	down.Down[0][V4] = true
+	changes := []Change{{At: at(0), State: s0}, {At: at(10), What: "+target g1 A", State: down}, {At: at(30), What: "-target g1 A", State: s0},
+		{At: at(60), What: "+target g1 A", State: down}, {At: at(80), What: "-target g1 A", State: s0}}
+	// g1's IPv4 target is out from 12 s to 32 s, and after its second failure from 62 s until
+	// the dwell (60 s) has passed since it came back: 140 s.
+	log := rounds(w, 0, 160, func(t time.Time, m, f int) []string {
+		s := t.Sub(t0).Seconds()
+		if f == V4 && ((s >= 12 && s < 32) || (s >= 62 && s < 140)) {
+			return []string{w.Members[1].Addr[V4], w.Members[2].Addr[V4]}
+		}
+		return []string{w.Members[0].Addr[f]}
+	})
+	w.FlapWindow, w.FlapDwell = 10*time.Minute, time.Minute
+	if rep := Check(w, changes, log); len(rep.Violations) != 0 {
+		t.Fatalf("violations %+v, want none: damping keeps the target out for the dwell", rep.Violations)
+	}
+	w.FlapDwell = 0
+	wantViolations(t, Check(w, changes, log), "S1", 3, "hears a majority and answered A")
+}

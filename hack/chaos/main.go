@@ -40,6 +40,7 @@ type options struct {
 	query    time.Duration
 	check    string
 	plan     bool
+	flap     [2]time.Duration // the decision's flap window and dwell
 }
 
 // grace is the window after a change of the ground truth in which the invariants whose premise
@@ -70,6 +71,8 @@ func parseFlags() (options, error) {
 	flag.DurationVar(&o.timing.PeerTimeout, "gslb-peer-timeout", 500*time.Millisecond, "the managers' --gslb-peer-timeout")
 	flag.DurationVar(&o.query, "query-interval", 500*time.Millisecond, "pause between two query rounds")
 	flag.StringVar(&o.check, "check", "", "check the logs of a finished run in this directory, and do nothing else")
+	flag.DurationVar(&o.flap[0], "flap-window", 10*time.Minute, "the decision's flap damping window (pkg/gslb/health Judge.FlapWindow); 0 with -flap-dwell 0: no damping")
+	flag.DurationVar(&o.flap[1], "flap-dwell", 2*time.Minute, "the decision's flap damping dwell (Judge.FlapDwell)")
 	flag.BoolVar(&o.plan, "plan", false, "print the seed's schedule and do nothing else")
 	flag.Parse()
 	if o.seed == 0 {

@@ -20,6 +20,11 @@ type World struct {
 	Members []Member      `json:"members"`
 	Primary int           `json:"primary"`
 	Grace   time.Duration `json:"grace"`
+	// FlapWindow and FlapDwell are the decision's flap damping (docs/design.md, "Health and
+	// partitions"): a target that went down twice within FlapWindow comes back only after
+	// FlapDwell of up verdicts. Zero: no damping.
+	FlapWindow time.Duration `json:"flapWindow,omitempty"`
+	FlapDwell  time.Duration `json:"flapDwell,omitempty"`
 }
 
 // Member is one member: its geo tag, its DNS server and its two targets.

@@ -41,7 +41,7 @@ type bed struct {
 
 // setup makes the users, directories, addresses and targets and starts n members.
 func setup(ctx context.Context, o options) (*bed, error) {
-	b := &bed{root: o.root, w: World{Seed: o.seed, Primary: 0, Grace: o.grace()}}
+	b := &bed{root: o.root, w: World{Seed: o.seed, Primary: 0, Grace: o.grace(), FlapWindow: o.flap[0], FlapDwell: o.flap[1]}}
 	if err := os.RemoveAll(o.root); err != nil {
 		return nil, err
 	}
