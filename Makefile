@@ -167,6 +167,21 @@ faults: ## The fault suite: dnsplane behind a fault-injecting proxy on PowerDNS;
 	go build -o $(LOCALBIN)/bench ./hack/bench
 	FAULTS=1 $(LOCALBIN)/bench
 
+# The nemesis's seed and schedule length (`make chaos SEED=7 DURATION=10m`); SEED 0 draws one
+# from the clock and prints it.
+SEED ?= 0
+DURATION ?= 10m
+
+.PHONY: chaos
+chaos: build envtest-bins ## The nemesis (root): 5 local managers, seeded cuts, kills, target failures and clock skews for DURATION (default 10m, SEED to replay); checks S1, S2, L1 and C1 (docs/reliability.md, "The nemesis").
+	go build -o $(LOCALBIN)/chaos ./hack/chaos
+	$(LOCALBIN)/chaos -seed $(SEED) -duration $(DURATION) -members 5
+
+.PHONY: chaos-short
+chaos-short: build envtest-bins ## The nemesis's short run for CI (root): 3 members, seed 66 (an isolated member killed and restarted while the primary's IPv4 target is down), 3 minutes.
+	go build -o $(LOCALBIN)/chaos ./hack/chaos
+	$(LOCALBIN)/chaos -seed 66 -duration 3m -members 3
+
 .PHONY: bench-micro
 bench-micro: ## Run the Go micro-benchmarks (go test -bench), benchstat-friendly, into hack/bench/out/micro.txt.
 	@mkdir -p hack/bench/out
