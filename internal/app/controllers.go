@@ -182,6 +182,8 @@ func (a *App) addGslb(cfg Config) error {
 		Providers:    a.Providers,
 		GeoTag:       cfg.GeoTag,
 		Peers:        cfg.Peers,
+		Witnesses:    cfg.GslbWitnesses,
+		Witness:      cfg.GslbWitness,
 		Querier:      gslb.Querier{Timeout: cfg.GslbPeerTimeout, Source: cfg.GslbSource},
 		Interval:     cfg.GslbInterval,
 		NSAddress:    cfg.GslbNSAddress,
