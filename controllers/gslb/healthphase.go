@@ -95,7 +95,7 @@ func (r *Reconciler) decideHealth(g *dnsv1.Gslb, obs *observed) (healthPlan, err
 		res, err := r.Judge.Decide(health.Input{
 			Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
 			Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
-			Candidates: w.cands, Own: own, Peers: peers, Hold: hold, Memory: hm.decide,
+			Candidates: w.cands, Own: own, Members: peers, Hold: hold, AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
 		})
 		if err != nil {
 			continue // an invalid strategy: planRecords reports it (InvalidStrategy)
@@ -118,20 +118,20 @@ func (r *Reconciler) decideHealth(g *dnsv1.Gslb, obs *observed) (healthPlan, err
 		if err != nil {
 			return healthPlan{}, fmt.Errorf("verdict record of %s: %w", h, err)
 		}
-		hp.decided[h] = decidedHost{Answer: res.Answer, VerdictTXT: txt}
+		hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
 		hp.status = append(hp.status, targetStatus(h, res, local)...)
 		r.ProbeMetrics.SetIsolated(key, h, res.Isolated)
 		if res.Isolated {
 			hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince))
 		}
-		if res.NoHealthyTargets {
+		if res.NoHealthyTargets() {
 			hp.allDown = append(hp.allDown, allDownNote(h, res))
 		}
 		if w.left > 0 {
 			hp.notes = append(hp.notes, fmt.Sprintf("%s: the %d targets after the first %d (by address) are not health-checked, readiness alone decides them",
 				h, w.left, health.MaxVerdicts))
 		}
-		notePeerErrors(g.Status.Peers, h, res.PeerErrs)
+		notePeerErrors(g.Status.Peers, h, res.MemberErrs)
 	}
 	return hp, nil
 }
