@@ -203,6 +203,9 @@ const (
 	// TargetReasonOwnProbesOnly (Up or Down): this cluster has been isolated for longer than
 	// isolationHoldSeconds; its own probe decides alone.
 	TargetReasonOwnProbesOnly = "OwnProbesOnly"
+	// TargetReasonFlapDamped (Down): the quorum says Up, but the target went Down twice
+	// within the flap window; it comes back Up once the quorum has said Up for the dwell.
+	TargetReasonFlapDamped = "FlapDamped"
 )
 
 // Event reasons of a Gslb with spec.healthCheck (besides Isolated and NoHealthyTargets, which

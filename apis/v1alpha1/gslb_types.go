@@ -117,15 +117,36 @@ type GslbHealthCheck struct {
 	// +optional
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 
-	// IsolationHoldSeconds is how long a cluster that cannot read fresh verdicts from a majority
-	// of the known clusters keeps serving the last agreed answer before it falls back to its
-	// own probes alone. 0 falls back at once.
+	// IsolationHoldSeconds is how long a cluster that hears fresh verdicts from at most half of
+	// the members (itself included) serves the last agreed answer before afterIsolationHold
+	// applies. 0 applies it at once.
 	// +optional
 	// +kubebuilder:default=300
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	IsolationHoldSeconds *int32 `json:"isolationHoldSeconds,omitempty"`
+
+	// AfterIsolationHold is what an isolated cluster (one that hears fresh verdicts from at
+	// most half of the members, itself included) does once isolationHoldSeconds have passed:
+	// Hold keeps every last agreed decision for as long as the isolation lasts (no cluster
+	// ever fails over alone); OwnProbes decides by this cluster's own probes alone (each side
+	// of a split may then answer differently).
+	// +optional
+	// +kubebuilder:validation:Enum=Hold;OwnProbes
+	// +kubebuilder:default=Hold
+	AfterIsolationHold AfterIsolationHold `json:"afterIsolationHold,omitempty"`
 }
+
+// AfterIsolationHold is spec.healthCheck.afterIsolationHold. The allowed values are listed by
+// the Enum marker on GslbHealthCheck.AfterIsolationHold.
+type AfterIsolationHold string
+
+const (
+	// AfterIsolationHoldHold keeps the last agreed decisions for as long as the isolation lasts.
+	AfterIsolationHoldHold AfterIsolationHold = "Hold"
+	// AfterIsolationHoldOwnProbes decides by the cluster's own probes alone after the hold.
+	AfterIsolationHoldOwnProbes AfterIsolationHold = "OwnProbes"
+)
 
 // HealthCheckProtocol is how a Gslb probes its targets. The allowed values are listed by the
 // Enum marker on GslbHealthCheck.Protocol.

@@ -110,19 +110,19 @@ func probed(cands map[string][]netip.Addr) ([]probe.Target, int) {
 	return ts[:health.MaxVerdicts], len(ts) - health.MaxVerdicts
 }
 
-// peerVerdicts returns the health.Peer of every peer in the list (not self) for one host from
-// this reconcile's reads and the last records in mem, and mem with the records updated. A TXT
-// answer without a record makes the peer NotVoting; a failed query or a refused record keeps
-// the last record with the error (health.Peer.Err); known limits a record to the host's
-// candidates (health.DecodeTXT). Pure.
-func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, known map[netip.Addr]bool, mem map[string]peerMemory) ([]health.Peer, map[string]peerMemory) {
-	out := make([]health.Peer, 0, len(peers))
+// peerVerdicts returns the health.Member of every peer in the list (not self) for one host
+// from this reconcile's reads and the last records in mem, and mem with the records updated. A
+// TXT answer without a record leaves the member without a record (it abstains); a failed query
+// or a refused record keeps the last record with the error (health.Member.Err); known limits a
+// record to the host's candidates (health.DecodeTXT). Pure.
+func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, known map[netip.Addr]bool, mem map[string]peerMemory) ([]health.Member, map[string]peerMemory) {
+	out := make([]health.Member, 0, len(peers))
 	for _, p := range peers {
 		if p.GeoTag == self {
 			continue
 		}
 		m := mem[p.GeoTag]
-		hp := health.Peer{GeoTag: p.GeoTag}
+		hp := health.Member{GeoTag: p.GeoTag}
 		rd, asked := reads[p.GeoTag]
 		switch {
 		case !asked:
@@ -135,20 +135,22 @@ func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, kno
 			case err != nil:
 				hp.Err = err
 			case rec == nil:
-				hp.NotVoting = true
+				hp.Err = errNoVerdictRecord
 				m.record = nil
 			default:
 				m.record = rec
 			}
 		}
-		if !hp.NotVoting {
-			hp.Record = m.record
-		}
+		hp.Record = m.record
 		mem[p.GeoTag] = m
 		out = append(out, hp)
 	}
 	return out, mem
 }
+
+// errNoVerdictRecord: a member answered without a verdict record (it runs the Gslb without
+// spec.healthCheck): it abstains.
+var errNoVerdictRecord = errors.New("answered without a verdict record (no spec.healthCheck there)")
 
 // knownSet is the set of every candidate address.
 func knownSet(cands map[string][]netip.Addr) map[netip.Addr]bool {
@@ -368,20 +370,20 @@ func targetEvents(host string, last map[netip.Addr]health.Verdict, res health.Re
 // isolationNote says, for the Ready message, that this cluster is isolated for host and in
 // which phase (res.Isolated must be true); since is when the isolation started.
 func isolationNote(host string, res health.Result, hold time.Duration, since time.Time) string {
-	geos := make([]string, 0, len(res.PeerErrs))
-	for g := range res.PeerErrs {
+	geos := make([]string, 0, len(res.MemberErrs))
+	for g := range res.MemberErrs {
 		geos = append(geos, g)
 	}
 	slices.Sort(geos)
 	var why []string
 	for _, g := range geos {
-		why = append(why, g+": "+res.PeerErrs[g].Error())
+		why = append(why, g+": "+res.MemberErrs[g].Error())
 	}
 	phase := fmt.Sprintf("serving the last agreed answer until %s (isolationHoldSeconds %d)", since.Add(hold).UTC().Format(time.RFC3339), int64(hold/time.Second))
 	if res.OwnProbesOnly {
 		phase = fmt.Sprintf("isolated for longer than isolationHoldSeconds (%d): deciding by this cluster's own probes alone", int64(hold/time.Second))
 	}
-	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Fresh, res.Known, strings.Join(why, "; "), phase)
+	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Heard, res.Known, strings.Join(why, "; "), phase)
 }
 
 // allDownNote says, for the Ready message, that every candidate of host is down.

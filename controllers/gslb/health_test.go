@@ -30,8 +30,9 @@ func TestHealthReasons_EqualTheAPIs(t *testing.T) {
 		health.ReasonQuorumDown:        dnsv1.TargetReasonQuorumDown,
 		health.ReasonHeldWhileIsolated: dnsv1.TargetReasonHeldWhileIsolated,
 		health.ReasonOwnProbesOnly:     dnsv1.TargetReasonOwnProbesOnly,
+		health.ReasonFlapDamped:        dnsv1.TargetReasonFlapDamped,
 	}
-	if len(pairs) != 5 {
+	if len(pairs) != 6 {
 		t.Fatalf("two health reasons are equal: %v", pairs)
 	}
 	for h, api := range pairs {
@@ -123,7 +124,7 @@ func TestPeerVerdicts_RecordsKeptOnErrorsAndAbsenceIsNotVoting(t *testing.T) {
 		{name: "a refused record keeps the last one", read: peerRead{Verdicts: [][]string{{"dpv1 geo=us at=1 for=0"}}},
 			mem: map[string]peerMemory{"us": {record: last}}, wantRec: last, errHas: "bad gslb verdict record"},
 		{name: "no record: not voting, the last one dropped", read: peerRead{Verdicts: nil},
-			mem: map[string]peerMemory{"us": {record: last}}, notVoting: true},
+			mem: map[string]peerMemory{"us": {record: last}}, notVoting: true, errHas: "without a verdict record"},
 		{name: "another geo tag's record is refused", read: peerRead{Verdicts: [][]string{{strings.Replace(value, "geo=us", "geo=ap", 1)}}},
 			errHas: "bad gslb verdict record"},
 	}
@@ -138,7 +139,7 @@ func TestPeerVerdicts_RecordsKeptOnErrorsAndAbsenceIsNotVoting(t *testing.T) {
 				t.Fatalf("peers %+v", got)
 			}
 			p := got[0]
-			if p.GeoTag != "us" || p.NotVoting != tt.notVoting || !sameRecord(p.Record, tt.wantRec) {
+			if p.GeoTag != "us" || (p.Record == nil) != (tt.wantRec == nil) || !sameRecord(p.Record, tt.wantRec) {
 				t.Errorf("peer %+v (record %+v), want record %+v, notVoting %t", p, p.Record, tt.wantRec, tt.notVoting)
 			}
 			if (tt.errHas == "") != (p.Err == nil) || (p.Err != nil && !strings.Contains(p.Err.Error(), tt.errHas)) {

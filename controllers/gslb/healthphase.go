@@ -123,12 +123,17 @@ func (r *Reconciler) declareProbes(g *dnsv1.Gslb, obs *observed, prev []dnsv1.Pe
 func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound, w hostWork, hp *healthPlan) error {
 	h, hm := w.host, w.mem
 	own := r.Scheduler.Verdicts(probe.HostKey{Gslb: round.key, Host: h})
-	peers, pm := peerVerdicts(r.GeoTag, obs.peers, obs.reads[h], knownSet(w.cands), hm.peers)
+	members, pm := peerVerdicts(r.GeoTag, obs.peers, obs.reads[h], knownSet(w.cands), hm.peers)
 	hm.peers = pm
+	for i := range members {
+		members[i].Witness = obs.members.isWitness(members[i].GeoTag)
+	}
+	hc := g.Spec.HealthCheck
 	res, err := r.Judge.Decide(health.Input{
 		Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
 		Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
-		Candidates: w.cands, Own: own, Peers: peers, Hold: round.hold, Memory: hm.decide,
+		Candidates: w.cands, Own: own, Members: members, ValidityCap: round.validFor, Hold: round.hold,
+		AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
 	})
 	if err != nil {
 		return nil // an invalid strategy: planRecords reports it (InvalidStrategy)
@@ -152,14 +157,14 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	if err != nil {
 		return fmt.Errorf("verdict record of %s: %w", h, err)
 	}
-	hp.decided[h] = decidedHost{Answer: res.Answer, VerdictTXT: txt}
+	hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
 	hp.status = append(hp.status, targetStatus(h, res, local)...)
 	r.ProbeMetrics.SetIsolated(round.key, h, res.Isolated)
 	hp.addLines(h, res, round.hold, w.left)
-	if hp.heard < 0 || res.Fresh < hp.heard {
-		hp.heard = res.Fresh
+	if hp.heard < 0 || res.Heard < hp.heard {
+		hp.heard = res.Heard
 	}
-	notePeerErrors(g.Status.Peers, h, res.PeerErrs)
+	notePeerErrors(g.Status.Peers, h, res.MemberErrs)
 	return nil
 }
 
@@ -168,7 +173,7 @@ func (hp *healthPlan) addLines(h string, res health.Result, hold time.Duration, 
 	if res.Isolated {
 		hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince))
 	}
-	if res.NoHealthyTargets {
+	if res.NoHealthyTargets() {
 		hp.allDown = append(hp.allDown, allDownNote(h, res))
 	}
 	if left > 0 {
