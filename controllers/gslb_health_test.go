@@ -33,7 +33,11 @@ import (
 type backend struct {
 	addr   netip.Addr
 	status atomic.Int32
+	srv    *http.Server
 }
+
+// stop closes the backend's server: its address refuses connections, as a dead cluster's.
+func (b *backend) stop() { _ = b.srv.Close() }
 
 // startBackend serves /healthz on addr:port until the test ends.
 func startBackend(t *testing.T, addr netip.Addr, port int) *backend {
@@ -51,6 +55,7 @@ func startBackend(t *testing.T, addr netip.Addr, port int) *backend {
 		}
 		w.WriteHeader(int(b.status.Load()))
 	})}
+	b.srv = srv
 	go func() { _ = srv.Serve(ln) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return b
