@@ -31,6 +31,8 @@ type fakeMember struct {
 	target netip.Addr
 	up     []netip.Addr
 	silent atomic.Bool
+	// skew shifts the time of its verdict records (a wrong clock), in nanoseconds.
+	skew atomic.Int64
 }
 
 // serve answers for host on addr (UDP and TCP) until the test ends.
@@ -49,7 +51,7 @@ func (f *fakeMember) serve(t *testing.T, addr, host string) {
 			rr, _ := dns.NewRR(name + " 5 IN A " + f.target.String())
 			m.Answer = append(m.Answer, rr)
 		case name == health.VerdictsName(host)+"." && qt == dns.TypeTXT:
-			v, err := health.Encode(health.Record{GeoTag: f.geo, IssuedAt: time.Now(), ValidFor: 3 * time.Second, Up: f.up})
+			v, err := health.Encode(health.Record{GeoTag: f.geo, IssuedAt: time.Now().Add(time.Duration(f.skew.Load())), ValidFor: 3 * time.Second, Up: f.up})
 			if err != nil {
 				t.Errorf("%s: %v", f.geo, err)
 				return
@@ -244,6 +246,20 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 				t.Fatalf("record at %s is after %s's last probe %s", rec.IssuedAt, ts.Target, ts.Local.LastProbeTime.Time)
 			}
 		}
+	})
+
+	t.Run("a member's clock 2 minutes behind is reported", func(t *testing.T) {
+		ap.skew.Store(int64(-2 * time.Minute))
+		testrun.Eventually(t, testrun.HangTimeout, "ap's clock offset in status.peers", func() error {
+			for _, p := range eu.gslbNow(t).Status.Peers {
+				if p.GeoTag == "ap" && strings.HasPrefix(p.ClockOffset, "-2m") {
+					return nil
+				}
+			}
+			return fmt.Errorf("status.peers %+v", eu.gslbNow(t).Status.Peers)
+		})
+		eu.waitEvent(t, dnsv1.ReasonClockSkew, "member ap's verdict record time is -2m")
+		ap.skew.Store(0)
 	})
 
 	t.Run("isolated, a restart keeps the last agreed answer", func(t *testing.T) {

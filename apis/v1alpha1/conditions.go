@@ -216,6 +216,10 @@ const (
 	ReasonTargetDown = "TargetDown"
 	// ReasonTargetUp (Normal): a target's decision changed back to Up.
 	ReasonTargetUp = "TargetUp"
+	// ReasonClockSkew (Warning): a member's verdict record time is off this cluster's clock by
+	// more than the skew tolerated; the message names the member and the offset
+	// (status.peers[].clockOffset).
+	ReasonClockSkew = "ClockSkew"
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a

@@ -293,6 +293,11 @@ type PeerStatus struct {
 	// +listMapKey=host
 	// +kubebuilder:validation:MaxItems=256
 	Targets []PeerHostTargets `json:"targets,omitempty"`
+	// ClockOffset, when set, is how far the member's verdict record time is off this
+	// cluster's clock, beyond the skew tolerated (e.g. "-2m0s": its clock is behind); its record
+	// still counts once its time advances (docs/design.md, "Health and partitions").
+	// +optional
+	ClockOffset string `json:"clockOffset,omitempty"`
 }
 
 // PeerRole is a peer's role in a Gslb's membership.

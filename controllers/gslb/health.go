@@ -30,6 +30,9 @@ type hostMemory struct {
 	peers map[string]peerMemory
 	// decisions are the last decision per target, for the TargetDown and TargetUp Events.
 	decisions map[netip.Addr]health.Verdict
+	// skewed are the members whose clock offset was reported (a ClockSkew Event each time
+	// one appears).
+	skewed map[string]bool
 }
 
 // peerMemory is the last successful reads from one peer for one host.
@@ -389,4 +392,26 @@ func isolationNote(host string, res health.Result, hold time.Duration, since tim
 // allDownNote says, for the Ready message, that every candidate of host is down.
 func allDownNote(host string, res health.Result) string {
 	return fmt.Sprintf("%s: all %d targets are down by the health checks; all are served, since an answer is never empty", host, len(res.Targets))
+}
+
+// clockSkewEvents sets each member's status.peers[].clockOffset from offsets
+// (health.Result.ClockOffsets) and returns a ClockSkew Warning for each member not in before,
+// and the members skewed now. Pure but for peers.
+func clockSkewEvents(peers []dnsv1.PeerStatus, host string, offsets map[string]time.Duration, before map[string]bool) ([]targetEvent, map[string]bool) {
+	now := map[string]bool{}
+	var out []targetEvent
+	for i := range peers {
+		off, ok := offsets[peers[i].GeoTag]
+		if !ok {
+			continue
+		}
+		now[peers[i].GeoTag] = true
+		peers[i].ClockOffset = off.Round(time.Second).String()
+		if !before[peers[i].GeoTag] {
+			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonClockSkew, Message: fmt.Sprintf(
+				"%s: member %s's verdict record time is %s off this cluster's clock, beyond the skew tolerated; it counts once its time advances: check NTP on both",
+				host, peers[i].GeoTag, off.Round(time.Second))})
+		}
+	}
+	return out, now
 }

@@ -165,6 +165,11 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 		hp.heard = res.Heard
 	}
 	notePeerErrors(g.Status.Peers, h, res.MemberErrs)
+	var skew []targetEvent
+	skew, hm.skewed = clockSkewEvents(g.Status.Peers, h, res.ClockOffsets, hm.skewed)
+	for _, e := range skew {
+		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
+	}
 	return nil
 }
 
