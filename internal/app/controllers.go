@@ -191,7 +191,7 @@ func (a *App) addGslb(cfg Config) error {
 		Resolver:     cfg.LBResolver,
 		Metrics:      gslbMetrics,
 		Scheduler:    scheduler,
-		Judge:        health.Judge{Clock: clk},
+		Judge:        health.Judge{Clock: clk, FlapDwell: cfg.GslbFlapDwell},
 		ProbeMetrics: probeMetrics,
 	}).SetupWithManager(mgr, decorator(cfg, ControllerGslb))
 }
