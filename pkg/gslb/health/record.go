@@ -65,19 +65,6 @@ func (r Record) Verdict(a netip.Addr) Verdict {
 	return Unknown
 }
 
-// Fresh reports whether the record may be counted at now: IssuedAt is at most skew in the
-// future, and now is at most ValidFor+skew after IssuedAt. The error says which bound failed
-// (wrapping ErrStale or ErrFromFuture).
-func (r Record) Fresh(now time.Time, skew time.Duration) error {
-	if d := r.IssuedAt.Sub(now); d > skew {
-		return fmt.Errorf("issued %s in the future, more than the %s clock skew allowed: %w", d.Round(time.Second), skew, ErrFromFuture)
-	}
-	if age := now.Sub(r.IssuedAt); age > r.ValidFor+skew {
-		return fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", age.Round(time.Second), r.ValidFor, skew, ErrStale)
-	}
-	return nil
-}
-
 var (
 	// ErrStale: a verdict record is older than its validity.
 	ErrStale = errors.New("stale verdict record")
