@@ -57,6 +57,8 @@ type mView struct {
 	Own        map[netip.Addr]Verdict
 	Members    []mMember
 	Hold       time.Duration
+	// OwnProbes selects afterIsolationHold OwnProbes (else Hold).
+	OwnProbes bool
 }
 
 // mOutcome is what the oracles read of a decision.
@@ -79,6 +81,9 @@ type mConfig struct {
 	Name      string
 	Clusters  int
 	Witnesses int
+	// OwnProbes: afterIsolationHold OwnProbes, under which S1 is not promised (an isolated
+	// member decides alone after the hold); S2, L1 and C1 still are.
+	OwnProbes bool
 }
 
 func (c mConfig) n() int { return c.Clusters + c.Witnesses }
@@ -270,7 +275,7 @@ func (w world) twinBefore(j, skip int) int {
 // carry a record issued at now (+3 minutes for stHeardSkew); restart selects the unheard
 // records' shape.
 func (w world) view(m int, now time.Time, statuses []int, restart bool, tA time.Time) mView {
-	v := mView{Self: w.c.geo(m), Candidates: w.candidates(), Own: map[netip.Addr]Verdict{}, Hold: mHold}
+	v := mView{Self: w.c.geo(m), Candidates: w.candidates(), Own: map[netip.Addr]Verdict{}, Hold: mHold, OwnProbes: w.c.OwnProbes}
 	for _, a := range []netip.Addr{mT4, mT6, mU4, mU6} {
 		if x := w.verdict(m, a); x != Unknown {
 			v.Own[a] = x
@@ -332,7 +337,7 @@ func (x *explorer) check(w world, st mState, m int, heard []int, out mOutcome) {
 				downs++
 			}
 		}
-		if 2*ups > n && out.Decision[a] != Up {
+		if 2*ups > n && out.Decision[a] != Up && !w.c.OwnProbes {
 			x.violate(st, n, "S1", fmt.Sprintf("%s: %d of %d members see it Up, decided %s", a, ups, n, out.Decision[a]))
 		}
 		served := slices.Contains(out.ServedA, a.String()) || slices.Contains(out.ServedAAAA, a.String())
@@ -460,6 +465,8 @@ var modelConfigs = []mConfig{
 	{Name: "2 clusters + 1 witness", Clusters: 2, Witnesses: 1},
 	{Name: "4 clusters", Clusters: 4},
 	{Name: "5 clusters", Clusters: 5},
+	{Name: "3 clusters, afterIsolationHold OwnProbes (S1 not promised)", Clusters: 3, OwnProbes: true},
+	{Name: "2 clusters + 1 witness, afterIsolationHold OwnProbes (S1 not promised)", Clusters: 2, Witnesses: 1, OwnProbes: true},
 }
 
 // runModel explores every configuration with judge; short limits the 4- and 5-member fleets
