@@ -220,9 +220,11 @@ func (j Judge) Decide(in Input) (Result, error) {
 		d := j.decideTarget(in, &res, heard, a, owners[a], now, &mem)
 		res.Targets = append(res.Targets, d)
 	}
-	for a, f := range in.Memory.Flaps {
-		if _, decided := mem.Flaps[a]; !decided && slices.Contains(addrs, a) {
-			mem.Flaps[a] = f
+	if res.Isolated { // no quorum, no damping: the state waits for the next one
+		for a, f := range in.Memory.Flaps {
+			if slices.Contains(addrs, a) {
+				mem.Flaps[a] = f
+			}
 		}
 	}
 	res.Memory = mem

@@ -2,8 +2,8 @@ package health
 
 import (
 	"fmt"
-	"os"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -64,13 +64,11 @@ type mView struct {
 
 // mOutcome is what the oracles read of a decision.
 type mOutcome struct {
-	Decision              map[netip.Addr]Verdict
-	ServedA, ServedAAAA   []string
-	NoneA, NoneAAAA       bool
-	Isolated              bool
-	HeardByDecide         int
-	FailedWithError       error
-	ServedSetA, ServedSet map[string]bool
+	Decision            map[netip.Addr]Verdict
+	ServedA, ServedAAAA []string
+	NoneA, NoneAAAA     bool
+	Isolated            bool
+	FailedWithError     error
 }
 
 // mJudge is the decision under check: it takes the view at now and the memory returned by the
