@@ -104,7 +104,10 @@ const (
 	numStatuses
 )
 
-var statusName = [...]string{"heard", "heard(clock+3m)", "no-record", "frozen/stale", "future"}
+var statusName = [...]string{"fresh", "fresh with its clock 3m ahead", "no record", "frozen/stale record (all Down)", "record from the future (all Down)"}
+
+// statusCost weighs a status in a state's size: the plainer the fault, the smaller.
+var statusCost = [...]int{0, 3, 1, 2, 2}
 
 // mState is one explored state, for the violation report.
 type mState struct {
@@ -121,8 +124,8 @@ type mState struct {
 func (s mState) size(n int) int {
 	k := n * 100
 	for i, st := range s.Statuses {
-		if i != s.Viewer && st != stHeard {
-			k += 2
+		if i != s.Viewer {
+			k += statusCost[st]
 		}
 	}
 	for i := range s.T4 {
@@ -151,7 +154,7 @@ func (s mState) String() string {
 				st = append(st, fmt.Sprintf("m%d %s", i, statusName[x]))
 			}
 		}
-		fmt.Fprintf(&b, "; viewer hears: %s", strings.Join(st, ", "))
+		fmt.Fprintf(&b, "; the viewer's records: %s", strings.Join(st, ", "))
 	}
 	return b.String()
 }
