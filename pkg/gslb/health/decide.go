@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -198,7 +199,7 @@ type Judge struct {
 func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
 	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{}}
-	mem := Memory{Agreed: in.Memory.Agreed, IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
+	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
 	heard, seen := j.hear(in, now, &res)
 	mem.Seen = seen
 	res.Isolated = 2*res.Heard <= res.Known
@@ -220,9 +221,11 @@ func (j Judge) Decide(in Input) (Result, error) {
 		d := j.decideTarget(in, &res, heard, a, owners[a], now, &mem)
 		res.Targets = append(res.Targets, d)
 	}
-	for a, f := range in.Memory.Flaps {
-		if _, decided := mem.Flaps[a]; !decided && slices.Contains(addrs, a) {
-			mem.Flaps[a] = f
+	if res.Isolated { // no quorum, no damping: the state waits for the next one
+		for a, f := range in.Memory.Flaps {
+			if slices.Contains(addrs, a) {
+				mem.Flaps[a] = f
+			}
 		}
 	}
 	res.Memory = mem

@@ -245,4 +245,11 @@ func TestDecide_FlappingIsDamped(t *testing.T) {
 			t.Fatalf("step %d (%s, quorum %s): %s %s, want %s %s", i, s.at, s.v, d.Decision, d.Reason, s.want, s.reason)
 		}
 	}
+	// The window passes: Up at once, and the damping state is forgotten.
+	if d := step(30*time.Minute, Up); d.Decision != Up || d.Reason != ReasonHealthy {
+		t.Fatalf("after the window: %s %s", d.Decision, d.Reason)
+	}
+	if f, kept := res.Memory.Flaps[eu4]; kept {
+		t.Fatalf("damping state kept after the window: %+v", f)
+	}
 }

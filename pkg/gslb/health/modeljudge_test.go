@@ -10,9 +10,12 @@ import (
 )
 
 // newModelJudge is the model check's mJudge over Judge.Decide (failover, primary member 0,
-// default policies).
+// afterIsolationHold as the configuration says, the other policies by default).
 func newModelJudge(now time.Time, v mView, mem any) (mOutcome, any) {
 	in := Input{Self: v.Self, Strategy: gslb.Failover, PrimaryGeoTag: "c0", Candidates: v.Candidates, Own: v.Own, Hold: v.Hold}
+	if v.OwnProbes {
+		in.AfterHold = AfterHoldOwnProbes
+	}
 	for _, m := range v.Members {
 		in.Members = append(in.Members, Member{GeoTag: m.GeoTag, Witness: m.Witness, Record: m.Record, Err: m.Err})
 	}

@@ -65,19 +65,6 @@ func (r Record) Verdict(a netip.Addr) Verdict {
 	return Unknown
 }
 
-// Fresh reports whether the record may be counted at now: IssuedAt is at most skew in the
-// future, and now is at most ValidFor+skew after IssuedAt. The error says which bound failed
-// (wrapping ErrStale or ErrFromFuture).
-func (r Record) Fresh(now time.Time, skew time.Duration) error {
-	if d := r.IssuedAt.Sub(now); d > skew {
-		return fmt.Errorf("issued %s in the future, more than the %s clock skew allowed: %w", d.Round(time.Second), skew, ErrFromFuture)
-	}
-	if age := now.Sub(r.IssuedAt); age > r.ValidFor+skew {
-		return fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", age.Round(time.Second), r.ValidFor, skew, ErrStale)
-	}
-	return nil
-}
-
 var (
 	// ErrStale: a verdict record is older than its validity.
 	ErrStale = errors.New("stale verdict record")
@@ -176,8 +163,9 @@ func JoinTXT(rrs [][]string) (string, error) {
 }
 
 // DecodeTXT decodes a peer's verdict answer: rrs is gslb.Querier.QueryTXT's result for
-// VerdictsName(host). No record (NXDOMAIN or NODATA) is (nil, nil): the peer answers without a
-// verdict record, so it does not vote (Peer.NotVoting). Otherwise the one record is JoinTXT'ed
+// VerdictsName(host). No record (NXDOMAIN or NODATA) is (nil, nil): the member answers without
+// a verdict record, so it abstains (a Member without a Record; it still counts in the
+// membership). Otherwise the one record is JoinTXT'ed
 // and Decode'd with geoTag and known. Errors wrap ErrBadRecord (JoinTXT's and Decode's).
 func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Record, error) {
 	if len(rrs) == 0 {
@@ -206,7 +194,7 @@ func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Recor
 // not serve for the host is dropped, not refused (the peer may know a cluster we cannot reach).
 //
 // Errors wrap ErrBadRecord and name the first defect. Freshness is not checked here (see
-// Record.Fresh).
+// Freshness).
 func Decode(value, geoTag string, known map[netip.Addr]bool) (Record, error) {
 	bad := func(format string, args ...any) (Record, error) {
 		return Record{}, fmt.Errorf("verdict record: "+format+": %w", append(args, ErrBadRecord)...)
