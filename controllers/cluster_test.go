@@ -78,6 +78,11 @@ type clusterOptions struct {
 	PeerPort     int
 	// GslbSource is --gslb-source-address.
 	GslbSource gslb.SourceAddrs
+	// Witnesses and Witness are --ext-gslb-witnesses and --gslb-witness.
+	Witnesses []gslb.Peer
+	Witness   bool
+	// GslbFlapDwell is app.Config's (negative: no flap damping).
+	GslbFlapDwell time.Duration
 	// SOAPollInterval is the DNSZone controller's --soa-poll-interval; default 200ms.
 	SOAPollInterval time.Duration
 	// ZoneController names the DNSZone controller (its controller_runtime_* metrics label);
@@ -159,6 +164,7 @@ func (c *cluster) startManager() {
 		SOAPollInterval: c.opts.SOAPollInterval, ZoneControllerName: c.opts.ZoneController,
 		GeoTag: c.opts.GeoTag, Peers: c.opts.Peers, GslbInterval: c.opts.GslbInterval,
 		GslbPeerTimeout: c.opts.PeerTimeout, GslbNSAddress: c.opts.NSAddress, GslbPeerPort: c.opts.PeerPort, GslbSource: c.opts.GslbSource,
+		GslbWitnesses: c.opts.Witnesses, GslbWitness: c.opts.Witness, GslbFlapDwell: c.opts.GslbFlapDwell,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
 		GeoIPDatabase: c.opts.GeoIPDatabase, LocalFaultHook: c.opts.LocalFaultHook,

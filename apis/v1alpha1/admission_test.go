@@ -440,6 +440,7 @@ func TestAdmission_RefusesBadGslbHealthChecks(t *testing.T) {
 		{"negative isolationHoldSeconds", `{port: 80, isolationHoldSeconds: -1}`, "isolationHoldSeconds in body should be greater than or equal to 0"},
 		{"isolationHoldSeconds over a day", `{port: 80, isolationHoldSeconds: 86401}`, "isolationHoldSeconds in body should be less than or equal to 86400"},
 		{"unknown protocol", `{protocol: UDP, port: 53}`, "supported values: \"HTTP\", \"HTTPS\", \"TCP\""},
+		{"unknown afterIsolationHold", `{port: 80, afterIsolationHold: Failover}`, "supported values: \"Hold\", \"OwnProbes\""},
 		{"port 0", `{port: 0}`, "port in body should be greater than or equal to 1"},
 		{"port over 65535", `{port: 65536}`, "port in body should be less than or equal to 65535"},
 		{"no port", `{protocol: HTTP}`, "spec.healthCheck.port: Required value"},
@@ -466,7 +467,7 @@ spec:
 
 // TestAdmission_GslbHealthCheckDefaults: a health check that gives only its port is
 // an HTTP probe every 10 s with a 2 s timeout, 3 failures down, 1 success up, and a 300 s
-// isolation hold; a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
+// isolation hold held for ever (afterIsolationHold Hold); a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
 func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
 	s := runtime.NewScheme()
 	if err := v1alpha1.AddToScheme(s); err != nil {
@@ -486,7 +487,8 @@ func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
 	}
 	hc := g.Spec.HealthCheck
 	if hc.Protocol != v1alpha1.HealthCheckHTTP || hc.IntervalSeconds != 10 || hc.TimeoutSeconds != 2 || hc.FailureThreshold != 3 ||
-		hc.SuccessThreshold != 1 || hc.IsolationHoldSeconds == nil || *hc.IsolationHoldSeconds != 300 || hc.Path != "" || hc.ExpectedStatus != nil {
+		hc.SuccessThreshold != 1 || hc.IsolationHoldSeconds == nil || *hc.IsolationHoldSeconds != 300 || hc.Path != "" || hc.ExpectedStatus != nil ||
+		hc.AfterIsolationHold != v1alpha1.AfterIsolationHoldHold {
 		t.Fatalf("health check defaulted to %+v", hc)
 	}
 
@@ -496,13 +498,13 @@ func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
 		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
 		HealthCheck: &v1alpha1.GslbHealthCheck{Protocol: v1alpha1.HealthCheckHTTPS, Port: 443, Path: "/healthz?full=1", Host: "app.example.com",
 			ExpectedStatus: []string{"200", "300-399"}, IntervalSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 100, SuccessThreshold: 100,
-			InsecureSkipVerify: true, IsolationHoldSeconds: &zero},
+			InsecureSkipVerify: true, IsolationHoldSeconds: &zero, AfterIsolationHold: v1alpha1.AfterIsolationHoldOwnProbes},
 	}}
 	if err := c.Create(ctx(t), g2); err != nil {
 		t.Fatalf("a health check at its bounds was refused: %v", err)
 	}
-	if h := g2.Spec.HealthCheck.IsolationHoldSeconds; h == nil || *h != 0 {
-		t.Fatalf("isolationHoldSeconds 0 became %v", h)
+	if h := g2.Spec.HealthCheck.IsolationHoldSeconds; h == nil || *h != 0 || g2.Spec.HealthCheck.AfterIsolationHold != v1alpha1.AfterIsolationHoldOwnProbes {
+		t.Fatalf("isolationHoldSeconds 0 became %v, afterIsolationHold %q", h, g2.Spec.HealthCheck.AfterIsolationHold)
 	}
 
 	tcp := object(t, `

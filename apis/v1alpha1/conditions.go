@@ -203,6 +203,9 @@ const (
 	// TargetReasonOwnProbesOnly (Up or Down): this cluster has been isolated for longer than
 	// isolationHoldSeconds; its own probe decides alone.
 	TargetReasonOwnProbesOnly = "OwnProbesOnly"
+	// TargetReasonFlapDamped (Down): the quorum says Up, but the target went Down twice
+	// within the flap window; it comes back Up once the quorum has said Up for the dwell.
+	TargetReasonFlapDamped = "FlapDamped"
 )
 
 // Event reasons of a Gslb with spec.healthCheck (besides Isolated and NoHealthyTargets, which
@@ -213,6 +216,10 @@ const (
 	ReasonTargetDown = "TargetDown"
 	// ReasonTargetUp (Normal): a target's decision changed back to Up.
 	ReasonTargetUp = "TargetUp"
+	// ReasonClockSkew (Warning): a member's verdict record time is off this cluster's clock by
+	// more than the skew tolerated; the message names the member and the offset
+	// (status.peers[].clockOffset).
+	ReasonClockSkew = "ClockSkew"
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a

@@ -117,15 +117,36 @@ type GslbHealthCheck struct {
 	// +optional
 	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
 
-	// IsolationHoldSeconds is how long a cluster that cannot read fresh verdicts from a majority
-	// of the known clusters keeps serving the last agreed answer before it falls back to its
-	// own probes alone. 0 falls back at once.
+	// IsolationHoldSeconds is how long a cluster that hears fresh verdicts from at most half of
+	// the members (itself included) serves the last agreed answer before afterIsolationHold
+	// applies. 0 applies it at once.
 	// +optional
 	// +kubebuilder:default=300
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	IsolationHoldSeconds *int32 `json:"isolationHoldSeconds,omitempty"`
+
+	// AfterIsolationHold is what an isolated cluster (one that hears fresh verdicts from at
+	// most half of the members, itself included) does once isolationHoldSeconds have passed:
+	// Hold keeps every last agreed decision for as long as the isolation lasts (no cluster
+	// ever fails over alone); OwnProbes decides by this cluster's own probes alone (each side
+	// of a split may then answer differently).
+	// +optional
+	// +kubebuilder:validation:Enum=Hold;OwnProbes
+	// +kubebuilder:default=Hold
+	AfterIsolationHold AfterIsolationHold `json:"afterIsolationHold,omitempty"`
 }
+
+// AfterIsolationHold is spec.healthCheck.afterIsolationHold. The allowed values are listed by
+// the Enum marker on GslbHealthCheck.AfterIsolationHold.
+type AfterIsolationHold string
+
+const (
+	// AfterIsolationHoldHold keeps the last agreed decisions for as long as the isolation lasts.
+	AfterIsolationHoldHold AfterIsolationHold = "Hold"
+	// AfterIsolationHoldOwnProbes decides by the cluster's own probes alone after the hold.
+	AfterIsolationHoldOwnProbes AfterIsolationHold = "OwnProbes"
+)
 
 // HealthCheckProtocol is how a Gslb probes its targets. The allowed values are listed by the
 // Enum marker on GslbHealthCheck.Protocol.
@@ -260,6 +281,46 @@ type PeerStatus struct {
 	// Error of the last query, if it failed.
 	// +optional
 	Error string `json:"error,omitempty"`
+	// Role is Member (a cluster of the fleet: --ext-gslb-clusters, or the edge NS set as last
+	// read) or Witness (--ext-gslb-witnesses: a member that probes and votes and owns no
+	// targets). Both count in the membership.
+	// +optional
+	Role PeerRole `json:"role,omitempty"`
+	// Targets are the peer's localtargets as last read, per host: its candidates while it is
+	// silent, kept across a manager restart.
+	// +optional
+	// +listType=map
+	// +listMapKey=host
+	// +kubebuilder:validation:MaxItems=256
+	Targets []PeerHostTargets `json:"targets,omitempty"`
+	// ClockOffset, when set, is how far the member's verdict record time is off this
+	// cluster's clock, beyond the skew tolerated (e.g. "-2m0s": its clock is behind); its record
+	// still counts once its time advances (docs/design.md, "Health and partitions").
+	// +optional
+	ClockOffset string `json:"clockOffset,omitempty"`
+}
+
+// PeerRole is a peer's role in a Gslb's membership.
+// +kubebuilder:validation:Enum=Member;Witness
+type PeerRole string
+
+const (
+	// PeerRoleMember: a cluster of the fleet, with targets of its own.
+	PeerRoleMember PeerRole = "Member"
+	// PeerRoleWitness: a manager run with --gslb-witness: it probes and votes, owns no target
+	// and serves no answer.
+	PeerRoleWitness PeerRole = "Witness"
+)
+
+// PeerHostTargets are one peer's targets for one host, as last read from its
+// localtargets-<host>.
+type PeerHostTargets struct {
+	// Host is the Gslb host.
+	Host string `json:"host"`
+	// Targets are the addresses, canonical.
+	// +optional
+	// +kubebuilder:validation:MaxItems=64
+	Targets []string `json:"targets,omitempty"`
 }
 
 // TargetVerdict is one cluster's view of one target's health.
@@ -329,6 +390,10 @@ type GslbTargetStatus struct {
 	Peers []PeerTargetVerdict `json:"peers,omitempty"`
 	// Decision is Up or Down: the agreed health of the target.
 	Decision TargetVerdict `json:"decision"`
+	// Agreed is the target's last decision taken while this cluster was not isolated (Up or
+	// Down): what an isolated cluster holds, restored after a manager restart.
+	// +optional
+	Agreed TargetVerdict `json:"agreed,omitempty"`
 	// Reason for the decision: Healthy, NotProbed, QuorumDown, HeldWhileIsolated,
 	// OwnProbesOnly (see the TargetReason constants in conditions.go).
 	Reason string `json:"reason"`
@@ -353,9 +418,22 @@ type GslbStatus struct {
 	// HealthyRecords per host: the targets served.
 	// +optional
 	HealthyRecords map[string][]string `json:"healthyRecords,omitempty"`
-	// Peers are the other clusters and their last exchange.
+	// Peers are the other members (clusters and witnesses) and their last exchange. With
+	// spec.edge and no --ext-gslb-clusters, the clusters are the last edge NS set read: a failed
+	// read keeps them.
 	// +optional
 	Peers []PeerStatus `json:"peers,omitempty"`
+	// Members counts the membership: this cluster, its peer clusters and the witnesses.
+	// +optional
+	Members int32 `json:"members,omitempty"`
+	// Heard counts the members whose records this cluster holds fresh (itself included; with
+	// spec.healthCheck the fewest over the hosts, else the peers that answered).
+	// +optional
+	Heard int32 `json:"heard,omitempty"`
+	// Quorum is the number of members that is more than half of Members: a target leaves the
+	// answers on that many Down verdicts, and a cluster that hears fewer is isolated.
+	// +optional
+	Quorum int32 `json:"quorum,omitempty"`
 	// Targets, with spec.healthCheck: every target of every host, with this cluster's probe,
 	// the peers' verdicts and the decision.
 	// +optional
@@ -380,6 +458,9 @@ type GslbStatus struct {
 // +kubebuilder:printcolumn:name="GeoTag",type=string,JSONPath=`.status.geoTag`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
+// +kubebuilder:printcolumn:name="Heard",type=integer,JSONPath=`.status.heard`
+// +kubebuilder:printcolumn:name="Members",type=integer,JSONPath=`.status.members`
+// +kubebuilder:printcolumn:name="Quorum",type=integer,JSONPath=`.status.quorum`,priority=1
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Gslb struct {

@@ -30,6 +30,9 @@ type hostMemory struct {
 	peers map[string]peerMemory
 	// decisions are the last decision per target, for the TargetDown and TargetUp Events.
 	decisions map[netip.Addr]health.Verdict
+	// skewed are the members whose clock offset was reported (a ClockSkew Event each time
+	// one appears).
+	skewed map[string]bool
 }
 
 // peerMemory is the last successful reads from one peer for one host.
@@ -110,19 +113,19 @@ func probed(cands map[string][]netip.Addr) ([]probe.Target, int) {
 	return ts[:health.MaxVerdicts], len(ts) - health.MaxVerdicts
 }
 
-// peerVerdicts returns the health.Peer of every peer in the list (not self) for one host from
-// this reconcile's reads and the last records in mem, and mem with the records updated. A TXT
-// answer without a record makes the peer NotVoting; a failed query or a refused record keeps
-// the last record with the error (health.Peer.Err); known limits a record to the host's
-// candidates (health.DecodeTXT). Pure.
-func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, known map[netip.Addr]bool, mem map[string]peerMemory) ([]health.Peer, map[string]peerMemory) {
-	out := make([]health.Peer, 0, len(peers))
+// peerVerdicts returns the health.Member of every peer in the list (not self) for one host
+// from this reconcile's reads and the last records in mem, and mem with the records updated. A
+// TXT answer without a record leaves the member without a record (it abstains); a failed query
+// or a refused record keeps the last record with the error (health.Member.Err); known limits a
+// record to the host's candidates (health.DecodeTXT). Pure.
+func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, known map[netip.Addr]bool, mem map[string]peerMemory) ([]health.Member, map[string]peerMemory) {
+	out := make([]health.Member, 0, len(peers))
 	for _, p := range peers {
 		if p.GeoTag == self {
 			continue
 		}
 		m := mem[p.GeoTag]
-		hp := health.Peer{GeoTag: p.GeoTag}
+		hp := health.Member{GeoTag: p.GeoTag}
 		rd, asked := reads[p.GeoTag]
 		switch {
 		case !asked:
@@ -135,20 +138,22 @@ func peerVerdicts(self string, peers []gslb.Peer, reads map[string]peerRead, kno
 			case err != nil:
 				hp.Err = err
 			case rec == nil:
-				hp.NotVoting = true
+				hp.Err = errNoVerdictRecord
 				m.record = nil
 			default:
 				m.record = rec
 			}
 		}
-		if !hp.NotVoting {
-			hp.Record = m.record
-		}
+		hp.Record = m.record
 		mem[p.GeoTag] = m
 		out = append(out, hp)
 	}
 	return out, mem
 }
+
+// errNoVerdictRecord: a member answered without a verdict record (it runs the Gslb without
+// spec.healthCheck): it abstains.
+var errNoVerdictRecord = errors.New("answered without a verdict record (no spec.healthCheck there)")
 
 // knownSet is the set of every candidate address.
 func knownSet(cands map[string][]netip.Addr) map[netip.Addr]bool {
@@ -161,22 +166,89 @@ func knownSet(cands map[string][]netip.Addr) map[netip.Addr]bool {
 	return out
 }
 
-// ownRecord is the verdict record this cluster publishes for one host at now: its own probe
-// verdicts (never the quorum's decisions, so that no cluster echoes another's vote), valid
-// for validFor. Unknown verdicts are left out.
-func ownRecord(geoTag string, own map[netip.Addr]health.Verdict, now time.Time, validFor time.Duration) health.Record {
-	r := health.Record{GeoTag: geoTag, IssuedAt: now.Truncate(time.Second), ValidFor: validFor}
-	for a, v := range own {
+// recordInput is what nextRecord needs for one host.
+type recordInput struct {
+	// GeoTag is this cluster's.
+	GeoTag string
+	// Own are this cluster's probe verdicts; Local its probe states (their last probe times).
+	Own   map[netip.Addr]health.Verdict
+	Local map[netip.Addr]health.ProbeState
+	// Published is the record in the owned DNSEndpoint, nil when none decodes.
+	Published *health.Record
+	// Known are the host's candidates: a published verdict on anything else is not carried.
+	Known map[netip.Addr]bool
+	// Now and ValidFor: this cluster's clock, and the validity it grants (health.Validity).
+	Now      time.Time
+	ValidFor time.Duration
+}
+
+// nextRecord is the verdict record this cluster publishes for one host: its own probe
+// verdicts (never the quorum's decisions, so that no cluster echoes another's vote), and, for
+// a candidate it has no verdict on yet (a restart, a leader change, a healthCheck change that
+// starts its probes over), the published record's verdict while that record is valid. Its time
+// is the oldest probe time among the verdicts it carries (the published record's time for a
+// carried one), so a reader's freshness is the probes'. It is the published record itself when
+// health.Republish does not ask for a new one, or when it would carry no verdict: an empty
+// record is written only where none was published (at Now). Pure.
+func nextRecord(in recordInput) health.Record {
+	rec := health.Record{GeoTag: in.GeoTag, ValidFor: in.ValidFor}
+	var at time.Time
+	add := func(a netip.Addr, v health.Verdict, when time.Time) {
 		switch v {
 		case health.Up:
-			r.Up = append(r.Up, a)
+			rec.Up = append(rec.Up, a)
 		case health.Down:
-			r.Down = append(r.Down, a)
+			rec.Down = append(rec.Down, a)
+		default:
+			return
+		}
+		if when.IsZero() {
+			when = in.Now
+		}
+		if at.IsZero() || when.Before(at) {
+			at = when
 		}
 	}
-	slices.SortFunc(r.Up, netip.Addr.Compare)
-	slices.SortFunc(r.Down, netip.Addr.Compare)
-	return r
+	for a, v := range in.Own {
+		add(a, v, in.Local[a].LastProbe)
+	}
+	pub := in.Published
+	if pub != nil && in.Now.Before(pub.IssuedAt.Add(pub.ValidFor)) {
+		for a := range in.Known {
+			if _, mine := in.Own[a]; !mine {
+				add(a, pub.Verdict(a), pub.IssuedAt)
+			}
+		}
+	}
+	slices.SortFunc(rec.Up, netip.Addr.Compare)
+	slices.SortFunc(rec.Down, netip.Addr.Compare)
+	switch {
+	case at.IsZero() && pub != nil:
+		return *pub
+	case at.IsZero():
+		at = in.Now
+	}
+	rec.IssuedAt = at.Truncate(time.Second)
+	if pub != nil && !health.Republish(*pub, rec, in.Now) {
+		return *pub
+	}
+	return rec
+}
+
+// seedPeers returns a host's peer memory at its first reconcile after a manager start: the
+// targets status.peers holds for each peer cluster (its last localtargets), so that a silent
+// peer keeps its targets across a restart.
+func seedPeers(st []dnsv1.PeerStatus, host string) map[string]peerMemory {
+	out := map[string]peerMemory{}
+	for _, p := range st {
+		if p.Role == dnsv1.PeerRoleWitness {
+			continue
+		}
+		if ts := statusTargets(st, p.GeoTag, host); len(ts) > 0 {
+			out[p.GeoTag] = peerMemory{targets: parseAddrs(ts), seen: true}
+		}
+	}
+	return out
 }
 
 // publishedRecords decodes the verdict records of this cluster (geoTag) in its owned
@@ -200,19 +272,23 @@ func publishedRecords(eps []dnsv1.Endpoint, geoTag string, hosts []string) map[s
 
 // agreedFromStatus seeds a fresh manager's memory of one host from the Gslb's status.targets
 // (the last decisions the previous manager wrote), so that a restart while isolated still
-// holds the last agreed answer. Only decisions that were agreed count: not those held or taken
-// alone while isolated.
+// holds the last agreed answer: each target's agreed decision, else its decision when it was
+// agreed or held (not one taken by own probes alone).
 func agreedFromStatus(st []dnsv1.GslbTargetStatus, host string) map[netip.Addr]health.Verdict {
 	out := map[netip.Addr]health.Verdict{}
 	for _, t := range st {
-		if t.Host != host || t.Reason == dnsv1.TargetReasonHeldWhileIsolated || t.Reason == dnsv1.TargetReasonOwnProbesOnly {
+		if t.Host != host {
 			continue
 		}
 		a, err := netip.ParseAddr(t.Target)
 		if err != nil {
 			continue
 		}
-		switch t.Decision {
+		v := t.Agreed
+		if v == "" && t.Reason != dnsv1.TargetReasonOwnProbesOnly {
+			v = t.Decision
+		}
+		switch v {
 		case dnsv1.VerdictUp:
 			out[a] = health.Up
 		case dnsv1.VerdictDown:
@@ -229,6 +305,9 @@ func targetStatus(host string, res health.Result, local map[netip.Addr]health.Pr
 	for _, d := range res.Targets {
 		ts := dnsv1.GslbTargetStatus{Host: host, Target: d.Target.String(), Family: family(d.Target), GeoTag: d.GeoTag,
 			Decision: dnsv1.TargetVerdict(d.Decision.String()), Reason: d.Reason, Served: d.Served}
+		if v := res.Memory.Agreed[d.Target]; v != health.Unknown {
+			ts.Agreed = dnsv1.TargetVerdict(v.String())
+		}
 		if ps, ok := local[d.Target]; ok {
 			ls := &dnsv1.LocalProbeStatus{Verdict: dnsv1.TargetVerdict(ps.Verdict.String()), LastError: ps.LastError}
 			if len(ls.LastError) > 256 {
@@ -294,23 +373,45 @@ func targetEvents(host string, last map[netip.Addr]health.Verdict, res health.Re
 // isolationNote says, for the Ready message, that this cluster is isolated for host and in
 // which phase (res.Isolated must be true); since is when the isolation started.
 func isolationNote(host string, res health.Result, hold time.Duration, since time.Time) string {
-	geos := make([]string, 0, len(res.PeerErrs))
-	for g := range res.PeerErrs {
+	geos := make([]string, 0, len(res.MemberErrs))
+	for g := range res.MemberErrs {
 		geos = append(geos, g)
 	}
 	slices.Sort(geos)
 	var why []string
 	for _, g := range geos {
-		why = append(why, g+": "+res.PeerErrs[g].Error())
+		why = append(why, g+": "+res.MemberErrs[g].Error())
 	}
 	phase := fmt.Sprintf("serving the last agreed answer until %s (isolationHoldSeconds %d)", since.Add(hold).UTC().Format(time.RFC3339), int64(hold/time.Second))
 	if res.OwnProbesOnly {
 		phase = fmt.Sprintf("isolated for longer than isolationHoldSeconds (%d): deciding by this cluster's own probes alone", int64(hold/time.Second))
 	}
-	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Fresh, res.Known, strings.Join(why, "; "), phase)
+	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Heard, res.Known, strings.Join(why, "; "), phase)
 }
 
 // allDownNote says, for the Ready message, that every candidate of host is down.
 func allDownNote(host string, res health.Result) string {
 	return fmt.Sprintf("%s: all %d targets are down by the health checks; all are served, since an answer is never empty", host, len(res.Targets))
+}
+
+// clockSkewEvents sets each member's status.peers[].clockOffset from offsets
+// (health.Result.ClockOffsets) and returns a ClockSkew Warning for each member not in before,
+// and the members skewed now. Pure but for peers.
+func clockSkewEvents(peers []dnsv1.PeerStatus, host string, offsets map[string]time.Duration, before map[string]bool) ([]targetEvent, map[string]bool) {
+	now := map[string]bool{}
+	var out []targetEvent
+	for i := range peers {
+		off, ok := offsets[peers[i].GeoTag]
+		if !ok {
+			continue
+		}
+		now[peers[i].GeoTag] = true
+		peers[i].ClockOffset = off.Round(time.Second).String()
+		if !before[peers[i].GeoTag] {
+			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonClockSkew, Message: fmt.Sprintf(
+				"%s: member %s's verdict record time is %s off this cluster's clock, beyond the skew tolerated; it counts once its time advances: check NTP on both",
+				host, peers[i].GeoTag, off.Round(time.Second))})
+		}
+	}
+	return out, now
 }

@@ -30,8 +30,9 @@ func TestHealthReasons_EqualTheAPIs(t *testing.T) {
 		health.ReasonQuorumDown:        dnsv1.TargetReasonQuorumDown,
 		health.ReasonHeldWhileIsolated: dnsv1.TargetReasonHeldWhileIsolated,
 		health.ReasonOwnProbesOnly:     dnsv1.TargetReasonOwnProbesOnly,
+		health.ReasonFlapDamped:        dnsv1.TargetReasonFlapDamped,
 	}
-	if len(pairs) != 5 {
+	if len(pairs) != 6 {
 		t.Fatalf("two health reasons are equal: %v", pairs)
 	}
 	for h, api := range pairs {
@@ -123,7 +124,7 @@ func TestPeerVerdicts_RecordsKeptOnErrorsAndAbsenceIsNotVoting(t *testing.T) {
 		{name: "a refused record keeps the last one", read: peerRead{Verdicts: [][]string{{"dpv1 geo=us at=1 for=0"}}},
 			mem: map[string]peerMemory{"us": {record: last}}, wantRec: last, errHas: "bad gslb verdict record"},
 		{name: "no record: not voting, the last one dropped", read: peerRead{Verdicts: nil},
-			mem: map[string]peerMemory{"us": {record: last}}, notVoting: true},
+			mem: map[string]peerMemory{"us": {record: last}}, notVoting: true, errHas: "without a verdict record"},
 		{name: "another geo tag's record is refused", read: peerRead{Verdicts: [][]string{{strings.Replace(value, "geo=us", "geo=ap", 1)}}},
 			errHas: "bad gslb verdict record"},
 	}
@@ -138,7 +139,7 @@ func TestPeerVerdicts_RecordsKeptOnErrorsAndAbsenceIsNotVoting(t *testing.T) {
 				t.Fatalf("peers %+v", got)
 			}
 			p := got[0]
-			if p.GeoTag != "us" || p.NotVoting != tt.notVoting || !sameRecord(p.Record, tt.wantRec) {
+			if p.GeoTag != "us" || (p.Record == nil) != (tt.wantRec == nil) || !sameRecord(p.Record, tt.wantRec) {
 				t.Errorf("peer %+v (record %+v), want record %+v, notVoting %t", p, p.Record, tt.wantRec, tt.notVoting)
 			}
 			if (tt.errHas == "") != (p.Err == nil) || (p.Err != nil && !strings.Contains(p.Err.Error(), tt.errHas)) {
@@ -162,12 +163,17 @@ func sameRecord(a, b *health.Record) bool {
 }
 
 func TestOwnRecord_OnlyOwnVerdictsRoundTripThroughTheDNSEndpoint(t *testing.T) {
-	now := time.Unix(1764784800, 700_000_000)
+	now := time.Unix(1764784805, 700_000_000)
 	own := map[netip.Addr]health.Verdict{
 		netip.MustParseAddr("192.0.2.2"): health.Down, netip.MustParseAddr("192.0.2.1"): health.Up,
 		netip.MustParseAddr("2001:db8::1"): health.Up, netip.MustParseAddr("192.0.2.9"): health.Unknown,
 	}
-	r := ownRecord("eu", own, now, 90*time.Second)
+	// The record's time is the oldest probe time among its verdicts, not now.
+	local := map[netip.Addr]health.ProbeState{
+		netip.MustParseAddr("192.0.2.2"): {LastProbe: time.Unix(1764784803, 0)}, netip.MustParseAddr("192.0.2.1"): {LastProbe: time.Unix(1764784800, 700_000_000)},
+		netip.MustParseAddr("2001:db8::1"): {LastProbe: time.Unix(1764784804, 0)},
+	}
+	r := nextRecord(recordInput{GeoTag: "eu", Own: own, Local: local, Now: now, ValidFor: 90 * time.Second})
 	want := health.Record{GeoTag: "eu", IssuedAt: time.Unix(1764784800, 0), ValidFor: 90 * time.Second,
 		Up: addrs("192.0.2.1", "2001:db8::1"), Down: addrs("192.0.2.2")}
 	if !reflect.DeepEqual(r, want) {
@@ -191,6 +197,36 @@ func TestOwnRecord_OnlyOwnVerdictsRoundTripThroughTheDNSEndpoint(t *testing.T) {
 	}
 }
 
+// TestNextRecord_NeverEmptyOverAPublishedRecord: with no verdict of its own yet (a restart, a
+// leader change, a healthCheck change), the published record stays; a verdict of its own
+// replaces its target's, the others are carried with the published time until the published
+// record's validity ends.
+func TestNextRecord_NeverEmptyOverAPublishedRecord(t *testing.T) {
+	a, b, c := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("192.0.2.3")
+	at := time.Unix(1764784800, 0)
+	pub := health.Record{GeoTag: "eu", IssuedAt: at, ValidFor: 30 * time.Second, Up: []netip.Addr{a}, Down: []netip.Addr{b}}
+	known := map[netip.Addr]bool{a: true, b: true, c: true}
+	in := recordInput{GeoTag: "eu", Published: &pub, Known: known, Now: at.Add(20 * time.Second), ValidFor: 30 * time.Second}
+	if got := nextRecord(in); !sameRecord(&got, &pub) {
+		t.Fatalf("no verdict yet: %+v, want the published record", got)
+	}
+	in.Own = map[netip.Addr]health.Verdict{a: health.Down}
+	in.Local = map[netip.Addr]health.ProbeState{a: {LastProbe: at.Add(19 * time.Second)}}
+	want := health.Record{GeoTag: "eu", IssuedAt: at, ValidFor: 30 * time.Second, Down: []netip.Addr{a, b}}
+	if got := nextRecord(in); !sameRecord(&got, &want) {
+		t.Fatalf("one verdict of its own: %+v, want %+v (b carried at the published time)", got, want)
+	}
+	in.Now = at.Add(31 * time.Second)
+	want = health.Record{GeoTag: "eu", IssuedAt: at.Add(19 * time.Second), ValidFor: 30 * time.Second, Down: []netip.Addr{a}}
+	if got := nextRecord(in); !sameRecord(&got, &want) {
+		t.Fatalf("published record expired: %+v, want %+v", got, want)
+	}
+	in = recordInput{GeoTag: "eu", Now: at, ValidFor: 30 * time.Second}
+	if got := nextRecord(in); got.IssuedAt != at || len(got.Up)+len(got.Down) != 0 {
+		t.Fatalf("nothing published, no verdict: %+v, want an empty record at now", got)
+	}
+}
+
 func TestAgreedFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 	st := []dnsv1.GslbTargetStatus{
 		{Host: "app.gslb.test", Target: "192.0.2.1", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
@@ -199,9 +235,13 @@ func TestAgreedFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 		{Host: "app.gslb.test", Target: "192.0.2.4", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHeldWhileIsolated},
 		{Host: "app.gslb.test", Target: "bad", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
 		{Host: "other.gslb.test", Target: "192.0.2.5", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
+		{Host: "app.gslb.test", Target: "192.0.2.6", Decision: dnsv1.VerdictDown, Agreed: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonOwnProbesOnly},
 	}
 	got := agreedFromStatus(st, "app.gslb.test")
-	want := map[netip.Addr]health.Verdict{netip.MustParseAddr("192.0.2.1"): health.Up, netip.MustParseAddr("192.0.2.2"): health.Down}
+	// Held decisions are the last agreed ones; own-probe decisions are not, but their agreed
+	// field is.
+	want := map[netip.Addr]health.Verdict{netip.MustParseAddr("192.0.2.1"): health.Up, netip.MustParseAddr("192.0.2.2"): health.Down,
+		netip.MustParseAddr("192.0.2.4"): health.Up, netip.MustParseAddr("192.0.2.6"): health.Up}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("agreed %v, want %v", got, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -24,6 +25,8 @@ type healthPlan struct {
 	// allDown, isolated and notes are lines of the Ready message: hosts whose every target is
 	// down, hosts for which this cluster is isolated, and other remarks.
 	allDown, isolated, notes []string
+	// heard is the fewest members heard over the hosts decided; -1 before the first.
+	heard int
 }
 
 // decidedHost is one host's health decision, for planRecords.
@@ -43,97 +46,156 @@ type hostWork struct {
 	left  int
 }
 
+// healthRound is what every host of one Gslb's health phase shares.
+type healthRound struct {
+	key       types.NamespacedName
+	hold      time.Duration
+	validFor  time.Duration
+	now       time.Time
+	published map[string]health.Record
+	states    []probe.TargetState
+}
+
 // decideHealth is the health phase of a reconcile (docs/design.md, "Health and partitions").
 // Without spec.healthCheck (or without a Scheduler) it forgets the Gslb and returns the zero
-// plan. With it, per host: the candidates (own ready targets, each peer's current or last
-// localtargets), declared to the Scheduler; the peers' verdict records; the quorum decision
-// (health.Judge.Decide) with this host's memory; the TargetDown and TargetUp Events; the
-// isolation gauge; and this cluster's verdict record, rewritten only when health.Republish says
-// so. It also writes, into g.Status.Peers, why a reachable peer's verdicts did not count.
-// Errors: a healthCheck the probes cannot use (admission refuses those), a geo tag no record
-// can carry.
-func (r *Reconciler) decideHealth(g *dnsv1.Gslb, obs *observed) (healthPlan, error) {
+// plan. With it, per host: the candidates (own ready targets, each peer cluster's current or
+// last localtargets, seeded after a restart from prev, the previous status.peers), declared to
+// the Scheduler; the members' verdict records; the quorum decision (health.Judge.Decide) with
+// this host's memory; the TargetDown and TargetUp Events; the isolation gauge; and this
+// cluster's verdict record (nextRecord). It also writes, into g.Status.Peers, why a reachable
+// peer's verdicts did not count. Errors: a healthCheck the probes cannot use (admission
+// refuses those), a geo tag no record can carry.
+func (r *Reconciler) decideHealth(g *dnsv1.Gslb, obs *observed, prev []dnsv1.PeerStatus) (healthPlan, error) {
 	key := client.ObjectKeyFromObject(g)
 	hc := g.Spec.HealthCheck
 	if hc == nil || r.Scheduler == nil {
 		r.forgetHealth(key)
 		return healthPlan{}, nil
 	}
-	now := r.Judge.Clock.Now()
-	hold := isolationHold(hc)
-	validFor := health.Validity(seconds(hc.IntervalSeconds, defaultProbeInterval), r.Interval)
-	published := publishedRecords(obs.endpoints, r.GeoTag, obs.local.hosts)
+	round := healthRound{key: key, hold: isolationHold(hc), now: r.Judge.Clock.Now(),
+		validFor:  health.Validity(seconds(hc.IntervalSeconds, defaultProbeInterval), r.Interval),
+		published: publishedRecords(obs.endpoints, r.GeoTag, obs.local.hosts)}
 
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	mem := r.hostMemories(key, obs.local.hosts)
-	var work []hostWork
-	for _, h := range obs.local.hosts {
-		check, err := probeCheck(hc, h)
-		if err != nil {
+	work, err := r.declareProbes(g, obs, prev)
+	if err != nil {
+		return healthPlan{}, err
+	}
+	round.states = r.Scheduler.States(key)
+	hp := healthPlan{decided: map[string]decidedHost{}, heard: -1}
+	for _, w := range work {
+		if err := r.decideHost(g, obs, round, w, &hp); err != nil {
 			return healthPlan{}, err
+		}
+	}
+	return hp, nil
+}
+
+// declareProbes computes each host's candidates and declares them to the Scheduler; a host's
+// memory is created at its first reconcile, its agreed decisions from status.targets and its
+// silent peers' targets from prev. r.mu is held.
+func (r *Reconciler) declareProbes(g *dnsv1.Gslb, obs *observed, prev []dnsv1.PeerStatus) ([]hostWork, error) {
+	key := client.ObjectKeyFromObject(g)
+	mem := r.hostMemories(key, obs.local.hosts)
+	work := make([]hostWork, 0, len(obs.local.hosts))
+	for _, h := range obs.local.hosts {
+		check, err := probeCheck(g.Spec.HealthCheck, h)
+		if err != nil {
+			return nil, err
 		}
 		hm := mem[h]
 		if hm == nil {
-			hm = &hostMemory{decide: health.Memory{Agreed: agreedFromStatus(g.Status.Targets, h)}}
+			hm = &hostMemory{decide: health.Memory{Agreed: agreedFromStatus(g.Status.Targets, h)}, peers: seedPeers(prev, h)}
 			mem[h] = hm
 		}
-		cands, peers := candidates(candidateInput{Self: r.GeoTag, Own: obs.local.healthy(h), Peers: obs.peers, Reads: obs.reads[h], Memory: hm.peers})
+		cands, peers := candidates(candidateInput{Self: r.GeoTag, Own: obs.local.healthy(h), Peers: obs.members.clusters, Reads: obs.reads[h], Memory: hm.peers})
 		hm.peers = peers
 		targets, left := probed(cands)
 		r.Scheduler.Set(probe.HostKey{Gslb: key, Host: h}, targets, check)
 		work = append(work, hostWork{host: h, mem: hm, cands: cands, left: left})
 	}
+	return work, nil
+}
 
-	states := r.Scheduler.States(key)
-	hp := healthPlan{decided: map[string]decidedHost{}}
-	for _, w := range work {
-		h, hm := w.host, w.mem
-		own := r.Scheduler.Verdicts(probe.HostKey{Gslb: key, Host: h})
-		peers, pm := peerVerdicts(r.GeoTag, obs.peers, obs.reads[h], knownSet(w.cands), hm.peers)
-		hm.peers = pm
-		res, err := r.Judge.Decide(health.Input{
-			Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
-			Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
-			Candidates: w.cands, Own: own, Peers: peers, Hold: hold, Memory: hm.decide,
-		})
-		if err != nil {
-			continue // an invalid strategy: planRecords reports it (InvalidStrategy)
-		}
-		hm.decide = res.Memory
-		local := localStates(states, h)
-		for _, e := range targetEvents(h, hm.decisions, res, local) {
-			r.Recorder.Event(g, e.Type, e.Reason, e.Message)
-		}
-		hm.decisions = make(map[netip.Addr]health.Verdict, len(res.Targets))
-		for _, d := range res.Targets {
-			hm.decisions[d.Target] = d.Decision
-		}
-
-		rec := ownRecord(r.GeoTag, own, now, validFor)
-		if pub, ok := published[h]; ok && !health.Republish(pub, rec, now) {
-			rec = pub
-		}
-		txt, err := health.Encode(rec)
-		if err != nil {
-			return healthPlan{}, fmt.Errorf("verdict record of %s: %w", h, err)
-		}
-		hp.decided[h] = decidedHost{Answer: res.Answer, VerdictTXT: txt}
-		hp.status = append(hp.status, targetStatus(h, res, local)...)
-		r.ProbeMetrics.SetIsolated(key, h, res.Isolated)
-		if res.Isolated {
-			hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince))
-		}
-		if res.NoHealthyTargets {
-			hp.allDown = append(hp.allDown, allDownNote(h, res))
-		}
-		if w.left > 0 {
-			hp.notes = append(hp.notes, fmt.Sprintf("%s: the %d targets after the first %d (by address) are not health-checked, readiness alone decides them",
-				h, w.left, health.MaxVerdicts))
-		}
-		notePeerErrors(g.Status.Peers, h, res.PeerErrs)
+// decideHost decides one host and adds its answer, record, status and Ready lines to hp.
+// r.mu is held.
+func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound, w hostWork, hp *healthPlan) error {
+	h, hm := w.host, w.mem
+	own := r.Scheduler.Verdicts(probe.HostKey{Gslb: round.key, Host: h})
+	members, pm := peerVerdicts(r.GeoTag, obs.peers, obs.reads[h], knownSet(w.cands), hm.peers)
+	hm.peers = pm
+	for i := range members {
+		members[i].Witness = obs.members.isWitness(members[i].GeoTag)
 	}
-	return hp, nil
+	hc := g.Spec.HealthCheck
+	res, err := r.Judge.Decide(health.Input{
+		Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
+		Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
+		Candidates: w.cands, Own: own, Members: members, ValidityCap: round.validFor, Hold: round.hold,
+		AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
+	})
+	if err != nil {
+		return nil // an invalid strategy: planRecords reports it (InvalidStrategy)
+	}
+	hm.decide = res.Memory
+	local := localStates(round.states, h)
+	for _, e := range targetEvents(h, hm.decisions, res, local) {
+		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
+	}
+	hm.decisions = make(map[netip.Addr]health.Verdict, len(res.Targets))
+	for _, d := range res.Targets {
+		hm.decisions[d.Target] = d.Decision
+	}
+	var pub *health.Record
+	if p, ok := round.published[h]; ok {
+		pub = &p
+	}
+	rec := nextRecord(recordInput{GeoTag: r.GeoTag, Own: own, Local: local, Published: pub, Known: knownSet(w.cands),
+		Now: round.now, ValidFor: round.validFor})
+	txt, err := health.Encode(rec)
+	if err != nil {
+		return fmt.Errorf("verdict record of %s: %w", h, err)
+	}
+	hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
+	hp.status = append(hp.status, targetStatus(h, res, local)...)
+	r.ProbeMetrics.SetIsolated(round.key, h, res.Isolated)
+	hp.addLines(h, res, round.hold, w.left)
+	if hp.heard < 0 || res.Heard < hp.heard {
+		hp.heard = res.Heard
+	}
+	notePeerErrors(g.Status.Peers, h, res.MemberErrs)
+	var skew []targetEvent
+	skew, hm.skewed = clockSkewEvents(g.Status.Peers, h, res.ClockOffsets, hm.skewed)
+	for _, e := range skew {
+		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
+	}
+	return nil
+}
+
+// addLines adds host's Ready lines: isolated, all down, targets beyond the record's bound.
+func (hp *healthPlan) addLines(h string, res health.Result, hold time.Duration, left int) {
+	if res.Isolated {
+		hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince))
+	}
+	if res.NoHealthyTargets() {
+		hp.allDown = append(hp.allDown, allDownNote(h, res))
+	}
+	if left > 0 {
+		hp.notes = append(hp.notes, fmt.Sprintf("%s: the %d targets after the first %d (by address) are not health-checked, readiness alone decides them",
+			h, left, health.MaxVerdicts))
+	}
+}
+
+// setMembership sets status.members, status.heard and status.quorum: members counts this
+// cluster and its peers, heard the fewest members heard over the hosts judged (hp), else this
+// cluster and the peers that answered.
+func setMembership(st *dnsv1.GslbStatus, members int, hp healthPlan) {
+	heard := hp.heard
+	if hp.decided == nil || heard < 0 {
+		heard = heardWithoutHealth(st.Peers)
+	}
+	st.Members, st.Heard, st.Quorum = int32(members), int32(heard), int32(quorum(members))
 }
 
 // hostMemories returns the Gslb's host memories, created when missing; a host no longer in

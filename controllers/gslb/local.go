@@ -46,6 +46,18 @@ func (l *local) healthy(host string) []string {
 	return l.targets
 }
 
+// witnessLocal is a witness's local view of g: spec.hosts, canonical, and no targets (it reads
+// no resource: a witness owns nothing).
+func witnessLocal(g *dnsv1.Gslb) *local {
+	l := &local{health: map[string]dnsv1.ServiceHealth{}, why: map[string]string{}}
+	for _, h := range g.Spec.Hosts {
+		if h = provider.CanonicalName(h); !slices.Contains(l.hosts, h) {
+			l.hosts = append(l.hosts, h)
+		}
+	}
+	return l
+}
+
 // readLocal reads the referenced Ingress or Service, its load-balancer addresses and its
 // backends' EndpointSlices. resolveTimeout bounds hostname resolution.
 func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb, resolveTimeout time.Duration) (*local, error) {

@@ -26,6 +26,8 @@ type planInput struct {
 	// Decided holds, for the hosts judged by spec.healthCheck, the answer that replaces
 	// gslb.Compute's and the verdict record to publish (decideHealth).
 	Decided map[string]decidedHost
+	// Witness: this manager is a witness; only the verdict records are published.
+	Witness bool
 }
 
 // planResult is the records and status planRecords computed.
@@ -74,6 +76,10 @@ func planRecords(in planInput) planResult {
 		p.ServiceHealth[string(in.Spec.ResourceRef.Kind)+"/"+in.Spec.ResourceRef.Name] = dnsv1.ServiceNotFound
 	}
 	for _, h := range loc.hosts {
+		if in.Witness {
+			planWitness(&p, h, in.Decided[h], ttl)
+			continue
+		}
 		p.ServiceHealth[h] = loc.health[h]
 		if why := loc.why[h]; why != "" {
 			p.Unhealthy = append(p.Unhealthy, why)
@@ -109,6 +115,34 @@ func planRecords(in planInput) planResult {
 		p.Served[h] = len(served)
 	}
 	return p
+}
+
+// planWitness plans one host of a witness: its verdict record alone (when decided), and the
+// targets its decision would serve, for status.healthyRecords.
+func planWitness(p *planResult, host string, d decidedHost, ttl int64) {
+	if d.VerdictTXT == "" {
+		return
+	}
+	p.Endpoints = append(p.Endpoints, dnsv1.Endpoint{DNSName: health.VerdictsName(host), RecordType: "TXT", RecordTTL: dnsv1.TTL(ttl), Targets: dnsv1.Targets{d.VerdictTXT}})
+	served := answerTargets(d.Answer)
+	if len(served) > 0 {
+		p.AnyTargets = true
+		p.HealthyRecords[host] = served
+	}
+	p.Served[host] = len(served)
+}
+
+// answerTargets returns every target of ans (plain, weighted and geo sets), sorted, unique.
+func answerTargets(ans gslb.Answer) []string {
+	out := slices.Clone(ans.Targets)
+	for _, ws := range ans.Weighted {
+		out = append(out, ws.Targets...)
+	}
+	for _, gs := range ans.Geo {
+		out = append(out, gs.Targets...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // computeStrategy is spec.strategy as gslb.Strategy, its type defaulted (strategyType).
@@ -195,6 +229,8 @@ type readyInput struct {
 	// healthPlan's lines.
 	HealthChecked            bool
 	AllDown, Isolated, Notes []string
+	// Witness: this manager is a witness (it publishes verdict records only).
+	Witness bool
 }
 
 // readyCondition decides Ready (status, reason, message), first match wins: the provider is not
@@ -203,7 +239,7 @@ type readyInput struct {
 // DelegationNotAllowed (the zone of another namespace that does not allow this one) or
 // NotCapable (a record the provider cannot hold: a geo CIDR region on Route 53), else
 // ProviderError);
-// the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
+// a witness publishes its verdict records (Published); the resource is missing (ResourceNotFound); no cluster has targets, or every target of a host
 // is down by the health checks (NoHealthyTargets); this cluster is isolated (Isolated, True); a
 // peer failed (PeerErrors); else Published. Pure.
 func readyCondition(in readyInput) (bool, string, string) {
@@ -221,6 +257,8 @@ func readyCondition(in readyInput) (bool, string, string) {
 			reason = ep.Reason
 		}
 		return false, reason, fmt.Sprintf("DNSEndpoint %s: %s: %s", in.EndpointName, ep.Reason, ep.Message)
+	case in.Witness:
+		return true, dnsv1.ReasonPublished, fmt.Sprintf("witness: the verdict records of %d hosts published (no targets of its own, no answers)", in.Hosts)
 	case in.Missing != "":
 		msg := in.Missing + ": this cluster serves no targets"
 		if in.AnyTargets {

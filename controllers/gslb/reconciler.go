@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -57,6 +58,12 @@ type Reconciler struct {
 	GeoTag string
 	// Peers are the other clusters' DNS servers (--ext-gslb-clusters).
 	Peers []gslb.Peer
+	// Witnesses are --ext-gslb-witnesses: members that vote on targets and own none.
+	Witnesses []gslb.Peer
+	// Witness is --gslb-witness: this manager is a witness. Its local view is empty (no
+	// targets of its own), it publishes its verdict records and nothing else: no
+	// localtargets, no <host> answers, no edge NS record.
+	Witness bool
 	// Querier asks peers for their local targets; its Timeout is --gslb-peer-timeout.
 	Querier gslb.Querier
 	// Interval is --gslb-interval: how often peers are re-queried, a time.Duration.
@@ -81,6 +88,8 @@ type Reconciler struct {
 
 	mu       sync.Mutex
 	lastSeen map[string]metav1.Time // peer address -> last answer
+	// discovered are, per Gslb with spec.edge, the peer clusters of the last edge NS set read.
+	discovered map[types.NamespacedName][]gslb.Peer
 	// health is what each Gslb with spec.healthCheck remembers between reconciles, by host.
 	health map[types.NamespacedName]map[string]*hostMemory
 }
@@ -158,15 +167,17 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 	if err != nil {
 		return err
 	}
+	prev := g.Status.Peers
 	g.Status.Peers = obs.peerStatus
-	hp, err := r.decideHealth(g, obs)
+	hp, err := r.decideHealth(g, obs, prev)
 	if err != nil {
 		r.ready(g, false, dnsv1.ReasonInvalidHealthCheck, "spec.healthCheck: "+err.Error())
 		return nil
 	}
 	g.Status.Targets = hp.status
+	setMembership(&g.Status, obs.members.size(), hp)
 	p := planRecords(planInput{GeoTag: r.GeoTag, Spec: g.Spec, Local: obs.local, PeerTargets: obs.peerTargets, Capable: obs.capable,
-		Decided: hp.decided})
+		Decided: hp.decided, Witness: r.Witness})
 	g.Status.ServiceHealth, g.Status.HealthyRecords = p.ServiceHealth, p.HealthyRecords
 	r.recordHealthy(g, p.Served)
 	if p.StrategyErr != nil {
@@ -185,6 +196,7 @@ func (r *Reconciler) reconcileNormal(ctx context.Context, g *dnsv1.Gslb) error {
 		EndpointReady: r.endpointCondition(ctx, g), Missing: obs.local.missing, AnyTargets: p.AnyTargets,
 		Unhealthy: p.Unhealthy, PeerErrors: peerErrors(obs.discoveryErr, g.Status.Peers), Hosts: len(obs.local.hosts),
 		AllDown: hp.allDown, Isolated: hp.isolated, Notes: hp.notes, HealthChecked: g.Spec.HealthCheck != nil && r.Scheduler != nil,
+		Witness: r.Witness,
 	})
 	r.ready(g, ok, reason, msg)
 	r.mirrorServed(ctx, g)
@@ -216,9 +228,11 @@ type observed struct {
 	peerTargets  map[string]map[string][]string
 	peerStatus   []dnsv1.PeerStatus
 	discoveryErr error
-	// peers is the peer list asked; reads every answer by host and geo tag.
-	peers []gslb.Peer
-	reads map[string]map[string]peerRead
+	// members is the membership asked; peers is members.all(); reads every answer by host
+	// and geo tag.
+	members membership
+	peers   []gslb.Peer
+	reads   map[string]map[string]peerRead
 	// endpoints are the owned DNSEndpoint's as last written (none when it does not exist).
 	endpoints []dnsv1.Endpoint
 	// capable: the Gslb zone's provider serves the strategy's weighted or geo record sets
@@ -226,26 +240,29 @@ type observed struct {
 	capable bool
 }
 
-// observe reads this cluster's targets, the peers' (--ext-gslb-clusters, else the edge NS set;
-// concurrently, each under the peer timeout) and, for a weighted Gslb, its provider's
-// capability. Errors: reading the local resources failed.
+// observe reads this cluster's targets (none for a witness), the members' (--ext-gslb-clusters,
+// else the edge NS set as last read, and --ext-gslb-witnesses; concurrently, each under the
+// peer timeout) and, for a weighted Gslb, its provider's capability. Errors: reading the local
+// resources failed.
 func (r *Reconciler) observe(ctx context.Context, g *dnsv1.Gslb) (*observed, error) {
 	resolveTimeout := r.Querier.Timeout
 	if resolveTimeout <= 0 {
 		resolveTimeout = 2 * time.Second
 	}
-	loc, err := readLocal(ctx, r.Client, r.Resolver, g, resolveTimeout)
-	if err != nil {
-		return nil, err
+	loc := witnessLocal(g)
+	if !r.Witness {
+		var err error
+		if loc, err = readLocal(ctx, r.Client, r.Resolver, g, resolveTimeout); err != nil {
+			return nil, err
+		}
 	}
 	obs := &observed{local: loc, capable: true}
-	peers := r.Peers
-	if len(peers) == 0 && g.Spec.Edge != nil {
-		peers, obs.discoveryErr = r.discoverPeers(ctx, g)
-	}
+	m, derr := r.members(ctx, g)
+	obs.discoveryErr = derr
 	checked := g.Spec.HealthCheck != nil && r.Scheduler != nil
-	obs.peers = peers
-	obs.peerTargets, obs.peerStatus, obs.reads = r.queryPeers(ctx, peers, loc.hosts, checked)
+	obs.members = m
+	obs.peers = m.all()
+	obs.peerTargets, obs.peerStatus, obs.reads = r.queryPeers(ctx, m, loc.hosts, checked, g.Status.Peers)
 	if checked {
 		var ep dnsv1.DNSEndpoint
 		if err := r.Client.Get(ctx, client.ObjectKey{Namespace: g.Namespace, Name: endpointName(g)}, &ep); err == nil {
@@ -299,100 +316,6 @@ func addressEndpoints(name string, targets []string, ttl int64, setID string, we
 	return out
 }
 
-// queryPeers asks every peer for every host's localtargets at once and, when verdicts is set
-// (spec.healthCheck), for its verdict record too; the whole takes at most the peer timeout. It
-// returns targets by host and geo tag (a peer that failed any localtargets query is silent for
-// every host, and left out), status.peers, and every answer by host and geo tag (reads).
-func (r *Reconciler) queryPeers(ctx context.Context, peers []gslb.Peer, hosts []string, verdicts bool) (map[string]map[string][]string, []dnsv1.PeerStatus, map[string]map[string]peerRead) {
-	type result struct {
-		peer    int
-		host    string
-		txt     bool
-		targets []string
-		rrs     [][]string
-		err     error
-	}
-	n := len(peers) * len(hosts)
-	if verdicts {
-		n *= 2
-	}
-	results := make(chan result, n)
-	var wg sync.WaitGroup
-	for i, p := range peers {
-		for _, h := range hosts {
-			wg.Go(func() {
-				t, err := r.Querier.Query(ctx, p.Addr, gslb.LocalTargetsName(h))
-				results <- result{peer: i, host: h, targets: t, err: err}
-			})
-			if verdicts {
-				wg.Go(func() {
-					rrs, err := r.Querier.QueryTXT(ctx, p.Addr, health.VerdictsName(h))
-					results <- result{peer: i, host: h, txt: true, rrs: rrs, err: err}
-				})
-			}
-		}
-	}
-	wg.Wait()
-	close(results)
-	out := map[string]map[string][]string{}
-	reads := map[string]map[string]peerRead{}
-	for _, h := range hosts {
-		reads[h] = map[string]peerRead{}
-	}
-	errs := make([]error, len(peers))
-	for res := range results {
-		geo := peers[res.peer].GeoTag
-		rd := reads[res.host][geo]
-		if res.txt {
-			rd.Verdicts, rd.VerdictsErr = res.rrs, res.err
-			reads[res.host][geo] = rd
-			continue
-		}
-		rd.Targets, rd.TargetsErr = res.targets, res.err
-		reads[res.host][geo] = rd
-		if res.err != nil {
-			errs[res.peer] = res.err
-			continue
-		}
-		if out[res.host] == nil {
-			out[res.host] = map[string][]string{}
-		}
-		out[res.host][geo] = res.targets
-	}
-	now := metav1.Now()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.lastSeen == nil {
-		r.lastSeen = map[string]metav1.Time{}
-	}
-	st := make([]dnsv1.PeerStatus, 0, len(peers))
-	for i, p := range peers {
-		ps := dnsv1.PeerStatus{GeoTag: p.GeoTag, Address: p.Addr}
-		if errs[i] != nil {
-			ps.Error = strings.ReplaceAll(errs[i].Error(), "\n", "; ")
-			if r.Metrics != nil {
-				r.Metrics.PeerErrors.WithLabelValues(p.GeoTag).Inc()
-			}
-			// A peer that failed for one host counts as silent for every host.
-			for _, h := range hosts {
-				delete(out[h], p.GeoTag)
-				rd := reads[h][p.GeoTag]
-				if rd.TargetsErr == nil {
-					rd.TargetsErr = errs[i]
-				}
-				reads[h][p.GeoTag] = rd
-			}
-		} else {
-			r.lastSeen[p.Addr] = now
-		}
-		if t, ok := r.lastSeen[p.Addr]; ok {
-			ps.LastSeen = &t
-		}
-		st = append(st, ps)
-	}
-	return out, st, reads
-}
-
 // discoverPeers reads the edge zone's NS set for the Gslb zone (every cluster contributes
 // ns-<geotag>.<gslb zone> with its glue, writeEdge) from the edge zone's DNS server (its Secret's
 // DNS_ADDRESS, else its first name server on port 53) and returns every cluster but this one as
@@ -428,11 +351,19 @@ func (r *Reconciler) discoverPeers(ctx context.Context, g *dnsv1.Gslb) ([]gslb.P
 
 // edgePeers asks server for the NS set of zone and returns the clusters of the referral
 // (gslb.ParseReferral), this one (geoTag) left out, at their glue (else asked for) and port,
-// sorted by geo tag. Errors: the NS query failed.
+// sorted by geo tag. Errors: the NS query failed, its rcode is not NOERROR, or the answer holds
+// no NS record of zone (an edge server that lost the zone is a failed read, not an empty
+// fleet).
 func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag string, port int) ([]gslb.Peer, error) {
 	resp, err := c.Query(ctx, server, zone, dns.TypeNS)
 	if err != nil {
 		return nil, err // the condition message quotes it as it is
+	}
+	if resp.Rcode != dns.RcodeSuccess {
+		return nil, fmt.Errorf("NS %s at %s: rcode %s", zone, server, dns.RcodeToString[resp.Rcode])
+	}
+	if !hasNS(resp, zone) {
+		return nil, fmt.Errorf("NS %s at %s: no NS record of the zone in the answer", zone, server)
 	}
 	servers := gslb.ParseReferral(resp, zone, geoTag)
 	for i := range servers {
@@ -444,6 +375,16 @@ func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag str
 		}
 	}
 	return gslb.EdgePeers(servers, port), nil
+}
+
+// hasNS reports whether resp's answer or authority section holds an NS record owned by zone.
+func hasNS(resp *dns.Msg, zone string) bool {
+	for _, rr := range append(slices.Clone(resp.Answer), resp.Ns...) {
+		if ns, ok := rr.(*dns.NS); ok && strings.EqualFold(ns.Hdr.Name, dns.Fqdn(zone)) {
+			return true
+		}
+	}
+	return false
 }
 
 // zone reads the DNSZone ref names (in ns unless it says otherwise).
@@ -490,10 +431,10 @@ func (r *Reconciler) writeEndpoint(ctx context.Context, g *dnsv1.Gslb, eps []dns
 
 // writeEdge publishes, with spec.edge, this cluster's NS ns-<geotag>.<gslb zone> and its glue at
 // the Gslb zone's apex in the edge zone, as a DNSRecord (so every cluster's NS set merges and
-// heartbeats); without spec.edge it removes that DNSRecord.
+// heartbeats); without spec.edge, or on a witness, it removes that DNSRecord.
 func (r *Reconciler) writeEdge(ctx context.Context, g *dnsv1.Gslb) error {
 	rec := &dnsv1.DNSRecord{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: edgeName(g)}}
-	if g.Spec.Edge == nil || r.NSAddress == "" {
+	if g.Spec.Edge == nil || r.NSAddress == "" || r.Witness {
 		if err := r.Client.Delete(ctx, rec); err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("delete DNSRecord %s: %w", rec.Name, err)
 		}
@@ -568,6 +509,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	r.forgetHealth(client.ObjectKeyFromObject(g))
+	r.forgetMembers(client.ObjectKeyFromObject(g))
 	if r.Metrics != nil {
 		r.Metrics.HealthyRecords.DeletePartialMatch(prometheus.Labels{"namespace": g.Namespace, "gslb": g.Name})
 	}

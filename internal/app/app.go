@@ -201,6 +201,14 @@ type Config struct {
 	GslbNSAddress   string
 	// GslbSource is --gslb-source-address: where peer queries and health probes leave from.
 	GslbSource gslb.SourceAddrs
+	// GslbWitnesses is --ext-gslb-witnesses: the witnesses every Gslb's membership counts.
+	GslbWitnesses []gslb.Peer
+	// GslbFlapDwell is the Gslb flap damping's dwell (health.Judge.FlapDwell): 0 is the
+	// default, a negative one turns damping off (tests whose targets flap on purpose).
+	GslbFlapDwell time.Duration
+	// GslbWitness is --gslb-witness: the Gslb controller runs as a witness (no targets of its
+	// own, no edge NS record, no <host> answers; its verdict records only).
+	GslbWitness bool
 	// GslbClock, when set, is the Gslb health checks' clock (probe schedule, verdict times and
 	// freshness); nil is the real clock (tests pass a fake one).
 	GslbClock clock.Clock

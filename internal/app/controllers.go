@@ -182,6 +182,8 @@ func (a *App) addGslb(cfg Config) error {
 		Providers:    a.Providers,
 		GeoTag:       cfg.GeoTag,
 		Peers:        cfg.Peers,
+		Witnesses:    cfg.GslbWitnesses,
+		Witness:      cfg.GslbWitness,
 		Querier:      gslb.Querier{Timeout: cfg.GslbPeerTimeout, Source: cfg.GslbSource},
 		Interval:     cfg.GslbInterval,
 		NSAddress:    cfg.GslbNSAddress,
@@ -189,7 +191,7 @@ func (a *App) addGslb(cfg Config) error {
 		Resolver:     cfg.LBResolver,
 		Metrics:      gslbMetrics,
 		Scheduler:    scheduler,
-		Judge:        health.Judge{Clock: clk},
+		Judge:        health.Judge{Clock: clk, FlapDwell: cfg.GslbFlapDwell},
 		ProbeMetrics: probeMetrics,
 	}).SetupWithManager(mgr, decorator(cfg, ControllerGslb))
 }

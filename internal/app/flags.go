@@ -71,6 +71,7 @@ type options struct {
 	gslbPeerPort                  int
 	gslbNSAddress                 string
 	gslbSource                    string
+	gslb                          gslbFlags
 
 	extDNS externalDNSFlags
 	// sources are --source and its filters (pkg/source), external-dns's flag names.
@@ -140,6 +141,7 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	fs.IntVar(&o.gslbPeerPort, "gslb-peer-port", 53, "DNS port of peers discovered from the edge NS set.")
 	fs.StringVar(&o.gslbNSAddress, "gslb-ns-address", "", "Glue address of this cluster's Gslb name server in the edge zone.")
 	fs.StringVar(&o.gslbSource, "gslb-source-address", "", "Source addresses of Gslb peer queries and health probes: at most one IPv4 and one IPv6, comma-separated (default: the system's choice).")
+	o.gslb.bind(fs)
 	o.extDNS.bind(fs)
 	bindSourceFlags(fs, &o.sources)
 	zopts := &zap.Options{Development: false}
@@ -353,6 +355,9 @@ func (o options) validate() error {
 	if _, err := gslb.ParsePeers(o.extGslbClusters); err != nil {
 		errs = append(errs, fmt.Errorf("--ext-gslb-clusters: %w", err))
 	}
+	if err := o.gslb.validate(o.geoTag, o.extGslbClusters); err != nil {
+		errs = append(errs, err)
+	}
 	if o.gslbNSAddress != "" {
 		if _, err := netip.ParseAddr(o.gslbNSAddress); err != nil {
 			errs = append(errs, fmt.Errorf("--gslb-ns-address: %w", err))
@@ -430,8 +435,13 @@ func (o options) config(rest *rest.Config, env environ) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("--gslb-source-address: %w", err)
 	}
+	witnesses, err := gslb.ParsePeers(o.gslb.witnesses)
+	if err != nil {
+		return Config{}, fmt.Errorf("--ext-gslb-witnesses: %w", err)
+	}
 	policy, extDNS := o.extDNS.plan()
 	return Config{
+		GslbWitnesses: witnesses, GslbWitness: o.gslb.witness, GslbClock: o.gslb.clock(),
 		Policy: policy, ExternalDNS: extDNS,
 		Rest: rest, MetricsAddr: o.metricsAddr, MetricsSecure: o.metricsSecure, ProbeAddr: o.probeAddr, PprofAddr: o.pprofAddr,
 		LeaderElect: o.leaderElect, WatchNamespaces: o.watchNamespaces,

@@ -92,6 +92,17 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{/*
+--ext-gslb-witnesses from gslb.witnesses, as gslbPeers.
+*/}}
+{{- define "dnsplane.gslbWitnesses" -}}
+{{- $ws := list }}
+{{- range .Values.gslb.witnesses }}
+{{- $ws = append $ws (printf "%s=%s" .geoTag .address) }}
+{{- end }}
+{{- join "," $ws }}
+{{- end }}
+
+{{/*
 The rules of a Role or ClusterRole in files/rbac/<name> (copied from config/rbac by make manifests).
 With namespaced, the rules on cluster-scoped resources are left out (a Role cannot grant them):
 the kube-system Namespace (the default owner ID: namespaced mode needs ownerID), Nodes (the

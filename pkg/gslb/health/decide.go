@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"time"
@@ -13,9 +14,15 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
-// DefaultMaxSkew is the clock skew between two clusters that Judge tolerates by default when it
-// judges a record's freshness.
+// DefaultMaxSkew is the clock skew between two members that Judge tolerates by default when it
+// judges a record seen for the first time (the wall-clock rule, Freshness).
 const DefaultMaxSkew = 30 * time.Second
+
+// Flap damping defaults (Judge.FlapWindow, Judge.FlapDwell).
+const (
+	DefaultFlapWindow = 10 * time.Minute
+	DefaultFlapDwell  = 2 * time.Minute
+)
 
 // Reasons of a target's decision; equal to the API's TargetReason* values (apis/v1alpha1).
 const (
@@ -24,300 +31,342 @@ const (
 	ReasonQuorumDown        = "QuorumDown"
 	ReasonHeldWhileIsolated = "HeldWhileIsolated"
 	ReasonOwnProbesOnly     = "OwnProbesOnly"
+	ReasonFlapDamped        = "FlapDamped"
 )
 
-// Peer is what this cluster read from one known peer for one host.
-type Peer struct {
-	// GeoTag of the peer.
-	GeoTag string
-	// Record is the last verdict record decoded from the peer for the host, possibly by an
-	// earlier query (its freshness bounds how long it counts); nil when none was read.
-	Record *Record
-	// Err is the latest query's error (timeout, refused, bad answer, bad record), nil when it
-	// succeeded; it is reported when Record is nil or no longer fresh.
-	Err error
-	// NotVoting: the peer's DNS server answered, but without a verdict record (NXDOMAIN or
-	// NODATA): it runs this Gslb without spec.healthCheck. It is reachable and has no say, so
-	// it counts neither for nor against a majority.
-	NotVoting bool
-}
+// AfterHold is what an isolated member does once it has been isolated for Input.Hold: the
+// API's spec.healthCheck.afterIsolationHold.
+type AfterHold string
 
-// Memory is what Decide remembers between two calls for one host; the caller keeps it (the zero
-// value is a fresh start).
-type Memory struct {
-	// Agreed is every candidate's last decision taken while this cluster was not isolated: the
-	// last agreed answer, kept while isolated.
-	Agreed map[netip.Addr]Verdict
-	// IsolatedSince is when this cluster last became isolated; zero while it is not.
-	IsolatedSince time.Time
+const (
+	// AfterHoldHold keeps every last agreed decision for as long as the isolation lasts (the
+	// default; the empty value means it too).
+	AfterHoldHold AfterHold = "Hold"
+	// AfterHoldOwnProbes decides by this member's own probes alone (ReasonOwnProbesOnly).
+	AfterHoldOwnProbes AfterHold = "OwnProbes"
+)
+
+// Member is what this member read from one other member of the fleet for one host.
+type Member struct {
+	// GeoTag names the member (a cluster's geo tag, or a witness's).
+	GeoTag string
+	// Witness: a member with no targets of its own; it counts in the membership and votes like
+	// any other member. Candidates listed under a witness's geo tag are ignored.
+	Witness bool
+	// Record is the last verdict record decoded from the member for the host, possibly read
+	// by an earlier query (Memory.Seen decides whether it is still fresh); nil when none.
+	Record *Record
+	// Err is the latest query's error, nil when it succeeded; it is reported in
+	// Result.MemberErrs when the member is not heard.
+	Err error
 }
 
 // Input is one host's decision input.
 type Input struct {
-	// Self is this cluster's geo tag.
+	// Self is this member's geo tag.
 	Self string
 	// Strategy, PrimaryGeoTag, Weights, GeoRegions and DefaultGeoTag are spec.strategy (see
-	// gslb.Strategy.Compute).
+	// gslb.Strategy.Compute); the strategy runs once per address family.
 	Strategy      string
 	PrimaryGeoTag string
 	Weights       map[string]int32
 	GeoRegions    map[string]string
 	DefaultGeoTag string
-	// Candidates are the host's targets by geo tag: this cluster's with readiness applied
-	// (a target without ready endpoints is not here: readiness is the local fast signal), and
-	// each peer's localtargets as read now, or as last read when the peer is silent.
+	// Candidates are the host's targets by geo tag: this member's with readiness applied (a
+	// target without ready endpoints is not here) and every other member's localtargets as
+	// read now, or as last read when it is silent. The geo tags listing a target own it.
 	Candidates map[string][]netip.Addr
-	// Own is this cluster's probe verdict per target; a target missing is Unknown.
+	// Own is this member's probe verdict per target; a target missing is Unknown.
 	Own map[netip.Addr]Verdict
-	// Peers are every known peer (the peer list: --ext-gslb-clusters or the edge NS set), one
-	// per geo tag; an entry for Self, and any but the first for a geo tag, are ignored.
-	Peers []Peer
-	// Hold is healthCheck.isolationHoldSeconds.
-	Hold time.Duration
-	// Memory is the previous call's Result.Memory.
+	// Members is the membership but Self: every configured or last discovered cluster and
+	// every witness, one per geo tag (an entry for Self, and any but the first for a geo tag,
+	// are ignored). n, the membership's size, is len(Members)+1.
+	Members []Member
+	// ValidityCap bounds the validity this reader grants any record: min(Record.ValidFor,
+	// ValidityCap); <= 0 means MaxValidFor.
+	ValidityCap time.Duration
+	// Hold is healthCheck.isolationHoldSeconds; AfterHold says what happens after it.
+	Hold      time.Duration
+	AfterHold AfterHold
+	// Memory is the previous call's Result.Memory (restored from status after a restart).
 	Memory Memory
 }
 
-// PeerVerdict is one fresh peer verdict on a target.
+// PeerVerdict is one heard member's verdict on a target.
 type PeerVerdict struct {
 	GeoTag  string
 	Verdict Verdict
+	// Owner: the member owns the target; its verdict is shown, never counted.
+	Owner bool
 }
 
 // TargetDecision is the decision on one target.
 type TargetDecision struct {
 	// Target is the address; its family is Target.Is4() / Is6().
 	Target netip.Addr
-	// GeoTag is the cluster whose candidate it is (Self first, then by geo tag, when several
+	// GeoTag is the member whose candidate it is (Self first, then by geo tag, when several
 	// list it).
 	GeoTag string
-	// Own is this cluster's probe verdict.
+	// Own is this member's probe verdict.
 	Own Verdict
-	// Peers are the fresh peers' verdicts on it (Up or Down), by geo tag.
+	// Peers are the heard members' verdicts on it (Up or Down), by geo tag, owners included
+	// and marked.
 	Peers []PeerVerdict
-	// Voters and Downs count the clusters with a fresh verdict on it and those that call it
-	// down (Self included when Own is not Unknown); counted even while isolated.
-	Voters, Downs int
+	// Voters counts the heard members (Self included) that do not own the target and have a
+	// verdict on it; Downs those of them that call it Down; Needed is the Downs that make it
+	// Down: more than half of the membership (Known/2+1). Counted even while isolated.
+	Voters, Downs, Needed int
 	// Decision is Up or Down.
 	Decision Verdict
 	// Reason is one of the Reason constants.
 	Reason string
-	// Served: the target is in the answer.
+	// Served: the target is in its family's answer.
 	Served bool
 }
 
 // Result is one host's decision.
 type Result struct {
-	// Answer is gslb.Compute's answer over the targets decided Up, or over every candidate
-	// when none is (NoHealthyTargets).
-	Answer gslb.Answer
-	// A and AAAA are the targets served per family (every weighted or geo set's together),
-	// sorted.
-	A, AAAA []string
+	// AnswerA is Strategy.Compute over the IPv4 candidates decided Up, or over every IPv4
+	// candidate when none is (NoHealthyTargetsA); AnswerAAAA the same for IPv6. A family with a
+	// candidate never has an empty answer.
+	AnswerA, AnswerAAAA gslb.Answer
+	// NoHealthyTargetsA, NoHealthyTargetsAAAA: the family has candidates and none is Up, so all
+	// of them are served.
+	NoHealthyTargetsA, NoHealthyTargetsAAAA bool
+	// ServedA and ServedAAAA are the targets served per family (every weighted or geo set's
+	// together), sorted.
+	ServedA, ServedAAAA []string
 	// Targets are the decisions, sorted by address.
 	Targets []TargetDecision
-	// Known counts the known clusters (Self and every voting peer); Fresh those whose verdicts
-	// this cluster could count (Self always).
-	Known, Fresh int
-	// PeerErrs holds, by geo tag, why a known peer's verdicts did not count (no record read,
-	// stale, from the future).
-	PeerErrs map[string]error
-	// Isolated: Fresh is not a majority of Known.
+	// Known is n, the membership's size (Self and every member); Heard counts Self and every
+	// member whose record is fresh.
+	Known, Heard int
+	// Isolated: Heard is at most half of Known.
 	Isolated bool
-	// OwnProbesOnly: isolated for longer than Hold; own probes decide alone.
+	// OwnProbesOnly: isolated for at least Hold with AfterHold OwnProbes; own probes decide.
 	OwnProbesOnly bool
-	// NoHealthyTargets: there are candidates and none is Up, so every candidate is served.
-	NoHealthyTargets bool
+	// MemberErrs holds, by geo tag, why a member is not heard (no record read, stale, from the
+	// future), wrapping its last query's error.
+	MemberErrs map[string]error
+	// ClockOffsets holds, by geo tag, each member whose record time is off this member's clock
+	// by more than Judge.MaxSkew (ahead), or by more than Judge.MaxSkew plus a third of the
+	// record's validity (behind: a record's time is its oldest probe's): the record's time
+	// minus this member's clock when it was first seen. A member whose time advances still
+	// counts.
+	ClockOffsets map[string]time.Duration
 	// Memory goes to the next call's Input.Memory.
 	Memory Memory
+}
+
+// Answer returns the answer the controller publishes for the host: AnswerA and AnswerAAAA
+// merged (plain targets concatenated, IPv4 first; weighted and geo sets joined by geo tag).
+func (r Result) Answer() gslb.Answer {
+	return mergeAnswers(r.AnswerA, r.AnswerAAAA)
+}
+
+// NoHealthyTargets reports whether a family has candidates and none is Up.
+func (r Result) NoHealthyTargets() bool {
+	return r.NoHealthyTargetsA || r.NoHealthyTargetsAAAA
 }
 
 // Judge takes the quorum decisions. The zero value is not usable: Clock is required.
 type Judge struct {
 	// Clock gives now (k8s.io/utils/clock; a fake one in tests).
 	Clock clock.PassiveClock
-	// MaxSkew is the clock skew between clusters tolerated in a record's freshness; <= 0
-	// means DefaultMaxSkew.
+	// MaxSkew is the clock skew tolerated when a record is seen for the first time, and the
+	// offset beyond which a member's clock is reported; <= 0 means DefaultMaxSkew.
 	MaxSkew time.Duration
+	// FlapWindow and FlapDwell damp flapping: a target whose decision went from Up to Down
+	// twice within FlapWindow comes back Up only once the quorum has said Up for FlapDwell.
+	// 0 means the defaults; a negative FlapDwell turns damping off.
+	FlapWindow, FlapDwell time.Duration
 }
 
 // Decide returns the decision on every candidate of one host (docs/design.md, "Health and
 // partitions"):
 //
-//   - a peer's verdicts count when its record is fresh (Record.Fresh under MaxSkew); the known
-//     clusters are Self and every peer that is not NotVoting;
-//   - not isolated (the fresh clusters are a strict majority of the known ones): a target is
-//     Down (QuorumDown) when a strict majority of the clusters with a fresh verdict on it call
-//     it down, Up otherwise (Healthy), or NotProbed when no cluster has a verdict; the
-//     decisions become Memory.Agreed;
-//   - isolated, for at most Hold from the start of the isolation: every target keeps its
-//     agreed decision (HeldWhileIsolated); a target without one is decided by own probes;
-//   - isolated longer than Hold: own probes alone (OwnProbesOnly; NotProbed, Up, without one);
-//   - the answer is gslb.Compute over the Up targets by geo tag; when no candidate is Up, over
-//     every candidate (never an empty answer: NoHealthyTargets).
+//   - a member is heard when its record is fresh (Freshness); Self is always heard;
+//   - isolated (Heard <= Known/2): every target keeps its last agreed decision
+//     (HeldWhileIsolated; a target never agreed is Up, NotProbed); after Hold, with AfterHold
+//     OwnProbes, own probes decide alone (OwnProbesOnly);
+//   - not isolated: a target is Down (QuorumDown) iff more than Known/2 heard members that do
+//     not own it call it Down; Up otherwise (Healthy, or NotProbed without any verdict), with
+//     flap damping (FlapDamped); the decisions become Memory.Agreed;
+//   - per family, the answer is the strategy over the family's Up targets, or over all of the
+//     family's candidates when none is Up (never empty).
 //
-// The error is gslb.Compute's (an invalid strategy).
+// The error is gslb.Strategy.Compute's (an invalid strategy).
 func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
-	skew := j.MaxSkew
-	if skew <= 0 {
-		skew = DefaultMaxSkew
-	}
-	res := Result{Known: 1, Fresh: 1, PeerErrs: map[string]error{}}
-	fresh := freshPeers(in, now, skew, &res)
-	res.Isolated = 2*res.Fresh <= res.Known
-
-	mem := Memory{Agreed: in.Memory.Agreed, IsolatedSince: in.Memory.IsolatedSince}
+	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{}}
+	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
+	heard, seen := j.hear(in, now, &res)
+	mem.Seen = seen
+	res.Isolated = 2*res.Heard <= res.Known
 	if res.Isolated {
 		if mem.IsolatedSince.IsZero() {
 			mem.IsolatedSince = now
 		}
-		res.OwnProbesOnly = now.Sub(mem.IsolatedSince) >= in.Hold
+		res.OwnProbesOnly = in.AfterHold == AfterHoldOwnProbes && now.Sub(mem.IsolatedSince) >= in.Hold
 	} else {
-		mem = Memory{Agreed: map[netip.Addr]Verdict{}}
+		mem.Agreed, mem.IsolatedSince = map[netip.Addr]Verdict{}, time.Time{}
 	}
-
-	owner := owners(in.Self, in.Candidates)
-	addrs := make([]netip.Addr, 0, len(owner))
-	for a := range owner {
+	owners := ownersOf(in)
+	addrs := make([]netip.Addr, 0, len(owners))
+	for a := range owners {
 		addrs = append(addrs, a)
 	}
 	slices.SortFunc(addrs, netip.Addr.Compare)
-
-	up := map[string][]string{}
-	all := map[string][]string{}
 	for _, a := range addrs {
-		d := decideTarget(in, &res, fresh, a, owner[a])
-		if !res.Isolated {
-			mem.Agreed[a] = d.Decision
-		}
+		d := j.decideTarget(in, &res, heard, a, owners[a], now, &mem)
 		res.Targets = append(res.Targets, d)
-		for geo, ts := range in.Candidates {
-			if slices.Contains(ts, a) {
-				all[geo] = append(all[geo], a.String())
-				if d.Decision == Up {
-					up[geo] = append(up[geo], a.String())
-				}
+	}
+	if res.Isolated { // no quorum, no damping: the state waits for the next one
+		for a, f := range in.Memory.Flaps {
+			if slices.Contains(addrs, a) {
+				mem.Flaps[a] = f
 			}
 		}
 	}
 	res.Memory = mem
-
-	healthy := up
-	if len(addrs) > 0 && len(up) == 0 {
-		res.NoHealthyTargets = true
-		healthy = all
-	}
-	ans, err := gslb.Strategy{Type: in.Strategy, PrimaryGeoTag: in.PrimaryGeoTag, Weights: in.Weights,
-		GeoRegions: in.GeoRegions, DefaultGeoTag: in.DefaultGeoTag}.Compute(healthy)
-	if err != nil {
+	if err := answer(in, &res); err != nil {
 		return Result{}, err
 	}
-	res.Answer = ans
-	markServed(&res)
 	return res, nil
 }
 
-// freshPeers counts the known clusters (this one and each voting peer, by geo tag, once) and
-// the fresh ones into res, records why each other peer is not fresh in res.PeerErrs, and
-// returns the fresh peers sorted by geo tag.
-func freshPeers(in Input, now time.Time, skew time.Duration, res *Result) []Peer {
-	var fresh []Peer
-	seen := map[string]bool{in.Self: true}
-	for _, p := range in.Peers {
-		if p.NotVoting || seen[p.GeoTag] {
-			continue // a peer without a say, this cluster, or a geo tag given twice
-		}
-		seen[p.GeoTag] = true
-		res.Known++
-		var err error
-		if p.Record == nil {
-			err = errors.New("no verdict record read")
-		} else {
-			err = p.Record.Fresh(now, skew)
-		}
-		if err != nil {
-			if p.Err != nil {
-				err = fmt.Errorf("%w (last query: %w)", err, p.Err)
-			}
-			res.PeerErrs[p.GeoTag] = err
-			continue
-		}
-		res.Fresh++
-		fresh = append(fresh, p)
-	}
-	slices.SortFunc(fresh, func(a, b Peer) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
-	return fresh
+// heardMember is a member whose record is fresh.
+type heardMember struct {
+	GeoTag string
+	Record *Record
 }
 
-// decideTarget gathers target a's votes (this cluster's own probe verdict and each fresh
-// peer's) and decides it: by quorum when this cluster is not isolated, else by the last agreed
-// decision while the hold lasts, else by its own probes alone. res gives the isolation state.
-func decideTarget(in Input, res *Result, fresh []Peer, a netip.Addr, geo string) TargetDecision {
-	d := TargetDecision{Target: a, GeoTag: geo, Own: in.Own[a]}
-	if d.Own != Unknown {
+// hear counts the membership and the heard members into res, judges every member's record
+// (Freshness), reports why a member is not heard and any clock offset, and returns the heard
+// members sorted by geo tag with the freshness memory for the next call.
+func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[string]Sighting) {
+	skew := j.MaxSkew
+	if skew <= 0 {
+		skew = DefaultMaxSkew
+	}
+	var heard []heardMember
+	seen := map[string]Sighting{}
+	dup := map[string]bool{in.Self: true}
+	for _, m := range in.Members {
+		if dup[m.GeoTag] {
+			continue // this member, or a geo tag given twice
+		}
+		dup[m.GeoTag] = true
+		res.Known++
+		var err error
+		if m.Record == nil {
+			err = errors.New("no verdict record read")
+			if s, ok := in.Memory.Seen[m.GeoTag]; ok {
+				seen[m.GeoTag] = s
+			}
+		} else {
+			prev, had := in.Memory.Seen[m.GeoTag]
+			f := Freshness(*m.Record, prev, had, now, skew, in.ValidityCap)
+			seen[m.GeoTag], err = f.Sighting, f.Err
+			// A record's time is its oldest probe's: up to one probe interval (a third of its
+			// validity) behind its writer's clock without any skew.
+			if f.Offset > skew || f.Offset < -(skew+m.Record.ValidFor/3) {
+				res.ClockOffsets[m.GeoTag] = f.Offset
+			}
+		}
+		if err != nil {
+			if m.Err != nil {
+				err = fmt.Errorf("%w (last query: %w)", err, m.Err)
+			}
+			res.MemberErrs[m.GeoTag] = err
+			continue
+		}
+		res.Heard++
+		heard = append(heard, heardMember{GeoTag: m.GeoTag, Record: m.Record})
+	}
+	slices.SortFunc(heard, func(a, b heardMember) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
+	return heard, seen
+}
+
+// decideTarget gathers target a's votes (Self's own verdict and every heard member's, the
+// owners' shown but not counted) and decides it: by quorum with damping when not isolated,
+// else by the hold or, after it, by own probes. mem receives the agreed decision and the
+// damping state.
+func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.Addr, geo string, now time.Time, mem *Memory) TargetDecision {
+	d := TargetDecision{Target: a, GeoTag: geo, Own: in.Own[a], Needed: res.Known/2 + 1}
+	owned := ownedBy(in.Candidates, a)
+	count := func(g string, v Verdict) {
+		if v == Unknown || owned[g] {
+			return
+		}
 		d.Voters++
-		if d.Own == Down {
+		if v == Down {
 			d.Downs++
 		}
 	}
-	for _, p := range fresh {
-		if v := p.Record.Verdict(a); v != Unknown {
-			d.Peers = append(d.Peers, PeerVerdict{GeoTag: p.GeoTag, Verdict: v})
-			d.Voters++
-			if v == Down {
-				d.Downs++
-			}
+	count(in.Self, d.Own)
+	for _, m := range heard {
+		if v := m.Record.Verdict(a); v != Unknown {
+			d.Peers = append(d.Peers, PeerVerdict{GeoTag: m.GeoTag, Verdict: v, Owner: owned[m.GeoTag]})
+			count(m.GeoTag, v)
 		}
 	}
+	agreed := in.Memory.Agreed[a]
 	switch {
 	case !res.Isolated:
-		d.Decision, d.Reason = quorum(d.Voters, d.Downs)
-	case !res.OwnProbesOnly && in.Memory.Agreed[a] != Unknown:
-		d.Decision, d.Reason = in.Memory.Agreed[a], ReasonHeldWhileIsolated
-	default:
+		d.Decision, d.Reason = quorum(d.Voters, d.Downs, res.Known)
+		d.Decision, d.Reason = j.damp(a, agreed, d.Decision, d.Reason, now, in.Memory.Flaps[a], mem)
+		mem.Agreed[a] = d.Decision
+	case res.OwnProbesOnly:
 		d.Decision, d.Reason = ownOnly(d.Own)
+	case agreed != Unknown:
+		d.Decision, d.Reason = agreed, ReasonHeldWhileIsolated
+	default:
+		d.Decision, d.Reason = Up, ReasonNotProbed
 	}
 	return d
 }
 
-// markServed sets Served on each of res.Targets that res.Answer serves (plain or weighted), and
-// lists them by family in res.A and res.AAAA.
-func markServed(res *Result) {
-	served := map[string]bool{}
-	for _, t := range res.Answer.Targets {
-		served[t] = true
+// damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
+// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
+// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
+// then). Damping only delays an Up, never a Down. mem.Flaps receives the new state.
+func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
+	window, dwell := j.FlapWindow, j.FlapDwell
+	if window <= 0 {
+		window = DefaultFlapWindow
 	}
-	for _, ws := range res.Answer.Weighted {
-		for _, t := range ws.Targets {
-			served[t] = true
+	if dwell == 0 {
+		dwell = DefaultFlapDwell
+	}
+	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
+	out, why := q, reason
+	upSince := time.Time{}
+	switch {
+	case q == Down && prev == Up:
+		downs = append(downs, now)
+	case q == Up && prev == Down && len(downs) >= 2 && dwell > 0:
+		upSince = f.UpSince
+		if upSince.IsZero() {
+			upSince = now
+		}
+		if now.Sub(upSince) < dwell {
+			out, why = Down, ReasonFlapDamped
 		}
 	}
-	for _, gs := range res.Answer.Geo {
-		for _, t := range gs.Targets {
-			served[t] = true
-		}
+	if len(downs) > 0 || !upSince.IsZero() {
+		mem.Flaps[a] = Flap{Downs: downs, UpSince: upSince}
 	}
-	for i := range res.Targets {
-		t := &res.Targets[i]
-		if served[t.Target.String()] {
-			t.Served = true
-			if t.Target.Is4() {
-				res.A = append(res.A, t.Target.String())
-			} else {
-				res.AAAA = append(res.AAAA, t.Target.String())
-			}
-		}
-	}
+	return out, why
 }
 
-// quorum: Down when a strict majority of the voters call the target down.
-func quorum(voters, downs int) (Verdict, string) {
+// quorum: Down when more than half of the membership (n) call the target Down.
+func quorum(voters, downs, n int) (Verdict, string) {
 	switch {
+	case 2*downs > n:
+		return Down, ReasonQuorumDown
 	case voters == 0:
 		return Up, ReasonNotProbed
-	case 2*downs > voters:
-		return Down, ReasonQuorumDown
 	}
 	return Up, ReasonHealthy
 }
@@ -329,27 +378,46 @@ func ownOnly(own Verdict) (Verdict, string) {
 	return own, ReasonOwnProbesOnly
 }
 
-// owners maps every valid candidate address to its geo tag: self's first, then the others by
-// geo tag.
-func owners(self string, cands map[string][]netip.Addr) map[netip.Addr]string {
-	geos := make([]string, 0, len(cands))
-	for g := range cands {
-		geos = append(geos, g)
+// ownedBy returns the geo tags whose candidates list a.
+func ownedBy(cands map[string][]netip.Addr, a netip.Addr) map[string]bool {
+	out := map[string]bool{}
+	for g, ts := range cands {
+		if slices.Contains(ts, a) {
+			out[g] = true
+		}
+	}
+	return out
+}
+
+// ownersOf maps every valid candidate address to its geo tag: Self's first, then the others by
+// geo tag; a witness's candidates are left out.
+func ownersOf(in Input) map[netip.Addr]string {
+	witness := map[string]bool{}
+	for _, m := range in.Members {
+		if m.Witness && m.GeoTag != in.Self {
+			witness[m.GeoTag] = true
+		}
+	}
+	geos := make([]string, 0, len(in.Candidates))
+	for g := range in.Candidates {
+		if !witness[g] {
+			geos = append(geos, g)
+		}
 	}
 	slices.SortFunc(geos, func(a, b string) int {
 		switch {
 		case a == b:
 			return 0
-		case a == self:
+		case a == in.Self:
 			return -1
-		case b == self:
+		case b == in.Self:
 			return 1
 		}
 		return cmp.Compare(a, b)
 	})
 	out := map[netip.Addr]string{}
 	for _, g := range geos {
-		for _, a := range cands[g] {
+		for _, a := range in.Candidates[g] {
 			if _, seen := out[a]; !seen && a.IsValid() {
 				out[a] = g
 			}

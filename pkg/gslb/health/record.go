@@ -65,19 +65,6 @@ func (r Record) Verdict(a netip.Addr) Verdict {
 	return Unknown
 }
 
-// Fresh reports whether the record may be counted at now: IssuedAt is at most skew in the
-// future, and now is at most ValidFor+skew after IssuedAt. The error says which bound failed
-// (wrapping ErrStale or ErrFromFuture).
-func (r Record) Fresh(now time.Time, skew time.Duration) error {
-	if d := r.IssuedAt.Sub(now); d > skew {
-		return fmt.Errorf("issued %s in the future, more than the %s clock skew allowed: %w", d.Round(time.Second), skew, ErrFromFuture)
-	}
-	if age := now.Sub(r.IssuedAt); age > r.ValidFor+skew {
-		return fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", age.Round(time.Second), r.ValidFor, skew, ErrStale)
-	}
-	return nil
-}
-
 var (
 	// ErrStale: a verdict record is older than its validity.
 	ErrStale = errors.New("stale verdict record")
@@ -176,8 +163,9 @@ func JoinTXT(rrs [][]string) (string, error) {
 }
 
 // DecodeTXT decodes a peer's verdict answer: rrs is gslb.Querier.QueryTXT's result for
-// VerdictsName(host). No record (NXDOMAIN or NODATA) is (nil, nil): the peer answers without a
-// verdict record, so it does not vote (Peer.NotVoting). Otherwise the one record is JoinTXT'ed
+// VerdictsName(host). No record (NXDOMAIN or NODATA) is (nil, nil): the member answers without
+// a verdict record, so it abstains (a Member without a Record; it still counts in the
+// membership). Otherwise the one record is JoinTXT'ed
 // and Decode'd with geoTag and known. Errors wrap ErrBadRecord (JoinTXT's and Decode's).
 func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Record, error) {
 	if len(rrs) == 0 {
@@ -206,7 +194,7 @@ func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Recor
 // not serve for the host is dropped, not refused (the peer may know a cluster we cannot reach).
 //
 // Errors wrap ErrBadRecord and name the first defect. Freshness is not checked here (see
-// Record.Fresh).
+// Freshness).
 func Decode(value, geoTag string, known map[netip.Addr]bool) (Record, error) {
 	bad := func(format string, args ...any) (Record, error) {
 		return Record{}, fmt.Errorf("verdict record: "+format+": %w", append(args, ErrBadRecord)...)
@@ -350,4 +338,66 @@ func Republish(published, next Record, now time.Time) bool {
 		return true
 	}
 	return now.Sub(published.IssuedAt) >= published.ValidFor/3
+}
+
+// Fresh is the outcome of Freshness.
+type Fresh struct {
+	// Sighting is the reader's tracking of the record after this sight (for Memory.Seen).
+	Sighting Sighting
+	// Err is nil when the record counts, else why not (wrapping ErrStale or ErrFromFuture).
+	Err error
+	// Offset is the record's time minus the reader's clock when the record's time was first
+	// seen: an estimate of the writer's clock offset (plus the exchange's delay), 0 when the
+	// record's time is in the past and never seen to advance (a stale record, not a clock).
+	Offset time.Duration
+}
+
+// Freshness judges one member's record r at now by the reader's clock, given prev, the
+// reader's tracking of that member (had: there is one). The validity is v = min(r.ValidFor,
+// validityCap) (validityCap <= 0: MaxValidFor).
+//
+//   - r's time advanced past prev.At: fresh; tracked from now (by advance).
+//   - r's time equals prev.At, reached by an advance: fresh while now - prev.FirstSeen <= v. A
+//     dead member's frozen record stops counting one validity after it stopped advancing,
+//     whatever the two clocks say.
+//   - otherwise (first sight after a (re)start, or a time that went back): the wall-clock rule
+//     at - skew <= now <= at + v + skew, and at most v after its first sight.
+//
+// A member whose clock is off by more than skew is counted once its time advances; its offset
+// is reported either way.
+func Freshness(r Record, prev Sighting, had bool, now time.Time, skew, validityCap time.Duration) Fresh {
+	v := r.ValidFor
+	if validityCap <= 0 {
+		validityCap = MaxValidFor
+	}
+	v = min(v, validityCap)
+	at := r.IssuedAt
+	switch {
+	case had && at.After(prev.At):
+		return Fresh{Sighting: Sighting{At: at, FirstSeen: now, Advanced: true}, Offset: at.Sub(now)}
+	case had && at.Equal(prev.At) && prev.Advanced:
+		f := Fresh{Sighting: prev, Offset: at.Sub(prev.FirstSeen)}
+		if age := now.Sub(prev.FirstSeen); age > v {
+			f.Err = fmt.Errorf("record time %s not advanced for %s, valid for %s: %w", at.UTC().Format(time.RFC3339), age.Round(time.Second), v, ErrStale)
+		}
+		return f
+	}
+	s := Sighting{At: at, FirstSeen: now}
+	if had && at.Equal(prev.At) {
+		s = prev
+	}
+	f := Fresh{Sighting: s}
+	if d := at.Sub(now); d > 0 {
+		f.Offset = at.Sub(s.FirstSeen)
+	}
+	switch {
+	case at.Sub(now) > skew:
+		f.Err = fmt.Errorf("issued %s in the future, more than the %s clock skew allowed (counted once its time advances): %w",
+			at.Sub(now).Round(time.Second), skew, ErrFromFuture)
+	case now.Sub(at) > v+skew:
+		f.Err = fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", now.Sub(at).Round(time.Second), v, skew, ErrStale)
+	case now.Sub(s.FirstSeen) > v:
+		f.Err = fmt.Errorf("record time %s first seen %s ago, valid for %s: %w", at.UTC().Format(time.RFC3339), now.Sub(s.FirstSeen).Round(time.Second), v, ErrStale)
+	}
+	return f
 }

@@ -242,24 +242,50 @@ func TestJoinTXT_OneRecordOnly(t *testing.T) {
 	}
 }
 
-func TestRecordFresh_SkewAndValidity(t *testing.T) {
-	r := Record{GeoTag: "eu", IssuedAt: t0, ValidFor: 90 * time.Second}
+// TestFreshness: first sight by the wall-clock rule under the skew, then by the record time's
+// advance on the reader's clock; the reader's cap bounds the validity; offsets are estimated.
+func TestFreshness(t *testing.T) {
 	skew := 30 * time.Second
+	r := Record{GeoTag: "eu", IssuedAt: t0, ValidFor: 90 * time.Second}
+	seenAt := func(at, first time.Time, adv bool) Sighting { return Sighting{At: at, FirstSeen: first, Advanced: adv} }
 	for _, tc := range []struct {
-		now  time.Time
-		want error
+		name      string
+		r         Record
+		prev      *Sighting
+		now       time.Time
+		cap       time.Duration
+		want      error
+		wantAdv   bool
+		wantFirst time.Time
+		offset    time.Duration
 	}{
-		{t0, nil},
-		{t0.Add(-30 * time.Second), nil}, // writer 30 s ahead: allowed
-		{t0.Add(-31 * time.Second), ErrFromFuture},
-		{t0.Add(120 * time.Second), nil}, // 90 s valid + 30 s skew
-		{t0.Add(121 * time.Second), ErrStale},
+		{name: "first sight, now", r: r, now: t0, wantFirst: t0},
+		{name: "first sight, writer 30 s ahead", r: r, now: t0.Add(-30 * time.Second), wantFirst: t0.Add(-30 * time.Second), offset: 30 * time.Second},
+		{name: "first sight, writer 31 s ahead", r: r, now: t0.Add(-31 * time.Second), want: ErrFromFuture, wantFirst: t0.Add(-31 * time.Second), offset: 31 * time.Second},
+		{name: "first sight, 90 s valid + 30 s skew", r: r, now: t0.Add(120 * time.Second), wantFirst: t0.Add(120 * time.Second)},
+		{name: "first sight, past validity and skew", r: r, now: t0.Add(121 * time.Second), want: ErrStale, wantFirst: t0.Add(121 * time.Second)},
+		{name: "first sight, the reader's cap", r: Record{GeoTag: "eu", IssuedAt: t0, ValidFor: time.Hour}, now: t0.Add(121 * time.Second), cap: 90 * time.Second, want: ErrStale, wantFirst: t0.Add(121 * time.Second)},
+		{name: "same time, not advanced, seen 91 s ago", r: r, prev: ptr(seenAt(t0, t0.Add(-20*time.Second), false)), now: t0.Add(71 * time.Second), want: ErrStale, wantFirst: t0.Add(-20 * time.Second)},
+		{name: "advanced, 10 minutes ahead", r: Record{GeoTag: "eu", IssuedAt: t0.Add(10 * time.Minute), ValidFor: 90 * time.Second}, prev: ptr(seenAt(t0.Add(9*time.Minute), t0.Add(-time.Minute), true)), now: t0, wantAdv: true, wantFirst: t0, offset: 10 * time.Minute},
+		{name: "frozen since its advance, within validity", r: r, prev: ptr(seenAt(t0, t0.Add(-time.Hour), true)), now: t0.Add(-time.Hour + 90*time.Second), wantAdv: true, wantFirst: t0.Add(-time.Hour), offset: time.Hour},
+		{name: "frozen since its advance, past validity", r: r, prev: ptr(seenAt(t0, t0.Add(-time.Hour), true)), now: t0.Add(-time.Hour + 91*time.Second), want: ErrStale, wantAdv: true, wantFirst: t0.Add(-time.Hour), offset: time.Hour},
+		{name: "time went back: first sight again", r: r, prev: ptr(seenAt(t0.Add(time.Minute), t0, true)), now: t0.Add(10 * time.Second), wantFirst: t0.Add(10 * time.Second)},
 	} {
-		if err := r.Fresh(tc.now, skew); !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
-			t.Errorf("Fresh at %s: %v, want %v", tc.now.Sub(t0), err, tc.want)
+		var prev Sighting
+		if tc.prev != nil {
+			prev = *tc.prev
+		}
+		f := Freshness(tc.r, prev, tc.prev != nil, tc.now, skew, tc.cap)
+		if !errors.Is(f.Err, tc.want) || (tc.want == nil) != (f.Err == nil) {
+			t.Errorf("%s: %v, want %v", tc.name, f.Err, tc.want)
+		}
+		if f.Sighting.Advanced != tc.wantAdv || !f.Sighting.FirstSeen.Equal(tc.wantFirst) || !f.Sighting.At.Equal(tc.r.IssuedAt) || f.Offset != tc.offset {
+			t.Errorf("%s: sighting %+v offset %s; want advanced %v first seen %s offset %s", tc.name, f.Sighting, f.Offset, tc.wantAdv, tc.wantFirst, tc.offset)
 		}
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 // FuzzDecode: Decode never panics, whatever a peer sends, and every record it accepts has
 // exactly one encoding: Encode gives back the input byte for byte.

@@ -1,6 +1,9 @@
 package health
 
-import "time"
+import (
+	"net/netip"
+	"time"
+)
 
 // Verdict is one vantage point's (or the quorum's) view of one target.
 type Verdict int8
@@ -92,4 +95,40 @@ func (s ProbeState) Observe(o Outcome, th Thresholds) ProbeState {
 		s.Verdict = Down
 	}
 	return s
+}
+
+// Memory is what Decide remembers between two calls for one host; the caller keeps it and
+// persists it (the zero value is a fresh start).
+type Memory struct {
+	// Agreed is every candidate's last decision taken while this member was not isolated:
+	// the last agreed answer, kept while isolated.
+	Agreed map[netip.Addr]Verdict
+	// IsolatedSince is when this member last became isolated; zero while it is not.
+	IsolatedSince time.Time
+	// Seen is, by member geo tag, the freshness tracking of its record (Freshness).
+	Seen map[string]Sighting
+	// Flaps is the damping state of every target that went Down recently (Judge.FlapWindow).
+	Flaps map[netip.Addr]Flap
+}
+
+// Sighting is what a reader remembers of one member's record: the record's time and when, by
+// the reader's own clock, it first saw that time.
+type Sighting struct {
+	// At is the record's IssuedAt last seen.
+	At time.Time
+	// FirstSeen is the reader's clock when it first saw At.
+	FirstSeen time.Time
+	// Advanced: At replaced an earlier, smaller At this reader had seen (so its freshness is
+	// judged by the reader's clock alone, not the wall-clock rule).
+	Advanced bool
+}
+
+// Flap is one target's damping state.
+type Flap struct {
+	// Downs are the times (reader's clock) its agreed decision went from Up to Down, within
+	// Judge.FlapWindow.
+	Downs []time.Time
+	// UpSince is when the quorum started saying Up again while the target is damped; zero
+	// when it is not.
+	UpSince time.Time
 }
