@@ -28,7 +28,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -42,6 +41,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 	"github.com/dnsplane/dnsplane/pkg/promreg"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // Reconciler reconciles Gslbs.
@@ -309,7 +309,7 @@ func addressEndpoints(name string, targets []string, ttl int64, setID string, we
 		if weight != nil {
 			// external-dns' name for a set's weight; the record controllers carry it as the
 			// record set's weight for every provider with weighted routing.
-			e.ProviderSpecific = dnsv1.ProviderSpecific{{Name: "aws/weight", Value: strconv.FormatInt(*weight, 10)}}
+			e.ProviderSpecific = dnsv1.ProviderSpecific{{Name: provider.KeyWeight, Value: strconv.FormatInt(*weight, 10)}}
 		}
 		out = append(out, e)
 	}
@@ -527,7 +527,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		rec = decorate(r)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
-		For(&dnsv1.Gslb{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicates.DeletionStarted{}))).
+		For(&dnsv1.Gslb{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Owns(&dnsv1.DNSEndpoint{}).
 		Watches(&networkingv1.Ingress{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindIngress)))).
 		Watches(&corev1.Service{}, handler.EnqueueRequestsFromMapFunc(r.gslbsOf(string(dnsv1.ResourceKindService)))).

@@ -45,7 +45,7 @@ func answer(in Input, res *Result) error {
 		if none {
 			up = all
 		}
-		ans, err := computeNonEmpty(st, up)
+		ans, err := st.Compute(up) // never empty for a family with a target (gslb.Strategy.Compute)
 		if err != nil {
 			return err
 		}
@@ -57,42 +57,6 @@ func answer(in Input, res *Result) error {
 	}
 	markServed(res)
 	return nil
-}
-
-// computeNonEmpty is st.Compute(targets), made never empty when targets has a target: a
-// weighted answer with no set (every geo tag with targets has weight 0 or none) serves every
-// geo tag with targets at weight 1.
-func computeNonEmpty(st gslb.Strategy, targets map[string][]string) (gslb.Answer, error) {
-	ans, err := st.Compute(targets)
-	if err != nil || !emptyAnswer(ans) || st.Type != gslb.Weighted {
-		return ans, err
-	}
-	even := map[string]int32{}
-	for geo, ts := range targets {
-		if len(ts) > 0 {
-			even[geo] = 1
-		}
-	}
-	st.Weights = even
-	return st.Compute(targets)
-}
-
-// emptyAnswer reports whether ans serves no target.
-func emptyAnswer(ans gslb.Answer) bool {
-	if len(ans.Targets) > 0 {
-		return false
-	}
-	for _, w := range ans.Weighted {
-		if len(w.Targets) > 0 {
-			return false
-		}
-	}
-	for _, g := range ans.Geo {
-		if len(g.Targets) > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // servedSet returns every target ans serves (plain, weighted or geo).
