@@ -18,6 +18,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/internal/testing/faultproxy"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	dnsprovider "github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -204,7 +205,7 @@ func directProvider(t *testing.T, ns, name string) dnsprovider.Provider {
 func countZones(zones []dnsprovider.Zone, name string) int {
 	n := 0
 	for _, z := range zones {
-		if dnsprovider.CanonicalName(z.Name) == dnsprovider.CanonicalName(name) {
+		if dnswire.Dotless(z.Name) == dnswire.Dotless(name) {
 			n++
 		}
 	}

@@ -30,8 +30,8 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/plan"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/warmup"
@@ -370,7 +370,7 @@ func (r *Reconciler) endpointsOfZone(ctx context.Context, o client.Object) []rec
 // event that comes once per zone change (predicates.ZoneUsabilityChanged); the scan costs one
 // suffix comparison per endpoint.
 func (r *Reconciler) endpointsUnder(ctx context.Context, namespace, zone string, skip []reconcile.Request) []reconcile.Request {
-	zone = provider.CanonicalName(zone)
+	zone = dnswire.Dotless(zone)
 	if zone == "" {
 		return nil
 	}
@@ -390,7 +390,7 @@ func (r *Reconciler) endpointsUnder(ctx context.Context, namespace, zone string,
 		if _, ok := skipped[req]; ok {
 			continue
 		}
-		if slices.ContainsFunc(ep.Spec.Endpoints, func(e dnsv1.Endpoint) bool { return provider.IsSubdomain(e.DNSName, zone) }) {
+		if slices.ContainsFunc(ep.Spec.Endpoints, func(e dnsv1.Endpoint) bool { return dnswire.IsSubdomain(e.DNSName, zone) }) {
 			out = append(out, req)
 		}
 	}

@@ -29,9 +29,9 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/heartbeat"
 	"github.com/dnsplane/dnsplane/pkg/plan"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
@@ -181,7 +181,7 @@ func rootPlan(plans []publish.ZonePlan, rootHost string) *publish.ZonePlan {
 	var best *publish.ZonePlan
 	for i := range plans {
 		p := &plans[i]
-		if provider.IsSubdomain(rootHost, p.Zone.Spec.Zone) && (best == nil || len(p.Zone.Spec.Zone) > len(best.Zone.Spec.Zone)) {
+		if dnswire.IsSubdomain(rootHost, p.Zone.Spec.Zone) && (best == nil || len(p.Zone.Spec.Zone) > len(best.Zone.Spec.Zone)) {
 			best = p
 		}
 	}
@@ -343,7 +343,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &dnsv1.DNSRecord{}, indexDomains, func(o client.Object) []string {
 		rec := o.(*dnsv1.DNSRecord)
 		var out []string
-		for n := provider.CanonicalName(rec.Spec.RootHost); n != ""; n = provider.Parent(n) {
+		for n := dnswire.Dotless(rec.Spec.RootHost); n != ""; n = dnswire.Parent(n) {
 			out = append(out, n)
 		}
 		if rec.Spec.ZoneRef != nil {

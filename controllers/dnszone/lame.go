@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -47,7 +48,7 @@ func (r *Reconciler) checkDelegation(ctx context.Context, z, parent *dnsv1.DNSZo
 	var outside []string
 	inside := map[string]bool{}
 	for _, ns := range z.Status.NameServers {
-		if provider.IsSubdomain(ns, z.Spec.Zone) {
+		if dnswire.IsSubdomain(ns, z.Spec.Zone) {
 			inside[ns] = true
 		} else {
 			outside = append(outside, ns)

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 )
 
@@ -162,7 +163,7 @@ func (r *Reconciler) findParent(ctx context.Context, z *dnsv1.DNSZone) (*dnsv1.D
 			}
 			return nil, "", "", err
 		}
-		if !strings.HasSuffix(z.Spec.Zone, "."+p.Spec.Zone) {
+		if !dnswire.IsStrictSubdomain(z.Spec.Zone, p.Spec.Zone) {
 			return nil, dnsv1.ReasonParentNotFound, fmt.Sprintf("parentRef %s/%s is zone %s, which is not a parent of %s", key.Namespace, ref.Name, p.Spec.Zone, z.Spec.Zone), nil
 		}
 		parent = p
@@ -187,7 +188,7 @@ func chooseParent(z *dnsv1.DNSZone, all []dnsv1.DNSZone) *dnsv1.DNSZone {
 	var parent *dnsv1.DNSZone
 	for i := range all {
 		c := &all[i]
-		if !c.DeletionTimestamp.IsZero() || !strings.HasSuffix(z.Spec.Zone, "."+c.Spec.Zone) {
+		if !c.DeletionTimestamp.IsZero() || !dnswire.IsStrictSubdomain(z.Spec.Zone, c.Spec.Zone) {
 			continue
 		}
 		if parent == nil || len(c.Spec.Zone) > len(parent.Spec.Zone) ||

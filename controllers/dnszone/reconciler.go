@@ -32,6 +32,7 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/scraper"
 	"github.com/dnsplane/dnsplane/pkg/zonewriter"
@@ -544,7 +545,7 @@ func (r *Reconciler) childrenOf(ctx context.Context, o client.Object) []reconcil
 	}
 	var out []reconcile.Request
 	for _, c := range all.Items {
-		if c.Spec.LinkToParentDomain && strings.HasSuffix(c.Spec.Zone, "."+parent.Spec.Zone) {
+		if c.Spec.LinkToParentDomain && dnswire.IsStrictSubdomain(c.Spec.Zone, parent.Spec.Zone) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
 		}
 	}

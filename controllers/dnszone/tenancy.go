@@ -13,7 +13,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
-	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // The tenancy rules (docs/api.md, "Tenancy"). A namespace is a tenant: its DNSZones may not take
@@ -70,7 +70,7 @@ func holds(t tenant) int {
 // relevant reports whether o may decide self's verdict: a DNSZone of the same zone or of an
 // enclosing one (every holder or parent of self, and those that decide theirs).
 func relevant(self, o *dnsv1.DNSZone) bool {
-	return o.Spec.Zone == self.Spec.Zone || provider.IsStrictSubdomain(self.Spec.Zone, o.Spec.Zone)
+	return o.Spec.Zone == self.Spec.Zone || dnswire.IsStrictSubdomain(self.Spec.Zone, o.Spec.Zone)
 }
 
 // judge applies the tenancy rules to self among others (every other DNSZone; self, matched by
@@ -106,7 +106,7 @@ func judge(self tenant, others []tenant, sharing bool) verdict {
 func parentRule(t tenant, accepted []tenant) verdict {
 	var parent *dnsv1.DNSZone
 	for _, a := range accepted {
-		if provider.IsStrictSubdomain(t.z.Spec.Zone, a.z.Spec.Zone) && (parent == nil || len(a.z.Spec.Zone) > len(parent.Spec.Zone)) {
+		if dnswire.IsStrictSubdomain(t.z.Spec.Zone, a.z.Spec.Zone) && (parent == nil || len(a.z.Spec.Zone) > len(parent.Spec.Zone)) {
 			parent = a.z
 		}
 	}
@@ -216,7 +216,7 @@ func tenantsOf(z *dnsv1.DNSZone, all []dnsv1.DNSZone) []reconcile.Request {
 	var out []reconcile.Request
 	for i := range all {
 		c := &all[i]
-		if c.Namespace != z.Namespace && (c.Spec.Zone == z.Spec.Zone || provider.IsStrictSubdomain(c.Spec.Zone, z.Spec.Zone)) {
+		if c.Namespace != z.Namespace && (c.Spec.Zone == z.Spec.Zone || dnswire.IsStrictSubdomain(c.Spec.Zone, z.Spec.Zone)) {
 			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(c)})
 		}
 	}

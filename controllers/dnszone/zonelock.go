@@ -3,7 +3,7 @@ package dnszone
 import (
 	"sync"
 
-	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // zoneLocks lets DNSZones be reconciled in parallel (one at a time, a first sync of
@@ -21,7 +21,7 @@ type zoneLocks struct {
 // related reports whether reconciles of zones a and b (canonical) must not overlap: the same
 // name, or one inside the other.
 func related(a, b string) bool {
-	return a == b || provider.IsStrictSubdomain(a, b) || provider.IsStrictSubdomain(b, a)
+	return a == b || dnswire.IsStrictSubdomain(a, b) || dnswire.IsStrictSubdomain(b, a)
 }
 
 // lock waits until no reconcile holds zone or a zone related to it, then holds zone; the

@@ -145,7 +145,7 @@ func (a *Applier) Zone(name string) (string, bool) { return a.Keyring.Zone(name)
 // the server answers it from the first copy (dnsserver's replay set).
 func (a *Applier) ServeUpdate(ctx context.Context, req *dns.Msg, keyName string) int {
 	start := a.clock().Now()
-	zone := dnswire.Canonical(req.Question[0].Name)
+	zone := dnswire.Fqdn(req.Question[0].Name)
 	b, ok := a.Keyring.Binding(keyName, zone)
 	if !ok {
 		a.Metrics.observe("", "", dns.RcodeToString[dns.RcodeNotAuth], 0)

@@ -3,7 +3,6 @@ package dynupdate
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -25,6 +24,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/dynupdate"
 )
 
@@ -176,7 +176,7 @@ func (k *Keys) resolve(ctx context.Context, z *dnsv1.DNSZone) ([]dynupdate.Bindi
 			continue
 		}
 		names[key.Name] = du.KeySecretRef.Name
-		out = append(out, dynupdate.Binding{DNSZone: zoneKey, Zone: dns.Fqdn(strings.ToLower(z.Spec.Zone)), Secret: du.KeySecretRef.Name, Key: key,
+		out = append(out, dynupdate.Binding{DNSZone: zoneKey, Zone: dnswire.Fqdn(z.Spec.Zone), Secret: du.KeySecretRef.Name, Key: key,
 			Policy: policy(du)})
 	}
 	return out, problem, nil

@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Resolver resolves load-balancer hostnames; *net.Resolver satisfies it.
@@ -78,7 +78,7 @@ func readLocal(ctx context.Context, c client.Reader, res Resolver, g *dnsv1.Gslb
 	}
 	l.hosts = rr.hosts
 	for i, h := range l.hosts {
-		l.hosts[i] = provider.CanonicalName(h)
+		l.hosts[i] = dnswire.Dotless(h)
 	}
 	if !rr.found {
 		l.missing = fmt.Sprintf("%s %s does not exist", g.Spec.ResourceRef.Kind, key)
@@ -128,7 +128,7 @@ func readIngress(ctx context.Context, c client.Reader, key client.ObjectKey, spe
 	if len(rr.hosts) == 0 {
 		for _, r := range ing.Spec.Rules {
 			if r.Host != "" && !strings.HasPrefix(r.Host, "*") {
-				rr.hosts = append(rr.hosts, provider.CanonicalName(r.Host))
+				rr.hosts = append(rr.hosts, dnswire.Dotless(r.Host))
 			}
 		}
 	}
@@ -142,7 +142,7 @@ func readIngress(ctx context.Context, c client.Reader, key client.ObjectKey, spe
 	for _, h := range rr.hosts {
 		svcs := slices.Clone(def)
 		for _, r := range ing.Spec.Rules {
-			if provider.CanonicalName(r.Host) != h || r.HTTP == nil {
+			if dnswire.Dotless(r.Host) != h || r.HTTP == nil {
 				continue
 			}
 			for _, p := range r.HTTP.Paths {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 	"github.com/dnsplane/dnsplane/pkg/gslb/probe"
 )
@@ -47,7 +47,7 @@ func probeCheck(hc *dnsv1.GslbHealthCheck, host string) (probe.Check, error) {
 		}
 		spec.Path, spec.Host, spec.Expected = hc.Path, hc.Host, expected
 		if spec.Host == "" {
-			spec.Host = strings.ToLower(strings.TrimSuffix(host, "."))
+			spec.Host = dnswire.Dotless(host)
 		}
 	}
 	return probe.Check{

@@ -72,7 +72,7 @@ func main() {
 }
 
 func run(addr, zone, file string, udpSockets int, geoMode bool) error {
-	origin := dns.Fqdn(strings.ToLower(zone))
+	origin := dnswire.Fqdn(zone)
 	sets, soa, err := readZone(origin, file)
 	if err != nil {
 		return err

@@ -46,7 +46,7 @@ type replay struct {
 // serves it and calls r.finish with its rcode. Otherwise r is the first one's, to wait for,
 // or nil when the key already has maxReplaysPerKey UPDATEs remembered (the caller refuses it).
 func (p *replays) claim(t *dns.TSIG, now time.Time) (r *replay, first bool) {
-	keyName := dnswire.Canonical(t.Hdr.Name)
+	keyName := dnswire.Fqdn(t.Hdr.Name)
 	key := keyName + " " + strings.ToLower(t.MAC)
 	until := time.Unix(int64(t.TimeSigned), 0).Add(time.Duration(min(t.Fudge, dnswire.TSIGFudge)+1) * time.Second)
 	p.mu.Lock()

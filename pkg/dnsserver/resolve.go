@@ -139,7 +139,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
 			target := dnswire.LookupName(cname[0].(*dns.CNAME).Target)
-			if !dnswire.IsSubDomain(z.Origin(), target) || seen[target] {
+			if !dnswire.IsSubdomain(target, z.Origin()) || seen[target] {
 				return // out of zone, or a loop: the client follows it
 			}
 			name = target
@@ -241,11 +241,11 @@ const (
 func (sc hostScope) takes(z zonedb.ZoneVersion, h, cut string) bool {
 	switch sc {
 	case inDomain:
-		return dnswire.IsSubDomain(cut, h)
+		return dnswire.IsSubdomain(h, cut)
 	case elsewhere:
-		return !dnswire.IsSubDomain(cut, h) && dnswire.IsSubDomain(z.Origin(), h)
+		return !dnswire.IsSubdomain(h, cut) && dnswire.IsSubdomain(h, z.Origin())
 	}
-	return dnswire.IsSubDomain(z.Origin(), h) && !belowCut(z, h)
+	return dnswire.IsSubdomain(h, z.Origin()) && !belowCut(z, h)
 }
 
 // belowCut reports whether h is at or below a delegation of z (an NS set strictly below the

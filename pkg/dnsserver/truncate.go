@@ -75,7 +75,7 @@ func fit(resp *dns.Msg, size int) bool {
 	}{{&resp.Answer, answer, true}, {&resp.Ns, ns, true}, {&resp.Extra, extra, false}} {
 		for _, set := range rrsets(sec.rrs) {
 			if !add(sec.dst, set) {
-				glue := cut != "" && sec.dst == &resp.Extra && dnswire.IsSubDomain(cut, set[0].Header().Name)
+				glue := cut != "" && sec.dst == &resp.Extra && dnswire.IsSubdomain(set[0].Header().Name, cut)
 				resp.Truncated = resp.Truncated || sec.required || glue
 				resp.Extra = moveOPTLast(resp.Extra)
 				return true

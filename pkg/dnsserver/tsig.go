@@ -93,7 +93,7 @@ func tsigReply(resp *dns.Msg) reply {
 // and verified: a dynamic-update key does not open zone transfers.
 func (s *Server) transferSigned(w dns.ResponseWriter, req *dns.Msg) bool {
 	t := req.IsTsig()
-	return s.opts.TSIG != nil && t != nil && strings.EqualFold(dnswire.Canonical(t.Hdr.Name), dnswire.Canonical(s.opts.TSIG.Name)) &&
+	return s.opts.TSIG != nil && t != nil && strings.EqualFold(dnswire.Fqdn(t.Hdr.Name), dnswire.Fqdn(s.opts.TSIG.Name)) &&
 		s.tsig(w, req) == tsigValid
 }
 

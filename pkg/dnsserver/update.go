@@ -51,7 +51,7 @@ func (s *Server) keys() dns.TsigProvider {
 // _acme-challenge.<zone>), and must get a signed answer, not NOTAUTH.
 func (s *Server) keysFor(transfer bool) dnswire.TSIGProvider {
 	return dnswire.TSIGProvider(func(name, qname string) (dnswire.TSIGKey, bool) {
-		if t := s.opts.TSIG; transfer && t != nil && dnswire.Canonical(t.Name) == name {
+		if t := s.opts.TSIG; transfer && t != nil && dnswire.Fqdn(t.Name) == name {
 			return *t, true
 		}
 		if s.opts.Updates == nil {
@@ -132,7 +132,7 @@ func (s *Server) update(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg {
 	}
 	resp.Rcode = dns.RcodeServerFailure // what the replays get should the handler panic
 	defer func() { r.finish(resp.Rcode) }()
-	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Canonical(t.Hdr.Name))
+	resp.Rcode = s.opts.Updates.ServeUpdate(ctx, req, dnswire.Fqdn(t.Hdr.Name))
 	return resp
 }
 
@@ -146,7 +146,7 @@ func (s *Server) zoneSOA(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg) b
 	if s.opts.Updates == nil || q.Qtype != dns.TypeSOA {
 		return false
 	}
-	qname := dnswire.Canonical(q.Name)
+	qname := dnswire.Fqdn(q.Name)
 	if _, served := snap.Enclosing(qname); served {
 		return false
 	}

@@ -4,13 +4,56 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/miekg/dns"
 )
 
-// Canonical returns name lower-case with the trailing dot (an FQDN), the form the zone store
-// keys owners and origins by. It does not check that name is a domain name.
-func Canonical(name string) string { return dns.Fqdn(strings.ToLower(name)) }
+// Fqdn returns name in the dotted canonical form: lower case, without surrounding white space,
+// with one trailing dot. The root is ".". It is the form of names on the wire: the server, the
+// zone store and the zone-transfer unit key and compare names in it. A name already in that form
+// comes back as it is, without allocating. It does not check that name is a domain name.
+func Fqdn(name string) string {
+	n := strings.ToLower(trimSpace(name))
+	if dns.IsFqdn(n) {
+		return n
+	}
+	return n + "."
+}
+
+// Dotless returns name in the dotless canonical form: lower case, without surrounding white
+// space, without the trailing dot. The root is "". It is the form of names in the API, in status
+// and in the provider interface (provider.RecordSet names, zone names, plans, the registry). Only
+// a dot that ends a label is dropped: `a\.` keeps its escaped dot. It does not check that name
+// is a domain name; provider.ValidateName does.
+func Dotless(name string) string {
+	n := strings.ToLower(trimSpace(name))
+	if dns.IsFqdn(n) {
+		return n[:len(n)-1]
+	}
+	return n
+}
+
+// trimSpace is strings.TrimSpace, except that a trailing space escaped by a backslash (`a\ `,
+// the presentation form of a label ending in a space) stays.
+func trimSpace(name string) string {
+	left := strings.TrimLeftFunc(name, unicode.IsSpace)
+	t := strings.TrimRightFunc(left, unicode.IsSpace)
+	if len(t) < len(left) && left[len(t)] < utf8.RuneSelf && escaped(t, len(t)) {
+		return left[:len(t)+1]
+	}
+	return t
+}
+
+// escaped reports whether the byte at i in name follows an odd number of backslashes.
+func escaped(name string, i int) bool {
+	n := 0
+	for j := i - 1; j >= 0 && name[j] == '\\'; j-- {
+		n++
+	}
+	return n%2 == 1
+}
 
 // CanonicalName returns name in the one form the zone store keys owner names by and the server
 // looks names up in: lower case, with the trailing dot, and in the presentation form miekg/dns
@@ -22,7 +65,7 @@ func Canonical(name string) string { return dns.Fqdn(strings.ToLower(name)) }
 // that do not pack (a label over 63 octets, a name over 255, an empty label).
 func CanonicalName(name string) (string, error) {
 	if plainName(name) {
-		return Canonical(name), nil
+		return Fqdn(name), nil
 	}
 	var buf [256]byte
 	off, err := dns.PackDomainName(dns.Fqdn(name), buf[:], 0, nil, false)
@@ -40,12 +83,12 @@ func CanonicalName(name string) (string, error) {
 // a name that does not pack is returned lower-cased, as the key of no node.
 func LookupName(name string) string {
 	if plainName(name) {
-		return Canonical(name)
+		return Fqdn(name)
 	}
 	if c, err := CanonicalName(name); err == nil {
 		return c
 	}
-	return Canonical(name)
+	return Fqdn(name)
 }
 
 // plainName reports whether name holds only letters, digits, '-', '_', '*' and dots: bytes that
@@ -60,34 +103,93 @@ func plainName(name string) bool {
 	return true
 }
 
-// IsSubDomain reports whether child is parent or below it, for names in one canonical form
-// (CanonicalName: lower case, FQDN), without allocating (miekg/dns's IsSubDomain splits both
-// names). A dot escaped in a label ("a\.b") is no label boundary.
-func IsSubDomain(parent, child string) bool {
-	switch {
-	case parent == "." || child == parent:
-		return true
-	case len(child) <= len(parent) || child[len(child)-len(parent):] != parent:
-		return false
-	}
-	dot := len(child) - len(parent) - 1
-	if child[dot] != '.' {
-		return false
-	}
-	escapes := 0 // backslashes right before the dot: an odd count escapes it
-	for i := dot - 1; i >= 0 && child[i] == '\\'; i-- {
-		escapes++
-	}
-	return escapes%2 == 0
+// IsSubdomain reports whether name is zone or below it. Names are compared in either canonical
+// form: case-insensitively, with or without the trailing dot, label by label (an escaped dot,
+// `a\.b`, is no label boundary). Every name is in the root zone ("." or ""). It does not
+// allocate for ASCII names (the server calls it per answer).
+func IsSubdomain(name, zone string) bool {
+	sub, _ := subdomain(name, zone)
+	return sub
 }
 
-// Parent returns the FQDN one label up from name (an FQDN), "" at the root.
-func Parent(name string) string {
-	off, end := dns.NextLabel(name, 0)
-	if end {
-		return ""
+// IsStrictSubdomain reports whether name is below zone and not zone itself (a delegation point,
+// for example).
+func IsStrictSubdomain(name, zone string) bool {
+	sub, same := subdomain(name, zone)
+	return sub && !same
+}
+
+// subdomain reports whether name is zone or below it, and whether it is zone.
+func subdomain(name, zone string) (sub, same bool) {
+	n, z := bare(name), bare(zone)
+	if !isASCII(n) || !isASCII(z) {
+		n, z = strings.ToLower(n), strings.ToLower(z)
 	}
-	return name[off:]
+	switch {
+	case len(n) == len(z) && equalFoldASCII(n, z):
+		return true, true
+	case z == "":
+		return true, false
+	case len(n) <= len(z):
+		return false, false
+	}
+	dot := len(n) - len(z) - 1
+	return n[dot] == '.' && !escaped(n, dot) && equalFoldASCII(n[dot+1:], z), false
+}
+
+// bare is name without surrounding white space and without its trailing dot, not lower-cased.
+func bare(name string) string {
+	n := trimSpace(name)
+	if dns.IsFqdn(n) {
+		return n[:len(n)-1]
+	}
+	return n
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// equalFoldASCII reports whether a and b are equal with ASCII letters folded to lower case.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// Parent returns the name one label up from name, lower-cased, in name's form: "a.b.test." gives
+// "b.test.", "a.b.test" gives "b.test". A single-label name and the root give "" (the root is
+// never returned, so a loop "for p := Parent(n); p != ""; p = Parent(p)" stops below it). An
+// escaped dot (`a\.b`) is no label boundary.
+func Parent(name string) string {
+	n := strings.ToLower(trimSpace(name))
+	for i := 0; i < len(n); i++ {
+		switch n[i] {
+		case '\\':
+			i++
+		case '.':
+			return n[i+1:]
+		}
+	}
+	return ""
 }
 
 // CanonicalKey returns name's labels from the right joined by a byte below every label byte, so

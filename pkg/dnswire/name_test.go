@@ -28,8 +28,8 @@ func TestCanonicalName_ResolvesEscapesOfOrdinaryCharacters(t *testing.T) {
 	}
 }
 
-// IsSubDomain agrees with miekg/dns's on canonical names, escaped dots and backslashes included.
-func TestIsSubDomain_AgreesWithMiekg(t *testing.T) {
+// IsSubdomain agrees with miekg/dns's on canonical names, escaped dots and backslashes included.
+func TestIsSubdomain_AgreesWithMiekg(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"a", "b", "test", `\.`, `\\`, `a\.`, `\\\.`, "x"}
 	name := func() string {
@@ -46,11 +46,11 @@ func TestIsSubDomain_AgreesWithMiekg(t *testing.T) {
 		if rnd.IntN(2) == 0 {
 			child = strings.TrimSuffix(name(), ".") + "." + parent
 		}
-		if got, want := IsSubDomain(parent, child), dns.IsSubDomain(parent, child); got != want {
-			t.Fatalf("IsSubDomain(%q, %q) = %v, miekg/dns %v", parent, child, got, want)
+		if got, want := IsSubdomain(child, parent), dns.IsSubDomain(parent, child); got != want {
+			t.Fatalf("IsSubdomain(%q, %q) = %v, miekg/dns %v", child, parent, got, want)
 		}
 	}
-	if !IsSubDomain(".", "a.test.") || !IsSubDomain("test.", "test.") || IsSubDomain("a.test.", "test.") {
+	if !IsSubdomain("a.test.", ".") || !IsSubdomain("test.", "test.") || IsSubdomain("test.", "a.test.") {
 		t.Error("the root, a name itself or a parent")
 	}
 }

@@ -56,7 +56,7 @@ func NewTSIGKey(name, algorithm, secret string) (TSIGKey, error) {
 	if b, err := base64.StdEncoding.DecodeString(secret); err != nil || len(b) == 0 {
 		return TSIGKey{}, errors.New("TSIG secret is not base64 (nor a key file with a secret \"...\" line)")
 	}
-	return TSIGKey{Name: Canonical(name), Algorithm: alg, Secret: secret}, nil
+	return TSIGKey{Name: Fqdn(name), Algorithm: alg, Secret: secret}, nil
 }
 
 // String shows the name and algorithm, never the secret.

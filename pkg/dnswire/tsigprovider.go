@@ -51,11 +51,11 @@ func (p TSIGProvider) Verify(msg []byte, t *dns.TSIG) error {
 }
 
 func (p TSIGProvider) mac(msg []byte, t *dns.TSIG, qname string) ([]byte, error) {
-	k, ok := p(Canonical(t.Hdr.Name), qname)
+	k, ok := p(Fqdn(t.Hdr.Name), qname)
 	if !ok {
 		return nil, dns.ErrSecret
 	}
-	if Canonical(t.Algorithm) != Canonical(k.Algorithm) {
+	if Fqdn(t.Algorithm) != Fqdn(k.Algorithm) {
 		return nil, dns.ErrKeyAlg
 	}
 	return HMAC(k.Algorithm, k.Secret, msg)
@@ -72,7 +72,7 @@ func questionName(msg []byte) string {
 	if err != nil {
 		return ""
 	}
-	return Canonical(name)
+	return Fqdn(name)
 }
 
 // responseQuestionName is questionName of the response in a response's MACed data: the
@@ -97,7 +97,7 @@ func HMAC(algorithm, secret string, msg []byte) ([]byte, error) {
 		return nil, fmt.Errorf("TSIG secret is not base64")
 	}
 	var h hash.Hash
-	switch Canonical(algorithm) {
+	switch Fqdn(algorithm) {
 	case dns.HmacSHA1:
 		h = hmac.New(sha1.New, raw)
 	case dns.HmacSHA224:

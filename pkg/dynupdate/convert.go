@@ -7,6 +7,7 @@ import (
 	"github.com/miekg/dns"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Authorize returns dns.RcodeSuccess when policy lets its key make every change of u and
@@ -35,7 +36,7 @@ func Authorize(p Policy, u Update) int {
 func Endpoints(name string, sets map[uint16]RRset) []dnsv1.Endpoint {
 	var out []dnsv1.Endpoint
 	for t, s := range sets {
-		out = append(out, dnsv1.Endpoint{DNSName: strings.TrimSuffix(name, "."), RecordType: dns.TypeToString[t],
+		out = append(out, dnsv1.Endpoint{DNSName: dnswire.Dotless(name), RecordType: dns.TypeToString[t],
 			Targets: slices.Clone(s.Values), RecordTTL: dnsv1.TTL(max(s.TTL, 1))})
 	}
 	slices.SortFunc(out, func(a, b dnsv1.Endpoint) int { return strings.Compare(a.RecordType, b.RecordType) })
@@ -52,7 +53,7 @@ func FromEndpoints(eps []dnsv1.Endpoint) Records {
 		if !ok {
 			continue
 		}
-		name := strings.ToLower(dns.Fqdn(ep.DNSName))
+		name := dnswire.Fqdn(ep.DNSName)
 		if out[name] == nil {
 			out[name] = map[uint16]RRset{}
 		}

@@ -45,7 +45,7 @@ func ParseKey(typ string, data map[string][]byte) (Key, error) {
 	if _, ok := dns.IsDomainName(name); !ok || name == "." {
 		return Key{}, fmt.Errorf("%w: %q is not a domain name", ErrInvalidKey, dnsv1.TSIGSecretName)
 	}
-	alg := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(string(data[dnsv1.TSIGSecretAlgorithm]))), ".")
+	alg := dnswire.Dotless(string(data[dnsv1.TSIGSecretAlgorithm]))
 	mapped, ok := algorithms[alg]
 	if !ok {
 		return Key{}, fmt.Errorf("%w: %q is %q, want one of hmac-sha256, hmac-sha512, hmac-sha384, hmac-sha224, hmac-sha1, hmac-md5",

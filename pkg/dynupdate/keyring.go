@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -56,7 +57,7 @@ func (k *Keyring) Key(keyName, zone string) (Key, bool) {
 // DNSZone whose zone it is, when that DNSZone binds the key; false otherwise. When several
 // DNSZones of the same zone (shared hosted zones) bind it, the first by namespace/name wins.
 func (k *Keyring) Binding(keyName, zone string) (Binding, bool) {
-	keyName, zone = strings.ToLower(dns.Fqdn(keyName)), strings.ToLower(dns.Fqdn(zone))
+	keyName, zone = dnswire.Fqdn(keyName), dnswire.Fqdn(zone)
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	var out []Binding
@@ -78,7 +79,7 @@ func (k *Keyring) Binding(keyName, zone string) (Binding, bool) {
 // (any case, with or without the trailing dot; the zone lower-case with its dot), false when
 // none is.
 func (k *Keyring) Zone(name string) (string, bool) {
-	name = strings.ToLower(dns.Fqdn(name))
+	name = dnswire.Fqdn(name)
 	k.mu.RLock()
 	defer k.mu.RUnlock()
 	best := ""

@@ -3,6 +3,7 @@ package dynupdate
 import (
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 )
 
@@ -46,7 +47,7 @@ func containsType(types []uint16, t uint16) bool {
 // relative returns name's labels below zone, in order, lower-case ([] at the apex), and true;
 // false when name is not zone or below it.
 func relative(zone, name string) ([]string, bool) {
-	zone, name = strings.ToLower(dns.Fqdn(zone)), strings.ToLower(dns.Fqdn(name))
+	zone, name = dnswire.Fqdn(zone), dnswire.Fqdn(name)
 	if !dns.IsSubDomain(zone, name) {
 		return nil, false
 	}

@@ -2,8 +2,8 @@ package dynupdate
 
 import (
 	"slices"
-	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 )
 
@@ -25,7 +25,7 @@ func CheckPrereqs(prereqs []dns.RR, r Records) int {
 	want := map[key][]string{}
 	for _, rr := range prereqs {
 		h := rr.Header()
-		name := strings.ToLower(dns.Fqdn(h.Name))
+		name := dnswire.Fqdn(h.Name)
 		sets := r[name]
 		switch h.Class {
 		case dns.ClassANY:

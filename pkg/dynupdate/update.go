@@ -6,6 +6,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -57,7 +58,7 @@ func Parse(m *dns.Msg) (Update, int) {
 	if len(m.Question) != 1 || m.Question[0].Qtype != dns.TypeSOA || m.Question[0].Qclass != dns.ClassINET {
 		return Update{}, dns.RcodeFormatError
 	}
-	u := Update{Zone: strings.ToLower(dns.Fqdn(m.Question[0].Name))}
+	u := Update{Zone: dnswire.Fqdn(m.Question[0].Name)}
 	for _, rr := range m.Answer { // the prerequisite section
 		h := rr.Header()
 		if !dns.IsSubDomain(u.Zone, strings.ToLower(h.Name)) {
@@ -81,7 +82,7 @@ func Parse(m *dns.Msg) (Update, int) {
 // change reads one update RR (§3.4.1.2, §3.4.1.3).
 func change(zone string, rr dns.RR) (Change, int) {
 	h := rr.Header()
-	name := strings.ToLower(dns.Fqdn(h.Name))
+	name := dnswire.Fqdn(h.Name)
 	if !dns.IsSubDomain(zone, name) {
 		return Change{}, dns.RcodeNotZone
 	}
@@ -172,15 +173,15 @@ func Value(rr dns.RR) (string, bool) {
 	case *dns.TXT:
 		return txtValue(r.Txt)
 	case *dns.CNAME:
-		return host(r.Target), true
+		return dnswire.Dotless(r.Target), true
 	case *dns.PTR:
-		return host(r.Ptr), true
+		return dnswire.Dotless(r.Ptr), true
 	case *dns.NS:
-		return host(r.Ns), true
+		return dnswire.Dotless(r.Ns), true
 	case *dns.MX:
-		return strings.Join([]string{itoa(uint64(r.Preference)), host(r.Mx)}, " "), true
+		return strings.Join([]string{itoa(uint64(r.Preference)), dnswire.Dotless(r.Mx)}, " "), true
 	case *dns.SRV:
-		return strings.Join([]string{itoa(uint64(r.Priority)), itoa(uint64(r.Weight)), itoa(uint64(r.Port)), host(r.Target)}, " "), true
+		return strings.Join([]string{itoa(uint64(r.Priority)), itoa(uint64(r.Weight)), itoa(uint64(r.Port)), dnswire.Dotless(r.Target)}, " "), true
 	case *dns.CAA:
 		return strings.TrimPrefix(r.String(), r.Hdr.String()), true
 	}
@@ -200,8 +201,6 @@ func txtValue(txt []string) (string, bool) {
 	v := provider.JoinTXT(raw)
 	return v, slices.Equal(provider.SplitTXT(v), raw)
 }
-
-func host(s string) string { return strings.ToLower(strings.TrimSuffix(s, ".")) }
 
 func itoa(n uint64) string {
 	if n == 0 {

@@ -5,6 +5,8 @@ import (
 	"net"
 	"strconv"
 	"strings"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Peer is one other cluster's DNS server: geo tag and host:port.
@@ -73,5 +75,5 @@ func ParsePeers(s string) ([]Peer, error) {
 // e.g. "localtargets-app.gslb.test" for "app.gslb.test". The result is canonical: lower-case,
 // without a trailing dot.
 func LocalTargetsName(host string) string {
-	return "localtargets-" + strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
+	return "localtargets-" + dnswire.Dotless(host)
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 )
 
@@ -86,7 +87,7 @@ func (q Querier) maxAnswers() int {
 // or the transport error (e.g. connection refused) or ctx.Err(); each names the query type
 // and the peer. When both questions fail, both errors are joined (errors.Is sees either).
 func (q Querier) Query(ctx context.Context, addr, name string) ([]string, error) {
-	qname := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	qname := dnswire.Fqdn(name)
 	if _, ok := dns.IsDomainName(qname); !ok || qname == "." {
 		return nil, fmt.Errorf("query gslb peer %s: %q is not a domain name", addr, name)
 	}
@@ -137,7 +138,7 @@ func (q Querier) Query(ctx context.Context, addr, name string) ([]string, error)
 // Errors: as Query's (ErrPeerTimeout, ErrBadAnswer, the transport error or ctx.Err()), naming
 // the query and the peer.
 func (q Querier) QueryTXT(ctx context.Context, addr, name string) ([][]string, error) {
-	qname := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	qname := dnswire.Fqdn(name)
 	if _, ok := dns.IsDomainName(qname); !ok || qname == "." {
 		return nil, fmt.Errorf("query gslb peer %s: %q is not a domain name", addr, name)
 	}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 )
 
@@ -28,7 +29,7 @@ type EdgeServer struct {
 // with their glue from the additional section (an A record wins over an AAAA). Names compare
 // case-insensitively (RFC 4343). Other NS records are ignored.
 func ParseReferral(resp *dns.Msg, zone, geoTag string) []EdgeServer {
-	fqZone := strings.ToLower(dns.Fqdn(zone))
+	fqZone := dnswire.Fqdn(zone)
 	glue := map[string]string{}
 	for _, rr := range resp.Extra {
 		if a, ok := rr.(*dns.A); ok {

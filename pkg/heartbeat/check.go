@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/dnsplane/dnsplane/pkg/provider"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
 
@@ -39,7 +39,7 @@ func EntriesAt(ix *registry.Index, rootHost, kind string) []registry.Entry {
 	if ix == nil {
 		return nil
 	}
-	rootHost = provider.CanonicalName(rootHost)
+	rootHost = dnswire.Dotless(rootHost)
 	var out []registry.Entry
 	for _, k := range ix.Keys() {
 		if k.Name != rootHost {
@@ -66,7 +66,7 @@ func EntriesAt(ix *registry.Index, rootHost, kind string) []registry.Entry {
 // skew between clusters) is healthy. threshold is a time.Duration; heartbeats are whole seconds
 // (registry.WithHeartbeat), now is used as given.
 func Check(entries []registry.Entry, rootHost string, now time.Time, threshold time.Duration) []Owner {
-	rootHost = provider.CanonicalName(rootHost)
+	rootHost = dnswire.Dotless(rootHost)
 	byContrib := map[registry.Contributor]time.Time{}
 	for _, e := range entries {
 		if e.Name != rootHost {

@@ -13,6 +13,7 @@ import (
 	"github.com/go-logr/logr"
 	"k8s.io/utils/clock"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -146,7 +147,7 @@ func New(opts Options) *Reporter {
 // is nil, Self lacks an owner ID or a "kind/namespace/name" resource, RootHost is not in Zone, or
 // a desired set is invalid (the error then also wraps provider.ErrInvalidChange).
 func (r *Reporter) Set(t Target) error {
-	t.Zone, t.RootHost = provider.CanonicalName(t.Zone), provider.CanonicalName(t.RootHost)
+	t.Zone, t.RootHost = dnswire.Dotless(t.Zone), dnswire.Dotless(t.RootHost)
 	switch {
 	case t.Key == "":
 		return fmt.Errorf("%w: empty key", ErrInvalidTarget)
@@ -154,7 +155,7 @@ func (r *Reporter) Set(t Target) error {
 		return fmt.Errorf("%w: %s: no zone writer", ErrInvalidTarget, t.Key)
 	case t.Self.OwnerID == "" || t.Self.Kind() == "":
 		return fmt.Errorf("%w: %s: contributor %q needs an owner ID and kind/namespace/name", ErrInvalidTarget, t.Key, t.Self.String())
-	case t.Zone == "" || !provider.IsSubdomain(t.RootHost, t.Zone):
+	case t.Zone == "" || !dnswire.IsSubdomain(t.RootHost, t.Zone):
 		return fmt.Errorf("%w: %s: root host %q is not in zone %q", ErrInvalidTarget, t.Key, t.RootHost, t.Zone)
 	}
 	desired := make([]provider.RecordSet, len(t.Desired))

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
@@ -17,7 +18,7 @@ import (
 // of self for rootHost (canonicalised) are stamped; Before is kept as it is (the write's
 // precondition). Other changes are returned unchanged, and the input is not modified.
 func Stamp(changes []provider.Change, self registry.Contributor, rootHost string, now time.Time) []provider.Change {
-	rootHost = provider.CanonicalName(rootHost)
+	rootHost = dnswire.Dotless(rootHost)
 	out, cloned := changes, false
 	for i, c := range changes {
 		if c.After == nil || c.After.Type != "TXT" || !registry.IsRegistryName(c.After.Name) || len(c.After.Targets) != 1 {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -24,7 +25,7 @@ func (p *planner) guardCuts() {
 	ns := namespaceOf(p.in.Self.Resource)
 	var cuts []provider.RecordSetKey
 	for k := range p.desired {
-		if k.Type == "NS" && provider.IsStrictSubdomain(k.Name, p.zone) {
+		if k.Type == "NS" && dnswire.IsStrictSubdomain(k.Name, p.zone) {
 			cuts = append(cuts, k)
 		}
 	}
@@ -37,7 +38,7 @@ func (p *planner) guardCuts() {
 		p.conflict(cut, ReasonOwnershipConflict, fmt.Sprintf("%s: a delegation at %s would hide names held outside namespace %s: %s",
 			cut, cut.Name, ns, strings.Join(hidden, ", ")))
 		for k := range p.desired {
-			if k != cut && provider.IsSubdomain(k.Name, cut.Name) {
+			if k != cut && dnswire.IsSubdomain(k.Name, cut.Name) {
 				p.conflict(k, ReasonOwnershipConflict, fmt.Sprintf("%s: below the refused delegation at %s", k, cut.Name))
 			}
 		}
@@ -50,7 +51,7 @@ func (p *planner) guardCuts() {
 func (p *planner) hiddenBy(cut, ns string) []string {
 	var out []string
 	for _, k := range p.snap.Keys() {
-		if !provider.IsSubdomain(k.Name, cut) || (k.Name == cut && (k.Type == "NS" || k.Type == "DS")) {
+		if !dnswire.IsSubdomain(k.Name, cut) || (k.Name == cut && (k.Type == "NS" || k.Type == "DS")) {
 			continue
 		}
 		entries := p.ix.Entries(k)

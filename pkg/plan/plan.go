@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
@@ -241,7 +242,7 @@ func newPlanner(in Input) *planner {
 	}
 	p := &planner{
 		in:        in,
-		zone:      provider.CanonicalName(in.Zone),
+		zone:      dnswire.Dotless(in.Zone),
 		snap:      in.Snapshot,
 		desired:   map[provider.RecordSetKey]provider.RecordSet{},
 		byName:    map[string][]provider.RecordSetKey{},
@@ -259,13 +260,13 @@ func newPlanner(in Input) *planner {
 	}
 	for _, d := range in.Desired {
 		d = d.Clone()
-		d.Name, d.Type = provider.CanonicalName(d.Name), strings.ToUpper(d.Type)
+		d.Name, d.Type = dnswire.Dotless(d.Name), strings.ToUpper(d.Type)
 		if d.TTL == 0 && d.ProviderSpecific[provider.KeyAlias] != "true" { // an alias has no TTL of its own
 			d.TTL = in.DefaultTTL
 		}
 		k := d.Key()
 		switch {
-		case !provider.IsSubdomain(d.Name, p.zone):
+		case !dnswire.IsSubdomain(d.Name, p.zone):
 			p.conflict(k, ReasonInvalidEndpoint, fmt.Sprintf("%s is outside zone %s", d.Name, p.zone))
 			continue
 		case registry.IsRegistryName(d.Name):
@@ -599,7 +600,7 @@ func (p *planner) cuts() []string {
 	// Weighted NS sets (set identifiers) are cuts too, so look at every
 	// decided NS key, not only the plain one.
 	for k, a := range p.after {
-		if k.Type == "NS" && a != nil && provider.IsStrictSubdomain(k.Name, p.zone) {
+		if k.Type == "NS" && a != nil && dnswire.IsStrictSubdomain(k.Name, p.zone) {
 			out = append(out, k.Name)
 		}
 	}

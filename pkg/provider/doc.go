@@ -1,13 +1,15 @@
 // Package provider defines the contract between dnsplane's controllers and
 // one DNS hosting API: the Provider interface, its value types (Zone,
 // RecordSet, Change), the Capabilities a provider declares, the typed errors
-// callers branch on, and pure helpers every provider shares (name and target
-// canonicalisation, TXT chunking, conversion to and from miekg/dns records,
+// callers branch on, and pure helpers every provider shares (name validation,
+// target canonicalisation, TXT chunking, conversion to and from miekg/dns records,
 // ValidateChanges and SplitBatches).
 //
 // What it owns:
-//   - the canonical forms of names and targets (see CanonicalName and
-//     CanonicalTarget): every Provider accepts and returns only those;
+//   - the canonical forms of names and targets: names in dnswire's dotless
+//     form (dnswire.Dotless, checked by ValidateName), targets as
+//     CanonicalTarget gives them; every Provider accepts and returns only
+//     those;
 //   - the rule every change obeys by its Action (ValidateChanges), which each
 //     provider completes with its own SideCheck;
 //   - the batch arithmetic of SplitBatches (ChangeCost, ValueBytes, and the

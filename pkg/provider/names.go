@@ -3,6 +3,8 @@ package provider
 import (
 	"fmt"
 	"strings"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Limits on names, RFC 1035 §2.3.4 (labels 63 octets, names 255 octets on
@@ -12,19 +14,6 @@ const (
 	maxNameLen  = 253
 )
 
-// CanonicalName returns name in dnsplane's canonical form: lower-case, no
-// surrounding spaces, no trailing dot. The root is "". It does not validate;
-// see ValidateName.
-func CanonicalName(name string) string {
-	return strings.TrimSuffix(strings.ToLower(strings.TrimSpace(name)), ".")
-}
-
-// Fqdn returns the canonical name with a trailing dot, as miekg/dns and the
-// wire use it. Fqdn("") is ".".
-func Fqdn(name string) string {
-	return CanonicalName(name) + "."
-}
-
 // ValidateName checks a record or zone name and returns its canonical form.
 // Accepted: host names made of letters, digits, '-' and '_' (RFC 1123 §2.1
 // plus the underscore labels of RFC 8552 such as _acme-challenge), at most
@@ -32,7 +21,7 @@ func Fqdn(name string) string {
 // wildcard '*' only as the whole leftmost label (RFC 4592 §2.1.1). Escaped
 // labels (RFC 1035 §5.1 "\.") are rejected. Errors wrap ErrInvalidChange.
 func ValidateName(name string) (string, error) {
-	n := CanonicalName(name)
+	n := dnswire.Dotless(name)
 	if n == "" {
 		return "", fmt.Errorf("%w: empty name %q", ErrInvalidChange, name)
 	}
@@ -61,42 +50,12 @@ func ValidateName(name string) (string, error) {
 	return n, nil
 }
 
-// IsSubdomain reports whether name is zone or below it, comparing whole
-// labels case-insensitively and ignoring trailing dots
-// (IsSubdomain("a.example.test", "example.test") is true,
-// IsSubdomain("aexample.test", "example.test") is false). Every name is in
-// the root zone "".
-func IsSubdomain(name, zone string) bool {
-	n, z := CanonicalName(name), CanonicalName(zone)
-	if z == "" {
-		return true
-	}
-	return n == z || strings.HasSuffix(n, "."+z)
-}
-
-// IsStrictSubdomain reports whether name is strictly below zone (a
-// delegation point, for example).
-func IsStrictSubdomain(name, zone string) bool {
-	return IsSubdomain(name, zone) && CanonicalName(name) != CanonicalName(zone)
-}
-
-// Parent returns the name one label up ("a.b.test" -> "b.test"), "" for a
-// single-label name and for the root.
-func Parent(name string) string {
-	n := CanonicalName(name)
-	if i := strings.IndexByte(n, '.'); i >= 0 {
-		return n[i+1:]
-	}
-	return ""
-}
-
-// targetName is the canonical spelling of a domain name inside rdata: like
-// CanonicalName, except that the root stays "." so that "0 ." (null MX,
-// RFC 7505) survives.
+// targetName is the canonical spelling of a domain name inside rdata: the
+// dotless form (dnswire.Dotless), except that the root stays "." so that
+// "0 ." (null MX, RFC 7505) survives.
 func targetName(n string) string {
-	n = strings.ToLower(n)
-	if n == "." || n == "" {
-		return "."
+	if d := dnswire.Dotless(n); d != "" {
+		return d
 	}
-	return strings.TrimSuffix(n, ".")
+	return "."
 }

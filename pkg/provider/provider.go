@@ -11,8 +11,9 @@ import (
 // Provider is one DNS hosting API (a cloud, PowerDNS, an RFC 2136 server or
 // the embedded server). Implementations are safe for concurrent use.
 //
-// Names and targets cross this interface in canonical form only (see
-// CanonicalName and CanonicalTarget); implementations convert to and from
+// Names and targets cross this interface in canonical form only (names in
+// dnswire's dotless form, dnswire.Dotless; targets as CanonicalTarget gives
+// them); implementations convert to and from
 // their API's own form. Every method honours ctx: network calls carry its
 // deadline, and a cancelled ctx returns an error wrapping ctx.Err().
 type Provider interface {

@@ -1,6 +1,10 @@
 package provider
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+)
 
 // Registry-name syntax. pkg/registry builds dnsplane's ownership records at names whose first
 // label is
@@ -21,7 +25,7 @@ const (
 // IsRegistryName reports whether name's first label has the syntax of a dnsplane registry name
 // (ParseRegistryLabel). It looks at the syntax only: no zone is consulted.
 func IsRegistryName(name string) bool {
-	label, _, _ := strings.Cut(CanonicalName(name), ".")
+	label, _, _ := strings.Cut(dnswire.Dotless(name), ".")
 	_, _, _, ok := ParseRegistryLabel(label)
 	return ok
 }

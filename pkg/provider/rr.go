@@ -160,7 +160,7 @@ func ToRRs(rs RecordSet) ([]dns.RR, error) {
 	if rs.TTL < 0 || rs.TTL > MaxTTL {
 		return nil, fmt.Errorf("%w: %s: TTL %d outside 0..%d (RFC 2181 §8)", ErrInvalidChange, rs.Key(), rs.TTL, MaxTTL)
 	}
-	hdr := dns.RR_Header{Name: Fqdn(rs.Name), Rrtype: t, Class: dns.ClassINET, Ttl: uint32(rs.TTL)}
+	hdr := dns.RR_Header{Name: dnswire.Fqdn(rs.Name), Rrtype: t, Class: dns.ClassINET, Ttl: uint32(rs.TTL)}
 	out := make([]dns.RR, 0, len(rs.Targets))
 	for _, target := range rs.Targets {
 		rr, err := targetRR(hdr, target)
@@ -333,7 +333,7 @@ func GroupRRs(rrs []dns.RR) []RecordSet {
 	var out []RecordSet
 	for _, rr := range rrs {
 		h := rr.Header()
-		k := key{CanonicalName(h.Name), h.Rrtype}
+		k := key{dnswire.Dotless(h.Name), h.Rrtype}
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
@@ -360,11 +360,11 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 		}
 		return strings.Join(chunks, " ")
 	case "CNAME", "NS", "PTR", "DNAME":
-		return Fqdn(target)
+		return dnswire.Fqdn(target)
 	case "MX", "SRV":
 		f := strings.Fields(target)
 		if len(f) > 0 {
-			f[len(f)-1] = Fqdn(f[len(f)-1])
+			f[len(f)-1] = dnswire.Fqdn(f[len(f)-1])
 		}
 		return strings.Join(f, " ")
 	}
@@ -386,7 +386,7 @@ func ValidateChangeSet(action Action, which string, rs *RecordSet, zone string, 
 		return RecordSet{}, err
 	}
 	switch {
-	case !IsSubdomain(c.Name, zone):
+	case !dnswire.IsSubdomain(c.Name, zone):
 		return c, fmt.Errorf("%w: %s is not in zone %s", ErrInvalidChange, c.Key(), zone)
 	case len(c.Targets) == 0:
 		return c, fmt.Errorf("%w: %s has no targets", ErrInvalidChange, c.Key())

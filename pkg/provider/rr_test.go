@@ -7,6 +7,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 )
 
@@ -152,7 +153,7 @@ func TestCanonicalRecordSet_Validates(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Name != CanonicalName(tc.in.Name) || got.Type != strings.ToUpper(tc.in.Type) {
+			if got.Name != dnswire.Dotless(tc.in.Name) || got.Type != strings.ToUpper(tc.in.Type) {
 				t.Errorf("got %v", got)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -89,7 +90,7 @@ type Entry struct {
 	OwnerID  string
 	Resource string
 	// Name, Type and SetIdentifier are the key of the managed record set,
-	// canonical (see provider.CanonicalName; Type upper-case).
+	// in the dotless form (dnswire.Dotless; Type upper-case).
 	Name          string
 	Type          string
 	SetIdentifier string
@@ -276,7 +277,7 @@ func Parse(value string) (Entry, error) {
 	if e.Name, err = single(fieldName, true); err != nil {
 		return Entry{}, err
 	}
-	if e.Name == "" || e.Name != provider.CanonicalName(e.Name) {
+	if e.Name == "" || e.Name != dnswire.Dotless(e.Name) {
 		return Entry{}, fmt.Errorf("%w: name %q is not a canonical record name", ErrMalformed, e.Name)
 	}
 	if e.Type, err = single(fieldType, true); err != nil {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -72,10 +73,10 @@ func FuzzExternalNaming(f *testing.F) {
 				}
 			}
 		}
-		if zero := (ExternalNaming{}); name != "" && provider.CanonicalName(name) == name && (zero.TXTName(name, typ) != strings.ToLower(typ)+"-"+name || zero.LegacyTXTName(name) != name) {
+		if zero := (ExternalNaming{}); name != "" && dnswire.Dotless(name) == name && (zero.TXTName(name, typ) != strings.ToLower(typ)+"-"+name || zero.LegacyTXTName(name) != name) {
 			t.Fatalf("zero naming of %q %s = %q, %q", name, typ, zero.TXTName(name, typ), zero.LegacyTXTName(name))
 		}
-		if name == "" || typed == "" || IsRegistryName(typed) || provider.CanonicalName(typed) != typed || !isTypeMnemonic(strings.ToUpper(typ)) {
+		if name == "" || typed == "" || IsRegistryName(typed) || dnswire.Dotless(typed) != typed || !isTypeMnemonic(strings.ToUpper(typ)) {
 			return
 		}
 		claim := "heritage=external-dns,external-dns/owner=other"
@@ -118,7 +119,7 @@ func FuzzNewIndex(f *testing.F) {
 		_, nameErr := provider.ValidateName(e.Name)
 		_, zoneErr := provider.ValidateName(zone)
 		if p, err := Parse(e.Encode()); err == nil && p.Equal(e) && nameErr == nil && zoneErr == nil &&
-			provider.IsSubdomain(e.Name, provider.CanonicalName(zone)) && !IsRegistryName(e.Name) {
+			dnswire.IsSubdomain(e.Name, dnswire.Dotless(zone)) && !IsRegistryName(e.Name) {
 			valid = true
 			sets = append(sets, RecordSet(zone, e))
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -98,7 +99,7 @@ type malformedRecord struct {
 // sets: callers must not modify sets' Targets afterwards.
 func NewIndex(zone string, sets []provider.RecordSet) *Index {
 	ix := &Index{
-		zone:       provider.CanonicalName(zone),
+		zone:       dnswire.Dotless(zone),
 		external:   map[nameType][]ExternalClaim{},
 		externalAt: map[string][]ExternalRecord{},
 	}
@@ -186,7 +187,7 @@ func (ix *Index) addRegistry(s provider.RecordSet) {
 		m := malformedRecord{reason: s.Name + ": " + reason}
 		for _, t := range s.Targets {
 			q, _ := url.ParseQuery(t)
-			if n, typ := q.Get(fieldName), q.Get(fieldType); n != "" && n == provider.CanonicalName(n) && isTypeMnemonic(typ) {
+			if n, typ := q.Get(fieldName), q.Get(fieldType); n != "" && n == dnswire.Dotless(n) && isTypeMnemonic(typ) {
 				m.name, m.typ, m.set, m.setKnown = n, typ, q.Get(fieldSet), true
 				break
 			}
@@ -208,7 +209,7 @@ func (ix *Index) addRegistry(s provider.RecordSet) {
 	case err != nil:
 		bad(err.Error())
 		return
-	case !provider.IsSubdomain(e.Name, ix.zone):
+	case !dnswire.IsSubdomain(e.Name, ix.zone):
 		bad(fmt.Sprintf("names %s, outside zone %s", e.Name, ix.zone))
 		return
 	case IsRegistryName(e.Name):

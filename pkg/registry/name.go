@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -66,7 +67,7 @@ const (
 //   - a sibling longer than 253 characters (RFC 1035 §2.3.4) is hoisted to
 //     a child of the apex the same way.
 //
-// zone, key.Name and cuts are canonicalised (provider.CanonicalName); key.Name
+// zone, key.Name and cuts are in the dotless form (dnswire.Dotless); key.Name
 // must be zone or below it. Cuts that are not strictly below zone are
 // ignored. See the constants above for the label syntax.
 func Name(zone string, c Contributor, key provider.RecordSetKey, cuts ...string) string {
@@ -75,22 +76,22 @@ func Name(zone string, c Contributor, key provider.RecordSetKey, cuts ...string)
 
 // nameWithHash is Name with the contributor's hash (contributorHash) already computed.
 func nameWithHash(zone, hash string, key provider.RecordSetKey, cuts ...string) string {
-	zone = provider.CanonicalName(zone)
-	name := provider.CanonicalName(key.Name)
+	zone = dnswire.Dotless(zone)
+	name := dnswire.Dotless(key.Name)
 	prefix := labelPrefix + strings.ToLower(key.Type) + "-" + hash + "-"
 	if name == zone {
 		return join(prefix+markerApex, zone)
 	}
 	top := ""
 	for _, cut := range cuts {
-		cut = provider.CanonicalName(cut)
-		if provider.IsStrictSubdomain(cut, zone) && provider.IsStrictSubdomain(name, cut) &&
+		cut = dnswire.Dotless(cut)
+		if dnswire.IsStrictSubdomain(cut, zone) && dnswire.IsStrictSubdomain(name, cut) &&
 			(top == "" || len(cut) < len(top)) {
 			top = cut
 		}
 	}
 	if top != "" {
-		return join(prefix+markerHoisted+hash32(name, nameHashLen), provider.Parent(top))
+		return join(prefix+markerHoisted+hash32(name, nameHashLen), dnswire.Parent(top))
 	}
 	if suffix, parent, ok := plainForm(zone, name, len(prefix)); ok {
 		return join(prefix+suffix, parent)
@@ -164,7 +165,7 @@ func nameMatches(zone, regName string, e Entry) bool {
 		return true
 	}
 	return suffix == markerHoisted+hash32(e.Name, nameHashLen) &&
-		provider.IsSubdomain(parent, zone) && provider.IsStrictSubdomain(e.Name, parent)
+		dnswire.IsSubdomain(parent, zone) && dnswire.IsStrictSubdomain(e.Name, parent)
 }
 
 // keyFromName recovers the managed name and type a registry name stands for,

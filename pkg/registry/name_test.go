@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -45,7 +46,7 @@ func TestName_SiblingPrefixesFirstLabel(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("Name(%s/%s) = %s, want %s", tc.name, tc.typ, got, tc.want)
 		}
-		if provider.Parent(got) != provider.Parent(provider.CanonicalName(tc.name)) && provider.CanonicalName(tc.name) != "example.test" {
+		if dnswire.Parent(got) != dnswire.Parent(dnswire.Dotless(tc.name)) && dnswire.Dotless(tc.name) != "example.test" {
 			t.Errorf("Name(%s) = %s is not a sibling", tc.name, got)
 		}
 	}
@@ -80,7 +81,7 @@ func TestName_HoistsAboveZoneCuts(t *testing.T) {
 		{"www.sibling.example.test", "sibling.example.test"}, // no cut above: sibling
 	} {
 		got := Name(zone, c1, provider.RecordSetKey{Name: tc.name, Type: "A"}, cuts...)
-		if provider.Parent(got) != tc.wantParent {
+		if dnswire.Parent(got) != tc.wantParent {
 			t.Errorf("Name(%s) = %s, want parent %s", tc.name, got, tc.wantParent)
 		}
 	}
@@ -110,11 +111,11 @@ func TestName_NeverAtOrBelowACutAndAlwaysValid(t *testing.T) {
 				if _, err := provider.ValidateName(got); err != nil {
 					t.Errorf("Name(%s) = %s: %v", key, got, err)
 				}
-				if !provider.IsStrictSubdomain(got, zone) {
+				if !dnswire.IsStrictSubdomain(got, zone) {
 					t.Errorf("Name(%s) = %s: not strictly inside %s", key, got, zone)
 				}
 				for _, c := range cuts {
-					if provider.IsSubdomain(got, c) {
+					if dnswire.IsSubdomain(got, c) {
 						t.Errorf("Name(%s) = %s: at or below cut %s", key, got, c)
 					}
 				}
@@ -152,7 +153,7 @@ func TestName_DistinctPerContributorTypeAndSet(t *testing.T) {
 			t.Errorf("case %d shares %s with %s", i, n, prev)
 		}
 		names[n] = fmt.Sprint(i)
-		if n == provider.CanonicalName(tc.key.Name) {
+		if n == dnswire.Dotless(tc.key.Name) {
 			t.Errorf("registry name equals the managed name %s", n)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/promreg"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
@@ -328,7 +329,7 @@ func (ps *parentState) serves(c Child) bool {
 func delegations(sets []provider.RecordSet, zone string) (map[string][]string, map[provider.RecordSetKey][]string) {
 	ns := map[string][]string{}
 	for _, rs := range sets {
-		if rs.Type == "NS" && provider.IsStrictSubdomain(rs.Name, zone) {
+		if rs.Type == "NS" && dnswire.IsStrictSubdomain(rs.Name, zone) {
 			ns[rs.Name] = sortedCopy(rs.Targets)
 		}
 	}
@@ -343,7 +344,7 @@ func delegations(sets []provider.RecordSet, zone string) (map[string][]string, m
 
 // belowCut reports whether name is at or below one of the cuts, walking up to zone.
 func belowCut(name, zone string, cuts map[string][]string) bool {
-	for n := name; provider.IsStrictSubdomain(n, zone); {
+	for n := name; dnswire.IsStrictSubdomain(n, zone); {
 		if _, ok := cuts[n]; ok {
 			return true
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // The annotation prefixes: external-dns's two, and dnsplane's equivalent. For one key,
@@ -192,7 +193,7 @@ func hostnames(ann map[string]string, key string, probs []Problem) ([]string, []
 			probs = append(probs, problem(dnsv1.ReasonInvalidHostname, "%s %q: %v; not published", name, h, err))
 			continue
 		}
-		out = append(out, canonical(h))
+		out = append(out, dnswire.Dotless(h))
 	}
 	return out, probs
 }
@@ -206,9 +207,6 @@ func splitComma(s string) []string {
 	}
 	return out
 }
-
-// canonical returns h in lower case without its trailing dot.
-func canonical(h string) string { return strings.ToLower(strings.TrimSuffix(h, ".")) }
 
 // ParseTTL parses a ttl annotation as external-dns does: whole seconds ("60") or a Go duration
 // ("1m"), from 1 s to 2^31-1 s (RFC 2181 §8). Errors say which rule the value breaks.
@@ -280,7 +278,7 @@ func ParseTargets(targets []string, field string) ([]string, []Problem) {
 		if a, err := netip.ParseAddr(t); err == nil {
 			out = append(out, a.String())
 		} else {
-			out = append(out, canonical(t))
+			out = append(out, dnswire.Dotless(t))
 		}
 	}
 	return out, probs

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // External-dns's DNSEndpoint kind, read by --source=crd.
@@ -44,7 +45,7 @@ func ExternalDNSEndpoints(obj *unstructured.Unstructured, domains DomainFilter) 
 			probs = append(probs, Problem{Reason: err.reason, Message: fmt.Sprintf("spec.endpoints[%d] (%s %s): %s; not published", i, e.DNSName, e.RecordType, err.msg)})
 			continue
 		}
-		e.DNSName = canonical(e.DNSName)
+		e.DNSName = dnswire.Dotless(e.DNSName)
 		out = append(out, e)
 	}
 	out = domains.Filter(out)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -111,11 +112,11 @@ type DomainFilter struct {
 
 // Match reports whether name passes the filter.
 func (f DomainFilter) Match(name string) bool {
-	name = canonical(strings.TrimPrefix(name, "*."))
+	name = dnswire.Dotless(strings.TrimPrefix(name, "*."))
 	under := func(list []string) bool {
 		return slices.ContainsFunc(list, func(d string) bool {
-			d = canonical(strings.TrimPrefix(d, "."))
-			return name == d || strings.HasSuffix(name, "."+d)
+			d = dnswire.Dotless(strings.TrimPrefix(d, "."))
+			return name == d || d != "" && dnswire.IsSubdomain(name, d)
 		})
 	}
 	return (len(f.Include) == 0 || under(f.Include)) && !under(f.Exclude)

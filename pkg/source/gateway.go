@@ -10,6 +10,7 @@ import (
 	gwv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Route is what RouteEndpoints reads of any Gateway API route kind (HTTPRoute, GRPCRoute,
@@ -257,7 +258,7 @@ func protocolMatches(route, listener gwv1.ProtocolType) bool {
 // overlap ("" matches anything; "*.example.com" matches names below example.com, not
 // example.com itself), as the Gateway API's hostname matching defines it.
 func matchHost(listener, route string) (string, bool) {
-	listener, route = canonical(listener), canonical(route)
+	listener, route = dnswire.Dotless(listener), dnswire.Dotless(route)
 	switch {
 	case listener == "" && route == "":
 		return "", false

@@ -6,6 +6,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // IngressClassAnnotation is the Ingress class annotation that predates spec.ingressClassName.
@@ -86,7 +87,7 @@ func specHostnames(hosts []string, field string) ([]string, []Problem) {
 			probs = append(probs, problem(dnsv1.ReasonInvalidHostname, "%s %q: %v; not published", field, h, err))
 			continue
 		}
-		out = append(out, canonical(h))
+		out = append(out, dnswire.Dotless(h))
 	}
 	return out, probs
 }

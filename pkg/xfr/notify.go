@@ -179,7 +179,7 @@ func (h *Handler) ServeNotify(w dns.ResponseWriter, req, resp *dns.Msg) *dns.Msg
 		resp.Rcode = dns.RcodeFormatError
 		return resp
 	}
-	if _, ok := h.store.Snapshot().Zone(dnswire.Canonical(q.Name)); !ok {
+	if _, ok := h.store.Snapshot().Zone(dnswire.Fqdn(q.Name)); !ok {
 		resp.Rcode = dns.RcodeNotAuth
 		return resp
 	}

@@ -18,7 +18,7 @@ type Snapshot struct {
 func (s *Store) Snapshot() *Snapshot { return s.snap.Load() }
 
 // Zone returns the served version of the zone with exactly that origin: a lower-case FQDN
-// (dnswire.Canonical); false when no zone has it.
+// (dnswire.Fqdn); false when no zone has it.
 func (s *Snapshot) Zone(origin string) (ZoneVersion, bool) {
 	z := s.zones[origin]
 	return ZoneVersion{z: z}, z != nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
 )
 
@@ -78,7 +79,7 @@ func ShardOf(name string, n int) int {
 		return 0
 	}
 	h := fnv.New32a()
-	_, _ = h.Write([]byte(dns.Fqdn(strings.ToLower(name))))
+	_, _ = h.Write([]byte(dnswire.Fqdn(name)))
 	return int(h.Sum32() % uint32(n))
 }
 

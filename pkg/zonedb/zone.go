@@ -260,7 +260,7 @@ func unapplied(owner string, t uint16) string {
 // trailing dot. Zone names become file names, so only letters, digits, '-'
 // and '_' labels are accepted, and never the root.
 func canonicalOrigin(name string) (string, error) {
-	o := dns.Fqdn(strings.ToLower(strings.TrimSpace(name)))
+	o := dnswire.Fqdn(name)
 	if o == "." {
 		return "", fmt.Errorf("%w: %q: the root zone is not served", ErrInvalidZone, name)
 	}

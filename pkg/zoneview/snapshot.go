@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/registry"
 )
@@ -40,7 +41,7 @@ type keySpan struct{ start, n int32 }
 // snapshot keeps current, not a copy: callers must not modify it afterwards.
 func New(zone string, current []provider.RecordSet) *Snapshot {
 	s := &Snapshot{
-		zone: provider.CanonicalName(zone),
+		zone: dnswire.Dotless(zone),
 		sets: current,
 		all:  make(map[provider.RecordSetKey]int32, len(current)),
 	}
@@ -57,7 +58,7 @@ func New(zone string, current []provider.RecordSet) *Snapshot {
 			continue
 		}
 		s.names = append(s.names, k)
-		if k.Type == "NS" && provider.IsStrictSubdomain(k.Name, s.zone) {
+		if k.Type == "NS" && dnswire.IsStrictSubdomain(k.Name, s.zone) {
 			s.cuts = append(s.cuts, k.Name)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
 	"github.com/dnsplane/dnsplane/pkg/provider/guard"
@@ -124,7 +125,7 @@ func stormRun(t *testing.T, srv pdnstest.Server, run string, zones, perZone, out
 	for zi, id := range ids {
 		w := set.For(zonewriter.Key{Account: "ns/pdns", ZoneID: id}, p)
 		for j := range perZone {
-			rs := aSet(fmt.Sprintf("h%d.%s", j, provider.CanonicalName(id)), fmt.Sprintf("192.0.2.%d", zi+1))
+			rs := aSet(fmt.Sprintf("h%d.%s", j, dnswire.Dotless(id)), fmt.Sprintf("192.0.2.%d", zi+1))
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -163,7 +164,7 @@ func delegatedNames(endpoints []dnsv1.Endpoint) []string {
 	var out []string
 	for _, e := range endpoints {
 		if e.RecordType == "NS" {
-			out = append(out, provider.CanonicalName(e.DNSName))
+			out = append(out, dnswire.Dotless(e.DNSName))
 		}
 	}
 	return out
@@ -180,7 +181,7 @@ func (a *Assignment) place(local []dnsv1.DNSZone, ref *dnsv1.DNSZone, e dnsv1.En
 	if z == nil {
 		z = longestSuffix(local, rs.Name)
 	}
-	if z == nil || !provider.IsSubdomain(rs.Name, z.Spec.Zone) {
+	if z == nil || !dnswire.IsSubdomain(rs.Name, z.Spec.Zone) {
 		msg := fmt.Sprintf("%s %s: no DNSZone in namespace %s holds this name", e.DNSName, e.RecordType, a.namespace)
 		a.Invalid = append(a.Invalid, msg)
 		if ref == nil {
@@ -247,13 +248,13 @@ func (a *Assignment) DesiredZones() []string {
 func crossNamespaceRule(rs provider.RecordSet, zone string, nsNames []string) string {
 	switch rs.Type {
 	case "NS", "DS":
-		if provider.IsStrictSubdomain(rs.Name, zone) {
+		if dnswire.IsStrictSubdomain(rs.Name, zone) {
 			return ""
 		}
 		return fmt.Sprintf("another namespace's zone %s accepts %s only strictly below its apex", zone, rs.Type)
 	case "A", "AAAA":
 		for _, n := range nsNames {
-			if provider.IsSubdomain(rs.Name, n) && provider.IsStrictSubdomain(n, zone) {
+			if dnswire.IsSubdomain(rs.Name, n) && dnswire.IsStrictSubdomain(n, zone) {
 				return ""
 			}
 		}
@@ -266,7 +267,7 @@ func longestSuffix(zones []dnsv1.DNSZone, name string) *dnsv1.DNSZone {
 	var best *dnsv1.DNSZone
 	for i := range zones {
 		z := &zones[i]
-		if z.DeletionTimestamp.IsZero() && provider.IsSubdomain(name, z.Spec.Zone) && (best == nil || len(z.Spec.Zone) > len(best.Spec.Zone)) {
+		if z.DeletionTimestamp.IsZero() && dnswire.IsSubdomain(name, z.Spec.Zone) && (best == nil || len(z.Spec.Zone) > len(best.Spec.Zone)) {
 			best = z
 		}
 	}
@@ -277,7 +278,7 @@ func longestSuffix(zones []dnsv1.DNSZone, name string) *dnsv1.DNSZone {
 // and targets sorted.
 func toRecordSet(e dnsv1.Endpoint, defaultTTL int64) (provider.RecordSet, error) {
 	rs := provider.RecordSet{
-		Name:          provider.CanonicalName(e.DNSName),
+		Name:          dnswire.Dotless(e.DNSName),
 		Type:          strings.ToUpper(e.RecordType),
 		TTL:           int64(e.RecordTTL),
 		SetIdentifier: e.SetIdentifier,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -26,7 +27,7 @@ const tcpTimeout = 2 * time.Second
 
 // Zone is one hosted zone as a fake serves it.
 type Zone struct {
-	// Name is the zone apex, canonical (provider.CanonicalName: lower-case, no trailing dot).
+	// Name is the zone apex, in the dotless form (dnswire.Dotless: lower-case, no trailing dot).
 	Name string
 	// RecordSets are every record set of the zone in canonical form (see provider.RecordSet and
 	// provider.CanonicalTarget), the apex SOA and NS included. A zone without an apex SOA
@@ -49,13 +50,13 @@ type Source func() ([]Zone, error)
 // weight. Errors name the value that does not parse or has another type.
 func RecordSet(name, rtype string, ttl int64, values []string) (provider.RecordSet, error) {
 	rtype = strings.ToUpper(rtype)
-	rs := provider.RecordSet{Name: provider.CanonicalName(name), Type: rtype, TTL: ttl}
+	rs := provider.RecordSet{Name: dnswire.Dotless(name), Type: rtype, TTL: ttl}
 	want, ok := dns.StringToType[rtype]
 	if !ok {
 		return provider.RecordSet{}, fmt.Errorf("fakedns: %s: unknown record type %q", rs.Name, rtype)
 	}
 	for _, v := range values {
-		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", provider.Fqdn(name), ttl, rtype, v))
+		rr, err := dns.NewRR(fmt.Sprintf("%s %d IN %s %s", dnswire.Fqdn(name), ttl, rtype, v))
 		if err != nil {
 			return provider.RecordSet{}, fmt.Errorf("fakedns: %s/%s value %q: %w", rs.Name, rtype, v, err)
 		}
@@ -216,7 +217,7 @@ func pick(zones []Zone, qname string) *Zone {
 	var best *Zone
 	bestLabels := -1
 	for i := range zones {
-		origin := provider.Fqdn(zones[i].Name)
+		origin := dnswire.Fqdn(zones[i].Name)
 		if !dns.IsSubDomain(origin, qname) {
 			continue
 		}
@@ -237,7 +238,7 @@ type index struct {
 // newIndex converts the zone's record sets with provider.ToRRs. Errors: a set that does not
 // convert, or no SOA at the apex.
 func newIndex(z Zone) (*index, error) {
-	ix := &index{origin: provider.Fqdn(z.Name), nodes: map[string]map[uint16][]dns.RR{}}
+	ix := &index{origin: dnswire.Fqdn(z.Name), nodes: map[string]map[uint16][]dns.RR{}}
 	ix.nodes[ix.origin] = map[uint16][]dns.RR{}
 	for _, rs := range z.RecordSets {
 		rrs, err := provider.ToRRs(rs)

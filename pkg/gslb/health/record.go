@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
 
 // Record format bounds (docs/api.md, "Health verdicts").
@@ -36,7 +38,7 @@ var ErrBadRecord = errors.New("bad gslb verdict record")
 // "verdicts-app.gslb.test" for "app.gslb.test" (beside gslb.LocalTargetsName's
 // "localtargets-app.gslb.test"). Canonical: lower-case, without a trailing dot.
 func VerdictsName(host string) string {
-	return "verdicts-" + strings.ToLower(strings.TrimSuffix(strings.TrimSpace(host), "."))
+	return "verdicts-" + dnswire.Dotless(host)
 }
 
 // Record is one cluster's verdicts on the targets of one host.

@@ -40,6 +40,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -295,11 +296,11 @@ func callerRef(ref string) string {
 }
 
 func toZone(hz *types.HostedZone, ds *types.DelegationSet, tags map[string]string) provider.Zone {
-	z := provider.Zone{ID: stripZoneID(aws.ToString(hz.Id)), Name: provider.CanonicalName(aws.ToString(hz.Name)),
+	z := provider.Zone{ID: stripZoneID(aws.ToString(hz.Id)), Name: dnswire.Dotless(aws.ToString(hz.Name)),
 		CallerReference: callerRef(aws.ToString(hz.CallerReference))}
 	if ds != nil {
 		for _, n := range ds.NameServers {
-			z.NameServers = append(z.NameServers, provider.CanonicalName(n))
+			z.NameServers = append(z.NameServers, dnswire.Dotless(n))
 		}
 	}
 	if ref, ok := tags[TagCallerReference]; ok {
@@ -378,7 +379,7 @@ func (p *Provider) kind() string {
 // private ones with a VPC configured, else public ones (Route 53 allows a
 // public and a private zone of one name).
 func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZone, error) {
-	fq := provider.Fqdn(name)
+	fq := dnswire.Fqdn(name)
 	in := &route53.ListHostedZonesByNameInput{DNSName: aws.String(fq)}
 	var res []types.HostedZone
 	for {
@@ -387,7 +388,7 @@ func (p *Provider) zonesNamed(ctx context.Context, name string) ([]types.HostedZ
 			return nil, mapErr("ListHostedZonesByName", err)
 		}
 		for _, hz := range out.HostedZones {
-			if provider.Fqdn(aws.ToString(hz.Name)) != fq {
+			if dnswire.Fqdn(aws.ToString(hz.Name)) != fq {
 				return res, nil // sorted by name: past ours
 			}
 			if private := hz.Config != nil && hz.Config.PrivateZone; private == (p.vpc != nil) {
@@ -468,7 +469,7 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 // associated with it (VPC and HostedZoneConfig.PrivateZone, Route 53 API
 // Reference).
 func (p *Provider) createInput(name, ref string) *route53.CreateHostedZoneInput {
-	in := &route53.CreateHostedZoneInput{Name: aws.String(provider.Fqdn(name)), CallerReference: aws.String(ref)}
+	in := &route53.CreateHostedZoneInput{Name: aws.String(dnswire.Fqdn(name)), CallerReference: aws.String(ref)}
 	if p.vpc != nil {
 		v := *p.vpc
 		in.VPC = &v
@@ -533,7 +534,7 @@ func (p *Provider) ZoneDeletions(ctx context.Context, id string) ([]provider.Del
 	if err != nil {
 		return nil, mapErr("GetHostedZone", err)
 	}
-	apex := provider.Fqdn(aws.ToString(hz.HostedZone.Name))
+	apex := dnswire.Fqdn(aws.ToString(hz.HostedZone.Name))
 	raw, err := p.listRaw(ctx, id)
 	if err != nil {
 		return nil, err
@@ -544,7 +545,7 @@ func (p *Provider) ZoneDeletions(ctx context.Context, id string) ([]provider.Del
 		if name == apex && (rr.Type == types.RRTypeSoa || rr.Type == types.RRTypeNs) {
 			continue
 		}
-		d := provider.Deletion{Key: provider.RecordSetKey{Name: provider.CanonicalName(name), Type: string(rr.Type),
+		d := provider.Deletion{Key: provider.RecordSetKey{Name: dnswire.Dotless(name), Type: string(rr.Type),
 			SetIdentifier: aws.ToString(rr.SetIdentifier)}, Elements: max(1, len(rr.ResourceRecords)), Raw: rr}
 		for _, r := range rr.ResourceRecords {
 			d.ValueBytes += len(aws.ToString(r.Value))

@@ -9,6 +9,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/aws"
 )
@@ -179,7 +180,7 @@ func TestAliasRoundTrip(t *testing.T) {
 				t.Fatalf("alias %s not listed", in.Key())
 			}
 			want := provider.RecordSet{Name: in.Name, Type: in.Type, SetIdentifier: in.SetIdentifier,
-				Targets: []string{provider.CanonicalName(in.Targets[0])}, ProviderSpecific: map[string]string{}}
+				Targets: []string{dnswire.Dotless(in.Targets[0])}, ProviderSpecific: map[string]string{}}
 			for k, v := range tc.want { // listed in the shortest form: defaults left out
 				if v == "" || (k == aws.KeyTargetHostedZone && v == z.ID) || (k == aws.KeyEvaluateTargetHealth && v == "true") {
 					continue

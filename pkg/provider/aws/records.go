@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/route53"
 	"github.com/aws/aws-sdk-go-v2/service/route53/types"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -67,14 +68,14 @@ func decodeName(n string) string {
 		}
 		n = b.String()
 	}
-	return provider.Fqdn(n)
+	return dnswire.Fqdn(n)
 }
 
 // toRR builds Route 53's ResourceRecordSet from a validated set: an alias
 // (ProviderSpecific "alias" = "true", see validateAlias) becomes an AliasTarget
 // with no TTL and no ResourceRecords, as the Route 53 API Reference requires.
 func toRR(rs provider.RecordSet, zoneID string) *types.ResourceRecordSet {
-	rr := &types.ResourceRecordSet{Name: aws.String(provider.Fqdn(rs.Name)), Type: types.RRType(rs.Type)}
+	rr := &types.ResourceRecordSet{Name: aws.String(dnswire.Fqdn(rs.Name)), Type: types.RRType(rs.Type)}
 	if rs.SetIdentifier != "" {
 		rr.SetIdentifier = aws.String(rs.SetIdentifier)
 		rr.Weight = rs.Weight
@@ -84,7 +85,7 @@ func toRR(rs provider.RecordSet, zoneID string) *types.ResourceRecordSet {
 		if tz == "" {
 			tz = zoneID
 		}
-		rr.AliasTarget = &types.AliasTarget{DNSName: aws.String(provider.Fqdn(rs.Targets[0])),
+		rr.AliasTarget = &types.AliasTarget{DNSName: aws.String(dnswire.Fqdn(rs.Targets[0])),
 			HostedZoneId: aws.String(tz), EvaluateTargetHealth: rs.ProviderSpecific[KeyEvaluateTargetHealth] != "false"}
 		return rr
 	}
@@ -101,7 +102,7 @@ func toRR(rs provider.RecordSet, zoneID string) *types.ResourceRecordSet {
 // "false" and "aws/target-hosted-zone" only when another zone, so that an endpoint written with
 // external-dns' short form (alias "true" alone) equals what is listed.
 func fromRR(rr types.ResourceRecordSet, zoneID string) provider.RecordSet {
-	rs := provider.RecordSet{Name: provider.CanonicalName(decodeName(aws.ToString(rr.Name))), Type: string(rr.Type),
+	rs := provider.RecordSet{Name: dnswire.Dotless(decodeName(aws.ToString(rr.Name))), Type: string(rr.Type),
 		TTL: aws.ToInt64(rr.TTL), SetIdentifier: aws.ToString(rr.SetIdentifier)}
 	if rr.Weight != nil {
 		w := *rr.Weight
@@ -109,7 +110,7 @@ func fromRR(rr types.ResourceRecordSet, zoneID string) provider.RecordSet {
 	}
 	if at := rr.AliasTarget; at != nil {
 		rs.TTL = 0
-		rs.Targets = []string{provider.CanonicalName(decodeName(aws.ToString(at.DNSName)))}
+		rs.Targets = []string{dnswire.Dotless(decodeName(aws.ToString(at.DNSName)))}
 		rs.ProviderSpecific = aliasKeys(strconv.FormatBool(at.EvaluateTargetHealth), stripZoneID(aws.ToString(at.HostedZoneId)), zoneID)
 		return rs
 	}
@@ -449,7 +450,7 @@ func (p *Provider) zoneName(ctx context.Context, zoneID string) (string, error) 
 	if err != nil {
 		return "", mapErr("GetHostedZone", err)
 	}
-	zone := provider.CanonicalName(aws.ToString(hz.HostedZone.Name))
+	zone := dnswire.Dotless(aws.ToString(hz.HostedZone.Name))
 	p.names.Store(zoneID, zone)
 	return zone, nil
 }

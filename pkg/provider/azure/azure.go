@@ -42,6 +42,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -243,14 +244,14 @@ func zoneName(id string) string {
 	if i := strings.LastIndex(strings.ToLower(id), "/dnszones/"); i >= 0 {
 		id = id[i+len("/dnszones/"):]
 	}
-	return provider.CanonicalName(id)
+	return dnswire.Dotless(id)
 }
 
 func toZone(z *armdns.Zone) provider.Zone {
-	out := provider.Zone{ID: provider.CanonicalName(deref(z.Name)), Name: provider.CanonicalName(deref(z.Name))}
+	out := provider.Zone{ID: dnswire.Dotless(deref(z.Name)), Name: dnswire.Dotless(deref(z.Name))}
 	if z.Properties != nil {
 		for _, n := range z.Properties.NameServers {
-			out.NameServers = append(out.NameServers, provider.CanonicalName(deref(n)))
+			out.NameServers = append(out.NameServers, dnswire.Dotless(deref(n)))
 		}
 	}
 	for k, v := range z.Tags {

@@ -8,6 +8,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -21,7 +22,7 @@ func relName(name, zone string) string {
 }
 
 func absName(rel, zone string) string {
-	rel = strings.ToLower(strings.TrimSuffix(rel, "."))
+	rel = dnswire.Dotless(rel)
 	if rel == "@" || rel == "" {
 		return zone
 	}
@@ -48,10 +49,10 @@ func toProps(rs provider.RecordSet) (*armdns.RecordSetProperties, error) {
 		case *dns.PTR:
 			p.PtrRecords = append(p.PtrRecords, &armdns.PtrRecord{Ptrdname: toPtr(rs.Targets[i])})
 		case *dns.MX:
-			p.MxRecords = append(p.MxRecords, &armdns.MxRecord{Preference: toPtr(int32(v.Preference)), Exchange: toPtr(provider.CanonicalName(v.Mx))})
+			p.MxRecords = append(p.MxRecords, &armdns.MxRecord{Preference: toPtr(int32(v.Preference)), Exchange: toPtr(dnswire.Dotless(v.Mx))})
 		case *dns.SRV:
 			p.SrvRecords = append(p.SrvRecords, &armdns.SrvRecord{Priority: toPtr(int32(v.Priority)), Weight: toPtr(int32(v.Weight)),
-				Port: toPtr(int32(v.Port)), Target: toPtr(provider.CanonicalName(v.Target))})
+				Port: toPtr(int32(v.Port)), Target: toPtr(dnswire.Dotless(v.Target))})
 		case *dns.CAA:
 			p.CaaRecords = append(p.CaaRecords, &armdns.CaaRecord{Flags: toPtr(int32(v.Flag)), Tag: toPtr(v.Tag), Value: toPtr(v.Value)})
 		case *dns.TXT:

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider/pdns"
 	"github.com/dnsplane/dnsplane/pkg/provider/rfc2136"
 )
@@ -47,7 +48,7 @@ func Backend(s *corev1.Secret) string {
 		if port == "" {
 			port = strconv.Itoa(rfc2136.DefaultPort)
 		}
-		return typ + " " + net.JoinHostPort(strings.ToLower(strings.TrimSuffix(get("RFC2136_HOST"), ".")), port)
+		return typ + " " + net.JoinHostPort(dnswire.Dotless(get("RFC2136_HOST")), port)
 	case TypeAWS:
 		return typ + " " + canonicalURL(get("AWS_ENDPOINT_URL"))
 	case TypeGoogle:

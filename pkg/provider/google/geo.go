@@ -10,6 +10,7 @@ import (
 
 	dns "google.golang.org/api/dns/v1"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
@@ -51,7 +52,7 @@ var geoTypes = [...]string{"A", "AAAA", "CNAME"}
 // name, or, for a wildcard "*.rest", "dp-geo-<type>-wildcard.rest" (a "*" label may only lead a
 // name, RFC 4592 §2.1.1).
 func companionName(name, rtype string) string {
-	n := provider.CanonicalName(name)
+	n := dnswire.Dotless(name)
 	t := strings.ToLower(rtype)
 	if rest, ok := strings.CutPrefix(n, "*."); ok {
 		return companionPrefix + t + "-wildcard." + rest
@@ -61,7 +62,7 @@ func companionName(name, rtype string) string {
 
 // parseCompanionName is companionName's inverse: false for a name that is no companion name.
 func parseCompanionName(n string) (name, rtype string, ok bool) {
-	n = provider.CanonicalName(n)
+	n = dnswire.Dotless(n)
 	first, rest, found := strings.Cut(n, ".")
 	t, found2 := strings.CutPrefix(first, companionPrefix)
 	if !found || !found2 || rest == "" {
@@ -190,7 +191,7 @@ func buildGeo(name, rtype string, tags []geoTag) (set, companion *dns.ResourceRe
 	}
 	locs, err := geoLocations(sets)
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s/%s: %w", provider.CanonicalName(name), rtype, err)
+		return nil, nil, fmt.Errorf("%s/%s: %w", dnswire.Dotless(name), rtype, err)
 	}
 	pol := &dns.RRSetRoutingPolicyGeoPolicy{}
 	for _, loc := range sortedLocations(locs) {
@@ -200,9 +201,9 @@ func buildGeo(name, rtype string, tags []geoTag) (set, companion *dns.ResourceRe
 		}
 		pol.Items = append(pol.Items, item)
 	}
-	set = &dns.ResourceRecordSet{Name: provider.Fqdn(name), Type: rtype, Ttl: ttl, ForceSendFields: []string{"Ttl"},
+	set = &dns.ResourceRecordSet{Name: dnswire.Fqdn(name), Type: rtype, Ttl: ttl, ForceSendFields: []string{"Ttl"},
 		RoutingPolicy: &dns.RRSetRoutingPolicy{Geo: pol}}
-	companion = &dns.ResourceRecordSet{Name: provider.Fqdn(companionName(name, rtype)), Type: "TXT", Ttl: companionTTL}
+	companion = &dns.ResourceRecordSet{Name: dnswire.Fqdn(companionName(name, rtype)), Type: "TXT", Ttl: companionTTL}
 	for _, t := range tags {
 		companion.Rrdatas = append(companion.Rrdatas, encodeValue("TXT", encodeEntry(t)))
 	}
@@ -245,7 +246,7 @@ func samePolicy(a, b *dns.ResourceRecordSet) bool {
 // its companion holds: each tag's set with its TTL, targets and labels. When the set does not
 // answer as the companion says (samePolicy against buildGeo), every set carries driftLabel.
 func unfoldGeo(set *dns.ResourceRecordSet, tags []geoTag) []provider.RecordSet {
-	name, rtype := provider.CanonicalName(set.Name), strings.ToUpper(set.Type)
+	name, rtype := dnswire.Dotless(set.Name), strings.ToUpper(set.Type)
 	want, _, err := buildGeo(name, rtype, tags)
 	drift := err != nil || !samePolicy(set, want)
 	out := make([]provider.RecordSet, 0, len(tags))

@@ -20,7 +20,6 @@
 package google
 
 import (
-	"cloud.google.com/go/auth"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -32,10 +31,13 @@ import (
 	"strings"
 	"time"
 
+	"cloud.google.com/go/auth"
+
 	dns "google.golang.org/api/dns/v1"
 	"google.golang.org/api/googleapi"
 	"google.golang.org/api/option"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -231,7 +233,7 @@ func sanitize(s string, underscore bool) string {
 // that it matches [a-z][-a-z0-9]* within 63 characters and distinct DNS
 // names never share it.
 func ZoneName(dnsName string) string {
-	n := provider.CanonicalName(dnsName)
+	n := dnswire.Dotless(dnsName)
 	base := "dnsplane-" + sanitize(n, false)
 	if len(base) > 54 {
 		base = base[:54]
@@ -275,9 +277,9 @@ func labelKey(k string) string {
 // ---- zones ----
 
 func toZone(mz *dns.ManagedZone) provider.Zone {
-	z := provider.Zone{ID: mz.Name, Name: provider.CanonicalName(mz.DnsName)}
+	z := provider.Zone{ID: mz.Name, Name: dnswire.Dotless(mz.DnsName)}
 	for _, ns := range mz.NameServers {
-		z.NameServers = append(z.NameServers, provider.CanonicalName(ns))
+		z.NameServers = append(z.NameServers, dnswire.Dotless(ns))
 	}
 	if lbl, ok := mz.Labels[LabelCallerReference]; ok {
 		z.CallerReference = lbl
@@ -370,17 +372,17 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 		return provider.Zone{}, fmt.Errorf("%w: caller reference must be 1..%d characters", provider.ErrInvalidChange, 1024-len(descriptionPrefix))
 	}
 	check := func() (provider.Zone, bool, error) {
-		same, err := p.listRawZones(ctx, provider.Fqdn(name))
+		same, err := p.listRawZones(ctx, dnswire.Fqdn(name))
 		if err != nil {
 			return provider.Zone{}, false, err
 		}
 		for _, mz := range same {
-			if provider.Fqdn(mz.DnsName) == provider.Fqdn(name) && ours(mz, spec.CallerReference) {
+			if dnswire.Fqdn(mz.DnsName) == dnswire.Fqdn(name) && ours(mz, spec.CallerReference) {
 				return toZone(mz), true, nil
 			}
 		}
 		for _, mz := range same {
-			if provider.Fqdn(mz.DnsName) == provider.Fqdn(name) {
+			if dnswire.Fqdn(mz.DnsName) == dnswire.Fqdn(name) {
 				return provider.Zone{}, false, fmt.Errorf("%w: managed zone %s (%s) already exists for another caller reference",
 					provider.ErrZoneConflict, mz.Name, name)
 			}
@@ -399,7 +401,7 @@ func (p *Provider) EnsureZone(ctx context.Context, spec provider.ZoneSpec) (prov
 		labels[labelKey(k)] = val
 	}
 	labels[LabelCallerReference] = CallerReferenceLabel(spec.CallerReference)
-	mz := &dns.ManagedZone{Name: ZoneName(name), DnsName: provider.Fqdn(name), Description: descriptionPrefix + spec.CallerReference,
+	mz := &dns.ManagedZone{Name: ZoneName(name), DnsName: dnswire.Fqdn(name), Description: descriptionPrefix + spec.CallerReference,
 		Labels: labels, Visibility: "public"}
 	cctx, cancel := context.WithTimeout(ctx, p.timeout)
 	created, err := p.svc.ManagedZones.Create(p.project, mz).Context(cctx).Do()
@@ -459,13 +461,13 @@ func (p *Provider) deletions(ctx context.Context, mz *dns.ManagedZone) ([]provid
 	if err != nil {
 		return nil, err
 	}
-	apex := provider.Fqdn(mz.DnsName)
+	apex := dnswire.Fqdn(mz.DnsName)
 	var dels []provider.Deletion
 	for _, rr := range raw {
-		if provider.Fqdn(rr.Name) == apex && (rr.Type == "SOA" || rr.Type == "NS") {
+		if dnswire.Fqdn(rr.Name) == apex && (rr.Type == "SOA" || rr.Type == "NS") {
 			continue
 		}
-		d := provider.Deletion{Key: provider.RecordSetKey{Name: provider.CanonicalName(rr.Name), Type: strings.ToUpper(rr.Type)},
+		d := provider.Deletion{Key: provider.RecordSetKey{Name: dnswire.Dotless(rr.Name), Type: strings.ToUpper(rr.Type)},
 			Raw: &dns.ResourceRecordSet{Name: rr.Name, Type: rr.Type, Ttl: rr.Ttl, Rrdatas: rr.Rrdatas, RoutingPolicy: rr.RoutingPolicy,
 				ForceSendFields: []string{"Ttl"}}}
 		n := len(rr.Rrdatas)

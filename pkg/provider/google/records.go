@@ -7,6 +7,7 @@ import (
 
 	dns "google.golang.org/api/dns/v1"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -22,7 +23,7 @@ func encodeValue(rtype, target string) string {
 func decodeTXT(v string) string { return provider.ParseQuotedTXT(v, 10) }
 
 func toRR(rs provider.RecordSet) *dns.ResourceRecordSet {
-	rr := &dns.ResourceRecordSet{Name: provider.Fqdn(rs.Name), Type: rs.Type, Ttl: rs.TTL, ForceSendFields: []string{"Ttl"}}
+	rr := &dns.ResourceRecordSet{Name: dnswire.Fqdn(rs.Name), Type: rs.Type, Ttl: rs.TTL, ForceSendFields: []string{"Ttl"}}
 	for _, t := range rs.Targets {
 		rr.Rrdatas = append(rr.Rrdatas, encodeValue(rs.Type, t))
 	}
@@ -30,7 +31,7 @@ func toRR(rs provider.RecordSet) *dns.ResourceRecordSet {
 }
 
 func fromRR(rr *dns.ResourceRecordSet) provider.RecordSet {
-	rs := provider.RecordSet{Name: provider.CanonicalName(rr.Name), Type: strings.ToUpper(rr.Type), TTL: rr.Ttl}
+	rs := provider.RecordSet{Name: dnswire.Dotless(rr.Name), Type: strings.ToUpper(rr.Type), TTL: rr.Ttl}
 	for _, v := range rr.Rrdatas {
 		if rs.Type == "TXT" || rs.Type == "SPF" {
 			v = decodeTXT(v)
@@ -92,7 +93,7 @@ func (p *Provider) ListRecordSets(ctx context.Context, zoneID string) ([]provide
 		switch {
 		case hidden[rr]:
 		case rr.RoutingPolicy != nil:
-			k := provider.RecordSetKey{Name: provider.CanonicalName(rr.Name), Type: strings.ToUpper(rr.Type)}
+			k := provider.RecordSetKey{Name: dnswire.Dotless(rr.Name), Type: strings.ToUpper(rr.Type)}
 			if tags, ours := companions[k]; ours && rr.RoutingPolicy.Geo != nil {
 				out = append(out, unfoldGeo(rr, tags)...)
 			}
@@ -133,7 +134,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if err != nil {
 		return err
 	}
-	zone := provider.CanonicalName(mz.DnsName)
+	zone := dnswire.Dotless(mz.DnsName)
 	canon, err := provider.ValidateChanges(changes, func(action provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 		return validate(action, zone, which, rs)
 	})
@@ -197,12 +198,12 @@ func (p *Provider) readGeo(ctx context.Context, zone string, k provider.RecordSe
 	list := func(name, rtype string) (*dns.ResourceRecordSet, error) {
 		cctx, cancel := context.WithTimeout(ctx, p.timeout)
 		defer cancel()
-		r, err := p.svc.ResourceRecordSets.List(p.project, zone).Name(provider.Fqdn(name)).Type(rtype).Context(cctx).Do()
+		r, err := p.svc.ResourceRecordSets.List(p.project, zone).Name(dnswire.Fqdn(name)).Type(rtype).Context(cctx).Do()
 		if err != nil {
 			return nil, mapErr("resourceRecordSets.list", err)
 		}
 		for _, rr := range r.Rrsets {
-			if provider.CanonicalName(rr.Name) == provider.CanonicalName(name) && strings.EqualFold(rr.Type, rtype) {
+			if dnswire.Dotless(rr.Name) == dnswire.Dotless(name) && strings.EqualFold(rr.Type, rtype) {
 				return rr, nil
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
@@ -77,7 +78,7 @@ func (p *Provider) check(ctx context.Context) error {
 
 // ZoneID returns the ID of the zone with that name: the canonical zone name
 // itself ("c1.example.test"), stable across restarts and re-creation.
-func ZoneID(zoneName string) string { return provider.CanonicalName(zoneName) }
+func ZoneID(zoneName string) string { return dnswire.Dotless(zoneName) }
 
 // Capabilities: unlimited atomic batches, conditional writes, weighted
 // routing and zone creation.
@@ -188,7 +189,7 @@ func (p *Provider) DeleteZone(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("delete zone %s: %w", id, err)
 	}
-	name := provider.CanonicalName(zi.Origin)
+	name := dnswire.Dotless(zi.Origin)
 	if err := p.fault(ctx, FaultBeforeZoneDelete, name); err != nil {
 		return fmt.Errorf("delete zone %s: %w", id, err)
 	}
@@ -246,7 +247,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if len(changes) == 0 {
 		return nil
 	}
-	zoneName := provider.CanonicalName(zi.Origin)
+	zoneName := dnswire.Dotless(zi.Origin)
 	prepared, err := provider.PrepareChanges(zoneID, changes, func(_ provider.Action, _ string, rs provider.RecordSet) (provider.RecordSet, error) {
 		return checkSet(zoneName, rs)
 	}, prepare)
@@ -301,7 +302,7 @@ func checkSet(zone string, rs provider.RecordSet) (provider.RecordSet, error) {
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	if !provider.IsSubdomain(c.Name, zone) {
+	if !dnswire.IsSubdomain(c.Name, zone) {
 		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
 	}
 	if c.Type == "SOA" {
@@ -325,7 +326,7 @@ func prepare(ch provider.Change) (change, error) {
 		}
 		out.after = &rs
 	}
-	out.key = zonedb.SetKey{Name: provider.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
+	out.key = zonedb.SetKey{Name: dnswire.Fqdn(key.Name), Type: dns.StringToType[key.Type], SetIdentifier: key.SetIdentifier}
 	return out, nil
 }
 
@@ -335,7 +336,7 @@ func toRRSet(rs provider.RecordSet) (zonedb.RRSet, error) {
 		return zonedb.RRSet{}, err
 	}
 	return zonedb.RRSet{
-		Name:          provider.Fqdn(rs.Name),
+		Name:          dnswire.Fqdn(rs.Name),
 		Type:          dns.StringToType[rs.Type],
 		TTL:           uint32(rs.TTL),
 		SetIdentifier: rs.SetIdentifier,
@@ -347,7 +348,7 @@ func toRRSet(rs provider.RecordSet) (zonedb.RRSet, error) {
 
 func fromRRSet(rs zonedb.RRSet) provider.RecordSet {
 	out := provider.RecordSet{
-		Name:             provider.CanonicalName(rs.Name),
+		Name:             dnswire.Dotless(rs.Name),
 		Type:             dns.TypeToString[rs.Type],
 		TTL:              int64(rs.TTL),
 		SetIdentifier:    rs.SetIdentifier,
@@ -363,12 +364,12 @@ func fromRRSet(rs zonedb.RRSet) provider.RecordSet {
 func toZone(zi zonedb.ZoneInfo) provider.Zone {
 	z := provider.Zone{
 		ID:              ZoneID(zi.Origin),
-		Name:            provider.CanonicalName(zi.Origin),
+		Name:            dnswire.Dotless(zi.Origin),
 		CallerReference: zi.Meta.CallerReference,
 		Tags:            maps.Clone(zi.Meta.Tags),
 	}
 	for _, ns := range zi.NameServers {
-		z.NameServers = append(z.NameServers, provider.CanonicalName(ns))
+		z.NameServers = append(z.NameServers, dnswire.Dotless(ns))
 	}
 	return z
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -213,7 +214,7 @@ func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
 		if ch.Before == nil {
 			return provider.ChangeCost(ch)
 		}
-		b, _ := json.Marshal(apiRRSet{Name: provider.Fqdn(ch.Before.Name), Type: ch.Before.Type, ChangeType: "DELETE"})
+		b, _ := json.Marshal(apiRRSet{Name: dnswire.Fqdn(ch.Before.Name), Type: ch.Before.Type, ChangeType: "DELETE"})
 		return 1, len(b) + 1
 	}
 	a, err := toAPI(*rs)
@@ -229,7 +230,7 @@ func (p *Provider) RequestCost(ch provider.Change) (elements, valueBytes int) {
 
 // ZoneID returns the PowerDNS zone id of a zone name ("example.test" ->
 // "example.test."), valid for host-name zones.
-func ZoneID(zoneName string) string { return provider.Fqdn(zoneName) }
+func ZoneID(zoneName string) string { return dnswire.Fqdn(zoneName) }
 
 // API types (PowerDNS Authoritative HTTP API).
 type apiZone struct {
@@ -431,17 +432,17 @@ func (p *Provider) createZone(ctx context.Context, name string, spec provider.Zo
 	if len(ns) == 0 {
 		ns = []string{"ns1." + name}
 	}
-	req := apiZone{Name: provider.Fqdn(name), Kind: "Native", Account: spec.CallerReference,
+	req := apiZone{Name: dnswire.Fqdn(name), Kind: "Native", Account: spec.CallerReference,
 		RRSets: []apiRRSet{soaRRSet(name, ns, SOASerial)}}
 	for _, n := range ns {
-		req.Nameservers = append(req.Nameservers, provider.Fqdn(n))
+		req.Nameservers = append(req.Nameservers, dnswire.Fqdn(n))
 	}
 	var created apiZone
 	if err := p.do(ctx, http.MethodPost, "/zones", req, &created); err != nil {
 		return zoneInfo{}, err
 	}
 	if created.ID == "" {
-		created.ID = provider.Fqdn(name)
+		created.ID = dnswire.Fqdn(name)
 	}
 	if err := p.writeMeta(ctx, created.ID, spec); err != nil {
 		return zoneInfo{}, err
@@ -515,17 +516,17 @@ func (p *Provider) getZone(ctx context.Context, id string) (zoneInfo, error) {
 func toZone(z apiZone, ref string, tags map[string]string) provider.Zone {
 	out := provider.Zone{
 		ID:              z.ID,
-		Name:            provider.CanonicalName(z.Name),
+		Name:            dnswire.Dotless(z.Name),
 		CallerReference: ref,
 		Tags:            tags,
 	}
 	for _, rs := range z.RRSets {
-		if rs.Type != "NS" || !strings.EqualFold(provider.Fqdn(rs.Name), provider.Fqdn(z.Name)) {
+		if rs.Type != "NS" || !strings.EqualFold(dnswire.Fqdn(rs.Name), dnswire.Fqdn(z.Name)) {
 			continue
 		}
 		for _, r := range rs.Records {
 			if !r.Disabled {
-				out.NameServers = append(out.NameServers, provider.CanonicalName(r.Content))
+				out.NameServers = append(out.NameServers, dnswire.Dotless(r.Content))
 			}
 		}
 	}
@@ -618,7 +619,7 @@ func recordSets(z apiZone) []provider.RecordSet {
 
 // fromAPI converts one rrset to canonical form.
 func fromAPI(rs apiRRSet) (provider.RecordSet, bool) {
-	out := provider.RecordSet{Name: provider.CanonicalName(rs.Name), Type: strings.ToUpper(rs.Type), TTL: rs.TTL}
+	out := provider.RecordSet{Name: dnswire.Dotless(rs.Name), Type: strings.ToUpper(rs.Type), TTL: rs.TTL}
 	for _, r := range rs.Records {
 		if r.Disabled {
 			continue
@@ -633,7 +634,7 @@ func fromAPI(rs apiRRSet) (provider.RecordSet, bool) {
 // does not know, such as ALIAS or LUA) is returned trimmed.
 func targetFromContent(name, rtype, content string) string {
 	if _, known := dns.StringToType[rtype]; known {
-		rr, err := dns.NewRR(provider.Fqdn(name) + " 0 IN " + rtype + " " + content)
+		rr, err := dns.NewRR(dnswire.Fqdn(name) + " 0 IN " + rtype + " " + content)
 		if err == nil && rr != nil && dns.TypeToString[rr.Header().Rrtype] == rtype {
 			return provider.TargetFromRR(rr)
 		}
@@ -647,7 +648,7 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 	if err != nil {
 		return apiRRSet{}, err
 	}
-	out := apiRRSet{Name: provider.Fqdn(rs.Name), Type: rs.Type, TTL: rs.TTL, ChangeType: "REPLACE", Records: make([]apiRecord, 0, len(rrs))}
+	out := apiRRSet{Name: dnswire.Fqdn(rs.Name), Type: rs.Type, TTL: rs.TTL, ChangeType: "REPLACE", Records: make([]apiRecord, 0, len(rrs))}
 	for _, rr := range rrs {
 		out.Records = append(out.Records, apiRecord{Content: strings.TrimPrefix(rr.String(), rr.Header().String())})
 	}
@@ -731,7 +732,7 @@ func (p *Provider) ApplyChanges(ctx context.Context, zoneID string, changes []pr
 	if zoneID == "" {
 		return fmt.Errorf("apply changes: %w", provider.ErrZoneNotFound)
 	}
-	zone := provider.CanonicalName(zoneID)
+	zone := dnswire.Dotless(zoneID)
 	prepared, err := provider.PrepareChanges(zoneID, changes, func(_ provider.Action, which string, rs provider.RecordSet) (provider.RecordSet, error) {
 		return checkSet(zone, which, rs)
 	}, prepare)
@@ -881,7 +882,7 @@ func (p *Provider) merge(ctx context.Context, zoneID string, part []change) ([]a
 		next := applyDelta(state[c.key], c.key, *c.delta)
 		state[c.key] = next
 		if next == nil {
-			out[i] = apiRRSet{Name: provider.Fqdn(c.key.Name), Type: c.key.Type, ChangeType: "DELETE"}
+			out[i] = apiRRSet{Name: dnswire.Fqdn(c.key.Name), Type: c.key.Type, ChangeType: "DELETE"}
 			continue
 		}
 		rs, err := toAPI(*next)
@@ -905,7 +906,7 @@ func (p *Provider) current(ctx context.Context, zoneID string, names map[string]
 	path := zonePath(zoneID)
 	if len(names) == 1 {
 		for name := range names {
-			path += "?rrset_name=" + url.QueryEscape(provider.Fqdn(name))
+			path += "?rrset_name=" + url.QueryEscape(dnswire.Fqdn(name))
 		}
 	}
 	var z apiZone
@@ -921,7 +922,7 @@ func (p *Provider) current(ctx context.Context, zoneID string, names map[string]
 	// while the zone's one write slot waits.
 	out := map[provider.RecordSetKey]*provider.RecordSet{}
 	for _, rs := range z.RRSets {
-		if !names[provider.CanonicalName(rs.Name)] {
+		if !names[dnswire.Dotless(rs.Name)] {
 			continue
 		}
 		if set, ok := fromAPI(rs); ok {
@@ -1043,7 +1044,7 @@ func checkSet(zone, which string, rs provider.RecordSet) (provider.RecordSet, er
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	if !provider.IsSubdomain(c.Name, zone) {
+	if !dnswire.IsSubdomain(c.Name, zone) {
 		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
 	}
 	if c.Type == "SOA" {
@@ -1061,7 +1062,7 @@ func checkSet(zone, which string, rs provider.RecordSet) (provider.RecordSet, er
 func prepare(ch provider.Change) (change, error) {
 	if ch.Action == provider.ActionDelete {
 		before := *ch.Before
-		c := change{key: before.Key(), rrset: apiRRSet{Name: provider.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}}
+		c := change{key: before.Key(), rrset: apiRRSet{Name: dnswire.Fqdn(before.Name), Type: before.Type, ChangeType: "DELETE"}}
 		if merged(ch.Shared, c.key) {
 			c.delta = newDelta(&before, nil)
 		}
@@ -1099,7 +1100,7 @@ func (p *Provider) claimState(zoneID string, part []change) (state map[provider.
 			return nil, false
 		}
 	}
-	zone := provider.CanonicalName(zoneID)
+	zone := dnswire.Dotless(zoneID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.recent[zone]
@@ -1121,7 +1122,7 @@ func (p *Provider) claimState(zoneID string, part []change) (state map[provider.
 func (p *Provider) readStarts(zoneID string) (uint64, time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.patches[provider.CanonicalName(zoneID)], time.Now()
+	return p.patches[dnswire.Dotless(zoneID)], time.Now()
 }
 
 // remember keeps the keys of sets, a whole-zone read sent at at, for
@@ -1132,7 +1133,7 @@ func (p *Provider) remember(zoneID string, gen uint64, at time.Time, sets []prov
 	if p.claimAge <= 0 {
 		return
 	}
-	zone := provider.CanonicalName(zoneID)
+	zone := dnswire.Dotless(zoneID)
 	keys := make(map[provider.RecordSetKey]struct{}, len(sets))
 	for _, rs := range sets {
 		keys[rs.Key()] = struct{}{}
@@ -1158,14 +1159,14 @@ func (p *Provider) remember(zoneID string, gen uint64, at time.Time, sets []prov
 func (p *Provider) writing(zoneID string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.patches[provider.CanonicalName(zoneID)]++
+	p.patches[dnswire.Dotless(zoneID)]++
 }
 
 // wrote applies a PATCH that succeeded (part, and the rrsets merge made of
 // it, index for index) to the zone's remembered read, and moves the zone's
 // write generation.
 func (p *Provider) wrote(zoneID string, part []change, rrsets []apiRRSet) {
-	zone := provider.CanonicalName(zoneID)
+	zone := dnswire.Dotless(zoneID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.patches[zone]++
@@ -1185,7 +1186,7 @@ func (p *Provider) wrote(zoneID string, part []change, rrsets []apiRRSet) {
 // forget drops the zone's remembered read (a write whose outcome is not
 // known, a zone deleted) and moves its write generation.
 func (p *Provider) forget(zoneID string) {
-	zone := provider.CanonicalName(zoneID)
+	zone := dnswire.Dotless(zoneID)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.patches[zone]++

@@ -6,9 +6,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/miekg/dns"
-
-	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // PlaceholderMNAME is the MNAME of PowerDNS' default-soa-content
@@ -35,9 +34,9 @@ const (
 // (canonical names, at least one), RNAME hostmaster.<zone>, the given serial.
 func soaRRSet(zone string, nameservers []string, serial uint32) apiRRSet {
 	soa := &dns.SOA{
-		Hdr:     dns.RR_Header{Name: provider.Fqdn(zone), Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: SOATTL},
-		Ns:      provider.Fqdn(nameservers[0]),
-		Mbox:    provider.Fqdn("hostmaster." + zone),
+		Hdr:     dns.RR_Header{Name: dnswire.Fqdn(zone), Rrtype: dns.TypeSOA, Class: dns.ClassINET, Ttl: SOATTL},
+		Ns:      dnswire.Fqdn(nameservers[0]),
+		Mbox:    dnswire.Fqdn("hostmaster." + zone),
 		Serial:  serial,
 		Refresh: SOARefresh,
 		Retry:   SOARetry,
@@ -52,11 +51,11 @@ func soaRRSet(zone string, nameservers []string, serial uint32) apiRRSet {
 // placeholderSOA returns the zone's SOA when its MNAME is PowerDNS' placeholder, else nil.
 func placeholderSOA(z apiZone) *dns.SOA {
 	for _, rs := range z.RRSets {
-		if rs.Type != "SOA" || !strings.EqualFold(provider.Fqdn(rs.Name), provider.Fqdn(z.Name)) {
+		if rs.Type != "SOA" || !strings.EqualFold(dnswire.Fqdn(rs.Name), dnswire.Fqdn(z.Name)) {
 			continue
 		}
 		for _, r := range rs.Records {
-			rr, err := dns.NewRR(provider.Fqdn(z.Name) + " 0 IN SOA " + r.Content)
+			rr, err := dns.NewRR(dnswire.Fqdn(z.Name) + " 0 IN SOA " + r.Content)
 			if soa, ok := rr.(*dns.SOA); err == nil && ok && strings.EqualFold(soa.Ns, PlaceholderMNAME) {
 				return soa
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/counting"
@@ -259,7 +260,7 @@ func (s *suite) served(t *testing.T, name, rtype string) (targets []string, ttls
 	t.Helper()
 	qtype := dns.StringToType[rtype]
 	m := new(dns.Msg)
-	m.SetQuestion(provider.Fqdn(name), qtype)
+	m.SetQuestion(dnswire.Fqdn(name), qtype)
 	m.SetEdns0(4096, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -270,7 +271,7 @@ func (s *suite) served(t *testing.T, name, rtype string) (targets []string, ttls
 	}
 	for _, rr := range append(slices.Clone(resp.Answer), resp.Ns...) {
 		h := rr.Header()
-		if h.Rrtype == qtype && provider.CanonicalName(h.Name) == provider.CanonicalName(name) {
+		if h.Rrtype == qtype && dnswire.Dotless(h.Name) == dnswire.Dotless(name) {
 			targets = append(targets, provider.TargetFromRR(rr))
 			ttls = append(ttls, h.Ttl)
 		}

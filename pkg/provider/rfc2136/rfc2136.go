@@ -90,7 +90,7 @@ func New(cfg Config) (*Provider, error) {
 	if raw, err := base64.StdEncoding.DecodeString(secret); err != nil || len(raw) == 0 {
 		return nil, fmt.Errorf("%w: RFC2136_TSIG_SECRET is empty or not base64", provider.ErrInvalidCredentials)
 	}
-	algName := strings.TrimSuffix(strings.ToLower(strings.TrimSpace(cfg.Algorithm)), ".")
+	algName := dnswire.Dotless(cfg.Algorithm)
 	if algName == "" {
 		algName = DefaultAlgorithm
 	}
@@ -102,7 +102,7 @@ func New(cfg Config) (*Provider, error) {
 	if timeout <= 0 {
 		timeout = DefaultTimeout
 	}
-	key := provider.Fqdn(keyName)
+	key := dnswire.Fqdn(keyName)
 	return &Provider{
 		addr:      net.JoinHostPort(host, strconv.Itoa(port)),
 		keyName:   key,
@@ -165,8 +165,8 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 	z := provider.Zone{ID: zone, Name: zone}
 	if r, err := p.query(ctx, zone, dns.TypeNS); err == nil && r.Rcode == dns.RcodeSuccess {
 		for _, rr := range r.Answer {
-			if ns, ok := rr.(*dns.NS); ok && provider.CanonicalName(ns.Hdr.Name) == zone {
-				z.NameServers = append(z.NameServers, provider.CanonicalName(ns.Ns))
+			if ns, ok := rr.(*dns.NS); ok && dnswire.Dotless(ns.Hdr.Name) == zone {
+				z.NameServers = append(z.NameServers, dnswire.Dotless(ns.Ns))
 			}
 		}
 	}
@@ -183,7 +183,7 @@ func (p *Provider) query(ctx context.Context, name string, qtype uint16) (*dns.M
 	ctx, cancel := p.exchangeCtx(ctx)
 	defer cancel()
 	m := new(dns.Msg)
-	m.SetQuestion(provider.Fqdn(name), qtype)
+	m.SetQuestion(dnswire.Fqdn(name), qtype)
 	m.RecursionDesired = false
 	c := &dns.Client{Net: "tcp", Timeout: p.timeout}
 	r, _, err := c.ExchangeContext(ctx, m, p.addr)
@@ -201,7 +201,7 @@ func (p *Provider) checkKey(ctx context.Context, zone string) error {
 	ctx, cancel := p.exchangeCtx(ctx)
 	defer cancel()
 	m := new(dns.Msg)
-	m.SetQuestion(provider.Fqdn(zone), dns.TypeSOA)
+	m.SetQuestion(dnswire.Fqdn(zone), dns.TypeSOA)
 	m.RecursionDesired = false
 	m.SetTsig(p.keyName, p.algorithm, 300, time.Now().Unix())
 	c := &dns.Client{Net: "tcp", Timeout: p.timeout, TsigSecret: p.secrets}
@@ -227,7 +227,7 @@ func (p *Provider) serves(ctx context.Context, zone string) (bool, error) {
 		return false, nil
 	}
 	for _, rr := range r.Answer {
-		if soa, ok := rr.(*dns.SOA); ok && provider.CanonicalName(soa.Hdr.Name) == zone {
+		if soa, ok := rr.(*dns.SOA); ok && dnswire.Dotless(soa.Hdr.Name) == zone {
 			return true, nil
 		}
 	}
@@ -292,7 +292,7 @@ func (p *Provider) axfr(ctx context.Context, zone string) ([]dns.RR, error) {
 		_ = conn.SetDeadline(dl)
 	}
 	m := new(dns.Msg)
-	m.SetAxfr(provider.Fqdn(zone))
+	m.SetAxfr(dnswire.Fqdn(zone))
 	m.SetTsig(p.keyName, p.algorithm, 300, time.Now().Unix())
 	tr := &dns.Transfer{Conn: &dns.Conn{Conn: conn}, TsigSecret: p.secrets, ReadTimeout: p.timeout, WriteTimeout: p.timeout}
 	ch, err := tr.In(m, p.addr)
@@ -378,7 +378,7 @@ func checkSet(zone string, rs provider.RecordSet) (provider.RecordSet, error) {
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	if !provider.IsSubdomain(c.Name, zone) {
+	if !dnswire.IsSubdomain(c.Name, zone) {
 		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
 	}
 	if c.Type == "SOA" {
@@ -415,12 +415,12 @@ func prepare(ch provider.Change) (prepared, error) {
 // rrsetHeader is an RR with no rdata addressing name/type, for class ANY or
 // NONE entries (RFC 2136 §2.4.1, §2.4.3, §2.5.2).
 func rrsetHeader(rs provider.RecordSet, class uint16) dns.RR {
-	return &dns.ANY{Hdr: dns.RR_Header{Name: provider.Fqdn(rs.Name), Rrtype: dns.StringToType[rs.Type], Class: class, Ttl: 0}}
+	return &dns.ANY{Hdr: dns.RR_Header{Name: dnswire.Fqdn(rs.Name), Rrtype: dns.StringToType[rs.Type], Class: class, Ttl: 0}}
 }
 
 func (p *Provider) applyBatch(ctx context.Context, zone string, batch []prepared) error {
 	m := new(dns.Msg)
-	m.SetUpdate(provider.Fqdn(zone))
+	m.SetUpdate(dnswire.Fqdn(zone))
 	m.Compress = true
 	needTTL := false
 	for _, pc := range batch {

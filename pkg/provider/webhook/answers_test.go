@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
 )
@@ -124,7 +125,7 @@ func written(t *testing.T, url, name string) bool {
 		t.Fatalf("GET /records of %s: HTTP %d: %v", url, resp.StatusCode, err)
 	}
 	for _, ep := range eps {
-		if provider.CanonicalName(ep.DNSName) == provider.CanonicalName(name) {
+		if dnswire.Dotless(ep.DNSName) == dnswire.Dotless(name) {
 			return true
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -68,7 +69,7 @@ func ToEndpoint(rs provider.RecordSet) Endpoint {
 // which is no record set.
 func FromEndpoint(ep Endpoint) (provider.RecordSet, bool) {
 	rs := provider.RecordSet{
-		Name:          provider.CanonicalName(ep.DNSName),
+		Name:          dnswire.Dotless(ep.DNSName),
 		Type:          strings.ToUpper(strings.TrimSpace(ep.RecordType)),
 		TTL:           ep.RecordTTL,
 		SetIdentifier: ep.SetIdentifier,

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"golang.org/x/net/idna"
-
-	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // DomainFilter is the domain filter a webhook answers at negotiation (GET /): the names whose
@@ -166,7 +165,7 @@ func (f DomainFilter) Zones() []string {
 		if a, err := lookupProfile.ToASCII(z); err == nil {
 			z = a
 		}
-		if z = provider.CanonicalName(z); z != "" && !slices.Contains(out, z) {
+		if z = dnswire.Dotless(z); z != "" && !slices.Contains(out, z) {
 			out = append(out, z)
 		}
 	}
@@ -184,12 +183,12 @@ func (f DomainFilter) Holds(zone, name, rtype string) bool {
 
 // holds is Holds with the filter's zones read once.
 func holds(zones []string, zone, name, rtype string) bool {
-	if !provider.IsSubdomain(name, zone) {
+	if !dnswire.IsSubdomain(name, zone) {
 		return false
 	}
 	deeper := ""
 	for _, z := range zones {
-		if provider.IsStrictSubdomain(z, zone) && provider.IsSubdomain(name, z) && len(z) > len(deeper) {
+		if dnswire.IsStrictSubdomain(z, zone) && dnswire.IsSubdomain(name, z) && len(z) > len(deeper) {
 			deeper = z
 		}
 	}

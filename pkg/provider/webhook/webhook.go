@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sync/singleflight"
 	"k8s.io/utils/clock"
 
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
@@ -620,13 +621,13 @@ func (p *Provider) zoneFilter(ctx context.Context, id string) (string, DomainFil
 // adopts a webhook zone with spec.zoneID set to the zone's name (a name the webhook's domain
 // filter matches).
 func (p *Provider) EnsureZone(_ context.Context, spec provider.ZoneSpec) (provider.Zone, error) {
-	return provider.Zone{}, fmt.Errorf("ensure zone %s: %w: an external-dns webhook cannot create zones; adopt the zone by setting spec.zoneID to its name", provider.CanonicalName(spec.Name), provider.ErrNotCapable)
+	return provider.Zone{}, fmt.Errorf("ensure zone %s: %w: an external-dns webhook cannot create zones; adopt the zone by setting spec.zoneID to its name", dnswire.Dotless(spec.Name), provider.ErrNotCapable)
 }
 
 // DeleteZone returns provider.ErrNotCapable: the protocol cannot delete zones, and adopted zones
 // are never deleted (nor emptied) by dnsplane.
 func (p *Provider) DeleteZone(_ context.Context, id string) error {
-	return fmt.Errorf("delete zone %s: %w: an external-dns webhook cannot delete zones", provider.CanonicalName(id), provider.ErrNotCapable)
+	return fmt.Errorf("delete zone %s: %w: an external-dns webhook cannot delete zones", dnswire.Dotless(id), provider.ErrNotCapable)
 }
 
 // ListZones returns the zones the webhook's domain filter names (DomainFilter.Zones), from the
@@ -1069,9 +1070,9 @@ func checkSet(zone string, f DomainFilter, action provider.Action, which string,
 // inFilter is checkSet's check of a canonical set against the zone and the webhook's filter.
 func inFilter(zone string, f DomainFilter, c provider.RecordSet) error {
 	switch {
-	case !f.Holds(zone, c.Name, c.Type) && provider.IsSubdomain(c.Name, zone):
+	case !f.Holds(zone, c.Name, c.Type) && dnswire.IsSubdomain(c.Name, zone):
 		return fmt.Errorf("%w: %s is inside a deeper zone of the webhook's domain filter, not in %s", provider.ErrInvalidChange, c.Key(), zone)
-	case !provider.IsSubdomain(c.Name, zone):
+	case !dnswire.IsSubdomain(c.Name, zone):
 		return fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Key(), zone)
 	case c.Type == "SOA":
 		return fmt.Errorf("%w: %s: the SOA is the webhook's own", provider.ErrInvalidChange, c.Key())

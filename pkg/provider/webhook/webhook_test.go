@@ -22,6 +22,7 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/webhooktest"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/provider/providertest"
 	"github.com/dnsplane/dnsplane/pkg/provider/webhook"
@@ -164,7 +165,7 @@ func TestAdjustEndpoints_ASetTheWebhookWouldNotHoldIsNotCapable(t *testing.T) {
 func query(t *testing.T, addr, name string, qtype uint16) []string {
 	t.Helper()
 	m := new(dns.Msg)
-	m.SetQuestion(provider.Fqdn(name), qtype)
+	m.SetQuestion(dnswire.Fqdn(name), qtype)
 	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
 	resp, _, err := c.Exchange(m, addr)
 	if err != nil {
