@@ -51,7 +51,7 @@ func (l *local) healthy(host string) []string {
 func witnessLocal(g *dnsv1.Gslb) *local {
 	l := &local{health: map[string]dnsv1.ServiceHealth{}, why: map[string]string{}}
 	for _, h := range g.Spec.Hosts {
-		if h = provider.CanonicalName(h); !slices.Contains(l.hosts, h) {
+		if h = dnswire.Dotless(h); !slices.Contains(l.hosts, h) {
 			l.hosts = append(l.hosts, h)
 		}
 	}
