@@ -27,19 +27,7 @@ func ixfrIn(t testing.TB, addr, zone string, serial uint32) ([]dns.RR, error) {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetIxfr(zone, serial, "ns1."+zone, "hostmaster."+zone)
-	tr := &dns.Transfer{DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second}
-	ch, err := tr.In(m, addr)
-	if err != nil {
-		return nil, err
-	}
-	var out []dns.RR
-	for env := range ch {
-		if env.Error != nil {
-			return out, env.Error
-		}
-		out = append(out, env.RR...)
-	}
-	return out, nil
+	return transfer(m, addr)
 }
 
 // zoneContent returns the records of an AXFR answer without its SOAs, as presentation strings.

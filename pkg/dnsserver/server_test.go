@@ -188,11 +188,18 @@ func TestServer_BADVERSForUnknownEDNSVersion(t *testing.T) {
 	}
 }
 
-func transferIn(t *testing.T, addr, zone string) ([]dns.RR, error) {
+// transferIn asks addr for an AXFR of zone over TCP and returns every record of the answer.
+func transferIn(t testing.TB, addr, zone string) ([]dns.RR, error) {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
-	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second}
+	return transfer(m, addr)
+}
+
+// transfer sends the transfer request m to addr over TCP with miekg's dns.Transfer and returns
+// every record of the answer, up to the first error.
+func transfer(m *dns.Msg, addr string) ([]dns.RR, error) {
+	tr := &dns.Transfer{DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second}
 	ch, err := tr.In(m, addr)
 	if err != nil {
 		return nil, err
