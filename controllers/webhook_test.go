@@ -33,13 +33,7 @@ func TestWebhook_AdoptedZoneThroughTheSameControllers(t *testing.T) {
 	ns := "webhook"
 	webhookNamespace(t, ns, hook.String(), "X-Proxy-Token: webhook-header-token-value", srv.DNSAddr)
 
-	created := zoneObj(ns, "created", "new."+zone, nil)
-	adopted := zoneObj(ns, "adopted", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
-	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.90"}})
-	create(t, created, adopted, ep)
-	waitCondition(t, created, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
-	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	created, adopted, ep := adoptedZoneObjects(t, ns, "new."+zone, zone)
 	ask := func(name string, qtype uint16) *dns.Msg {
 		m := new(dns.Msg)
 		m.SetQuestion(dns.Fqdn(name), qtype)
@@ -73,15 +67,7 @@ func TestWebhook_AdoptedZoneThroughTheSameControllers(t *testing.T) {
 		}
 		return nil
 	})
-	for _, o := range []*dnsv1.DNSZone{adopted, created} {
-		if err := k8s.Delete(ctxT(t), o); err != nil {
-			t.Fatal(err)
-		}
-		waitGone(t, o)
-	}
-	if r := ask(zone, dns.TypeSOA); !r.Authoritative || len(r.Answer) != 1 {
-		t.Fatalf("deleting the DNSZone removed the adopted zone: %v", r)
-	}
+	deleteKeepsAdopted(t, ask, zone, adopted, created)
 }
 
 // registryNames returns the names of the TXT rrsets of zone at PowerDNS whose content is a
