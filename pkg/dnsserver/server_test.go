@@ -17,7 +17,6 @@ import (
 
 	"github.com/dnsplane/dnsplane/internal/testing/dnscase"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -259,27 +258,6 @@ func TestServer_AXFRRefusedForUnservedZone(t *testing.T) {
 	resp := exchange(t, srv.Addr(), "tcp", m)
 	if resp.Rcode != dns.RcodeRefused {
 		t.Fatalf("rcode %s, want REFUSED", dns.RcodeToString[resp.Rcode])
-	}
-}
-
-func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
-	loopbackOnly := xfr.New(nil, xfr.Options{})
-	for _, tc := range []struct {
-		addr net.Addr
-		want bool
-	}{
-		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("127.8.9.10")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("::1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("192.0.2.1")}, false},
-		{&net.TCPAddr{IP: net.ParseIP("::2")}, false},
-		{&net.UnixAddr{Name: "x"}, false},
-	} {
-		ip, _ := addrIP(tc.addr)
-		if got := loopbackOnly.Allowed(xfr.Client{Addr: ip}); got != tc.want {
-			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, got, tc.want)
-		}
 	}
 }
 
