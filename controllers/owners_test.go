@@ -164,18 +164,10 @@ func TestDNSEndpoint_DeleteKeepsEverySetAnotherOwnerClaims(t *testing.T) {
 	// The zone writer's view predates these records: fail the release's first write once, so
 	// that the writer re-reads the zone and the retry sees them.
 	faults.failNext(local.FaultBeforeApplyChanges, zone)
-	if err := k8s.Delete(ctxT(t), ep); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, ep)
+	deleteGone(t, ep)
 	// The object carries no finalizer: its release follows its deletion, and its last Event
 	// says that the release is done.
-	var msg string
-	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
-		var err error
-		msg, err = warningFor(t, ns, "DNSEndpoint", "many", dnsv1.ReasonRecordsKept)
-		return err
-	})
+	msg := waitRecordsKept(t, ns, "many")
 
 	sets, err := provider.ListRecordSets(ctxT(t), zoneID)
 	if err != nil {

@@ -99,18 +99,10 @@ func TestDNSEndpoint_DeleteBesideUnreadableClaimReleasesItsOwnRecords(t *testing
 	// release's first write once, so that the writer re-reads the zone and the retry sees it.
 	faults.failNext(local.FaultBeforeApplyChanges, zone)
 	read := logs.start(t)
-	if err := k8s.Delete(ctxT(t), ep); err != nil {
-		t.Fatal(err)
-	}
-	waitGone(t, ep)
+	deleteGone(t, ep)
 	// The object carries no finalizer: its release follows its deletion, and the Event comes
 	// once the release is applied.
-	var msg string
-	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
-		var err error
-		msg, err = warningFor(t, ns, "DNSEndpoint", "api", dnsv1.ReasonRecordsKept)
-		return err
-	})
+	msg := waitRecordsKept(t, ns, "api")
 
 	own, foreignLeft, setLeft, err := ours()
 	if err != nil {
@@ -194,4 +186,26 @@ func TestDNSEndpoint_DeletedBeforeItsFinalizerItsWritesAreReleased(t *testing.T)
 		}
 		return nil
 	})
+}
+
+// deleteGone deletes obj and waits until it is gone.
+func deleteGone(t *testing.T, obj client.Object) {
+	t.Helper()
+	if err := k8s.Delete(ctxT(t), obj); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, obj)
+}
+
+// waitRecordsKept waits up to 10s for the Warning RecordsKept Event of DNSEndpoint ns/name and
+// returns its message.
+func waitRecordsKept(t *testing.T, ns, name string) string {
+	t.Helper()
+	var msg string
+	eventually(t, 10*time.Second, "a Warning RecordsKept Event", func() error {
+		var err error
+		msg, err = warningFor(t, ns, "DNSEndpoint", name, dnsv1.ReasonRecordsKept)
+		return err
+	})
+	return msg
 }

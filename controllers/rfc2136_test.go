@@ -26,13 +26,7 @@ func TestRFC2136_AdoptedZoneThroughTheSameControllers(t *testing.T) {
 			StringData: map[string]string{"RFC2136_HOST": srv.Host, "RFC2136_PORT": strconv.Itoa(srv.Port),
 				"RFC2136_TSIG_KEYNAME": bindtest.KeyName, "RFC2136_TSIG_SECRET": srv.Secret, "DNS_ADDRESS": srv.Addr()}})
 
-	created := zoneObj(ns, "created", "new.rfc2136.test", nil)
-	adopted := zoneObj(ns, "adopted", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
-	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.90"}})
-	create(t, created, adopted, ep)
-	waitCondition(t, created, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
-	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	created, adopted, ep := adoptedZoneObjects(t, ns, "new.rfc2136.test", zone)
 	ask := func(name string, qtype uint16) *dns.Msg {
 		m := new(dns.Msg)
 		m.SetQuestion(dns.Fqdn(name), qtype)
@@ -56,7 +50,30 @@ func TestRFC2136_AdoptedZoneThroughTheSameControllers(t *testing.T) {
 		}
 		return nil
 	})
-	for _, o := range []*dnsv1.DNSZone{adopted, created} {
+	deleteKeepsAdopted(t, ask, zone, adopted, created)
+}
+
+// adoptedZoneObjects creates in ns a DNSZone "created" for newZone, a DNSZone "adopted" of the
+// provider's existing zone and a DNSEndpoint "web" (web.<zone> A 192.0.2.90), and waits until the
+// first is NotCapable (the provider cannot create zones), the second Ready and the third
+// Published.
+func adoptedZoneObjects(t *testing.T, ns, newZone, zone string) (created, adopted *dnsv1.DNSZone, ep *dnsv1.DNSEndpoint) {
+	t.Helper()
+	created = zoneObj(ns, "created", newZone, nil)
+	adopted = zoneObj(ns, "adopted", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
+	ep = endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.90"}})
+	create(t, created, adopted, ep)
+	waitCondition(t, created, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
+	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	return created, adopted, ep
+}
+
+// deleteKeepsAdopted deletes the DNSZones, waits until they are gone, and fails the test unless
+// the provider still answers the adopted zone's SOA (ask queries its server).
+func deleteKeepsAdopted(t *testing.T, ask func(string, uint16) *dns.Msg, zone string, zones ...*dnsv1.DNSZone) {
+	t.Helper()
+	for _, o := range zones {
 		if err := k8s.Delete(ctxT(t), o); err != nil {
 			t.Fatal(err)
 		}

@@ -29,26 +29,11 @@ import (
 // beside it, both written through the webhook; deleting the DNSEndpoint removes both, and
 // deleting the DNSZone keeps the adopted zone.
 func TestWebhook_AdoptedZoneThroughTheSameControllers(t *testing.T) {
-	srv := pdnstest.Start(t)
-	zone := webhooktest.ZoneName("ctrl")
-	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
-	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
-		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
-	}
-	url := webhooktest.StartPDNS(t, srv.APIURL, srv.Key)
+	srv, zone, hook := webhookPDNS(t, "ctrl")
 	ns := "webhook"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
-			StringData: map[string]string{"WEBHOOK_URL": url, "WEBHOOK_HEADERS": "X-Proxy-Token: webhook-header-token-value",
-				"DNS_ADDRESS": srv.DNSAddr}})
+	webhookNamespace(t, ns, hook.String(), "X-Proxy-Token: webhook-header-token-value", srv.DNSAddr)
 
-	created := zoneObj(ns, "created", "new."+zone, nil)
-	adopted := zoneObj(ns, "adopted", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
-	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.90"}})
-	create(t, created, adopted, ep)
-	waitCondition(t, created, dnsv1.ConditionReady, metav1.ConditionFalse, dnsv1.ReasonNotCapable)
-	waitCondition(t, adopted, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	created, adopted, ep := adoptedZoneObjects(t, ns, "new."+zone, zone)
 	ask := func(name string, qtype uint16) *dns.Msg {
 		m := new(dns.Msg)
 		m.SetQuestion(dns.Fqdn(name), qtype)
@@ -82,15 +67,7 @@ func TestWebhook_AdoptedZoneThroughTheSameControllers(t *testing.T) {
 		}
 		return nil
 	})
-	for _, o := range []*dnsv1.DNSZone{adopted, created} {
-		if err := k8s.Delete(ctxT(t), o); err != nil {
-			t.Fatal(err)
-		}
-		waitGone(t, o)
-	}
-	if r := ask(zone, dns.TypeSOA); !r.Authoritative || len(r.Answer) != 1 {
-		t.Fatalf("deleting the DNSZone removed the adopted zone: %v", r)
-	}
+	deleteKeepsAdopted(t, ask, zone, adopted, created)
 }
 
 // registryNames returns the names of the TXT rrsets of zone at PowerDNS whose content is a
@@ -126,35 +103,21 @@ func registryNames(t *testing.T, srv pdnstest.Server, zone string) []string {
 // published.
 func TestWebhook_ConditionsNameTheWebhooksErrorNeverItsHeaders(t *testing.T) {
 	const token = "Bearer webhook-cond-token-4711"
-	srv := pdnstest.Start(t)
-	zone := webhooktest.ZoneName("cond")
-	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
-	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
-		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
-	}
-	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, zone, upstream := webhookPDNS(t, "cond")
 	var refuse atomic.Bool
 	refuse.Store(true)
-	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := webhookFront(t, upstream, func(w http.ResponseWriter, r *http.Request) bool {
 		if refuse.Load() && r.Method == http.MethodPost && r.URL.Path == "/records" {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, `{"error":"TTL 42 is below this DNS service's minimum of 60 (request authorised by %s)"}`, r.Header.Get("Authorization"))
-			return
+			return true
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
+		return false
+	})
 
 	ns := "webhook-cond"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
-			StringData: map[string]string{"WEBHOOK_URL": front.URL, "WEBHOOK_HEADERS": "Authorization: " + token,
-				"DNS_ADDRESS": srv.DNSAddr}})
+	webhookNamespace(t, ns, front.URL, "Authorization: "+token, srv.DNSAddr)
 	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
 	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 42, Targets: dnsv1.Targets{"192.0.2.91"}})
 	create(t, adopted, ep)
@@ -188,16 +151,7 @@ func TestWebhook_ConditionsNameTheWebhooksErrorNeverItsHeaders(t *testing.T) {
 // gets no request, so no header either) and nothing is taken as written, nor served. Once the
 // webhook itself answers, the record is published.
 func TestWebhook_ARedirectedWriteIsNotPublished(t *testing.T) {
-	srv := pdnstest.Start(t)
-	zone := webhooktest.ZoneName("redir")
-	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
-	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
-		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
-	}
-	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, zone, upstream := webhookPDNS(t, "redir")
 	var logins atomic.Int64
 	login := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		logins.Add(1)
@@ -208,21 +162,16 @@ func TestWebhook_ARedirectedWriteIsNotPublished(t *testing.T) {
 	loginURL := strings.Replace(login.URL, "127.0.0.1", "localhost", 1) + "/login"
 	var redirect atomic.Bool
 	redirect.Store(true)
-	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	front := webhookFront(t, upstream, func(w http.ResponseWriter, r *http.Request) bool {
 		if redirect.Load() && r.Method == http.MethodPost && r.URL.Path == "/records" {
 			http.Redirect(w, r, loginURL, http.StatusFound)
-			return
+			return true
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(front.Close)
+		return false
+	})
 
 	ns := "webhook-redirect"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
-			StringData: map[string]string{"WEBHOOK_URL": front.URL, "WEBHOOK_HEADERS": "X-Api-Key: webhook-redirect-key-0815",
-				"DNS_ADDRESS": srv.DNSAddr}})
+	webhookNamespace(t, ns, front.URL, "X-Api-Key: webhook-redirect-key-0815", srv.DNSAddr)
 	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
 	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.92"}})
 	create(t, adopted, ep)
@@ -248,26 +197,15 @@ func TestWebhook_ARedirectedWriteIsNotPublished(t *testing.T) {
 // Ready=False naming the changed targets, never Ready with a target no one serves; PowerDNS
 // holds nothing of it.
 func TestWebhook_ATargetTheWebhookWouldDropIsNotPublished(t *testing.T) {
-	srv := pdnstest.Start(t)
-	zone := webhooktest.ZoneName("dropt")
-	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
-	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
-		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
-	}
-	upstream, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv, zone, upstream := webhookPDNS(t, "dropt")
+	front := webhookFront(t, upstream, func(w http.ResponseWriter, r *http.Request) bool {
 		if r.Method != http.MethodPost || r.URL.Path != "/adjustendpoints" {
-			proxy.ServeHTTP(w, r)
-			return
+			return false
 		}
 		var eps []map[string]any
 		if err := json.NewDecoder(r.Body).Decode(&eps); err != nil {
 			w.WriteHeader(http.StatusBadRequest)
-			return
+			return true
 		}
 		for _, ep := range eps {
 			if ts, ok := ep["targets"].([]any); ok && ep["recordType"] == "A" && len(ts) > 1 {
@@ -276,13 +214,11 @@ func TestWebhook_ATargetTheWebhookWouldDropIsNotPublished(t *testing.T) {
 		}
 		w.Header().Set("Content-Type", "application/external.dns.webhook+json;version=1")
 		_ = json.NewEncoder(w).Encode(eps)
-	}))
-	t.Cleanup(front.Close)
+		return true
+	})
 
 	ns := "webhook-dropt"
-	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook",
-			StringData: map[string]string{"WEBHOOK_URL": front.URL, "DNS_ADDRESS": srv.DNSAddr}})
+	webhookNamespace(t, ns, front.URL, "", srv.DNSAddr)
 	adopted := zoneObj(ns, "zone", zone, func(z *dnsv1.DNSZone) { z.Spec.ZoneID = zone })
 	ep := endpointObj(ns, "web", dnsv1.Endpoint{DNSName: "web." + zone, RecordType: "A", RecordTTL: 60, Targets: dnsv1.Targets{"192.0.2.93", "192.0.2.94"}})
 	create(t, adopted, ep)
@@ -295,4 +231,48 @@ func TestWebhook_ATargetTheWebhookWouldDropIsNotPublished(t *testing.T) {
 	if code != http.StatusOK || strings.Contains(resp, "192.0.2.93") {
 		t.Errorf("PowerDNS holds the set the webhook would not hold as given: HTTP %d %s", code, resp)
 	}
+}
+
+// webhookPDNS starts PowerDNS with the zone webhooktest.ZoneName(label) created in it and
+// external-dns's webhook server in front of it, and returns PowerDNS, the zone and the webhook's
+// URL.
+func webhookPDNS(t *testing.T, label string) (pdnstest.Server, string, *url.URL) {
+	t.Helper()
+	srv := pdnstest.Start(t)
+	zone := webhooktest.ZoneName(label)
+	body := fmt.Sprintf(`{"name":%q,"kind":"Native","nameservers":[%q]}`, zone+".", "ns1."+zone+".")
+	if code, resp := srv.API(t, http.MethodPost, "/zones", body); code != http.StatusCreated {
+		t.Fatalf("create zone %s at PowerDNS: HTTP %d %s", zone, code, resp)
+	}
+	hook, err := url.Parse(webhooktest.StartPDNS(t, srv.APIURL, srv.Key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, zone, hook
+}
+
+// webhookFront serves, until the test ends, a proxy in front of the webhook at upstream:
+// intercept answers a request itself when it returns true, and the webhook answers the others.
+func webhookFront(t *testing.T, upstream *url.URL, intercept func(http.ResponseWriter, *http.Request) bool) *httptest.Server {
+	t.Helper()
+	proxy := httputil.NewSingleHostReverseProxy(upstream)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !intercept(w, r) {
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(front.Close)
+	return front
+}
+
+// webhookNamespace creates the namespace ns with its dnsplane.io/webhook Secret "dns": the
+// webhook's URL, its headers (none when empty) and the DNS address that serves its zones.
+func webhookNamespace(t *testing.T, ns, hookURL, headers, dnsAddr string) {
+	t.Helper()
+	data := map[string]string{"WEBHOOK_URL": hookURL, "DNS_ADDRESS": dnsAddr}
+	if headers != "" {
+		data["WEBHOOK_HEADERS"] = headers
+	}
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: "dnsplane.io/webhook", StringData: data})
 }

@@ -27,19 +27,7 @@ func ixfrIn(t testing.TB, addr, zone string, serial uint32) ([]dns.RR, error) {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetIxfr(zone, serial, "ns1."+zone, "hostmaster."+zone)
-	tr := &dns.Transfer{DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second}
-	ch, err := tr.In(m, addr)
-	if err != nil {
-		return nil, err
-	}
-	var out []dns.RR
-	for env := range ch {
-		if env.Error != nil {
-			return out, env.Error
-		}
-		out = append(out, env.RR...)
-	}
-	return out, nil
+	return transfer(m, addr)
 }
 
 // zoneContent returns the records of an AXFR answer without its SOAs, as presentation strings.
@@ -315,24 +303,36 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 	}
 }
 
-// TestTransferAllowed is the admission table: loopback always, else the prefixes.
+// TestTransferAllowed is the admission table: with AllowTransfer, loopback always, else the
+// prefixes; without it, loopback clients only.
 func TestTransferAllowed(t *testing.T) {
-	h := xfr.New(nil, xfr.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}})
+	nets := xfr.New(nil, xfr.Options{AllowTransfer: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("2001:db8::/32")}})
+	loopbackOnly := xfr.New(nil, xfr.Options{})
+	tcp := func(ip string) net.Addr { return &net.TCPAddr{IP: net.ParseIP(ip)} }
 	for _, tc := range []struct {
-		addr net.Addr
-		want bool
+		addr           net.Addr
+		nets, loopback bool // allowed with AllowTransfer, and without it
 	}{
-		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1")}, true},
-		{&net.UDPAddr{IP: net.ParseIP("::1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("10.9.8.7")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("::ffff:10.9.8.7")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("2001:db8::5")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("11.0.0.1")}, false},
-		{&net.TCPAddr{IP: net.ParseIP("2001:db9::5")}, false},
-		{&net.UnixAddr{Name: "x"}, false},
+		{tcp("127.0.0.1"), true, true},
+		{&net.UDPAddr{IP: net.ParseIP("::1")}, true, true},
+		{tcp("127.8.9.10"), true, true},
+		{tcp("::1"), true, true},
+		{tcp("::ffff:127.0.0.1"), true, true},
+		{tcp("10.9.8.7"), true, false},
+		{tcp("::ffff:10.9.8.7"), true, false},
+		{tcp("2001:db8::5"), true, false},
+		{tcp("11.0.0.1"), false, false},
+		{tcp("2001:db9::5"), false, false},
+		{tcp("192.0.2.1"), false, false},
+		{tcp("::2"), false, false},
+		{&net.UnixAddr{Name: "x"}, false, false},
 	} {
-		if ip, _ := addrIP(tc.addr); h.Allowed(xfr.Client{Addr: ip}) != tc.want {
-			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, !tc.want, tc.want)
+		ip, _ := addrIP(tc.addr)
+		if got := nets.Allowed(xfr.Client{Addr: ip}); got != tc.nets {
+			t.Errorf("with AllowTransfer: Allowed(%v) = %v, want %v", tc.addr, got, tc.nets)
+		}
+		if got := loopbackOnly.Allowed(xfr.Client{Addr: ip}); got != tc.loopback {
+			t.Errorf("loopback only: Allowed(%v) = %v, want %v", tc.addr, got, tc.loopback)
 		}
 	}
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnscase"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
-	"github.com/dnsplane/dnsplane/pkg/xfr"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
@@ -28,87 +28,66 @@ func TestServer_Answers(t *testing.T) {
 	const soa = "example.test. SOA ns1.example.test. hostmaster.example.test. 2 3600 600 1209600 60"
 	const childSOA = "child.example.test. SOA ns1.child.example.test. hostmaster.child.example.test. 2 3600 600 1209600 60"
 	for _, tc := range []struct {
-		name   string
-		qname  string
-		qtype  uint16
-		rcode  int
-		aa     bool
-		answer []string
-		ns     []string
-		extra  []string
+		name string
+		dnscase.Case
 	}{
-		{name: "positive A", qname: "www.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"www.example.test. A 192.0.2.1"}},
-		{name: "case-insensitive qname", qname: "WWW.Example.TEST", qtype: dns.TypeAAAA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"www.example.test. AAAA 2001:db8::1"}},
-		{name: "apex NS with glue", qname: "example.test", qtype: dns.TypeNS, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"example.test. NS ns1.example.test."}, extra: []string{"ns1.example.test. A 127.0.0.1"}},
-		{name: "apex SOA", qname: "example.test", qtype: dns.TypeSOA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{soa}},
-		{name: "NXDOMAIN carries SOA", qname: "nope.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
-			ns: []string{soa}},
-		{name: "NODATA carries SOA", qname: "www.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
-			ns: []string{soa}},
-		{name: "empty non-terminal is NODATA", qname: "ent.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			ns: []string{soa}},
-		{name: "below an existing name is NXDOMAIN", qname: "x.www.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
-			ns: []string{soa}},
-		{name: "CNAME answers another type and is chased", qname: "alias.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"alias.example.test. CNAME www.example.test.", "www.example.test. A 192.0.2.1"}},
-		{name: "CNAME chain", qname: "chain.example.test", qtype: dns.TypeAAAA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"alias.example.test. CNAME www.example.test.", "chain.example.test. CNAME alias.example.test.", "www.example.test. AAAA 2001:db8::1"}},
-		{name: "CNAME query returns the CNAME only", qname: "alias.example.test", qtype: dns.TypeCNAME, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"alias.example.test. CNAME www.example.test."}},
-		{name: "CNAME out of zone is not chased", qname: "ext.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"ext.example.test. CNAME target.other.test."}},
-		{name: "dangling CNAME ends in NXDOMAIN", qname: "dangling.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
-			answer: []string{"dangling.example.test. CNAME nothere.example.test."}, ns: []string{soa}},
-		{name: "wildcard synthesises the answer", qname: "anything.wild.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"anything.wild.example.test. A 192.0.2.50"}},
-		{name: "wildcard covers deeper names", qname: "a.b.wild.example.test", qtype: dns.TypeTXT, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{`a.b.wild.example.test. TXT "wild"`}},
-		{name: "wildcard NODATA", qname: "anything.wild.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
-			ns: []string{soa}},
-		{name: "wildcard does not match the closest encloser's siblings", qname: "x.nowild.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
-			ns: []string{soa}},
-		{name: "referral with glue", qname: "host.sub.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: false,
-			ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
-			extra: []string{"ns1.sub.example.test. A 192.0.2.53"}},
-		{name: "referral at the cut", qname: "sub.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: false,
-			ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
-			extra: []string{"ns1.sub.example.test. A 192.0.2.53"}},
-		{name: "DS at the cut answered by the parent", qname: "sub.example.test", qtype: dns.TypeDS, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"sub.example.test. DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"}},
-		{name: "DS at a served child's apex answered by the parent", qname: "child.example.test", qtype: dns.TypeDS, rcode: dns.RcodeSuccess, aa: true,
-			ns: []string{soa}},
-		{name: "MX with additional address", qname: "mx.example.test", qtype: dns.TypeMX, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"mx.example.test. MX 10 mail.example.test."}, extra: []string{"mail.example.test. A 192.0.2.25"}},
-		{name: "longest-match zone answers", qname: "www.child.example.test", qtype: dns.TypeA, rcode: dns.RcodeSuccess, aa: true,
-			answer: []string{"www.child.example.test. A 198.51.100.1"}},
-		{name: "longest-match zone owns its negative answers", qname: "nope.child.example.test", qtype: dns.TypeA, rcode: dns.RcodeNameError, aa: true,
-			ns: []string{childSOA}},
-		{name: "REFUSED outside served zones", qname: "www.other.test", qtype: dns.TypeA, rcode: dns.RcodeRefused, aa: false},
-		{name: "REFUSED for the parent of a served zone", qname: "test", qtype: dns.TypeSOA, rcode: dns.RcodeRefused, aa: false},
+		{"positive A", dnscase.Case{Qname: "www.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"www.example.test. A 192.0.2.1"}}},
+		{"case-insensitive qname", dnscase.Case{Qname: "WWW.Example.TEST", Qtype: dns.TypeAAAA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"www.example.test. AAAA 2001:db8::1"}}},
+		{"apex NS with glue", dnscase.Case{Qname: "example.test", Qtype: dns.TypeNS, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"example.test. NS ns1.example.test."}, Extra: []string{"ns1.example.test. A 127.0.0.1"}}},
+		{"apex SOA", dnscase.Case{Qname: "example.test", Qtype: dns.TypeSOA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{soa}}},
+		{"NXDOMAIN carries SOA", dnscase.Case{Qname: "nope.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, AA: true,
+			Ns: []string{soa}}},
+		{"NODATA carries SOA", dnscase.Case{Qname: "www.example.test", Qtype: dns.TypeMX, Rcode: dns.RcodeSuccess, AA: true,
+			Ns: []string{soa}}},
+		{"empty non-terminal is NODATA", dnscase.Case{Qname: "ent.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Ns: []string{soa}}},
+		{"below an existing name is NXDOMAIN", dnscase.Case{Qname: "x.www.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, AA: true,
+			Ns: []string{soa}}},
+		{"CNAME answers another type and is chased", dnscase.Case{Qname: "alias.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"alias.example.test. CNAME www.example.test.", "www.example.test. A 192.0.2.1"}}},
+		{"CNAME chain", dnscase.Case{Qname: "chain.example.test", Qtype: dns.TypeAAAA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"alias.example.test. CNAME www.example.test.", "chain.example.test. CNAME alias.example.test.", "www.example.test. AAAA 2001:db8::1"}}},
+		{"CNAME query returns the CNAME only", dnscase.Case{Qname: "alias.example.test", Qtype: dns.TypeCNAME, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"alias.example.test. CNAME www.example.test."}}},
+		{"CNAME out of zone is not chased", dnscase.Case{Qname: "ext.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"ext.example.test. CNAME target.other.test."}}},
+		{"dangling CNAME ends in NXDOMAIN", dnscase.Case{Qname: "dangling.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, AA: true,
+			Answer: []string{"dangling.example.test. CNAME nothere.example.test."}, Ns: []string{soa}}},
+		{"wildcard synthesises the answer", dnscase.Case{Qname: "anything.wild.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"anything.wild.example.test. A 192.0.2.50"}}},
+		{"wildcard covers deeper names", dnscase.Case{Qname: "a.b.wild.example.test", Qtype: dns.TypeTXT, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{`a.b.wild.example.test. TXT "wild"`}}},
+		{"wildcard NODATA", dnscase.Case{Qname: "anything.wild.example.test", Qtype: dns.TypeMX, Rcode: dns.RcodeSuccess, AA: true,
+			Ns: []string{soa}}},
+		{"wildcard does not match the closest encloser's siblings", dnscase.Case{Qname: "x.nowild.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, AA: true,
+			Ns: []string{soa}}},
+		{"referral with glue", dnscase.Case{Qname: "host.sub.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess,
+			Ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
+			Extra: []string{"ns1.sub.example.test. A 192.0.2.53"}}},
+		{"referral at the cut", dnscase.Case{Qname: "sub.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess,
+			Ns:    []string{"sub.example.test. NS ns.elsewhere.test.", "sub.example.test. NS ns1.sub.example.test."},
+			Extra: []string{"ns1.sub.example.test. A 192.0.2.53"}}},
+		{"DS at the cut answered by the parent", dnscase.Case{Qname: "sub.example.test", Qtype: dns.TypeDS, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"sub.example.test. DS 12345 13 2 0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF0123456789ABCDEF"}}},
+		{"DS at a served child's apex answered by the parent", dnscase.Case{Qname: "child.example.test", Qtype: dns.TypeDS, Rcode: dns.RcodeSuccess, AA: true,
+			Ns: []string{soa}}},
+		{"MX with additional address", dnscase.Case{Qname: "mx.example.test", Qtype: dns.TypeMX, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"mx.example.test. MX 10 mail.example.test."}, Extra: []string{"mail.example.test. A 192.0.2.25"}}},
+		{"longest-match zone answers", dnscase.Case{Qname: "www.child.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeSuccess, AA: true,
+			Answer: []string{"www.child.example.test. A 198.51.100.1"}}},
+		{"longest-match zone owns its negative answers", dnscase.Case{Qname: "nope.child.example.test", Qtype: dns.TypeA, Rcode: dns.RcodeNameError, AA: true,
+			Ns: []string{childSOA}}},
+		{"REFUSED outside served zones", dnscase.Case{Qname: "www.other.test", Qtype: dns.TypeA, Rcode: dns.RcodeRefused}},
+		{"REFUSED for the parent of a served zone", dnscase.Case{Qname: "test", Qtype: dns.TypeSOA, Rcode: dns.RcodeRefused}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, proto := range []string{"udp", "tcp"} {
-				resp := ask(t, addr, proto, tc.qname, tc.qtype)
-				if resp.Rcode != tc.rcode || resp.Authoritative != tc.aa {
-					t.Fatalf("%s: rcode %s aa %v, want %s aa %v\n%v", proto, dns.RcodeToString[resp.Rcode], resp.Authoritative,
-						dns.RcodeToString[tc.rcode], tc.aa, resp)
-				}
-				for _, sec := range []struct {
-					name      string
-					got, want []string
-				}{{"answer", texts(resp.Answer), tc.answer}, {"authority", texts(resp.Ns), tc.ns}, {"additional", texts(resp.Extra), tc.extra}} {
-					want := slices.Clone(sec.want)
-					slices.Sort(want)
-					if !slices.Equal(sec.got, want) {
-						t.Errorf("%s %s section:\n got %q\nwant %q", proto, sec.name, sec.got, want)
-					}
-				}
-				if resp.Question[0].Name != dns.Fqdn(tc.qname) {
-					t.Errorf("question not echoed: %v", resp.Question)
+				if err := tc.Check(ask(t, addr, proto, tc.Qname, tc.Qtype)); err != nil {
+					t.Errorf("%s: %v", proto, err)
 				}
 			}
 		})
@@ -208,11 +187,18 @@ func TestServer_BADVERSForUnknownEDNSVersion(t *testing.T) {
 	}
 }
 
-func transferIn(t *testing.T, addr, zone string) ([]dns.RR, error) {
+// transferIn asks addr for an AXFR of zone over TCP and returns every record of the answer.
+func transferIn(t testing.TB, addr, zone string) ([]dns.RR, error) {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetAxfr(zone)
-	tr := &dns.Transfer{DialTimeout: 2 * time.Second, ReadTimeout: 2 * time.Second}
+	return transfer(m, addr)
+}
+
+// transfer sends the transfer request m to addr over TCP with miekg's dns.Transfer and returns
+// every record of the answer, up to the first error.
+func transfer(m *dns.Msg, addr string) ([]dns.RR, error) {
+	tr := &dns.Transfer{DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second}
 	ch, err := tr.In(m, addr)
 	if err != nil {
 		return nil, err
@@ -272,27 +258,6 @@ func TestServer_AXFRRefusedForUnservedZone(t *testing.T) {
 	resp := exchange(t, srv.Addr(), "tcp", m)
 	if resp.Rcode != dns.RcodeRefused {
 		t.Fatalf("rcode %s, want REFUSED", dns.RcodeToString[resp.Rcode])
-	}
-}
-
-func TestIsLoopback_OnlyLoopbackClientsMayTransfer(t *testing.T) {
-	loopbackOnly := xfr.New(nil, xfr.Options{})
-	for _, tc := range []struct {
-		addr net.Addr
-		want bool
-	}{
-		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("127.8.9.10")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("::1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1")}, true},
-		{&net.TCPAddr{IP: net.ParseIP("192.0.2.1")}, false},
-		{&net.TCPAddr{IP: net.ParseIP("::2")}, false},
-		{&net.UnixAddr{Name: "x"}, false},
-	} {
-		ip, _ := addrIP(tc.addr)
-		if got := loopbackOnly.Allowed(xfr.Client{Addr: ip}); got != tc.want {
-			t.Errorf("Allowed(%v) = %v, want %v", tc.addr, got, tc.want)
-		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -154,11 +155,32 @@ func (w *servedWorld) run(t *testing.T, ep *dnsv1.DNSEndpoint) {
 func (w *servedWorld) catchUp(t *testing.T) {
 	t.Helper()
 	for _, info := range w.primary.Zones() {
-		v, err := w.primary.Version(info.Origin)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.secondary.Install(v)
+		w.install(t, info.Origin)
+	}
+}
+
+// install makes the secondary serve zone as the primary does (a transfer of that zone only).
+func (w *servedWorld) install(t *testing.T, zone string) {
+	t.Helper()
+	v, err := w.primary.Version(zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.secondary.Install(v)
+}
+
+// servedOnceCaughtUp makes the secondary catch up and waits for ep to be Served.
+func (w *servedWorld) servedOnceCaughtUp(t *testing.T, ep *dnsv1.DNSEndpoint) {
+	t.Helper()
+	w.catchUp(t)
+	w.servedCond(t, ep, dnsv1.ReasonServed)
+}
+
+// wantNotServed fails the test, saying when, unless ep has a Served condition that is not True.
+func wantNotServed(t *testing.T, ep *dnsv1.DNSEndpoint, when string) {
+	t.Helper()
+	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
+		t.Fatalf("%s: Served %+v, want not True", when, c)
 	}
 }
 
@@ -170,7 +192,7 @@ func (w *servedWorld) servedCond(t *testing.T, ep *dnsv1.DNSEndpoint, reasons ..
 	for {
 		w.run(t, ep)
 		c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed)
-		if c != nil && (len(reasons) == 0 || contains(reasons, c.Reason)) {
+		if c != nil && (len(reasons) == 0 || slices.Contains(reasons, c.Reason)) {
 			return *c
 		}
 		if time.Now().After(deadline) {
@@ -178,15 +200,6 @@ func (w *servedWorld) servedCond(t *testing.T, ep *dnsv1.DNSEndpoint, reasons ..
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 // An object whose names another owner holds wrote nothing: its last change is not answered
@@ -231,8 +244,7 @@ func TestRunServed_RemovalsAreChecked(t *testing.T) {
 	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 
 	// The object moves to two.test: one.test's removal is not on the secondary yet.
 	ep.Spec.Endpoints[0].DNSName = "www.two.test"
@@ -260,8 +272,7 @@ func TestRunServed_RemovalsAreChecked(t *testing.T) {
 	if c == nil || c.Reason != dnsv1.ReasonPropagating || !strings.Contains(c.Message, "two.test") {
 		t.Fatalf("emptied, before the secondary has the removal: Served %+v, want Propagating naming two.test", c)
 	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 }
 
 // The serial that carries a write is read after the write: a primary reading taken while the
@@ -310,8 +321,7 @@ func TestRunServed_ADeletedObjectsRemovalIsChecked(t *testing.T) {
 	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 	observed := func() uint64 {
 		fams, err := w.reg.Gather()
 		if err != nil {
@@ -354,8 +364,7 @@ func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
 	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
 		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
 		return nil
@@ -372,8 +381,7 @@ func TestRunServed_AHandEditIsNotWatchedAndTheResyncIsJudged(t *testing.T) {
 	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Reason != dnsv1.ReasonPropagating {
 		t.Fatalf("after the resync wrote the record again: Served %+v, want Propagating", c)
 	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 }
 
 // A change written by a reconcile whose status write was lost (a conflict, an API error, the
@@ -386,16 +394,13 @@ func TestRunServed_AChangeWhoseStatusWriteWasLostIsNotServedByTheOldEntry(t *tes
 			w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
 			ep := endpoint("web", "www.one.test")
 			w.run(t, ep)
-			w.catchUp(t)
-			w.servedCond(t, ep, dnsv1.ReasonServed)
+			w.servedOnceCaughtUp(t, ep)
 			saved := ep.Status.DeepCopy()
 
 			ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
 			ep.Generation++
 			w.run(t, ep)
-			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
-				t.Fatalf("after the change, before the secondary has it: Served %+v, want not True", c)
-			}
+			wantNotServed(t, ep, "after the change, before the secondary has it")
 			ep.Status = *saved // the status write is lost
 			if restart {
 				w.tracker = served.New(served.Options{DNS: dnsclient.Client{Timeout: time.Second}, FirstCheck: 10 * time.Millisecond,
@@ -403,11 +408,8 @@ func TestRunServed_AChangeWhoseStatusWriteWasLostIsNotServedByTheOldEntry(t *tes
 				testrun.Background(t, "served: restarted tracker", w.tracker.Start)
 			}
 			w.run(t, ep)
-			if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
-				t.Fatalf("the secondary does not have the change, status.served is the one before it: Served %+v, want not True", c)
-			}
-			w.catchUp(t)
-			w.servedCond(t, ep, dnsv1.ReasonServed)
+			wantNotServed(t, ep, "the secondary does not have the change, status.served is the one before it")
+			w.servedOnceCaughtUp(t, ep)
 		})
 	}
 }
@@ -440,8 +442,7 @@ func TestRunServed_ARemovalWhosePrimaryDidNotAnswerIsStillChecked(t *testing.T) 
 	w.planner.Providers = byName{"checked": {Account: "a/checked", Provider: w.prov, ServedBy: w.addrs}}
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 
 	// The object moves to two.test while the primary gives no SOA answer to the check.
 	mu.Lock()
@@ -457,19 +458,14 @@ func TestRunServed_ARemovalWhosePrimaryDidNotAnswerIsStillChecked(t *testing.T) 
 	down = false
 	mu.Unlock()
 	// The secondary transfers two.test; it still serves www.one.test, removed.
-	v, err := w.primary.Version("two.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.secondary.Install(v)
+	w.install(t, "two.test")
 	w.run(t, ep)
 	time.Sleep(200 * time.Millisecond)
 	c := w.servedCond(t, ep)
 	if c.Status == metav1.ConditionTrue {
 		t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
 	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 }
 
 // Two quick changes through the zone writers (Options.Async, as the DNSEndpoint controller
@@ -492,11 +488,7 @@ func TestRunServed_TwoQuickChangesJudgeTheFirstZoneToo(t *testing.T) {
 		t.Fatal("the second change was not submitted")
 	}
 	// The secondary transfers two.test only: it does not serve the first change.
-	v, err := w.primary.Version("two.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.secondary.Install(v)
+	w.install(t, "two.test")
 	for range 5 {
 		if run() {
 			t.Fatal("nothing more to submit")
@@ -593,8 +585,7 @@ func TestRunServed_AResyncWriteWhoseStatusWriteWasLostIsStillJudged(t *testing.T
 	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 	saved := ep.Status.DeepCopy()
 	if err := w.primary.Update("one.test", func(tx *zonedb.Tx) error {
 		tx.Delete(zonedb.SetKey{Name: "www.one.test.", Type: dns.TypeA})
@@ -610,11 +601,8 @@ func TestRunServed_AResyncWriteWhoseStatusWriteWasLostIsStillJudged(t *testing.T
 	}
 	ep.Status = *saved // the status write is lost
 	w.run(t, ep)
-	if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
-		t.Fatalf("the secondary does not have the record written again: Served %+v, want not True", c)
-	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	wantNotServed(t, ep, "the secondary does not have the record written again")
+	w.servedOnceCaughtUp(t, ep)
 }
 
 // A zone the object left, whose removal is not served yet, and whose DNSZone stops being
@@ -624,8 +612,7 @@ func TestRunServed_ARemovalWhoseZoneIsUnavailableForAWhileStaysToJudge(t *testin
 	w := newServedWorld(t, []string{"one.test", "two.test"}, []string{"checked", "checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 	ep.Spec.Endpoints[0].DNSName = "www.two.test"
 	ep.Generation++
 	w.run(t, ep)
@@ -648,20 +635,13 @@ func TestRunServed_ARemovalWhoseZoneIsUnavailableForAWhileStaysToJudge(t *testin
 	t.Logf("one.test unavailable: Served %+v, status.served %+v", meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed), ep.Status.Served)
 	available(true)
 	// The secondary transfers two.test only: it still serves www.one.test, removed.
-	v, err := w.primary.Version("two.test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.secondary.Install(v)
+	w.install(t, "two.test")
 	for range 5 {
 		w.run(t, ep)
-		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
-			t.Fatalf("the secondary still serves the record removed from one.test: Served %+v, want not True", c)
-		}
+		wantNotServed(t, ep, "the secondary still serves the record removed from one.test")
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 }
 
 // A write applied at the provider and answered with an error (a timeout after the commit): the
@@ -671,8 +651,7 @@ func TestRunServed_AWriteAnsweredWithAnErrorButAppliedIsJudged(t *testing.T) {
 	w := newServedWorld(t, []string{"one.test"}, []string{"checked"})
 	ep := endpoint("web", "www.one.test")
 	w.run(t, ep)
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 	ep.Spec.Endpoints[0].Targets = dnsv1.Targets{"192.0.2.2"}
 	ep.Generation++
 	w.prov.mu.Lock()
@@ -689,11 +668,8 @@ func TestRunServed_AWriteAnsweredWithAnErrorButAppliedIsJudged(t *testing.T) {
 	}
 	for range 3 {
 		w.run(t, ep)
-		if c := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionServed); c == nil || c.Status == metav1.ConditionTrue {
-			t.Fatalf("the secondary does not have the change: Served %+v, want not True", c)
-		}
+		wantNotServed(t, ep, "the secondary does not have the change")
 		time.Sleep(50 * time.Millisecond)
 	}
-	w.catchUp(t)
-	w.servedCond(t, ep, dnsv1.ReasonServed)
+	w.servedOnceCaughtUp(t, ep)
 }

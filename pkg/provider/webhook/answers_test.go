@@ -1,7 +1,6 @@
 package webhook_test
 
 import (
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -110,20 +109,8 @@ func (e *elsewhere) requests() int {
 // an endpoint named name.
 func written(t *testing.T, url, name string) bool {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, url+"/records", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", webhook.MediaType)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
 	var eps []webhook.Endpoint
-	if err := json.NewDecoder(resp.Body).Decode(&eps); err != nil {
-		t.Fatalf("GET /records of %s: HTTP %d: %v", url, resp.StatusCode, err)
-	}
+	getJSON(t, url+"/records", &eps)
 	for _, ep := range eps {
 		if dnswire.Dotless(ep.DNSName) == dnswire.Dotless(name) {
 			return true

@@ -220,7 +220,16 @@ func checkExclusions(t *testing.T, r *rand.Rand, url, zone string) {
 // negotiation returns the webhook's GET / body.
 func negotiation(t *testing.T, url string) json.RawMessage {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, url+"/", nil)
+	var raw json.RawMessage
+	getJSON(t, url+"/", &raw)
+	return raw
+}
+
+// getJSON GETs url, accepting the webhook media type, and decodes its JSON body into v; a failed
+// request or an undecodable body fails the test.
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx(t), http.MethodGet, url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,11 +239,9 @@ func negotiation(t *testing.T, url string) json.RawMessage {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var raw json.RawMessage
-	if err := json.NewDecoder(resp.Body).Decode(&raw); err != nil {
-		t.Fatal(err)
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: HTTP %d: %v", url, resp.StatusCode, err)
 	}
-	return raw
 }
 
 // post sends v as a webhook request body to url and wants 204.
