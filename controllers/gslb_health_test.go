@@ -390,9 +390,9 @@ func TestGslbHealth_ThreeClustersProbeAndDecideByQuorum(t *testing.T) {
 			t.Fatalf("isolated us, within the hold: %d of %d answers were not the last agreed one: %v", countAll(wrong), total, wrong)
 		}
 		// After isolationHoldSeconds, with afterIsolationHold OwnProbes, us decides by its own
-		// probes: eu's IPv4 target and ap's
-		// are down from here, [::1] is up: primary eu still has a target. The hold is an hour
-		// so far (no machine is too slow for the checks above); setting it to 0 ends it.
+		// probes, per family: eu's IPv4 target and ap's are down from here, so A fails over to
+		// us's own; [::1] is up, so AAAA keeps primary eu's. The hold is an hour so far (no
+		// machine is too slow for the checks above); setting it to 0 ends it.
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			g := us.gslbNow(t)
 			g.Spec.HealthCheck.IsolationHoldSeconds = ptr.To[int32](0)
@@ -403,7 +403,7 @@ func TestGslbHealth_ThreeClustersProbeAndDecideByQuorum(t *testing.T) {
 			t.Fatal(err)
 		}
 		us.waitTarget(t, "127.0.28.11", dnsv1.VerdictDown, dnsv1.TargetReasonOwnProbesOnly, dnsv1.VerdictDown)
-		waitAnswers(t, "us on its own probes", []string{"::1"}, us)
+		waitAnswers(t, "us on its own probes", []string{"127.0.28.12", "::1"}, us)
 		waitAnswers(t, "eu and ap unchanged", euTargets, eu, ap)
 		cut.Heal()
 		took := waitAnswers(t, "healed: one answer everywhere", euTargets, all...)

@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +13,7 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -248,6 +248,27 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 		}
 	})
 
+	t.Run("a healthCheck change that starts the probes over keeps the published verdicts", func(t *testing.T) {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			g := eu.gslbNow(t)
+			g.Spec.HealthCheck.Path = "/healthz?probe=2" // another probe: the Scheduler starts over
+			return eu.client.Update(eu.ctx(), g)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+			rec, err := verdictRecord(eu)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec == nil || len(rec.Up)+len(rec.Down) == 0 {
+				t.Fatalf("eu published an empty verdict record after its healthCheck changed: %+v", rec)
+			}
+		}
+		waitAnswers(t, "primary us", usTarget, eu)
+	})
+
 	t.Run("a member's clock 2 minutes behind is reported", func(t *testing.T) {
 		ap.skew.Store(int64(-2 * time.Minute))
 		testrun.Eventually(t, testrun.HangTimeout, "ap's clock offset in status.peers", func() error {
@@ -286,5 +307,4 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 		}
 		t.Logf("isolated eu restarted: %d answers in 5 s, all us's target (held)", total)
 	})
-	_ = strconv.Itoa
 }
