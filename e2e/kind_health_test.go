@@ -359,7 +359,12 @@ func (e *hcEnv) leaderDeletedWhileIsolated(t *testing.T, primary []string) {
 		}
 		return e.membership(us, 1)
 	})
-	waitReadyReplicas(t, us.cluster, 2, 180*time.Second)
+	eventually(t, 180*time.Second, "the replacement pod ready behind the dns Service", func() error {
+		if got := readyReplicas(t, us.cluster); len(got) != 2 || slices.Contains(got, leader) {
+			return fmt.Errorf("ready: %v; want 2, not the deleted %s", got, leader)
+		}
+		return nil
+	})
 	replaced := time.Since(deleted)
 	time.Sleep(5 * time.Second) // the new leader and the replacement under the query loops: a soak
 	for _, l := range loops {
