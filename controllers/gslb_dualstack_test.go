@@ -49,7 +49,10 @@ func ulaOnLoopback(t *testing.T, addrs ...netip.Addr) {
 // twin answers 200: us and ap call the IPv4 address Down (2 of 3 members; eu's own Down is not
 // counted) and the IPv6 one Up, so every cluster's A fails over to us and ap while its AAAA
 // keeps eu's IPv6 address: failover is decided per family, no family is empty, and Ready stays
-// Published (docs/design.md, "Health and partitions", "Per family"). This is the dual-stack
+// Published. Then every IPv4 backend answers 503: the IPv4 family has no Up target, so A
+// serves its candidates all the same (failover: eu's), never empty, with Ready=False
+// NoHealthyTargets, while AAAA keeps eu's Up address (docs/design.md, "Health and partitions",
+// "Per family"). This is the dual-stack
 // scenario of the kind suite, run here because the kind clusters' Pod network is IPv4 only
 // (docs/design.md, "On kind").
 func TestGslbHealth_DualStackTargetDownOnIPv4Only(t *testing.T) {
@@ -119,7 +122,32 @@ func TestGslbHealth_DualStackTargetDownOnIPv4Only(t *testing.T) {
 	t.Logf("503 at eu's IPv4 backend, 200 at its IPv6 one -> every cluster answers A %v and AAAA %v after %s; %d answers in a 3 s soak, 0 other or empty",
 		failedOver[:2], failedOver[2:], took.Round(10*time.Millisecond), total)
 
-	eu.backend.status.Store(http.StatusOK)
-	took = waitAnswers(t, "eu's IPv4 address back", primary, all...)
-	t.Logf("eu's IPv4 backend healthy again -> every cluster answers eu's A and AAAA after %s", took.Round(10*time.Millisecond))
+	// Every IPv4 address down, every IPv6 one up: the IPv4 family has no Up target, so all of
+	// its candidates go to the strategy (failover: the primary's), A is never empty, and Ready
+	// says NoHealthyTargets; AAAA still keeps eu's Up address.
+	for _, c := range all {
+		c.backend.status.Store(http.StatusServiceUnavailable)
+	}
+	for _, c := range all {
+		for _, geo := range geos {
+			c.waitTarget(t, v4[geo].String(), dnsv1.VerdictDown, dnsv1.TargetReasonQuorumDown, dnsv1.VerdictDown)
+		}
+		c.waitReady(t, metav1.ConditionFalse, dnsv1.ReasonNoHealthyTargets)
+	}
+	took = waitAnswers(t, "every IPv4 address down: A the primary's all the same, AAAA eu's", primary, all...)
+	total, wrong = soak(t, 3*time.Second, primary, all...)
+	if len(wrong) > 0 {
+		t.Fatalf("every IPv4 address down, IPv6 up: %d of %d answers were not eu's A and AAAA: %v", countAll(wrong), total, wrong)
+	}
+	t.Logf("503 at every IPv4 backend -> NoHealthyTargets, every cluster answers eu's A and AAAA (never an empty A) after %s; %d answers in a 3 s soak, 0 other or empty",
+		took.Round(10*time.Millisecond), total)
+
+	for _, c := range all {
+		c.backend.status.Store(http.StatusOK)
+	}
+	for _, c := range all {
+		c.waitReady(t, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	}
+	took = waitAnswers(t, "every IPv4 address back", primary, all...)
+	t.Logf("every IPv4 backend healthy again -> every cluster answers eu's A and AAAA, Published, after %s", took.Round(10*time.Millisecond))
 }
