@@ -49,6 +49,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
 
 const (
@@ -265,6 +266,16 @@ func (e *hcEnv) isolated(t *testing.T, primary []string) {
 	ev := us.waitEvent(t, e.gslb(), dnsv1.ReasonIsolated, testrun.HangTimeout)
 	t.Logf("us cut from eu and ap -> Ready=True Isolated after %s, hearing 1 of 3 members and holding eu's target; Event %s: %s",
 		isolated.Round(100*time.Millisecond), ev.Reason, ev.Message)
+	// eu and ap, 2 of 3 members hearing each other, probe us's target Down through the cut:
+	// it is out of their answers by quorum (the primary's target is served either way).
+	majority := e.untilAll(t, "us's target Down by quorum at eu and ap", []*hcCluster{eu, ap}, func(c *hcCluster) error {
+		ts, err := e.target(c, us.ip)
+		if err == nil && (ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonQuorumDown || ts.Served) {
+			err = fmt.Errorf("%s's view of us's target: %s; want Down QuorumDown, not served", c.geo, fmtTarget(ts))
+		}
+		return err
+	})
+	t.Logf("meanwhile eu and ap take us's target out by quorum after: %s", fmtFigures(majority))
 	time.Sleep(10 * time.Second) // the hold under the query loops: a soak, not a measurement
 
 	// The hold lowered to 0, afterIsolationHold left out: the API's default, Hold, keeps the
@@ -378,8 +389,55 @@ func (e *hcEnv) leaderDeletedWhileIsolated(t *testing.T, primary []string) {
 		isolated.Round(100*time.Millisecond), leader, newLeader, takeover.Sub(deleted).Round(100*time.Millisecond), held.Round(100*time.Millisecond),
 		replaced.Round(100*time.Millisecond), total, wrong)
 	e.checkLoops(t, "us isolated through its leader pod's deletion", loops)
-	e.healAndConverge(t, "isolation of us through the leader's deletion", cut, primary)
-	us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
+	e.healDamped(t, cut, primary)
+}
+
+// healDamped heals the second isolation of us. eu and ap have now taken us's target out twice
+// within the flap window (health.DefaultFlapWindow): flap damping keeps it Down (FlapDamped)
+// at both until the quorum has said Up for health.DefaultFlapDwell, while every verdict is Up
+// again and the answer, the primary's, is the same everywhere. Then the dwell ends.
+func (e *hcEnv) healDamped(t *testing.T, cut *nodeCut, primary []string) {
+	start := time.Now()
+	cut.Heal()
+	took := e.untilAll(t, "the answer and every verdict back, us's target damped at eu and ap", e.all, func(c *hcCluster) error {
+		if err := answerIs(c, e.host, primary); err != nil {
+			return err
+		}
+		return e.everyVerdictUpDamped(c)
+	})
+	t.Logf("isolation of us through the leader's deletion healed -> every cluster answers %v with every verdict Up, us's target FlapDamped at eu and ap, after: %s",
+		primary, fmtFigures(took))
+	e.us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
+	eventually(t, health.DefaultFlapDwell+testrun.HangTimeout, "us's target Up again at eu and ap after the dwell", func() error {
+		for _, c := range []*hcCluster{e.eu, e.ap} {
+			if ts, err := e.target(c, e.us.ip); err != nil || ts.Decision != dnsv1.VerdictUp {
+				return fmt.Errorf("%s's view of us's target: %s %v", c.geo, fmtTarget(ts), err)
+			}
+		}
+		return nil
+	})
+	t.Logf("us's target Up again at eu and ap %s after the heal (flap dwell %s)", time.Since(start).Round(100*time.Millisecond), health.DefaultFlapDwell)
+	e.waitConverged(t, primary)
+}
+
+// everyVerdictUpDamped is everyVerdictUp, but for us's target at eu and ap, which is Down
+// FlapDamped with every verdict on it Up.
+func (e *hcEnv) everyVerdictUpDamped(c *hcCluster) error {
+	for _, target := range e.all {
+		ts, err := e.target(c, target.ip)
+		if err != nil {
+			return err
+		}
+		want, reason := dnsv1.VerdictUp, ""
+		if target == e.us && c != e.us {
+			want, reason = dnsv1.VerdictDown, dnsv1.TargetReasonFlapDamped
+		}
+		if ts.Decision != want || (reason != "" && ts.Reason != reason) || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictUp || len(ts.Peers) != 2 ||
+			slices.ContainsFunc(ts.Peers, func(p dnsv1.PeerTargetVerdict) bool { return p.Verdict != dnsv1.VerdictUp }) {
+			return fmt.Errorf("%s's view of %s's target: %s; want %s %s, every verdict Up", c.geo, target.geo, fmtTarget(ts), want, reason)
+		}
+	}
+	return nil
 }
 
 // waitIsolated waits until c is Ready=True Isolated, hears only itself of the 3 members (the
