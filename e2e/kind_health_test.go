@@ -2,7 +2,7 @@
 
 package e2e
 
-// The health kind scenarios: Gslb health checks (docs/design.md, "Health and partitions") on
+// The kind scenarios of Gslb health checks (docs/design.md, "Health and partitions") on
 // three kind clusters installed from the chart, with real HTTP backends and real partitions
 // inside the kind network that hack/e2e-kind.sh made. Each cluster runs statusd
 // (hack/kind/statusd, in the dnsq image) behind a NodePort on its node's kind-network address;
@@ -49,6 +49,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/answerloop"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
 
 const (
@@ -60,8 +61,7 @@ const (
 	partitionComment = "dnsplane-test-partition"
 	// The health check of the scenarios: a target is down at one cluster after 2 failed probes
 	// 1 s apart, so out of the answers within interval × failureThreshold + interval = 3 s
-	// (the bound docs/design.md, "Health and partitions", states; measured and logged, never
-	// asserted).
+	// (measured and logged, never asserted).
 	hcInterval, hcFailures = 1, 2
 	// hcPartition is how long the partition between two clusters lasts under the query loops.
 	hcPartition = 60 * time.Second
@@ -87,190 +87,398 @@ func (e *hcEnv) gslb() *dnsv1.Gslb {
 	return &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "app"}}
 }
 
-// TestKindGslbHealth runs the health rules on kind, one subtest each, in order (each starts from
-// the answer the last one converged to: primary eu's target everywhere):
-//   - eu's statusd answers 503 at /healthz while its endpoint stays Ready: its target leaves
-//     every cluster's answer (failover to us and ap); the time at each cluster is logged against
+// TestKindGslbHealth runs the health rules (docs/design.md, "Health and partitions") on kind,
+// one subtest each, in order; each starts from the answer the last one converged to: primary
+// eu's target everywhere. Three clusters and no witness: n = 3, a target is Down on 2 fresh
+// Down verdicts of members other than its owner, and a cluster that hears 1 of 3 is isolated.
+//   - every cluster probes every target, counts 3 members (quorum 2) and hears all of them;
+//   - eu's statusd answers 503 at /healthz while its endpoint stays Ready: us and ap call it
+//     Down (2 of 3; eu's own Down is shown, not counted), so its target leaves every cluster's
+//     answer (failover to us and ap); the time at each cluster is logged against
 //     interval × failureThreshold + interval;
-//   - eu and us are cut from each other for 60 s under a query loop at every cluster (10 queries
-//     a second each): ap still sees eu, so no answer fails over from either side, although us's
-//     own probes call eu's target down; the cut heals and every cluster converges;
-//   - us is cut from both peers: it becomes Isolated and keeps the last agreed answer (never
-//     empty) through the hold; with the hold lowered to 0 it decides by its own probes (only its
-//     own target is up: it answers that, still never empty); the cut heals and every cluster
-//     converges to one answer.
+//   - eu and us are cut from each other for 60 s under a query loop at every cluster (10
+//     queries a second each): each still hears 2 of 3 (not isolated) and its own Down on the
+//     other's target is 1 of 3, so no answer fails over from either side; the cut heals and
+//     every cluster converges;
+//   - us is cut from both peers: it hears 1 of 3, becomes Isolated and keeps the last agreed
+//     answer (never empty) through the hold; with the hold lowered to 0 it keeps holding
+//     (afterIsolationHold defaults to Hold); with OwnProbes it decides by its own probes (only
+//     its own target is up: it answers that, still never empty); the cut heals and every
+//     cluster converges to one answer;
+//   - us is cut from both peers again and its leader pod is deleted: the follower that takes
+//     the Lease starts with no memory, restores the membership, the silent peers' targets and
+//     the agreed decisions from status before its first answer, and holds eu's target; a query
+//     loop at every cluster across the deletion sees only eu's target, never empty.
+//
+// A dual-stack target down on IPv4 only is tested on three local clusters instead
+// (controllers/gslb_dualstack_test.go): the kind clusters' Pod network is IPv4 only, so the
+// managers, which probe from their Pods, abstain on every IPv6 target (docs/design.md, "On
+// kind").
 func TestKindGslbHealth(t *testing.T) {
 	kindOnly(t)
 	onFailure(t)
 	e := setupKindHealth(t)
-	eu, us, ap := e.eu, e.us, e.ap
-	primary := []string{eu.ip.String()}
-
-	t.Run("every cluster probes every target across the kind network", func(t *testing.T) {
-		for _, c := range e.all {
-			waitServed(t, testrun.HangTimeout, c.dnsAddr, e.host, primary)
-		}
-		took := e.untilAll(t, "every target Up, probed here and by both peers", e.all, func(c *hcCluster) error {
-			for _, target := range e.all {
-				ts, err := e.target(c, target.ip)
-				if err != nil {
-					return err
-				}
-				if ts.Decision != dnsv1.VerdictUp || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictUp || len(ts.Peers) != 2 {
-					return fmt.Errorf("%s's target: %s", target.geo, fmtTarget(ts))
-				}
-			}
-			return nil
-		})
-		r, err := query(us.dnsAddr, "verdicts-"+e.host, dns.TypeTXT)
-		if err != nil || len(r.Answer) != 1 {
-			t.Fatalf("us's verdict record verdicts-%s: %v %v", e.host, r, err)
-		}
-		txt, ok := r.Answer[0].(*dns.TXT)
-		if !ok {
-			t.Fatalf("us's verdict record verdicts-%s: %s", e.host, r.Answer[0])
-		}
-		t.Logf("every cluster has its own and both peers' Up verdicts on the 3 targets (%s); us publishes %q",
-			fmtFigures(took), strings.Join(txt.Txt, ""))
+	primary := []string{e.eu.ip.String()}
+	t.Run("every cluster probes every target across the kind network", func(t *testing.T) { e.probeEverything(t, primary) })
+	t.Run("a Ready backend that answers 503 leaves every cluster's answer by quorum", func(t *testing.T) { e.backend503(t, primary) })
+	t.Run("a partition between eu and us for 60 s fails over from neither side", func(t *testing.T) { e.twoWayCut(t, primary) })
+	t.Run("an isolated cluster keeps the last agreed answer, never empty, then its own probes", func(t *testing.T) { e.isolated(t, primary) })
+	t.Run("a manager pod deleted while its cluster is isolated keeps the last agreed answer", func(t *testing.T) {
+		e.leaderDeletedWhileIsolated(t, primary)
 	})
+}
 
-	t.Run("a Ready backend that answers 503 leaves every cluster's answer", func(t *testing.T) {
-		bound := time.Duration(hcInterval*hcFailures+hcInterval) * time.Second
-		rest := sortedCopy([]string{us.ip.String(), ap.ip.String()})
-		setStatus(t, eu, http.StatusServiceUnavailable)
-		took := e.untilAll(t, "eu's target out of the answer", e.all, func(c *hcCluster) error {
-			return answerIs(c, e.host, rest)
-		})
-		t.Logf("statusd 503 at eu's target (its endpoint Ready) -> out of each cluster's answer (failover to us+ap) after: %s; interval × failureThreshold + interval = %s",
-			fmtFigures(took), bound)
-		// The answer changes as soon as the decision does; status.targets is written by the
-		// same reconcile, after it: it follows within a Gslb interval.
-		took = e.untilAll(t, "every cluster's status says eu's target is Down by quorum", e.all, func(c *hcCluster) error {
-			ts, err := e.target(c, eu.ip)
-			if err != nil {
+// probeEverything: every cluster serves the primary, has its own and both peers' Up verdicts on
+// the 3 targets, and counts 3 members, all heard, quorum 2.
+func (e *hcEnv) probeEverything(t *testing.T, primary []string) {
+	for _, c := range e.all {
+		waitServed(t, testrun.HangTimeout, c.dnsAddr, e.host, primary)
+	}
+	took := e.untilAll(t, "every target Up, probed here and by both peers; 3 members heard", e.all, func(c *hcCluster) error {
+		if err := e.everyVerdictUp(c); err != nil {
+			return err
+		}
+		return e.membership(c, 3)
+	})
+	r, err := query(e.us.dnsAddr, "verdicts-"+e.host, dns.TypeTXT)
+	if err != nil || len(r.Answer) != 1 {
+		t.Fatalf("us's verdict record verdicts-%s: %v %v", e.host, r, err)
+	}
+	txt, ok := r.Answer[0].(*dns.TXT)
+	if !ok {
+		t.Fatalf("us's verdict record verdicts-%s: %s", e.host, r.Answer[0])
+	}
+	t.Logf("every cluster has its own and both peers' Up verdicts on the 3 targets and hears 3 of 3 members (%s); us publishes %q",
+		fmtFigures(took), strings.Join(txt.Txt, ""))
+}
+
+// backend503: eu's statusd answers 503 while its endpoint stays Ready; us's and ap's Down
+// verdicts are 2 of 3 members (eu's own is not counted): its target leaves every answer.
+func (e *hcEnv) backend503(t *testing.T, primary []string) {
+	eu, us, ap := e.eu, e.us, e.ap
+	bound := time.Duration(hcInterval*hcFailures+hcInterval) * time.Second
+	rest := sortedCopy([]string{us.ip.String(), ap.ip.String()})
+	setStatus(t, eu, http.StatusServiceUnavailable)
+	took := e.untilAll(t, "eu's target out of the answer", e.all, func(c *hcCluster) error {
+		return answerIs(c, e.host, rest)
+	})
+	t.Logf("statusd 503 at eu's target (its endpoint Ready) -> out of each cluster's answer (failover to us+ap) after: %s; interval × failureThreshold + interval = %s",
+		fmtFigures(took), bound)
+	// The answer changes as soon as the decision does; status.targets is written by the
+	// same reconcile, after it: it follows within a Gslb interval.
+	took = e.untilAll(t, "every cluster's status says eu's target is Down by quorum", e.all, func(c *hcCluster) error {
+		ts, err := e.target(c, eu.ip)
+		if err != nil {
+			return err
+		}
+		if ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonQuorumDown || ts.Agreed != dnsv1.VerdictDown || ts.Served ||
+			ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown || ts.Local.LastError != "HTTP 503" {
+			return fmt.Errorf("%s's view of eu's target: %s; want Down QuorumDown (agreed), not served, its own probe Down with HTTP 503", c.geo, fmtTarget(ts))
+		}
+		return nil
+	})
+	t.Logf("status.targets of each cluster says Down QuorumDown after: %s", fmtFigures(took))
+	ev := us.waitEvent(t, e.gslb(), dnsv1.ReasonTargetDown, testrun.HangTimeout)
+	if !strings.Contains(ev.Message, eu.ip.String()) || !strings.Contains(ev.Message, dnsv1.TargetReasonQuorumDown) {
+		t.Errorf("us: Event %s %q: want it to name eu's target %s and %s", ev.Reason, ev.Message, eu.ip, dnsv1.TargetReasonQuorumDown)
+	}
+	t.Logf("us: Event %s: %s", ev.Reason, ev.Message)
+
+	setStatus(t, eu, http.StatusOK)
+	took = e.untilAll(t, "eu's target back", e.all, func(c *hcCluster) error { return answerIs(c, e.host, primary) })
+	t.Logf("statusd 200 again -> eu's target back in each cluster's answer after: %s", fmtFigures(took))
+}
+
+// twoWayCut cuts eu and us from each other for hcPartition under query loops: each side's own
+// probes call the other's target Down, ap calls it Up, and each side still hears 2 of 3
+// members; no answer fails over.
+func (e *hcEnv) twoWayCut(t *testing.T, primary []string) {
+	eu, us, ap := e.eu, e.us, e.ap
+	e.waitConverged(t, primary)
+	loops := e.queryLoops(t, e.all, primary)
+	start := time.Now()
+	cut := e.cut(t, []*hcCluster{eu}, []*hcCluster{us})
+	// 60 s, far beyond the validity of the cut peer's last verdict record (3 s), and until the
+	// cut shows on both sides: each one's own probes call the other's target Down, its peer
+	// queries fail, and the decision stays Up: 1 Down of 3 members, the owner's vote never
+	// counted, ap's Up the only other fresh verdict.
+	time.Sleep(hcPartition)
+	eventually(t, testrun.HangTimeout, "the cut seen from both sides", func() error {
+		for _, side := range [][2]*hcCluster{{us, eu}, {eu, us}} {
+			if err := e.cutSide(side[0], side[1]); err != nil {
 				return err
 			}
-			if ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonQuorumDown || ts.Served ||
-				ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown || ts.Local.LastError != "HTTP 503" {
-				return fmt.Errorf("%s's view of eu's target: %s; want Down QuorumDown, not served, its own probe Down with HTTP 503", c.geo, fmtTarget(ts))
-			}
-			return nil
-		})
-		t.Logf("status.targets of each cluster says Down QuorumDown after: %s", fmtFigures(took))
-		ev := us.waitEvent(t, e.gslb(), dnsv1.ReasonTargetDown, testrun.HangTimeout)
-		t.Logf("us: Event %s: %s", ev.Reason, ev.Message)
-
-		setStatus(t, eu, http.StatusOK)
-		took = e.untilAll(t, "eu's target back", e.all, func(c *hcCluster) error { return answerIs(c, e.host, primary) })
-		t.Logf("statusd 200 again -> eu's target back in each cluster's answer after: %s", fmtFigures(took))
+		}
+		return nil
 	})
+	cutFor := time.Since(start)
+	for _, l := range loops {
+		l.Stop()
+	}
+	for _, c := range e.all {
+		t.Logf("partition eu|us for %s: queries at %s: %s", cutFor.Round(100*time.Millisecond), c.geo, loops[c.geo])
+	}
+	for _, side := range [][2]*hcCluster{{us, eu}, {eu, us}, {ap, eu}} {
+		ts, _ := e.target(side[0], side[1].ip)
+		t.Logf("at the end of the cut, %s's view of %s's target: %s", side[0].geo, side[1].geo, fmtTarget(ts))
+	}
+	total, wrong := loopTotals(loops)
+	t.Logf("partition eu|us for %s: %d answers from the 3 clusters, %d of them failed over or empty", cutFor.Round(100*time.Millisecond), total, wrong)
+	e.checkLoops(t, "partition eu|us", loops)
+	e.healAndConverge(t, "partition eu|us", cut, primary)
+}
 
-	t.Run("a partition between eu and us for 60 s fails over from neither side", func(t *testing.T) {
-		e.waitConverged(t, primary)
-		loops := e.queryLoops(t, e.all, primary)
-		start := time.Now()
-		cut := e.cut(t, []*hcCluster{eu}, []*hcCluster{us})
-		// 60 s, beyond the 33 s that eu's last verdict record stays fresh at us (validity 3 s +
-		// 30 s of clock skew), and until the cut shows on both sides: each one's own probes
-		// call the other's target Down, its peer queries fail, and the decision stays Up on ap's
-		// vote (1 of 2), with no vote of the cut peer left.
-		time.Sleep(hcPartition)
-		eventually(t, testrun.HangTimeout, "the cut seen from both sides", func() error {
-			for _, side := range [][2]*hcCluster{{us, eu}, {eu, us}} {
-				c, other := side[0], side[1]
-				ts, err := e.target(c, other.ip)
-				if err != nil {
-					return err
-				}
-				if ts.Decision != dnsv1.VerdictUp || ts.Reason != dnsv1.TargetReasonHealthy || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown ||
-					len(ts.Peers) != 1 || ts.Peers[0].GeoTag != ap.geo || ts.Peers[0].Verdict != dnsv1.VerdictUp {
-					return fmt.Errorf("%s's view of %s's target: %s; want Up Healthy on ap's vote alone, its own probe Down", c.geo, other.geo, fmtTarget(ts))
-				}
-				if err := peerFailing(e.gslbOf(t, c), other); err != nil {
-					return fmt.Errorf("%s: %w", c.geo, err)
-				}
-				if r := readyOf(e.gslbOf(t, c)); r == nil || r.Reason == dnsv1.ReasonIsolated {
-					return fmt.Errorf("%s, with one of two peers cut, is isolated: %+v", c.geo, r)
-				}
-			}
-			return nil
-		})
-		cutFor := time.Since(start)
-		for _, l := range loops {
-			l.Stop()
+// cutSide says whether c, cut from other only, keeps other's target Up on ap's vote while its
+// own probe calls it Down, shows other's peer query failing, and hears 2 of 3 members (not
+// isolated).
+func (e *hcEnv) cutSide(c, other *hcCluster) error {
+	ts, err := e.target(c, other.ip)
+	if err != nil {
+		return err
+	}
+	if ts.Decision != dnsv1.VerdictUp || ts.Reason != dnsv1.TargetReasonHealthy || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown ||
+		len(ts.Peers) != 1 || ts.Peers[0].GeoTag != e.ap.geo || ts.Peers[0].Verdict != dnsv1.VerdictUp {
+		return fmt.Errorf("%s's view of %s's target: %s; want Up Healthy (1 Down of 3 members), its own probe Down, ap's Up the only peer verdict", c.geo, other.geo, fmtTarget(ts))
+	}
+	g, err := e.get(c)
+	if err != nil {
+		return err
+	}
+	if err := peerFailing(g, other); err != nil {
+		return fmt.Errorf("%s: %w", c.geo, err)
+	}
+	if r := readyOf(g); r == nil || r.Reason == dnsv1.ReasonIsolated {
+		return fmt.Errorf("%s, with one of two peers cut, is isolated: %+v", c.geo, r)
+	}
+	return e.membership(c, 2)
+}
+
+// isolated cuts us from both peers: it holds the last agreed answer through the hold, keeps
+// holding with the hold at 0 under the default afterIsolationHold (Hold), and decides by its own
+// probes with OwnProbes; then the cut heals.
+func (e *hcEnv) isolated(t *testing.T, primary []string) {
+	eu, us, ap := e.eu, e.us, e.ap
+	e.waitConverged(t, primary)
+	loops := e.queryLoops(t, e.all, primary)
+	start := time.Now()
+	cut := e.cut(t, []*hcCluster{us}, []*hcCluster{eu, ap})
+	isolated := e.waitIsolated(t, us)
+	ev := us.waitEvent(t, e.gslb(), dnsv1.ReasonIsolated, testrun.HangTimeout)
+	t.Logf("us cut from eu and ap -> Ready=True Isolated after %s, hearing 1 of 3 members and holding eu's target; Event %s: %s",
+		isolated.Round(100*time.Millisecond), ev.Reason, ev.Message)
+	// eu and ap, 2 of 3 members hearing each other, probe us's target Down through the cut:
+	// it is out of their answers by quorum (the primary's target is served either way).
+	majority := e.untilAll(t, "us's target Down by quorum at eu and ap", []*hcCluster{eu, ap}, func(c *hcCluster) error {
+		ts, err := e.target(c, us.ip)
+		if err == nil && (ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonQuorumDown || ts.Served) {
+			err = fmt.Errorf("%s's view of us's target: %s; want Down QuorumDown, not served", c.geo, fmtTarget(ts))
 		}
-		for _, c := range e.all {
-			t.Logf("partition eu|us for %s: queries at %s: %s", cutFor.Round(100*time.Millisecond), c.geo, loops[c.geo])
-		}
-		for _, side := range [][2]*hcCluster{{us, eu}, {eu, us}, {ap, eu}} {
-			ts, _ := e.target(side[0], side[1].ip)
-			t.Logf("at the end of the cut, %s's view of %s's target: %s", side[0].geo, side[1].geo, fmtTarget(ts))
-		}
-		total, wrong := loopTotals(loops)
-		t.Logf("partition eu|us for %s: %d answers from the 3 clusters, %d of them failed over or empty", cutFor.Round(100*time.Millisecond), total, wrong)
-		e.checkLoops(t, "partition eu|us", loops)
-		e.healAndConverge(t, "partition eu|us", cut, primary)
+		return err
 	})
+	t.Logf("meanwhile eu and ap take us's target out by quorum after: %s", fmtFigures(majority))
+	time.Sleep(10 * time.Second) // the hold under the query loops: a soak, not a measurement
 
-	t.Run("an isolated cluster keeps the last agreed answer, never empty, then its own probes", func(t *testing.T) {
-		e.waitConverged(t, primary)
-		loops := e.queryLoops(t, e.all, primary)
-		start := time.Now()
-		cut := e.cut(t, []*hcCluster{us}, []*hcCluster{eu, ap})
-		g := e.gslb()
-		_, isolated := us.waitCondition(t, g, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonIsolated, testrun.HangTimeout)
-		ev := us.waitEvent(t, g, dnsv1.ReasonIsolated, testrun.HangTimeout)
-		t.Logf("us cut from eu and ap -> Ready=True Isolated after %s; Event %s: %s", isolated.Round(100*time.Millisecond), ev.Reason, ev.Message)
-		eventually(t, testrun.HangTimeout, "us holds eu's target while its own probes call it Down", func() error {
-			ts, err := e.target(us, eu.ip)
-			if err == nil && (ts.Decision != dnsv1.VerdictUp || ts.Reason != dnsv1.TargetReasonHeldWhileIsolated || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown) {
-				err = fmt.Errorf("us's view of eu's target: %s; want Up HeldWhileIsolated, its own probe Down", fmtTarget(ts))
-			}
+	// The hold lowered to 0, afterIsolationHold left out: the API's default, Hold, keeps the
+	// last agreed answer for as long as the isolation lasts.
+	update(t, us.cluster, e.gslb(), func(g *dnsv1.Gslb) { g.Spec.HealthCheck.IsolationHoldSeconds = ptr.To[int32](0) })
+	if got := e.gslbOf(t, us).Spec.HealthCheck.AfterIsolationHold; got != dnsv1.AfterIsolationHoldHold {
+		t.Fatalf("us's spec.healthCheck.afterIsolationHold is %q, want the default %q", got, dnsv1.AfterIsolationHoldHold)
+	}
+	e.waitDecided(t, us, "us, the hold at 0 under Hold, still holds eu's target", func() error { return e.held(us, eu) })
+	time.Sleep(5 * time.Second) // after the hold, under the query loops: a soak
+	for _, l := range loops {
+		l.Stop()
+	}
+	for _, c := range e.all {
+		t.Logf("us isolated (%s in all, the last 5 s with the hold at 0 under Hold): queries at %s: %s", time.Since(start).Round(100*time.Millisecond), c.geo, loops[c.geo])
+	}
+	total, wrong := loopTotals(loops)
+	t.Logf("us isolated, within and after the hold (Hold): %d answers from the 3 clusters, %d of them not the last agreed answer or empty", total, wrong)
+	e.checkLoops(t, "us isolated, within and after the hold (Hold)", loops)
+	e.ownProbes(t, primary)
+	e.healAndConverge(t, "isolation of us", cut, primary)
+	us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
+}
+
+// ownProbes sets us's afterIsolationHold to OwnProbes (the hold at 0): isolated, us decides by
+// its own probes: eu's and ap's targets are unreachable from it, its own is up, so it fails
+// over to its own target, still never empty, while eu and ap keep the primary.
+func (e *hcEnv) ownProbes(t *testing.T, primary []string) {
+	us := e.us
+	own := []string{us.ip.String()}
+	loop := answerloop.Start(t, us.dnsAddr, []answerloop.Query{{Name: e.host, Type: dns.TypeA,
+		Allowed: []string{strings.Join(primary, ","), strings.Join(own, ",")}}}, hcLoopOptions)
+	changed := time.Now()
+	update(t, us.cluster, e.gslb(), func(g *dnsv1.Gslb) { g.Spec.HealthCheck.AfterIsolationHold = dnsv1.AfterIsolationHoldOwnProbes })
+	eventually(t, testrun.HangTimeout, "us on its own probes", func() error {
+		ts, err := e.target(us, e.eu.ip)
+		if err == nil && (ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonOwnProbesOnly || ts.Agreed != dnsv1.VerdictUp) {
+			err = fmt.Errorf("us's view of eu's target: %s, agreed %q; want Down OwnProbesOnly, agreed still Up", fmtTarget(ts), ts.Agreed)
+		}
+		if err == nil {
+			err = answerIs(us, e.host, own)
+		}
+		return err
+	})
+	ownAfter := time.Since(changed)
+	for _, c := range []*hcCluster{e.eu, e.ap} {
+		if err := answerIs(c, e.host, primary); err != nil {
+			t.Errorf("with us isolated: %v", err)
+		}
+	}
+	time.Sleep(5 * time.Second) // us on its own probes under the query loop: a soak
+	loop.Stop()
+	t.Logf("afterIsolationHold OwnProbes (hold 0) -> us answers its own target %v after %s; queries at us from the change to 5 s later (eu's or its own target allowed, never empty): %s",
+		own, ownAfter.Round(100*time.Millisecond), loop)
+	e.checkLoops(t, "us after the hold (OwnProbes)", map[string]*answerloop.Loop{us.geo: loop})
+}
+
+// leaderDeletedWhileIsolated cuts us from both peers (the hold at 0, afterIsolationHold Hold)
+// and deletes its leader pod under query loops at every cluster. The follower that takes the
+// Lease has no memory of the Gslb: it restores the membership, the silent peers' targets
+// (status.peers) and the agreed decisions (status.targets) before its first decision, and so
+// holds eu's target; without them it would hear nobody, know no target but its own, and
+// answer that.
+func (e *hcEnv) leaderDeletedWhileIsolated(t *testing.T, primary []string) {
+	eu, us, ap := e.eu, e.us, e.ap
+	update(t, us.cluster, e.gslb(), func(g *dnsv1.Gslb) {
+		g.Spec.HealthCheck.IsolationHoldSeconds = ptr.To[int32](0)
+		g.Spec.HealthCheck.AfterIsolationHold = dnsv1.AfterIsolationHoldHold
+	})
+	e.waitConverged(t, primary)
+	waitReadyReplicas(t, us.cluster, 2, 180*time.Second)
+	leader := leaderPod(t, us.cluster)
+	loops := e.queryLoops(t, e.all, primary)
+	start := time.Now()
+	cut := e.cut(t, []*hcCluster{us}, []*hcCluster{eu, ap})
+	isolated := e.waitIsolated(t, us)
+	deleted := time.Now()
+	kubectl(t, us.cluster, "delete", "pod", leader, "--wait=false")
+	newLeader := waitNewLeader(t, us.cluster, leader, "the follower takes the Lease of the deleted pod")
+	takeover := time.Now()
+	// The new leader's own decision: status.targets written with its own probe times.
+	held := eventually(t, testrun.HangTimeout, "the new leader holds eu's target", func() error {
+		ts, err := e.target(us, eu.ip)
+		if err != nil {
 			return err
-		})
-		time.Sleep(10 * time.Second) // the hold under the query loops: a soak, not a measurement
-		for _, l := range loops {
-			l.Stop()
 		}
-		for _, c := range e.all {
-			t.Logf("us isolated (%s in all): queries at %s: %s", time.Since(start).Round(100*time.Millisecond), c.geo, loops[c.geo])
+		if ts.Local == nil || ts.Local.LastProbeTime == nil || !ts.Local.LastProbeTime.After(takeover) {
+			return fmt.Errorf("us's view of eu's target: %s; no probe of the new leader yet", fmtTarget(ts))
 		}
-		total, wrong := loopTotals(loops)
-		t.Logf("us isolated, within the hold: %d answers from the 3 clusters, %d of them not the last agreed answer or empty", total, wrong)
-		e.checkLoops(t, "us isolated, within the hold", loops)
+		if ts.Decision != dnsv1.VerdictUp || ts.Reason != dnsv1.TargetReasonHeldWhileIsolated || ts.Agreed != dnsv1.VerdictUp {
+			return fmt.Errorf("us's view of eu's target: %s, agreed %q; want Up HeldWhileIsolated, agreed Up", fmtTarget(ts), ts.Agreed)
+		}
+		return e.membership(us, 1)
+	})
+	eventually(t, 180*time.Second, "the replacement pod ready behind the dns Service", func() error {
+		if got := readyReplicas(t, us.cluster); len(got) != 2 || slices.Contains(got, leader) {
+			return fmt.Errorf("ready: %v; want 2, not the deleted %s", got, leader)
+		}
+		return nil
+	})
+	replaced := time.Since(deleted)
+	time.Sleep(5 * time.Second) // the new leader and the replacement under the query loops: a soak
+	for _, l := range loops {
+		l.Stop()
+	}
+	for _, c := range e.all {
+		t.Logf("us isolated, its leader pod deleted (%s in all): queries at %s: %s", time.Since(start).Round(100*time.Millisecond), c.geo, loops[c.geo])
+	}
+	total, wrong := loopTotals(loops)
+	t.Logf("us isolated after %s; leader %s deleted -> %s took the Lease after %s and held eu's target (HeldWhileIsolated, restored from status) %s later; the replacement ready after %s; %d answers from the 3 clusters, %d of them not the last agreed answer or empty",
+		isolated.Round(100*time.Millisecond), leader, newLeader, takeover.Sub(deleted).Round(100*time.Millisecond), held.Round(100*time.Millisecond),
+		replaced.Round(100*time.Millisecond), total, wrong)
+	e.checkLoops(t, "us isolated through its leader pod's deletion", loops)
+	e.healDamped(t, cut, primary)
+}
 
-		// After the hold, us decides by its own probes: eu's and ap's targets are unreachable
-		// from it, its own is up, so it fails over to its own target, still never empty. The
-		// hold is an hour so far (no machine is too slow for the checks above); 0 ends it.
-		own := []string{us.ip.String()}
-		loop := answerloop.Start(t, us.dnsAddr, []answerloop.Query{{Name: e.host, Type: dns.TypeA,
-			Allowed: []string{strings.Join(primary, ","), strings.Join(own, ",")}}}, hcLoopOptions)
-		lowered := time.Now()
-		update(t, us.cluster, e.gslb(), func(g *dnsv1.Gslb) { g.Spec.HealthCheck.IsolationHoldSeconds = ptr.To[int32](0) })
-		eventually(t, testrun.HangTimeout, "us on its own probes", func() error {
-			ts, err := e.target(us, eu.ip)
-			if err == nil && (ts.Decision != dnsv1.VerdictDown || ts.Reason != dnsv1.TargetReasonOwnProbesOnly) {
-				err = fmt.Errorf("us's view of eu's target: %s; want Down OwnProbesOnly", fmtTarget(ts))
-			}
-			if err == nil {
-				err = answerIs(us, e.host, own)
-			}
+// healDamped heals the second isolation of us. eu and ap have now taken us's target out twice
+// within the flap window (health.DefaultFlapWindow): flap damping keeps it Down (FlapDamped)
+// at both until the quorum has said Up for health.DefaultFlapDwell, while every verdict is Up
+// again and the answer, the primary's, is the same everywhere. Then the dwell ends.
+func (e *hcEnv) healDamped(t *testing.T, cut *nodeCut, primary []string) {
+	start := time.Now()
+	cut.Heal()
+	took := e.untilAll(t, "the answer and every verdict back, us's target damped at eu and ap", e.all, func(c *hcCluster) error {
+		if err := answerIs(c, e.host, primary); err != nil {
 			return err
-		})
-		ownAfter := time.Since(lowered)
-		for _, c := range []*hcCluster{eu, ap} {
-			if err := answerIs(c, e.host, primary); err != nil {
-				t.Errorf("with us isolated: %v", err)
+		}
+		return e.everyVerdictUpDamped(c)
+	})
+	t.Logf("isolation of us through the leader's deletion healed -> every cluster answers %v with every verdict Up, us's target FlapDamped at eu and ap, after: %s",
+		primary, fmtFigures(took))
+	e.us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
+	eventually(t, health.DefaultFlapDwell+testrun.HangTimeout, "us's target Up again at eu and ap after the dwell", func() error {
+		for _, c := range []*hcCluster{e.eu, e.ap} {
+			if ts, err := e.target(c, e.us.ip); err != nil || ts.Decision != dnsv1.VerdictUp {
+				return fmt.Errorf("%s's view of us's target: %s %v", c.geo, fmtTarget(ts), err)
 			}
 		}
-		time.Sleep(5 * time.Second) // us on its own probes under the query loop: a soak
-		loop.Stop()
-		t.Logf("isolationHoldSeconds lowered to 0 -> us answers its own target %v after %s; queries at us from the change to 5 s later (eu's or its own target allowed, never empty): %s",
-			own, ownAfter.Round(100*time.Millisecond), loop)
-		e.checkLoops(t, "us after the hold", map[string]*answerloop.Loop{us.geo: loop})
+		return nil
+	})
+	t.Logf("us's target Up again at eu and ap %s after the heal (flap dwell %s)", time.Since(start).Round(100*time.Millisecond), health.DefaultFlapDwell)
+	e.waitConverged(t, primary)
+}
 
-		e.healAndConverge(t, "isolation of us", cut, primary)
-		us.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished, testrun.HangTimeout)
+// everyVerdictUpDamped is everyVerdictUp, but for us's target at eu and ap, which is Down
+// FlapDamped with every verdict on it Up.
+func (e *hcEnv) everyVerdictUpDamped(c *hcCluster) error {
+	for _, target := range e.all {
+		ts, err := e.target(c, target.ip)
+		if err != nil {
+			return err
+		}
+		want, reason := dnsv1.VerdictUp, ""
+		if target == e.us && c != e.us {
+			want, reason = dnsv1.VerdictDown, dnsv1.TargetReasonFlapDamped
+		}
+		if ts.Decision != want || (reason != "" && ts.Reason != reason) || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictUp || len(ts.Peers) != 2 ||
+			slices.ContainsFunc(ts.Peers, func(p dnsv1.PeerTargetVerdict) bool { return p.Verdict != dnsv1.VerdictUp }) {
+			return fmt.Errorf("%s's view of %s's target: %s; want %s %s, every verdict Up", c.geo, target.geo, fmtTarget(ts), want, reason)
+		}
+	}
+	return nil
+}
+
+// waitIsolated waits until c is Ready=True Isolated, hears only itself of the 3 members (the
+// silent peers keep their targets), and holds eu's target (held); it returns how long that took.
+func (e *hcEnv) waitIsolated(t *testing.T, c *hcCluster) time.Duration {
+	t.Helper()
+	start := time.Now()
+	c.waitCondition(t, e.gslb(), dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonIsolated, testrun.HangTimeout)
+	took := time.Since(start)
+	eventually(t, testrun.HangTimeout, c.geo+" hears 1 of 3 and holds eu's target while its own probes call it Down", func() error {
+		if err := e.membership(c, 1); err != nil {
+			return err
+		}
+		return e.held(c, e.eu)
+	})
+	return took
+}
+
+// held says whether c holds owner's target Up while isolated (HeldWhileIsolated, agreed Up)
+// although its own probe calls it Down.
+func (e *hcEnv) held(c, owner *hcCluster) error {
+	ts, err := e.target(c, owner.ip)
+	if err == nil && (ts.Decision != dnsv1.VerdictUp || ts.Reason != dnsv1.TargetReasonHeldWhileIsolated || ts.Agreed != dnsv1.VerdictUp ||
+		ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictDown) {
+		err = fmt.Errorf("%s's view of %s's target: %s, agreed %q; want Up HeldWhileIsolated, agreed Up, its own probe Down", c.geo, owner.geo, fmtTarget(ts), ts.Agreed)
+	}
+	return err
+}
+
+// waitDecided waits until c's Gslb status describes its current generation and check passes.
+func (e *hcEnv) waitDecided(t *testing.T, c *hcCluster, what string, check func() error) {
+	t.Helper()
+	eventually(t, testrun.HangTimeout, what, func() error {
+		g, err := e.get(c)
+		if err != nil {
+			return err
+		}
+		if g.Status.ObservedGeneration != g.Generation {
+			return fmt.Errorf("%s: status of generation %d, the spec's is %d", c.geo, g.Status.ObservedGeneration, g.Generation)
+		}
+		return check()
 	})
 }
 
@@ -469,18 +677,55 @@ func (e *hcEnv) waitConverged(t *testing.T, want []string) map[string]time.Durat
 		if err := answerIs(c, e.host, want); err != nil {
 			return err
 		}
-		for _, target := range e.all {
-			ts, err := e.target(c, target.ip)
-			if err != nil {
-				return err
-			}
-			if ts.Decision != dnsv1.VerdictUp || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictUp || len(ts.Peers) != 2 ||
-				slices.ContainsFunc(ts.Peers, func(p dnsv1.PeerTargetVerdict) bool { return p.Verdict != dnsv1.VerdictUp }) {
-				return fmt.Errorf("%s's view of %s's target: %s", c.geo, target.geo, fmtTarget(ts))
-			}
-		}
-		return nil
+		return e.everyVerdictUp(c)
 	})
+}
+
+// everyVerdictUp says whether c decides every target Up with its own and both peers' verdicts,
+// all Up (a target's owner among them: shown, not counted).
+func (e *hcEnv) everyVerdictUp(c *hcCluster) error {
+	for _, target := range e.all {
+		ts, err := e.target(c, target.ip)
+		if err != nil {
+			return err
+		}
+		if ts.Decision != dnsv1.VerdictUp || ts.Local == nil || ts.Local.Verdict != dnsv1.VerdictUp || len(ts.Peers) != 2 ||
+			slices.ContainsFunc(ts.Peers, func(p dnsv1.PeerTargetVerdict) bool { return p.Verdict != dnsv1.VerdictUp }) {
+			return fmt.Errorf("%s's view of %s's target: %s", c.geo, target.geo, fmtTarget(ts))
+		}
+	}
+	return nil
+}
+
+// membership says whether c's status counts the 3 members (quorum 2) and heard of them, and
+// lists both other clusters as members with their targets (as answered, or as last answered
+// while they are silent, restored from status after a restart).
+func (e *hcEnv) membership(c *hcCluster, heard int32) error {
+	g, err := e.get(c)
+	if err != nil {
+		return err
+	}
+	st := g.Status
+	if st.Members != 3 || st.Quorum != 2 || st.Heard != heard {
+		return fmt.Errorf("%s: members %d, quorum %d, heard %d; want 3, 2, %d", c.geo, st.Members, st.Quorum, st.Heard, heard)
+	}
+	for _, other := range e.all {
+		if other == c {
+			continue
+		}
+		i := slices.IndexFunc(st.Peers, func(p dnsv1.PeerStatus) bool { return p.GeoTag == other.geo })
+		if i < 0 {
+			return fmt.Errorf("%s: no status.peers entry for %s: %+v", c.geo, other.geo, st.Peers)
+		}
+		p := st.Peers[i]
+		want := []dnsv1.PeerHostTargets{{Host: e.host, Targets: []string{other.ip.String()}}}
+		if p.Role != dnsv1.PeerRoleMember || !slices.EqualFunc(p.Targets, want, func(a, b dnsv1.PeerHostTargets) bool {
+			return a.Host == b.Host && slices.Equal(a.Targets, b.Targets)
+		}) {
+			return fmt.Errorf("%s: status.peers entry for %s: role %q, targets %+v; want Member, %+v", c.geo, other.geo, p.Role, p.Targets, want)
+		}
+	}
+	return nil
 }
 
 // healAndConverge heals cut and waits until every cluster converges (waitConverged on want);
@@ -537,20 +782,29 @@ func loopTotals(loops map[string]*answerloop.Loop) (total, wrong int64) {
 // gslbOf reads c's Gslb.
 func (e *hcEnv) gslbOf(t *testing.T, c *hcCluster) *dnsv1.Gslb {
 	t.Helper()
-	g := e.gslb()
-	if err := c.C().Get(ctx(t), clientKey(g), g); err != nil {
-		t.Fatalf("cluster %s: %v", c.geo, err)
+	g, err := e.get(c)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return g
 }
 
-// target returns c's status.targets entry for target, or an error saying what it has.
-func (e *hcEnv) target(c *hcCluster, target netip.Addr) (dnsv1.GslbTargetStatus, error) {
+// get reads c's Gslb (from any goroutine).
+func (e *hcEnv) get(c *hcCluster) (*dnsv1.Gslb, error) {
 	cx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	g := e.gslb()
 	if err := c.C().Get(cx, clientKey(g), g); err != nil {
-		return dnsv1.GslbTargetStatus{}, fmt.Errorf("cluster %s: %w", c.geo, err)
+		return nil, fmt.Errorf("cluster %s: %w", c.geo, err)
+	}
+	return g, nil
+}
+
+// target returns c's status.targets entry for target, or an error saying what it has.
+func (e *hcEnv) target(c *hcCluster, target netip.Addr) (dnsv1.GslbTargetStatus, error) {
+	g, err := e.get(c)
+	if err != nil {
+		return dnsv1.GslbTargetStatus{}, err
 	}
 	for _, ts := range g.Status.Targets {
 		if ts.Host == e.host && ts.Target == target.String() {

@@ -5,7 +5,8 @@ package e2e
 // The kind-only scenario of the embedded DNS server: the dns Service answers every
 // query through a leader-pod deletion under a steady load. It sorts before kind_test.go, so it
 // runs before the scenarios that kill pods, upgrade and uninstall, on a release both replicas of
-// which are ready (only kind_health_test.go's, which deletes no pod, runs before it).
+// which are ready (only kind_geo_test.go's and kind_health_test.go's run before it; the latter
+// deletes a leader pod and waits until both replicas are ready again).
 
 import (
 	"fmt"
