@@ -357,10 +357,14 @@ func targetEvents(host string, last map[netip.Addr]health.Verdict, res health.Re
 			votes = append(votes, v)
 		}
 		for _, p := range d.Peers {
-			votes = append(votes, p.GeoTag+" "+p.Verdict.String())
+			v := p.GeoTag + " " + p.Verdict.String()
+			if p.Owner {
+				v += " (owner, not counted)"
+			}
+			votes = append(votes, v)
 		}
-		msg := fmt.Sprintf("%s: target %s (%s, %s) is %s: %s, %d of %d clusters with a fresh verdict call it down [%s]",
-			host, d.Target, d.GeoTag, family(d.Target), d.Decision, d.Reason, d.Downs, d.Voters, strings.Join(votes, ", "))
+		msg := fmt.Sprintf("%s: target %s (%s, %s) is %s: %s, %d of the %d members call it down, %d needed [%s]",
+			host, d.Target, d.GeoTag, family(d.Target), d.Decision, d.Reason, d.Downs, res.Known, d.Needed, strings.Join(votes, ", "))
 		if d.Decision == health.Down {
 			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonTargetDown, Message: msg})
 		} else {
@@ -372,7 +376,7 @@ func targetEvents(host string, last map[netip.Addr]health.Verdict, res health.Re
 
 // isolationNote says, for the Ready message, that this cluster is isolated for host and in
 // which phase (res.Isolated must be true); since is when the isolation started.
-func isolationNote(host string, res health.Result, hold time.Duration, since time.Time) string {
+func isolationNote(host string, res health.Result, hold time.Duration, since, now time.Time) string {
 	geos := make([]string, 0, len(res.MemberErrs))
 	for g := range res.MemberErrs {
 		geos = append(geos, g)
@@ -383,10 +387,13 @@ func isolationNote(host string, res health.Result, hold time.Duration, since tim
 		why = append(why, g+": "+res.MemberErrs[g].Error())
 	}
 	phase := fmt.Sprintf("serving the last agreed answer until %s (isolationHoldSeconds %d)", since.Add(hold).UTC().Format(time.RFC3339), int64(hold/time.Second))
+	if !res.OwnProbesOnly && !res.Memory.IsolatedSince.IsZero() && res.Memory.IsolatedSince.Add(hold).Before(now) {
+		phase = fmt.Sprintf("serving the last agreed answer for as long as the isolation lasts (afterIsolationHold Hold; isolated since %s)", since.UTC().Format(time.RFC3339))
+	}
 	if res.OwnProbesOnly {
 		phase = fmt.Sprintf("isolated for longer than isolationHoldSeconds (%d): deciding by this cluster's own probes alone", int64(hold/time.Second))
 	}
-	return fmt.Sprintf("%s: fresh verdicts from %d of %d known clusters (%s); %s", host, res.Heard, res.Known, strings.Join(why, "; "), phase)
+	return fmt.Sprintf("%s: fresh verdicts from %d of %d members (%s); %s", host, res.Heard, res.Known, strings.Join(why, "; "), phase)
 }
 
 // allDownNote says, for the Ready message, that every candidate of host is down.

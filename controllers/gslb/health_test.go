@@ -249,8 +249,8 @@ func TestAgreedFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 
 func TestTargetEvents_OnlyChangesWithTheVotes(t *testing.T) {
 	a, b, c := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("192.0.2.2"), netip.MustParseAddr("2001:db8::3")
-	res := health.Result{Targets: []health.TargetDecision{
-		{Target: a, GeoTag: "eu", Own: health.Down, Peers: []health.PeerVerdict{{GeoTag: "us", Verdict: health.Down}}, Voters: 2, Downs: 2, Decision: health.Down, Reason: health.ReasonQuorumDown},
+	res := health.Result{Known: 3, Targets: []health.TargetDecision{
+		{Target: a, GeoTag: "eu", Own: health.Down, Peers: []health.PeerVerdict{{GeoTag: "us", Verdict: health.Down}, {GeoTag: "eu", Verdict: health.Up, Owner: true}}, Voters: 2, Downs: 2, Needed: 2, Decision: health.Down, Reason: health.ReasonQuorumDown},
 		{Target: b, GeoTag: "us", Own: health.Up, Voters: 1, Decision: health.Up, Reason: health.ReasonHealthy},
 		{Target: c, GeoTag: "ap", Decision: health.Up, Reason: health.ReasonNotProbed},
 	}}
@@ -260,7 +260,7 @@ func TestTargetEvents_OnlyChangesWithTheVotes(t *testing.T) {
 		t.Fatalf("events %+v, want TargetDown for %s and TargetUp for %s, none for the new %s", got, a, b, c)
 	}
 	if got[0].Type != "Warning" || got[0].Reason != dnsv1.ReasonTargetDown ||
-		got[0].Message != "app.gslb.test: target 192.0.2.1 (eu, IPv4) is Down: QuorumDown, 2 of 2 clusters with a fresh verdict call it down [here Down (HTTP 503), us Down]" {
+		got[0].Message != "app.gslb.test: target 192.0.2.1 (eu, IPv4) is Down: QuorumDown, 2 of the 3 members call it down, 2 needed [here Down (HTTP 503), us Down, eu Up (owner, not counted)]" {
 		t.Errorf("down event %+v", got[0])
 	}
 	if got[1].Type != "Normal" || got[1].Reason != dnsv1.ReasonTargetUp || !strings.Contains(got[1].Message, "192.0.2.2 (us, IPv4) is Up: Healthy") {

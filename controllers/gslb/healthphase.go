@@ -160,7 +160,7 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
 	hp.status = append(hp.status, targetStatus(h, res, local)...)
 	r.ProbeMetrics.SetIsolated(round.key, h, res.Isolated)
-	hp.addLines(h, res, round.hold, w.left)
+	hp.addLines(h, res, round.hold, round.now, w.left)
 	if hp.heard < 0 || res.Heard < hp.heard {
 		hp.heard = res.Heard
 	}
@@ -174,9 +174,9 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 }
 
 // addLines adds host's Ready lines: isolated, all down, targets beyond the record's bound.
-func (hp *healthPlan) addLines(h string, res health.Result, hold time.Duration, left int) {
+func (hp *healthPlan) addLines(h string, res health.Result, hold time.Duration, now time.Time, left int) {
 	if res.Isolated {
-		hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince))
+		hp.isolated = append(hp.isolated, isolationNote(h, res, hold, res.Memory.IsolatedSince, now))
 	}
 	if res.NoHealthyTargets() {
 		hp.allDown = append(hp.allDown, allDownNote(h, res))
