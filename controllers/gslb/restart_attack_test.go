@@ -69,3 +69,40 @@ func TestRestart_KeepsFlapDamping(t *testing.T) {
 		t.Fatalf("after the restart: eu's target %s %s, while the other members still damp it until %s", d.Decision, d.Reason, t0.Add(6*time.Minute))
 	}
 }
+
+// TestRestart_KeepsTheIsolationHoldsStart: us is cut from eu and ap for longer than
+// isolationHoldSeconds with afterIsolationHold OwnProbes; its own probes took eu's target out
+// (OwnProbesOnly). The manager restarts: the isolation has not ended, so the hold has passed
+// and own probes still decide. A restored memory without the isolation's start restarts the
+// hold: the restarted member serves the held answer again for another hold, and a manager
+// restarted more often than the hold never reaches OwnProbes.
+func TestRestart_KeepsTheIsolationHoldsStart(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
+	clk := testclock.NewFakePassiveClock(t0)
+	j := health.Judge{Clock: clk}
+	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
+		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
+		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},
+		Members: []health.Member{{GeoTag: "eu"}, {GeoTag: "ap"}}}
+	decideAt := func(at time.Duration) health.Result {
+		t.Helper()
+		clk.SetTime(t0.Add(at))
+		res, err := j.Decide(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Memory = res.Memory
+		return res
+	}
+	decideAt(0)
+	res := decideAt(6 * time.Minute)
+	if !res.OwnProbesOnly {
+		t.Fatalf("isolated for 6 minutes, hold 5: not OwnProbesOnly: %+v", res)
+	}
+	st := targetStatus("app.gslb.test", res, nil)
+	in.Memory = health.Memory{Agreed: agreedFromStatus(st, "app.gslb.test")}
+	if res := decideAt(6*time.Minute + 30*time.Second); !res.OwnProbesOnly {
+		t.Fatalf("after the restart, still isolated since %s: the hold started over (served %v)", t0, res.ServedA)
+	}
+}
