@@ -361,9 +361,7 @@ type Fresh struct {
 //     dead member's frozen record stops counting one validity after it stopped advancing,
 //     whatever the two clocks say.
 //   - otherwise (first sight after a (re)start, or a time that went back): the wall-clock rule
-//     at - skew <= now <= at + v + skew, and at most v after its first sight. A time that went
-//     back leaves the tracking at the highest time seen, so that two old records read in turn
-//     never count as an advance.
+//     at - skew <= now <= at + v + skew, and at most v after its first sight.
 //
 // A member whose clock is off by more than skew is counted once its time advances; its offset
 // is reported either way.
@@ -389,9 +387,6 @@ func Freshness(r Record, prev Sighting, had bool, now time.Time, skew, validityC
 		s = prev
 	}
 	f := Fresh{Sighting: s}
-	if had && at.Before(prev.At) {
-		f.Sighting = prev // the highest time seen stays the mark to advance past
-	}
 	if d := at.Sub(now); d > 0 {
 		f.Offset = at.Sub(s.FirstSeen)
 	}
