@@ -60,8 +60,24 @@ func (r *Reconciler) members(ctx context.Context, g *dnsv1.Gslb) (membership, er
 	} else if _, ok := r.discovered[key]; !ok {
 		r.discovered[key] = rememberedClusters(g.Status.Peers)
 	}
-	m.clusters = r.discovered[key]
+	m.clusters = peerClusters(r.discovered[key], r.GeoTag, m)
 	return m, err
+}
+
+// peerClusters returns the clusters of found that are neither this cluster (self) nor a
+// witness of m, each geo tag once (the first), in order: a discovered NS set or a status.peers
+// edited by hand never makes this cluster or a witness a peer cluster. Pure.
+func peerClusters(found []gslb.Peer, self string, m membership) []gslb.Peer {
+	seen := map[string]bool{self: true}
+	var out []gslb.Peer
+	for _, p := range found {
+		if seen[p.GeoTag] || m.isWitness(p.GeoTag) {
+			continue
+		}
+		seen[p.GeoTag] = true
+		out = append(out, p)
+	}
+	return out
 }
 
 // rememberedClusters returns the peer clusters of status.peers (role Member, or none: a status

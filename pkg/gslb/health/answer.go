@@ -16,12 +16,7 @@ func answer(in Input, res *Result) error {
 	for _, d := range res.Targets {
 		decided[d.Target] = d.Decision
 	}
-	witness := map[string]bool{}
-	for _, m := range in.Members {
-		if m.Witness && m.GeoTag != in.Self {
-			witness[m.GeoTag] = true
-		}
-	}
+	witness := witnesses(in)
 	st := gslb.Strategy{Type: in.Strategy, PrimaryGeoTag: in.PrimaryGeoTag, Weights: in.Weights,
 		GeoRegions: in.GeoRegions, DefaultGeoTag: in.DefaultGeoTag}
 	for _, v4 := range []bool{true, false} {

@@ -294,7 +294,7 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 // damping state.
 func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.Addr, geo string, now time.Time, mem *Memory) TargetDecision {
 	d := TargetDecision{Target: a, GeoTag: geo, Own: in.Own[a], Needed: res.Known/2 + 1}
-	owned := ownedBy(in.Candidates, a)
+	owned := ownedBy(in.Candidates, witnesses(in), a)
 	count := func(g string, v Verdict) {
 		if v == Unknown || owned[g] {
 			return
@@ -378,11 +378,12 @@ func ownOnly(own Verdict) (Verdict, string) {
 	return own, ReasonOwnProbesOnly
 }
 
-// ownedBy returns the geo tags whose candidates list a.
-func ownedBy(cands map[string][]netip.Addr, a netip.Addr) map[string]bool {
+// ownedBy returns the geo tags whose candidates list a, witnesses left out (a witness owns no
+// target, whatever its localtargets says).
+func ownedBy(cands map[string][]netip.Addr, witness map[string]bool, a netip.Addr) map[string]bool {
 	out := map[string]bool{}
 	for g, ts := range cands {
-		if slices.Contains(ts, a) {
+		if !witness[g] && slices.Contains(ts, a) {
 			out[g] = true
 		}
 	}
@@ -392,12 +393,7 @@ func ownedBy(cands map[string][]netip.Addr, a netip.Addr) map[string]bool {
 // ownersOf maps every valid candidate address to its geo tag: Self's first, then the others by
 // geo tag; a witness's candidates are left out.
 func ownersOf(in Input) map[netip.Addr]string {
-	witness := map[string]bool{}
-	for _, m := range in.Members {
-		if m.Witness && m.GeoTag != in.Self {
-			witness[m.GeoTag] = true
-		}
-	}
+	witness := witnesses(in)
 	geos := make([]string, 0, len(in.Candidates))
 	for g := range in.Candidates {
 		if !witness[g] {
@@ -421,6 +417,23 @@ func ownersOf(in Input) map[netip.Addr]string {
 			if _, seen := out[a]; !seen && a.IsValid() {
 				out[a] = g
 			}
+		}
+	}
+	return out
+}
+
+// witnesses returns the geo tags of in.Members that are witnesses, each judged by its first
+// entry (as hear counts it); Self is never one.
+func witnesses(in Input) map[string]bool {
+	first := map[string]bool{in.Self: true}
+	out := map[string]bool{}
+	for _, m := range in.Members {
+		if first[m.GeoTag] {
+			continue
+		}
+		first[m.GeoTag] = true
+		if m.Witness {
+			out[m.GeoTag] = true
 		}
 	}
 	return out
