@@ -39,7 +39,7 @@ type GslbSpec struct {
 	HealthCheck *GslbHealthCheck `json:"healthCheck,omitempty"`
 }
 
-// GslbHealthCheck is how every cluster probes every target of a Gslb (issue 28). Each IPv4 and
+// GslbHealthCheck is how every cluster probes every target of a Gslb. Each IPv4 and
 // IPv6 target is probed on its own, at the target's address and Port.
 //
 // +kubebuilder:validation:XValidation:rule="self.protocol != 'TCP' || !has(self.path)",message="path is only for protocol HTTP or HTTPS"
@@ -199,7 +199,7 @@ type GslbEdge struct {
 type GslbStrategy struct {
 	// Type is roundRobin (every healthy target), failover (the primary geo tag's targets while
 	// it has any), weighted (a per-query choice by geo tag weight) or geo (a per-query choice
-	// by the client's subnet: docs/design.md, "Geo answers (issue 34)").
+	// by the client's subnet: docs/design.md, "Geo answers").
 	// +kubebuilder:validation:Enum=roundRobin;failover;weighted;geo
 	// +kubebuilder:default=roundRobin
 	Type GslbStrategyType `json:"type"`
@@ -252,7 +252,7 @@ const (
 	// GslbWeighted chooses per query by geo tag weight.
 	GslbWeighted GslbStrategyType = "weighted"
 	// GslbGeo chooses per query by the client's subnet: its region's geo tag, then the
-	// fallback order (docs/design.md, "Geo answers (issue 34)").
+	// fallback order (docs/design.md, "Geo answers").
 	GslbGeo GslbStrategyType = "geo"
 )
 

@@ -15,8 +15,8 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// TestWeightedCapable_AsksTheGslbZonesProvider (issue 12, item 4: phases tested with fakes of the
-// small interfaces, no envtest): whether the Gslb writes weighted sets is what the provider of
+// TestWeightedCapable_AsksTheGslbZonesProvider (phases tested with fakes of
+// the small interfaces, no envtest): whether the Gslb writes weighted sets is what the provider of
 // its DNSZone's Secret declares; a missing zone or Secret leaves the DNSEndpoint to report it
 // (true), and the Secret asked is the zone's, in the zone's namespace.
 func TestWeightedCapable_AsksTheGslbZonesProvider(t *testing.T) {
@@ -59,7 +59,7 @@ func TestWeightedCapable_AsksTheGslbZonesProvider(t *testing.T) {
 	}
 }
 
-// TestRoutingCapable_GeoAsksForGeoRouting (issue 34): a geo Gslb writes geo sets only where the
+// TestRoutingCapable_GeoAsksForGeoRouting: a geo Gslb writes geo sets only where the
 // provider declares GeoRouting; weighted routing alone is not enough.
 func TestRoutingCapable_GeoAsksForGeoRouting(t *testing.T) {
 	s := runtime.NewScheme()

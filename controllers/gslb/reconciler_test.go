@@ -11,7 +11,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
-// TestReconcileNormal_NoGeoTagHasItsOwnReason (issue 11, item 7): a manager without --geo-tag
+// TestReconcileNormal_NoGeoTagHasItsOwnReason: a manager without --geo-tag
 // is a configuration error of the manager, not a provider failure: Ready says NoGeoTag and names
 // the flag.
 func TestReconcileNormal_NoGeoTagHasItsOwnReason(t *testing.T) {

@@ -148,7 +148,7 @@ func (s *Server) newBatchReader(inner dns.Reader, rc syscall.RawConn, wildcard b
 // only when a datagram is written there, so a slot costs the pages its queries touch (one for
 // a common query) and a datagram of any size still fits. The same bytes from the Go heap were
 // zeroed in full whenever the heap reused freed memory for them, which made them resident:
-// 2.6 MiB of the manager's RSS (issue 31, make bench at 1,000 endpoints: RssAnon 26.3 and
+// 2.6 MiB of the manager's RSS (make bench at 1,000 endpoints: RssAnon 26.3 and
 // 27.2 MiB with batches of 32, 23.7 and 24.5 without). Where the mapping fails, they come from
 // the heap.
 func slotBuffers(r *batchReader, n int) []byte {

@@ -14,8 +14,8 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
-// GeoDatabase locates client addresses for geo answers (docs/design.md, "Geo answers (issue
-// 34)"); *geo.DB implements it. Generation changes when the database is reloaded, so that
+// GeoDatabase locates client addresses for geo answers (docs/design.md, "Geo answers");
+// *geo.DB implements it. Generation changes when the database is reloaded, so that
 // answers cached from the old one are no longer found.
 type GeoDatabase interface {
 	geo.Locator

@@ -98,7 +98,7 @@ func withECS(b *testing.B, qs [][]byte, subnet func(i int) net.IP) [][]byte {
 }
 
 // BenchmarkServer_GeoAnswer compares the server's cost per query for geo answers with plain
-// ones (issue 34), in process through ServeDNS as BenchmarkServer_Answer measures it, over
+// ones, in process through ServeDNS as BenchmarkServer_Answer measures it, over
 // hack/bench-dns.sh's zone and query mix:
 //   - plain: the plain zone, queries without EDNS0 (BenchmarkServer_Answer/cache);
 //   - plain-ecs: the plain zone, queries with ECS (an answer with scope 0);

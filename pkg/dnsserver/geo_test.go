@@ -28,7 +28,7 @@ var geoNets = []geotest.Network{
 	{CIDR: "2001:db8:de::/48", Country: "DE", Continent: "EU"},
 }
 
-// geoRegions is the issue's example: DE -> eu, continent:NA -> us, 203.0.113.0/24 -> ap,
+// geoRegions is the example of docs/api.md's geo Gslb: DE -> eu, continent:NA -> us, 203.0.113.0/24 -> ap,
 // default eu.
 var geoRegions = map[string]string{"DE": "eu", "continent:NA": "us", "203.0.113.0/24": "ap"}
 
@@ -194,7 +194,7 @@ func ecsOf(r *dns.Msg) *dns.EDNS0_SUBNET {
 
 func pfx(s string) *netip.Prefix { p := netip.MustParsePrefix(s); return &p }
 
-// TestGeo_ECSFromThreeCountries (issue 34, done when): queries with ECS from subnets of three
+// TestGeo_ECSFromThreeCountries: queries with ECS from subnets of three
 // countries get the three regions' targets with the right scope, over UDP and TCP, first
 // resolved and then from the cache; the option comes back with the query's family, source
 // prefix and address.

@@ -123,7 +123,7 @@ func (e *ixfrEnv) waitTransfers(t *testing.T, kind string, want map[string]float
 	})
 }
 
-// TestIXFR_ServesTheCondensedDeltaFromTheJournal (issue 16, item 2): from every journalled
+// TestIXFR_ServesTheCondensedDeltaFromTheJournal: from every journalled
 // serial, the IXFR answer is one condensed difference (two SOA pairs, RFC 1995 §5) that turns
 // the zone at that serial into the zone now.
 func TestIXFR_ServesTheCondensedDeltaFromTheJournal(t *testing.T) {
@@ -194,7 +194,7 @@ func TestIXFR_AClientNotBehindGetsTheSOA(t *testing.T) {
 	e.waitTransfers(t, "ixfr", map[string]float64{xfr.ResultUpToDate: 3, xfr.ResultUseTCP: 1, xfr.ResultRefused: 1})
 }
 
-// TestIXFR_BeyondTheJournalIsTheFullZone (issue 16, item 2): once the journal (two changes
+// TestIXFR_BeyondTheJournalIsTheFullZone: once the journal (two changes
 // here) no longer reaches the client's serial, the IXFR answer is the whole zone as in AXFR
 // (RFC 1995 §4), which miekg's client takes as such.
 func TestIXFR_BeyondTheJournalIsTheFullZone(t *testing.T) {
@@ -255,7 +255,7 @@ func localNonLoopback(t *testing.T) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// TestTransfer_OnlyAllowedNetworksMayTransfer (issue 16, item 2): a client outside
+// TestTransfer_OnlyAllowedNetworksMayTransfer: a client outside
 // --local-allow-transfer (and not on loopback) gets REFUSED for AXFR and IXFR; inside, it
 // transfers. The client is this machine on a non-loopback address.
 func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {

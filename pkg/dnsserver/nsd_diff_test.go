@@ -21,7 +21,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
-// Issue 25, "Done when": the embedded server against a real NSD. NSD is a secondary of the
+// The embedded server against a real NSD. NSD is a secondary of the
 // embedded server (hack/nsd.sh), so both serve one zone by construction (SameZone checks it
 // by AXFR); the corpus of queries goes to both, each query twice to the embedded server (the
 // second is a cache hit where the answer is cacheable, on the batched UDP path), and the

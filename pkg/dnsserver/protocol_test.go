@@ -12,7 +12,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
-// Item 5 of issue 11: protocol details of the embedded server, checked over the wire with the
+// Protocol details of the embedded server, checked over the wire with the
 // miekg/dns client against the RFC text.
 
 // ednsQuery is a query for name/qtype with an OPT record of the given size and DO bit.

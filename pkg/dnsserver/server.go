@@ -104,11 +104,10 @@ type ServerOptions struct {
 	// NOTAUTH.
 	TSIG *dnswire.TSIGKey
 	// Geo locates clients for the answers of geo record sets (--geoip-database; *geo.DB);
-	// nil = only their CIDR regions and the default match (docs/design.md, "Geo answers
-	// (issue 34)").
+	// nil = only their CIDR regions and the default match (docs/design.md, "Geo answers").
 	Geo GeoDatabase
 	// Updates, when set, answers RFC 2136 UPDATEs signed with its keys (docs/design.md,
-	// "Dynamic updates (issue 32)"); without it UPDATE gets NOTIMP.
+	// "Dynamic updates"); without it UPDATE gets NOTIMP.
 	Updates UpdateHandler
 	// UpdateTimeout bounds how long an UPDATE waits for its change to be written before it is
 	// answered SERVFAIL; default DefaultUpdateTimeout.

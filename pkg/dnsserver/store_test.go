@@ -156,7 +156,7 @@ func NewStoreForTest(t *testing.T, dir string) *zonedb.Store {
 	return s
 }
 
-// TestStore_RefusesRecordsThatDoNotPack is item 3 of issue 11 at the store: miekg/dns reads a DS
+// TestStore_RefusesRecordsThatDoNotPack at the store: miekg/dns reads a DS
 // with a 65-digit digest (and a CAA tag over 255 bytes) from presentation form, but cannot pack
 // it. Stored, such a record made every answer that held it time out and the zone's AXFR fail.
 // Put refuses it, and the zone keeps answering and transferring.

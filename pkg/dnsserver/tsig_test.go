@@ -19,7 +19,7 @@ const (
 	otherSecret = "b3RoZXItb3RoZXItb3RoZXItb3RoZXItb3RoZXItb3RoZXI="
 )
 
-// TestTSIG_TransfersBeyondLoopbackNeedTheKey (issue 16, item 2, TSIG): with --local-tsig-key, a
+// TestTSIG_TransfersBeyondLoopbackNeedTheKey: with --local-tsig-key, a
 // client of an allowed network beyond loopback transfers only when it signs with the key
 // (RFC 8945): unsigned REFUSED, another secret NOTAUTH, the key a signed transfer.
 func TestTSIG_TransfersBeyondLoopbackNeedTheKey(t *testing.T) {

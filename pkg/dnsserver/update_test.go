@@ -89,7 +89,7 @@ func signedUpdate(t *testing.T, addr, proto string, key dnswire.TSIGKey) (*dns.M
 	return resp, err
 }
 
-// TestUpdate_OnlySignedWithABoundKeyReachesTheHandler (issue 32): an UPDATE reaches the
+// TestUpdate_OnlySignedWithABoundKeyReachesTheHandler: an UPDATE reaches the
 // handler only signed with a key it knows, verified (every HMAC, MD5 included, over UDP and
 // TCP), and its answer is the handler's rcode, signed; unsigned, an unknown key or another
 // secret get NOTAUTH without reaching it.
@@ -129,7 +129,7 @@ func TestUpdate_OnlySignedWithABoundKeyReachesTheHandler(t *testing.T) {
 }
 
 // TestUpdate_WithoutHandlerIsNotImplemented: a server without ServerOptions.Updates answers
-// UPDATE NOTIMP, as before issue 32.
+// UPDATE NOTIMP.
 func TestUpdate_WithoutHandlerIsNotImplemented(t *testing.T) {
 	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
 	resp, _ := signedUpdate(t, srv.Addr(), "udp", dnswire.TSIGKey{})

@@ -20,7 +20,7 @@ const (
 	// Weighted serves one record set per geo tag, chosen per query by weight.
 	Weighted = "weighted"
 	// Geo serves one record set per geo tag, chosen per query by the client's region
-	// (docs/design.md, "Geo answers (issue 34)").
+	// (docs/design.md, "Geo answers").
 	Geo = "geo"
 )
 

@@ -134,7 +134,7 @@ func TestCompute_DoesNotModifyInputs(t *testing.T) {
 	}
 }
 
-// TestStrategyCompute_Geo (issue 34): one set per geo tag that a region or the default names,
+// TestStrategyCompute_Geo: one set per geo tag that a region or the default names,
 // with its regions and the targets of the fallback order.
 func TestStrategyCompute_Geo(t *testing.T) {
 	s := gslb.Strategy{Type: gslb.Geo, DefaultGeoTag: "eu", GeoRegions: map[string]string{"DE": "eu", "continent:NA": "us", "203.0.113.0/24": "ap", "FR": "eu"}}

@@ -29,7 +29,7 @@ type claimBackend struct {
 	requests     func() map[string]int
 }
 
-// TestFirstWrite_MeetsAnExternalDNSClaim (issue 25, item 6): external-dns claims a name (its
+// TestFirstWrite_MeetsAnExternalDNSClaim: external-dns claims a name (its
 // registry TXT and the record set, in one write) after dnsplane's writer read the zone and
 // before dnsplane's first write of that name. On every real backend the write that meets the
 // claim fails with provider.ErrConflict and writes nothing: external-dns' set keeps its value

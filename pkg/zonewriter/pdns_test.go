@@ -166,7 +166,7 @@ func stormRun(t *testing.T, srv pdnstest.Server, run string, zones, perZone, out
 	return f
 }
 
-// TestSet_PowerDNSBusyUnderConcurrentWrites_RequestsStayBounded (issue 13 item 1): the storm
+// TestSet_PowerDNSBusyUnderConcurrentWrites_RequestsStayBounded: the storm
 // at 50k endpoints started with PowerDNS on sqlite answering 500 "database is locked" to
 // overlapping PATCHes, and each failure was retried per submission, each with a read of the
 // whole zone. Against a real PowerDNS behind a proxy that answers 500 to any PATCH that

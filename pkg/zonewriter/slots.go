@@ -15,7 +15,7 @@ import (
 // acquire, and a new acquire waits behind those already waiting. Without that, a zone whose
 // writes follow each other (a queue that built up behind its own flush asks again at once)
 // took the slot back from zones that had waited for it: at 10,000 endpoints the bench's 1%
-// change saw one zone write 7 times, one object at a time, while nine zones waited (issue 31).
+// change saw one zone write 7 times, one object at a time, while nine zones waited.
 type slots struct {
 	mu    sync.Mutex
 	used  int

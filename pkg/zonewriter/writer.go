@@ -47,7 +47,7 @@ type Options struct {
 	// submission and no snapshot handed to a planner, or MaxLinger after that first submission,
 	// or at once when MaxPending changes are queued. A rollout's objects, reconciled one after
 	// another, then land in one write per zone, not one for the first and one for the rest
-	// (issue 31: 19 PATCHes over 10 zones for a 1% change). A submission that queued behind a
+	// (without it, a 1% change took 19 PATCHes over 10 zones). A submission that queued behind a
 	// flush in flight never lingers: it goes with the next flush. Default 0: a lone
 	// submission goes at once (the manager's --write-linger sets it).
 	Linger time.Duration
@@ -57,7 +57,7 @@ type Options struct {
 	// the objects they found at start (warmup.Tracker.Warming). While it reports true, a flush
 	// with fewer than MaxPending changes queued waits, asking again every WarmPoll, so that a
 	// first sync writes each zone in as few requests as its size allows rather than a trickle
-	// of small ones while the bulk is still being planned (issue 31: 3 to 7 PATCHes a zone at
+	// of small ones while the bulk is still being planned (without it, 3 to 7 PATCHes a zone at
 	// 50,000 endpoints over 10 PowerDNS zones, where 2 are the floor). It must be cheap, and
 	// must report false for good within a bounded time: every write of the writer, a
 	// heartbeat's or a release's too, waits for it. nil: never.
@@ -106,11 +106,11 @@ func (o Options) withDefaults() Options {
 
 // DefaultMaxPending is Options.MaxPending's default, in changes: a batch of 5,000 A sets and
 // their registry TXT records is about 1.1 MB of PowerDNS rrset JSON, under its 2 MB
-// webserver-max-bodysize (issue 31).
+// webserver-max-bodysize.
 const DefaultMaxPending = 5000
 
 // defaultLoadWait is Options.LoadWait's default: a few milliseconds, so that a cold start's
-// planners, who all waited for one view load, land in one flush (issue 13 item 3).
+// planners, who all waited for one view load, land in one flush.
 const defaultLoadWait = 5 * time.Millisecond
 
 // Writer applies record changes to one hosted zone. It is safe for concurrent use.
@@ -416,7 +416,7 @@ func (w *Writer) Apply(ctx context.Context, changes []provider.Change) error {
 // (Options.MaxPending), with wait, which waits until they are applied and returns what Apply
 // returns. A caller that writes to several zones submits to each writer and then waits for each,
 // from one goroutine: at 2,048 reconciles of objects in 10 zones, one goroutine per zone and
-// object waiting in Apply held 19,000 goroutine stacks (issue 31). wait must be called once.
+// object waiting in Apply held 19,000 goroutine stacks. wait must be called once.
 func (w *Writer) Submit(ctx context.Context, changes []provider.Change) (wait func() error) {
 	if len(changes) == 0 {
 		return func() error { return nil }
@@ -521,8 +521,8 @@ func (w *Writer) loop(ctx context.Context) {
 				flushed = make(chan struct{})
 				// The flush first waits for a write slot of the account (with a budget) and then
 				// takes the queue as it is: submissions that arrive while other zones of the
-				// account write go in this flush, not the next (issue 31: a batch cut before
-				// the wait left them for one more write each).
+				// account write go in this flush, not the next (a batch cut before the
+				// wait would leave them for one more write each).
 				w.flushing.Store(true)
 				go func(done chan struct{}) {
 					defer close(done)
@@ -769,7 +769,7 @@ func (w *Writer) oneByOne(ctx context.Context, subs []*submission) {
 // applying the submissions alone makes only the bad one fail: not a conflict (the submitter
 // re-plans), not transient (busy, throttled, a deadline), not a failure to reach the provider
 // (provider.Unreachable: splitting such a batch only multiplies the requests to a failing
-// backend; a 30% reset rate once cost 1,020 requests for 1,000 records, issue 29), not a missing
+// backend; a 30% reset rate cost 1,020 requests for 1,000 records), not a missing
 // zone or credentials.
 func rejected(err error) bool {
 	return !errors.Is(err, provider.ErrConflict) && !isTransient(err) && !provider.Unreachable(err) &&
@@ -891,7 +891,7 @@ func (w *Writer) Seed(sets []provider.RecordSet, readAt time.Time) bool {
 	if w.opts.LoadWait > 0 {
 		// Nobody waits for a seeded view, so nobody is counted: the first flush waits until
 		// LoadWait passes with no new submission, as the planners of a zone that just became
-		// available arrive together (issue 31: one write per zone in a first sync).
+		// available arrive together (one write per zone in a first sync).
 		w.hold = loadHold{expect: math.MaxInt, last: readAt}
 	}
 	return true

@@ -167,7 +167,7 @@ func create(rs *provider.RecordSet) provider.Change {
 	return provider.Change{Action: provider.ActionCreate, After: rs}
 }
 
-// TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext pins group commit (issue 13 item 2):
+// TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext pins group commit:
 // while a flush is in flight, new submissions queue, and they all go in the next flush when it
 // ends, as one call; the view is read once.
 func TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext(t *testing.T) {
@@ -220,7 +220,7 @@ func TestWriter_SubmissionsDuringAFlushGoTogetherInTheNext(t *testing.T) {
 	}
 }
 
-// TestWriter_IdleWriterSendsALoneSubmissionAtOnce (issue 13 item 2): with no flush in flight a
+// TestWriter_IdleWriterSendsALoneSubmissionAtOnce: with no flush in flight a
 // submission goes out at once, alone. The clock is a fake that never moves, so a writer that
 // waited for any window on it would never send.
 func TestWriter_IdleWriterSendsALoneSubmissionAtOnce(t *testing.T) {
@@ -276,7 +276,7 @@ func coldStart(t *testing.T, g *gated, w *zonewriter.Writer, n, submit int) <-ch
 	return errs
 }
 
-// TestWriter_FirstFlushAfterALoadTakesEveryCallerOfTheLoad (issue 13 item 3): the planners of a
+// TestWriter_FirstFlushAfterALoadTakesEveryCallerOfTheLoad: the planners of a
 // cold start all wait for the writer's first read, then submit; the first flush waits for all
 // of them, so the zone costs 1 read and 1 write. The clock never moves: the flush goes because
 // every caller of the load submitted, not because a wait ran out.
@@ -417,8 +417,8 @@ func TestWriter_StalePreconditionFailsOnlyThatSubmission(t *testing.T) {
 
 // TestWriter_RejectedBatchIsRetriedOneByOneWithOneRead: when the provider rejects a combined
 // batch, its submissions are retried one at a time so that only the bad one fails, after one
-// read of the zone for all of them, never one per submission (issue 13 item 1: the storm
-// re-read a 10,000-set zone before each retry).
+// read of the zone for all of them, never one per submission (a read per retry
+// re-reads a 10,000-set zone each time).
 func TestWriter_RejectedBatchIsRetriedOneByOneWithOneRead(t *testing.T) {
 	p, g, w := setupGated(t, zonewriter.Options{})
 	ctx := ctxT(t)
@@ -669,7 +669,7 @@ func TestSet_ApplyToAForgottenWriterFailsAtOnce(t *testing.T) {
 	}
 }
 
-// TestSet_WritersOfAnAccountShareItsWriteSlots (issue 13 item 1): with a provider that takes
+// TestSet_WritersOfAnAccountShareItsWriteSlots: with a provider that takes
 // one write at a time (Capabilities.MaxWritesInFlight 1, PowerDNS on sqlite), a write of one
 // zone's writer waits while another zone's writer of the same account has a write in flight;
 // another account does not wait.
@@ -720,7 +720,7 @@ func TestSet_WritersOfAnAccountShareItsWriteSlots(t *testing.T) {
 
 // TestSet_ReportsAZoneDeletedAtTheProviderOnce: a write that finds the hosted zone gone marks
 // the writer ZoneNotFound and delivers its key on Set.ZoneNotFound, once per loss; Reset re-arms
-// it, and the next read sees the re-created zone (issue 11 item 2).
+// it, and the next read sees the re-created zone.
 func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -782,7 +782,7 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 	}
 }
 
-// TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall (issue 11, item 8): with
+// TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall: with
 // Options.Resolve, a Set's writer reads and writes through the provider the account's current
 // credentials give, although nobody calls For again after the rotation (the heartbeat reporter
 // and the scraper never do); a resolve error fails the call and names the account.
@@ -835,8 +835,8 @@ func TestSet_ResolvesTheAccountsCurrentProviderBeforeEachCall(t *testing.T) {
 }
 
 // TestWriter_SnapshotIsNeverOlderThanTheCallersLastWrite: snapshots are built outside the
-// writer's lock, one build at a time, while flushes commit (issue 13: planners no longer queue
-// on the lock behind a big zone's rebuild). Whatever the interleaving, a Snapshot taken after
+// writer's lock, one build at a time, while flushes commit (planners never queue on the lock
+// behind a big zone's rebuild). Whatever the interleaving, a Snapshot taken after
 // an Apply returned holds that Apply's record set: a build overtaken by a commit is never handed
 // to a caller that asked after the commit. 8 writers of their own names, each checking its own
 // write at once, in a zone of 5,000 sets so that a build takes long enough to be overtaken.
@@ -909,8 +909,8 @@ func TestWriter_FenceRefusesAWriteUnsent(t *testing.T) {
 	}
 }
 
-// TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt (issue 29's fault suite: a 30%
-// reset rate cost 1,020 requests for 1,000 records): a batch whose call fails in transport (a
+// TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt (under a 30%
+// reset rate, splitting cost 1,020 requests for 1,000 records): a batch whose call fails in transport (a
 // connection reset, a reply cut short) was not refused for any one submission's sake, so it
 // fails as a whole, like a busy one: no per-submission retry and no read per submission.
 func TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt(t *testing.T) {
@@ -959,8 +959,8 @@ func TestWriter_TransportFailureFailsTheBatchWithoutSplittingIt(t *testing.T) {
 	}
 }
 
-// TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush pins Seed (issue 31: adopting a zone and
-// planning against it cost one read): a view seeded from the zone read that adopted it serves
+// TestWriter_SeededViewNeedsNoReadAndHoldsTheFirstFlush pins Seed (adopting a zone and
+// planning against it takes no read of its own): a view seeded from the zone read that adopted it serves
 // planners without a ListRecordSets, ages from the read's time, and its first flush waits, as the
 // first flush after a load does, until LoadWait passes with no new submission, so that planners
 // arriving together go in one write. A loaded view is never replaced by a seed.
@@ -1045,7 +1045,7 @@ func TestWriter_SubmitReturnsBeforeTheWriteAndWaitAfterIt(t *testing.T) {
 	}
 }
 
-// TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile pins issue 31's fix: while
+// TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile pins the flush's late cut: while
 // zone a's write holds the account's only slot, zone b's flush waits for it, and the
 // submissions that reach b meanwhile go in that same flush, one write, not one more each.
 func TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile(t *testing.T) {
@@ -1094,7 +1094,7 @@ func TestSet_AFlushWaitingForTheAccountsSlotTakesWhatQueuedMeanwhile(t *testing.
 	}
 }
 
-// TestWriter_ALingeringFlushTakesARollout (issue 31: a 1% change at most one write per zone):
+// TestWriter_ALingeringFlushTakesARollout (a 1% change: at most one write per zone):
 // with Options.Linger, the flush of an idle writer waits until Linger passed with no new
 // submission and no snapshot handed to a planner, at most MaxLinger from its first submission,
 // so that objects reconciled one after another land in one write; submissions that queued
@@ -1281,7 +1281,7 @@ func TestWriter_SubmitToAnswersEverySubmissionOnce(t *testing.T) {
 
 // The controllers' first pass (Options.Warming) holds a flush that is not full, however long
 // the submissions take to come; a full queue (MaxPending) goes at once, and the rest goes in
-// one flush when the pass ends (issue 31: 2 PATCHes a zone at 50,000 endpoints, not 3 to 7).
+// one flush when the pass ends (2 PATCHes a zone at 50,000 endpoints, not 3 to 7).
 func TestWriter_TheFirstPassHoldsFlushesUntilFullOrOver(t *testing.T) {
 	clk := testclock.NewFakeClock(time.Unix(1_700_000_000, 0))
 	var warming atomic.Bool

@@ -14,7 +14,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// TestAssignConfirm_ZoneNotYetCachedIsAwaitingNotInvalid (issue 11, item 7): a DNSZone created
+// TestAssignConfirm_ZoneNotYetCachedIsAwaitingNotInvalid: a DNSZone created
 // a moment before its endpoints may be missing from the controller's cache. Confirm reads the
 // API server: endpoints a live zone holds wait for it (Awaiting); names no zone holds stay
 // InvalidEndpoint. The two readers are controller-runtime's in-memory client: the cache without
@@ -64,7 +64,7 @@ func TestAssignConfirm_ZoneNotYetCachedIsAwaitingNotInvalid(t *testing.T) {
 	}
 }
 
-// TestStatusPlan_UpdateShowsWhatItReplaces (issue 11, item 7): a DryRun reviewer sees an
+// TestStatusPlan_UpdateShowsWhatItReplaces: a DryRun reviewer sees an
 // Update's old targets and TTL beside the new ones; Create and Delete carry no old values.
 func TestStatusPlan_UpdateShowsWhatItReplaces(t *testing.T) {
 	old := provider.RecordSet{Name: "api.example.test", Type: "A", TTL: 60, Targets: []string{"192.0.2.1"}}

@@ -48,7 +48,7 @@ func (w *keyedWriters) For(k zonewriter.Key, p provider.Provider) *zonewriter.Wr
 	return w.set.For(k, p)
 }
 
-// TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey (issue 12, item 4: phases tested with
+// TestPlan_ResolvesEachZonesSecretAndWritesThroughItsKey (phases tested with
 // fakes of the small interfaces, no envtest): Plan asks for each usable zone's provider Secret
 // and plans through the writer keyed by that Secret's account and the zone ID; a Secret that
 // cannot be resolved fails a publish (wrapping provider.ErrProviderNotFound) but, on release with

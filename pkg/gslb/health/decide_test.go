@@ -332,7 +332,7 @@ func TestDecide_NoCandidatesNoAnswer(t *testing.T) {
 	}
 }
 
-// TestDecide_GeoFallsBackByQuorum (issue 34): under geo, a tag whose targets the quorum calls
+// TestDecide_GeoFallsBackByQuorum: under geo, a tag whose targets the quorum calls
 // down gets the default's targets in its set, every target served is marked Served, and when
 // every target is down every set is served as if all were up (never an empty answer).
 func TestDecide_GeoFallsBackByQuorum(t *testing.T) {

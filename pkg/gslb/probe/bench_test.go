@@ -55,7 +55,7 @@ func BenchmarkRun_1000Targets(b *testing.B) {
 	}
 }
 
-// BenchmarkRun_100Gslbs10Targets3Vantages is issue 28's cost case: 100 Gslbs × 10 targets each,
+// BenchmarkRun_100Gslbs10Targets3Vantages is the probe cost case of docs/design.md, "Health and partitions": 100 Gslbs × 10 targets each,
 // probed from 3 vantage points (3 Probers, each with its own 32 workers, running at once, as 3
 // clusters would), against 10 loopback HTTP servers on 127.0.0.1 to 127.0.0.10 (the same 10
 // addresses serve every Gslb, with its own Host header). One op is one round: 3,000 probes. It
