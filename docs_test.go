@@ -28,22 +28,7 @@ var historyRef = regexp.MustCompile(`(?i)\bissues? #?[0-9]+|\bstop [0-9]+|\bpass
 // The integrator empties it once the second sweep has gone over them; the test then holds for
 // the whole tree. An entry is a path prefix, or "docs/design.md#" followed by the start of a
 // section's heading (the section and its subsections).
-var historyRefsAllowedForNow = []string{
-	"controllers/gslb/",
-	"pkg/gslb/",
-	"pkg/dnsserver/",
-	"controllers/internal/publish/",
-	"pkg/zonewriter/",
-	"hack/chaos/",
-	"hack/funclen/",
-	"apis/v1alpha1/gslb_types.go",
-	"docs/architecture.md",
-	"docs/design.md#Gslb: load balancing across clusters through DNS",
-	"docs/design.md#Health and partitions",
-	"docs/design.md#Geo answers",
-	"docs/design.md#The embedded DNS server",
-	"docs/design.md#The zone writer",
-}
+var historyRefsAllowedForNow = []string{}
 
 // TestDocs_NoIssueStopOrPassReferences: no doc under docs/ and no Go comment (testdata aside)
 // names an issue number, a stop or a pass. A reader cannot tell what is true now from what was

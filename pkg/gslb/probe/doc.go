@@ -1,4 +1,4 @@
-// Package probe sends the health probes of Gslb targets (issue 28; docs/design.md, "Health and
+// Package probe sends the health probes of Gslb targets (docs/design.md, "Health and
 // partitions"): an HTTP or HTTPS GET (Host header and TLS server name, expected status ranges,
 // insecureSkipVerify) or a TCP connect, to one address and port, under a per-probe timeout, and
 // returns the outcome with the error in words ("HTTP 503", "connect: connection refused",
