@@ -23,11 +23,10 @@ import (
 // "issue" word and stay.
 var historyRef = regexp.MustCompile(`(?i)\bissues? #?[0-9]+|\bstop [0-9]+|\bpass [0-9]+|\b(second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth) pass\b|\bthe issue's\b`)
 
-// historyRefsAllowedForNow lists the files, directories and docs/design.md sections that were
-// being rewritten elsewhere when this test was added, so their references are still there.
-// The integrator empties it once the second sweep has gone over them; the test then holds for
-// the whole tree. An entry is a path prefix, or "docs/design.md#" followed by the start of a
-// section's heading (the section and its subsections).
+// historyRefsAllowedForNow lists files, directories and docs/design.md sections exempt from
+// TestDocs_NoIssueStopOrPassReferences while they are being rewritten elsewhere; it is empty, so
+// the test holds for the whole tree. An entry is a path prefix, or "docs/design.md#" followed by
+// the start of a section's heading (the section and its subsections).
 var historyRefsAllowedForNow = []string{}
 
 // TestDocs_NoIssueStopOrPassReferences: no doc under docs/ and no Go comment (testdata aside)
