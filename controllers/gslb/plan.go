@@ -124,25 +124,12 @@ func planWitness(p *planResult, host string, d decidedHost, ttl int64) {
 		return
 	}
 	p.Endpoints = append(p.Endpoints, dnsv1.Endpoint{DNSName: health.VerdictsName(host), RecordType: "TXT", RecordTTL: dnsv1.TTL(ttl), Targets: dnsv1.Targets{d.VerdictTXT}})
-	served := answerTargets(d.Answer)
+	served := d.Answer.AllTargets()
 	if len(served) > 0 {
 		p.AnyTargets = true
 		p.HealthyRecords[host] = served
 	}
 	p.Served[host] = len(served)
-}
-
-// answerTargets returns every target of ans (plain, weighted and geo sets), sorted, unique.
-func answerTargets(ans gslb.Answer) []string {
-	out := slices.Clone(ans.Targets)
-	for _, ws := range ans.Weighted {
-		out = append(out, ws.Targets...)
-	}
-	for _, gs := range ans.Geo {
-		out = append(out, gs.Targets...)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // computeStrategy is spec.strategy as gslb.Strategy, its type defaulted (strategyType).

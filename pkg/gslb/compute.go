@@ -285,3 +285,17 @@ func sortTargets(ts []string) []string {
 	}
 	return out
 }
+
+// AllTargets returns every target a serves: its plain, weighted and geo sets' targets together,
+// sorted and deduplicated.
+func (a Answer) AllTargets() []string {
+	out := slices.Clone(a.Targets)
+	for _, ws := range a.Weighted {
+		out = append(out, ws.Targets...)
+	}
+	for _, gs := range a.Geo {
+		out = append(out, gs.Targets...)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -57,18 +57,8 @@ func answer(in Input, res *Result) error {
 // servedSet returns every target ans serves (plain, weighted or geo).
 func servedSet(ans gslb.Answer) map[string]bool {
 	served := map[string]bool{}
-	for _, t := range ans.Targets {
+	for _, t := range ans.AllTargets() {
 		served[t] = true
-	}
-	for _, ws := range ans.Weighted {
-		for _, t := range ws.Targets {
-			served[t] = true
-		}
-	}
-	for _, gs := range ans.Geo {
-		for _, t := range gs.Targets {
-			served[t] = true
-		}
 	}
 	return served
 }
