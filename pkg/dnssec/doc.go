@@ -1,0 +1,19 @@
+// Package dnssec is dnsplane's DNSSEC core: a zone's key set (KSK, ZSK or CSK, each with its
+// state in a rollover), its encoding in the Secret every replica reads, and the pure signing
+// and denial logic that the embedded server and the zone writer use.
+//
+// What it owns:
+//   - the key set: generation of keys per algorithm and role, their states (Published, Active,
+//     Retired), which keys sign which RRsets, the DNSKEY RRset and the DS/CDS/CDNSKEY records
+//     derived from the key-signing keys;
+//   - the key set's encoding (KeySet.Marshal, ParseKeySet): one JSON document under the
+//     Secret key SecretKey, holding each key's DNSKEY and its private key in BIND's
+//     Private-key-format v1.3, so a key can be imported into or exported from BIND, Knot or
+//     PowerDNS by hand.
+//
+// What it must not do:
+//   - talk to Kubernetes, a provider or the network: controllers read and write the Secret,
+//     pkg/dnsserver serves what this package signs;
+//   - log or return a private key in an error: errors name a key by its tag and role only;
+//   - keep package-level mutable state.
+package dnssec
