@@ -356,50 +356,93 @@ type Fresh struct {
 
 // Freshness judges one member's record r at now by the reader's clock, given prev, the
 // reader's tracking of that member (had: there is one). The validity is v = min(r.ValidFor,
-// validityCap) (validityCap <= 0: MaxValidFor).
+// validityCap) (validityCap <= 0: MaxValidFor). The reader tracks two times: the highest record
+// time it has seen (Sighting.At) and the highest of the times below it seen since (Below).
 //
-//   - r's time advanced past prev.At: fresh; tracked from now (by advance).
-//   - r's time equals prev.At, reached by an advance: fresh while now - prev.FirstSeen <= v. A
-//     dead member's frozen record stops counting one validity after it stopped advancing,
-//     whatever the two clocks say.
-//   - otherwise (first sight after a (re)start, or a time that went back): the wall-clock rule
-//     at - skew <= now <= at + v + skew, and at most v after its first sight.
+//   - r's time advanced past the tracked time: fresh; tracked from now (by advance).
+//   - r's time equals the tracked time, reached by an advance: fresh while now - its first
+//     sight <= v. A dead member's frozen record stops counting one validity after it stopped
+//     advancing, whatever the two clocks say.
+//   - otherwise (first sight after a (re)start, or a time below the tracked one): the
+//     wall-clock rule at - skew <= now <= at + v + skew, and at most v after its first sight.
+//
+// A record older than the highest time seen is judged on the lower track, never by resetting
+// the highest: a writer whose clock stepped back advances on the lower track and counts again
+// from its second record, while old records read again (servers of a dead member's zone that
+// serve different versions, a replay) never advance either track, so they stop counting one
+// validity (plus skew) after they were issued or first seen.
 //
 // A member whose clock is off by more than skew is counted once its time advances; its offset
 // is reported either way.
 func Freshness(r Record, prev Sighting, had bool, now time.Time, skew, validityCap time.Duration) Fresh {
-	v := r.ValidFor
 	if validityCap <= 0 {
 		validityCap = MaxValidFor
 	}
-	v = min(v, validityCap)
+	j := markJudge{now: now, skew: skew, v: min(r.ValidFor, validityCap)}
 	at := r.IssuedAt
+	top := mark{At: prev.At, FirstSeen: prev.FirstSeen, Advanced: prev.Advanced}
+	below := mark{At: prev.Below, FirstSeen: prev.BelowSeen, Advanced: prev.BelowAdvanced}
 	switch {
-	case had && at.After(prev.At):
-		return Fresh{Sighting: Sighting{At: at, FirstSeen: now, Advanced: true}, Offset: at.Sub(now)}
-	case had && at.Equal(prev.At) && prev.Advanced:
-		f := Fresh{Sighting: prev, Offset: at.Sub(prev.FirstSeen)}
-		if age := now.Sub(prev.FirstSeen); age > v {
+	case !had || !at.Before(prev.At):
+		top, f := j.judge(at, top, had)
+		return f.with(top, mark{})
+	case prev.Below.IsZero() || !at.Before(prev.Below):
+		below, f := j.judge(at, below, !prev.Below.IsZero())
+		return f.with(top, below)
+	default: // below both tracked times: the wall-clock rule alone, the tracking unchanged
+		_, f := j.judge(at, mark{}, false)
+		return f.with(top, below)
+	}
+}
+
+// mark is one tracked record time and when the reader first saw it.
+type mark struct {
+	At, FirstSeen time.Time
+	Advanced      bool
+}
+
+// markJudge judges record times against one mark at now with the validity v.
+type markJudge struct {
+	now     time.Time
+	skew, v time.Duration
+}
+
+// judge judges the record time at against m (had: m is set) and returns the mark after it.
+func (j markJudge) judge(at time.Time, m mark, had bool) (mark, Fresh) {
+	now, v := j.now, j.v
+	switch {
+	case had && at.After(m.At):
+		return mark{At: at, FirstSeen: now, Advanced: true}, Fresh{Offset: at.Sub(now)}
+	case had && at.Equal(m.At) && m.Advanced:
+		f := Fresh{Offset: at.Sub(m.FirstSeen)}
+		if age := now.Sub(m.FirstSeen); age > v {
 			f.Err = fmt.Errorf("record time %s not advanced for %s, valid for %s: %w", at.UTC().Format(time.RFC3339), age.Round(time.Second), v, ErrStale)
 		}
-		return f
+		return m, f
 	}
-	s := Sighting{At: at, FirstSeen: now}
-	if had && at.Equal(prev.At) {
-		s = prev
+	s := mark{At: at, FirstSeen: now}
+	if had && at.Equal(m.At) {
+		s = m
 	}
-	f := Fresh{Sighting: s}
+	var f Fresh
 	if d := at.Sub(now); d > 0 {
 		f.Offset = at.Sub(s.FirstSeen)
 	}
 	switch {
-	case at.Sub(now) > skew:
+	case at.Sub(now) > j.skew:
 		f.Err = fmt.Errorf("issued %s in the future, more than the %s clock skew allowed (counted once its time advances): %w",
-			at.Sub(now).Round(time.Second), skew, ErrFromFuture)
-	case now.Sub(at) > v+skew:
-		f.Err = fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", now.Sub(at).Round(time.Second), v, skew, ErrStale)
+			at.Sub(now).Round(time.Second), j.skew, ErrFromFuture)
+	case now.Sub(at) > v+j.skew:
+		f.Err = fmt.Errorf("issued %s ago, valid for %s (+%s skew): %w", now.Sub(at).Round(time.Second), v, j.skew, ErrStale)
 	case now.Sub(s.FirstSeen) > v:
 		f.Err = fmt.Errorf("record time %s first seen %s ago, valid for %s: %w", at.UTC().Format(time.RFC3339), now.Sub(s.FirstSeen).Round(time.Second), v, ErrStale)
 	}
+	return s, f
+}
+
+// with sets f's Sighting from the two tracked marks.
+func (f Fresh) with(top, below mark) Fresh {
+	f.Sighting = Sighting{At: top.At, FirstSeen: top.FirstSeen, Advanced: top.Advanced,
+		Below: below.At, BelowSeen: below.FirstSeen, BelowAdvanced: below.Advanced}
 	return f
 }

@@ -258,6 +258,9 @@ func TestFreshness(t *testing.T) {
 		wantAdv   bool
 		wantFirst time.Time
 		offset    time.Duration
+		// the lower track, and the highest time when it is not r's
+		wantAt, wantBelow, wantBelowSeen time.Time
+		wantBelowAdv                     bool
 	}{
 		{name: "first sight, now", r: r, now: t0, wantFirst: t0},
 		{name: "first sight, writer 30 s ahead", r: r, now: t0.Add(-30 * time.Second), wantFirst: t0.Add(-30 * time.Second), offset: 30 * time.Second},
@@ -269,7 +272,12 @@ func TestFreshness(t *testing.T) {
 		{name: "advanced, 10 minutes ahead", r: Record{GeoTag: "eu", IssuedAt: t0.Add(10 * time.Minute), ValidFor: 90 * time.Second}, prev: ptr(seenAt(t0.Add(9*time.Minute), t0.Add(-time.Minute), true)), now: t0, wantAdv: true, wantFirst: t0, offset: 10 * time.Minute},
 		{name: "frozen since its advance, within validity", r: r, prev: ptr(seenAt(t0, t0.Add(-time.Hour), true)), now: t0.Add(-time.Hour + 90*time.Second), wantAdv: true, wantFirst: t0.Add(-time.Hour), offset: time.Hour},
 		{name: "frozen since its advance, past validity", r: r, prev: ptr(seenAt(t0, t0.Add(-time.Hour), true)), now: t0.Add(-time.Hour + 91*time.Second), want: ErrStale, wantAdv: true, wantFirst: t0.Add(-time.Hour), offset: time.Hour},
-		{name: "time went back: first sight again", r: r, prev: ptr(seenAt(t0.Add(time.Minute), t0, true)), now: t0.Add(10 * time.Second), wantFirst: t0.Add(10 * time.Second)},
+		{name: "time went back: the lower track's first sight", r: r, prev: ptr(seenAt(t0.Add(time.Minute), t0, true)), now: t0.Add(10 * time.Second),
+			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Minute), wantBelow: t0, wantBelowSeen: t0.Add(10 * time.Second)},
+		{name: "clock stepped back an hour: advances on the lower track", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(-time.Minute), t0, false)), now: t0.Add(time.Hour),
+			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0, wantBelowSeen: t0.Add(time.Hour), wantBelowAdv: true, offset: -time.Hour},
+		{name: "below both tracked times: the wall-clock rule, tracking unchanged", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(121 * time.Second), want: ErrStale,
+			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0.Add(time.Minute), wantBelowSeen: t0},
 	} {
 		var prev Sighting
 		if tc.prev != nil {
@@ -279,13 +287,27 @@ func TestFreshness(t *testing.T) {
 		if !errors.Is(f.Err, tc.want) || (tc.want == nil) != (f.Err == nil) {
 			t.Errorf("%s: %v, want %v", tc.name, f.Err, tc.want)
 		}
-		if f.Sighting.Advanced != tc.wantAdv || !f.Sighting.FirstSeen.Equal(tc.wantFirst) || !f.Sighting.At.Equal(tc.r.IssuedAt) || f.Offset != tc.offset {
-			t.Errorf("%s: sighting %+v offset %s; want advanced %v first seen %s offset %s", tc.name, f.Sighting, f.Offset, tc.wantAdv, tc.wantFirst, tc.offset)
+		if tc.wantAt.IsZero() {
+			tc.wantAt = tc.r.IssuedAt
+		}
+		want := lower(seenAt(tc.wantAt, tc.wantFirst, tc.wantAdv), tc.wantBelow, tc.wantBelowSeen, tc.wantBelowAdv)
+		if !sameSighting(f.Sighting, want) || f.Offset != tc.offset {
+			t.Errorf("%s: sighting %+v offset %s; want %+v offset %s", tc.name, f.Sighting, f.Offset, want, tc.offset)
 		}
 	}
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func lower(s Sighting, below, seen time.Time, adv bool) Sighting {
+	s.Below, s.BelowSeen, s.BelowAdvanced = below, seen, adv
+	return s
+}
+
+func sameSighting(a, b Sighting) bool {
+	return a.At.Equal(b.At) && a.FirstSeen.Equal(b.FirstSeen) && a.Advanced == b.Advanced &&
+		a.Below.Equal(b.Below) && a.BelowSeen.Equal(b.BelowSeen) && a.BelowAdvanced == b.BelowAdvanced
+}
 
 // FuzzDecode: Decode never panics, whatever a peer sends, and every record it accepts has
 // exactly one encoding: Encode gives back the input byte for byte.

@@ -121,6 +121,11 @@ type Sighting struct {
 	// Advanced: At replaced an earlier, smaller At this reader had seen (so its freshness is
 	// judged by the reader's clock alone, not the wall-clock rule).
 	Advanced bool
+	// Below is the highest record time below At seen since At was, BelowSeen when it was
+	// first seen and BelowAdvanced whether it replaced a smaller Below: the lower track, on
+	// which a writer whose clock stepped back advances (Freshness). Zero when none.
+	Below, BelowSeen time.Time
+	BelowAdvanced    bool
 }
 
 // Flap is one target's damping state.
