@@ -400,7 +400,30 @@ type GslbTargetStatus struct {
 	// Served: the target is in the host's answer (after the strategy, and the rule that an
 	// answer is never empty).
 	Served bool `json:"served"`
+	// IsolatedSince is when this cluster became isolated for the host, while it is: the
+	// isolation hold counts from it, and a restarted manager restores it.
+	// +optional
+	IsolatedSince *metav1.Time `json:"isolatedSince,omitempty"`
+	// Flap is the target's flap damping state while it has gone Down within the flap window: a
+	// restarted manager restores it and damps the target as the other members still do.
+	// +optional
+	Flap *TargetFlapStatus `json:"flap,omitempty"`
 }
+
+// TargetFlapStatus is one target's flap damping state.
+type TargetFlapStatus struct {
+	// Downs are the times the agreed decision went from Up to Down within the flap window, the
+	// newest MaxFlapDowns of them.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Downs []metav1.Time `json:"downs,omitempty"`
+	// UpSince is when the quorum started saying Up again while the target is damped.
+	// +optional
+	UpSince *metav1.Time `json:"upSince,omitempty"`
+}
+
+// MaxFlapDowns bounds TargetFlapStatus.Downs: two are enough to damp a target.
+const MaxFlapDowns = 16
 
 // GslbStatus is what the Gslb controller observed.
 type GslbStatus struct {

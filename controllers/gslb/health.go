@@ -270,32 +270,52 @@ func publishedRecords(eps []dnsv1.Endpoint, geoTag string, hosts []string) map[s
 	return out
 }
 
-// agreedFromStatus seeds a fresh manager's memory of one host from the Gslb's status.targets
-// (the last decisions the previous manager wrote), so that a restart while isolated still
-// holds the last agreed answer: each target's agreed decision, else its decision when it was
-// agreed or held (not one taken by own probes alone).
-func agreedFromStatus(st []dnsv1.GslbTargetStatus, host string) map[netip.Addr]health.Verdict {
-	out := map[netip.Addr]health.Verdict{}
+// memoryFromStatus seeds a fresh manager's memory of one host from the Gslb's status.targets
+// (what the previous manager wrote), so that a restart or a new leader decides as the last one
+// would have: the last agreed answer (each target's agreed decision, else its decision when it
+// was agreed or held, not one taken by own probes alone), when the isolation began (its hold
+// keeps counting) and each target's flap damping.
+func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string) health.Memory {
+	mem := health.Memory{Agreed: map[netip.Addr]health.Verdict{}, Flaps: map[netip.Addr]health.Flap{}}
 	for _, t := range st {
-		if t.Host != host {
-			continue
-		}
 		a, err := netip.ParseAddr(t.Target)
-		if err != nil {
+		if t.Host != host || err != nil {
 			continue
 		}
-		v := t.Agreed
-		if v == "" && t.Reason != dnsv1.TargetReasonOwnProbesOnly {
-			v = t.Decision
+		if v := restoredAgreed(t); v != health.Unknown {
+			mem.Agreed[a] = v
 		}
-		switch v {
-		case dnsv1.VerdictUp:
-			out[a] = health.Up
-		case dnsv1.VerdictDown:
-			out[a] = health.Down
+		if t.IsolatedSince != nil && (mem.IsolatedSince.IsZero() || t.IsolatedSince.Time.Before(mem.IsolatedSince)) {
+			mem.IsolatedSince = t.IsolatedSince.Time
+		}
+		if t.Flap != nil {
+			f := health.Flap{}
+			for _, d := range t.Flap.Downs {
+				f.Downs = append(f.Downs, d.Time)
+			}
+			if t.Flap.UpSince != nil {
+				f.UpSince = t.Flap.UpSince.Time
+			}
+			mem.Flaps[a] = f
 		}
 	}
-	return out
+	return mem
+}
+
+// restoredAgreed is a target status's agreed decision, else its decision when it was agreed or
+// held; Unknown when neither.
+func restoredAgreed(t dnsv1.GslbTargetStatus) health.Verdict {
+	v := t.Agreed
+	if v == "" && t.Reason != dnsv1.TargetReasonOwnProbesOnly {
+		v = t.Decision
+	}
+	switch v {
+	case dnsv1.VerdictUp:
+		return health.Up
+	case dnsv1.VerdictDown:
+		return health.Down
+	}
+	return health.Unknown
 }
 
 // targetStatus returns status.targets for one host from its decision and this cluster's probe
@@ -308,6 +328,11 @@ func targetStatus(host string, res health.Result, local map[netip.Addr]health.Pr
 		if v := res.Memory.Agreed[d.Target]; v != health.Unknown {
 			ts.Agreed = dnsv1.TargetVerdict(v.String())
 		}
+		if !res.Memory.IsolatedSince.IsZero() {
+			t := metav1.NewTime(res.Memory.IsolatedSince)
+			ts.IsolatedSince = &t
+		}
+		ts.Flap = flapStatus(res.Memory.Flaps[d.Target])
 		if ps, ok := local[d.Target]; ok {
 			ls := &dnsv1.LocalProbeStatus{Verdict: dnsv1.TargetVerdict(ps.Verdict.String()), LastError: ps.LastError}
 			if len(ls.LastError) > 256 {
@@ -323,6 +348,22 @@ func targetStatus(host string, res health.Result, local map[netip.Addr]health.Pr
 			ts.Peers = append(ts.Peers, dnsv1.PeerTargetVerdict{GeoTag: pv.GeoTag, Verdict: dnsv1.TargetVerdict(pv.Verdict.String())})
 		}
 		out = append(out, ts)
+	}
+	return out
+}
+
+// flapStatus is a target's flap damping state for its status; nil when it has none.
+func flapStatus(f health.Flap) *dnsv1.TargetFlapStatus {
+	if len(f.Downs) == 0 && f.UpSince.IsZero() {
+		return nil
+	}
+	out := &dnsv1.TargetFlapStatus{}
+	for _, d := range f.Downs[max(0, len(f.Downs)-dnsv1.MaxFlapDowns):] {
+		out.Downs = append(out.Downs, metav1.NewTime(d))
+	}
+	if !f.UpSince.IsZero() {
+		t := metav1.NewTime(f.UpSince)
+		out.UpSince = &t
 	}
 	return out
 }

@@ -227,7 +227,7 @@ func TestNextRecord_NeverEmptyOverAPublishedRecord(t *testing.T) {
 	}
 }
 
-func TestAgreedFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
+func TestMemoryFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 	st := []dnsv1.GslbTargetStatus{
 		{Host: "app.gslb.test", Target: "192.0.2.1", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
 		{Host: "app.gslb.test", Target: "192.0.2.2", Decision: dnsv1.VerdictDown, Reason: dnsv1.TargetReasonQuorumDown},
@@ -237,7 +237,7 @@ func TestAgreedFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 		{Host: "other.gslb.test", Target: "192.0.2.5", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
 		{Host: "app.gslb.test", Target: "192.0.2.6", Decision: dnsv1.VerdictDown, Agreed: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonOwnProbesOnly},
 	}
-	got := agreedFromStatus(st, "app.gslb.test")
+	got := memoryFromStatus(st, "app.gslb.test").Agreed
 	// Held decisions are the last agreed ones; own-probe decisions are not, but their agreed
 	// field is.
 	want := map[netip.Addr]health.Verdict{netip.MustParseAddr("192.0.2.1"): health.Up, netip.MustParseAddr("192.0.2.2"): health.Down,

@@ -1,14 +1,14 @@
-//go:build attack
-
 package gslb
 
 import (
+	"encoding/json"
 	"net/netip"
 	"testing"
 	"time"
 
 	testclock "k8s.io/utils/clock/testing"
 
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
 )
@@ -62,9 +62,10 @@ func TestRestart_KeepsFlapDamping(t *testing.T) {
 	if d := step(4*time.Minute, health.Up); d.Reason != health.ReasonFlapDamped {
 		t.Fatalf("not damped before the restart: %s %s", d.Decision, d.Reason)
 	}
-	// The restart: the memory comes back from status.targets, as hostMemories builds it.
+	// The restart: the memory comes back from status.targets, through the API's JSON, as
+	// hostMemories builds it.
 	st := targetStatus("app.gslb.test", res, nil)
-	in.Memory = health.Memory{Agreed: agreedFromStatus(st, "app.gslb.test")}
+	in.Memory = roundTrip(t, st)
 	if d := step(4*time.Minute+30*time.Second, health.Up); d.Decision != health.Down || d.Reason != health.ReasonFlapDamped {
 		t.Fatalf("after the restart: eu's target %s %s, while the other members still damp it until %s", d.Decision, d.Reason, t0.Add(6*time.Minute))
 	}
@@ -101,8 +102,23 @@ func TestRestart_KeepsTheIsolationHoldsStart(t *testing.T) {
 		t.Fatalf("isolated for 6 minutes, hold 5: not OwnProbesOnly: %+v", res)
 	}
 	st := targetStatus("app.gslb.test", res, nil)
-	in.Memory = health.Memory{Agreed: agreedFromStatus(st, "app.gslb.test")}
+	in.Memory = roundTrip(t, st)
 	if res := decideAt(6*time.Minute + 30*time.Second); !res.OwnProbesOnly {
 		t.Fatalf("after the restart, still isolated since %s: the hold started over (served %v)", t0, res.ServedA)
 	}
+}
+
+// roundTrip is what a restarted manager reads: status.targets written as JSON and read back
+// (times to the second), then the memory built from it.
+func roundTrip(t *testing.T, st []dnsv1.GslbTargetStatus) health.Memory {
+	t.Helper()
+	raw, err := json.Marshal(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back []dnsv1.GslbTargetStatus
+	if err := json.Unmarshal(raw, &back); err != nil {
+		t.Fatal(err)
+	}
+	return memoryFromStatus(back, "app.gslb.test")
 }
