@@ -29,11 +29,13 @@ const (
 // State is where a key stands in its life.
 type State string
 
-// The key states. A Published key is in the DNSKEY RRset but signs nothing yet (a ZSK before
+// The key states. A Generated key is not in the DNSKEY RRset yet: a KSK whose DS is being
+// introduced at the parent first (a double-DS rollover). A Published key is in the DNSKEY RRset but signs nothing yet (a ZSK before
 // it takes over, a KSK whose DS is not yet at every parent server); an Active key signs; a
 // Retired key is still in the DNSKEY RRset but signs nothing (a ZSK whose signatures may
 // still be cached, a KSK whose DS is leaving the parent).
 const (
+	Generated State = "Generated"
 	Published State = "Published"
 	Active    State = "Active"
 	Retired   State = "Retired"
@@ -103,10 +105,14 @@ func Generate(zone string, alg uint8, role Role, state State, now time.Time) (Ke
 	return Key{Role: role, State: state, Created: now, Since: now, DNSKEY: k, Private: priv}, nil
 }
 
-// DNSKEYs returns the zone's DNSKEY RRset: every key in the set, whatever its state, with ttl.
+// DNSKEYs returns the zone's DNSKEY RRset: every key in the set but the Generated ones, with
+// ttl.
 func (s KeySet) DNSKEYs(ttl uint32) []dns.RR {
 	out := make([]dns.RR, 0, len(s.Keys))
 	for _, k := range s.Keys {
+		if k.State == Generated {
+			continue
+		}
 		c := dns.Copy(k.DNSKEY).(*dns.DNSKEY)
 		c.Hdr.Ttl = ttl
 		out = append(out, c)
@@ -179,7 +185,7 @@ func parseKey(zone string, d keyDoc) (Key, error) {
 		return Key{}, fmt.Errorf("unknown role %q", d.Role)
 	}
 	switch d.State {
-	case Published, Active, Retired:
+	case Generated, Published, Active, Retired:
 	default:
 		return Key{}, fmt.Errorf("unknown state %q", d.State)
 	}

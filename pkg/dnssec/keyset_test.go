@@ -20,7 +20,7 @@ func TestKeySet_RoundTripsEveryAlgorithmAndRole(t *testing.T) {
 		for _, r := range []struct {
 			role  Role
 			state State
-		}{{RoleKSK, Active}, {RoleZSK, Active}, {RoleZSK, Published}, {RoleCSK, Retired}} {
+		}{{RoleKSK, Active}, {RoleZSK, Active}, {RoleZSK, Published}, {RoleCSK, Retired}, {RoleKSK, Generated}} {
 			k, err := Generate(set.Zone, alg, r.role, r.state, now)
 			if err != nil {
 				t.Fatal(err)
@@ -83,6 +83,14 @@ func TestKeySet_FlagsAndDS(t *testing.T) {
 	}
 	if got := set.DNSKEYs(600); len(got) != 3 || got[0].Header().Ttl != 600 {
 		t.Fatalf("DNSKEY RRset: %v", got)
+	}
+	coming, _ := Generate("example.test.", dns.ECDSAP256SHA256, RoleKSK, Generated, now)
+	set.Keys = append(set.Keys, coming)
+	if got := set.DNSKEYs(600); len(got) != 3 {
+		t.Fatalf("a Generated key is in the DNSKEY RRset: %v", got)
+	}
+	if got := set.DS(3600, Active, Generated); len(got) != 2 {
+		t.Fatalf("double-DS: the Generated KSK's DS: %v", got)
 	}
 }
 
