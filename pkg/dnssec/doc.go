@@ -6,6 +6,13 @@
 //   - the key set: generation of keys per algorithm and role, their states (Published, Active,
 //     Retired), which keys sign which RRsets, the DNSKEY RRset and the DS/CDS/CDNSKEY records
 //     derived from the key-signing keys;
+//   - the rollover machine (Machine.Next): a pure function from the persisted key set (with the
+//     rollover in progress) and what the controller observed (every server answers the key
+//     set, every parent server the DS RRset) to the next key set, the DS RRset the parent must
+//     hold and when to look again. ZSKs roll by pre-publication, KSKs by double-DS, CSKs by
+//     both; each phase waits for its observations and then for the TTLs that matter.
+//     TestModelCheck_Rollovers checks the chain of trust against every resolver cache the
+//     TTLs allow;
 //   - the key set's encoding (KeySet.Marshal, ParseKeySet): one JSON document under the
 //     Secret key SecretKey, holding each key's DNSKEY and its private key in BIND's
 //     Private-key-format v1.3, so a key can be imported into or exported from BIND, Knot or

@@ -65,6 +65,8 @@ func (k Key) SignsZone() bool { return k.State == Active && (k.Role == RoleZSK |
 type KeySet struct {
 	Zone string // the zone's origin, with its trailing dot
 	Keys []Key
+	// Rollover is the rollover in progress, nil when none.
+	Rollover *Rollover
 }
 
 // Algorithms by their names in the API.
@@ -146,13 +148,14 @@ type keyDoc struct {
 }
 
 type setDoc struct {
-	Zone string   `json:"zone"`
-	Keys []keyDoc `json:"keys"`
+	Zone     string    `json:"zone"`
+	Keys     []keyDoc  `json:"keys"`
+	Rollover *Rollover `json:"rollover,omitempty"`
 }
 
 // Marshal encodes the key set for the Secret's SecretKey entry.
 func (s KeySet) Marshal() ([]byte, error) {
-	doc := setDoc{Zone: dnswire.Fqdn(s.Zone)}
+	doc := setDoc{Zone: dnswire.Fqdn(s.Zone), Rollover: s.Rollover}
 	for _, k := range s.Keys {
 		doc.Keys = append(doc.Keys, keyDoc{Role: k.Role, State: k.State, Created: k.Created.UTC(), Since: k.Since.UTC(),
 			DNSKEY: k.DNSKEY.String(), Private: k.DNSKEY.PrivateKeyString(k.Private)})
@@ -167,7 +170,7 @@ func ParseKeySet(raw []byte) (KeySet, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return KeySet{}, fmt.Errorf("dnssec: key set is not JSON: %w", err)
 	}
-	s := KeySet{Zone: dnswire.Fqdn(doc.Zone)}
+	s := KeySet{Zone: dnswire.Fqdn(doc.Zone), Rollover: doc.Rollover}
 	for i, d := range doc.Keys {
 		k, err := parseKey(s.Zone, d)
 		if err != nil {
@@ -175,7 +178,33 @@ func ParseKeySet(raw []byte) (KeySet, error) {
 		}
 		s.Keys = append(s.Keys, k)
 	}
+	if err := checkRollover(s); err != nil {
+		return KeySet{}, fmt.Errorf("dnssec: rollover of %s: %w", s.Zone, err)
+	}
 	return s, nil
+}
+
+// checkRollover refuses a rollover the machine could not resume: an unknown role or phase, or
+// a new key that is not in the set.
+func checkRollover(s KeySet) error {
+	r := s.Rollover
+	if r == nil {
+		return nil
+	}
+	switch r.Role {
+	case RoleCSK, RoleKSK, RoleZSK:
+	default:
+		return fmt.Errorf("unknown role %q", r.Role)
+	}
+	switch r.Phase {
+	case PhasePublish, PhaseActivate, PhaseWithdraw:
+	default:
+		return fmt.Errorf("unknown phase %q", r.Phase)
+	}
+	if !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Tag() == r.New && k.Role == r.Role }) {
+		return fmt.Errorf("its new %s, key %d, is not in the set", r.Role, r.New)
+	}
+	return nil
 }
 
 func parseKey(zone string, d keyDoc) (Key, error) {
