@@ -54,7 +54,7 @@ func ulaOnLoopback(t *testing.T, addrs ...netip.Addr) {
 // NoHealthyTargets, while AAAA keeps eu's Up address (docs/design.md, "Health and partitions",
 // "Per family"). This is the dual-stack
 // scenario of the kind suite, run here because the kind clusters' Pod network is IPv4 only
-// (docs/design.md, "On kind").
+// (docs/reliability.md, "On kind: Gslb health under partitions").
 func TestGslbHealth_DualStackTargetDownOnIPv4Only(t *testing.T) {
 	geos := []string{"eu", "us", "ap"}
 	ips, v4, v6 := map[string]netip.Addr{}, map[string]netip.Addr{}, map[string]netip.Addr{}

@@ -112,8 +112,8 @@ func (e *hcEnv) gslb() *dnsv1.Gslb {
 //
 // A dual-stack target down on IPv4 only is tested on three local clusters instead
 // (controllers/gslb_dualstack_test.go): the kind clusters' Pod network is IPv4 only, so the
-// managers, which probe from their Pods, abstain on every IPv6 target (docs/design.md, "On
-// kind").
+// managers, which probe from their Pods, abstain on every IPv6 target (docs/reliability.md,
+// "On kind: Gslb health under partitions").
 func TestKindGslbHealth(t *testing.T) {
 	kindOnly(t)
 	onFailure(t)

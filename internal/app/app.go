@@ -356,7 +356,7 @@ func managerOptions(cfg Config, scheme *runtime.Scheme) ctrl.Options {
 		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}, Unstructured: true}},
 		// The cache keeps objects without managedFields: a server-side-applied DNSEndpoint's
 		// managedFields name every endpoint field again, a second copy of each endpoint that no
-		// controller reads (docs/design.md, "Memory").
+		// controller reads (docs/design.md, "Memory and goroutines").
 		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), DefaultNamespaces: namespaces(cfg.WatchNamespaces)},
 		// Its waits for the informers react within 5 ms instead of 100 (syncwait.go).
 		NewCache: newSyncWaitCache,

@@ -13,7 +13,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Geo sets on Route 53 (docs/design.md, "Geo answers"). A geo set (one geo tag's
+// Geo sets on Route 53 (docs/providers.md, "Geo on Route 53 and Cloud DNS"). A geo set (one geo tag's
 // record set, its regions in pkg/geo's labels) is written as Route 53 geolocation routing: one
 // ResourceRecordSet per region, each with the set's records and TTL, its GeoLocation and the
 // set identifier "<geo tag>/<region>":

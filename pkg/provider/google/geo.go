@@ -15,9 +15,9 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Geo sets on Cloud DNS (docs/design.md, "Geo answers"). The geo sets of one name and
-// type (one per geo tag, pkg/geo's labels in ProviderSpecific, the tag as set identifier) are
-// written as ONE Cloud DNS record set with a geo routing policy
+// Geo sets on Cloud DNS (docs/providers.md, "Geo on Route 53 and Cloud DNS"). The geo sets of
+// one name and type (one per geo tag, pkg/geo's labels in ProviderSpecific, the tag as set
+// identifier) are written as ONE Cloud DNS record set with a geo routing policy
 // (ResourceRecordSet.routingPolicy.geo.items[]: a location, a Google Cloud region, and the
 // rrdatas answered to the clients Cloud DNS places there; no plain rrdatas), its locations from
 // geoLocations, its TTL the smallest of the tags'. Cloud DNS answers each client from the item of

@@ -77,7 +77,7 @@ type geoTag struct {
 
 // geoLocations maps the geo tags of one name and type to Cloud DNS geo items: location (a Google
 // Cloud region) -> geo tag. Each region of gcpRegions goes to the tag dnsplane's own rule would
-// give a client standing there (docs/design.md, "Geo answers"): the tag of its country's region
+// give a client standing there (docs/providers.md, "Geo on Route 53 and Cloud DNS"): the tag of its country's region
 // key, else of its continent's, else the default tag, else none. So a country key takes every
 // region in that country, a continent key every region of the continent that no country key
 // takes, and the default every region left (the emulation of a default: Cloud DNS answers a

@@ -13,10 +13,10 @@
 // change atomically and requires deletions to match existing data exactly,
 // so a stale Before fails the whole batch: that is the conditional write.
 //
-// Geo sets (GeoRouting; docs/design.md, "Geo answers") are written as one record set with a geo
-// routing policy per name and type, its items Google Cloud regions (geotable.go), beside a
-// companion TXT record set that lists the geo tags back (geo.go). Record sets with a routing
-// policy dnsplane did not write are neither listed nor written.
+// Geo sets (GeoRouting; docs/providers.md, "Geo on Route 53 and Cloud DNS") are written as one
+// record set with a geo routing policy per name and type, its items Google Cloud regions
+// (geotable.go), beside a companion TXT record set that lists the geo tags back (geo.go). Record
+// sets with a routing policy dnsplane did not write are neither listed nor written.
 package google
 
 import (

@@ -660,8 +660,9 @@ func toAPI(rs provider.RecordSet) (apiRRSet, error) {
 // (PowerDNS takes any number of rrsets per request).
 //
 // PowerDNS has no conditional write, so a plain REPLACE would drop a target
-// another writer added between our read and our write (docs/design.md,
-// "Providers"; dnsplane API contract, "Lost targets heal themselves"). So
+// another writer added between our read and our write (docs/providers.md,
+// "Writes: batches, conditions and idempotency"; dnsplane API contract,
+// "Lost targets heal themselves"). So
 // record sets shared by many writers (provider.Change.Shared: DNSRecord
 // sets) are written by read-merge-write: just before the PATCH, the current
 // rrsets of the names being changed are read
