@@ -64,4 +64,3 @@ func TestAttack_RestartedMemberIgnoresItsOwnCarriedVote(t *testing.T) {
 			usRes.ServedA, apRes.ServedA)
 	}
 }
-
