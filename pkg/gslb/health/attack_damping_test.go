@@ -59,3 +59,45 @@ func TestAttack_DampingSurvivesATargetLeavingTheCandidates(t *testing.T) {
 			d.Decision, d.Reason, res.ServedA, t0.Add(6*time.Minute).Format(time.RFC3339))
 	}
 }
+
+// TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow: eu's target goes Down at 0 and
+// again at 9 minutes (two changes within the 10-minute window), and the quorum says Up from
+// 9:30: damped (FlapDamped), which docs/design.md says lasts until the quorum "has said Up for
+// Judge.FlapDwell" (2 minutes, so until 11:30). BROKEN: damp re-filters the Downs by the
+// window at every call and damps only while two remain; at 10:00+ the Down of 0:00 leaves the
+// window, so the dwell ends after 30 s, not 2 minutes.
+func TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow(t *testing.T) {
+	j, clk := judge()
+	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
+	step := func(at time.Duration, v Verdict) TargetDecision {
+		t.Helper()
+		now := t0.Add(at)
+		clk.SetTime(now)
+		r := func(g string) *Record {
+			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
+			if v == Down {
+				out.Down = as(eu4)
+			} else {
+				out.Up = as(eu4, us4, ap4)
+			}
+			return out
+		}
+		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
+		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
+		res := decide(t, j, in)
+		in.Memory = res.Memory
+		return decision(t, res, eu4)
+	}
+	step(-time.Minute, Up)
+	step(0, Down)
+	step(time.Minute, Up)
+	step(9*time.Minute, Down)
+	if d := step(9*time.Minute+30*time.Second, Up); d.Reason != ReasonFlapDamped {
+		t.Fatalf("not damped after two Downs within the window: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(10*time.Minute+30*time.Second, Up); d.Decision != Down {
+		t.Fatalf("1 minute into the 2-minute dwell (damped since 9:30): eu's target %s %s: the dwell ended when the first Down left the window",
+			d.Decision, d.Reason)
+	}
+}
