@@ -198,6 +198,10 @@ type Server struct {
 
 	geoMemo   atomic.Pointer[geoMemo] // geo tables and geo questions of the last snapshot
 	geoCounts geoCounters
+
+	signMu  sync.Mutex                // serialises SetSigning
+	signing atomic.Pointer[signing]   // the zones signed and their policies (dnssec.go)
+	chains  atomic.Pointer[chainMemo] // denial chains of the last snapshot and signing state
 }
 
 // Ready is a readiness check (controller-runtime's healthz.Checker): it fails
@@ -507,7 +511,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 			rcode, bad = dns.RcodeFormatError, true // RFC 7871 §6
 		}
 	}
-	snap, size := s.store.Snapshot(), s.payloadSize(opt, udp)
+	snap, size, sg := s.store.Snapshot(), s.payloadSize(opt, udp), s.signing.Load()
 	var nameBuf [255]byte
 	var keyBuf [maxKeyLen + 3]byte
 	var qname, key []byte
@@ -540,7 +544,16 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	}
 	q := req.Question[0]
 	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
-	same := s.resolveGeo(snap, q, resp, &g)
+	var sa *secAnswer
+	if sg := s.signingFor(opt); sg != nil {
+		sa = &secAnswer{sg: sg, wild: map[string]string{}}
+	}
+	same := s.resolveGeo(snap, q, resp, &g, sa)
+	var renew int64
+	if sa != nil && sa.pol != nil {
+		s.signAnswer(snap, sa, resp)
+		renew = sa.renew.UnixNano()
+	}
 	if q.Qclass == dns.ClassANY {
 		// "Responses to QCLASS=* queries can never be authoritative": a server
 		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
@@ -565,7 +578,15 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		memo.mu.Unlock()
 		key = appendGeoKey(key, g.gen, g.result.match)
 	}
-	return s.remember(snap, key, len(qname), resp, ecsLen)
+	return s.remember(cacheID{snap: snap, sg: sg, renew: renew}, key, len(qname), resp, ecsLen)
+}
+
+// cacheID is what a cached answer was computed against: a store snapshot, the signing state,
+// and when its signatures are made anew (0: unsigned).
+type cacheID struct {
+	snap  *zonedb.Snapshot
+	sg    *signing
+	renew int64
 }
 
 // answerNonLookup answers what is not a lookup in the store: a TSIG failure (RFC 8945 §5.2:
@@ -675,10 +696,10 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 }
 
 // remember packs resp, the uncompressed answer to a query of key against
-// snap, and adds it to snap's answer cache. ecsLen is the number of ECS address
+// id, and adds it to the answer cache of id's snapshot and signing state. ecsLen is the number of ECS address
 // octets that end the answer (0 without ECS), which a cached copy replaces.
-func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg, ecsLen int) reply {
-	c := s.cacheFor(snap)
+func (s *Server) remember(id cacheID, key []byte, qlen int, resp *dns.Msg, ecsLen int) reply {
+	c := s.cacheFor(id.snap, id.sg)
 	if c == nil {
 		return reply{msg: resp}
 	}
@@ -686,7 +707,7 @@ func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns
 	if err != nil {
 		return reply{msg: resp} // WriteMsg reports it
 	}
-	c.add(key, wire, qlen, resp.Rcode, ecsLen, s.opts.AnswerCacheBytes)
+	c.add(key, wire, qlen, resp.Rcode, ecsLen, s.opts.AnswerCacheBytes, id.renew)
 	return reply{msg: resp, wire: wire}
 }
 
@@ -757,6 +778,7 @@ func (s *Server) newSelector() selector {
 // the answer depends on the query counter or the random source (an RRset of
 // several records, or a weighted choice), so that it is not cached.
 type selector struct {
+	sec    *secAnswer // a signed zone's DNSSEC work; nil: unsigned
 	turn   uint64
 	rnd    RandSource
 	varied bool
