@@ -544,16 +544,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	}
 	q := req.Question[0]
 	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
-	var sa *secAnswer
-	if sg := s.signingFor(opt); sg != nil {
-		sa = &secAnswer{sg: sg, wild: map[string]string{}}
-	}
-	same := s.resolveGeo(snap, q, resp, &g, sa)
-	var renew int64
-	if sa != nil && sa.pol != nil {
-		s.signAnswer(snap, sa, resp)
-		renew = sa.renew.UnixNano()
-	}
+	same, renew := s.resolveSigned(snap, q, resp, &g, opt)
 	if q.Qclass == dns.ClassANY {
 		// "Responses to QCLASS=* queries can never be authoritative": a server
 		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
@@ -587,6 +578,23 @@ type cacheID struct {
 	snap  *zonedb.Snapshot
 	sg    *signing
 	renew int64
+}
+
+// resolveSigned is resolveGeo, and signs the answer when the request has the DO bit and the
+// zone is signed (signAnswer); it also returns when the answer's signatures are made anew
+// (Unix nanoseconds, 0: unsigned).
+func (s *Server) resolveSigned(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState, opt *dns.OPT) (bool, int64) {
+	sg := s.signingFor(opt)
+	if sg == nil {
+		return s.resolveGeo(snap, q, resp, g, nil), 0
+	}
+	sa := &secAnswer{sg: sg, wild: map[string]string{}}
+	same := s.resolveGeo(snap, q, resp, g, sa)
+	if sa.pol == nil {
+		return same, 0
+	}
+	s.signAnswer(snap, sa, resp)
+	return same, sa.renew.UnixNano()
 }
 
 // answerNonLookup answers what is not a lookup in the store: a TSIG failure (RFC 8945 §5.2:
