@@ -57,11 +57,14 @@ func NewChain(origin string, names map[string][]uint16, params *NSEC3Params, ttl
 
 // bitmap returns the types the NSEC or NSEC3 of name lists: its own, RRSIG when something at
 // name is signed (every NSEC is; at a delegation point only a DS), NSEC with NSEC, and DNSKEY
-// at the apex (RFC 4034 §4.1.2, RFC 5155 §3.2).
+// (and NSEC3PARAM with NSEC3) at the apex (RFC 4034 §4.1.2, RFC 5155 §3.2).
 func (c *Chain) bitmap(name string, types []uint16) []uint16 {
 	out := slices.Clone(types)
 	if name == c.origin {
 		out = append(out, dns.TypeDNSKEY)
+		if c.nsec3 != nil {
+			out = append(out, dns.TypeNSEC3PARAM)
+		}
 	}
 	delegation := name != c.origin && slices.Contains(types, dns.TypeNS)
 	signed := len(out) > 0 && (!delegation || slices.Contains(types, dns.TypeDS))
@@ -244,5 +247,40 @@ func (c *Chain) nsec3Rec(i int) dns.RR {
 		HashLength: 20,
 		NextDomain: next,
 		TypeBitMap: c.types[c.byHash[h]],
+	}
+}
+
+// All returns every record of the chain, in canonical order (NSEC) or by hash (NSEC3): what a
+// full zone transfer of the signed zone carries.
+func (c *Chain) All() []dns.RR {
+	var out []dns.RR
+	if c.nsec3 == nil {
+		for i := range c.owners {
+			out = append(out, c.nsec(i))
+		}
+		return out
+	}
+	for i := range c.hashes {
+		out = append(out, c.nsec3Rec(i))
+	}
+	return out
+}
+
+// NSEC3PARAM returns the zone's NSEC3PARAM record (RFC 5155 §4), or nil with NSEC.
+func (c *Chain) NSEC3PARAM() dns.RR {
+	if c.nsec3 == nil {
+		return nil
+	}
+	return c.nsec3.Record(c.origin)
+}
+
+// Record returns the NSEC3PARAM record of the zone origin with these parameters, TTL 0.
+func (p NSEC3Params) Record(origin string) *dns.NSEC3PARAM {
+	return &dns.NSEC3PARAM{
+		Hdr:        dns.RR_Header{Name: origin, Rrtype: dns.TypeNSEC3PARAM, Class: dns.ClassINET},
+		Hash:       dns.SHA1,
+		Iterations: p.Iterations,
+		SaltLength: uint8(len(p.Salt) / 2),
+		Salt:       p.Salt,
 	}
 }

@@ -289,3 +289,60 @@ func chainNames(z zonedb.ZoneVersion) map[string][]uint16 {
 	}
 	return out
 }
+
+// signedZone returns the full transfer of z when the server signs it (xfr.Options.Signed): the
+// SOA with its RRSIGs, every RRset of the zone with its RRSIGs (the sets of one name and type
+// merged, as answers merge them, with their smallest TTL; a delegation's NS set and the data
+// below it unsigned), the DNSKEY RRset and, with NSEC3, the NSEC3PARAM record, the whole denial
+// chain, each record with its RRSIGs, and the SOA again. False for a zone served unsigned.
+func (s *Server) signedZone(z zonedb.ZoneVersion) ([]dns.RR, bool, error) {
+	sg := s.signing.Load()
+	if sg == nil || sg.zones[z.Origin()] == nil {
+		return nil, false, nil
+	}
+	sa := &secAnswer{sg: sg, pol: sg.zones[z.Origin()], z: z}
+	now := time.Now()
+	chain := dnssec.NewChain(z.Origin(), chainNames(z), sa.pol.NSEC3, negativeSOA(z).Header().Ttl)
+	sets := [][]dns.RR{{z.SOA()}, sa.dnskeys()}
+	if p := chain.NSEC3PARAM(); p != nil {
+		sets = append(sets, []dns.RR{p})
+	}
+	sets = append(sets, mergedSets(z)...)
+	for _, rr := range chain.All() {
+		sets = append(sets, []dns.RR{rr})
+	}
+	var out []dns.RR
+	for _, set := range sets {
+		out = append(out, set...)
+		h := set[0].Header()
+		if p := dnswire.Parent(h.Name); h.Name != z.Origin() && (h.Rrtype == dns.TypeNS || p != z.Origin() && belowCut(z, p)) {
+			if h.Rrtype != dns.TypeDS {
+				continue // a delegation's NS set, glue: the child's data
+			}
+		}
+		sigs, err := sa.pol.Sign(set, now)
+		if err != nil {
+			return nil, true, err
+		}
+		out = append(out, sigs...)
+	}
+	return append(out, z.SOA()), true, nil
+}
+
+// mergedSets returns z's RRsets but the SOA, the record sets of one name and type merged into
+// one RRset with their smallest TTL (RFC 2181 §5.2).
+func mergedSets(z zonedb.ZoneVersion) [][]dns.RR {
+	var out [][]dns.RR
+	var sel selector
+	sets := z.Sets()
+	for i := 0; i < len(sets); {
+		j := i + 1
+		for j < len(sets) && sets[j].Name == sets[i].Name && sets[j].Type == sets[i].Type {
+			j++
+		}
+		set := dns.Dedup(sel.all(sets[i:j], ""), nil)
+		out = append(out, set)
+		i = j
+	}
+	return out
+}

@@ -217,6 +217,7 @@ func validationCases(z string) []validationCase {
 		{"host.wild." + z, dns.TypeMX, dns.RcodeSuccess, true},
 		{"alias." + z, dns.TypeA, dns.RcodeSuccess, true},
 		{"ins." + z, dns.TypeDS, dns.RcodeSuccess, true},
+		{z, dns.TypeNSEC3PARAM, dns.RcodeSuccess, true},
 	}
 }
 
@@ -280,4 +281,55 @@ func delv(t *testing.T, addr, anchors, name string, qtype uint16) string {
 	defer cancel()
 	out, _ := exec.CommandContext(ctx, "delv", "@"+host, "-p", port, "-a", anchors, "+root=test.", name, dns.TypeToString[qtype]).CombinedOutput()
 	return string(out)
+}
+
+// TestDNSSEC_TransferOfASignedZoneVerifies transfers the signed NSEC and NSEC3 zones (AXFR, and
+// IXFR from an old serial, which gets the whole signed zone) and has ldns-verify-zone check
+// every signature and the denial chain of the result.
+func TestDNSSEC_TransferOfASignedZoneVerifies(t *testing.T) {
+	hackrun.Need(t, "ldnsutils", "ldns-verify-zone")
+	zones := []string{"example.test.", "nsec3.test."}
+	srv := startServer(t, newZones(t, zones), ServerOptions{})
+	for _, z := range zones {
+		if err := srv.SetSigning(z, signingPolicy(t, z, childZones[z])); err != nil {
+			t.Fatal(err)
+		}
+		for _, qtype := range []uint16{dns.TypeAXFR, dns.TypeIXFR} {
+			m := new(dns.Msg)
+			if qtype == dns.TypeAXFR {
+				m.SetAxfr(z)
+			} else {
+				m.SetIxfr(z, 1, "ns1."+z, "hostmaster."+z)
+			}
+			rrs, err := transfer(m, srv.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, rr := range rrs[:len(rrs)-1] { // the closing SOA
+				b.WriteString(rr.String() + "\n")
+			}
+			if out, err := ldnsVerify(t, b.String()); err != nil {
+				t.Errorf("%s %s: ldns-verify-zone: %v\n%s\n%s", dns.TypeToString[qtype], z, err, out, b.String())
+			}
+			// The control: a changed record does not verify.
+			if _, err := ldnsVerify(t, strings.Replace(b.String(), "192.0.2.1\n", "192.0.2.9\n", 1)); err == nil {
+				t.Errorf("%s %s: ldns-verify-zone takes a changed record", dns.TypeToString[qtype], z)
+			}
+		}
+	}
+}
+
+// ldnsVerify runs ldns-verify-zone over the zone text and returns its output; the error is
+// its exit status (0: every signature and the denial chain verify).
+func ldnsVerify(t *testing.T, zone string) (string, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "zone")
+	if err := os.WriteFile(path, []byte(zone), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ldns-verify-zone", path).CombinedOutput()
+	return string(out), err
 }

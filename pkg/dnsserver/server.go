@@ -248,7 +248,8 @@ func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
-	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger})
+	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger,
+		Signed: s.signedZone})
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
