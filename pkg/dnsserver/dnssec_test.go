@@ -174,3 +174,58 @@ func TestSigning_CacheKeysOnDOAndTruncationKeepsRRSIGs(t *testing.T) {
 	}
 	verifySections(t, pol2, askDO(t, srv.Addr(), "udp", "www.example.test", dns.TypeA, 1232))
 }
+
+// TestSigning_CachedSignedAnswerEndsWithItsPeriod: a cached answer whose signatures are due to
+// be made anew (renew passed) is not served; one still in its period is.
+func TestSigning_CachedSignedAnswerEndsWithItsPeriod(t *testing.T) {
+	srv, err := NewServer(exampleStore(t, ""), ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := srv.store.Snapshot()
+	c := srv.cacheFor(snap, srv.signing.Load())
+	past, future := time.Now().Add(-time.Second).UnixNano(), time.Now().Add(time.Hour).UnixNano()
+	c.add([]byte("old"), []byte{1}, 0, 0, 0, 1<<20, past)
+	c.add([]byte("new"), []byte{2}, 0, 0, 0, 1<<20, future)
+	if e := srv.lookup(snap, []byte("old")); e != nil {
+		t.Fatal("an answer past its signing period was served from the cache")
+	}
+	if e := srv.lookup(snap, []byte("new")); e == nil {
+		t.Fatal("an answer within its signing period was not served from the cache")
+	}
+	if err := srv.SetSigning("example.test.", signingPolicy(t, "example.test.", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if e := srv.lookup(snap, []byte("new")); e != nil {
+		t.Fatal("an answer of the previous signing state was served from the cache")
+	}
+}
+
+// TestSigning_ConcurrentKeySetChanges answers DO queries while the key set changes (for the race
+// detector): every answer verifies under one of the key sets.
+func TestSigning_ConcurrentKeySetChanges(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	pols := []*dnssec.Policy{signingPolicy(t, "example.test.", nil), signingPolicy(t, "example.test.", &dnssec.NSEC3Params{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 50 {
+			if err := srv.SetSigning("example.test.", pols[i%2]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 50 {
+		r := askDO(t, srv.Addr(), "udp", "nothere.example.test", dns.TypeA, 1232)
+		if len(r.Ns) > 1 {
+			sig := r.Ns[1].(*dns.RRSIG)
+			pol := pols[0]
+			if sig.KeyTag != pol.Keys.Keys[1].Tag() {
+				pol = pols[1]
+			}
+			verifySections(t, pol, r)
+		}
+	}
+	<-done
+}
