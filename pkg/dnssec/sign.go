@@ -2,6 +2,7 @@ package dnssec
 
 import (
 	"crypto"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -116,12 +117,21 @@ func (p Policy) SignAs(rrset []dns.RR, owner string, now time.Time) ([]dns.RR, e
 var ErrNoSigningKey = errors.New("dnssec: no Active key signs the zone")
 
 // Check reports whether the policy can sign its zone: an Active key for the DNSKEY RRset and
-// one for the others.
+// one for the others, each with a private key that signs, and NSEC3 parameters with a salt of
+// whole hex octets.
 func (p Policy) Check() error {
 	var keys, zone bool
 	for _, k := range p.Keys.Keys {
+		if _, ok := k.Private.(crypto.Signer); !ok && k.State == Active {
+			return fmt.Errorf("dnssec: key %d (%s) of %s cannot sign", k.Tag(), k.Role, p.Keys.Zone)
+		}
 		keys = keys || k.SignsKeys()
 		zone = zone || k.SignsZone()
+	}
+	if p.NSEC3 != nil {
+		if _, err := hex.DecodeString(p.NSEC3.Salt); err != nil || len(p.NSEC3.Salt) > 2*255 {
+			return fmt.Errorf("dnssec: NSEC3 salt of %s is not up to 255 hex octets", p.Keys.Zone)
+		}
 	}
 	if !keys || !zone {
 		return fmt.Errorf("%w: %s", ErrNoSigningKey, p.Keys.Zone)

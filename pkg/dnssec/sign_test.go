@@ -329,3 +329,22 @@ func (v verifier) nodata(proof []dns.RR, name string, qtype uint16) {
 		v.t.Fatalf("%s: apex bitmap %v lacks DNSKEY or SOA", v.what, types)
 	}
 }
+
+func TestPolicy_CheckRefusesWhatCannotSign(t *testing.T) {
+	ok := testPolicy(t, "example.test.", &NSEC3Params{Salt: "aabb"})
+	if err := ok.Check(); err != nil {
+		t.Fatalf("a KSK and a ZSK: %v", err)
+	}
+	noZSK := ok
+	noZSK.Keys.Keys = ok.Keys.Keys[:1]
+	badSalt := ok
+	badSalt.NSEC3 = &NSEC3Params{Salt: "xyz"}
+	noSigner := ok
+	noSigner.Keys.Keys = slices.Clone(ok.Keys.Keys)
+	noSigner.Keys.Keys[1].Private = "not a key"
+	for name, p := range map[string]Policy{"no ZSK": noZSK, "bad salt": badSalt, "no signer": noSigner} {
+		if err := p.Check(); err == nil {
+			t.Errorf("%s: taken", name)
+		}
+	}
+}

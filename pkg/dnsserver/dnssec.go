@@ -138,16 +138,18 @@ func (s *Server) signAnswer(snap *zonedb.Snapshot, sa *secAnswer, resp *dns.Msg)
 		s.signFailed(resp, err)
 		return
 	}
-	chain := s.chainFor(snap, sa)
-	for _, n := range sa.needs {
-		proof := sa.proof(chain, n)
-		for _, rr := range proof {
-			sigs, err := sa.pol.Sign([]dns.RR{rr}, now)
-			if err != nil {
-				s.signFailed(resp, err)
-				return
-			}
-			if !containsRR(ns, rr) {
+	if len(sa.needs) > 0 {
+		chain := s.chainFor(snap, sa)
+		for _, n := range sa.needs {
+			for _, rr := range sa.proof(chain, n) {
+				if containsRR(ns, rr) {
+					continue
+				}
+				sigs, err := sa.pol.Sign([]dns.RR{rr}, now)
+				if err != nil {
+					s.signFailed(resp, err)
+					return
+				}
 				ns = append(append(ns, rr), sigs...)
 			}
 		}
@@ -165,11 +167,14 @@ func containsRR(rrs []dns.RR, rr dns.RR) bool {
 	return false
 }
 
+// signFailed turns resp into a SERVFAIL with only its OPT record, and logs err (which names
+// keys by tag only).
 func (s *Server) signFailed(resp *dns.Msg, err error) {
-	s.opts.Logger.Error(err, "signing an answer failed", "zone", resp.Question[0].Name)
+	s.opts.Logger.Error(err, "signing an answer failed", "name", resp.Question[0].Name)
+	opt := resp.IsEdns0()
 	resp.Rcode = dns.RcodeServerFailure
-	resp.Answer, resp.Ns, resp.Extra = nil, nil, resp.Extra[:0]
-	if opt := resp.IsEdns0(); opt != nil {
+	resp.Answer, resp.Ns, resp.Extra = nil, nil, nil
+	if opt != nil {
 		resp.Extra = []dns.RR{opt}
 	}
 }
