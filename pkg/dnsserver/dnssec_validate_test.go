@@ -33,6 +33,8 @@ const unboundAddr = "127.0.0.27"
 type signedTree struct {
 	parent, child *Server
 	anchor        []dns.RR // the DS set of test.
+	// servedBy is the address Unbound asks for a child zone, when not the child server's.
+	servedBy map[string]string
 }
 
 // childZones are the signed zones of the child server and their NSEC3 parameters.
@@ -72,7 +74,7 @@ func newSignedTree(t *testing.T) signedTree {
 	if err := parent.SetSigning("test.", root); err != nil {
 		t.Fatal(err)
 	}
-	return signedTree{parent: parent, child: child, anchor: root.Keys.DS(300, dnssec.Active)}
+	return signedTree{parent: parent, child: child, anchor: root.Keys.DS(300, dnssec.Active), servedBy: map[string]string{}}
 }
 
 func zoneNames(m map[string]*dnssec.NSEC3Params) []string {
@@ -152,7 +154,11 @@ func startUnbound(t *testing.T, tree signedTree) string {
 	port := ports.TCPUDP(t, unboundAddr)
 	var stubs strings.Builder
 	for zone := range childZones {
-		fmt.Fprintf(&stubs, "stub-zone:\n    name: %q\n    stub-addr: %s\n", zone, atPort(tree.child.Addr()))
+		addr := tree.child.Addr()
+		if a, ok := tree.servedBy[zone]; ok {
+			addr = a
+		}
+		fmt.Fprintf(&stubs, "stub-zone:\n    name: %q\n    stub-addr: %s\n", zone, atPort(addr))
 	}
 	anchor := strings.Join(strings.Fields(tree.anchor[0].String()), " ")
 	conf := filepath.Join(dir, "unbound.conf")
@@ -230,13 +236,39 @@ func TestDNSSEC_UnboundAndDelvValidate(t *testing.T) {
 	hackrun.Need(t, "unbound", "unbound")
 	hackrun.Need(t, "bind9-dnsutils", "delv")
 	tree := newSignedTree(t)
+	cases := append(validationCases("example.test."), validationCases("nsec3.test.")...)
+	cases = append(cases, validationCase{"www.bad.test.", dns.TypeA, dns.RcodeServerFailure, false})
+	validate(t, tree, cases)
+}
+
+// TestDNSSEC_KnotSecondaryServesTheSignedZone: Knot, a secondary of the child server for the
+// NSEC3 zone, serves the signed zone it transferred as it is, and Unbound and delv validate its
+// answers as they do the embedded server's.
+func TestDNSSEC_KnotSecondaryServesTheSignedZone(t *testing.T) {
+	hackrun.Need(t, "knot", "knotd")
+	hackrun.Need(t, "unbound", "unbound")
+	hackrun.Need(t, "bind9-dnsutils", "delv")
+	tree := newSignedTree(t)
+	knot := startKnot(t, knotd(), tree.child.Addr(), "nsec3.test.")
+	testrun.Eventually(t, 15*time.Second, "knot serves nsec3.test.", func() error {
+		m := new(dns.Msg)
+		m.SetQuestion("nsec3.test.", dns.TypeDNSKEY)
+		m.SetEdns0(4096, true)
+		r, _, err := (&dns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, knot)
+		if err == nil && (!r.Authoritative || len(r.Answer) < 3) {
+			err = fmt.Errorf("DNSKEY answer %v", r)
+		}
+		return err
+	})
+	tree.servedBy["nsec3.test."] = knot
+	validate(t, tree, validationCases("nsec3.test."))
+}
+
+// validate asks Unbound for each case, and delv through it, and checks what they make of it.
+func validate(t *testing.T, tree signedTree, cases []validationCase) {
+	t.Helper()
 	resolver := startUnbound(t, tree)
 	anchors := writeDelvAnchors(t, tree.anchor)
-	var cases []validationCase
-	for _, z := range []string{"example.test.", "nsec3.test."} {
-		cases = append(cases, validationCases(z)...)
-	}
-	cases = append(cases, validationCase{"www.bad.test.", dns.TypeA, dns.RcodeServerFailure, false})
 	for _, c := range cases {
 		what := c.name + " " + dns.TypeToString[c.qtype]
 		m := new(dns.Msg)
