@@ -3,6 +3,9 @@ package dnsserver
 import (
 	"fmt"
 	"maps"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,7 +88,8 @@ type secAnswer struct {
 	z     zonedb.ZoneVersion
 	wild  map[string]string // owner of a synthesised RRset -> the wildcard it came from
 	needs []proofNeed
-	renew time.Time // when the answer's signatures are made anew
+	renew time.Time  // when the answer's signatures are made anew
+	memo  *chainMemo // of the snapshot and signing state (signAnswer)
 }
 
 // zone sets the answering zone and reports whether it is signed.
@@ -128,6 +132,7 @@ func (sa *secAnswer) dnskeys() []dns.RR {
 func (s *Server) signAnswer(snap *zonedb.Snapshot, sa *secAnswer, resp *dns.Msg) {
 	now := time.Now()
 	_, _, sa.renew = sa.pol.Window(now)
+	sa.memo = s.memoOf(snap, sa.sg)
 	answer, err := sa.signSets(resp.Answer, now)
 	if err != nil {
 		s.signFailed(resp, err)
@@ -139,13 +144,13 @@ func (s *Server) signAnswer(snap *zonedb.Snapshot, sa *secAnswer, resp *dns.Msg)
 		return
 	}
 	if len(sa.needs) > 0 {
-		chain := s.chainFor(snap, sa)
+		chain := sa.memo.chain(sa)
 		for _, n := range sa.needs {
 			for _, rr := range sa.proof(chain, n) {
 				if containsRR(ns, rr) {
 					continue
 				}
-				sigs, err := sa.pol.Sign([]dns.RR{rr}, now)
+				sigs, err := sa.sign([]dns.RR{rr}, "", now)
 				if err != nil {
 					s.signFailed(resp, err)
 					return
@@ -184,7 +189,7 @@ func (s *Server) signFailed(resp *dns.Msg, err error) {
 func (sa *secAnswer) signSets(rrs []dns.RR, now time.Time) ([]dns.RR, error) {
 	var out []dns.RR
 	for _, set := range rrsets(rrs) {
-		sigs, err := sa.pol.SignAs(set, sa.wild[set[0].Header().Name], now)
+		sigs, err := sa.sign(set, sa.wild[set[0].Header().Name], now)
 		if err != nil {
 			return nil, err
 		}
@@ -238,27 +243,35 @@ func (sa *secAnswer) proof(c *dnssec.Chain, n proofNeed) []dns.RR {
 	return c.NoData(n.name) // NODATA, and no DS at a referral's cut
 }
 
-// chainMemo holds the denial chains of one snapshot and signing state, by zone origin.
+// maxMemoSigs bounds the signatures a chainMemo keeps; a full memo is emptied.
+const maxMemoSigs = 1 << 16
+
+// chainMemo holds what signing derives from one snapshot and signing state: the denial chains
+// by zone origin, and the RRSIGs of the RRsets signed (sign), by RRset and signing period.
 type chainMemo struct {
 	snap   *zonedb.Snapshot
 	sg     *signing
-	mu     sync.Mutex
+	mu     sync.Mutex // guards the maps
 	chains map[string]*dnssec.Chain
+	sigs   map[string][]dns.RR
 }
 
-// chainFor returns the denial chain of sa's zone in snap, computed once per snapshot and
-// signing state.
-func (s *Server) chainFor(snap *zonedb.Snapshot, sa *secAnswer) *dnssec.Chain {
-	var m *chainMemo
+// memoOf returns the memo of snap and sg, replacing one of another snapshot or signing state.
+func (s *Server) memoOf(snap *zonedb.Snapshot, sg *signing) *chainMemo {
 	for {
-		m = s.chains.Load()
-		if m != nil && m.snap == snap && m.sg == sa.sg {
-			break
+		m := s.chains.Load()
+		if m != nil && m.snap == snap && m.sg == sg {
+			return m
 		}
-		if s.chains.CompareAndSwap(m, &chainMemo{snap: snap, sg: sa.sg, chains: map[string]*dnssec.Chain{}}) {
-			continue
+		nm := &chainMemo{snap: snap, sg: sg, chains: map[string]*dnssec.Chain{}, sigs: map[string][]dns.RR{}}
+		if s.chains.CompareAndSwap(m, nm) {
+			return nm
 		}
 	}
+}
+
+// chain returns the denial chain of sa's zone, computed once per memo.
+func (m *chainMemo) chain(sa *secAnswer) *dnssec.Chain {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	c := m.chains[sa.z.Origin()]
@@ -267,6 +280,36 @@ func (s *Server) chainFor(snap *zonedb.Snapshot, sa *secAnswer) *dnssec.Chain {
 		m.chains[sa.z.Origin()] = c
 	}
 	return c
+}
+
+// sign returns the RRSIGs of set (Policy.SignAs with wildcard as the owner signed), made once
+// per RRset and signing period: rotated and weighted answers, which the answer cache does not
+// keep, reuse them. The records returned are shared and must not be modified.
+func (sa *secAnswer) sign(set []dns.RR, wildcard string, now time.Time) ([]dns.RR, error) {
+	texts := make([]string, len(set))
+	for i, rr := range set {
+		texts[i] = rr.String()
+	}
+	slices.Sort(texts)
+	key := strconv.FormatInt(sa.renew.UnixNano(), 10) + "\x00" + wildcard + "\x00" + strings.Join(texts, "\x00")
+	m := sa.memo
+	m.mu.Lock()
+	sigs, ok := m.sigs[key]
+	m.mu.Unlock()
+	if ok {
+		return sigs, nil
+	}
+	sigs, err := sa.pol.SignAs(set, wildcard, now)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if len(m.sigs) >= maxMemoSigs {
+		clear(m.sigs)
+	}
+	m.sigs[key] = sigs
+	m.mu.Unlock()
+	return sigs, nil
 }
 
 // chainNames returns the names the denial chain of z covers, with their types: every owner

@@ -229,3 +229,25 @@ func TestSigning_ConcurrentKeySetChanges(t *testing.T) {
 	}
 	<-done
 }
+
+// TestSigning_RotatedAnswersReuseTheirSignatures: an RRset of several records rotates, so its
+// answers are not cached, yet it is signed once per signing period (ECDSA signatures differ at
+// every signing): each answer carries the same, valid RRSIG.
+func TestSigning_RotatedAnswersReuseTheirSignatures(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	pol := signingPolicy(t, "example.test.", nil)
+	if err := srv.SetSigning("example.test.", pol); err != nil {
+		t.Fatal(err)
+	}
+	var first string
+	for i := range 4 {
+		r := askDO(t, srv.Addr(), "udp", "multi.example.test", dns.TypeA, 1232)
+		verifySections(t, pol, r)
+		sig := r.Answer[len(r.Answer)-1].(*dns.RRSIG).Signature
+		if i == 0 {
+			first = sig
+		} else if sig != first {
+			t.Fatalf("answer %d has another signature: the RRset was signed again", i)
+		}
+	}
+}

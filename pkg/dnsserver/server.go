@@ -201,7 +201,7 @@ type Server struct {
 
 	signMu  sync.Mutex                // serialises SetSigning
 	signing atomic.Pointer[signing]   // the zones signed and their policies (dnssec.go)
-	chains  atomic.Pointer[chainMemo] // denial chains of the last snapshot and signing state
+	chains  atomic.Pointer[chainMemo] // denial chains and RRSIGs of the last snapshot and signing state
 }
 
 // Ready is a readiness check (controller-runtime's healthz.Checker): it fails
