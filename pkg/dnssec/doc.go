@@ -16,7 +16,13 @@
 //   - the key set's encoding (KeySet.Marshal, ParseKeySet): one JSON document under the
 //     Secret key SecretKey, holding each key's DNSKEY and its private key in BIND's
 //     Private-key-format v1.3, so a key can be imported into or exported from BIND, Knot or
-//     PowerDNS by hand.
+//     PowerDNS by hand;
+//   - signing (Policy): the RRSIGs of an RRset by every Active key of its role, with inception
+//     Skew before and expiration Validity after the start of the Refresh period they are made
+//     in, so that every signature of one period is alike;
+//   - denial of existence (Chain): the NSEC or NSEC3 chain of a zone version, computed over its
+//     names in canonical order or by hash, and the records of each proof (NXDOMAIN, NODATA,
+//     wildcard answers, wildcard NODATA).
 //
 // What it must not do:
 //   - talk to Kubernetes, a provider or the network: controllers read and write the Secret,

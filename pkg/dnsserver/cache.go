@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -45,6 +46,9 @@ type cachedAnswer struct {
 	// ecsLen is the number of EDNS Client Subnet address octets that end wire (the
 	// option is last: optToEnd); a copy gets the asker's there. 0 without ECS.
 	ecsLen int
+	// renew is when the answer's RRSIGs are made anew (Unix nanoseconds; dnssec.Policy.Window):
+	// the entry is not served from then on. 0 for an unsigned answer.
+	renew int64
 }
 
 // answerCache holds the packed answers computed against one snapshot of the
@@ -62,6 +66,7 @@ type cachedAnswer struct {
 // empty and every hit lock-free.
 type answerCache struct {
 	snap *zonedb.Snapshot
+	sg   *signing // the signing state its answers were signed with (nil: none)
 
 	read     atomic.Pointer[answerMap]
 	pendingN atomic.Int64 // len(pending): lookups skip mu when 0
@@ -81,40 +86,45 @@ type answerMap struct {
 // len(read)/promoteEvery adds and pending hits.
 const promoteEvery = 8
 
-// newAnswerCache returns the empty cache of snap.
-func newAnswerCache(snap *zonedb.Snapshot) *answerCache {
-	c := &answerCache{snap: snap, pending: map[string]*cachedAnswer{}}
+// newAnswerCache returns the empty cache of snap and signing state sg.
+func newAnswerCache(snap *zonedb.Snapshot, sg *signing) *answerCache {
+	c := &answerCache{snap: snap, sg: sg, pending: map[string]*cachedAnswer{}}
 	c.read.Store(&answerMap{m: map[string]*cachedAnswer{}})
 	return c
 }
 
-// cacheFor returns the answer cache of snap, replacing one of another
-// snapshot; nil when caching is off or another snapshot won the race.
-func (s *Server) cacheFor(snap *zonedb.Snapshot) *answerCache {
+// cacheFor returns the answer cache of snap and signing state sg, replacing one of
+// another snapshot or signing state; nil when caching is off or another one won the race.
+func (s *Server) cacheFor(snap *zonedb.Snapshot, sg *signing) *answerCache {
 	if s.opts.AnswerCacheBytes < 0 {
 		return nil
 	}
 	c := s.cache.Load()
-	if c != nil && c.snap == snap {
+	if c != nil && c.snap == snap && c.sg == sg {
 		return c
 	}
-	nc := newAnswerCache(snap)
+	nc := newAnswerCache(snap, sg)
 	if s.cache.CompareAndSwap(c, nc) {
 		return nc
 	}
-	if c = s.cache.Load(); c != nil && c.snap == snap {
+	if c = s.cache.Load(); c != nil && c.snap == snap && c.sg == sg {
 		return c
 	}
 	return nil
 }
 
-// lookup returns the entry of key, when the current cache is snap's.
+// lookup returns the entry of key, when the current cache is snap's and the server's signing
+// state's, and the entry's signatures are not due to be made anew.
 func (s *Server) lookup(snap *zonedb.Snapshot, key []byte) *cachedAnswer {
 	c := s.cache.Load()
-	if c == nil || c.snap != snap {
+	if c == nil || c.snap != snap || c.sg != s.signing.Load() {
 		return nil
 	}
-	return c.get(key)
+	e := c.get(key)
+	if e != nil && e.renew != 0 && time.Now().UnixNano() >= e.renew {
+		return nil
+	}
+	return e
 }
 
 // get returns the entry of key: from read without a lock, else from pending.
@@ -137,14 +147,14 @@ func (c *answerCache) get(key []byte) *cachedAnswer {
 
 // add stores wire, the packed answer to a query of key, unless it is cached
 // or the cache is full (limit bytes). It takes ownership of wire.
-func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, ecsLen, limit int) {
+func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, ecsLen, limit int, renew int64) {
 	cost := len(key) + len(wire) + answerEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.work++
 	_, cached := c.read.Load().m[string(key)]
 	if _, ok := c.pending[string(key)]; !ok && !cached && c.bytes+cost <= limit {
-		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode, ecsLen: ecsLen}
+		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode, ecsLen: ecsLen, renew: renew}
 		c.pendingN.Store(int64(len(c.pending)))
 		c.bytes += cost
 	}

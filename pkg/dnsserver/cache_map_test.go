@@ -21,11 +21,11 @@ import (
 func TestAnswerCache_ServesEachAnswerFromItsAddOnAndPromotesWithoutALock(t *testing.T) {
 	for _, n := range []int{1, 2, 9, 100, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			c := newAnswerCache(nil)
+			c := newAnswerCache(nil, nil)
 			keys := make([][]byte, n)
 			for i := range keys {
 				keys[i] = []byte(fmt.Sprintf("k%d", i))
-				c.add(keys[i], []byte{byte(i), byte(i >> 8)}, 0, i%16, 0, 1<<30)
+				c.add(keys[i], []byte{byte(i), byte(i >> 8)}, 0, i%16, 0, 1<<30, 0)
 				for j, k := range keys[:i+1] {
 					if e := c.get(k); e == nil || e.rcode != j%16 || e.wire[0] != byte(j) || e.wire[1] != byte(j>>8) {
 						t.Fatalf("after %d adds, key %s: %+v", i+1, k, e)
@@ -48,15 +48,15 @@ func TestAnswerCache_ServesEachAnswerFromItsAddOnAndPromotesWithoutALock(t *test
 // twice keeps its first answer, pending or published, and that an add that
 // would pass the byte limit is dropped.
 func TestAnswerCache_AddKeepsTheFirstAnswerAndTheLimit(t *testing.T) {
-	c := newAnswerCache(nil)
+	c := newAnswerCache(nil, nil)
 	cost := len("a") + 1 + answerEntryOverhead
 	limit := 3 * cost
-	c.add([]byte("a"), []byte{1}, 0, 0, 0, limit)
-	c.add([]byte("a"), []byte{2}, 0, 0, 0, limit)
-	c.add([]byte("b"), []byte{3}, 0, 0, 0, limit)
-	c.add([]byte("b"), []byte{4}, 0, 0, 0, limit)
-	c.add([]byte("c"), []byte{5}, 0, 0, 0, limit)
-	c.add([]byte("d"), []byte{6}, 0, 0, 0, limit) // full
+	c.add([]byte("a"), []byte{1}, 0, 0, 0, limit, 0)
+	c.add([]byte("a"), []byte{2}, 0, 0, 0, limit, 0)
+	c.add([]byte("b"), []byte{3}, 0, 0, 0, limit, 0)
+	c.add([]byte("b"), []byte{4}, 0, 0, 0, limit, 0)
+	c.add([]byte("c"), []byte{5}, 0, 0, 0, limit, 0)
+	c.add([]byte("d"), []byte{6}, 0, 0, 0, limit, 0) // full
 	for _, want := range []struct {
 		key  string
 		wire byte // 0: not cached
@@ -79,7 +79,7 @@ func TestAnswerCache_AddKeepsTheFirstAnswerAndTheLimit(t *testing.T) {
 // nothing or the one answer of its key, never another key's.
 func TestAnswerCache_ConcurrentAddsAndLookupsSeeOnlyTheirOwnAnswers(t *testing.T) {
 	const keys, workers = 2000, 4
-	c := newAnswerCache(nil)
+	c := newAnswerCache(nil, nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
 	for w := range workers {
@@ -94,7 +94,7 @@ func TestAnswerCache_ConcurrentAddsAndLookupsSeeOnlyTheirOwnAnswers(t *testing.T
 						errs <- fmt.Errorf("key %d got the answer of %d", k, int(e.wire[0])|int(e.wire[1])<<8)
 						return
 					}
-					c.add(key, []byte{byte(k), byte(k >> 8)}, 0, 0, 0, 1<<30)
+					c.add(key, []byte{byte(k), byte(k >> 8)}, 0, 0, 0, 1<<30, 0)
 				}
 			}
 		}()

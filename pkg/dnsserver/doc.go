@@ -19,7 +19,11 @@
 //     source address, with the option echoed back with the answer's scope; such answers are
 //     cached per (scope, geo tag) and database generation, never under the plain key, and the
 //     UDP read loop answers the cached ones by the query's ECS option or source address;
-//   - the packed-answer cache of each store snapshot, and the UDP read loop that answers its
+//   - online DNSSEC signing of the zones given a dnssec.Policy (Server.SetSigning): answers to
+//     requests with the DO bit carry the RRSIGs of their answer and authority RRsets, the
+//     DNSKEY RRset at the apex, DS or its denial at referrals, and NSEC or NSEC3 denial
+//     (dnssec.go, docs/dnssec.md); the signing lives in pkg/dnssec;
+//   - the packed-answer cache of each store snapshot and signing state, and the UDP read loop that answers its
 //     hits;
 //   - handing AXFR, IXFR and NOTIFY requests to the transfer unit (pkg/xfr, behind the narrow
 //     transferHandler interface), with the client's address and TSIG status, which it

@@ -79,13 +79,15 @@ func closestEncloser(z zonedb.ZoneVersion, qname string) string {
 // true when the answer is the same for every such query against snap (no
 // rotation, no weighted choice), so that it may be cached.
 func (s *Server) resolve(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg) bool {
-	return s.resolveGeo(snap, q, resp, nil)
+	return s.resolveGeo(snap, q, resp, nil, nil)
 }
 
 // resolveGeo is resolve for a client (g, nil for none): geo sets answer with g's choice,
-// which g.result records.
-func (s *Server) resolveGeo(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState) bool {
+// which g.result records; with sa (nil: unsigned), the DNSSEC work of a signed zone's answer
+// is recorded there (secAnswer).
+func (s *Server) resolveGeo(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState, sa *secAnswer) bool {
 	sel := s.newSelector()
+	sel.sec = sa
 	if g != nil {
 		// By value, so that g stays on the caller's stack.
 		sel.geo, sel.geoOn = *g, true
@@ -106,6 +108,9 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		return
 	}
 	resp.Authoritative = true
+	if sel.sec != nil && !sel.sec.zone(z) {
+		sel.sec = nil
+	}
 	seen := map[string]bool{}
 	name := qname
 	for range maxChase {
@@ -120,14 +125,16 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 			return
 		}
 		// 2. The name itself, or 3. a wildcard for it.
-		n, owner := z.Node(name), name
+		n, owner, wc, ce := z.Node(name), name, "", ""
 		if n == nil {
-			wc := "*." + closestEncloser(z, name)
+			ce = closestEncloser(z, name)
+			wc = "*." + ce
 			if n = z.Node(wc); n == nil {
 				// NXDOMAIN, also at the end of a CNAME chain: the rcode is
 				// that of the last name (RFC 6604 §3).
 				resp.Rcode = dns.RcodeNameError
 				resp.Ns = append(resp.Ns, negativeSOA(z))
+				sel.sec.need(proofNXDomain, name, "")
 				return
 			}
 		}
@@ -138,6 +145,7 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		if q.Qtype != dns.TypeCNAME && q.Qtype != dns.TypeANY && len(n.Sets(dns.TypeCNAME)) > 0 {
 			cname := sel.pick(n.Sets(dns.TypeCNAME), owner)
 			resp.Answer = append(resp.Answer, cname...)
+			sel.sec.synthesised(name, wc, ce, true)
 			target := dnswire.LookupName(cname[0].(*dns.CNAME).Target)
 			if !dnswire.IsSubdomain(target, z.Origin()) || seen[target] {
 				return // out of zone, or a loop: the client follows it
@@ -145,12 +153,8 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 			name = target
 			continue
 		}
-		var answer []dns.RR
-		if q.Qtype == dns.TypeANY {
-			answer = sel.anyType(n, owner)
-		} else {
-			answer = sel.pick(n.Sets(q.Qtype), owner)
-		}
+		answer := sel.answerAt(z, n, owner, q.Qtype)
+		sel.sec.synthesised(name, wc, ce, len(answer) > 0)
 		if len(answer) == 0 {
 			resp.Ns = append(resp.Ns, negativeSOA(z)) // NODATA (RFC 2308 §2.2)
 			return
@@ -162,6 +166,21 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 		}
 		return
 	}
+}
+
+// answerAt returns the records of node n (owner: the name asked, which a wildcard answers for)
+// that answer qtype: every type for ANY, and in a signed zone the key set's DNSKEY RRset and,
+// with NSEC3, the NSEC3PARAM record at the apex.
+func (sel *selector) answerAt(z zonedb.ZoneVersion, n *zonedb.Node, owner string, qtype uint16) []dns.RR {
+	switch {
+	case qtype == dns.TypeANY:
+		return sel.anyType(n, owner)
+	case qtype == dns.TypeDNSKEY && owner == z.Origin() && sel.sec != nil:
+		return sel.sec.dnskeys()
+	case qtype == dns.TypeNSEC3PARAM && owner == z.Origin() && sel.sec != nil && sel.sec.pol.NSEC3 != nil:
+		return []dns.RR{sel.sec.pol.NSEC3.Record(owner)}
+	}
+	return sel.pick(n.Sets(qtype), owner)
 }
 
 // anyType returns every record of node n for an ANY query, type by type in

@@ -198,6 +198,10 @@ type Server struct {
 
 	geoMemo   atomic.Pointer[geoMemo] // geo tables and geo questions of the last snapshot
 	geoCounts geoCounters
+
+	signMu  sync.Mutex                // serialises SetSigning
+	signing atomic.Pointer[signing]   // the zones signed and their policies (dnssec.go)
+	chains  atomic.Pointer[chainMemo] // denial chains and RRSIGs of the last snapshot and signing state
 }
 
 // Ready is a readiness check (controller-runtime's healthz.Checker): it fails
@@ -244,7 +248,8 @@ func NewServer(store *zonedb.Store, opts ServerOptions) (*Server, error) {
 		opts.AnswerCacheBytes = DefaultAnswerCacheBytes
 	}
 	s := &Server{store: store, opts: opts, rnd: globalRand{}}
-	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger})
+	s.xfr = xfr.New(store, xfr.Options{AllowTransfer: opts.AllowTransfer, TSIG: opts.TSIG, Metrics: opts.Metrics.transfers(), Logger: opts.Logger,
+		Signed: s.signedZone})
 	s.bufs.New = func() any { b := make([]byte, 0, 4096); return &b }
 	if opts.Rand != nil {
 		s.rnd = &lockedRand{src: opts.Rand}
@@ -507,7 +512,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 			rcode, bad = dns.RcodeFormatError, true // RFC 7871 §6
 		}
 	}
-	snap, size := s.store.Snapshot(), s.payloadSize(opt, udp)
+	snap, size, sg := s.store.Snapshot(), s.payloadSize(opt, udp), s.signing.Load()
 	var nameBuf [255]byte
 	var keyBuf [maxKeyLen + 3]byte
 	var qname, key []byte
@@ -540,7 +545,7 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	}
 	q := req.Question[0]
 	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
-	same := s.resolveGeo(snap, q, resp, &g)
+	same, renew := s.resolveSigned(snap, q, resp, &g, opt)
 	if q.Qclass == dns.ClassANY {
 		// "Responses to QCLASS=* queries can never be authoritative": a server
 		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
@@ -565,7 +570,32 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		memo.mu.Unlock()
 		key = appendGeoKey(key, g.gen, g.result.match)
 	}
-	return s.remember(snap, key, len(qname), resp, ecsLen)
+	return s.remember(cacheID{snap: snap, sg: sg, renew: renew}, key, len(qname), resp, ecsLen)
+}
+
+// cacheID is what a cached answer was computed against: a store snapshot, the signing state,
+// and when its signatures are made anew (0: unsigned).
+type cacheID struct {
+	snap  *zonedb.Snapshot
+	sg    *signing
+	renew int64
+}
+
+// resolveSigned is resolveGeo, and signs the answer when the request has the DO bit and the
+// zone is signed (signAnswer); it also returns when the answer's signatures are made anew
+// (Unix nanoseconds, 0: unsigned).
+func (s *Server) resolveSigned(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState, opt *dns.OPT) (bool, int64) {
+	sg := s.signingFor(opt)
+	if sg == nil {
+		return s.resolveGeo(snap, q, resp, g, nil), 0
+	}
+	sa := &secAnswer{sg: sg, wild: map[string]string{}}
+	same := s.resolveGeo(snap, q, resp, g, sa)
+	if sa.pol == nil {
+		return same, 0
+	}
+	s.signAnswer(snap, sa, resp)
+	return same, sa.renew.UnixNano()
 }
 
 // answerNonLookup answers what is not a lookup in the store: a TSIG failure (RFC 8945 §5.2:
@@ -675,10 +705,10 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 }
 
 // remember packs resp, the uncompressed answer to a query of key against
-// snap, and adds it to snap's answer cache. ecsLen is the number of ECS address
+// id, and adds it to the answer cache of id's snapshot and signing state. ecsLen is the number of ECS address
 // octets that end the answer (0 without ECS), which a cached copy replaces.
-func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns.Msg, ecsLen int) reply {
-	c := s.cacheFor(snap)
+func (s *Server) remember(id cacheID, key []byte, qlen int, resp *dns.Msg, ecsLen int) reply {
+	c := s.cacheFor(id.snap, id.sg)
 	if c == nil {
 		return reply{msg: resp}
 	}
@@ -686,7 +716,7 @@ func (s *Server) remember(snap *zonedb.Snapshot, key []byte, qlen int, resp *dns
 	if err != nil {
 		return reply{msg: resp} // WriteMsg reports it
 	}
-	c.add(key, wire, qlen, resp.Rcode, ecsLen, s.opts.AnswerCacheBytes)
+	c.add(key, wire, qlen, resp.Rcode, ecsLen, s.opts.AnswerCacheBytes, id.renew)
 	return reply{msg: resp, wire: wire}
 }
 
@@ -757,6 +787,7 @@ func (s *Server) newSelector() selector {
 // the answer depends on the query counter or the random source (an RRset of
 // several records, or a weighted choice), so that it is not cached.
 type selector struct {
+	sec    *secAnswer // a signed zone's DNSSEC work; nil: unsigned
 	turn   uint64
 	rnd    RandSource
 	varied bool

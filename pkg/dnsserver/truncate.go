@@ -87,23 +87,34 @@ func fit(resp *dns.Msg, size int) bool {
 }
 
 // rrsets splits a section into its RRsets: runs of records of one owner
-// (without case), type and class, as resolveWith appends them.
+// (without case), type and class, as resolveWith appends them, each with the RRSIGs that
+// follow it and cover its type (Server.sign puts them there), so that truncation keeps or
+// drops an RRset with its signatures.
 func rrsets(rrs []dns.RR) [][]dns.RR {
 	var out [][]dns.RR
 	for i := 0; i < len(rrs); {
 		h := rrs[i].Header()
 		j := i + 1
-		for j < len(rrs) {
-			g := rrs[j].Header()
-			if g.Rrtype != h.Rrtype || g.Class != h.Class || !strings.EqualFold(g.Name, h.Name) {
-				break
-			}
+		for j < len(rrs) && sameSet(h, rrs[j]) {
 			j++
 		}
 		out = append(out, rrs[i:j])
 		i = j
 	}
 	return out
+}
+
+// sameSet says whether rr belongs to the RRset of header h: of its owner, type and class, or
+// an RRSIG of its owner covering its type.
+func sameSet(h *dns.RR_Header, rr dns.RR) bool {
+	g := rr.Header()
+	if g.Class != h.Class || !strings.EqualFold(g.Name, h.Name) {
+		return false
+	}
+	if sig, ok := rr.(*dns.RRSIG); ok && h.Rrtype != dns.TypeRRSIG {
+		return sig.TypeCovered == h.Rrtype
+	}
+	return g.Rrtype == h.Rrtype
 }
 
 // moveOPTLast returns extra with its OPT record (placed first while fit

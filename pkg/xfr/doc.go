@@ -7,7 +7,8 @@
 //
 // What it owns:
 //   - AXFR (RFC 5936) and IXFR (RFC 1995) out: the full zone, or the condensed difference
-//     from the zone's journal (zonedb), in messages of about 16 KiB over TCP;
+//     from the zone's journal (zonedb), in messages of about 16 KiB over TCP; for a signed
+//     zone the signed full zone the server makes (Options.Signed), to AXFR and IXFR alike;
 //   - who may transfer: loopback clients, and those of Options.AllowTransfer, signed with
 //     Options.TSIG when there is one (RFC 8945);
 //   - NOTIFY (RFC 1996): sent to the secondaries after each zone change (Notifier, with

@@ -17,8 +17,8 @@ import (
 //   - over TCP, a client whose serial the journal reaches gets the condensed difference (§4,
 //     §5): current SOA, the client's SOA, the deleted records, current SOA, the added records,
 //     current SOA;
-//   - otherwise the whole zone as in AXFR (§4: "the server ... may respond with the entire
-//     zone").
+//   - otherwise, and for a signed zone (Options.Signed: the journal holds unsigned changes),
+//     the whole zone as in AXFR (§4: "the server ... may respond with the entire zone").
 func (h *Handler) ixfr(w dns.ResponseWriter, req, resp *dns.Msg, z zonedb.ZoneVersion, udp bool) *dns.Msg {
 	const kind = "ixfr"
 	client, ok := clientSerial(req, z.Origin())
@@ -38,8 +38,18 @@ func (h *Handler) ixfr(w dns.ResponseWriter, req, resp *dns.Msg, z zonedb.ZoneVe
 		return resp
 	}
 	from, deleted, added, ok := z.JournalSince(client)
-	if !ok {
-		h.writeTransfer(w, req, z, kind, ResultFull, fullZone(z))
+	signed, isSigned, err := h.signedZone(z)
+	if err != nil {
+		h.opts.Metrics.transferred(kind, ResultFailed)
+		h.opts.Logger.Error(err, "signing a zone transfer failed", "zone", z.Origin())
+		resp.Rcode = dns.RcodeServerFailure
+		return resp
+	}
+	if isSigned || !ok {
+		if !isSigned {
+			signed = unsignedZone(z)
+		}
+		h.writeTransfer(w, req, z, kind, ResultFull, signed)
 		return nil
 	}
 	rrs := make([]dns.RR, 0, len(deleted)+len(added)+4)
@@ -61,4 +71,12 @@ func clientSerial(req *dns.Msg, origin string) (uint32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// signedZone returns the full transfer of z when it is signed (Options.Signed).
+func (h *Handler) signedZone(z zonedb.ZoneVersion) ([]dns.RR, bool, error) {
+	if h.opts.Signed == nil {
+		return nil, false, nil
+	}
+	return h.opts.Signed(z)
 }

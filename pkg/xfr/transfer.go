@@ -50,13 +50,29 @@ func (h *Handler) ServeTransfer(w dns.ResponseWriter, req, resp *dns.Msg, c Clie
 	if req.Question[0].Qtype == dns.TypeIXFR {
 		return h.ixfr(w, req, resp, z, c.UDP)
 	}
-	h.writeTransfer(w, req, z, kind, ResultFull, fullZone(z))
+	rrs, err := h.fullZone(z)
+	if err != nil {
+		h.opts.Metrics.transferred(kind, ResultFailed)
+		h.opts.Logger.Error(err, "signing a zone transfer failed", "zone", z.Origin())
+		resp.Rcode = dns.RcodeServerFailure
+		return resp
+	}
+	h.writeTransfer(w, req, z, kind, ResultFull, rrs)
 	return nil
 }
 
-// fullZone returns the zone's records as a full transfer sends them: SOA, every set's
+// fullZone returns the records of a full transfer of z: signed (Options.Signed) when z is
+// signed, else unsignedZone.
+func (h *Handler) fullZone(z zonedb.ZoneVersion) ([]dns.RR, error) {
+	if rrs, ok, err := h.signedZone(z); ok || err != nil {
+		return rrs, err
+	}
+	return unsignedZone(z), nil
+}
+
+// unsignedZone returns the zone's records as a full transfer sends them: SOA, every set's
 // records in sortedSets order, SOA.
-func fullZone(z zonedb.ZoneVersion) []dns.RR {
+func unsignedZone(z zonedb.ZoneVersion) []dns.RR {
 	out := []dns.RR{z.SOA()}
 	for _, rs := range z.Sets() {
 		out = append(out, rs.RRs...)

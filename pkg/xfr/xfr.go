@@ -4,6 +4,7 @@ import (
 	"net/netip"
 
 	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -21,6 +22,10 @@ type Options struct {
 	Metrics *Metrics
 	// Logger reports transfers served and failed (V(1)) and NOTIFY messages received.
 	Logger logr.Logger
+	// Signed, when set, returns the records of a full transfer of a signed zone (SOA first and
+	// last, RRSIGs, DNSKEY, NSEC or NSEC3 included), or false for a zone served unsigned. A
+	// signed zone's IXFR is answered with the full zone: the journal holds unsigned changes.
+	Signed func(z zonedb.ZoneVersion) ([]dns.RR, bool, error)
 }
 
 // Client is what the server tells the transfer unit of the sender of a request.

@@ -1,0 +1,367 @@
+package dnsserver
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+	"github.com/dnsplane/dnsplane/internal/testing/ports"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
+)
+
+// unboundAddr is the loopback address the validating Unbound listens on.
+const unboundAddr = "127.0.0.27"
+
+// signedTree is a parent zone "test." (the trust anchor) on one embedded server delegating,
+// with DS, to signed child zones on another: example.test. (NSEC), nsec3.test. (NSEC3) and
+// bad.test., whose DS in the parent is of keys the child does not sign with.
+type signedTree struct {
+	parent, child *Server
+	anchor        []dns.RR // the DS set of test.
+	// servedBy is the address Unbound asks for a child zone, when not the child server's.
+	servedBy map[string]string
+}
+
+// childZones are the signed zones of the child server and their NSEC3 parameters.
+var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.test.": {}, "bad.test.": nil}
+
+// newSignedTree starts the two servers and signs every zone.
+func newSignedTree(t *testing.T) signedTree {
+	t.Helper()
+	childStore := newZones(t, zoneNames(childZones))
+	parentStore := newZones(t, []string{"test."})
+	child := startServer(t, childStore, ServerOptions{})
+	parent := startServer(t, parentStore, ServerOptions{})
+	var delegations []string
+	for zone, params := range childZones {
+		pol := signingPolicy(t, zone, params)
+		if err := child.SetSigning(zone, pol); err != nil {
+			t.Fatal(err)
+		}
+		published := pol.Keys
+		if zone == "bad.test." {
+			published = signingPolicy(t, zone, nil).Keys // a DS of keys the child does not have
+		}
+		delegations = append(delegations, zone+" 300 IN NS ns."+zone, "ns."+zone+" 300 IN A 127.0.0.1")
+		for _, ds := range published.DS(300, dnssec.Active) {
+			delegations = append(delegations, ds.String())
+		}
+	}
+	if err := parentStore.Update("test.", func(tx *zonedb.Tx) error {
+		for _, l := range delegations {
+			put(t, tx, "", nil, l)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	root := signingPolicy(t, "test.", nil)
+	if err := parent.SetSigning("test.", root); err != nil {
+		t.Fatal(err)
+	}
+	return signedTree{parent: parent, child: child, anchor: root.Keys.DS(300, dnssec.Active), servedBy: map[string]string{}}
+}
+
+func zoneNames(m map[string]*dnssec.NSEC3Params) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// newZones returns a store serving zones, each with the records the validation test asks for.
+func newZones(t *testing.T, zones []string) *zonedb.Store {
+	t.Helper()
+	s := zonedb.NewStore(zonedb.StoreOptions{NameServerAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.1")}})
+	if err := s.Load(); err != nil {
+		t.Fatal(err)
+	}
+	for _, z := range zones {
+		if _, err := s.CreateZone(z, zonedb.ZoneMeta{}); err != nil {
+			t.Fatal(err)
+		}
+		if z == "test." {
+			continue
+		}
+		if err := s.Update(z, func(tx *zonedb.Tx) error {
+			put(t, tx, "", nil, "www."+z+" 300 IN A 192.0.2.1")
+			put(t, tx, "", nil, "www."+z+" 300 IN AAAA 2001:db8::1")
+			put(t, tx, "", nil, "*.wild."+z+" 300 IN A 192.0.2.50")
+			put(t, tx, "", nil, "deep.ent."+z+" 300 IN A 192.0.2.2")
+			put(t, tx, "", nil, "alias."+z+" 300 IN CNAME www."+z)
+			put(t, tx, "", nil, "ins."+z+" 300 IN NS ns.elsewhere.example.") // no DS: insecure
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s
+}
+
+// unboundConf validates with the trust anchor %[4]s (a DS of test.), asking the parent server
+// (%[3]s) and the child's (stub zones %[5]s) through stub zones; everything under dir %[1]s,
+// listening on %[2]s. Names under test. are not Unbound's default local zone.
+const unboundConf = `server:
+    directory: "%[1]s"
+    pidfile: "%[1]s/unbound.pid"
+    interface: %[2]s
+    do-daemonize: no
+    use-syslog: no
+    logfile: ""
+    username: ""
+    chroot: ""
+    verbosity: 1
+    val-log-level: 2
+    do-not-query-localhost: no
+    access-control: 127.0.0.0/8 allow
+    module-config: "validator iterator"
+    qname-minimisation: no
+    aggressive-nsec: no
+    prefetch: no
+    local-zone: "test." nodefault
+    trust-anchor: "%[4]s"
+stub-zone:
+    name: "test."
+    stub-addr: %[3]s
+%[5]s`
+
+// atPort writes host:port as Unbound's host@port.
+func atPort(addr string) string {
+	host, port, _ := net.SplitHostPort(addr)
+	return host + "@" + port
+}
+
+// startUnbound runs a validating Unbound for tree until the test ends and returns its address.
+func startUnbound(t *testing.T, tree signedTree) string {
+	t.Helper()
+	dir := t.TempDir()
+	port := ports.TCPUDP(t, unboundAddr)
+	var stubs strings.Builder
+	for zone := range childZones {
+		addr := tree.child.Addr()
+		if a, ok := tree.servedBy[zone]; ok {
+			addr = a
+		}
+		fmt.Fprintf(&stubs, "stub-zone:\n    name: %q\n    stub-addr: %s\n", zone, atPort(addr))
+	}
+	anchor := strings.Join(strings.Fields(tree.anchor[0].String()), " ")
+	conf := filepath.Join(dir, "unbound.conf")
+	text := fmt.Sprintf(unboundConf, dir, unboundAddr+"@"+strconv.Itoa(port), atPort(tree.parent.Addr()), anchor, stubs.String())
+	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := exec.Command("unbound", "-d", "-c", conf)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("unbound: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		if t.Failed() {
+			t.Logf("unbound output:\n%s", out.String())
+		}
+	})
+	addr := net.JoinHostPort(unboundAddr, strconv.Itoa(port))
+	testrun.Eventually(t, 15*time.Second, "unbound answers on "+addr, func() error {
+		select {
+		case err := <-exited:
+			exited <- err
+			return fmt.Errorf("unbound exited: %v\n%s", err, out.String())
+		default:
+		}
+		c := &dns.Client{Net: "udp", Timeout: time.Second}
+		m := new(dns.Msg)
+		m.SetQuestion("test.", dns.TypeSOA)
+		_, _, err := c.Exchange(m, addr)
+		return err
+	})
+	return addr
+}
+
+// validationCase is one question and what a validator must make of it.
+type validationCase struct {
+	name   string
+	qtype  uint16
+	rcode  int
+	secure bool // AD from Unbound, "fully validated" from delv
+}
+
+// validationCases are the questions for each signed child zone z.
+func validationCases(z string) []validationCase {
+	return []validationCase{
+		{"www." + z, dns.TypeA, dns.RcodeSuccess, true},
+		{z, dns.TypeDNSKEY, dns.RcodeSuccess, true},
+		{"nothere." + z, dns.TypeA, dns.RcodeNameError, true},
+		{"www." + z, dns.TypeTXT, dns.RcodeSuccess, true},
+		{"ent." + z, dns.TypeA, dns.RcodeSuccess, true},
+		{"host.wild." + z, dns.TypeA, dns.RcodeSuccess, true},
+		{"host.wild." + z, dns.TypeMX, dns.RcodeSuccess, true},
+		{"alias." + z, dns.TypeA, dns.RcodeSuccess, true},
+		{"ins." + z, dns.TypeDS, dns.RcodeSuccess, true},
+		{z, dns.TypeNSEC3PARAM, dns.RcodeSuccess, true},
+	}
+}
+
+// TestDNSSEC_UnboundAndDelvValidate has Unbound resolve, and delv validate through it (delv
+// sets CD and validates on its own), positive answers, NXDOMAIN, NODATA, empty non-terminals,
+// wildcard answers and wildcard NODATA, CNAMEs and the denial of a DS, in an NSEC and an NSEC3
+// zone whose DS is in a signed parent zone, the trust anchor; and a zone whose DS in the parent
+// is not of its keys is bogus: SERVFAIL.
+func TestDNSSEC_UnboundAndDelvValidate(t *testing.T) {
+	hackrun.Need(t, "unbound", "unbound")
+	hackrun.Need(t, "bind9-dnsutils", "delv")
+	tree := newSignedTree(t)
+	cases := append(validationCases("example.test."), validationCases("nsec3.test.")...)
+	cases = append(cases, validationCase{"www.bad.test.", dns.TypeA, dns.RcodeServerFailure, false})
+	validate(t, tree, cases)
+}
+
+// TestDNSSEC_KnotSecondaryServesTheSignedZone: Knot, a secondary of the child server for the
+// NSEC3 zone, serves the signed zone it transferred as it is, and Unbound and delv validate its
+// answers as they do the embedded server's.
+func TestDNSSEC_KnotSecondaryServesTheSignedZone(t *testing.T) {
+	hackrun.Need(t, "knot", "knotd")
+	hackrun.Need(t, "unbound", "unbound")
+	hackrun.Need(t, "bind9-dnsutils", "delv")
+	tree := newSignedTree(t)
+	knot := startKnot(t, knotd(), tree.child.Addr(), "nsec3.test.")
+	testrun.Eventually(t, 15*time.Second, "knot serves nsec3.test.", func() error {
+		m := new(dns.Msg)
+		m.SetQuestion("nsec3.test.", dns.TypeDNSKEY)
+		m.SetEdns0(4096, true)
+		r, _, err := (&dns.Client{Net: "tcp", Timeout: time.Second}).Exchange(m, knot)
+		if err == nil && (!r.Authoritative || len(r.Answer) < 3) {
+			err = fmt.Errorf("DNSKEY answer %v", r)
+		}
+		return err
+	})
+	tree.servedBy["nsec3.test."] = knot
+	validate(t, tree, validationCases("nsec3.test."))
+}
+
+// validate asks Unbound for each case, and delv through it, and checks what they make of it.
+func validate(t *testing.T, tree signedTree, cases []validationCase) {
+	t.Helper()
+	resolver := startUnbound(t, tree)
+	anchors := writeDelvAnchors(t, tree.anchor)
+	for _, c := range cases {
+		what := c.name + " " + dns.TypeToString[c.qtype]
+		m := new(dns.Msg)
+		m.SetQuestion(c.name, c.qtype)
+		m.SetEdns0(1232, true)
+		resp := exchange(t, resolver, "udp", m)
+		if resp.Rcode != c.rcode || resp.AuthenticatedData != c.secure {
+			t.Errorf("unbound %s: %s AD=%v, want %s AD=%v", what, dns.RcodeToString[resp.Rcode], resp.AuthenticatedData,
+				dns.RcodeToString[c.rcode], c.secure)
+		}
+		out := delv(t, resolver, anchors, c.name, c.qtype)
+		validated, failed := strings.Contains(out, "fully validated"), strings.Contains(out, "resolution failed: failure")
+		if validated != c.secure || failed == c.secure {
+			t.Errorf("delv %s: fully validated %v, failed %v, want secure %v:\n%s", what, validated, failed, c.secure, out)
+		}
+	}
+}
+
+// writeDelvAnchors writes a delv trust-anchors file holding ds (static-ds) and returns its path.
+func writeDelvAnchors(t *testing.T, ds []dns.RR) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("trust-anchors {\n")
+	for _, rr := range ds {
+		d := rr.(*dns.DS)
+		fmt.Fprintf(&b, "    %s static-ds %d %d %d \"%s\";\n", d.Hdr.Name, d.KeyTag, d.Algorithm, d.DigestType, d.Digest)
+	}
+	b.WriteString("};\n")
+	path := filepath.Join(t.TempDir(), "anchors.conf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// delv asks delv, through the resolver at addr, for name/qtype validated from the anchors, and
+// returns its output.
+func delv(t *testing.T, addr, anchors, name string, qtype uint16) string {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "delv", "@"+host, "-p", port, "-a", anchors, "+root=test.", name, dns.TypeToString[qtype]).CombinedOutput()
+	return string(out)
+}
+
+// TestDNSSEC_TransferOfASignedZoneVerifies transfers the signed NSEC and NSEC3 zones (AXFR, and
+// IXFR from an old serial, which gets the whole signed zone) and has ldns-verify-zone check
+// every signature and the denial chain of the result.
+func TestDNSSEC_TransferOfASignedZoneVerifies(t *testing.T) {
+	hackrun.Need(t, "ldnsutils", "ldns-verify-zone")
+	zones := []string{"example.test.", "nsec3.test."}
+	srv := startServer(t, newZones(t, zones), ServerOptions{})
+	for _, z := range zones {
+		if err := srv.SetSigning(z, signingPolicy(t, z, childZones[z])); err != nil {
+			t.Fatal(err)
+		}
+		for _, qtype := range []uint16{dns.TypeAXFR, dns.TypeIXFR} {
+			m := new(dns.Msg)
+			if qtype == dns.TypeAXFR {
+				m.SetAxfr(z)
+			} else {
+				m.SetIxfr(z, 1, "ns1."+z, "hostmaster."+z)
+			}
+			rrs, err := transfer(m, srv.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			for _, rr := range rrs[:len(rrs)-1] { // the closing SOA
+				b.WriteString(rr.String() + "\n")
+			}
+			if out, err := ldnsVerify(t, b.String()); err != nil {
+				t.Errorf("%s %s: ldns-verify-zone: %v\n%s\n%s", dns.TypeToString[qtype], z, err, out, b.String())
+			}
+			// The control: a changed record does not verify.
+			if _, err := ldnsVerify(t, strings.Replace(b.String(), "192.0.2.1\n", "192.0.2.9\n", 1)); err == nil {
+				t.Errorf("%s %s: ldns-verify-zone takes a changed record", dns.TypeToString[qtype], z)
+			}
+		}
+	}
+}
+
+// ldnsVerify runs ldns-verify-zone over the zone text and returns its output; the error is
+// its exit status (0: every signature and the denial chain verify).
+func ldnsVerify(t *testing.T, zone string) (string, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "zone")
+	if err := os.WriteFile(path, []byte(zone), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ldns-verify-zone", path).CombinedOutput()
+	return string(out), err
+}
