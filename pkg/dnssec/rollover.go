@@ -17,8 +17,8 @@ const (
 	SchemeKSKZSK Scheme = "KSKZSK"
 )
 
-// Policy is what the rollover machine needs to know of a zone's DNSSEC settings.
-type Policy struct {
+// KeyPolicy is what the rollover machine needs to know of a zone's DNSSEC settings.
+type KeyPolicy struct {
 	Algorithm uint8
 	Scheme    Scheme
 	// KSKLifetime is the KSK's (or the CSK's) and ZSKLifetime the ZSK's; 0: rolled only by hand.
@@ -95,7 +95,7 @@ type Step struct {
 // Machine drives a zone's keys through their rollovers. It is pure: Next computes the next state
 // from the persisted one and an observation, and the same inputs give the same step.
 type Machine struct {
-	Policy Policy
+	Policy KeyPolicy
 	Make   KeyMaker
 }
 

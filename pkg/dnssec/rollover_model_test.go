@@ -44,7 +44,7 @@ type version struct {
 type world struct {
 	t        *testing.T
 	rng      *rand.Rand
-	pol      Policy
+	pol      KeyPolicy
 	zone     []version
 	parent   []version
 	maxDelay int
@@ -151,7 +151,7 @@ func fastKeys(rng *rand.Rand) KeyMaker {
 // runModel drives one seeded world for steps ticks and returns the rollovers it completed.
 func runModel(t *testing.T, seed uint64, scheme Scheme, steps int) (map[Role]int, error) {
 	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	pol := Policy{Algorithm: dns.ECDSAP256SHA256, Scheme: scheme,
+	pol := KeyPolicy{Algorithm: dns.ECDSAP256SHA256, Scheme: scheme,
 		KSKLifetime: time.Duration(40+rng.IntN(80)) * tick, ZSKLifetime: time.Duration(15+rng.IntN(40)) * tick,
 		DNSKEYTTL: time.Duration(1+rng.IntN(5)) * tick, MaxZoneTTL: time.Duration(1+rng.IntN(8)) * tick,
 		ParentDSTTL: time.Duration(1+rng.IntN(6)) * tick}

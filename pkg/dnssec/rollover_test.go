@@ -13,7 +13,7 @@ import (
 // once: each phase ends exactly when its wait does, and the key set it leaves is the one the
 // phase names.
 func TestMachine_ZSKRolloverWaitsForEachTTL(t *testing.T) {
-	pol := Policy{Algorithm: dns.ECDSAP256SHA256, Scheme: SchemeKSKZSK, ZSKLifetime: time.Hour,
+	pol := KeyPolicy{Algorithm: dns.ECDSAP256SHA256, Scheme: SchemeKSKZSK, ZSKLifetime: time.Hour,
 		DNSKEYTTL: 5 * time.Minute, MaxZoneTTL: 20 * time.Minute, ParentDSTTL: 10 * time.Minute}
 	m := Machine{Policy: pol, Make: fastKeys(rand.New(rand.NewPCG(1, 2)))}
 	at := func(d time.Duration) Observation {
@@ -58,7 +58,7 @@ func TestMachine_ZSKRolloverWaitsForEachTTL(t *testing.T) {
 // TestMachine_ResumesFromTheSecret: a rollover written to the Secret and read back by another
 // manager goes on from its phase, with the same keys.
 func TestMachine_ResumesFromTheSecret(t *testing.T) {
-	pol := Policy{Algorithm: dns.ED25519, Scheme: SchemeCSK, KSKLifetime: time.Hour,
+	pol := KeyPolicy{Algorithm: dns.ED25519, Scheme: SchemeCSK, KSKLifetime: time.Hour,
 		DNSKEYTTL: time.Minute, MaxZoneTTL: time.Minute, ParentDSTTL: time.Minute}
 	m := Machine{Policy: pol, Make: Generate}
 	st, err := m.Next(KeySet{Zone: "example.test."}, Observation{Now: t0})
