@@ -3,8 +3,8 @@
 // and denial logic that the embedded server and the zone writer use.
 //
 // What it owns:
-//   - the key set: generation of keys per algorithm and role, their states (Published, Active,
-//     Retired), which keys sign which RRsets, the DNSKEY RRset and the DS/CDS/CDNSKEY records
+//   - the key set: generation of keys per algorithm and role, their states (Generated, Published,
+//     Active, Retired), which keys sign which RRsets, the DNSKEY RRset and the DS/CDS/CDNSKEY records
 //     derived from the key-signing keys;
 //   - the rollover machine (Machine.Next): a pure function from the persisted key set (with the
 //     rollover in progress) and what the controller observed (every server answers the key
