@@ -149,10 +149,10 @@ type Result struct {
 	// future), wrapping its last query's error.
 	MemberErrs map[string]error
 	// ClockOffsets holds, by geo tag, each member whose record time is off this member's clock
-	// by more than Judge.MaxSkew (ahead), or by more than Judge.MaxSkew plus a third of the
-	// record's validity (behind: a record's time is its oldest probe's): the record's time
-	// minus this member's clock when it was first seen. A member whose time advances still
-	// counts.
+	// by more than Judge.MaxSkew (ahead), or by more than Judge.MaxSkew plus a third of
+	// min(the record's validity, Input.ValidityCap) (behind: a record's time is its oldest
+	// probe's; a writer's claim never widens it): the record's time minus this member's clock
+	// when it was first seen. A member whose time advances still counts.
 	ClockOffsets map[string]time.Duration
 	// Memory goes to the next call's Input.Memory.
 	Memory Memory
@@ -269,8 +269,8 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 			f := Freshness(*m.Record, prev, had, now, skew, in.ValidityCap)
 			seen[m.GeoTag], err = f.Sighting, f.Err
 			// A record's time is its oldest probe's: up to one probe interval (a third of its
-			// validity) behind its writer's clock without any skew.
-			if f.Offset > skew || f.Offset < -(skew+m.Record.ValidFor/3) {
+			// validity, as this reader caps it) behind its writer's clock without any skew.
+			if f.Offset > skew || f.Offset < -(skew+ownValidity(m.Record.ValidFor, in.ValidityCap)/3) {
 				res.ClockOffsets[m.GeoTag] = f.Offset
 			}
 		}
@@ -286,6 +286,15 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 	}
 	slices.SortFunc(heard, func(a, b heardMember) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
 	return heard, seen
+}
+
+// ownValidity is the validity this reader's own cap grants a record claiming validFor:
+// min(validFor, validityCap), validityCap <= 0 meaning MaxValidFor.
+func ownValidity(validFor, validityCap time.Duration) time.Duration {
+	if validityCap <= 0 {
+		validityCap = MaxValidFor
+	}
+	return min(validFor, validityCap)
 }
 
 // decideTarget gathers target a's votes (Self's own verdict and every heard member's, the
