@@ -221,13 +221,7 @@ func (j Judge) Decide(in Input) (Result, error) {
 		d := j.decideTarget(in, &res, heard, a, owners[a], now, &mem)
 		res.Targets = append(res.Targets, d)
 	}
-	if res.Isolated { // no quorum, no damping: the state waits for the next one
-		for a, f := range in.Memory.Flaps {
-			if slices.Contains(addrs, a) {
-				mem.Flaps[a] = f
-			}
-		}
-	}
+	j.keepFlaps(in, now, &mem)
 	res.Memory = mem
 	if err := answer(in, &res); err != nil {
 		return Result{}, err
@@ -336,25 +330,66 @@ func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.
 	return d
 }
 
-// damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
-// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
-// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
-// then). Damping only delays an Up, never a Down. mem.Flaps receives the new state.
-func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
-	window, dwell := j.FlapWindow, j.FlapDwell
+// keepFlaps carries into mem the damping state that no decision of this call replaced (every
+// target while isolated, and targets that are not candidates now), pruned by time alone: a
+// state is kept while its last Down is within FlapWindow + FlapDwell or its dwell is running.
+// A target kept that way also keeps its agreed decision, so that a target leaving the
+// candidates for a while (its owner's readiness, a member left out of the membership) comes
+// back as damped as it left.
+func (j Judge) keepFlaps(in Input, now time.Time, mem *Memory) {
+	window, dwell := j.flapTimes()
+	for a, f := range in.Memory.Flaps {
+		if _, decided := mem.Flaps[a]; decided || !f.recent(now, window, dwell) {
+			continue
+		}
+		if _, candidate := mem.Agreed[a]; candidate && !isolatedMem(mem) {
+			continue // decided now and no longer damped: the state is over
+		}
+		mem.Flaps[a] = f
+		if v, ok := in.Memory.Agreed[a]; ok && !isolatedMem(mem) {
+			mem.Agreed[a] = v
+		}
+	}
+}
+
+// isolatedMem: mem is the memory of an isolated decision.
+func isolatedMem(mem *Memory) bool { return !mem.IsolatedSince.IsZero() }
+
+// recent: f's last Down is within window+dwell of now, or its dwell is running.
+func (f Flap) recent(now time.Time, window, dwell time.Duration) bool {
+	if !f.UpSince.IsZero() && now.Sub(f.UpSince) < max(dwell, 0) {
+		return true
+	}
+	return slices.ContainsFunc(f.Downs, func(t time.Time) bool { return now.Sub(t) <= window+max(dwell, 0) })
+}
+
+// flapTimes returns FlapWindow and FlapDwell with their defaults applied.
+func (j Judge) flapTimes() (window, dwell time.Duration) {
+	window, dwell = j.FlapWindow, j.FlapDwell
 	if window <= 0 {
 		window = DefaultFlapWindow
 	}
 	if dwell == 0 {
 		dwell = DefaultFlapDwell
 	}
+	return window, dwell
+}
+
+// damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
+// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
+// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
+// then). Once damped (UpSince set), the dwell runs to its end even if the older Down leaves
+// the window meanwhile. Damping only delays an Up, never a Down. mem.Flaps receives the new
+// state.
+func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
+	window, dwell := j.flapTimes()
 	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
 	out, why := q, reason
 	upSince := time.Time{}
 	switch {
 	case q == Down && prev == Up:
 		downs = append(downs, now)
-	case q == Up && prev == Down && len(downs) >= 2 && dwell > 0:
+	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
 		upSince = f.UpSince
 		if upSince.IsZero() {
 			upSince = now
