@@ -26,8 +26,10 @@ const (
 	MaxRecordLen = 1024
 	// MaxGeoTagLen is the longest geo tag a record may carry (the API's primaryGeoTag bound).
 	MaxGeoTagLen = 63
-	// MaxValidFor is the longest validity a record may claim.
-	MaxValidFor = time.Hour
+	// MaxValidFor is the longest validity a record may claim: three times the API's longest
+	// probe interval (healthCheck.intervalSeconds, at most 3600), so that Validity grants
+	// three probe periods at every interval the API accepts.
+	MaxValidFor = 3 * time.Hour
 )
 
 // ErrBadRecord: a peer's verdict record was refused; the wrapping error says why.
@@ -187,7 +189,7 @@ func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Recor
 // Decode parses a peer's verdict record (Encode's format) and checks it strictly: at most
 // MaxRecordLen bytes, exactly the tokens in Encode's order separated by single spaces, the
 // version RecordVersion, the geo tag equal to geoTag (case-insensitively: the peer asked), a
-// positive issued time of at most 11 digits and a validity of 1 to 3600 seconds, both without
+// positive issued time of at most 11 digits and a validity of 1 s to MaxValidFor, both without
 // leading zeros, each list present only when not empty, in strict base64, a whole number of
 // addresses of its family, sorted without duplicates, no unspecified or IPv4-mapped address,
 // no target both up and down, and at most MaxVerdicts targets in all.
@@ -219,7 +221,7 @@ func Decode(value, geoTag string, known map[netip.Addr]bool) (Record, error) {
 	if !ok || at <= 0 {
 		return bad("token 3 %.80q: want at=<Unix seconds>", toks[2])
 	}
-	validFor, ok := number(toks[3], "for=", 4)
+	validFor, ok := number(toks[3], "for=", 5)
 	if !ok || validFor < 1 || validFor > int64(MaxValidFor/time.Second) {
 		return bad("token 4 %.80q: want for=<1 to %d seconds>", toks[3], int64(MaxValidFor/time.Second))
 	}
