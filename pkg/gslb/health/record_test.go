@@ -276,8 +276,12 @@ func TestFreshness(t *testing.T) {
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Minute), wantBelow: t0, wantBelowSeen: t0.Add(10 * time.Second)},
 		{name: "clock stepped back an hour: advances on the lower track", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(-time.Minute), t0, false)), now: t0.Add(time.Hour),
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0, wantBelowSeen: t0.Add(time.Hour), wantBelowAdv: true, offset: -time.Hour},
-		{name: "below both tracked times: the wall-clock rule, tracking unchanged", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(121 * time.Second), want: ErrStale,
+		{name: "below both tracked times: stale, tracking unchanged", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(121 * time.Second), want: ErrStale,
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0.Add(time.Minute), wantBelowSeen: t0},
+		{name: "below both tracked times, within the wall-clock rule: never counts", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(10 * time.Second), want: ErrStale,
+			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0.Add(time.Minute), wantBelowSeen: t0},
+		{name: "the highest time again: the lower track is kept", r: r, prev: ptr(lower(seenAt(t0, t0, true), t0.Add(-time.Minute), t0, false)), now: t0.Add(10 * time.Second),
+			wantAdv: true, wantFirst: t0, wantBelow: t0.Add(-time.Minute), wantBelowSeen: t0},
 	} {
 		var prev Sighting
 		if tc.prev != nil {
