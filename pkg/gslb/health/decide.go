@@ -82,8 +82,11 @@ type Input struct {
 	// every witness, one per geo tag (an entry for Self, and any but the first for a geo tag,
 	// are ignored). n, the membership's size, is len(Members)+1.
 	Members []Member
-	// ValidityCap bounds the validity this reader grants any record: min(Record.ValidFor,
-	// ValidityCap); <= 0 means MaxValidFor.
+	// ValidityCap is this reader's own record validity (Validity of its own settings); <= 0
+	// means MaxValidFor. A record counts for min(Record.ValidFor, max(ValidityCap,
+	// min(Record.ValidFor, MaxValidFor))): its claim, never more than MaxValidFor; a claim
+	// longer than ValidityCap is reported (Result.LongValidity). Clock offsets behind are
+	// judged against min(Record.ValidFor, ValidityCap).
 	ValidityCap time.Duration
 	// Hold is healthCheck.isolationHoldSeconds; AfterHold says what happens after it.
 	Hold      time.Duration
@@ -154,6 +157,12 @@ type Result struct {
 	// probe's; a writer's claim never widens it): the record's time minus this member's clock
 	// when it was first seen. A member whose time advances still counts.
 	ClockOffsets map[string]time.Duration
+	// LongValidity holds, by geo tag, each member whose record claims a validity longer than
+	// this reader's own (Input.ValidityCap): the validity granted to it (its claim, at most
+	// MaxValidFor). Such a member republishes less often than this one (a longer
+	// --gslb-interval or intervalSeconds), so its records count for their claim; the fleet's
+	// settings differ and the controller warns, naming the member.
+	LongValidity map[string]time.Duration
 	// Memory goes to the next call's Input.Memory.
 	Memory Memory
 }
@@ -198,7 +207,8 @@ type Judge struct {
 // The error is gslb.Strategy.Compute's (an invalid strategy).
 func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
-	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{}}
+	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{},
+		LongValidity: map[string]time.Duration{}}
 	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
 	heard, seen := j.hear(in, now, &res)
 	mem.Seen = seen
@@ -260,7 +270,10 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 			}
 		} else {
 			prev, had := in.Memory.Seen[m.GeoTag]
-			f := Freshness(*m.Record, prev, had, now, skew, in.ValidityCap)
+			f := Freshness(*m.Record, prev, had, now, skew, readerCap(m.Record.ValidFor, in.ValidityCap))
+			if own := ownValidity(MaxValidFor, in.ValidityCap); m.Record.ValidFor > own {
+				res.LongValidity[m.GeoTag] = min(m.Record.ValidFor, MaxValidFor)
+			}
 			seen[m.GeoTag], err = f.Sighting, f.Err
 			// A record's time is its oldest probe's: up to one probe interval (a third of its
 			// validity, as this reader caps it) behind its writer's clock without any skew.
@@ -280,6 +293,14 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 	}
 	slices.SortFunc(heard, func(a, b heardMember) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
 	return heard, seen
+}
+
+// readerCap is the validity cap this reader applies to a record claiming validFor: the
+// longer of its own cap (validityCap, <= 0 meaning MaxValidFor) and the claim bounded by
+// MaxValidFor. A member whose longer --gslb-interval or intervalSeconds makes it republish
+// less often than this reader's own validity stays heard; no claim counts past MaxValidFor.
+func readerCap(validFor, validityCap time.Duration) time.Duration {
+	return max(ownValidity(MaxValidFor, validityCap), min(validFor, MaxValidFor))
 }
 
 // ownValidity is the validity this reader's own cap grants a record claiming validFor:
