@@ -82,8 +82,11 @@ type Input struct {
 	// every witness, one per geo tag (an entry for Self, and any but the first for a geo tag,
 	// are ignored). n, the membership's size, is len(Members)+1.
 	Members []Member
-	// ValidityCap bounds the validity this reader grants any record: min(Record.ValidFor,
-	// ValidityCap); <= 0 means MaxValidFor.
+	// ValidityCap is this reader's own record validity (Validity of its own settings); <= 0
+	// means MaxValidFor. A record counts for min(Record.ValidFor, max(ValidityCap,
+	// min(Record.ValidFor, MaxValidFor))): its claim, never more than MaxValidFor; a claim
+	// longer than ValidityCap is reported (Result.LongValidity). Clock offsets behind are
+	// judged against min(Record.ValidFor, ValidityCap).
 	ValidityCap time.Duration
 	// Hold is healthCheck.isolationHoldSeconds; AfterHold says what happens after it.
 	Hold      time.Duration
@@ -149,11 +152,17 @@ type Result struct {
 	// future), wrapping its last query's error.
 	MemberErrs map[string]error
 	// ClockOffsets holds, by geo tag, each member whose record time is off this member's clock
-	// by more than Judge.MaxSkew (ahead), or by more than Judge.MaxSkew plus a third of the
-	// record's validity (behind: a record's time is its oldest probe's): the record's time
-	// minus this member's clock when it was first seen. A member whose time advances still
-	// counts.
+	// by more than Judge.MaxSkew (ahead), or by more than Judge.MaxSkew plus a third of
+	// min(the record's validity, Input.ValidityCap) (behind: a record's time is its oldest
+	// probe's; a writer's claim never widens it): the record's time minus this member's clock
+	// when it was first seen. A member whose time advances still counts.
 	ClockOffsets map[string]time.Duration
+	// LongValidity holds, by geo tag, each member whose record claims a validity longer than
+	// this reader's own (Input.ValidityCap): the validity granted to it (its claim, at most
+	// MaxValidFor). Such a member republishes less often than this one (a longer
+	// --gslb-interval or intervalSeconds), so its records count for their claim; the fleet's
+	// settings differ and the controller warns, naming the member.
+	LongValidity map[string]time.Duration
 	// Memory goes to the next call's Input.Memory.
 	Memory Memory
 }
@@ -198,7 +207,8 @@ type Judge struct {
 // The error is gslb.Strategy.Compute's (an invalid strategy).
 func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
-	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{}}
+	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{},
+		LongValidity: map[string]time.Duration{}}
 	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
 	heard, seen := j.hear(in, now, &res)
 	mem.Seen = seen
@@ -221,13 +231,7 @@ func (j Judge) Decide(in Input) (Result, error) {
 		d := j.decideTarget(in, &res, heard, a, owners[a], now, &mem)
 		res.Targets = append(res.Targets, d)
 	}
-	if res.Isolated { // no quorum, no damping: the state waits for the next one
-		for a, f := range in.Memory.Flaps {
-			if slices.Contains(addrs, a) {
-				mem.Flaps[a] = f
-			}
-		}
-	}
+	j.keepFlaps(in, now, &mem)
 	res.Memory = mem
 	if err := answer(in, &res); err != nil {
 		return Result{}, err
@@ -266,11 +270,14 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 			}
 		} else {
 			prev, had := in.Memory.Seen[m.GeoTag]
-			f := Freshness(*m.Record, prev, had, now, skew, in.ValidityCap)
+			f := Freshness(*m.Record, prev, had, now, skew, readerCap(m.Record.ValidFor, in.ValidityCap))
+			if own := ownValidity(MaxValidFor, in.ValidityCap); m.Record.ValidFor > own {
+				res.LongValidity[m.GeoTag] = min(m.Record.ValidFor, MaxValidFor)
+			}
 			seen[m.GeoTag], err = f.Sighting, f.Err
 			// A record's time is its oldest probe's: up to one probe interval (a third of its
-			// validity) behind its writer's clock without any skew.
-			if f.Offset > skew || f.Offset < -(skew+m.Record.ValidFor/3) {
+			// validity, as this reader caps it) behind its writer's clock without any skew.
+			if f.Offset > skew || f.Offset < -(skew+ownValidity(m.Record.ValidFor, in.ValidityCap)/3) {
 				res.ClockOffsets[m.GeoTag] = f.Offset
 			}
 		}
@@ -286,6 +293,23 @@ func (j Judge) hear(in Input, now time.Time, res *Result) ([]heardMember, map[st
 	}
 	slices.SortFunc(heard, func(a, b heardMember) int { return cmp.Compare(a.GeoTag, b.GeoTag) })
 	return heard, seen
+}
+
+// readerCap is the validity cap this reader applies to a record claiming validFor: the
+// longer of its own cap (validityCap, <= 0 meaning MaxValidFor) and the claim bounded by
+// MaxValidFor. A member whose longer --gslb-interval or intervalSeconds makes it republish
+// less often than this reader's own validity stays heard; no claim counts past MaxValidFor.
+func readerCap(validFor, validityCap time.Duration) time.Duration {
+	return max(ownValidity(MaxValidFor, validityCap), min(validFor, MaxValidFor))
+}
+
+// ownValidity is the validity this reader's own cap grants a record claiming validFor:
+// min(validFor, validityCap), validityCap <= 0 meaning MaxValidFor.
+func ownValidity(validFor, validityCap time.Duration) time.Duration {
+	if validityCap <= 0 {
+		validityCap = MaxValidFor
+	}
+	return min(validFor, validityCap)
 }
 
 // decideTarget gathers target a's votes (Self's own verdict and every heard member's, the
@@ -327,25 +351,66 @@ func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.
 	return d
 }
 
-// damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
-// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
-// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
-// then). Damping only delays an Up, never a Down. mem.Flaps receives the new state.
-func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
-	window, dwell := j.FlapWindow, j.FlapDwell
+// keepFlaps carries into mem the damping state that no decision of this call replaced (every
+// target while isolated, and targets that are not candidates now), pruned by time alone: a
+// state is kept while its last Down is within FlapWindow + FlapDwell or its dwell is running.
+// A target kept that way also keeps its agreed decision, so that a target leaving the
+// candidates for a while (its owner's readiness, a member left out of the membership) comes
+// back as damped as it left.
+func (j Judge) keepFlaps(in Input, now time.Time, mem *Memory) {
+	window, dwell := j.flapTimes()
+	for a, f := range in.Memory.Flaps {
+		if _, decided := mem.Flaps[a]; decided || !f.recent(now, window, dwell) {
+			continue
+		}
+		if _, candidate := mem.Agreed[a]; candidate && !isolatedMem(mem) {
+			continue // decided now and no longer damped: the state is over
+		}
+		mem.Flaps[a] = f
+		if v, ok := in.Memory.Agreed[a]; ok && !isolatedMem(mem) {
+			mem.Agreed[a] = v
+		}
+	}
+}
+
+// isolatedMem: mem is the memory of an isolated decision.
+func isolatedMem(mem *Memory) bool { return !mem.IsolatedSince.IsZero() }
+
+// recent: f's last Down is within window+dwell of now, or its dwell is running.
+func (f Flap) recent(now time.Time, window, dwell time.Duration) bool {
+	if !f.UpSince.IsZero() && now.Sub(f.UpSince) < max(dwell, 0) {
+		return true
+	}
+	return slices.ContainsFunc(f.Downs, func(t time.Time) bool { return now.Sub(t) <= window+max(dwell, 0) })
+}
+
+// flapTimes returns FlapWindow and FlapDwell with their defaults applied.
+func (j Judge) flapTimes() (window, dwell time.Duration) {
+	window, dwell = j.FlapWindow, j.FlapDwell
 	if window <= 0 {
 		window = DefaultFlapWindow
 	}
 	if dwell == 0 {
 		dwell = DefaultFlapDwell
 	}
+	return window, dwell
+}
+
+// damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
+// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
+// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
+// then). Once damped (UpSince set), the dwell runs to its end even if the older Down leaves
+// the window meanwhile. Damping only delays an Up, never a Down. mem.Flaps receives the new
+// state.
+func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
+	window, dwell := j.flapTimes()
 	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
 	out, why := q, reason
 	upSince := time.Time{}
 	switch {
 	case q == Down && prev == Up:
 		downs = append(downs, now)
-	case q == Up && prev == Down && len(downs) >= 2 && dwell > 0:
+	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
 		upSince = f.UpSince
 		if upSince.IsZero() {
 			upSince = now

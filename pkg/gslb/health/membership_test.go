@@ -143,24 +143,32 @@ func TestDecide_OwnersDoNotVote(t *testing.T) {
 	}
 }
 
-// TestDecide_ReaderCapsValidity: ap claims a validity of an hour; the reader counts its record
-// for at most its own cap.
-func TestDecide_ReaderCapsValidity(t *testing.T) {
-	j, clk := judge()
-	long := &Record{GeoTag: "ap", IssuedAt: t0, ValidFor: time.Hour, Down: as(eu4)}
-	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(), ValidityCap: 90 * time.Second,
-		Own:     map[netip.Addr]Verdict{eu4: Down},
-		Members: []Member{{GeoTag: "eu", Record: rec("eu", nil, nil)}, {GeoTag: "ap", Record: long}}}
-	res := decide(t, j, in)
-	if decision(t, res, eu4).Decision != Down {
-		t.Fatalf("fresh: %+v", res.Targets)
-	}
-	clk.SetTime(t0.Add(200 * time.Second))
-	in.Memory = res.Memory
-	in.Members[0].Record = &Record{GeoTag: "eu", IssuedAt: t0.Add(200 * time.Second), ValidFor: 90 * time.Second}
-	res = decide(t, j, in)
-	if d := decision(t, res, eu4); d.Decision != Up || !errors.Is(res.MemberErrs["ap"], ErrStale) {
-		t.Fatalf("ap's hour-long record counted past the reader's cap: %+v, ap %v", d, res.MemberErrs["ap"])
+// TestDecide_LongerValidityElsewhereIsBoundedAndReported: ap claims a validity of an hour (a
+// longer --gslb-interval there) while this reader's own is 90 s: ap's record counts for its
+// claim, and ap is reported in LongValidity; a claim past MaxValidFor counts for MaxValidFor
+// only.
+func TestDecide_LongerValidityElsewhereIsBoundedAndReported(t *testing.T) {
+	for _, claim := range []time.Duration{time.Hour, 2 * MaxValidFor} {
+		j, clk := judge()
+		granted := min(claim, MaxValidFor)
+		long := &Record{GeoTag: "ap", IssuedAt: t0, ValidFor: claim, Down: as(eu4)}
+		in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(), ValidityCap: 90 * time.Second,
+			Own:     map[netip.Addr]Verdict{eu4: Down},
+			Members: []Member{{GeoTag: "eu", Record: rec("eu", nil, nil)}, {GeoTag: "ap", Record: long}}}
+		res := decide(t, j, in)
+		if decision(t, res, eu4).Decision != Down || res.LongValidity["ap"] != granted {
+			t.Fatalf("claim %s, fresh: %+v, long validity %v", claim, res.Targets, res.LongValidity)
+		}
+		for _, at := range []time.Duration{200 * time.Second, granted, granted + time.Second} {
+			clk.SetTime(t0.Add(at))
+			in.Memory = res.Memory
+			in.Members[0].Record = &Record{GeoTag: "eu", IssuedAt: t0.Add(at), ValidFor: 90 * time.Second}
+			res = decide(t, j, in)
+			stale := errors.Is(res.MemberErrs["ap"], ErrStale)
+			if d := decision(t, res, eu4); stale != (at > granted) || (d.Decision == Down) == stale {
+				t.Fatalf("claim %s, %s after first sight: %+v, ap %v", claim, at, d, res.MemberErrs["ap"])
+			}
+		}
 	}
 }
 

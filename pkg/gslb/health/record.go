@@ -26,8 +26,10 @@ const (
 	MaxRecordLen = 1024
 	// MaxGeoTagLen is the longest geo tag a record may carry (the API's primaryGeoTag bound).
 	MaxGeoTagLen = 63
-	// MaxValidFor is the longest validity a record may claim.
-	MaxValidFor = time.Hour
+	// MaxValidFor is the longest validity a record may claim: three times the API's longest
+	// probe interval (healthCheck.intervalSeconds, at most 3600), so that Validity grants
+	// three probe periods at every interval the API accepts.
+	MaxValidFor = 3 * time.Hour
 )
 
 // ErrBadRecord: a peer's verdict record was refused; the wrapping error says why.
@@ -187,7 +189,7 @@ func DecodeTXT(rrs [][]string, geoTag string, known map[netip.Addr]bool) (*Recor
 // Decode parses a peer's verdict record (Encode's format) and checks it strictly: at most
 // MaxRecordLen bytes, exactly the tokens in Encode's order separated by single spaces, the
 // version RecordVersion, the geo tag equal to geoTag (case-insensitively: the peer asked), a
-// positive issued time of at most 11 digits and a validity of 1 to 3600 seconds, both without
+// positive issued time of at most 11 digits and a validity of 1 s to MaxValidFor, both without
 // leading zeros, each list present only when not empty, in strict base64, a whole number of
 // addresses of its family, sorted without duplicates, no unspecified or IPv4-mapped address,
 // no target both up and down, and at most MaxVerdicts targets in all.
@@ -219,7 +221,7 @@ func Decode(value, geoTag string, known map[netip.Addr]bool) (Record, error) {
 	if !ok || at <= 0 {
 		return bad("token 3 %.80q: want at=<Unix seconds>", toks[2])
 	}
-	validFor, ok := number(toks[3], "for=", 4)
+	validFor, ok := number(toks[3], "for=", 5)
 	if !ok || validFor < 1 || validFor > int64(MaxValidFor/time.Second) {
 		return bad("token 4 %.80q: want for=<1 to %d seconds>", toks[3], int64(MaxValidFor/time.Second))
 	}
@@ -359,18 +361,24 @@ type Fresh struct {
 // validityCap) (validityCap <= 0: MaxValidFor). The reader tracks two times: the highest record
 // time it has seen (Sighting.At) and the highest of the times below it seen since (Below).
 //
-//   - r's time advanced past the tracked time: fresh; tracked from now (by advance).
-//   - r's time equals the tracked time, reached by an advance: fresh while now - its first
-//     sight <= v. A dead member's frozen record stops counting one validity after it stopped
-//     advancing, whatever the two clocks say.
-//   - otherwise (first sight after a (re)start, or a time below the tracked one): the
-//     wall-clock rule at - skew <= now <= at + v + skew, and at most v after its first sight.
+// A record counts only when:
 //
-// A record older than the highest time seen is judged on the lower track, never by resetting
-// the highest: a writer whose clock stepped back advances on the lower track and counts again
-// from its second record, while old records read again (servers of a dead member's zone that
-// serve different versions, a replay) never advance either track, so they stop counting one
-// validity (plus skew) after they were issued or first seen.
+//   - its time advances a track (past the highest time, or past the lower track's time while
+//     below the highest): fresh; tracked from now (by advance). An advance of the highest
+//     time starts the lower track over;
+//   - its time equals a tracked time (the lower track starts at the first time seen below the
+//     highest): fresh while now - that time's first sight <= v, and, when that time was never
+//     reached by an advance, under the wall-clock rule at - skew <= now <= at + v + skew too.
+//     A dead member's frozen record stops counting one validity after it stopped advancing,
+//     whatever the two clocks say;
+//   - it is the first sight ever of the member (no tracking, after a (re)start): the
+//     wall-clock rule.
+//
+// Reading the highest time again keeps the lower track, and a time below both tracked times
+// never counts (the tracking unchanged): old records read again (servers of a dead member's
+// zone that serve different versions, a replay) never get a new first sight, so they stop
+// counting one validity after they were first seen. A writer whose clock stepped back
+// advances on the lower track and counts again from its second record.
 //
 // A member whose clock is off by more than skew is counted once its time advances; its offset
 // is reported either way.
@@ -383,14 +391,18 @@ func Freshness(r Record, prev Sighting, had bool, now time.Time, skew, validityC
 	top := mark{At: prev.At, FirstSeen: prev.FirstSeen, Advanced: prev.Advanced}
 	below := mark{At: prev.Below, FirstSeen: prev.BelowSeen, Advanced: prev.BelowAdvanced}
 	switch {
-	case !had || !at.Before(prev.At):
+	case !had || at.After(prev.At): // first sight, or an advance: the lower track starts over
 		top, f := j.judge(at, top, had)
 		return f.with(top, mark{})
+	case at.Equal(prev.At): // the highest time again: the lower track is kept
+		top, f := j.judge(at, top, true)
+		return f.with(top, below)
 	case prev.Below.IsZero() || !at.Before(prev.Below):
 		below, f := j.judge(at, below, !prev.Below.IsZero())
 		return f.with(top, below)
-	default: // below both tracked times: the wall-clock rule alone, the tracking unchanged
-		_, f := j.judge(at, mark{}, false)
+	default: // below both tracked times: never counts, the tracking unchanged
+		f := Fresh{Err: fmt.Errorf("record time %s below both tracked times (%s, %s): an old record read again: %w",
+			at.UTC().Format(time.RFC3339), prev.Below.UTC().Format(time.RFC3339), prev.At.UTC().Format(time.RFC3339), ErrStale)}
 		return f.with(top, below)
 	}
 }

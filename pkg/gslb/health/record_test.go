@@ -137,19 +137,19 @@ func TestEncode_RefusesWhatNoPeerWouldAccept(t *testing.T) {
 		many[i] = netip.AddrFrom4([4]byte{192, 0, 2, byte(i + 1)})
 	}
 	for name, mod := range map[string]func(*Record){
-		"empty geo tag":         func(r *Record) { r.GeoTag = "" },
-		"geo tag with a space":  func(r *Record) { r.GeoTag = "e u" },
-		"geo tag with =":        func(r *Record) { r.GeoTag = "e=u" },
-		"long geo tag":          func(r *Record) { r.GeoTag = strings.Repeat("g", 64) },
-		"no time":               func(r *Record) { r.IssuedAt = time.Time{} },
-		"validity below 1s":     func(r *Record) { r.ValidFor = 0 },
-		"validity over an hour": func(r *Record) { r.ValidFor = time.Hour + time.Second },
-		"33 targets":            func(r *Record) { r.Up = many },
-		"unspecified":           func(r *Record) { r.Down = addrs("0.0.0.0") },
-		"IPv4-mapped":           func(r *Record) { r.Up = addrs("::ffff:192.0.2.1") },
-		"zone":                  func(r *Record) { r.Up = addrs("fe80::1%eth0") },
-		"zero address":          func(r *Record) { r.Up = []netip.Addr{{}} },
-		"both up and down":      func(r *Record) { r.Up, r.Down = addrs("192.0.2.1"), addrs("192.0.2.1") },
+		"empty geo tag":             func(r *Record) { r.GeoTag = "" },
+		"geo tag with a space":      func(r *Record) { r.GeoTag = "e u" },
+		"geo tag with =":            func(r *Record) { r.GeoTag = "e=u" },
+		"long geo tag":              func(r *Record) { r.GeoTag = strings.Repeat("g", 64) },
+		"no time":                   func(r *Record) { r.IssuedAt = time.Time{} },
+		"validity below 1s":         func(r *Record) { r.ValidFor = 0 },
+		"validity over MaxValidFor": func(r *Record) { r.ValidFor = MaxValidFor + time.Second },
+		"33 targets":                func(r *Record) { r.Up = many },
+		"unspecified":               func(r *Record) { r.Down = addrs("0.0.0.0") },
+		"IPv4-mapped":               func(r *Record) { r.Up = addrs("::ffff:192.0.2.1") },
+		"zone":                      func(r *Record) { r.Up = addrs("fe80::1%eth0") },
+		"zero address":              func(r *Record) { r.Up = []netip.Addr{{}} },
+		"both up and down":          func(r *Record) { r.Up, r.Down = addrs("192.0.2.1"), addrs("192.0.2.1") },
 	} {
 		r := ok
 		mod(&r)
@@ -177,7 +177,7 @@ func TestDecode_RefusesGarbage(t *testing.T) {
 		{"time of 12 digits", "dpv1 geo=eu at=176478480000 for=90"},
 		{"time with a sign", "dpv1 geo=eu at=+1764784800 for=90"},
 		{"validity 0", "dpv1 geo=eu at=1764784800 for=0"},
-		{"validity over an hour", "dpv1 geo=eu at=1764784800 for=3601"},
+		{"validity over three hours", "dpv1 geo=eu at=1764784800 for=10801"},
 		{"validity in hex", "dpv1 geo=eu at=1764784800 for=0x5a"},
 		{"unknown field", head + " x4=wAACAQ"},
 		{"field without =", head + " u4"},
@@ -276,8 +276,12 @@ func TestFreshness(t *testing.T) {
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Minute), wantBelow: t0, wantBelowSeen: t0.Add(10 * time.Second)},
 		{name: "clock stepped back an hour: advances on the lower track", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(-time.Minute), t0, false)), now: t0.Add(time.Hour),
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0, wantBelowSeen: t0.Add(time.Hour), wantBelowAdv: true, offset: -time.Hour},
-		{name: "below both tracked times: the wall-clock rule, tracking unchanged", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(121 * time.Second), want: ErrStale,
+		{name: "below both tracked times: stale, tracking unchanged", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(121 * time.Second), want: ErrStale,
 			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0.Add(time.Minute), wantBelowSeen: t0},
+		{name: "below both tracked times, within the wall-clock rule: never counts", r: r, prev: ptr(lower(seenAt(t0.Add(time.Hour), t0, true), t0.Add(time.Minute), t0, false)), now: t0.Add(10 * time.Second), want: ErrStale,
+			wantAdv: true, wantFirst: t0, wantAt: t0.Add(time.Hour), wantBelow: t0.Add(time.Minute), wantBelowSeen: t0},
+		{name: "the highest time again: the lower track is kept", r: r, prev: ptr(lower(seenAt(t0, t0, true), t0.Add(-time.Minute), t0, false)), now: t0.Add(10 * time.Second),
+			wantAdv: true, wantFirst: t0, wantBelow: t0.Add(-time.Minute), wantBelowSeen: t0},
 	} {
 		var prev Sighting
 		if tc.prev != nil {
@@ -343,7 +347,8 @@ func TestValidity(t *testing.T) {
 		{60 * time.Second, 30 * time.Second, 180 * time.Second},
 		{0, 0, time.Second},
 		{1500 * time.Millisecond, 0, 4 * time.Second},
-		{time.Hour, 0, MaxValidFor},
+		{time.Hour, 0, 3 * time.Hour},
+		{2 * time.Hour, 0, MaxValidFor},
 	} {
 		if got := Validity(tc.probe, tc.reconcile); got != tc.want {
 			t.Errorf("Validity(%s, %s) = %s, want %s", tc.probe, tc.reconcile, got, tc.want)

@@ -101,13 +101,15 @@ func (s ProbeState) Observe(o Outcome, th Thresholds) ProbeState {
 // persists it (the zero value is a fresh start).
 type Memory struct {
 	// Agreed is every candidate's last decision taken while this member was not isolated:
-	// the last agreed answer, kept while isolated.
+	// the last agreed answer, kept while isolated; a target that left the candidates keeps
+	// its entry for as long as its damping state is kept (Flaps).
 	Agreed map[netip.Addr]Verdict
 	// IsolatedSince is when this member last became isolated; zero while it is not.
 	IsolatedSince time.Time
 	// Seen is, by member geo tag, the freshness tracking of its record (Freshness).
 	Seen map[string]Sighting
-	// Flaps is the damping state of every target that went Down recently (Judge.FlapWindow).
+	// Flaps is the damping state of every target that went Down recently: kept, candidate or
+	// not, while its last Down is within Judge.FlapWindow + Judge.FlapDwell or its dwell runs.
 	Flaps map[netip.Addr]Flap
 }
 
