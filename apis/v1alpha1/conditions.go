@@ -260,11 +260,12 @@ const (
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a
-// zone, an SOA answer, a parent, the scraper or an approval) rather than a failure: its Events
-// are Normal, not Warning.
+// zone, an SOA answer, a parent, the scraper, an approval, a signer or a DS) or a state the
+// spec asks for (Unsigned) rather than a failure: its Events are Normal, not Warning.
 func IsWaitingReason(reason string) bool {
 	switch reason {
-	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval:
+	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval,
+		ReasonSigning, ReasonDSPending, ReasonUnsigned:
 		return true
 	}
 	return false
