@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -81,8 +82,11 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s; the zone's server signs with them once the zone is available", keyList(ks)))
 		return 0, nil
 	}
-	r.setSecure(z, dnsv1.ReasonDSPending, fmt.Sprintf("the zone is signed with keys %s; its DS set (status.dnssec.ds) "+
-		"is to be published in the parent zone", keyList(ks)))
+	msg := fmt.Sprintf("the zone is signed with keys %s; its DS set (status.dnssec.ds) is to be published in the parent zone", keyList(ks))
+	if diff := keysDiffer(ks, d); diff != "" {
+		msg += "; " + diff
+	}
+	r.setSecure(z, dnsv1.ReasonDSPending, msg)
 	return 0, nil
 }
 
@@ -209,4 +213,35 @@ func keyList(ks dnssec.KeySet) string {
 		names = append(names, fmt.Sprintf("%s %d", k.Role, k.Tag()))
 	}
 	return strings.Join(names, ", ")
+}
+
+// keysDiffer says how the active keys differ from spec.dnssec's algorithm and scheme, or ""
+// when they follow it. Keys are never replaced to follow the spec: that is a rollover.
+func keysDiffer(ks dnssec.KeySet, d *dnsv1.DNSSEC) string {
+	alg := cmp.Or(d.Algorithm, dnsv1.AlgorithmECDSAP256SHA256)
+	scheme := cmp.Or(d.Keys.Scheme, dnsv1.KeySchemeCSK)
+	var algs []string
+	have := dnsv1.KeySchemeKSKZSK
+	for _, k := range ks.Keys {
+		if k.State != dnssec.Active {
+			continue
+		}
+		if a := dns.AlgorithmToString[k.DNSKEY.Algorithm]; a != string(alg) && !slices.Contains(algs, a) {
+			algs = append(algs, a)
+		}
+		if k.Role == dnssec.RoleCSK {
+			have = dnsv1.KeySchemeCSK
+		}
+	}
+	var out []string
+	if len(algs) > 0 {
+		out = append(out, fmt.Sprintf("algorithm %s, not %s", strings.Join(algs, ", "), alg))
+	}
+	if have != scheme {
+		out = append(out, fmt.Sprintf("scheme %s, not %s", have, scheme))
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "the active keys have " + strings.Join(out, " and ") + " as spec.dnssec asks; keys are replaced only by a rollover"
 }
