@@ -20,6 +20,43 @@ const (
 	// ConditionDynamicUpdatesReady is True once every key of a DNSZone's spec.dynamicUpdates is
 	// read from its Secret and usable; False names the first Secret that is not, and why.
 	ConditionDynamicUpdatesReady = "DynamicUpdatesReady"
+	// ConditionSecure is True once the zone is signed and its chain of trust from the parent
+	// validates; with spec.dnssec absent or disabled it is False, reason Unsigned
+	// (docs/dnssec.md, "Reasons").
+	ConditionSecure = "Secure"
+)
+
+// Secure reasons (docs/dnssec.md, "Reasons").
+const (
+	// ReasonSigning (Secure=False): the zone's keys exist and its signer is taking them up;
+	// the DS is not published yet.
+	ReasonSigning = "Signing"
+	// ReasonDSPending (Secure=False): the zone is signed; its DS set (status.dnssec.ds) is not
+	// yet served by every parent name server: the parent link writes it, or, for a parent
+	// outside dnsplane, the registrar is to be given it.
+	ReasonDSPending = "DSPending"
+	// ReasonSecure (Secure=True): every parent name server serves the DS set and a validating
+	// resolver gets authenticated answers from the zone.
+	ReasonSecure = "Secure"
+	// ReasonRolloverInProgress (Secure=True): a key rollover is under way
+	// (status.dnssec.rolloverPhase); the chain validates at every step.
+	ReasonRolloverInProgress = "RolloverInProgress"
+	// ReasonChainBroken (Secure=False): the parent's DS set matches no key-signing key of the
+	// zone, or a validator finds the zone bogus.
+	ReasonChainBroken = "ChainBroken"
+	// ReasonNotSupported (Secure=False): the zone's provider does not sign as asked (no
+	// signing at all, or not the denial spec.dnssec names); the message says which. Terminal
+	// until the spec or the provider Secret changes.
+	ReasonNotSupported = "NotSupported"
+	// ReasonProviderActionNeeded (Secure=False): the provider reports a signing problem only
+	// its owner can fix (a key it cannot use, a state it calls action needed).
+	ReasonProviderActionNeeded = "ProviderActionNeeded"
+	// ReasonUnsigned (Secure=False): spec.dnssec is absent or not enabled.
+	ReasonUnsigned = "Unsigned"
+	// ReasonKeysInvalid (Secure=False): the key Secret <dnszone>-dnssec exists but holds no
+	// key set of this zone (none, another zone's, or one that does not parse); it is left
+	// untouched, and the zone is not signed from it until it is fixed or deleted.
+	ReasonKeysInvalid = "KeysInvalid"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.
@@ -223,11 +260,12 @@ const (
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a
-// zone, an SOA answer, a parent, the scraper or an approval) rather than a failure: its Events
-// are Normal, not Warning.
+// zone, an SOA answer, a parent, the scraper, an approval, a signer or a DS) or a state the
+// spec asks for (Unsigned) rather than a failure: its Events are Normal, not Warning.
 func IsWaitingReason(reason string) bool {
 	switch reason {
-	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval:
+	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval,
+		ReasonSigning, ReasonDSPending, ReasonUnsigned:
 		return true
 	}
 	return false

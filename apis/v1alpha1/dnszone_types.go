@@ -66,6 +66,11 @@ type DNSZoneSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:XValidation:rule="self.all(a, self.exists_one(b, b.keySecretRef.name == a.keySecretRef.name))",message="each keySecretRef may be bound once per DNSZone"
 	DynamicUpdates []DynamicUpdate `json:"dynamicUpdates,omitempty"`
+
+	// DNSSEC signs the zone where its provider signs (docs/dnssec.md); absent or enabled:
+	// false leaves it unsigned.
+	// +optional
+	DNSSEC *DNSSEC `json:"dnssec,omitempty"`
 }
 
 // DynamicUpdate lets the TSIG key of one Secret change some names and types of the zone
@@ -164,8 +169,12 @@ type DNSZoneStatus struct {
 	// +kubebuilder:validation:MaxItems=64
 	Servers []ZoneServer `json:"servers,omitempty"`
 
-	// Conditions: ZoneAvailable, ParentLinkCreated, Served, Ready and, with
-	// spec.dynamicUpdates, DynamicUpdatesReady.
+	// DNSSEC is the zone's keys, DS set and rollover, with spec.dnssec enabled.
+	// +optional
+	DNSSEC *DNSSECStatus `json:"dnssec,omitempty"`
+
+	// Conditions: ZoneAvailable, ParentLinkCreated, Served, Ready, Secure (with spec.dnssec)
+	// and, with spec.dynamicUpdates, DynamicUpdatesReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -202,6 +211,7 @@ type ZoneServer struct {
 // +kubebuilder:printcolumn:name="ZoneAvailable",type=string,JSONPath=`.status.conditions[?(@.type=="ZoneAvailable")].status`
 // +kubebuilder:printcolumn:name="ParentLink",type=string,JSONPath=`.status.conditions[?(@.type=="ParentLinkCreated")].reason`
 // +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
+// +kubebuilder:printcolumn:name="Secure",type=string,JSONPath=`.status.conditions[?(@.type=="Secure")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="ZoneID",type=string,JSONPath=`.status.zoneID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -110,7 +110,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/finalizers,verbs=update
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -128,7 +128,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		New:       func() *dnsv1.DNSZone { return &dnsv1.DNSZone{} },
 		Finalizer: dnsv1.FinalizerZone, FinalizerWrite: lifecycle.ByPatch,
 		Status: func(z *dnsv1.DNSZone) (any, *int64) { return &z.Status, &z.Status.ObservedGeneration },
-		Events: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated},
+		Events: []string{dnsv1.ConditionZoneAvailable, dnsv1.ConditionParentLinkCreated, dnsv1.ConditionSecure},
 		Quiet:  []string{dnsv1.ReasonZoneAvailable, dnsv1.ReasonLinkDisabled},
 		Normal: func(ctx context.Context, z *dnsv1.DNSZone, _ func(context.Context) error) (lifecycle.Result, error) {
 			res, err := r.reconcileNormal(ctx, z)
@@ -169,6 +169,11 @@ func (r *Reconciler) needsSync(z *dnsv1.DNSZone) bool {
 
 func (r *Reconciler) reconcileNormal(ctx context.Context, z *dnsv1.DNSZone) (ctrl.Result, error) {
 	res, err := r.reconcileZone(ctx, z)
+	if err == nil {
+		var again time.Duration
+		again, err = r.reconcileDNSSEC(ctx, z)
+		res = minResult(res, ctrl.Result{RequeueAfter: again})
+	}
 	if err != nil || !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
 		if lerr := r.linkOfUnavailable(ctx, z); err == nil {
 			err = lerr

@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"crypto/tls"
+	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
@@ -18,6 +19,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
@@ -255,7 +257,8 @@ func (h *harness) objects(t *testing.T, ns, zone string) map[client.Object]strin
 		t.Fatal(err)
 	}
 	objs := map[client.Object]string{
-		&dnsv1.DNSZone{ObjectMeta: meta("zone"), Spec: dnsv1.DNSZoneSpec{Zone: zone, ProviderRef: dnsv1.SecretReference{Name: "dns"}}}:  dnsv1.ReasonReady,
+		&dnsv1.DNSZone{ObjectMeta: meta("zone"), Spec: dnsv1.DNSZoneSpec{Zone: zone, ProviderRef: dnsv1.SecretReference{Name: "dns"},
+			DNSSEC: &dnsv1.DNSSEC{Enabled: true}}}: dnsv1.ReasonReady,
 		&dnsv1.DNSEndpoint{ObjectMeta: meta("www"), Spec: dnsv1.DNSEndpointSpec{PublishingSpec: a("www." + zone)}}:                      dnsv1.ReasonPublished,
 		&dnsv1.DNSRecord{ObjectMeta: meta("app"), Spec: dnsv1.DNSRecordSpec{RootHost: "app." + zone, PublishingSpec: a("app." + zone)}}: dnsv1.ReasonPublished,
 		&dnsv1.Gslb{ObjectMeta: meta("app"), Spec: dnsv1.GslbSpec{ResourceRef: dnsv1.ResourceReference{Kind: "Service", Name: "app"},
@@ -265,6 +268,24 @@ func (h *harness) objects(t *testing.T, ns, zone string) map[client.Object]strin
 		h.create(t, o)
 	}
 	return objs
+}
+
+// waitSigned waits until the DNSZone "zone" of ns is signed (Secure=False, reason
+// DSPending): the manager created its key Secret, which role.yaml's create on Secrets allows.
+func (h *harness) waitSigned(t *testing.T, ns string) {
+	t.Helper()
+	z := &dnsv1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "zone"}}
+	eventually(t, 2*time.Minute, ns+"/zone signed", func() error {
+		conds, err := h.conditions(t, z)
+		if err != nil {
+			return err
+		}
+		c := meta.FindStatusCondition(conds, dnsv1.ConditionSecure)
+		if c == nil || c.Reason != dnsv1.ReasonDSPending {
+			return fmt.Errorf("Secure is %+v", c)
+		}
+		return nil
+	})
 }
 
 // sources are the --source names both modes run.

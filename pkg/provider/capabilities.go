@@ -58,4 +58,10 @@ type Capabilities struct {
 	//     Concurrency In SQLite Version 3": one writer at a time).
 	//   - Every other provider here: 0.
 	MaxWritesInFlight int
+	// SignsOnline: the provider signs its answers as it serves them, with the keys of the
+	// zone's key Secret (<dnszone>-dnssec, pkg/dnssec), so every denial type works, compact
+	// denial (RFC 9824) included. The DNSZone controller creates those keys (the embedded
+	// server). A provider without it reports Secure=False, reason NotSupported, for a
+	// DNSZone with spec.dnssec enabled (docs/dnssec.md).
+	SignsOnline bool
 }

@@ -81,7 +81,7 @@ func (p *Provider) check(ctx context.Context) error {
 func ZoneID(zoneName string) string { return dnswire.Dotless(zoneName) }
 
 // Capabilities: unlimited atomic batches, conditional writes, weighted
-// routing and zone creation.
+// routing, zone creation and online signing.
 func (p *Provider) Capabilities() provider.Capabilities {
 	return provider.Capabilities{
 		BatchWrites:       true,
@@ -89,6 +89,7 @@ func (p *Provider) Capabilities() provider.Capabilities {
 		WeightedRouting:   true,
 		GeoRouting:        true,
 		CreateZones:       true,
+		SignsOnline:       true,
 	}
 }
 

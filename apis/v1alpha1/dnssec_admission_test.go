@@ -1,0 +1,106 @@
+package v1alpha1_test
+
+import (
+	"fmt"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// TestAdmission_DNSSECDefaults pins the binding of spec.dnssec (docs/api.md, "DNSSEC"):
+// enabled: true alone signs the zone with ECDSAP256SHA256, one CSK, NSEC, signatures valid
+// for 14 days and refreshed 7 days before they expire; the key lifetimes are left to their
+// documented defaults.
+func TestAdmission_DNSSECDefaults(t *testing.T) {
+	o := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: dnssec-defaults}
+spec:
+  zone: c1.example.com
+  providerRef: {name: creds}
+  dnssec: {enabled: true}`)
+	if err := k8s.Create(ctx(t), o); err != nil {
+		t.Fatalf("a DNSZone with dnssec.enabled alone was refused: %v", err)
+	}
+	want := map[string]any{
+		"enabled":                  true,
+		"algorithm":                "ECDSAP256SHA256",
+		"keys":                     map[string]any{"scheme": "CSK"},
+		"denial":                   map[string]any{"type": "NSEC"},
+		"signatureValiditySeconds": int64(1209600),
+		"signatureRefreshSeconds":  int64(604800),
+	}
+	got, _, _ := unstructured.NestedMap(o.Object, "spec", "dnssec")
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("spec.dnssec after admission:\n  %v\nwant\n  %v", got, want)
+	}
+	off := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: dnssec-absent}
+spec: {zone: c1.example.com, providerRef: {name: creds}}`)
+	if err := k8s.Create(ctx(t), off); err != nil {
+		t.Fatal(err)
+	}
+	if _, has, _ := unstructured.NestedMap(off.Object, "spec", "dnssec"); has {
+		t.Fatal("a DNSZone without spec.dnssec got one by default; DNSSEC is off unless asked for")
+	}
+}
+
+// TestAdmission_AcceptsDNSSECChoices: every documented choice is accepted.
+func TestAdmission_AcceptsDNSSECChoices(t *testing.T) {
+	for i, d := range []string{
+		`{enabled: true, algorithm: ED25519, keys: {scheme: KSKZSK, kskLifetimeSeconds: 0, zskLifetimeSeconds: 86400}}`,
+		`{enabled: true, algorithm: RSASHA256, keys: {scheme: CSK, cskLifetimeSeconds: 3600}}`,
+		`{enabled: true, denial: {type: NSEC3}}`,
+		`{enabled: true, denial: {type: NSEC3, nsec3: {iterations: 0, salt: "aabbCC01"}}}`,
+		`{enabled: true, denial: {type: Compact}}`,
+		`{enabled: true, signatureValiditySeconds: 3600, signatureRefreshSeconds: 1800}`,
+		`{enabled: false}`,
+	} {
+		o := object(t, fmt.Sprintf(`
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: dnssec-ok-%d}
+spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, d))
+		if err := k8s.Create(ctx(t), o); err != nil {
+			t.Errorf("spec.dnssec %s was refused: %v", d, err)
+		}
+	}
+}
+
+// TestAdmission_RefusesBadDNSSEC pins what admission refuses in spec.dnssec.
+func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
+	cases := []struct{ name, dnssec, want string }{
+		{"unknown algorithm", `{enabled: true, algorithm: RSASHA1}`, "algorithm: Unsupported value"},
+		{"unknown scheme", `{enabled: true, keys: {scheme: ZSKOnly}}`, "scheme: Unsupported value"},
+		{"CSK lifetime with KSKZSK", `{enabled: true, keys: {scheme: KSKZSK, cskLifetimeSeconds: 86400}}`, "cskLifetimeSeconds applies only to scheme CSK"},
+		{"KSK lifetime with CSK", `{enabled: true, keys: {kskLifetimeSeconds: 86400}}`, "kskLifetimeSeconds and zskLifetimeSeconds apply only to scheme KSKZSK"},
+		{"ZSK lifetime with CSK", `{enabled: true, keys: {scheme: CSK, zskLifetimeSeconds: 86400}}`, "kskLifetimeSeconds and zskLifetimeSeconds apply only to scheme KSKZSK"},
+		{"a lifetime too short", `{enabled: true, keys: {cskLifetimeSeconds: 60}}`, "a key lifetime is 0 (no rollover by lifetime) or at least 3600 seconds"},
+		{"a negative lifetime", `{enabled: true, keys: {scheme: KSKZSK, zskLifetimeSeconds: -1}}`, "zskLifetimeSeconds"},
+		{"unknown denial", `{enabled: true, denial: {type: NSEC5}}`, "type: Unsupported value"},
+		{"NSEC3 parameters with NSEC", `{enabled: true, denial: {type: NSEC, nsec3: {iterations: 0}}}`, "nsec3 applies only to denial type NSEC3"},
+		{"NSEC3 parameters with the default denial", `{enabled: true, denial: {nsec3: {salt: "ab"}}}`, "nsec3 applies only to denial type NSEC3"},
+		{"too many iterations", `{enabled: true, denial: {type: NSEC3, nsec3: {iterations: 51}}}`, "iterations"},
+		{"negative iterations", `{enabled: true, denial: {type: NSEC3, nsec3: {iterations: -1}}}`, "iterations"},
+		{"salt not hex", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "xyz0"}}}`, "salt"},
+		{"salt of an odd length", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "abc"}}}`, "salt"},
+		{"salt over 255 octets", fmt.Sprintf(`{enabled: true, denial: {type: NSEC3, nsec3: {salt: "%0512d"}}}`, 0), "salt"},
+		{"refresh equal to validity", `{enabled: true, signatureValiditySeconds: 86400, signatureRefreshSeconds: 86400}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
+		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
+		{"validity too short", `{enabled: true, signatureValiditySeconds: 60, signatureRefreshSeconds: 30}`, "signatureValiditySeconds"},
+		{"no enabled", `{algorithm: ED25519}`, "enabled: Required value"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o := object(t, fmt.Sprintf(`
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-dnssec-%d}
+spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, tc.dnssec))
+			expectInvalid(t, k8s.Create(ctx(t), o), tc.want)
+		})
+	}
+}

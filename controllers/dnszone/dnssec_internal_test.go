@@ -1,0 +1,53 @@
+package dnszone
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
+)
+
+// TestKeysDiffer: keys that do not follow spec.dnssec's algorithm or scheme (imported keys,
+// or a spec changed after the keys were made) are named in the Secure message; keys that
+// follow it are not.
+func TestKeysDiffer(t *testing.T) {
+	now := time.Now()
+	gen := func(role dnssec.Role, alg uint8) dnssec.Key {
+		k, err := dnssec.Generate("x.test", alg, role, dnssec.Active, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	csk13 := dnssec.KeySet{Zone: "x.test.", Keys: []dnssec.Key{gen(dnssec.RoleCSK, 13)}}
+	kz15 := dnssec.KeySet{Zone: "x.test.", Keys: []dnssec.Key{gen(dnssec.RoleKSK, 15), gen(dnssec.RoleZSK, 15)}}
+	spec := func(alg dnsv1.DNSSECAlgorithm, scheme dnsv1.DNSSECKeyScheme) *dnsv1.DNSSEC {
+		return &dnsv1.DNSSEC{Enabled: true, Algorithm: alg, Keys: dnsv1.DNSSECKeys{Scheme: scheme}}
+	}
+	for _, tc := range []struct {
+		name string
+		ks   dnssec.KeySet
+		d    *dnsv1.DNSSEC
+		want []string
+	}{
+		{"CSK as asked", csk13, spec("ECDSAP256SHA256", "CSK"), nil},
+		{"defaults", csk13, spec("", ""), nil},
+		{"KSKZSK as asked", kz15, spec("ED25519", "KSKZSK"), nil},
+		{"another algorithm", csk13, spec("ED25519", "CSK"), []string{"ECDSAP256SHA256", "ED25519"}},
+		{"another scheme", kz15, spec("ED25519", "CSK"), []string{"KSKZSK", "CSK"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := keysDiffer(tc.ks, tc.d)
+			if (got == "") != (tc.want == nil) {
+				t.Fatalf("keysDiffer = %q; want a difference: %v", got, tc.want != nil)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Fatalf("keysDiffer = %q; want it to name %s", got, w)
+				}
+			}
+		})
+	}
+}
