@@ -3,6 +3,7 @@ package gslb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -184,8 +185,9 @@ type recordInput struct {
 
 // nextRecord is the verdict record this cluster publishes for one host: its own probe
 // verdicts (never the quorum's decisions, so that no cluster echoes another's vote), and, for
-// a candidate it has no verdict on yet (a restart, a leader change, a healthCheck change that
-// starts its probes over), the published record's verdict while that record is valid. Its time
+// a probed candidate (probedSet) it has no verdict on yet (a restart, a leader change, a
+// healthCheck change that starts its probes over), the published record's verdict while that
+// record is valid, never more than health.MaxVerdicts verdicts in all. Its time
 // is the oldest probe time among the verdicts it carries (the published record's time for a
 // carried one), so a reader's freshness is the probes'. It is the published record itself when
 // health.Republish does not ask for a new one, or when it would carry no verdict: an empty
@@ -214,8 +216,8 @@ func nextRecord(in recordInput) health.Record {
 	}
 	pub := in.Published
 	if pub != nil && in.Now.Before(pub.IssuedAt.Add(pub.ValidFor)) {
-		for a := range in.Known {
-			if _, mine := in.Own[a]; !mine {
+		for _, a := range probedSet(in.Known) {
+			if _, mine := in.Own[a]; !mine && len(rec.Up)+len(rec.Down) < health.MaxVerdicts {
 				add(a, pub.Verdict(a), pub.IssuedAt)
 			}
 		}
@@ -233,6 +235,13 @@ func nextRecord(in recordInput) health.Record {
 		return *pub
 	}
 	return rec
+}
+
+// probedSet returns the targets of known that are probed: the first health.MaxVerdicts in
+// address order, as probed declares them.
+func probedSet(known map[netip.Addr]bool) []netip.Addr {
+	as := slices.SortedFunc(maps.Keys(known), netip.Addr.Compare)
+	return as[:min(len(as), health.MaxVerdicts)]
 }
 
 // seedPeers returns a host's peer memory at its first reconcile after a manager start: the
