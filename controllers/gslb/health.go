@@ -57,11 +57,13 @@ type peerRead struct {
 	VerdictsErr error
 }
 
-// parseAddrs returns the valid addresses of ts (canonical strings), in order.
+// parseAddrs returns the usable target addresses of ts (canonical strings, gslb.UsableTarget),
+// in order: an unspecified, broadcast, multicast or link-local address is never a candidate,
+// so it is never probed nor in a verdict record.
 func parseAddrs(ts []string) []netip.Addr {
 	out := make([]netip.Addr, 0, len(ts))
 	for _, t := range ts {
-		if a, err := netip.ParseAddr(t); err == nil {
+		if a, err := netip.ParseAddr(t); err == nil && gslb.UsableTarget(a) {
 			out = append(out, a.Unmap())
 		}
 	}

@@ -155,7 +155,8 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 		Now: round.now, ValidFor: round.validFor})
 	txt, err := health.Encode(rec)
 	if err != nil {
-		return fmt.Errorf("verdict record of %s: %w", h, err)
+		txt = publishedTXT(pub)
+		hp.notes = append(hp.notes, fmt.Sprintf("%s: this cluster's verdict record does not encode (%v); the published one stays", h, err))
 	}
 	hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
 	hp.status = append(hp.status, targetStatus(h, res, local)...)
@@ -171,6 +172,20 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
 	}
 	return nil
+}
+
+// publishedTXT is the published verdict record's text, "" when none (or it does not encode):
+// a record that does not encode leaves the published one in place, or none, and never stops
+// the other hosts' decisions.
+func publishedTXT(pub *health.Record) string {
+	if pub == nil {
+		return ""
+	}
+	txt, err := health.Encode(*pub)
+	if err != nil {
+		return ""
+	}
+	return txt
 }
 
 // addLines adds host's Ready lines: isolated, all down, targets beyond the record's bound.
