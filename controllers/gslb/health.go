@@ -285,8 +285,10 @@ func publishedRecords(eps []dnsv1.Endpoint, geoTag string, hosts []string) map[s
 // (what the previous manager wrote), so that a restart or a new leader decides as the last one
 // would have: the last agreed answer (each target's agreed decision, else its decision when it
 // was agreed or held, not one taken by own probes alone), when the isolation began (its hold
-// keeps counting) and each target's flap damping.
-func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string) health.Memory {
+// keeps counting) and each target's flap damping. A restored time later than now (the
+// previous manager's clock ran ahead) is now: a hold or a dwell never outlasts its length by
+// this manager's clock.
+func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string, now time.Time) health.Memory {
 	mem := health.Memory{Agreed: map[netip.Addr]health.Verdict{}, Flaps: map[netip.Addr]health.Flap{}}
 	for _, t := range st {
 		a, err := netip.ParseAddr(t.Target)
@@ -297,20 +299,33 @@ func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string) health.Memory {
 			mem.Agreed[a] = v
 		}
 		if t.IsolatedSince != nil && (mem.IsolatedSince.IsZero() || t.IsolatedSince.Time.Before(mem.IsolatedSince)) {
-			mem.IsolatedSince = t.IsolatedSince.Time
+			mem.IsolatedSince = notAfter(t.IsolatedSince.Time, now)
 		}
 		if t.Flap != nil {
-			f := health.Flap{}
-			for _, d := range t.Flap.Downs {
-				f.Downs = append(f.Downs, d.Time)
-			}
-			if t.Flap.UpSince != nil {
-				f.UpSince = t.Flap.UpSince.Time
-			}
-			mem.Flaps[a] = f
+			mem.Flaps[a] = restoredFlap(t.Flap, now)
 		}
 	}
 	return mem
+}
+
+// restoredFlap is a target's flap damping from its status, no time later than now.
+func restoredFlap(st *dnsv1.TargetFlapStatus, now time.Time) health.Flap {
+	f := health.Flap{}
+	for _, d := range st.Downs {
+		f.Downs = append(f.Downs, notAfter(d.Time, now))
+	}
+	if st.UpSince != nil {
+		f.UpSince = notAfter(st.UpSince.Time, now)
+	}
+	return f
+}
+
+// notAfter is t, or now when t is later.
+func notAfter(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
 }
 
 // restoredAgreed is a target status's agreed decision, else its decision when it was agreed or

@@ -106,7 +106,7 @@ func (r *Reconciler) declareProbes(g *dnsv1.Gslb, obs *observed, prev []dnsv1.Pe
 		}
 		hm := mem[h]
 		if hm == nil {
-			hm = &hostMemory{decide: memoryFromStatus(g.Status.Targets, h), peers: seedPeers(prev, h)}
+			hm = &hostMemory{decide: memoryFromStatus(g.Status.Targets, h, r.Judge.Clock.Now()), peers: seedPeers(prev, h)}
 			mem[h] = hm
 		}
 		cands, peers := candidates(candidateInput{Self: r.GeoTag, Own: obs.local.healthy(h), Peers: obs.members.clusters, Reads: obs.reads[h], Memory: hm.peers})
