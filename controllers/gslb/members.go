@@ -39,13 +39,14 @@ func (m membership) isWitness(geo string) bool {
 func quorum(n int) int { return n/2 + 1 }
 
 // members returns the Gslb's membership: the configured peers, or, with spec.edge and none
-// configured, the edge NS set's clusters. A failed discovery keeps the last set read (by this
+// configured, the edge NS set's clusters; either way without this cluster or a witness
+// (peerClusters), so a fleet-wide --ext-gslb-clusters naming this cluster counts it once. A failed discovery keeps the last set read (by this
 // manager, else the Member peers of status.peers, which a previous manager wrote), never an
 // empty one; its error is returned beside it (the condition names it).
 func (r *Reconciler) members(ctx context.Context, g *dnsv1.Gslb) (membership, error) {
 	m := membership{witnesses: r.Witnesses}
 	if len(r.Peers) > 0 || g.Spec.Edge == nil {
-		m.clusters = r.Peers
+		m.clusters = peerClusters(r.Peers, r.GeoTag, m)
 		return m, nil
 	}
 	found, err := r.discoverPeers(ctx, g)
@@ -65,8 +66,8 @@ func (r *Reconciler) members(ctx context.Context, g *dnsv1.Gslb) (membership, er
 }
 
 // peerClusters returns the clusters of found that are neither this cluster (self) nor a
-// witness of m, each geo tag once (the first), in order: a discovered NS set or a status.peers
-// edited by hand never makes this cluster or a witness a peer cluster. Pure.
+// witness of m, each geo tag once (the first), in order: --ext-gslb-clusters, a discovered NS
+// set or a status.peers edited by hand never makes this cluster or a witness a peer cluster. Pure.
 func peerClusters(found []gslb.Peer, self string, m membership) []gslb.Peer {
 	seen := map[string]bool{self: true}
 	var out []gslb.Peer
