@@ -317,11 +317,16 @@ const (
 type PeerHostTargets struct {
 	// Host is the Gslb host.
 	Host string `json:"host"`
-	// Targets are the addresses, canonical.
+	// Targets are the addresses, canonical: at most MaxPeerHostTargets, as many as one
+	// localtargets answer holds (64 A and 64 AAAA records).
 	// +optional
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=128
 	Targets []string `json:"targets,omitempty"`
 }
+
+// MaxPeerHostTargets bounds PeerHostTargets.Targets: a peer's localtargets answer is read as
+// one A and one AAAA question of at most 64 records each (the Querier's answer limit).
+const MaxPeerHostTargets = 128
 
 // TargetVerdict is one cluster's view of one target's health.
 type TargetVerdict string

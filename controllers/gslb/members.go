@@ -229,18 +229,18 @@ func (r *Reconciler) queryPeers(ctx context.Context, m membership, hosts []strin
 }
 
 // peerTargets returns status.peers[].targets of the peer cluster geo: per host, its targets as
-// answered now, else (silent) as in prev, the previous status. Pure.
+// answered now, else (silent) as in prev, the previous status; at most
+// dnsv1.MaxPeerHostTargets per host (the CRD's bound, as many as one localtargets answer
+// holds), so the status update is never refused. Pure.
 func peerTargets(geo string, hosts []string, now map[string]map[string][]string, prev []dnsv1.PeerStatus) []dnsv1.PeerHostTargets {
 	var out []dnsv1.PeerHostTargets
 	for _, h := range hosts {
-		if ts, ok := now[h][geo]; ok {
-			if len(ts) > 0 {
-				out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts})
-			}
-			continue
+		ts, ok := now[h][geo]
+		if !ok {
+			ts = statusTargets(prev, geo, h)
 		}
-		if ts := statusTargets(prev, geo, h); len(ts) > 0 {
-			out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts})
+		if len(ts) > 0 {
+			out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts[:min(len(ts), dnsv1.MaxPeerHostTargets)]})
 		}
 	}
 	return out
