@@ -239,6 +239,28 @@ func nextRecord(in recordInput) health.Record {
 	return rec
 }
 
+// ownVotes is this cluster's vote for Judge.Decide: its probe verdicts and, on a candidate it
+// has none on, the verdict its record carries (nextRecord) while that record is valid at now.
+// The other members count the record this cluster publishes, so this cluster counts the same
+// votes (after a restart or a leader change, until its probes pass their thresholds). Pure.
+func ownVotes(own map[netip.Addr]health.Verdict, rec health.Record, now time.Time, known map[netip.Addr]bool) map[netip.Addr]health.Verdict {
+	out := maps.Clone(own)
+	if out == nil {
+		out = map[netip.Addr]health.Verdict{}
+	}
+	if !now.Before(rec.IssuedAt.Add(rec.ValidFor)) {
+		return out
+	}
+	for _, as := range [][]netip.Addr{rec.Up, rec.Down} {
+		for _, a := range as {
+			if _, mine := out[a]; !mine && known[a] {
+				out[a] = rec.Verdict(a)
+			}
+		}
+	}
+	return out
+}
+
 // probedSet returns the targets of known that are probed: the first health.MaxVerdicts in
 // address order, as probed declares them.
 func probedSet(known map[netip.Addr]bool) []netip.Addr {

@@ -128,18 +128,25 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	for i := range members {
 		members[i].Witness = obs.members.isWitness(members[i].GeoTag)
 	}
+	local := localStates(round.states, h)
+	var pub *health.Record
+	if p, ok := round.published[h]; ok {
+		pub = &p
+	}
+	known := knownSet(w.cands)
+	rec := nextRecord(recordInput{GeoTag: r.GeoTag, Own: own, Local: local, Published: pub, Known: known,
+		Now: round.now, ValidFor: round.validFor})
 	hc := g.Spec.HealthCheck
 	res, err := r.Judge.Decide(health.Input{
 		Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
 		Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
-		Candidates: w.cands, Own: own, Members: members, ValidityCap: round.validFor, Hold: round.hold,
-		AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
+		Candidates: w.cands, Own: ownVotes(own, rec, round.now, known), Members: members, ValidityCap: round.validFor,
+		Hold: round.hold, AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
 	})
 	if err != nil {
 		return nil // an invalid strategy: planRecords reports it (InvalidStrategy)
 	}
 	hm.decide = res.Memory
-	local := localStates(round.states, h)
 	for _, e := range targetEvents(h, hm.decisions, res, local) {
 		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
 	}
@@ -147,12 +154,6 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	for _, d := range res.Targets {
 		hm.decisions[d.Target] = d.Decision
 	}
-	var pub *health.Record
-	if p, ok := round.published[h]; ok {
-		pub = &p
-	}
-	rec := nextRecord(recordInput{GeoTag: r.GeoTag, Own: own, Local: local, Published: pub, Known: knownSet(w.cands),
-		Now: round.now, ValidFor: round.validFor})
 	txt, err := health.Encode(rec)
 	if err != nil {
 		txt = publishedTXT(pub)
