@@ -204,14 +204,16 @@ type GslbStrategy struct {
 	// +kubebuilder:default=roundRobin
 	Type GslbStrategyType `json:"type"`
 
-	// PrimaryGeoTag is the geo tag served first under failover.
+	// PrimaryGeoTag is the geo tag served first under failover. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[^A-Z]*$`
 	PrimaryGeoTag string `json:"primaryGeoTag,omitempty"`
 
-	// Weights by geo tag, under weighted; each 0 to 1000.
+	// Weights by geo tag, under weighted; each 0 to 1000. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 63 && !k.matches('[A-Z]'))",message="a weights key is a geo tag: lower case, at most 63 characters"
 	Weights map[string]int32 `json:"weights,omitempty"`
 
 	// GeoRegions maps a region to the geo tag whose targets answer its clients, under geo. A
@@ -227,9 +229,10 @@ type GslbStrategy struct {
 	GeoRegions map[string]string `json:"geoRegions,omitempty"`
 
 	// DefaultGeoTag answers the clients that match no region, under geo, and is the first
-	// fallback of a region whose geo tag has no healthy target.
+	// fallback of a region whose geo tag has no healthy target. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[^A-Z]*$`
 	DefaultGeoTag string `json:"defaultGeoTag,omitempty"`
 
 	// DNSTTLSeconds is the TTL of the answers, in seconds. Default: 30.
