@@ -654,8 +654,9 @@ spec:
 }
 
 // TestAdmission_GslbGeoStrategy: strategy geo needs geoRegions and defaultGeoTag, the
-// two fields are refused under any other type, and every region key is an ISO 3166-1 alpha-2
-// code, continent:XX with one of MaxMind's seven continent codes, or a canonical CIDR.
+// two fields are refused under any other type, every region key is an ISO 3166-1 alpha-2
+// code, continent:XX with one of MaxMind's seven continent codes, or a canonical CIDR, and no
+// geo tag of primaryGeoTag, defaultGeoTag or a weights key has upper case.
 func TestAdmission_GslbGeoStrategy(t *testing.T) {
 	const keyMsg = "a geoRegions key must be an ISO 3166-1 alpha-2 country code"
 	for i, tc := range []struct{ name, strategy, want string }{
@@ -676,6 +677,9 @@ func TestAdmission_GslbGeoStrategy(t *testing.T) {
 		{"non-canonical IPv6 CIDR", `{type: geo, geoRegions: {'2001:0db8::/32': ap}, defaultGeoTag: eu}`, keyMsg},
 		{"empty geo tag", `{type: geo, geoRegions: {DE: ''}, defaultGeoTag: eu}`, "a geoRegions value is a geo tag of 1 to 63 characters"},
 		{"unknown type", `{type: nearest}`, "supported values: \"roundRobin\", \"failover\", \"weighted\", \"geo\""},
+		{"upper-case defaultGeoTag", `{type: geo, geoRegions: {DE: eu}, defaultGeoTag: EU}`, "spec.strategy.defaultGeoTag"},
+		{"upper-case primaryGeoTag", `{type: failover, primaryGeoTag: EU}`, "spec.strategy.primaryGeoTag"},
+		{"upper-case weights key", `{type: weighted, weights: {EU: 1}}`, "a weights key is a geo tag: lower case"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			manifest := fmt.Sprintf(`

@@ -204,14 +204,16 @@ type GslbStrategy struct {
 	// +kubebuilder:default=roundRobin
 	Type GslbStrategyType `json:"type"`
 
-	// PrimaryGeoTag is the geo tag served first under failover.
+	// PrimaryGeoTag is the geo tag served first under failover. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[^A-Z]*$`
 	PrimaryGeoTag string `json:"primaryGeoTag,omitempty"`
 
-	// Weights by geo tag, under weighted; each 0 to 1000.
+	// Weights by geo tag, under weighted; each 0 to 1000. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 63 && !k.matches('[A-Z]'))",message="a weights key is a geo tag: lower case, at most 63 characters"
 	Weights map[string]int32 `json:"weights,omitempty"`
 
 	// GeoRegions maps a region to the geo tag whose targets answer its clients, under geo. A
@@ -227,9 +229,10 @@ type GslbStrategy struct {
 	GeoRegions map[string]string `json:"geoRegions,omitempty"`
 
 	// DefaultGeoTag answers the clients that match no region, under geo, and is the first
-	// fallback of a region whose geo tag has no healthy target.
+	// fallback of a region whose geo tag has no healthy target. Geo tags are lower case.
 	// +optional
 	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[^A-Z]*$`
 	DefaultGeoTag string `json:"defaultGeoTag,omitempty"`
 
 	// DNSTTLSeconds is the TTL of the answers, in seconds. Default: 30.
@@ -317,11 +320,16 @@ const (
 type PeerHostTargets struct {
 	// Host is the Gslb host.
 	Host string `json:"host"`
-	// Targets are the addresses, canonical.
+	// Targets are the addresses, canonical: at most MaxPeerHostTargets, as many as one
+	// localtargets answer holds (64 A and 64 AAAA records).
 	// +optional
-	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:MaxItems=128
 	Targets []string `json:"targets,omitempty"`
 }
+
+// MaxPeerHostTargets bounds PeerHostTargets.Targets: a peer's localtargets answer is read as
+// one A and one AAAA question of at most 64 records each (the Querier's answer limit).
+const MaxPeerHostTargets = 128
 
 // TargetVerdict is one cluster's view of one target's health.
 type TargetVerdict string

@@ -1,10 +1,14 @@
-//go:build attack
-
 package gslb
 
 import (
 	"fmt"
+	"os"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 )
 
 // TestAttack_PeerWithMoreThan64TargetsBreaksTheStatusCommit: gslb.Querier.Query takes up to
@@ -23,8 +27,29 @@ func TestAttack_PeerWithMoreThan64TargetsBreaksTheStatusCommit(t *testing.T) {
 	now := map[string]map[string][]string{"app.gslb.test": {"eu": ts}}
 	out := peerTargets("eu", []string{"app.gslb.test"}, now, nil)
 	for _, ht := range out {
-		if len(ht.Targets) > 64 {
-			t.Fatalf("status.peers[eu].targets[%s] holds %d targets; the CRD allows 64: the status update is refused", ht.Host, len(ht.Targets))
+		if len(ht.Targets) > dnsv1.MaxPeerHostTargets {
+			t.Fatalf("status.peers[eu].targets[%s] holds %d targets; the CRD allows %d: the status update is refused", ht.Host, len(ht.Targets), dnsv1.MaxPeerHostTargets)
+		}
+	}
+}
+
+// TestCRD_PeerHostTargetsBoundIsMaxPeerHostTargets: the CRD's bound on
+// status.peers[].targets[].targets is dnsv1.MaxPeerHostTargets, what peerTargets keeps, so a
+// peer with 64 A and 64 AAAA targets never makes the API server refuse the status update.
+func TestCRD_PeerHostTargetsBoundIsMaxPeerHostTargets(t *testing.T) {
+	raw, err := os.ReadFile("../../config/crd/bases/dnsplane.io_gslbs.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range crd.Spec.Versions {
+		peers := v.Schema.OpenAPIV3Schema.Properties["status"].Properties["peers"].Items.Schema
+		ts := peers.Properties["targets"].Items.Schema.Properties["targets"]
+		if ts.MaxItems == nil || *ts.MaxItems != dnsv1.MaxPeerHostTargets {
+			t.Fatalf("%s: status.peers[].targets[].targets maxItems %v, want %d", v.Name, ts.MaxItems, dnsv1.MaxPeerHostTargets)
 		}
 	}
 }

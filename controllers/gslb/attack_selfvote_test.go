@@ -1,5 +1,3 @@
-//go:build attack
-
 package gslb
 
 import (
@@ -49,7 +47,8 @@ func TestAttack_RestartedMemberIgnoresItsOwnCarriedVote(t *testing.T) {
 		t.Fatal(err)
 	}
 	usIn := base
-	usIn.Self, usIn.Own = "us", map[netip.Addr]health.Verdict{} // probes start over
+	// probes start over: the controller's vote is its record's carried verdicts (ownVotes)
+	usIn.Self, usIn.Own = "us", ownVotes(map[netip.Addr]health.Verdict{}, usRec, t0, knownSet(cands))
 	usIn.Members = []health.Member{{GeoTag: "eu", Record: euRec}, {GeoTag: "ap", Record: apRec}}
 	usIn.Memory = health.Memory{Agreed: map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up}} // restored from status
 	usRes, err := j.Decide(usIn)

@@ -3,6 +3,7 @@ package gslb
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -56,11 +57,13 @@ type peerRead struct {
 	VerdictsErr error
 }
 
-// parseAddrs returns the valid addresses of ts (canonical strings), in order.
+// parseAddrs returns the usable target addresses of ts (canonical strings, gslb.UsableTarget),
+// in order: an unspecified, broadcast, multicast or link-local address is never a candidate,
+// so it is never probed nor in a verdict record.
 func parseAddrs(ts []string) []netip.Addr {
 	out := make([]netip.Addr, 0, len(ts))
 	for _, t := range ts {
-		if a, err := netip.ParseAddr(t); err == nil {
+		if a, err := netip.ParseAddr(t); err == nil && gslb.UsableTarget(a) {
 			out = append(out, a.Unmap())
 		}
 	}
@@ -184,8 +187,9 @@ type recordInput struct {
 
 // nextRecord is the verdict record this cluster publishes for one host: its own probe
 // verdicts (never the quorum's decisions, so that no cluster echoes another's vote), and, for
-// a candidate it has no verdict on yet (a restart, a leader change, a healthCheck change that
-// starts its probes over), the published record's verdict while that record is valid. Its time
+// a probed candidate (probedSet) it has no verdict on yet (a restart, a leader change, a
+// healthCheck change that starts its probes over), the published record's verdict while that
+// record is valid, never more than health.MaxVerdicts verdicts in all. Its time
 // is the oldest probe time among the verdicts it carries (the published record's time for a
 // carried one), so a reader's freshness is the probes'. It is the published record itself when
 // health.Republish does not ask for a new one, or when it would carry no verdict: an empty
@@ -214,8 +218,8 @@ func nextRecord(in recordInput) health.Record {
 	}
 	pub := in.Published
 	if pub != nil && in.Now.Before(pub.IssuedAt.Add(pub.ValidFor)) {
-		for a := range in.Known {
-			if _, mine := in.Own[a]; !mine {
+		for _, a := range probedSet(in.Known) {
+			if _, mine := in.Own[a]; !mine && len(rec.Up)+len(rec.Down) < health.MaxVerdicts {
 				add(a, pub.Verdict(a), pub.IssuedAt)
 			}
 		}
@@ -233,6 +237,35 @@ func nextRecord(in recordInput) health.Record {
 		return *pub
 	}
 	return rec
+}
+
+// ownVotes is this cluster's vote for Judge.Decide: its probe verdicts and, on a candidate it
+// has none on, the verdict its record carries (nextRecord) while that record is valid at now.
+// The other members count the record this cluster publishes, so this cluster counts the same
+// votes (after a restart or a leader change, until its probes pass their thresholds). Pure.
+func ownVotes(own map[netip.Addr]health.Verdict, rec health.Record, now time.Time, known map[netip.Addr]bool) map[netip.Addr]health.Verdict {
+	out := maps.Clone(own)
+	if out == nil {
+		out = map[netip.Addr]health.Verdict{}
+	}
+	if !now.Before(rec.IssuedAt.Add(rec.ValidFor)) {
+		return out
+	}
+	for _, as := range [][]netip.Addr{rec.Up, rec.Down} {
+		for _, a := range as {
+			if _, mine := out[a]; !mine && known[a] {
+				out[a] = rec.Verdict(a)
+			}
+		}
+	}
+	return out
+}
+
+// probedSet returns the targets of known that are probed: the first health.MaxVerdicts in
+// address order, as probed declares them.
+func probedSet(known map[netip.Addr]bool) []netip.Addr {
+	as := slices.SortedFunc(maps.Keys(known), netip.Addr.Compare)
+	return as[:min(len(as), health.MaxVerdicts)]
 }
 
 // seedPeers returns a host's peer memory at its first reconcile after a manager start: the
@@ -274,8 +307,10 @@ func publishedRecords(eps []dnsv1.Endpoint, geoTag string, hosts []string) map[s
 // (what the previous manager wrote), so that a restart or a new leader decides as the last one
 // would have: the last agreed answer (each target's agreed decision, else its decision when it
 // was agreed or held, not one taken by own probes alone), when the isolation began (its hold
-// keeps counting) and each target's flap damping.
-func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string) health.Memory {
+// keeps counting) and each target's flap damping. A restored time later than now (the
+// previous manager's clock ran ahead) is now: a hold or a dwell never outlasts its length by
+// this manager's clock.
+func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string, now time.Time) health.Memory {
 	mem := health.Memory{Agreed: map[netip.Addr]health.Verdict{}, Flaps: map[netip.Addr]health.Flap{}}
 	for _, t := range st {
 		a, err := netip.ParseAddr(t.Target)
@@ -286,20 +321,33 @@ func memoryFromStatus(st []dnsv1.GslbTargetStatus, host string) health.Memory {
 			mem.Agreed[a] = v
 		}
 		if t.IsolatedSince != nil && (mem.IsolatedSince.IsZero() || t.IsolatedSince.Time.Before(mem.IsolatedSince)) {
-			mem.IsolatedSince = t.IsolatedSince.Time
+			mem.IsolatedSince = notAfter(t.IsolatedSince.Time, now)
 		}
 		if t.Flap != nil {
-			f := health.Flap{}
-			for _, d := range t.Flap.Downs {
-				f.Downs = append(f.Downs, d.Time)
-			}
-			if t.Flap.UpSince != nil {
-				f.UpSince = t.Flap.UpSince.Time
-			}
-			mem.Flaps[a] = f
+			mem.Flaps[a] = restoredFlap(t.Flap, now)
 		}
 	}
 	return mem
+}
+
+// restoredFlap is a target's flap damping from its status, no time later than now.
+func restoredFlap(st *dnsv1.TargetFlapStatus, now time.Time) health.Flap {
+	f := health.Flap{}
+	for _, d := range st.Downs {
+		f.Downs = append(f.Downs, notAfter(d.Time, now))
+	}
+	if st.UpSince != nil {
+		f.UpSince = notAfter(st.UpSince.Time, now)
+	}
+	return f
+}
+
+// notAfter is t, or now when t is later.
+func notAfter(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
 }
 
 // restoredAgreed is a target status's agreed decision, else its decision when it was agreed or

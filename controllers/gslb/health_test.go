@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
@@ -237,7 +239,7 @@ func TestMemoryFromStatus_OnlyAgreedDecisionsSeedTheMemory(t *testing.T) {
 		{Host: "other.gslb.test", Target: "192.0.2.5", Decision: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonHealthy},
 		{Host: "app.gslb.test", Target: "192.0.2.6", Decision: dnsv1.VerdictDown, Agreed: dnsv1.VerdictUp, Reason: dnsv1.TargetReasonOwnProbesOnly},
 	}
-	got := memoryFromStatus(st, "app.gslb.test").Agreed
+	got := memoryFromStatus(st, "app.gslb.test", time.Now()).Agreed
 	// Held decisions are the last agreed ones; own-probe decisions are not, but their agreed
 	// field is.
 	want := map[netip.Addr]health.Verdict{netip.MustParseAddr("192.0.2.1"): health.Up, netip.MustParseAddr("192.0.2.2"): health.Down,
@@ -314,5 +316,20 @@ func TestReadyCondition_HealthReasons(t *testing.T) {
 				t.Fatalf("got %t %s %q, want %t %s %q", ok, reason, msg, tt.ok, tt.reason, tt.msg)
 			}
 		})
+	}
+}
+
+// TestMemoryFromStatus_ClampsFutureTimesToNow: a status written by a manager whose clock ran an
+// hour ahead restores no time later than the restoring manager's now.
+func TestMemoryFromStatus_ClampsFutureTimesToNow(t *testing.T) {
+	now := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
+	ahead := metav1.NewTime(now.Add(time.Hour))
+	past := metav1.NewTime(now.Add(-time.Minute))
+	st := []dnsv1.GslbTargetStatus{{Host: "app.gslb.test", Target: "192.0.2.1", Decision: dnsv1.VerdictDown, IsolatedSince: &ahead,
+		Flap: &dnsv1.TargetFlapStatus{Downs: []metav1.Time{past, ahead}, UpSince: &ahead}}}
+	mem := memoryFromStatus(st, "app.gslb.test", now)
+	f := mem.Flaps[netip.MustParseAddr("192.0.2.1")]
+	if !mem.IsolatedSince.Equal(now) || !f.UpSince.Equal(now) || !f.Downs[0].Equal(past.Time) || !f.Downs[1].Equal(now) {
+		t.Fatalf("restored isolatedSince %s, flap %+v; want nothing after %s", mem.IsolatedSince, f, now)
 	}
 }

@@ -106,7 +106,7 @@ func (r *Reconciler) declareProbes(g *dnsv1.Gslb, obs *observed, prev []dnsv1.Pe
 		}
 		hm := mem[h]
 		if hm == nil {
-			hm = &hostMemory{decide: memoryFromStatus(g.Status.Targets, h), peers: seedPeers(prev, h)}
+			hm = &hostMemory{decide: memoryFromStatus(g.Status.Targets, h, r.Judge.Clock.Now()), peers: seedPeers(prev, h)}
 			mem[h] = hm
 		}
 		cands, peers := candidates(candidateInput{Self: r.GeoTag, Own: obs.local.healthy(h), Peers: obs.members.clusters, Reads: obs.reads[h], Memory: hm.peers})
@@ -128,18 +128,25 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	for i := range members {
 		members[i].Witness = obs.members.isWitness(members[i].GeoTag)
 	}
+	local := localStates(round.states, h)
+	var pub *health.Record
+	if p, ok := round.published[h]; ok {
+		pub = &p
+	}
+	known := knownSet(w.cands)
+	rec := nextRecord(recordInput{GeoTag: r.GeoTag, Own: own, Local: local, Published: pub, Known: known,
+		Now: round.now, ValidFor: round.validFor})
 	hc := g.Spec.HealthCheck
 	res, err := r.Judge.Decide(health.Input{
 		Self: r.GeoTag, Strategy: strategyType(g.Spec.Strategy), PrimaryGeoTag: g.Spec.Strategy.PrimaryGeoTag,
 		Weights: g.Spec.Strategy.Weights, GeoRegions: g.Spec.Strategy.GeoRegions, DefaultGeoTag: g.Spec.Strategy.DefaultGeoTag,
-		Candidates: w.cands, Own: own, Members: members, ValidityCap: round.validFor, Hold: round.hold,
-		AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
+		Candidates: w.cands, Own: ownVotes(own, rec, round.now, known), Members: members, ValidityCap: round.validFor,
+		Hold: round.hold, AfterHold: health.AfterHold(hc.AfterIsolationHold), Memory: hm.decide,
 	})
 	if err != nil {
 		return nil // an invalid strategy: planRecords reports it (InvalidStrategy)
 	}
 	hm.decide = res.Memory
-	local := localStates(round.states, h)
 	for _, e := range targetEvents(h, hm.decisions, res, local) {
 		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
 	}
@@ -147,15 +154,10 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	for _, d := range res.Targets {
 		hm.decisions[d.Target] = d.Decision
 	}
-	var pub *health.Record
-	if p, ok := round.published[h]; ok {
-		pub = &p
-	}
-	rec := nextRecord(recordInput{GeoTag: r.GeoTag, Own: own, Local: local, Published: pub, Known: knownSet(w.cands),
-		Now: round.now, ValidFor: round.validFor})
 	txt, err := health.Encode(rec)
 	if err != nil {
-		return fmt.Errorf("verdict record of %s: %w", h, err)
+		txt = publishedTXT(pub)
+		hp.notes = append(hp.notes, fmt.Sprintf("%s: this cluster's verdict record does not encode (%v); the published one stays", h, err))
 	}
 	hp.decided[h] = decidedHost{Answer: res.Answer(), VerdictTXT: txt}
 	hp.status = append(hp.status, targetStatus(h, res, local)...)
@@ -171,6 +173,20 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
 	}
 	return nil
+}
+
+// publishedTXT is the published verdict record's text, "" when none (or it does not encode):
+// a record that does not encode leaves the published one in place, or none, and never stops
+// the other hosts' decisions.
+func publishedTXT(pub *health.Record) string {
+	if pub == nil {
+		return ""
+	}
+	txt, err := health.Encode(*pub)
+	if err != nil {
+		return ""
+	}
+	return txt
 }
 
 // addLines adds host's Ready lines: isolated, all down, targets beyond the record's bound.

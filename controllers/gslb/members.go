@@ -39,13 +39,14 @@ func (m membership) isWitness(geo string) bool {
 func quorum(n int) int { return n/2 + 1 }
 
 // members returns the Gslb's membership: the configured peers, or, with spec.edge and none
-// configured, the edge NS set's clusters. A failed discovery keeps the last set read (by this
+// configured, the edge NS set's clusters; either way without this cluster or a witness
+// (peerClusters), so a fleet-wide --ext-gslb-clusters naming this cluster counts it once. A failed discovery keeps the last set read (by this
 // manager, else the Member peers of status.peers, which a previous manager wrote), never an
 // empty one; its error is returned beside it (the condition names it).
 func (r *Reconciler) members(ctx context.Context, g *dnsv1.Gslb) (membership, error) {
 	m := membership{witnesses: r.Witnesses}
 	if len(r.Peers) > 0 || g.Spec.Edge == nil {
-		m.clusters = r.Peers
+		m.clusters = peerClusters(r.Peers, r.GeoTag, m)
 		return m, nil
 	}
 	found, err := r.discoverPeers(ctx, g)
@@ -65,8 +66,8 @@ func (r *Reconciler) members(ctx context.Context, g *dnsv1.Gslb) (membership, er
 }
 
 // peerClusters returns the clusters of found that are neither this cluster (self) nor a
-// witness of m, each geo tag once (the first), in order: a discovered NS set or a status.peers
-// edited by hand never makes this cluster or a witness a peer cluster. Pure.
+// witness of m, each geo tag once (the first), in order: --ext-gslb-clusters, a discovered NS
+// set or a status.peers edited by hand never makes this cluster or a witness a peer cluster. Pure.
 func peerClusters(found []gslb.Peer, self string, m membership) []gslb.Peer {
 	seen := map[string]bool{self: true}
 	var out []gslb.Peer
@@ -228,18 +229,18 @@ func (r *Reconciler) queryPeers(ctx context.Context, m membership, hosts []strin
 }
 
 // peerTargets returns status.peers[].targets of the peer cluster geo: per host, its targets as
-// answered now, else (silent) as in prev, the previous status. Pure.
+// answered now, else (silent) as in prev, the previous status; at most
+// dnsv1.MaxPeerHostTargets per host (the CRD's bound, as many as one localtargets answer
+// holds), so the status update is never refused. Pure.
 func peerTargets(geo string, hosts []string, now map[string]map[string][]string, prev []dnsv1.PeerStatus) []dnsv1.PeerHostTargets {
 	var out []dnsv1.PeerHostTargets
 	for _, h := range hosts {
-		if ts, ok := now[h][geo]; ok {
-			if len(ts) > 0 {
-				out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts})
-			}
-			continue
+		ts, ok := now[h][geo]
+		if !ok {
+			ts = statusTargets(prev, geo, h)
 		}
-		if ts := statusTargets(prev, geo, h); len(ts) > 0 {
-			out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts})
+		if len(ts) > 0 {
+			out = append(out, dnsv1.PeerHostTargets{Host: h, Targets: ts[:min(len(ts), dnsv1.MaxPeerHostTargets)]})
 		}
 	}
 	return out

@@ -86,9 +86,9 @@ func planRecords(in planInput) planResult {
 		}
 		mine := loc.healthy(h)
 		p.Endpoints = append(p.Endpoints, addressEndpoints(gslb.LocalTargetsName(h), mine, ttl, "", nil)...)
-		ans, decided := in.Decided[h].Answer, false
-		if d, ok := in.Decided[h]; ok {
-			decided = true
+		d, decided := in.Decided[h]
+		ans := d.Answer
+		if d.VerdictTXT != "" {
 			p.Endpoints = append(p.Endpoints, dnsv1.Endpoint{DNSName: health.VerdictsName(h), RecordType: "TXT", RecordTTL: dnsv1.TTL(ttl), Targets: dnsv1.Targets{d.VerdictTXT}})
 		}
 		if !decided {

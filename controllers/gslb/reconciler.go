@@ -351,9 +351,10 @@ func (r *Reconciler) discoverPeers(ctx context.Context, g *dnsv1.Gslb) ([]gslb.P
 
 // edgePeers asks server for the NS set of zone and returns the clusters of the referral
 // (gslb.ParseReferral), this one (geoTag) left out, at their glue (else asked for) and port,
-// sorted by geo tag. Errors: the NS query failed, its rcode is not NOERROR, or the answer holds
+// sorted by geo tag. Errors: the NS query failed, its rcode is not NOERROR, the answer holds
 // no NS record of zone (an edge server that lost the zone is a failed read, not an empty
-// fleet).
+// fleet), or a server without glue has no address (its A query failed or holds none): a failed
+// lookup is a failed read, never a smaller membership.
 func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag string, port int) ([]gslb.Peer, error) {
 	resp, err := c.Query(ctx, server, zone, dns.TypeNS)
 	if err != nil {
@@ -370,8 +371,12 @@ func edgePeers(ctx context.Context, c dnsclient.Client, server, zone, geoTag str
 		if servers[i].Addr != "" {
 			continue
 		}
-		if a, err := c.Query(ctx, server, servers[i].Name, dns.TypeA); err == nil {
-			servers[i].Addr = gslb.FirstA(a)
+		a, err := c.Query(ctx, server, servers[i].Name, dns.TypeA)
+		if err != nil {
+			return nil, fmt.Errorf("A %s at %s: %w", servers[i].Name, server, err)
+		}
+		if servers[i].Addr = gslb.FirstA(a); servers[i].Addr == "" {
+			return nil, fmt.Errorf("A %s at %s: rcode %s, no address", servers[i].Name, server, dns.RcodeToString[a.Rcode])
 		}
 	}
 	return gslb.EdgePeers(servers, port), nil

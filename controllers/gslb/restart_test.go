@@ -120,5 +120,5 @@ func roundTrip(t *testing.T, st []dnsv1.GslbTargetStatus) health.Memory {
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	return memoryFromStatus(back, "app.gslb.test")
+	return memoryFromStatus(back, "app.gslb.test", time.Now())
 }

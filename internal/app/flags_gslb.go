@@ -45,14 +45,18 @@ func (f *gslbFlags) bind(fs *flag.FlagSet) {
 	}
 }
 
-// validate checks the Gslb membership flags against --geo-tag and --ext-gslb-clusters.
+// validate checks --geo-tag (lower case: gslb.CheckGeoTagCase) and the Gslb membership flags
+// against --geo-tag and --ext-gslb-clusters.
 func (f gslbFlags) validate(geoTag, clusters string) error {
+	var errs []error
+	if err := gslb.CheckGeoTagCase(geoTag); err != nil {
+		errs = append(errs, fmt.Errorf("--geo-tag: %w", err))
+	}
 	ws, err := gslb.ParsePeers(f.witnesses)
 	if err != nil {
-		return fmt.Errorf("--ext-gslb-witnesses: %w", err)
+		return errors.Join(append(errs, fmt.Errorf("--ext-gslb-witnesses: %w", err))...)
 	}
 	peers, _ := gslb.ParsePeers(clusters)
-	var errs []error
 	for _, w := range ws {
 		for _, p := range peers {
 			if p.GeoTag == w.GeoTag {

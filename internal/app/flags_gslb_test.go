@@ -48,6 +48,9 @@ func TestParseFlags_GslbWitnessesAndClockOffset(t *testing.T) {
 		"--ext-gslb-witnesses=us=127.0.0.1:53": `geo tag "us" is also in --ext-gslb-clusters`,
 		"--ext-gslb-witnesses=eu=127.0.0.1:53": `geo tag "eu" is this manager's --geo-tag`,
 		"--gslb-clock-offset=soon":             "gslb-clock-offset",
+		"--ext-gslb-witnesses=W=127.0.0.1:53":  `geo tag "W" has upper case`,
+		"--geo-tag=EU":                         `--geo-tag: geo tag "EU" has upper case`,
+		"--ext-gslb-clusters=US=127.0.0.12:53": `--ext-gslb-clusters: gslb peers: entry 1 "US=127.0.0.12:53": geo tag "US" has upper case`,
 	} {
 		_, _, err := parseFlags([]string{"--geo-tag=eu", "--ext-gslb-clusters=us=127.0.0.12:53", args})
 		if args == "--gslb-witness" {

@@ -24,7 +24,7 @@ type Peer struct {
 // (nil, nil). Peers are returned in input order.
 //
 // Errors name the bad entry (1-based position and text): an empty entry (e.g. a trailing
-// comma), a missing "=", an empty geo tag or one with spaces, an address that is not host:port
+// comma), a missing "=", an empty geo tag, one with spaces or upper case (CheckGeoTagCase), an address that is not host:port
 // with a non-empty host and a port in 1-65535, or a geo tag given twice.
 func ParsePeers(s string) ([]Peer, error) {
 	s = strings.TrimSpace(s)
@@ -47,6 +47,9 @@ func ParsePeers(s string) ([]Peer, error) {
 		if tag == "" || strings.ContainsAny(tag, " \t\r\n") {
 			return nil, fmt.Errorf("gslb peers: entry %d %q: bad geo tag %q", pos, entry, tag)
 		}
+		if err := CheckGeoTagCase(tag); err != nil {
+			return nil, fmt.Errorf("gslb peers: entry %d %q: %w", pos, entry, err)
+		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
 			return nil, fmt.Errorf("gslb peers: entry %d %q: address %q: %w", pos, entry, addr, err)
@@ -68,6 +71,19 @@ func ParsePeers(s string) ([]Peer, error) {
 		peers = append(peers, Peer{GeoTag: tag, Addr: net.JoinHostPort(host, port)})
 	}
 	return peers, nil
+}
+
+// CheckGeoTagCase refuses a geo tag with an upper-case ASCII letter. Geo tags are lower case
+// everywhere (--geo-tag, --ext-gslb-clusters, --ext-gslb-witnesses and the Gslb's
+// primaryGeoTag, defaultGeoTag, weights and geoRegions values) and compare exactly: edge
+// discovery reads a cluster's tag back from its name server's name (ns-<geotag>.<zone>), which
+// DNS compares without case, so an upper-case tag would name one cluster two ways and the
+// members would give different answers.
+func CheckGeoTagCase(tag string) error {
+	if strings.ToLower(tag) != tag {
+		return fmt.Errorf("geo tag %q has upper case: geo tags are lower case (%q), since edge discovery reads them back from DNS names", tag, strings.ToLower(tag))
+	}
+	return nil
 }
 
 // LocalTargetsName returns the name under which a cluster publishes only its own healthy

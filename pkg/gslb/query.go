@@ -80,7 +80,8 @@ func (q Querier) maxAnswers() int {
 //   - it holds at most MaxAnswers A/AAAA records.
 //
 // Of the answer section only records of the asked type owned by the asked name
-// (case-insensitive) count; records for other names and of other types (e.g. a CNAME, which
+// (case-insensitive) count, and of their addresses only the usable ones (UsableTarget: an
+// unspecified, broadcast, multicast or link-local address is dropped); records for other names and of other types (e.g. a CNAME, which
 // is not followed) are ignored.
 //
 // Errors wrap ErrPeerTimeout on timeout, ErrBadAnswer with the reason for a rejected answer,
@@ -117,7 +118,12 @@ func (q Querier) Query(ctx context.Context, addr, name string) ([]string, error)
 	}
 	out := make([]string, 0, len(all))
 	for _, a := range all {
-		out = append(out, a.String())
+		if UsableTarget(a) {
+			out = append(out, a.String())
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return sortTargets(out), nil
 }

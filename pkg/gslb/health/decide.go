@@ -209,7 +209,7 @@ func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
 	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{},
 		LongValidity: map[string]time.Duration{}}
-	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: in.Memory.IsolatedSince, Flaps: map[netip.Addr]Flap{}}
+	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: notAfter(in.Memory.IsolatedSince, now), Flaps: map[netip.Addr]Flap{}}
 	heard, seen := j.hear(in, now, &res)
 	mem.Seen = seen
 	res.Isolated = 2*res.Heard <= res.Known
@@ -405,13 +405,16 @@ func (j Judge) flapTimes() (window, dwell time.Duration) {
 func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
 	window, dwell := j.flapTimes()
 	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
+	for i := range downs {
+		downs[i] = notAfter(downs[i], now)
+	}
 	out, why := q, reason
 	upSince := time.Time{}
 	switch {
 	case q == Down && prev == Up:
 		downs = append(downs, now)
 	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
-		upSince = f.UpSince
+		upSince = notAfter(f.UpSince, now)
 		if upSince.IsZero() {
 			upSince = now
 		}
@@ -502,4 +505,14 @@ func witnesses(in Input) map[string]bool {
 		}
 	}
 	return out
+}
+
+// notAfter is t, or now when t is later: a remembered time (restored from another manager's
+// status, written by its clock) is never in this member's future, so a hold or a dwell never
+// lasts longer than its length by this member's clock.
+func notAfter(t, now time.Time) time.Time {
+	if t.After(now) {
+		return now
+	}
+	return t
 }
