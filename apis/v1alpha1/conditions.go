@@ -257,6 +257,10 @@ const (
 	// more than the skew tolerated; the message names the member and the offset
 	// (status.peers[].clockOffset).
 	ReasonClockSkew = "ClockSkew"
+	// ReasonValidityMismatch (Warning): a member's verdict record claims a longer validity than
+	// this cluster grants its own (its --gslb-interval or healthCheck interval is longer): its
+	// records count for their claim, at most 3 h, so a dead member's verdicts count that long.
+	ReasonValidityMismatch = "ValidityMismatch"
 )
 
 // IsWaitingReason reports whether a False condition with this reason is a normal wait (for a

@@ -32,8 +32,8 @@ type hostMemory struct {
 	// decisions are the last decision per target, for the TargetDown and TargetUp Events.
 	decisions map[netip.Addr]health.Verdict
 	// skewed are the members whose clock offset was reported (a ClockSkew Event each time
-	// one appears).
-	skewed map[string]bool
+	// one appears); long the members whose longer validity was (ValidityMismatch).
+	skewed, long map[string]bool
 }
 
 // peerMemory is the last successful reads from one peer for one host.
@@ -507,6 +507,22 @@ func clockSkewEvents(peers []dnsv1.PeerStatus, host string, offsets map[string]t
 			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonClockSkew, Message: fmt.Sprintf(
 				"%s: member %s's verdict record time is %s off this cluster's clock, beyond the skew tolerated; it counts once its time advances: check NTP on both",
 				host, peers[i].GeoTag, off.Round(time.Second))})
+		}
+	}
+	return out, now
+}
+
+// validityEvents returns a ValidityMismatch Warning for each member in long
+// (health.Result.LongValidity) not in before, and the members reported now. Pure.
+func validityEvents(host string, own time.Duration, long map[string]time.Duration, before map[string]bool) ([]targetEvent, map[string]bool) {
+	now := map[string]bool{}
+	var out []targetEvent
+	for _, g := range slices.Sorted(maps.Keys(long)) {
+		now[g] = true
+		if !before[g] {
+			out = append(out, targetEvent{Type: "Warning", Reason: dnsv1.ReasonValidityMismatch, Message: fmt.Sprintf(
+				"%s: member %s's verdict records claim a validity of %s, longer than this cluster's %s: its records count that long, so its verdicts outlive it by as much; give every member the same --gslb-interval and healthCheck interval",
+				host, g, long[g].Round(time.Second), own.Round(time.Second))})
 		}
 	}
 	return out, now

@@ -333,3 +333,18 @@ func TestMemoryFromStatus_ClampsFutureTimesToNow(t *testing.T) {
 		t.Fatalf("restored isolatedSince %s, flap %+v; want nothing after %s", mem.IsolatedSince, f, now)
 	}
 }
+
+func TestValidityEvents_OncePerMemberWhileItLasts(t *testing.T) {
+	long := map[string]time.Duration{"eu": 3 * time.Minute}
+	ev, seen := validityEvents("app.gslb.test", 90*time.Second, long, nil)
+	if len(ev) != 1 || ev[0].Reason != dnsv1.ReasonValidityMismatch || !strings.Contains(ev[0].Message, "member eu") || !strings.Contains(ev[0].Message, "3m0s") {
+		t.Fatalf("first sight: %+v", ev)
+	}
+	if ev, _ = validityEvents("app.gslb.test", 90*time.Second, long, seen); len(ev) != 0 {
+		t.Fatalf("reported again while it lasts: %+v", ev)
+	}
+	_, seen = validityEvents("app.gslb.test", 90*time.Second, nil, seen)
+	if ev, _ = validityEvents("app.gslb.test", 90*time.Second, long, seen); len(ev) != 1 {
+		t.Fatalf("not reported again after it ended and came back: %+v", ev)
+	}
+}

@@ -169,7 +169,9 @@ func (r *Reconciler) decideHost(g *dnsv1.Gslb, obs *observed, round healthRound,
 	notePeerErrors(g.Status.Peers, h, res.MemberErrs)
 	var skew []targetEvent
 	skew, hm.skewed = clockSkewEvents(g.Status.Peers, h, res.ClockOffsets, hm.skewed)
-	for _, e := range skew {
+	var long []targetEvent
+	long, hm.long = validityEvents(h, round.validFor, res.LongValidity, hm.long)
+	for _, e := range append(skew, long...) {
 		r.Recorder.Event(g, e.Type, e.Reason, e.Message)
 	}
 	return nil
