@@ -31,3 +31,18 @@ func Register(reg prometheus.Registerer, what string, cs ...prometheus.Collector
 	}
 	return nil
 }
+
+// CounterVec is a counter vector named name, with help text help, by labels.
+func CounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels)
+}
+
+// GaugeVec is a gauge vector named name, with help text help, by labels.
+func GaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels)
+}
+
+// HistogramVec is a histogram vector named name, with help text help and buckets, by labels.
+func HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
+}
