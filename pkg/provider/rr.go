@@ -371,6 +371,19 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 	return target
 }
 
+// CheckInZone checks a canonical set c of a provider whose server keeps the SOA itself: c is
+// inside zone and is not the SOA, which owner (the server's name in the error: "the server",
+// "PowerDNS") manages. The error wraps ErrInvalidChange.
+func CheckInZone(zone string, c RecordSet, owner string) error {
+	switch {
+	case !dnswire.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is not in zone %s", ErrInvalidChange, c.Name, zone)
+	case c.Type == "SOA":
+		return fmt.Errorf("%w: %s: the SOA is managed by %s", ErrInvalidChange, c.Key(), owner)
+	}
+	return nil
+}
+
 // ValidateChangeSet is the check every provider makes of one side of a Change before writing
 // anything: which ("Before" or "After") must be present, canonical (CanonicalRecordSet), inside
 // zone and non-empty, and weighted only where caps.WeightedRouting. A geo set (pkg/geo's

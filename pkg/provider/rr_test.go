@@ -370,3 +370,23 @@ func TestToRRs_EverySupportedTypeParsesAndPacks(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckInZone_OutsideAndSOAAreInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		rs   RecordSet
+		want string // "" = no error
+	}{
+		{RecordSet{Name: "www.example.test", Type: "A"}, ""},
+		{RecordSet{Name: "example.test", Type: "NS"}, ""},
+		{RecordSet{Name: "www.other.test", Type: "A"}, "www.other.test is not in zone example.test"},
+		{RecordSet{Name: "example.test", Type: "SOA"}, "the SOA is managed by PowerDNS"},
+	} {
+		err := CheckInZone("example.test", tc.rs, "PowerDNS")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.rs.Key(), err)
+		case tc.want != "" && (!errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want ErrInvalidChange with %q", tc.rs.Key(), err, tc.want)
+		}
+	}
+}
