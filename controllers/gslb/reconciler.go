@@ -522,10 +522,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
-	var rec reconcile.Reconciler = r
-	if decorate != nil {
-		rec = decorate(r)
-	}
+	rec := requeue.Decorate(r, decorate)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Owns(&dnsv1.DNSEndpoint{}).
