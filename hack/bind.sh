@@ -100,10 +100,6 @@ cmd_stop() {
   rm -f "$dir/named.pid"
 }
 
-check_zone() {
-  [[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $1"
-}
-
 cmd_addzone() {
   [ $# -eq 2 ] || usage
   local dir zone=${2%.}
@@ -133,13 +129,4 @@ cmd_delzone() {
   rndc_ "$dir" delzone -clean "$zone" >/dev/null || die "rndc delzone $zone failed"
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  addzone) cmd_addzone "$@" ;;
-  delzone) cmd_delzone "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"

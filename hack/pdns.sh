@@ -131,12 +131,4 @@ cmd_status() {
   if [ -n "$pid" ]; then echo "running (pid $pid)"; else echo "stopped"; return 1; fi
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  status) cmd_status "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"
