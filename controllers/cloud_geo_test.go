@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
@@ -71,17 +69,8 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 		// geolocation record sets: 6 elements more.
 		before := len(r53.BatchSizes())
 		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var cur dnsv1.DNSEndpoint
-			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
-				return err
-			}
-			cur.Spec.Endpoints = eps
-			return k8s.Update(ctxT(t), &cur)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cur := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name}}
+		updateIn(t, k8s, cur, func() { cur.Spec.Endpoints = eps })
 		eventually(t, 20*time.Second, "other published", func() error {
 			for _, r := range r53.RecordSets(z.Status.ZoneID) {
 				if r.Name == "other."+zone+"." && r.Type == "A" {
@@ -133,17 +122,8 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 		// of the routing-policy set and its companion (2 deletions and 2 additions).
 		before := len(fake.ChangeSizes())
 		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var cur dnsv1.DNSEndpoint
-			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
-				return err
-			}
-			cur.Spec.Endpoints = eps
-			return k8s.Update(ctxT(t), &cur)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cur := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name}}
+		updateIn(t, k8s, cur, func() { cur.Spec.Endpoints = eps })
 		eventually(t, 20*time.Second, "other published", func() error {
 			for _, rs := range fake.RRSets("fake-project", z.Status.ZoneID) {
 				if rs.Name == "other."+zone+"." && rs.Type == "A" {

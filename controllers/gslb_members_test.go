@@ -12,7 +12,6 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -211,14 +210,10 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 	})
 
 	t.Run("a healthCheck change that starts the probes over keeps the published verdicts", func(t *testing.T) {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			g := eu.gslbNow(t)
+		g := eu.gslbNow(t)
+		updateIn(t, eu.client, g, func() {
 			g.Spec.HealthCheck.Path = "/healthz?probe=2" // another probe: the Scheduler starts over
-			return eu.client.Update(eu.ctx(), g)
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			rec, err := verdictRecord(eu)
 			if err != nil {
