@@ -30,10 +30,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Seconds from an RFC 2136 UPDATE's arrival to its answer, the provider's write included, by key Secret.",
 			prometheus.ExponentialBuckets(0.01, 2, 12), "namespace", "key"),
 	}
-	if err := promreg.Register(reg, "dynupdate", m.Updates, m.Duration); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "dynupdate", m, m.Updates, m.Duration)
 }
 
 func (m *Metrics) observe(namespace, key, rcode string, seconds float64) {

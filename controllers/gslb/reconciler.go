@@ -112,10 +112,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		PeerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dnsplane_gslb_peer_query_errors_total",
 			Help: "Gslb peer queries that failed (timeout, refused, spoofed or malformed answers), by peer geo tag."}, []string{"peer"}),
 	}
-	if err := promreg.Register(reg, "gslb", m.HealthyRecords, m.PeerErrors); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "gslb", m, m.HealthyRecords, m.PeerErrors)
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=gslbs,verbs=get;list;watch;update;patch

@@ -54,10 +54,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Heartbeat reporter ticks per zone, by result (ok, read_error, conflict, write_error, skipped).", "result"),
 		series: map[string]map[string]bool{},
 	}
-	if err := promreg.Register(reg, "heartbeat", m.age, m.ticks); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "heartbeat", m, m.age, m.ticks)
 }
 
 // observe sets the ages of rootHost's owners at now and deletes the series of owners that are

@@ -46,3 +46,12 @@ func GaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
 func HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
 	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels)
 }
+
+// Registered registers cs with reg as Register does and returns m, or nil and Register's error:
+// the last step of a NewMetrics that builds m holding cs.
+func Registered[M any](reg prometheus.Registerer, what string, m *M, cs ...prometheus.Collector) (*M, error) {
+	if err := Register(reg, what, cs...); err != nil {
+		return nil, err
+	}
+	return m, nil
+}

@@ -137,3 +137,16 @@ func TestVecs_CarryNameHelpBucketsAndLabels(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRegistered_ReturnsTheMetricsOrNilWithTheError(t *testing.T) {
+	type metrics struct{ c prometheus.Counter }
+	reg := prometheus.NewRegistry()
+	m := &metrics{c: counter("r_total")}
+	if got, err := promreg.Registered(reg, "first", m, m.c); got != m || err != nil {
+		t.Fatalf("first registration: %v, %v; want m", got, err)
+	}
+	again := &metrics{c: counter("r_total")}
+	if got, err := promreg.Registered(reg, "second", again, again.c); got != nil || err == nil {
+		t.Fatalf("second registration: %v, %v; want nil and an error", got, err)
+	}
+}

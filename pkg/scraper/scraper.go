@@ -78,10 +78,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			"Duration of parent-zone scrapes, by result (ok or error).",
 			prometheus.ExponentialBuckets(0.005, 2, 14), "result"),
 	}
-	if err := promreg.Register(reg, "scraper", m.Subdomains, m.Duration); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "scraper", m, m.Subdomains, m.Duration)
 }
 
 // Options configure a Scraper.

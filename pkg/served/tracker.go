@@ -126,10 +126,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Queries: promreg.CounterVec("dnsplane_served_soa_queries_total",
 			"SOA queries the Served check sent to name servers, by result (ok or error).", "result"),
 	}
-	if err := promreg.Register(reg, "served", m.Propagation, m.Queries); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "served", m, m.Propagation, m.Queries)
 }
 
 // Options configure a Tracker.

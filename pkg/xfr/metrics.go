@@ -35,10 +35,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		JournalDeltas: promreg.GaugeVec("dnsplane_dnsserver_journal_deltas",
 			"Changes held in each zone's IXFR journal.", "zone"),
 	}
-	if err := promreg.Register(reg, "dnsserver", m.Transfers, m.Notifies, m.JournalDeltas); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "dnsserver", m, m.Transfers, m.Notifies, m.JournalDeltas)
 }
 
 func (m *Metrics) transferred(kind, result string) {

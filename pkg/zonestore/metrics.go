@@ -47,10 +47,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
 	}
-	if err := promreg.Register(reg, "zonestore", m.Writes, m.Bytes, m.FlushObjects, m.Load); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "zonestore", m, m.Writes, m.Bytes, m.FlushObjects, m.Load)
 }
 
 func result(err error) string {

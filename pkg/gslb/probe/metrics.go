@@ -70,10 +70,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		isolated: promreg.GaugeVec("dnsplane_gslb_isolated",
 			"1 while this cluster reads fresh verdicts from no majority of the known clusters for a Gslb host (Ready reason Isolated), else 0.", "namespace", "gslb", "host"),
 	}
-	if err := promreg.Register(reg, "gslb probe", m.duration, m.probes, m.changes, m.isolated); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "gslb probe", m, m.duration, m.probes, m.changes, m.isolated)
 }
 
 func family(t *target) string {
