@@ -116,13 +116,18 @@ check_zone() {
   [[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $1"
 }
 
+# check_ports <port>...: die naming the first argument that is no valid port (valid_port).
+check_ports() {
+  local p
+  for p in "$@"; do
+    valid_port "$p" || die "bad port: $p"
+  done
+}
+
 # check_secondary <port> <primary-port> <source> <primary-ip>: what a secondary's start checks of
 # its arguments: two valid ports, an IPv4 primary and a loopback IPv4 source.
 check_secondary() {
-  local p
-  for p in "$1" "$2"; do
-    valid_port "$p" || die "bad port: $p"
-  done
+  check_ports "$1" "$2"
   [[ $3 =~ ^127\.[0-9.]+$ && $4 =~ ^[0-9.]+$ ]] || die "bad address: $3 or $4 (IPv4, $3 on loopback)"
 }
 
