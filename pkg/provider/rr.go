@@ -69,7 +69,15 @@ func TXTValue(txt []string) string {
 
 // EscapeTXT turns raw bytes into the escaped form of RFC 1035 §5.1, as miekg/dns and Cloud DNS
 // use it: '"' and '\' get a backslash, bytes outside printable ASCII become \DDD (decimal).
-func EscapeTXT(raw string) string {
+func EscapeTXT(raw string) string { return EscapeTXTBase(raw, 10) }
+
+// EscapeTXTBase is EscapeTXT with the radix of the \NNN escapes: 10 as RFC 1035 §5.1 writes
+// them, 8 as Route 53 does (the base ParseQuotedTXT takes back).
+func EscapeTXTBase(raw string, base int) string {
+	verb := "\\%03d"
+	if base == 8 {
+		verb = "\\%03o"
+	}
 	var b strings.Builder
 	b.Grow(len(raw))
 	for i := 0; i < len(raw); i++ {
@@ -79,7 +87,7 @@ func EscapeTXT(raw string) string {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		case c < ' ' || c > '~':
-			fmt.Fprintf(&b, "\\%03d", c)
+			fmt.Fprintf(&b, verb, c)
 		default:
 			b.WriteByte(c)
 		}

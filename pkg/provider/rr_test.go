@@ -390,3 +390,22 @@ func TestCheckInZone_OutsideAndSOAAreInvalid(t *testing.T) {
 		}
 	}
 }
+
+func TestEscapeTXTBase_OctalAndDecimalRoundTrip(t *testing.T) {
+	raw := "a\"b\\c\x00\xff"
+	for _, tc := range []struct {
+		base int
+		want string
+	}{{10, `a\"b\\c\000\255`}, {8, `a\"b\\c\000\377`}} {
+		got := EscapeTXTBase(raw, tc.base)
+		if got != tc.want {
+			t.Errorf("base %d: %q, want %q", tc.base, got, tc.want)
+		}
+		if back := ParseQuotedTXT(`"`+got+`"`, tc.base); back != raw {
+			t.Errorf("base %d: parsed back %q, want %q", tc.base, back, raw)
+		}
+	}
+	if EscapeTXT(raw) != EscapeTXTBase(raw, 10) {
+		t.Error("EscapeTXT is not base 10")
+	}
+}
