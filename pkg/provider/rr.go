@@ -379,6 +379,19 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 	return target
 }
 
+// TargetOfValue reads back a value as PresentationValue spells it: TXT and SPF as quoted
+// character-strings whose \NNN escapes are in base (ParseQuotedTXT), other types canonical
+// (CanonicalTarget), or unchanged when they do not parse.
+func TargetOfValue(rtype, v string, base int) string {
+	if rtype == "TXT" || rtype == "SPF" {
+		return ParseQuotedTXT(v, base)
+	}
+	if c, err := CanonicalTarget(rtype, v); err == nil {
+		return c
+	}
+	return v
+}
+
 // CheckInZone checks a canonical set c of a provider whose server keeps the SOA itself: c is
 // inside zone and is not the SOA, which owner (the server's name in the error: "the server",
 // "PowerDNS") manages. The error wraps ErrInvalidChange.

@@ -409,3 +409,19 @@ func TestEscapeTXTBase_OctalAndDecimalRoundTrip(t *testing.T) {
 		t.Error("EscapeTXT is not base 10")
 	}
 }
+
+func TestTargetOfValue_ReadsBackPresentationValue(t *testing.T) {
+	for _, base := range []int{8, 10} {
+		escape := func(s string) string { return EscapeTXTBase(s, base) }
+		for _, tc := range []struct{ rtype, target string }{
+			{"TXT", "v=spf1 \"quoted\" \x01"}, {"CNAME", "a.example.test"}, {"MX", "10 mail.example.test"}, {"A", "192.0.2.1"},
+		} {
+			if got := TargetOfValue(tc.rtype, PresentationValue(tc.rtype, tc.target, escape), base); got != tc.target {
+				t.Errorf("base %d %s: %q, want %q", base, tc.rtype, got, tc.target)
+			}
+		}
+	}
+	if got := TargetOfValue("A", "not-an-address", 10); got != "not-an-address" {
+		t.Errorf("unparsable A: %q, want it unchanged", got)
+	}
+}

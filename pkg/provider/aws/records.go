@@ -100,13 +100,7 @@ func fromRR(rr types.ResourceRecordSet, zoneID string) provider.RecordSet {
 		return rs
 	}
 	for _, r := range rr.ResourceRecords {
-		v := aws.ToString(r.Value)
-		if rs.Type == "TXT" || rs.Type == "SPF" {
-			v = decodeTXT(v)
-		} else if c, err := provider.CanonicalTarget(rs.Type, v); err == nil {
-			v = c
-		}
-		rs.Targets = append(rs.Targets, v)
+		rs.Targets = append(rs.Targets, provider.TargetOfValue(rs.Type, aws.ToString(r.Value), 8))
 	}
 	return rs
 }
