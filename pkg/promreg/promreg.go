@@ -1,7 +1,8 @@
 // Package promreg is the one way dnsplane's packages register their Prometheus collectors: every
 // package that exports metrics has NewMetrics(reg prometheus.Registerer) (*Metrics, error), builds
-// its collectors there and registers them with Register, so that no collector is package-level
-// state and a second registration with the same registry is an error, never a panic.
+// its collectors there (CounterVec, GaugeVec, HistogramVec) and registers them with Register (or
+// Registered, which returns the metrics), so that no collector is package-level state and a
+// second registration with the same registry is an error, never a panic.
 //
 // It lives in pkg/ because pkg/ imports it and never imports internal/ (imports_test.go); it must
 // import nothing of dnsplane.
