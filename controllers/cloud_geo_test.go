@@ -9,14 +9,36 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/clouddnsfake"
 	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 )
+
+// addPlainName adds the plain name other.<zone> A to ep's geo endpoints (geoEndpoints), waits
+// until published says the provider holds it, lets any write that would follow happen, and
+// returns the sum and the list of the write sizes (sizes: the fake's batches or changes) since.
+func addPlainName(t *testing.T, ep *dnsv1.DNSEndpoint, zone string, sizes func() []int, published func() bool) (int, []int) {
+	t.Helper()
+	before := len(sizes())
+	eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
+	cur := &dnsv1.DNSEndpoint{ObjectMeta: metav1.ObjectMeta{Namespace: ep.Namespace, Name: ep.Name}}
+	updateIn(t, k8s, cur, func() { cur.Spec.Endpoints = eps })
+	eventually(t, 20*time.Second, "other published", func() error {
+		if !published() {
+			return fmt.Errorf("not yet")
+		}
+		return nil
+	})
+	time.Sleep(time.Second) // any write that would follow
+	since := sizes()[before:]
+	sum := 0
+	for _, n := range since {
+		sum += n
+	}
+	return sum, since
+}
 
 // geoEndpoints are app.<zone>'s geo sets as the Gslb controller publishes them for
 // {DE: eu, continent:NA: us}, default eu.
@@ -69,34 +91,13 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 		// Converged: the next reconcile (a spec change adds a plain name) writes that name and
 		// its registry record only. Rewriting the geo sets would DELETE and CREATE their three
 		// geolocation record sets: 6 elements more.
-		before := len(r53.BatchSizes())
-		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var cur dnsv1.DNSEndpoint
-			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
-				return err
-			}
-			cur.Spec.Endpoints = eps
-			return k8s.Update(ctxT(t), &cur)
+		elements, batches := addPlainName(t, ep, zone, r53.BatchSizes, func() bool {
+			return slices.ContainsFunc(r53.RecordSets(z.Status.ZoneID), func(r route53fake.RR) bool {
+				return r.Name == "other."+zone+"." && r.Type == "A"
+			})
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 20*time.Second, "other published", func() error {
-			for _, r := range r53.RecordSets(z.Status.ZoneID) {
-				if r.Name == "other."+zone+"." && r.Type == "A" {
-					return nil
-				}
-			}
-			return fmt.Errorf("not yet")
-		})
-		time.Sleep(time.Second) // any write that would follow
-		elements := 0
-		for _, n := range r53.BatchSizes()[before:] {
-			elements += n
-		}
 		if elements >= 6 {
-			t.Fatalf("%d record elements written for one new plain name: the geo sets were rewritten (batches %v)", elements, r53.BatchSizes()[before:])
+			t.Fatalf("%d record elements written for one new plain name: the geo sets were rewritten (batches %v)", elements, batches)
 		}
 		t.Logf("Route 53: one new plain name cost %d record elements beside the published geo sets", elements)
 	})
@@ -131,34 +132,13 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 		}
 		// Converged: one new plain name costs its set and its registry record, not a rewrite
 		// of the routing-policy set and its companion (2 deletions and 2 additions).
-		before := len(fake.ChangeSizes())
-		eps := append(geoEndpoints(zone), dnsv1.Endpoint{DNSName: "other." + zone, RecordType: "A", Targets: dnsv1.Targets{"192.0.2.9"}})
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			var cur dnsv1.DNSEndpoint
-			if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(ep), &cur); err != nil {
-				return err
-			}
-			cur.Spec.Endpoints = eps
-			return k8s.Update(ctxT(t), &cur)
+		sets, changes := addPlainName(t, ep, zone, fake.ChangeSizes, func() bool {
+			return slices.ContainsFunc(fake.RRSets("fake-project", z.Status.ZoneID), func(rs clouddnsfake.RRSet) bool {
+				return rs.Name == "other."+zone+"." && rs.Type == "A"
+			})
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		eventually(t, 20*time.Second, "other published", func() error {
-			for _, rs := range fake.RRSets("fake-project", z.Status.ZoneID) {
-				if rs.Name == "other."+zone+"." && rs.Type == "A" {
-					return nil
-				}
-			}
-			return fmt.Errorf("not yet")
-		})
-		time.Sleep(time.Second) // any write that would follow
-		sets := 0
-		for _, n := range fake.ChangeSizes()[before:] {
-			sets += n
-		}
 		if sets >= 4 {
-			t.Fatalf("%d record sets written for one new plain name: the geo sets were rewritten (changes %v)", sets, fake.ChangeSizes()[before:])
+			t.Fatalf("%d record sets written for one new plain name: the geo sets were rewritten (changes %v)", sets, changes)
 		}
 		// A CIDR region has no Cloud DNS location: the provider refuses it (NotCapable, as Route
 		// 53 does), and that DNSEndpoint says so, naming the region.

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -112,29 +113,8 @@ func TestDynamicUpdates_GslbRelayRetriedAndEdgePeers(t *testing.T) {
 	peer := startRelayPeer(t, keyName, secret)
 	_, peerPort, _ := net.SplitHostPort(peer.addr)
 	// The edge zone's server: the referral for gslb.edge.test naming this cluster (eu) and us.
-	edgeAddr := dnstest.HandleUDP(t, "127.0.0.1", dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(q)
-		switch name := strings.ToLower(q.Question[0].Name); {
-		case name == "edge.test." && q.Question[0].Qtype == dns.TypeSOA:
-			m.Authoritative = true
-			rr, _ := dns.NewRR("edge.test. 60 IN SOA ns1.edge.test. hostmaster.edge.test. 1 60 60 600 60")
-			m.Answer = append(m.Answer, rr)
-		case name == "gslb.edge.test." || strings.HasSuffix(name, ".gslb.edge.test."):
-			for _, s := range []string{"gslb.edge.test. 60 IN NS ns-eu.gslb.edge.test.", "gslb.edge.test. 60 IN NS ns-us.gslb.edge.test.",
-				"ns-eu.gslb.edge.test. 60 IN A 127.0.0.11", "ns-us.gslb.edge.test. 60 IN A 127.0.0.1"} {
-				rr, _ := dns.NewRR(s)
-				if _, ok := rr.(*dns.NS); ok {
-					m.Ns = append(m.Ns, rr)
-				} else {
-					m.Extra = append(m.Extra, rr)
-				}
-			}
-		default:
-			m.Rcode = dns.RcodeRefused
-		}
-		_ = w.WriteMsg(m)
-	}))
+	edgeAddr := dnstest.ServeEdge(t, "127.0.0.1", dnstest.Edge{Zone: "edge.test", Child: "gslb.edge.test",
+		Glue: map[string]netip.Addr{"eu": netip.MustParseAddr("127.0.0.11"), "us": netip.MustParseAddr("127.0.0.1")}})
 	var port int
 	if _, err := fmt.Sscan(peerPort, &port); err != nil {
 		t.Fatal(err)

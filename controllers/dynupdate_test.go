@@ -114,6 +114,17 @@ func dynamicUpdateEndpoints(t *testing.T, ns string) []dnsv1.DNSEndpoint {
 	return l.Items
 }
 
+// present sends ch's UPDATE with the solver (cert-manager's RFC 2136 code) and fails the test
+// unless it is NOERROR; it logs how long that took, where naming the case.
+func present(t *testing.T, bin string, ch rfc2136solver.Challenge, where string) {
+	t.Helper()
+	start := time.Now()
+	if err := rfc2136solver.Present(ctxT(t), bin, ch); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("UPDATE to NOERROR %s: %s", where, time.Since(start).Round(time.Millisecond))
+}
+
 // TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer: DNS-01 through UPDATE on
 // the embedded provider, with cert-manager v1.21.2's own rfc2136 DNS-01 code (hack/rfc2136-solver)
 // against the manager's embedded server:
@@ -146,11 +157,7 @@ func TestDynamicUpdates_CertManagerSolverOnTheEmbeddedServer(t *testing.T) {
 	ch := rfc2136solver.Challenge{Nameserver: dnsAddr, Zone: "dyn.test.", FQDN: fqdn, Value: "apex-token",
 		KeyName: "acme-key", Algorithm: "HMACSHA256", Secret: acmeSecret}
 	ctx := ctxT(t)
-	start := time.Now()
-	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("UPDATE to NOERROR on the embedded provider (the solver's process start included): %s", time.Since(start).Round(time.Millisecond))
+	present(t, bin, ch, "on the embedded provider (the solver's process start included)")
 	// NOERROR came after the provider's write: the record is served now, no waiting.
 	if got, err := txtAt(dnsAddr, fqdn); err != nil || !slices.Equal(got, []string{"apex-token"}) {
 		t.Fatalf("right after Present's NOERROR the server answers %q, %v; want [apex-token]", got, err)
@@ -278,11 +285,7 @@ func TestDynamicUpdates_CertManagerSolverOnPowerDNS(t *testing.T) {
 	ch := rfc2136solver.Challenge{Nameserver: dnsAddr, Zone: "pdns-dyn.test.", FQDN: fqdn, Value: "pdns-token",
 		KeyName: "pdns-acme", Algorithm: "HMACSHA512", Secret: acmeSecret}
 	ctx := ctxT(t)
-	start := time.Now()
-	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("UPDATE to NOERROR on PowerDNS: %s", time.Since(start).Round(time.Millisecond))
+	present(t, bin, ch, "on PowerDNS")
 	if got := pdnsSets(t, srv, "pdns-dyn.test")[strings.TrimSuffix(fqdn, ".")+"/TXT"]; !slices.Equal(got, []string{"pdns-token"}) {
 		t.Fatalf("right after Present's NOERROR PowerDNS holds %q; want [pdns-token] (sets: %v)", got, pdnsSets(t, srv, "pdns-dyn.test"))
 	}
@@ -502,11 +505,7 @@ func TestDynamicUpdates_GslbZoneAnsweredByEveryCluster(t *testing.T) {
 	ch := rfc2136solver.Challenge{Nameserver: euAddr, Zone: "gslb.test.", FQDN: "_acme-challenge.app.gslb.test.", Value: "gslb-token",
 		KeyName: "gslb-acme", Algorithm: "HMACSHA256", Secret: secret}
 	ctx := ctxT(t)
-	start := time.Now()
-	if err := rfc2136solver.Present(ctx, bin, ch); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("UPDATE to NOERROR in a Gslb zone, written in both clusters: %s", time.Since(start).Round(time.Millisecond))
+	present(t, bin, ch, "in a Gslb zone, written in both clusters")
 	for _, addr := range []string{euAddr, usAddr} {
 		// NOERROR came after both clusters wrote it: each answers now, no waiting.
 		if got, err := txtAt(addr, ch.FQDN); err != nil || !slices.Equal(got, []string{"gslb-token"}) {

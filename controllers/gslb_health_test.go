@@ -15,7 +15,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -393,15 +392,11 @@ func TestGslbHealth_ThreeClustersProbeAndDecideByQuorum(t *testing.T) {
 		// probes, per family: eu's IPv4 target and ap's are down from here, so A fails over to
 		// us's own; [::1] is up, so AAAA keeps primary eu's. The hold is an hour so far (no
 		// machine is too slow for the checks above); setting it to 0 ends it.
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			g := us.gslbNow(t)
+		g := us.gslbNow(t)
+		updateIn(t, us.client, g, func() {
 			g.Spec.HealthCheck.IsolationHoldSeconds = ptr.To[int32](0)
 			g.Spec.HealthCheck.AfterIsolationHold = dnsv1.AfterIsolationHoldOwnProbes
-			return us.client.Update(us.ctx(), g)
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		us.waitTarget(t, "127.0.28.11", dnsv1.VerdictDown, dnsv1.TargetReasonOwnProbesOnly, dnsv1.VerdictDown)
 		waitAnswers(t, "us on its own probes", []string{"127.0.28.12", "::1"}, us)
 		waitAnswers(t, "eu and ap unchanged", euTargets, eu, ap)

@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -234,28 +235,8 @@ func TestGslb_PeersDiscoveredFromTheEdgeNSSet(t *testing.T) {
 
 	// The edge zone's server: SOA for edge.test, and the referral for gslb.edge.test naming
 	// this cluster (eu) and us.
-	edgeAddr := dnstest.HandleUDP(t, "127.0.0.16", dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(q)
-		switch name := strings.ToLower(q.Question[0].Name); {
-		case name == "edge.test." && q.Question[0].Qtype == dns.TypeSOA:
-			m.Authoritative = true
-			rr, _ := dns.NewRR("edge.test. 60 IN SOA ns1.edge.test. hostmaster.edge.test. 1 60 60 600 60")
-			m.Answer = append(m.Answer, rr)
-		case name == "gslb.edge.test." || strings.HasSuffix(name, ".gslb.edge.test."):
-			for _, s := range []string{"gslb.edge.test. 60 IN NS ns-eu.gslb.edge.test.", "gslb.edge.test. 60 IN NS ns-us.gslb.edge.test."} {
-				rr, _ := dns.NewRR(s)
-				m.Ns = append(m.Ns, rr)
-			}
-			for _, s := range []string{"ns-eu.gslb.edge.test. 60 IN A 127.0.0.11", "ns-us.gslb.edge.test. 60 IN A 127.0.0.15"} {
-				rr, _ := dns.NewRR(s)
-				m.Extra = append(m.Extra, rr)
-			}
-		default:
-			m.Rcode = dns.RcodeRefused
-		}
-		_ = w.WriteMsg(m)
-	}))
+	edgeAddr := dnstest.ServeEdge(t, "127.0.0.16", dnstest.Edge{Zone: "edge.test", Child: "gslb.edge.test",
+		Glue: map[string]netip.Addr{"eu": netip.MustParseAddr("127.0.0.11"), "us": netip.MustParseAddr("127.0.0.15")}})
 
 	port, _ := strconv.Atoi(peerPort)
 	c := startClusterWith(t, "cluster-eu", time.Hour, time.Hour, clusterOptions{

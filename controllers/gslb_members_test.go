@@ -2,7 +2,6 @@ package controllers_test
 
 import (
 	"fmt"
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -13,10 +12,10 @@ import (
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -72,44 +71,6 @@ func (f *fakeMember) serve(t *testing.T, addr, host string) {
 		}
 		t.Cleanup(func() { _ = srv.Shutdown() })
 	}
-}
-
-// fakeEdge is the edge zone's DNS server: the SOA of edge.test and the referral of gslb.test
-// naming eu, us and ap at their glue, or REFUSED for the referral while refuse is set.
-func fakeEdge(t *testing.T, host string, glue map[string]netip.Addr, refuse *atomic.Bool) string {
-	t.Helper()
-	pc, err := net.ListenPacket("udp", net.JoinHostPort(host, "0"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
-		m := new(dns.Msg)
-		m.SetReply(q)
-		switch name := strings.ToLower(q.Question[0].Name); {
-		case name == "edge.test." && q.Question[0].Qtype == dns.TypeSOA:
-			m.Authoritative = true
-			rr, _ := dns.NewRR("edge.test. 60 IN SOA ns1.edge.test. hostmaster.edge.test. 1 60 60 600 60")
-			m.Answer = append(m.Answer, rr)
-		case refuse.Load():
-			m.Rcode = dns.RcodeRefused
-		case name == "gslb.test." || strings.HasSuffix(name, ".gslb.test."):
-			for geo, a := range glue {
-				ns, _ := dns.NewRR("gslb.test. 60 IN NS ns-" + geo + ".gslb.test.")
-				m.Ns = append(m.Ns, ns)
-				rr, _ := dns.NewRR("ns-" + geo + ".gslb.test. 60 IN A " + a.String())
-				m.Extra = append(m.Extra, rr)
-			}
-		default:
-			m.Rcode = dns.RcodeRefused
-		}
-		_ = w.WriteMsg(m)
-	})}
-	started := make(chan struct{})
-	srv.NotifyStartedFunc = func() { close(started) }
-	go func() { _ = srv.ActivateAndServe() }()
-	<-started
-	t.Cleanup(func() { _ = srv.Shutdown() })
-	return pc.LocalAddr().String()
 }
 
 // verdictRecord reads the verdict record c publishes for app.gslb.test, nil when it has none.
@@ -187,7 +148,7 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 	us.serve(t, netip.AddrPortFrom(dnsIP["us"], uint16(port)).String(), "app.gslb.test")
 	ap.serve(t, netip.AddrPortFrom(dnsIP["ap"], uint16(port)).String(), "app.gslb.test")
 	var refuse atomic.Bool
-	edgeAddr := fakeEdge(t, "127.0.30.4", dnsIP, &refuse)
+	edgeAddr := dnstest.ServeEdge(t, "127.0.30.4", dnstest.Edge{Zone: "edge.test", Child: "gslb.test", Glue: dnsIP, Refuse: &refuse})
 	usBackend := startBackend(t, back["us"], backendPort)
 	startBackend(t, back["ap"], backendPort)
 
@@ -249,14 +210,10 @@ func TestGslbHealth_MembershipSurvivesDiscoveryFailureAndRestart(t *testing.T) {
 	})
 
 	t.Run("a healthCheck change that starts the probes over keeps the published verdicts", func(t *testing.T) {
-		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			g := eu.gslbNow(t)
+		g := eu.gslbNow(t)
+		updateIn(t, eu.client, g, func() {
 			g.Spec.HealthCheck.Path = "/healthz?probe=2" // another probe: the Scheduler starts over
-			return eu.client.Update(eu.ctx(), g)
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 		for end := time.Now().Add(4 * time.Second); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 			rec, err := verdictRecord(eu)
 			if err != nil {

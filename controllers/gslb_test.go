@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,34 +74,16 @@ func (c *cluster) loadBalancedApp(t *testing.T, lbIPs ...string) {
 // conflict).
 func (g *gslbCluster) setReady(t *testing.T, ready bool) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var es discoveryv1.EndpointSlice
-		if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app-1"}, &es); err != nil {
-			return err
-		}
-		es.Endpoints[0].Conditions.Ready = ptr.To(ready)
-		return g.client.Update(g.ctx(), &es)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	es := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app-1"}}
+	updateIn(t, g.client, es, func() { es.Endpoints[0].Conditions.Ready = ptr.To(ready) })
 }
 
 // setStrategy sets the Gslb's strategy (read fresh, retried on a conflict with the controller's
 // own writes).
 func (g *gslbCluster) setStrategy(t *testing.T, s dnsv1.GslbStrategy) {
 	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var obj dnsv1.Gslb
-		if err := g.client.Get(g.ctx(), client.ObjectKey{Namespace: "apps", Name: "app"}, &obj); err != nil {
-			return err
-		}
-		obj.Spec.Strategy = s
-		return g.client.Update(g.ctx(), &obj)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	obj := &dnsv1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "app"}}
+	updateIn(t, g.client, obj, func() { obj.Spec.Strategy = s })
 }
 
 // waitServed waits until every server answers app.gslb.test with exactly want, and returns how

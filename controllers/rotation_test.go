@@ -9,8 +9,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/testing/route53fake"
@@ -77,17 +75,8 @@ func TestHeartbeats_UseRotatedCredentials(t *testing.T) {
 	// Rotate: the fake accepts only the new key from now on, and the Secret holds it.
 	keyID, secret = "AKIDROTATED", "rotated-secret"
 	fake.Rotate(keyID, secret)
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var s corev1.Secret
-		if err := c.client.Get(c.ctx(), client.ObjectKey{Namespace: "apps", Name: "dns"}, &s); err != nil {
-			return err
-		}
-		s.StringData = with(r53.data, "AWS_ACCESS_KEY_ID", keyID, "AWS_SECRET_ACCESS_KEY", secret)
-		return c.client.Update(c.ctx(), &s)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: "dns"}}
+	updateIn(t, c.client, s, func() { s.StringData = with(r53.data, "AWS_ACCESS_KEY_ID", keyID, "AWS_SECRET_ACCESS_KEY", secret) })
 	rotated := time.Now()
 	eventually(t, 30*time.Second, "a heartbeat with the rotated key", beatAfter(rotated))
 	t.Logf("from the Secret's rotation to the first heartbeat with the new key: %s (interval %s)",

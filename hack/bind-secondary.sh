@@ -32,22 +32,17 @@ cmd_start() {
   [ $# -ge 6 ] || usage
   local dir=$1 port=$2 addr=$3 primary=$4 pport=$5 pid timeout=${BIND_START_TIMEOUT:-10}
   shift 5
-  for p in "$port" "$pport"; do
-    valid_port "$p" || die "bad port: $p"
-  done
-  [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
+  check_secondary "$port" "$pport" "$addr" "$primary"
   need named "apt-get install -y bind9 bind9-dnsutils"
   need dig "apt-get install -y bind9-dnsutils"
   claim_dir "$dir" bind.lock named.pid || return 0
   dir=$CLAIMED_DIR
-  local key="" kname kalg ksecret
-  if [ -n "${TSIG_KEY:-}" ]; then
-    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
-    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
-    key=" key $kname"
+  local key=""
+  if read_tsig_key; then
+    key=" key $TSIG_NAME"
   fi
   {
-    [ -z "$key" ] || echo "key \"$kname\" { algorithm $kalg; secret \"$ksecret\"; };"
+    [ -z "$key" ] || echo "key \"$TSIG_NAME\" { algorithm $TSIG_ALG; secret \"$TSIG_SECRET\"; };"
     cat <<CONF
 // written by hack/bind-secondary.sh
 options {
@@ -69,7 +64,7 @@ controls { };
 CONF
     for zone in "$@"; do
       zone=${zone%.}
-      [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
+      check_zone "$zone"
       echo "zone \"$zone\" { type secondary; primaries port $pport { $primary$key; }; file \"$dir/$zone.db\"; };"
     done
   } >"$dir/named.conf"
@@ -86,11 +81,4 @@ cmd_stop() {
   stop_daemon "$1" bind.lock named.pid "${BIND_STOP_TIMEOUT:-10}"
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"

@@ -42,9 +42,7 @@ rndc_() { # rndc_ <dir> args...
 cmd_start() {
   [ $# -eq 3 ] || usage
   local dir=$1 dns_port=$2 rndc_port=$3 pid timeout=${BIND_START_TIMEOUT:-10}
-  for p in "$dns_port" "$rndc_port"; do
-    valid_port "$p" || die "bad port: $p"
-  done
+  check_ports "$dns_port" "$rndc_port"
   need named "apt-get install -y bind9 bind9-dnsutils"
   need dig "apt-get install -y bind9-dnsutils"
   claim_dir "$dir" bind.lock named.pid || return 0
@@ -100,17 +98,20 @@ cmd_stop() {
   rm -f "$dir/named.pid"
 }
 
-check_zone() {
-  [[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $1"
+# zone_command <dir> <zone>: what addzone and delzone check first: a plain zone name and a named
+# running in dir, under dir's lock. It sets DIR (absolute) and ZONE (without a final dot).
+zone_command() {
+  DIR=$(abs "$1")
+  ZONE=${2%.}
+  check_zone "$ZONE"
+  lock "$DIR/bind.lock"
+  [ -n "$(pid_of "$DIR/named.pid")" ] || die "named is not running in $DIR"
 }
 
 cmd_addzone() {
   [ $# -eq 2 ] || usage
-  local dir zone=${2%.}
-  dir=$(abs "$1")
-  check_zone "$zone"
-  lock "$dir/bind.lock"
-  [ -n "$(pid_of "$dir/named.pid")" ] || die "named is not running in $dir"
+  zone_command "$@"
+  local dir=$DIR zone=$ZONE
   local file="$dir/$zone.db"
   rm -f "$file" "$file.jnl"
   cat >"$file" <<ZONE
@@ -125,21 +126,8 @@ ZONE
 
 cmd_delzone() {
   [ $# -eq 2 ] || usage
-  local dir zone=${2%.}
-  dir=$(abs "$1")
-  check_zone "$zone"
-  lock "$dir/bind.lock"
-  [ -n "$(pid_of "$dir/named.pid")" ] || die "named is not running in $dir"
-  rndc_ "$dir" delzone -clean "$zone" >/dev/null || die "rndc delzone $zone failed"
+  zone_command "$@"
+  rndc_ "$DIR" delzone -clean "$ZONE" >/dev/null || die "rndc delzone $ZONE failed"
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  addzone) cmd_addzone "$@" ;;
-  delzone) cmd_delzone "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"

@@ -41,19 +41,14 @@ cmd_start() {
   [ $# -ge 6 ] || usage
   local dir=$1 addr=$2 port=$3 primary=$4 pport=$5 pid timeout=${NSD_START_TIMEOUT:-10}
   shift 5
-  for p in "$port" "$pport"; do
-    valid_port "$p" || die "bad port: $p"
-  done
-  [[ $addr =~ ^127\.[0-9.]+$ && $primary =~ ^[0-9.]+$ ]] || die "bad address: $addr or $primary (IPv4, $addr on loopback)"
+  check_secondary "$port" "$pport" "$addr" "$primary"
   need nsd "apt-get install -y nsd"
   need dig "apt-get install -y bind9-dnsutils"
   claim_dir "$dir" nsd.lock nsd.pid || return 0
   dir=$CLAIMED_DIR
-  local key=NOKEY kname kalg ksecret
-  if [ -n "${TSIG_KEY:-}" ]; then
-    IFS=: read -r kname kalg ksecret <<<"$TSIG_KEY"
-    [[ $kname =~ ^[A-Za-z0-9_.-]+$ && $kalg =~ ^hmac-sha[0-9]+$ && $ksecret =~ ^[A-Za-z0-9+/=]+$ ]] || die "bad TSIG_KEY (name:algorithm:base64)"
-    key=$kname
+  local key=NOKEY
+  if read_tsig_key; then
+    key=$TSIG_NAME
   fi
   {
     cat <<CONF
@@ -77,10 +72,10 @@ server:
 remote-control:
   control-enable: no
 CONF
-    [ "$key" = NOKEY ] || printf 'key:\n  name: "%s"\n  algorithm: %s\n  secret: "%s"\n' "$kname" "$kalg" "$ksecret"
+    [ "$key" = NOKEY ] || printf 'key:\n  name: "%s"\n  algorithm: %s\n  secret: "%s"\n' "$TSIG_NAME" "$TSIG_ALG" "$TSIG_SECRET"
     for zone in "$@"; do
       zone=${zone%.}
-      [[ $zone =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $zone"
+      check_zone "$zone"
       cat <<CONF
 zone:
   name: "$zone"
@@ -105,11 +100,4 @@ cmd_stop() {
   stop_daemon "$1" nsd.lock nsd.pid "${NSD_STOP_TIMEOUT:-10}"
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"

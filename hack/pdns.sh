@@ -41,9 +41,7 @@ cmd_start() {
   [ $# -eq 4 ] || usage
   local dir=$1 dns_port=$2 api_port=$3 key=$4 pid
   local timeout=${PDNS_START_TIMEOUT:-10} addr=${PDNS_LOCAL_ADDRESS:-127.0.0.1}
-  for p in "$dns_port" "$api_port"; do
-    valid_port "$p" || die "bad port: $p"
-  done
+  check_ports "$dns_port" "$api_port"
   command -v pdns_server >/dev/null || die "pdns_server not found (apt-get install -y pdns-server pdns-backend-sqlite3 sqlite3)"
   command -v sqlite3 >/dev/null || die "sqlite3 not found (apt-get install -y sqlite3)"
   [ -f "$SCHEMA" ] || die "$SCHEMA not found (apt-get install -y pdns-backend-sqlite3)"
@@ -131,12 +129,4 @@ cmd_status() {
   if [ -n "$pid" ]; then echo "running (pid $pid)"; else echo "stopped"; return 1; fi
 }
 
-[ $# -ge 1 ] || usage
-action=$1
-shift
-case $action in
-  start) cmd_start "$@" ;;
-  stop) cmd_stop "$@" ;;
-  status) cmd_status "$@" ;;
-  *) usage ;;
-esac
+dispatch "$@"

@@ -12,10 +12,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,7 +24,6 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
-	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -290,16 +287,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}); err != nil {
 		return err
 	}
-	n := r.MaxConcurrentReconciles
-	if n <= 0 {
-		n = DefaultMaxConcurrentReconciles
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		// Status writes do not re-trigger a reconcile: only spec changes and deletion do.
-		For(&dnsv1.DNSEndpoint{}, builder.WithPredicates(predicates.SpecOrDeletion())).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.endpointsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
-		Named("dnsendpoint")
+	b := publish.Controller(mgr, &dnsv1.DNSEndpoint{}, "dnsendpoint", r.endpointsOfZone, r.MaxConcurrentReconciles, DefaultMaxConcurrentReconciles)
 	if r.LinkEvents != nil {
 		b = b.WatchesRawSource(notice.Source(r.LinkEvents))
 	}
@@ -316,11 +304,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		},
 	})
 	b = b.WatchesRawSource(r.inflight.Source())
-	var rec reconcile.Reconciler = r
-	if decorate != nil {
-		rec = decorate(r)
-	}
-	return requeue.Complete(b, rec) // a resynced success counts as a success
+	return requeue.Complete(b, requeue.Decorate(r, decorate)) // a resynced success counts as a success
 }
 
 // waiters returns the DNSEndpoints other than key that hold records in zones (status.zones)

@@ -15,17 +15,13 @@ import (
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/deps"
 	"github.com/dnsplane/dnsplane/controllers/internal/lifecycle"
 	"github.com/dnsplane/dnsplane/controllers/internal/notice"
-	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/requeue"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -357,24 +353,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	}); err != nil {
 		return err
 	}
-	n := r.MaxConcurrentReconciles
-	if n <= 0 {
-		n = defaultMaxConcurrentReconciles
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		// Status writes (heartbeat checks included) never re-trigger a reconcile.
-		For(&dnsv1.DNSRecord{}, builder.WithPredicates(predicates.SpecOrDeletion())).
-		Watches(&dnsv1.DNSZone{}, handler.EnqueueRequestsFromMapFunc(r.recordsOfZone), builder.WithPredicates(predicates.ZoneUsabilityChanged{})).
-		WithOptions(controller.Options{MaxConcurrentReconciles: n}).
-		Named("dnsrecord")
+	// Status writes (heartbeat checks included) never re-trigger a reconcile.
+	b := publish.Controller(mgr, &dnsv1.DNSRecord{}, "dnsrecord", r.recordsOfZone, r.MaxConcurrentReconciles, defaultMaxConcurrentReconciles)
 	if r.ServedEvents != nil {
 		b = b.WatchesRawSource(notice.Keys(r.ServedEvents))
 	}
-	var rec reconcile.Reconciler = r
-	if decorate != nil {
-		rec = decorate(r)
-	}
-	return requeue.Complete(b, rec) // a resynced success counts as a success
+	return requeue.Complete(b, requeue.Decorate(r, decorate)) // a resynced success counts as a success
 }
 
 // recordsOfZone enqueues the DNSRecords a zone concerns: rootHost under it in its namespace,

@@ -22,10 +22,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Help:    "Seconds from a DNSZone's creation until its hosted zone first answered SOA; observed once per zone.",
 		Buckets: prometheus.ExponentialBuckets(0.5, 2, 14),
 	})}
-	if err := promreg.Register(reg, "dnszone", m.AvailableDelay); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "dnszone", m, m.AvailableDelay)
 }
 
 // observeAvailable records one zone's creation-to-available delay, in seconds.

@@ -513,10 +513,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 		func(o client.Object) []string { return []string{o.(*dnsv1.DNSZone).Status.ZoneID} }); err != nil {
 		return err
 	}
-	var rec reconcile.Reconciler = r
-	if decorate != nil {
-		rec = decorate(r)
-	}
+	rec := requeue.Decorate(r, decorate)
 	periodic := requeue.New(rec)
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls

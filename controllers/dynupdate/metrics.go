@@ -24,20 +24,13 @@ type Metrics struct {
 // registration error is returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Updates: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dynamic_updates_total",
-			Help: "RFC 2136 UPDATEs signed with a key that verified, by key Secret (namespace, key) and rcode.",
-		}, []string{"namespace", "key", "rcode"}),
-		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "dnsplane_dynamic_update_duration_seconds",
-			Help:    "Seconds from an RFC 2136 UPDATE's arrival to its answer, the provider's write included, by key Secret.",
-			Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
-		}, []string{"namespace", "key"}),
+		Updates: promreg.CounterVec("dnsplane_dynamic_updates_total",
+			"RFC 2136 UPDATEs signed with a key that verified, by key Secret (namespace, key) and rcode.", "namespace", "key", "rcode"),
+		Duration: promreg.HistogramVec("dnsplane_dynamic_update_duration_seconds",
+			"Seconds from an RFC 2136 UPDATE's arrival to its answer, the provider's write included, by key Secret.",
+			prometheus.ExponentialBuckets(0.01, 2, 12), "namespace", "key"),
 	}
-	if err := promreg.Register(reg, "dynupdate", m.Updates, m.Duration); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "dynupdate", m, m.Updates, m.Duration)
 }
 
 func (m *Metrics) observe(namespace, key, rcode string, seconds float64) {

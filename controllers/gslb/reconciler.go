@@ -112,10 +112,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		PeerErrors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dnsplane_gslb_peer_query_errors_total",
 			Help: "Gslb peer queries that failed (timeout, refused, spoofed or malformed answers), by peer geo tag."}, []string{"peer"}),
 	}
-	if err := promreg.Register(reg, "gslb", m.HealthyRecords, m.PeerErrors); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "gslb", m, m.HealthyRecords, m.PeerErrors)
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=gslbs,verbs=get;list;watch;update;patch
@@ -527,10 +524,7 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, g *dnsv1.Gslb) (ctrl.R
 // decorate, when not nil, wraps the reconciler (the composition root's Config.Decorate).
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.Reconciler) reconcile.Reconciler) error {
 	r.ledger = &status.Ledger{Live: mgr.GetAPIReader()}
-	var rec reconcile.Reconciler = r
-	if decorate != nil {
-		rec = decorate(r)
-	}
+	rec := requeue.Decorate(r, decorate)
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&dnsv1.Gslb{}, builder.WithPredicates(predicates.SpecOrDeletion())).
 		Owns(&dnsv1.DNSEndpoint{}).

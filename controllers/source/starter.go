@@ -27,10 +27,7 @@ type Metrics struct {
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{Ready: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "dnsplane_source_ready",
 		Help: "1 when the --source's controller runs, 0 while its CRD is not installed (polled until it is)."}, []string{"source"})}
-	if err := promreg.Register(reg, "source", m.Ready); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "source", m, m.Ready)
 }
 
 // DefaultInterval is how often Starter asks discovery for a source's kinds.

@@ -9,26 +9,19 @@
 # Usage: hack/acme-e2e/build.sh
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/cached-build.sh
+. "$here/../lib/cached-build.sh"
 version=lego-v5.6.0-pebble-v2.10.3
-cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/acme-e2e-$version
-sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
-mkdir -p "$(dirname "$cache")"
-# One build per machine at a time: parallel test binaries wait here, then find it cached.
-exec 9>"$cache.lock"
-flock 9
-if [[ ! -x $cache/lego-issue || ! -x $cache/pebble || "$(cat "$cache/source.sum" 2>/dev/null)" != "$sum" ]]; then
-  start=$(date +%s)
-  echo "acme-e2e ($version): building" >&2
-  scratch=$(mktemp -d "$cache.XXXXXX")
-  (cd "$here" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$scratch/lego-issue" . &&
-    GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$scratch/pebble" github.com/letsencrypt/pebble/v2/cmd/pebble)
+# build <dir>: lego-issue, pebble, and Pebble's test certificates in <dir>/certs.
+build() {
+  local pebble
+  go_build "$here" "$1/lego-issue"
+  go_build "$here" "$1/pebble" github.com/letsencrypt/pebble/v2/cmd/pebble
   pebble=$(cd "$here" && GOFLAGS=-mod=mod go list -m -f '{{.Dir}}' github.com/letsencrypt/pebble/v2)
-  mkdir -p "$scratch/certs"
-  cp "$pebble/test/certs/localhost/cert.pem" "$pebble/test/certs/localhost/key.pem" "$pebble/test/certs/pebble.minica.pem" "$scratch/certs/"
-  chmod -R u+w "$scratch/certs"
-  echo "$sum" >"$scratch/source.sum"
-  rm -rf "$cache"
-  mv "$scratch" "$cache"
-  echo "acme-e2e ($version): built in $(( $(date +%s) - start )) s" >&2
-fi
+  mkdir -p "$1/certs"
+  cp "$pebble/test/certs/localhost/cert.pem" "$pebble/test/certs/localhost/key.pem" "$pebble/test/certs/pebble.minica.pem" "$1/certs/"
+  chmod -R u+w "$1/certs"
+}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/acme-e2e-$version
+cached_build "$cache" "$(module_sum "$here")" "acme-e2e ($version)" build lego-issue pebble
 echo "$cache"

@@ -110,3 +110,42 @@ stop_daemon() {
   wait_gone "$pid" "$timeout"
   rm -f "$dir/$pidname"
 }
+
+# check_zone <zone>: die unless zone is a plain zone name (letters, digits, _ . -).
+check_zone() {
+  [[ $1 =~ ^[A-Za-z0-9_.-]+$ ]] || die "bad zone name: $1"
+}
+
+# check_ports <port>...: die naming the first argument that is no valid port (valid_port).
+check_ports() {
+  local p
+  for p in "$@"; do
+    valid_port "$p" || die "bad port: $p"
+  done
+}
+
+# check_secondary <port> <primary-port> <source> <primary-ip>: what a secondary's start checks of
+# its arguments: two valid ports, an IPv4 primary and a loopback IPv4 source.
+check_secondary() {
+  check_ports "$1" "$2"
+  [[ $3 =~ ^127\.[0-9.]+$ && $4 =~ ^[0-9.]+$ ]] || die "bad address: $3 or $4 (IPv4, $3 on loopback)"
+}
+
+# read_tsig_key: split TSIG_KEY=<name>:<algorithm>:<base64 secret> into TSIG_NAME, TSIG_ALG and
+# TSIG_SECRET, dying when one is malformed; return 1 (and set nothing) when TSIG_KEY is unset.
+read_tsig_key() {
+  [ -n "${TSIG_KEY:-}" ] || return 1
+  IFS=: read -r TSIG_NAME TSIG_ALG TSIG_SECRET <<<"$TSIG_KEY"
+  [[ $TSIG_NAME =~ ^[A-Za-z0-9_.-]+$ && $TSIG_ALG =~ ^hmac-sha[0-9]+$ && $TSIG_SECRET =~ ^[A-Za-z0-9+/=]+$ ]] ||
+    die "bad TSIG_KEY (name:algorithm:base64)"
+}
+
+# dispatch <action> <args...>: run the script's cmd_<action> with args; usage when there is no
+# action or the script has no such command.
+dispatch() {
+  [ $# -ge 1 ] || usage
+  local action=$1
+  shift
+  declare -F "cmd_$action" >/dev/null || usage
+  "cmd_$action" "$@"
+}

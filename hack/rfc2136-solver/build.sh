@@ -9,25 +9,10 @@
 # Usage: hack/rfc2136-solver/build.sh [bin-dir]   (bin-dir: also install it there)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/cached-build.sh
+. "$here/../lib/cached-build.sh"
 version=v1.21.2
+build() { go_build "$here" "$1/rfc2136-solver"; }
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/rfc2136-solver-$version
-sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
-mkdir -p "$(dirname "$cache")"
-# One build per machine at a time: parallel test binaries wait here, then find it cached.
-exec 9>"$cache.lock"
-flock 9
-if [[ ! -x $cache/rfc2136-solver || "$(cat "$cache/source.sum" 2>/dev/null)" != "$sum" ]]; then
-  start=$(date +%s)
-  echo "rfc2136-solver (cert-manager $version): building" >&2
-  scratch=$(mktemp -d "$cache.XXXXXX")
-  (cd "$here" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$scratch/rfc2136-solver" .)
-  echo "$sum" >"$scratch/source.sum"
-  rm -rf "$cache"
-  mv "$scratch" "$cache"
-  echo "rfc2136-solver (cert-manager $version): built in $(( $(date +%s) - start )) s" >&2
-fi
-if [[ $# -ge 1 ]]; then
-  mkdir -p "$1"
-  install -m 0755 "$cache/rfc2136-solver" "$1/rfc2136-solver"
-fi
-echo "$cache/rfc2136-solver"
+cached_build "$cache" "$(module_sum "$here")" "rfc2136-solver (cert-manager $version)" build rfc2136-solver
+print_bin "$cache/rfc2136-solver" "$@"

@@ -9,25 +9,11 @@
 # Usage: hack/webhook-server/build.sh [bin-dir]   (bin-dir: also install it there)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../lib/cached-build.sh
+. "$here/../lib/cached-build.sh"
 version=v0.22.0
-sum=$(cat "$here/go.mod" "$here/go.sum" "$here/main.go" | sha256sum | cut -c1-16)
+sum=$(module_sum "$here")
+build() { go_build "$here" "$1/webhook-server"; }
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane/webhook-server-$version-$sum
-mkdir -p "$(dirname "$cache")"
-# One build per machine at a time: parallel test binaries wait here, then find it cached.
-exec 9>"$cache.lock"
-flock 9
-if [[ ! -x $cache/webhook-server || "$(cat "$cache/source.sum" 2>/dev/null)" != "$sum" ]]; then
-  start=$(date +%s)
-  echo "webhook-server (external-dns $version): building" >&2
-  scratch=$(mktemp -d "$cache.XXXXXX")
-  (cd "$here" && GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$scratch/webhook-server" .)
-  echo "$sum" >"$scratch/source.sum"
-  rm -rf "$cache"
-  mv "$scratch" "$cache"
-  echo "webhook-server (external-dns $version): built in $(( $(date +%s) - start )) s" >&2
-fi
-if [[ $# -ge 1 ]]; then
-  mkdir -p "$1"
-  install -m 0755 "$cache/webhook-server" "$1/webhook-server"
-fi
-echo "$cache/webhook-server"
+cached_build "$cache" "$sum" "webhook-server (external-dns $version)" build webhook-server
+print_bin "$cache/webhook-server" "$@"

@@ -71,8 +71,5 @@ func newMetrics(reg prometheus.Registerer, i Info) (*Metrics, error) {
 		Help: "The manager's build: version (git describe), revision (short commit) and goversion labels; always 1.",
 	}, []string{"version", "revision", "goversion"})}
 	m.BuildInfo.WithLabelValues(i.Version, i.Revision, i.GoVersion).Set(1)
-	if err := promreg.Register(reg, "version", m.BuildInfo); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "version", m, m.BuildInfo)
 }

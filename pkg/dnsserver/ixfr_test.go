@@ -278,14 +278,7 @@ func TestTransfer_OnlyAllowedNetworksMayTransfer(t *testing.T) {
 				t.Fatal(err)
 			}
 			m, _ := NewMetrics(prometheus.NewRegistry())
-			srv, err := NewServer(store, ServerOptions{Addr: net.JoinHostPort(ip.String(), "0"), AllowTransfer: tc.allow, Metrics: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := srv.Listen(); err != nil {
-				t.Fatal(err)
-			}
-			testrun.Background(t, "server", srv.Start)
+			srv := startServer(t, store, ServerOptions{Addr: net.JoinHostPort(ip.String(), "0"), AllowTransfer: tc.allow, Metrics: m})
 			axfr := new(dns.Msg)
 			axfr.SetAxfr("acl.test.")
 			ixfr := new(dns.Msg)

@@ -29,15 +29,11 @@ type Metrics struct {
 // none of them stays registered.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Queries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dnsserver_queries_total",
-			Help: "DNS queries answered by the embedded server, by transport and response code.",
-		}, []string{"proto", "rcode"}),
+		Queries: promreg.CounterVec("dnsplane_dnsserver_queries_total",
+			"DNS queries answered by the embedded server, by transport and response code.", "proto", "rcode"),
 	}
-	m.Geo = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dnsplane_dnsserver_geo_queries_total",
-		Help: "Geo answers of the embedded server, by the geo tag that answered and whether the query carried an EDNS Client Subnet option.",
-	}, []string{"geo_tag", "ecs"})
+	m.Geo = promreg.CounterVec("dnsplane_dnsserver_geo_queries_total",
+		"Geo answers of the embedded server, by the geo tag that answered and whether the query carried an EDNS Client Subnet option.", "geo_tag", "ecs")
 	if err := promreg.Register(reg, "dnsserver", m.Queries, m.Geo); err != nil {
 		return nil, err
 	}

@@ -498,34 +498,22 @@ type reply struct {
 
 // answer builds the response, or writes a zone transfer itself and returns
 // an empty reply. Deterministic answers that fit uncompressed are packed
-// once per store snapshot and then copied (cache.go).
+// once per store snapshot and then copied (cache.go). It reads the request
+// (parseRequest), answers from the cache, answers a bad request with its
+// rcode and what is no lookup (answerNonLookup), and looks the rest up
+// (answerLookup).
 func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 	opt := req.IsEdns0()
 	if req.Opcode == dns.OpcodeUpdate && s.opts.Updates != nil {
 		return s.answerUpdate(w, req, opt)
 	}
-	rcode, bad := refuseRequest(req, opt)
-	var cl client
-	if !bad {
-		var err error
-		if cl, err = clientOf(opt, w.RemoteAddr()); err != nil {
-			rcode, bad = dns.RcodeFormatError, true // RFC 7871 §6
-		}
-	}
-	snap, size, sg := s.store.Snapshot(), s.payloadSize(opt, udp), s.signing.Load()
 	var nameBuf [255]byte
 	var keyBuf [maxKeyLen + 3]byte
-	var qname, key []byte
-	cacheable := false
-	// Signed requests (RFC 8945) get signed answers, and NOTIFY is no query: neither is cached.
-	if !bad && req.Opcode == dns.OpcodeQuery && req.IsTsig() == nil &&
-		req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
-		qname, key, cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf[:], keyBuf[:0])
-	}
-	if cacheable {
+	q, k := s.parseRequest(w, req, opt, udp, nameBuf[:], keyBuf[:0])
+	if k.cacheable {
 		var r reply
 		var ok bool
-		if key, r, ok = s.lookupCache(snap, qname, key, req, size, cl); ok {
+		if k.key, r, ok = s.lookupCache(q.snap, k.qname, k.key, req, q.size, q.client); ok {
 			return r
 		}
 	}
@@ -536,41 +524,91 @@ func (s *Server) answer(w dns.ResponseWriter, req *dns.Msg, udp bool) reply {
 		// included; RFC 3225 §3: the DO bit is copied.
 		resp.SetEdns0(s.opts.UDPSize, opt.Do())
 	}
-	if bad {
-		resp.Rcode = rcode
+	if q.bad {
+		resp.Rcode = q.rcode
 		return reply{msg: resp}
 	}
-	if r, ok := s.answerNonLookup(w, req, resp, snap, udp); ok {
+	if r, ok := s.answerNonLookup(w, req, resp, q.snap, udp); ok {
 		return r
 	}
-	q := req.Question[0]
-	g := geoState{s: s, snap: snap, client: cl, gen: s.geoGeneration()}
-	same, renew := s.resolveSigned(snap, q, resp, &g, opt)
-	if q.Qclass == dns.ClassANY {
+	return s.answerLookup(req, resp, &q, k)
+}
+
+// request is what parseRequest reads from a request before any lookup.
+type request struct {
+	rcode  int  // the answer's rcode when bad
+	bad    bool // refused or malformed (refuseRequest, clientOf)
+	client client
+	snap   *zonedb.Snapshot
+	sg     *signing // the signing state the answer is computed against
+	opt    *dns.OPT // the request's OPT record, nil when none
+	size   int      // the largest response (payloadSize)
+}
+
+// questionCacheKey is a question's name (lowercased) and answer cache key (questionKey), apart
+// from request so that the caller's buffers they use stay on its stack.
+type questionCacheKey struct {
+	qname, key []byte
+	cacheable  bool
+}
+
+// parseRequest reads req and its OPT: whether the server refuses it (refuseRequest), the
+// client and its subnet (clientOf: a malformed ECS option is FORMERR, RFC 7871 §6), the store
+// snapshot, the response size, and the name and cache key of a cacheable question, written
+// into nameBuf and keyBuf (the caller's, so that a lookup allocates neither). Signed requests
+// (RFC 8945) get signed answers, and NOTIFY and zone transfers are no plain query: none of them
+// is cached.
+func (s *Server) parseRequest(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT, udp bool, nameBuf, keyBuf []byte) (request, questionCacheKey) {
+	var q request
+	var k questionCacheKey
+	q.rcode, q.bad = refuseRequest(req, opt)
+	if !q.bad {
+		var err error
+		if q.client, err = clientOf(opt, w.RemoteAddr()); err != nil {
+			q.rcode, q.bad = dns.RcodeFormatError, true // RFC 7871 §6
+		}
+	}
+	q.snap, q.size, q.sg, q.opt = s.store.Snapshot(), s.payloadSize(opt, udp), s.signing.Load(), opt
+	if !q.bad && req.Opcode == dns.OpcodeQuery && req.IsTsig() == nil &&
+		req.Question[0].Qtype != dns.TypeAXFR && req.Question[0].Qtype != dns.TypeIXFR {
+		k.qname, k.key, k.cacheable = questionKey(req.Question[0], ednsFlags(opt), nameBuf, keyBuf)
+	}
+	return q, k
+}
+
+// answerLookup answers the question of req in resp from q's snapshot, geo answers included,
+// trims it to q's size, and caches it under k when k is cacheable and the answer depends on
+// nothing the key leaves out.
+func (s *Server) answerLookup(req, resp *dns.Msg, q *request, k questionCacheKey) reply {
+	question := req.Question[0]
+	g := geoState{s: s, snap: q.snap, client: q.client, gen: s.geoGeneration()}
+	same, renew := s.resolveSigned(q.snap, question, resp, &g, q.opt)
+	if question.Qclass == dns.ClassANY {
 		// "Responses to QCLASS=* queries can never be authoritative": a server
 		// cannot know every class (RFC 1034 §3.7.1). The key holds the class.
 		resp.Authoritative = false
 	}
 	if g.result.used {
-		s.countGeo(g.result.match.Tag, cl.ecs != nil)
+		s.countGeo(g.result.match.Tag, q.client.ecs != nil)
 	}
-	ecsLen := addECS(resp, cl, &g)
+	ecsLen := addECS(resp, q.client, &g)
 	// A trimmed answer depends on size, which the cache key leaves out; a
 	// compressed one is longer than some sizes allow. Neither is cached.
-	trimmed := fit(resp, size)
-	if !cacheable || !same || trimmed || resp.Compress || g.several {
+	trimmed := fit(resp, q.size)
+	if !k.cacheable || !same || trimmed || resp.Compress || g.several {
 		return reply{msg: resp}
 	}
+	key := k.key
 	if g.result.used {
 		// A geo answer is cached per (scope, geo tag) and database version, never under
 		// the plain key, which the UDP read loop's hits use without the client's address.
-		memo := s.memoFor(snap)
+		memo := s.memoFor(q.snap)
 		memo.mu.Lock()
 		memo.questions[string(key)] = g.result.table
 		memo.mu.Unlock()
 		key = appendGeoKey(key, g.gen, g.result.match)
 	}
-	return s.remember(cacheID{snap: snap, sg: sg, renew: renew}, key, len(qname), resp, ecsLen)
+	return s.remember(cacheID{snap: q.snap, sg: q.sg, renew: renew}, key, len(k.qname), resp, ecsLen)
 }
 
 // cacheID is what a cached answer was computed against: a store snapshot, the signing state,
@@ -686,12 +724,7 @@ func (s *Server) answerUpdate(w dns.ResponseWriter, req *dns.Msg, opt *dns.OPT) 
 	if opt != nil {
 		resp.SetEdns0(s.opts.UDPSize, opt.Do())
 	}
-	opts := 0
-	for _, rr := range req.Extra {
-		if rr.Header().Rrtype == dns.TypeOPT {
-			opts++
-		}
-	}
+	opts := countOPT(req)
 	_, ecsErr := clientOf(opt, w.RemoteAddr())
 	switch {
 	case opts > 1, ecsErr != nil:
@@ -735,12 +768,7 @@ func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 	case len(req.Question) != 1, len(req.Answer) > 1, len(req.Ns) > 1, len(req.Extra) > 2:
 		return dns.RcodeFormatError, true
 	}
-	opts := 0
-	for _, rr := range req.Extra {
-		if rr.Header().Rrtype == dns.TypeOPT {
-			opts++
-		}
-	}
+	opts := countOPT(req)
 	switch {
 	case opts > 1:
 		return dns.RcodeFormatError, true
@@ -748,6 +776,17 @@ func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 		return dns.RcodeBadVers, true
 	}
 	return 0, false
+}
+
+// countOPT counts the OPT records in req's additional section (RFC 6891 §6.1.1 allows one).
+func countOPT(req *dns.Msg) int {
+	n := 0
+	for _, rr := range req.Extra {
+		if rr.Header().Rrtype == dns.TypeOPT {
+			n++
+		}
+	}
+	return n
 }
 
 // payloadSize returns the largest response, in bytes, for a request with OPT

@@ -9,7 +9,6 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
@@ -36,14 +35,7 @@ func TestTSIG_TransfersBeyondLoopbackNeedTheKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	m, _ := NewMetrics(prometheus.NewRegistry())
-	srv, err := NewServer(store, ServerOptions{Addr: net.JoinHostPort(ip.String(), "0"), AllowTransfer: []netip.Prefix{netip.PrefixFrom(ip, 32)}, TSIG: &key, Metrics: m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := startServer(t, store, ServerOptions{Addr: net.JoinHostPort(ip.String(), "0"), AllowTransfer: []netip.Prefix{netip.PrefixFrom(ip, 32)}, TSIG: &key, Metrics: m})
 
 	axfr := func(secret string) *dns.Msg {
 		q := new(dns.Msg)

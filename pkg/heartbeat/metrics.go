@@ -48,20 +48,13 @@ type Metrics struct {
 // (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		age: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dnsplane_dnsrecord_owner_heartbeat_age_seconds",
-			Help: "Seconds since each DNSRecord contributor (owner) of a root host last heartbeat, as of the last heartbeat tick; +Inf when it never did.",
-		}, []string{"root_host", "owner"}),
-		ticks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_heartbeat_zone_ticks_total",
-			Help: "Heartbeat reporter ticks per zone, by result (ok, read_error, conflict, write_error, skipped).",
-		}, []string{"result"}),
+		age: promreg.GaugeVec("dnsplane_dnsrecord_owner_heartbeat_age_seconds",
+			"Seconds since each DNSRecord contributor (owner) of a root host last heartbeat, as of the last heartbeat tick; +Inf when it never did.", "root_host", "owner"),
+		ticks: promreg.CounterVec("dnsplane_heartbeat_zone_ticks_total",
+			"Heartbeat reporter ticks per zone, by result (ok, read_error, conflict, write_error, skipped).", "result"),
 		series: map[string]map[string]bool{},
 	}
-	if err := promreg.Register(reg, "heartbeat", m.age, m.ticks); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "heartbeat", m, m.age, m.ticks)
 }
 
 // observe sets the ages of rootHost's owners at now and deletes the series of owners that are

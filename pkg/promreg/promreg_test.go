@@ -118,3 +118,35 @@ func TestNewMetrics_EveryPackageRegistersOnTheGivenRegistry(t *testing.T) {
 		})
 	}
 }
+
+func TestVecs_CarryNameHelpBucketsAndLabels(t *testing.T) {
+	h := promreg.HistogramVec("h_seconds", "an h", []float64{1, 2}, "a", "b")
+	h.WithLabelValues("x", "y").Observe(1.5)
+	if n := testutil.CollectAndCount(h, "h_seconds"); n != 1 {
+		t.Errorf("histogram series %d, want 1", n)
+	}
+	c := promreg.CounterVec("c_total", "a c", "a")
+	c.WithLabelValues("x").Inc()
+	g := promreg.GaugeVec("g", "a g", "a")
+	g.WithLabelValues("x").Set(2)
+	if testutil.ToFloat64(c.WithLabelValues("x")) != 1 || testutil.ToFloat64(g.WithLabelValues("x")) != 2 {
+		t.Error("counter or gauge lost its value")
+	}
+	reg := prometheus.NewRegistry()
+	if err := promreg.Register(reg, "test", h, c, g); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRegistered_ReturnsTheMetricsOrNilWithTheError(t *testing.T) {
+	type metrics struct{ c prometheus.Counter }
+	reg := prometheus.NewRegistry()
+	m := &metrics{c: counter("r_total")}
+	if got, err := promreg.Registered(reg, "first", m, m.c); got != m || err != nil {
+		t.Fatalf("first registration: %v, %v; want m", got, err)
+	}
+	again := &metrics{c: counter("r_total")}
+	if got, err := promreg.Registered(reg, "second", again, again.c); got != nil || err == nil {
+		t.Fatalf("second registration: %v, %v; want nil and an error", got, err)
+	}
+}

@@ -69,7 +69,15 @@ func TXTValue(txt []string) string {
 
 // EscapeTXT turns raw bytes into the escaped form of RFC 1035 §5.1, as miekg/dns and Cloud DNS
 // use it: '"' and '\' get a backslash, bytes outside printable ASCII become \DDD (decimal).
-func EscapeTXT(raw string) string {
+func EscapeTXT(raw string) string { return EscapeTXTBase(raw, 10) }
+
+// EscapeTXTBase is EscapeTXT with the radix of the \NNN escapes: 10 as RFC 1035 §5.1 writes
+// them, 8 as Route 53 does (the base ParseQuotedTXT takes back).
+func EscapeTXTBase(raw string, base int) string {
+	verb := "\\%03d"
+	if base == 8 {
+		verb = "\\%03o"
+	}
 	var b strings.Builder
 	b.Grow(len(raw))
 	for i := 0; i < len(raw); i++ {
@@ -79,7 +87,7 @@ func EscapeTXT(raw string) string {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		case c < ' ' || c > '~':
-			fmt.Fprintf(&b, "\\%03d", c)
+			fmt.Fprintf(&b, verb, c)
 		default:
 			b.WriteByte(c)
 		}
@@ -369,6 +377,32 @@ func PresentationValue(rtype, target string, escapeTXT func(string) string) stri
 		return strings.Join(f, " ")
 	}
 	return target
+}
+
+// TargetOfValue reads back a value as PresentationValue spells it: TXT and SPF as quoted
+// character-strings whose \NNN escapes are in base (ParseQuotedTXT), other types canonical
+// (CanonicalTarget), or unchanged when they do not parse.
+func TargetOfValue(rtype, v string, base int) string {
+	if rtype == "TXT" || rtype == "SPF" {
+		return ParseQuotedTXT(v, base)
+	}
+	if c, err := CanonicalTarget(rtype, v); err == nil {
+		return c
+	}
+	return v
+}
+
+// CheckInZone checks a canonical set c of a provider whose server keeps the SOA itself: c is
+// inside zone and is not the SOA, which owner (the server's name in the error: "the server",
+// "PowerDNS") manages. The error wraps ErrInvalidChange.
+func CheckInZone(zone string, c RecordSet, owner string) error {
+	switch {
+	case !dnswire.IsSubdomain(c.Name, zone):
+		return fmt.Errorf("%w: %s is not in zone %s", ErrInvalidChange, c.Name, zone)
+	case c.Type == "SOA":
+		return fmt.Errorf("%w: %s: the SOA is managed by %s", ErrInvalidChange, c.Key(), owner)
+	}
+	return nil
 }
 
 // ValidateChangeSet is the check every provider makes of one side of a Change before writing

@@ -370,3 +370,58 @@ func TestToRRs_EverySupportedTypeParsesAndPacks(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckInZone_OutsideAndSOAAreInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		rs   RecordSet
+		want string // "" = no error
+	}{
+		{RecordSet{Name: "www.example.test", Type: "A"}, ""},
+		{RecordSet{Name: "example.test", Type: "NS"}, ""},
+		{RecordSet{Name: "www.other.test", Type: "A"}, "www.other.test is not in zone example.test"},
+		{RecordSet{Name: "example.test", Type: "SOA"}, "the SOA is managed by PowerDNS"},
+	} {
+		err := CheckInZone("example.test", tc.rs, "PowerDNS")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.rs.Key(), err)
+		case tc.want != "" && (!errors.Is(err, ErrInvalidChange) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%s: %v, want ErrInvalidChange with %q", tc.rs.Key(), err, tc.want)
+		}
+	}
+}
+
+func TestEscapeTXTBase_OctalAndDecimalRoundTrip(t *testing.T) {
+	raw := "a\"b\\c\x00\xff"
+	for _, tc := range []struct {
+		base int
+		want string
+	}{{10, `a\"b\\c\000\255`}, {8, `a\"b\\c\000\377`}} {
+		got := EscapeTXTBase(raw, tc.base)
+		if got != tc.want {
+			t.Errorf("base %d: %q, want %q", tc.base, got, tc.want)
+		}
+		if back := ParseQuotedTXT(`"`+got+`"`, tc.base); back != raw {
+			t.Errorf("base %d: parsed back %q, want %q", tc.base, back, raw)
+		}
+	}
+	if EscapeTXT(raw) != EscapeTXTBase(raw, 10) {
+		t.Error("EscapeTXT is not base 10")
+	}
+}
+
+func TestTargetOfValue_ReadsBackPresentationValue(t *testing.T) {
+	for _, base := range []int{8, 10} {
+		escape := func(s string) string { return EscapeTXTBase(s, base) }
+		for _, tc := range []struct{ rtype, target string }{
+			{"TXT", "v=spf1 \"quoted\" \x01"}, {"CNAME", "a.example.test"}, {"MX", "10 mail.example.test"}, {"A", "192.0.2.1"},
+		} {
+			if got := TargetOfValue(tc.rtype, PresentationValue(tc.rtype, tc.target, escape), base); got != tc.target {
+				t.Errorf("base %d %s: %q, want %q", base, tc.rtype, got, tc.target)
+			}
+		}
+	}
+	if got := TargetOfValue("A", "not-an-address", 10); got != "not-an-address" {
+		t.Errorf("unparsable A: %q, want it unchanged", got)
+	}
+}

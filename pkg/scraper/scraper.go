@@ -72,20 +72,13 @@ type Metrics struct {
 // returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Subdomains: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dnsplane_scraper_subdomains",
-			Help: "Subdomain NS sets seen in a parent zone by the last scrape.",
-		}, []string{"parent"}),
-		Duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "dnsplane_scraper_scrape_duration_seconds",
-			Help:    "Duration of parent-zone scrapes, by result (ok or error).",
-			Buckets: prometheus.ExponentialBuckets(0.005, 2, 14),
-		}, []string{"result"}),
+		Subdomains: promreg.GaugeVec("dnsplane_scraper_subdomains",
+			"Subdomain NS sets seen in a parent zone by the last scrape.", "parent"),
+		Duration: promreg.HistogramVec("dnsplane_scraper_scrape_duration_seconds",
+			"Duration of parent-zone scrapes, by result (ok or error).",
+			prometheus.ExponentialBuckets(0.005, 2, 14), "result"),
 	}
-	if err := promreg.Register(reg, "scraper", m.Subdomains, m.Duration); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "scraper", m, m.Subdomains, m.Duration)
 }
 
 // Options configure a Scraper.

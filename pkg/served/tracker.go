@@ -120,20 +120,13 @@ type Metrics struct {
 // registration on one registry is an error (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Propagation: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "dnsplane_served_propagation_seconds",
-			Help:    "Seconds from a write's acknowledgement to the first check that saw a name server answer its SOA serial, by zone and server.",
-			Buckets: prometheus.ExponentialBuckets(0.05, 2, 14),
-		}, []string{"zone", "server"}),
-		Queries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_served_soa_queries_total",
-			Help: "SOA queries the Served check sent to name servers, by result (ok or error).",
-		}, []string{"result"}),
+		Propagation: promreg.HistogramVec("dnsplane_served_propagation_seconds",
+			"Seconds from a write's acknowledgement to the first check that saw a name server answer its SOA serial, by zone and server.",
+			prometheus.ExponentialBuckets(0.05, 2, 14), "zone", "server"),
+		Queries: promreg.CounterVec("dnsplane_served_soa_queries_total",
+			"SOA queries the Served check sent to name servers, by result (ok or error).", "result"),
 	}
-	if err := promreg.Register(reg, "served", m.Propagation, m.Queries); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "served", m, m.Propagation, m.Queries)
 }
 
 // Options configure a Tracker.

@@ -28,23 +28,14 @@ type Metrics struct {
 // (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dnsserver_transfers_total",
-			Help: "Zone transfers (AXFR, IXFR) asked of the embedded server, by type and result.",
-		}, []string{"type", "result"}),
-		Notifies: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_dnsserver_notifies_total",
-			Help: "NOTIFY messages sent to the --local-notify targets, by result (acked, rejected, failed).",
-		}, []string{"result"}),
-		JournalDeltas: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dnsplane_dnsserver_journal_deltas",
-			Help: "Changes held in each zone's IXFR journal.",
-		}, []string{"zone"}),
+		Transfers: promreg.CounterVec("dnsplane_dnsserver_transfers_total",
+			"Zone transfers (AXFR, IXFR) asked of the embedded server, by type and result.", "type", "result"),
+		Notifies: promreg.CounterVec("dnsplane_dnsserver_notifies_total",
+			"NOTIFY messages sent to the --local-notify targets, by result (acked, rejected, failed).", "result"),
+		JournalDeltas: promreg.GaugeVec("dnsplane_dnsserver_journal_deltas",
+			"Changes held in each zone's IXFR journal.", "zone"),
 	}
-	if err := promreg.Register(reg, "dnsserver", m.Transfers, m.Notifies, m.JournalDeltas); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "dnsserver", m, m.Transfers, m.Notifies, m.JournalDeltas)
 }
 
 func (m *Metrics) transferred(kind, result string) {

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnstest"
 	"github.com/dnsplane/dnsplane/internal/testing/secondarytest"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
@@ -82,14 +83,7 @@ func TestSecondaries_BINDAndNSDFollowTheEmbeddedServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0", Logger: log, Metrics: metrics})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := dnstest.ServeWith(t, store, dnsserver.ServerOptions{Logger: log, Metrics: metrics})
 
 	p := local.New(store, local.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -164,14 +158,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 	store := zonedb.NewStore(zonedb.StoreOptions{})
 	logs := &transferLog{}
 	log := funcr.New(logs.add, funcr.Options{Verbosity: 1})
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0", Logger: log, TSIG: &key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := dnstest.ServeWith(t, store, dnsserver.ServerOptions{Logger: log, TSIG: &key})
 	if _, err := store.CreateZone(secZone, zonedb.ZoneMeta{}); err != nil {
 		t.Fatal(err)
 	}
@@ -206,14 +193,7 @@ func TestSecondaries_SignedWithTSIG(t *testing.T) {
 func TestSecondaries_TakeAReCreatedZone(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Now())
 	store := zonedb.NewStore(zonedb.StoreOptions{Clock: clk})
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	testrun.Background(t, "server", srv.Start)
+	srv := dnstest.ServeWith(t, store, dnsserver.ServerOptions{})
 	p := local.New(store, local.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

@@ -30,10 +30,8 @@ type Metrics struct {
 // registration error is returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
-		Writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "dnsplane_zonestore_object_writes_total",
-			Help: "API writes of the zone store's ConfigMaps, by operation and result (ok, conflict, error).",
-		}, []string{"op", "result"}),
+		Writes: promreg.CounterVec("dnsplane_zonestore_object_writes_total",
+			"API writes of the zone store's ConfigMaps, by operation and result (ok, conflict, error).", "op", "result"),
 		Bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "dnsplane_zonestore_written_bytes_total",
 			Help: "Payload bytes of the zone store's ConfigMaps created and updated.",
@@ -49,10 +47,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 4, 9),
 		}),
 	}
-	if err := promreg.Register(reg, "zonestore", m.Writes, m.Bytes, m.FlushObjects, m.Load); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "zonestore", m, m.Writes, m.Bytes, m.FlushObjects, m.Load)
 }
 
 func result(err error) string {

@@ -30,16 +30,23 @@ const zone = "example.test"
 // setup returns a counted local provider holding one zone, and a writer for it.
 func setup(t *testing.T, opts zonewriter.Options) (*counting.Provider, *zonewriter.Writer) {
 	t.Helper()
+	ctx, l, id := localZone(t)
+	p := counting.Wrap(l, "local", nil)
+	return p, zonewriter.New(ctx, p, id, opts)
+}
+
+// localZone returns a context that ends with the test, and a local provider on a fresh store
+// that holds zone, with the zone's ID.
+func localZone(t *testing.T) (context.Context, *local.Provider, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
-	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
+	p := local.New(zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()}), local.Options{})
 	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.Reset()
-	return p, zonewriter.New(ctx, p, z.ID, opts)
+	return ctx, p, z.ID
 }
 
 // ctxT is a generous deadline for one test, never a timing assertion.
@@ -137,17 +144,11 @@ func (g *gated) entered(t *testing.T) int {
 // setupGated is setup with the writer's provider calls gated (hold is set).
 func setupGated(t *testing.T, opts zonewriter.Options) (*counting.Provider, *gated, *zonewriter.Writer) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
-	p := counting.Wrap(local.New(store, local.Options{}), "local", nil)
-	if _, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"}); err != nil {
-		t.Fatal(err)
-	}
-	p.Reset()
+	ctx, l, id := localZone(t)
+	p := counting.Wrap(l, "local", nil)
 	g := newGated(p)
 	t.Cleanup(func() { g.hold.Store(false); close(g.release) })
-	return p, g, zonewriter.New(ctx, g, local.ZoneID(zone), opts)
+	return p, g, zonewriter.New(ctx, g, id, opts)
 }
 
 // oneAtATime declares one write in flight, as PowerDNS does by default.
@@ -651,19 +652,12 @@ func TestWriter_ApplyReturnsWhenContextEnds(t *testing.T) {
 // TestSet_ApplyToAForgottenWriterFailsAtOnce: a writer whose loop ended (Set.Forget) fails
 // Apply at once instead of holding the submitter's goroutine until its context ends.
 func TestSet_ApplyToAForgottenWriterFailsAtOnce(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
-	p := local.New(store, local.Options{})
-	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, p, id := localZone(t)
 	set := zonewriter.NewSet(ctx, zonewriter.Options{})
-	key := zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}
+	key := zonewriter.Key{Account: "ns/dns", ZoneID: id}
 	w := set.For(key, p)
 	set.Forget(key)
-	err = w.Apply(ctxT(t), []provider.Change{create(aSet("a."+zone, "192.0.2.1"))})
+	err := w.Apply(ctxT(t), []provider.Change{create(aSet("a."+zone, "192.0.2.1"))})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Apply to a forgotten writer: %v, want a stopped-writer error before the deadline", err)
 	}
@@ -722,16 +716,9 @@ func TestSet_WritersOfAnAccountShareItsWriteSlots(t *testing.T) {
 // the writer ZoneNotFound and delivers its key on Set.ZoneNotFound, once per loss; Reset re-arms
 // it, and the next read sees the re-created zone.
 func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
-	p := local.New(store, local.Options{})
-	z, err := p.EnsureZone(ctx, provider.ZoneSpec{Name: zone, CallerReference: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ctx, p, id := localZone(t)
 	set := zonewriter.NewSet(ctx, zonewriter.Options{})
-	key := zonewriter.Key{Account: "ns/dns", ZoneID: z.ID}
+	key := zonewriter.Key{Account: "ns/dns", ZoneID: id}
 	w := set.For(key, p)
 	if err := w.Apply(ctx, []provider.Change{create(aSet("a."+zone, "192.0.2.1"))}); err != nil {
 		t.Fatal(err)
@@ -739,7 +726,7 @@ func TestSet_ReportsAZoneDeletedAtTheProviderOnce(t *testing.T) {
 	if set.Lookup(key) != w || set.Lookup(zonewriter.Key{ZoneID: "other"}) != nil {
 		t.Fatal("Lookup does not return the zone's writer only")
 	}
-	if err := p.DeleteZone(ctx, z.ID); err != nil {
+	if err := p.DeleteZone(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 2 {

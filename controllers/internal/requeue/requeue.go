@@ -62,3 +62,12 @@ func Complete(b *builder.Builder, r reconcile.Reconciler) error {
 	p := New(r)
 	return b.WatchesRawSource(p.Source()).Complete(p)
 }
+
+// Decorate is decorate(r), or r when decorate is nil: the composition root's Config.Decorate
+// around a reconciler, as every SetupWithManager takes it.
+func Decorate(r reconcile.Reconciler, decorate func(reconcile.Reconciler) reconcile.Reconciler) reconcile.Reconciler {
+	if decorate == nil {
+		return r
+	}
+	return decorate(r)
+}

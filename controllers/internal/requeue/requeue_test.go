@@ -48,3 +48,21 @@ func TestPeriodic_SuccessIsReportedAndStillRequeued(t *testing.T) {
 		t.Fatalf("a plain result changed: %+v", res)
 	}
 }
+
+// TestDecorate: a nil decorate leaves the reconciler as it is; another wraps it.
+func TestDecorate(t *testing.T) {
+	inner := reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+		return reconcile.Result{Requeue: true}, nil
+	})
+	if res, _ := Decorate(inner, nil).Reconcile(context.Background(), reconcile.Request{}); !res.Requeue {
+		t.Errorf("nil decorate: %+v, want the inner result", res)
+	}
+	wrapped := Decorate(inner, func(r reconcile.Reconciler) reconcile.Reconciler {
+		return reconcile.Func(func(context.Context, reconcile.Request) (reconcile.Result, error) {
+			return reconcile.Result{RequeueAfter: time.Second}, nil
+		})
+	})
+	if res, _ := wrapped.Reconcile(context.Background(), reconcile.Request{}); res.RequeueAfter != time.Second {
+		t.Errorf("decorated: %+v, want the decorator's result", res)
+	}
+}

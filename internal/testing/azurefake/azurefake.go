@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
+	"k8s.io/utils/ptr"
 
 	"github.com/dnsplane/dnsplane/internal/testing/fakedns"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -160,13 +161,8 @@ func presentationValues(rtype string, p *armdns.RecordSetProperties) []string {
 	return out
 }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
+// deref is *p, or T's zero value for a nil p.
+func deref[T any](p *T) T { return ptr.Deref(p, *new(T)) }
 
 // Count returns how many requests of op were served: "Token",
 // "ZonesCreateOrUpdate", "ZonesGet", "ZonesList", "ZonesDelete",
@@ -226,19 +222,17 @@ func (s *Server) etag() *string {
 	return &e
 }
 
-func ptr[T any](v T) *T { return &v }
-
 func (s *Server) newZone(sub, rg, name string, tags map[string]string) *zone {
 	z := &zone{sub: sub, rg: rg, name: name, etag: *s.etag(), tags: tags, sets: map[string]*armdns.RecordSet{}}
 	ns := s.nameServers(name)
 	var nsRecs []*armdns.NsRecord
 	for _, n := range ns {
-		nsRecs = append(nsRecs, &armdns.NsRecord{Nsdname: ptr(n)})
+		nsRecs = append(nsRecs, &armdns.NsRecord{Nsdname: ptr.To(n)})
 	}
-	z.sets["NS/@"] = &armdns.RecordSet{Properties: &armdns.RecordSetProperties{TTL: ptr(int64(172800)), NsRecords: nsRecs}}
-	z.sets["SOA/@"] = &armdns.RecordSet{Properties: &armdns.RecordSetProperties{TTL: ptr(int64(3600)), SoaRecord: &armdns.SoaRecord{
-		Host: ptr(ns[0]), Email: ptr("azuredns-hostmaster.microsoft.com"), SerialNumber: ptr(int64(1)), RefreshTime: ptr(int64(3600)),
-		RetryTime: ptr(int64(300)), ExpireTime: ptr(int64(2419200)), MinimumTTL: ptr(int64(300))}}}
+	z.sets["NS/@"] = &armdns.RecordSet{Properties: &armdns.RecordSetProperties{TTL: ptr.To(int64(172800)), NsRecords: nsRecs}}
+	z.sets["SOA/@"] = &armdns.RecordSet{Properties: &armdns.RecordSetProperties{TTL: ptr.To(int64(3600)), SoaRecord: &armdns.SoaRecord{
+		Host: ptr.To(ns[0]), Email: ptr.To("azuredns-hostmaster.microsoft.com"), SerialNumber: ptr.To(int64(1)), RefreshTime: ptr.To(int64(3600)),
+		RetryTime: ptr.To(int64(300)), ExpireTime: ptr.To(int64(2419200)), MinimumTTL: ptr.To(int64(300))}}}
 	for _, rs := range z.sets {
 		rs.Etag = s.etag()
 	}
@@ -358,15 +352,15 @@ func (s *Server) zoneID(z *zone) string {
 func (s *Server) zoneJSON(z *zone) armdns.Zone {
 	var ns []*string
 	for _, n := range s.nameServers(z.name) {
-		ns = append(ns, ptr(n))
+		ns = append(ns, ptr.To(n))
 	}
-	out := armdns.Zone{ID: ptr(s.zoneID(z)), Name: ptr(z.name), Type: ptr("Microsoft.Network/dnszones"), Location: ptr("global"),
-		Etag: ptr(z.etag), Properties: &armdns.ZoneProperties{NameServers: ns, ZoneType: ptr(armdns.ZoneTypePublic),
-			MaxNumberOfRecordSets: ptr(int64(10000)), MaxNumberOfRecordsPerRecordSet: ptr(int64(20)), NumberOfRecordSets: ptr(int64(len(z.sets)))}}
+	out := armdns.Zone{ID: ptr.To(s.zoneID(z)), Name: ptr.To(z.name), Type: ptr.To("Microsoft.Network/dnszones"), Location: ptr.To("global"),
+		Etag: ptr.To(z.etag), Properties: &armdns.ZoneProperties{NameServers: ns, ZoneType: ptr.To(armdns.ZoneTypePublic),
+			MaxNumberOfRecordSets: ptr.To(int64(10000)), MaxNumberOfRecordsPerRecordSet: ptr.To(int64(20)), NumberOfRecordSets: ptr.To(int64(len(z.sets)))}}
 	if z.tags != nil {
 		out.Tags = map[string]*string{}
 		for k, v := range z.tags {
-			out.Tags[k] = ptr(v)
+			out.Tags[k] = ptr.To(v)
 		}
 	}
 	return out
@@ -483,7 +477,7 @@ func (s *Server) page(r *http.Request, n int) (lo, hi int, next *string) {
 	if hi < n {
 		q := r.URL.Query()
 		q.Set("$skiptoken", strconv.Itoa(hi))
-		next = ptr(origin(r) + r.URL.Path + "?" + q.Encode())
+		next = ptr.To(origin(r) + r.URL.Path + "?" + q.Encode())
 	}
 	return lo, hi, next
 }
@@ -509,16 +503,16 @@ func (s *Server) listZones(w http.ResponseWriter, r *http.Request, sub, rg strin
 func (s *Server) setJSON(z *zone, key string) armdns.RecordSet {
 	rs := *z.sets[key]
 	t, rel, _ := strings.Cut(key, "/")
-	rs.ID = ptr(s.zoneID(z) + "/" + t + "/" + rel)
-	rs.Name = ptr(rel)
-	rs.Type = ptr("Microsoft.Network/dnszones/" + t)
+	rs.ID = ptr.To(s.zoneID(z) + "/" + t + "/" + rel)
+	rs.Name = ptr.To(rel)
+	rs.Type = ptr.To("Microsoft.Network/dnszones/" + t)
 	props := *rs.Properties
 	fq := z.name + "."
 	if rel != "@" {
 		fq = rel + "." + fq
 	}
-	props.Fqdn = ptr(fq)
-	props.ProvisioningState = ptr("Succeeded")
+	props.Fqdn = ptr.To(fq)
+	props.ProvisioningState = ptr.To("Succeeded")
 	rs.Properties = &props
 	return rs
 }

@@ -20,7 +20,17 @@ var Loopback = netip.MustParseAddr("127.0.0.1")
 // (testrun.Background).
 func Serve(t testing.TB, store *zonedb.Store) string {
 	t.Helper()
-	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
+	return ServeWith(t, store, dnsserver.ServerOptions{}).Addr()
+}
+
+// ServeWith is Serve with the server's options (an empty Addr is a free 127.0.0.1 port), and
+// returns the server.
+func ServeWith(t testing.TB, store *zonedb.Store, opts dnsserver.ServerOptions) *dnsserver.Server {
+	t.Helper()
+	if opts.Addr == "" {
+		opts.Addr = "127.0.0.1:0"
+	}
+	srv, err := dnsserver.NewServer(store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +38,7 @@ func Serve(t testing.TB, store *zonedb.Store) string {
 		t.Fatal(err)
 	}
 	testrun.Background(t, "dnstest: server", srv.Start)
-	return srv.Addr()
+	return srv
 }
 
 // ServeZones creates an in-memory store with the given empty zones (each with its SOA and its

@@ -67,15 +67,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "dnsplane_gslb_probe_verdict_changes_total",
 			Help: "Changes of a target's probe verdict from this vantage point, by the new verdict (Up, Down).",
 		}, append(targetLabels[:len(targetLabels):len(targetLabels)], "verdict")),
-		isolated: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "dnsplane_gslb_isolated",
-			Help: "1 while this cluster reads fresh verdicts from no majority of the known clusters for a Gslb host (Ready reason Isolated), else 0.",
-		}, []string{"namespace", "gslb", "host"}),
+		isolated: promreg.GaugeVec("dnsplane_gslb_isolated",
+			"1 while this cluster reads fresh verdicts from no majority of the known clusters for a Gslb host (Ready reason Isolated), else 0.", "namespace", "gslb", "host"),
 	}
-	if err := promreg.Register(reg, "gslb probe", m.duration, m.probes, m.changes, m.isolated); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "gslb probe", m, m.duration, m.probes, m.changes, m.isolated)
 }
 
 func family(t *target) string {

@@ -30,22 +30,7 @@ func encodeValue(rtype, target string) string {
 
 // escapeTXT escapes " and \ with a backslash, and bytes outside printable
 // ASCII as \ddd (octal), as Route 53 requires.
-func escapeTXT(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < ' ' || c > '~':
-			fmt.Fprintf(&b, "\\%03o", c)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+func escapeTXT(s string) string { return provider.EscapeTXTBase(s, 8) }
 
 // decodeTXT joins Route 53's quoted character-strings, undoing \" \\ and \ddd (octal) escapes.
 func decodeTXT(v string) string { return provider.ParseQuotedTXT(v, 8) }
@@ -115,13 +100,7 @@ func fromRR(rr types.ResourceRecordSet, zoneID string) provider.RecordSet {
 		return rs
 	}
 	for _, r := range rr.ResourceRecords {
-		v := aws.ToString(r.Value)
-		if rs.Type == "TXT" || rs.Type == "SPF" {
-			v = decodeTXT(v)
-		} else if c, err := provider.CanonicalTarget(rs.Type, v); err == nil {
-			v = c
-		}
-		rs.Targets = append(rs.Targets, v)
+		rs.Targets = append(rs.Targets, provider.TargetOfValue(rs.Type, aws.ToString(r.Value), 8))
 	}
 	return rs
 }

@@ -41,6 +41,7 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 	"github.com/Azure/azure-sdk-for-go/sdk/resourcemanager/dns/armdns"
+	"k8s.io/utils/ptr"
 
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -267,13 +268,8 @@ func toZone(z *armdns.Zone) provider.Zone {
 	return out
 }
 
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
+// deref is *p, or T's zero value for a nil p.
+func deref[T any](p *T) T { return ptr.Deref(p, *new(T)) }
 
 // GetZone returns the zone by name (or ARM resource ID).
 func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error) {

@@ -56,10 +56,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Name: "dnsplane_provider_requests_total",
 		Help: "Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).",
 	}, []string{"provider", "operation", "code"})}
-	if err := promreg.Register(reg, "provider request", m.Requests); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "provider request", m, m.Requests)
 }
 
 // Outcome codes of the code label, one per typed provider error (pkg/provider/errors.go).

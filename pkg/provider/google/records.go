@@ -33,12 +33,7 @@ func toRR(rs provider.RecordSet) *dns.ResourceRecordSet {
 func fromRR(rr *dns.ResourceRecordSet) provider.RecordSet {
 	rs := provider.RecordSet{Name: dnswire.Dotless(rr.Name), Type: strings.ToUpper(rr.Type), TTL: rr.Ttl}
 	for _, v := range rr.Rrdatas {
-		if rs.Type == "TXT" || rs.Type == "SPF" {
-			v = decodeTXT(v)
-		} else if c, err := provider.CanonicalTarget(rs.Type, v); err == nil {
-			v = c
-		}
-		rs.Targets = append(rs.Targets, v)
+		rs.Targets = append(rs.Targets, provider.TargetOfValue(rs.Type, v, 10))
 	}
 	return rs
 }

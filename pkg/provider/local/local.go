@@ -303,11 +303,8 @@ func checkSet(zone string, rs provider.RecordSet) (provider.RecordSet, error) {
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	if !dnswire.IsSubdomain(c.Name, zone) {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
-	}
-	if c.Type == "SOA" {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by the server", provider.ErrInvalidChange, c.Key())
+	if err := provider.CheckInZone(zone, c, "the server"); err != nil {
+		return provider.RecordSet{}, err
 	}
 	return c, nil
 }

@@ -1045,11 +1045,8 @@ func checkSet(zone, which string, rs provider.RecordSet) (provider.RecordSet, er
 	if err != nil {
 		return provider.RecordSet{}, err
 	}
-	if !dnswire.IsSubdomain(c.Name, zone) {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s is not in zone %s", provider.ErrInvalidChange, c.Name, zone)
-	}
-	if c.Type == "SOA" {
-		return provider.RecordSet{}, fmt.Errorf("%w: %s: the SOA is managed by PowerDNS", provider.ErrInvalidChange, c.Key())
+	if err := provider.CheckInZone(zone, c, "PowerDNS"); err != nil {
+		return provider.RecordSet{}, err
 	}
 	if c.Weight != nil || c.SetIdentifier != "" {
 		return provider.RecordSet{}, fmt.Errorf("%w: %s: PowerDNS has no weighted routing or set identifiers", provider.ErrNotCapable, c.Key())

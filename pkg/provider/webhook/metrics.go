@@ -26,10 +26,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		Name: "dnsplane_webhook_requests_total",
 		Help: "HTTP requests to external-dns webhook providers, by method, protocol path and status code (error: no answer).",
 	}, []string{"method", "path", "code"})}
-	if err := promreg.Register(reg, "webhook request", m.Requests); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return promreg.Registered(reg, "webhook request", m, m.Requests)
 }
 
 // observe counts one request; status 0 is "no answer".
