@@ -141,26 +141,26 @@ func condense(ds []*delta) (deleted, added []dns.RR) {
 	del, add := map[string]dns.RR{}, map[string]dns.RR{}
 	var delOrder, addOrder []string
 	for _, d := range ds {
-		for _, rr := range d.deleted {
-			k := rr.String()
-			if _, ok := add[k]; ok {
-				delete(add, k)
-				continue
-			}
-			del[k] = rr
-			delOrder = append(delOrder, k)
-		}
-		for _, rr := range d.added {
-			k := rr.String()
-			if _, ok := del[k]; ok {
-				delete(del, k)
-				continue
-			}
-			add[k] = rr
-			addOrder = append(addOrder, k)
-		}
+		delOrder = cancelOrKeep(d.deleted, add, del, delOrder)
+		addOrder = cancelOrKeep(d.added, del, add, addOrder)
 	}
 	return ordered(delOrder, del), ordered(addOrder, add)
+}
+
+// cancelOrKeep takes each of rrs out of other when other holds it (a record added and then
+// deleted, or deleted and then added again, is no change), else keeps it in mine, appending its
+// key to order; it returns order.
+func cancelOrKeep(rrs []dns.RR, other, mine map[string]dns.RR, order []string) []string {
+	for _, rr := range rrs {
+		k := rr.String()
+		if _, ok := other[k]; ok {
+			delete(other, k)
+			continue
+		}
+		mine[k] = rr
+		order = append(order, k)
+	}
+	return order
 }
 
 // ordered returns the records of m in the order of keys, each once.
