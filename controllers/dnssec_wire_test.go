@@ -1,0 +1,153 @@
+package controllers_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+)
+
+// askDO asks the suite's embedded server for name/qtype over TCP with the DO bit set.
+func askDO(name string, qtype uint16) (*dns.Msg, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(dns.Fqdn(name), qtype)
+	m.SetEdns0(4096, true)
+	c := &dns.Client{Net: "tcp", Timeout: 5 * time.Second}
+	r, _, err := c.Exchange(m, dnsAddr)
+	return r, err
+}
+
+// verifiedSets checks that every RRset of r's answer section of type qtype has an RRSIG that
+// verifies with one of keys, and returns an error naming what does not.
+func verifiedSets(r *dns.Msg, qtype uint16, keys map[uint16]*dns.DNSKEY) error {
+	var set []dns.RR
+	var sigs []*dns.RRSIG
+	for _, rr := range r.Answer {
+		switch v := rr.(type) {
+		case *dns.RRSIG:
+			if v.TypeCovered == qtype {
+				sigs = append(sigs, v)
+			}
+		default:
+			if rr.Header().Rrtype == qtype {
+				set = append(set, rr)
+			}
+		}
+	}
+	if len(set) == 0 || len(sigs) == 0 {
+		return fmt.Errorf("%s: %d records, %d RRSIGs; want both:\n%v", dns.TypeToString[qtype], len(set), len(sigs), r)
+	}
+	for _, sig := range sigs {
+		k := keys[sig.KeyTag]
+		if k == nil {
+			continue
+		}
+		if err := sig.Verify(k, set); err != nil {
+			return fmt.Errorf("%s: RRSIG by key %d does not verify: %w", dns.TypeToString[qtype], sig.KeyTag, err)
+		}
+		if !sig.ValidityPeriod(time.Now()) {
+			return fmt.Errorf("%s: RRSIG by key %d is not valid now", dns.TypeToString[qtype], sig.KeyTag)
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: no RRSIG by a key whose DS is in status.dnssec.ds", dns.TypeToString[qtype])
+}
+
+// anchoredKeys returns the DNSKEYs of r's answer whose DS is one of ds (presentation format).
+func anchoredKeys(r *dns.Msg, ds []string) map[uint16]*dns.DNSKEY {
+	out := map[uint16]*dns.DNSKEY{}
+	for _, rr := range r.Answer {
+		k, ok := rr.(*dns.DNSKEY)
+		if !ok {
+			continue
+		}
+		for _, s := range ds {
+			want, err := dns.NewRR(s)
+			if err != nil {
+				continue
+			}
+			d, ok := want.(*dns.DS)
+			if !ok {
+				continue
+			}
+			if got := k.ToDS(d.DigestType); got != nil && strings.EqualFold(got.Digest, d.Digest) && got.KeyTag == d.KeyTag {
+				out[k.KeyTag()] = k
+			}
+		}
+	}
+	return out
+}
+
+// hasRRSIG reports whether any section of r holds an RRSIG.
+func hasRRSIG(r *dns.Msg) bool {
+	for _, sec := range [][]dns.RR{r.Answer, r.Ns, r.Extra} {
+		for _, rr := range sec {
+			if _, ok := rr.(*dns.RRSIG); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestDNSSEC_EmbeddedServerSignsFromSecret: a DNSZone of the embedded server with
+// dnssec.enabled is answered signed: with DO set, the SOA and the DNSKEY set carry RRSIGs
+// that verify against the DNSKEYs whose DS is in status.dnssec.ds (the chain a resolver
+// follows from the parent); enabled false makes the answers unsigned again.
+func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
+	ns := namespace(t, "dnssec-wire")
+	const zone = "wire.dnssec.test."
+	z := zoneObj(ns, "z", strings.TrimSuffix(zone, "."), signed(""))
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonDSPending)
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+		t.Fatal(err)
+	}
+	ds := z.Status.DNSSEC.DS
+	eventually(t, 20*time.Second, "signed SOA and DNSKEY answers", func() error {
+		kr, err := askDO(zone, dns.TypeDNSKEY)
+		if err != nil {
+			return err
+		}
+		keys := anchoredKeys(kr, ds)
+		if len(keys) == 0 {
+			return fmt.Errorf("no DNSKEY matches status.dnssec.ds %q:\n%v", ds, kr)
+		}
+		if err := verifiedSets(kr, dns.TypeDNSKEY, keys); err != nil {
+			return err
+		}
+		sr, err := askDO(zone, dns.TypeSOA)
+		if err != nil {
+			return err
+		}
+		return verifiedSets(sr, dns.TypeSOA, keys) // a CSK signs both
+	})
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+		t.Fatal(err)
+	}
+	z.Spec.DNSSEC.Enabled = false
+	if err := k8s.Update(ctxT(t), z); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "unsigned answers once dnssec.enabled is false", func() error {
+		for _, q := range []uint16{dns.TypeSOA, dns.TypeDNSKEY} {
+			r, err := askDO(zone, q)
+			if err != nil {
+				return err
+			}
+			if hasRRSIG(r) {
+				return fmt.Errorf("%s answer still signed:\n%v", dns.TypeToString[q], r)
+			}
+			if q == dns.TypeSOA && len(r.Answer) == 0 {
+				return fmt.Errorf("no SOA:\n%v", r)
+			}
+		}
+		return nil
+	})
+}
