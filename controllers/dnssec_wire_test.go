@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/signing"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
 )
 
 // askDO asks the suite's embedded server for name/qtype over TCP with the DO bit set.
@@ -99,7 +101,8 @@ func hasRRSIG(r *dns.Msg) bool {
 // TestDNSSEC_EmbeddedServerSignsFromSecret: a DNSZone of the embedded server with
 // dnssec.enabled is answered signed: with DO set, the SOA and the DNSKEY set carry RRSIGs
 // that verify against the DNSKEYs whose DS is in status.dnssec.ds (the chain a resolver
-// follows from the parent); enabled false makes the answers unsigned again.
+// follows from the parent); a key Secret spoilt by hand leaves the zone signed with its keys;
+// enabled false makes the answers unsigned again.
 func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 	ns := namespace(t, "dnssec-wire")
 	const zone = "wire.dnssec.test."
@@ -128,6 +131,7 @@ func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 		}
 		return verifiedSets(sr, dns.TypeSOA, keys) // a CSK signs both
 	})
+	keptSigning(t, ns, zone, ds)
 	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
 		t.Fatal(err)
 	}
@@ -150,4 +154,37 @@ func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// keptSigning overwrites the zone's key Secret with text that is no key set and checks that,
+// once the signer has read it again (signing.Reread), the zone is still signed with the keys
+// whose DS is ds; then it puts the key set back.
+func keptSigning(t *testing.T, ns, zone string, ds []string) {
+	t.Helper()
+	sec, _ := keySecret(t, ns, "z")
+	good := sec.Data[dnssec.SecretKey]
+	sec.Data[dnssec.SecretKey] = []byte("not a key set")
+	if err := k8s.Update(ctxT(t), sec); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(signing.Reread + 2*time.Second)
+	kr, err := askDO(zone, dns.TypeDNSKEY)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := anchoredKeys(kr, ds)
+	if err := verifiedSets(kr, dns.TypeDNSKEY, keys); err != nil {
+		t.Fatalf("after the key Secret was spoilt: %v", err)
+	}
+	sr, err := askDO(zone, dns.TypeSOA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := verifiedSets(sr, dns.TypeSOA, keys); err != nil {
+		t.Fatalf("after the key Secret was spoilt: %v", err)
+	}
+	sec.Data[dnssec.SecretKey] = good
+	if err := k8s.Update(ctxT(t), sec); err != nil {
+		t.Fatal(err)
+	}
 }
