@@ -1,7 +1,12 @@
 package controllers_test
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +17,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/signing"
+	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 )
 
@@ -101,7 +107,7 @@ func hasRRSIG(r *dns.Msg) bool {
 // TestDNSSEC_EmbeddedServerSignsFromSecret: a DNSZone of the embedded server with
 // dnssec.enabled is answered signed: with DO set, the SOA and the DNSKEY set carry RRSIGs
 // that verify against the DNSKEYs whose DS is in status.dnssec.ds (the chain a resolver
-// follows from the parent); a key Secret spoilt by hand leaves the zone signed with its keys;
+// follows from the parent) and delv validates them from that DS set; a key Secret spoilt by hand leaves the zone signed with its keys;
 // enabled false makes the answers unsigned again.
 func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 	ns := namespace(t, "dnssec-wire")
@@ -131,6 +137,7 @@ func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 		}
 		return verifiedSets(sr, dns.TypeSOA, keys) // a CSK signs both
 	})
+	delvValidates(t, zone, ds)
 	keptSigning(t, ns, zone, ds)
 	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
 		t.Fatal(err)
@@ -186,5 +193,38 @@ func keptSigning(t *testing.T, ns, zone string, ds []string) {
 	sec.Data[dnssec.SecretKey] = good
 	if err := k8s.Update(ctxT(t), sec); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// delvValidates has BIND's delv validate the zone's SOA and a name that does not exist, asking
+// the embedded server directly, with status.dnssec.ds (ds) as the zone's trust anchor: both
+// "fully validated".
+func delvValidates(t *testing.T, zone string, ds []string) {
+	t.Helper()
+	hackrun.Need(t, "bind9-dnsutils", "delv")
+	var b strings.Builder
+	b.WriteString("trust-anchors {\n")
+	for _, s := range ds {
+		rr, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := rr.(*dns.DS)
+		fmt.Fprintf(&b, "    %s static-ds %d %d %d \"%s\";\n", d.Hdr.Name, d.KeyTag, d.Algorithm, d.DigestType, d.Digest)
+	}
+	b.WriteString("};\n")
+	anchors := filepath.Join(t.TempDir(), "anchors.conf")
+	if err := os.WriteFile(anchors, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	host, port, _ := net.SplitHostPort(dnsAddr)
+	for _, q := range []string{zone + " SOA", "nope." + zone + " A"} {
+		ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
+		args := append([]string{"@" + host, "-p", port, "-a", anchors, "+root=" + zone}, strings.Fields(q)...)
+		out, _ := exec.CommandContext(ctx, "delv", args...).CombinedOutput()
+		cancel()
+		if !strings.Contains(string(out), "fully validated") {
+			t.Fatalf("delv %s with status.dnssec.ds as trust anchor:\n%s", q, out)
+		}
 	}
 }
