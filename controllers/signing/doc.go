@@ -5,7 +5,7 @@
 //   - the signer controller (Signer), run on every replica (each replica's server answers and
 //     signs): for each DNSZone with spec.dnssec.enabled that holds its zone on a provider that
 //     signs online, it reads the key Secret <dnszone>-dnssec by name (never listed or watched;
-//     again every Reread) and calls the server's SetSigning with a policy of its keyset.json
+//     again every Reread, or every Pending until it signs the zone) and calls the server's SetSigning with a policy of its keyset.json
 //     and the DNSZone's denial and signature settings; nil when dnssec is off or removed, the
 //     zone is not held, or the DNSZone is gone.
 //

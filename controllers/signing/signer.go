@@ -1,6 +1,7 @@
 package signing
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -29,10 +30,14 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
-// Reread is how often the signer reads a signed DNSZone's key Secret again: Secrets are never
-// watched (docs/design.md, "Provider Secrets"), so new keys (a rollover step, keys imported by
-// hand) are signed with within this time.
-const Reread = 10 * time.Second
+// Reread is how often the signer reads the key Secret of a DNSZone it signs again: Secrets
+// are never watched (docs/design.md, "Provider Secrets"), so new keys (a rollover step, keys
+// imported by hand) are signed with within this time. Until it signs the zone (no key Secret
+// yet, or one that is not usable) it reads it every Pending.
+const (
+	Reread  = 30 * time.Second
+	Pending = 10 * time.Second
+)
 
 // KeySecretSuffix names a DNSZone's key Secret: <dnszone>-dnssec in its namespace (the DNSZone
 // controller's controllers/dnszone.KeySecretSuffix).
@@ -62,8 +67,8 @@ type Signer struct {
 	// Log gets one line per policy change and per key Secret that is not used; never key
 	// material.
 	Log logr.Logger
-	// Reread is how often a signed DNSZone's key Secret is read again; 0 = Reread.
-	Reread time.Duration
+	// Reread and Pending replace the package's Reread and Pending when positive.
+	Reread, Pending time.Duration
 
 	mu      sync.Mutex
 	zones   map[types.NamespacedName]signed            // what each DNSZone had the server sign
@@ -102,7 +107,7 @@ func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		s.unsign(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
-	again := ctrl.Result{RequeueAfter: s.reread()}
+	again := ctrl.Result{RequeueAfter: s.pending()}
 	if !held(&z) {
 		s.unsign(req.NamespacedName)
 		return again, nil
@@ -119,18 +124,13 @@ func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if raw != nil {
-		s.sign(req.NamespacedName, &z, raw)
+	if raw != nil && s.sign(req.NamespacedName, &z, raw) {
+		return ctrl.Result{RequeueAfter: cmp.Or(max(s.Reread, 0), Reread)}, nil
 	}
 	return again, nil
 }
 
-func (s *Signer) reread() time.Duration {
-	if s.Reread > 0 {
-		return s.Reread
-	}
-	return Reread
-}
+func (s *Signer) pending() time.Duration { return cmp.Or(max(s.Pending, 0), Pending) }
 
 // readKeys returns the keyset.json of z's key Secret; nil when there is none yet (logged at
 // V(1): the DNSZone controller makes it). Errors: reads that failed other than NotFound.
@@ -151,9 +151,9 @@ func (s *Signer) readKeys(ctx context.Context, z *dnsv1.DNSZone) ([]byte, error)
 }
 
 // sign builds z's policy of raw and gives it to the server, unless the DNSZone already had it
-// signed with the same inputs. A key set that is not usable is logged (never its content) and
-// the zone keeps its previous policy.
-func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) {
+// signed with the same inputs, and reports whether the zone is signed with it. A key set that
+// is not usable is logged (never its content) and the zone keeps its previous policy.
+func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) bool {
 	origin := dnswire.LookupName(dnswire.Fqdn(z.Spec.Zone))
 	log := s.Log.WithValues("dnszone", nn, "zone", origin, "secret", nn.Name+KeySecretSuffix)
 	digest := inputsDigest(raw, z.Spec.DNSSEC)
@@ -161,7 +161,7 @@ func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) {
 	defer s.mu.Unlock()
 	prev, had := s.zones[nn]
 	if had && prev.origin == origin && prev.digest == digest {
-		return
+		return true
 	}
 	p, err := policy(origin, raw, z.Spec.DNSSEC)
 	if err == nil {
@@ -175,7 +175,7 @@ func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) {
 			s.refused = map[types.NamespacedName][sha256.Size]byte{}
 		}
 		s.refused[nn] = digest
-		return
+		return false
 	}
 	delete(s.refused, nn)
 	if had && prev.origin != origin {
@@ -186,6 +186,7 @@ func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) {
 	}
 	s.zones[nn] = signed{origin: origin, digest: digest}
 	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compactAsked", z.Spec.DNSSEC.Denial.Type == dnsv1.DenialCompact)
+	return true
 }
 
 // unsign serves the zone nn had the server sign unsigned again.
