@@ -4,10 +4,11 @@
 // What it owns:
 //   - the signer controller (Signer), run on every replica (each replica's server answers and
 //     signs): for each DNSZone with spec.dnssec.enabled that holds its zone on a provider that
-//     signs online, it reads the key Secret <dnszone>-dnssec by name (never listed or watched;
-//     again every Reread, or every Pending until it signs the zone) and calls the server's SetSigning with a policy of its keyset.json
-//     and the DNSZone's denial and signature settings; nil when dnssec is off or removed, the
-//     zone is not held, or the DNSZone is gone.
+//     signs online, it reads the key Secret <dnszone>-dnssec by name (never listed or
+//     watched; again every Reread, or every Pending until it signs the zone) and calls the
+//     server's SetSigning with a policy of its keyset.json and the DNSZone's denial and
+//     signature settings; nil when dnssec is off or removed, the zone is not held, or the
+//     DNSZone is gone.
 //
 // What it must not do:
 //   - write anything to the API server: the DNSZone controller makes the key Secret and
