@@ -72,6 +72,9 @@ const (
 	// ControllerDynamicUpdateExpiry deletes expired dynamic-update DNSEndpoints.
 	ControllerDynamicUpdateKeys   = "dynupdate-keys"
 	ControllerDynamicUpdateExpiry = "dynupdate-expiry"
+	// ControllerDNSSECSigner gives every replica's embedded server the signing policies of the
+	// DNSZones with spec.dnssec (controllers/signing).
+	ControllerDNSSECSigner = "dnssec-signer"
 )
 
 // DefaultConflictRetry is Config.ConflictRetry's default: a DNSEndpoint or DNSRecord whose

@@ -14,6 +14,7 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	dynupdatecontroller "github.com/dnsplane/dnsplane/controllers/dynupdate"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
+	"github.com/dnsplane/dnsplane/controllers/signing"
 	"github.com/dnsplane/dnsplane/pkg/dnsclient"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/gslb/health"
@@ -90,6 +91,12 @@ func (a *App) addControllers(ctx context.Context, cfg Config) error {
 	if err := (&dynupdatecontroller.Expiry{Client: mgr.GetClient(), Recorder: mgr.GetEventRecorderFor("dynupdate")}).
 		SetupWithManager(mgr, ControllerDynamicUpdateExpiry); err != nil {
 		return fmt.Errorf("set up the dynamic-update expiry controller: %w", err)
+	}
+	if err := (&signing.Signer{
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Providers: a.Providers, Server: a.Server,
+		Log: cfg.Log.WithName(ControllerDNSSECSigner),
+	}).SetupWithManager(mgr, ControllerDNSSECSigner); err != nil {
+		return fmt.Errorf("set up the DNSSEC signer: %w", err)
 	}
 	return nil
 }

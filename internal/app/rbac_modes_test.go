@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/miekg/dns"
+
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
@@ -112,6 +114,7 @@ func (h *harness) namespacedMode(t *testing.T) {
 	// The glue follows the dns Service through its watch, which role.yaml's namespaced Role in
 	// the manager's namespace grants (sys is not a watched namespace).
 	svc = recreate(t, h.admin, svc)
+	signedSOA(t, a.Server.Addr(), "a.rbac.test", "b.rbac.test")
 	glueFollows(t, a.Server.Addr(), "the glue follows the dns Service in namespaced mode", []string{svc.Spec.ClusterIP}, "a.rbac.test", "b.rbac.test")
 	impersonated, err := client.New(h.impersonating(user), client.Options{Scheme: app.NewScheme()})
 	if err != nil {
@@ -196,5 +199,28 @@ func documented(t *testing.T, names []string) {
 		if !strings.Contains(string(b), "`"+n+"`") {
 			t.Errorf("docs/metrics.md does not list %s", n)
 		}
+	}
+}
+
+// signedSOA waits until the server at addr answers the SOA of each of zones, asked with DO, with
+// its RRSIG: the signer read the key Secret with the manager's own rights.
+func signedSOA(t *testing.T, addr string, zones ...string) {
+	t.Helper()
+	for _, z := range zones {
+		eventually(t, time.Minute, z+" SOA signed", func() error {
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(z), dns.TypeSOA)
+			m.SetEdns0(4096, true)
+			r, _, err := (&dns.Client{Net: "tcp", Timeout: 5 * time.Second}).Exchange(m, addr)
+			if err != nil {
+				return err
+			}
+			for _, rr := range r.Answer {
+				if sig, ok := rr.(*dns.RRSIG); ok && sig.TypeCovered == dns.TypeSOA {
+					return nil
+				}
+			}
+			return fmt.Errorf("no RRSIG of the SOA:\n%v", r)
+		})
 	}
 }

@@ -1,0 +1,294 @@
+package signing
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/provider"
+)
+
+// Reread is how often the signer reads the key Secret of a DNSZone it signs again: Secrets
+// are never watched (docs/design.md, "Provider Secrets"), so new keys (a rollover step, keys
+// imported by hand) are signed with within this time. Until it signs the zone (no key Secret
+// yet, or one that is not usable) it reads it every Pending.
+const (
+	Reread  = 30 * time.Second
+	Pending = 10 * time.Second
+)
+
+// KeySecretSuffix names a DNSZone's key Secret: <dnszone>-dnssec in its namespace (the DNSZone
+// controller's controllers/dnszone.KeySecretSuffix).
+const KeySecretSuffix = "-dnssec"
+
+// Server is what the signer needs of the embedded server (dnsserver.Server).
+type Server interface {
+	SetSigning(origin string, p *dnssec.Policy) error
+}
+
+// Providers resolves a DNSZone's provider Secret (factory.Factory).
+type Providers interface {
+	Resolve(ctx context.Context, namespace, name string) (provider.Resolved, error)
+}
+
+// Signer reconciles DNSZones into the embedded server's signing policies on every replica.
+// Build it with its exported fields and SetupWithManager.
+type Signer struct {
+	// Client reads DNSZones from the manager's cache.
+	Client client.Client
+	// Secrets reads key Secrets by name: the manager's API reader (Secrets are not cached).
+	Secrets client.Reader
+	// Providers tells which DNSZones the embedded server signs (SignsOnline).
+	Providers Providers
+	// Server is this replica's embedded server.
+	Server Server
+	// Log gets one line per policy change and per key Secret that is not used; never key
+	// material.
+	Log logr.Logger
+	// Reread and Pending replace the package's Reread and Pending when positive.
+	Reread, Pending time.Duration
+
+	mu      sync.Mutex
+	zones   map[types.NamespacedName]signed            // what each DNSZone had the server sign
+	refused map[types.NamespacedName][sha256.Size]byte // the inputs last found unusable, logged once
+}
+
+// signed is the zone a DNSZone has the server sign and a digest of its policy's inputs.
+type signed struct {
+	origin string
+	digest [sha256.Size]byte
+}
+
+// SetupWithManager watches DNSZones' spec changes, deletions and changes of whether they hold
+// their zone, on every replica.
+func (s *Signer) SetupWithManager(mgr ctrl.Manager, name string) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(name).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, holdChanged()))).
+		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
+		Complete(s)
+}
+
+// Reconcile gives the server the DNSZone's signing policy, or nil (unsigned) when it signs
+// nothing. A key Secret that is missing or not usable keeps the zone's previous policy (the
+// DNSZone controller reports KeysInvalid). Errors: the API server's, retried.
+func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var z dnsv1.DNSZone
+	if err := s.Client.Get(ctx, req.NamespacedName, &z); err != nil {
+		if apierrors.IsNotFound(err) {
+			s.unsign(req.NamespacedName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	if z.Spec.DNSSEC == nil || !z.Spec.DNSSEC.Enabled || !z.DeletionTimestamp.IsZero() {
+		s.unsign(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	again := ctrl.Result{RequeueAfter: s.pending()}
+	if !held(&z) {
+		s.unsign(req.NamespacedName)
+		return again, nil
+	}
+	resolved, err := s.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		return again, nil // the DNSZone controller reports the provider Secret's error
+	}
+	if !resolved.Provider.Capabilities().SignsOnline {
+		s.unsign(req.NamespacedName)
+		return ctrl.Result{}, nil
+	}
+	raw, err := s.readKeys(ctx, &z)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if raw != nil && s.sign(req.NamespacedName, &z, raw) {
+		return ctrl.Result{RequeueAfter: cmp.Or(max(s.Reread, 0), Reread)}, nil
+	}
+	return again, nil
+}
+
+func (s *Signer) pending() time.Duration { return cmp.Or(max(s.Pending, 0), Pending) }
+
+// readKeys returns the keyset.json of z's key Secret; nil when there is none yet (logged at
+// V(1): the DNSZone controller makes it). Errors: reads that failed other than NotFound.
+func (s *Signer) readKeys(ctx context.Context, z *dnsv1.DNSZone) ([]byte, error) {
+	var sec corev1.Secret
+	key := types.NamespacedName{Namespace: z.Namespace, Name: z.Name + KeySecretSuffix}
+	// client-go logs response bodies at V(8) with the context's logger: the Secret's bytes must
+	// never reach a log, so the read gets a logger that discards.
+	err := s.Secrets.Get(logr.NewContext(ctx, logr.Discard()), key, &sec)
+	if apierrors.IsNotFound(err) {
+		s.Log.V(1).Info("no key Secret yet; the zone keeps its signing", "dnszone", client.ObjectKeyFromObject(z), "secret", key.Name)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read key Secret %s: %w", key, err)
+	}
+	return sec.Data[dnssec.SecretKey], nil
+}
+
+// sign builds z's policy of raw and gives it to the server, unless the DNSZone already had it
+// signed with the same inputs, and reports whether the zone is signed with it. A key set that
+// is not usable is logged (never its content) and the zone keeps its previous policy.
+func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) bool {
+	origin := dnswire.LookupName(dnswire.Fqdn(z.Spec.Zone))
+	log := s.Log.WithValues("dnszone", nn, "zone", origin, "secret", nn.Name+KeySecretSuffix)
+	digest := inputsDigest(raw, z.Spec.DNSSEC)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	prev, had := s.zones[nn]
+	if had && prev.origin == origin && prev.digest == digest {
+		return true
+	}
+	p, err := policy(origin, raw, z.Spec.DNSSEC)
+	if err == nil {
+		err = s.Server.SetSigning(origin, p)
+	}
+	if err != nil {
+		if s.refused[nn] != digest {
+			log.Info("the key Secret holds no usable key set of the zone; the zone keeps its previous signing", "reason", err.Error())
+		}
+		if s.refused == nil {
+			s.refused = map[types.NamespacedName][sha256.Size]byte{}
+		}
+		s.refused[nn] = digest
+		return false
+	}
+	delete(s.refused, nn)
+	if had && prev.origin != origin {
+		s.clearLocked(nn, prev.origin)
+	}
+	if s.zones == nil {
+		s.zones = map[types.NamespacedName]signed{}
+	}
+	s.zones[nn] = signed{origin: origin, digest: digest}
+	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compactAsked", z.Spec.DNSSEC.Denial.Type == dnsv1.DenialCompact)
+	return true
+}
+
+// unsign serves the zone nn had the server sign unsigned again.
+func (s *Signer) unsign(nn types.NamespacedName) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.refused, nn)
+	prev, had := s.zones[nn]
+	if !had {
+		return
+	}
+	s.clearLocked(nn, prev.origin)
+	s.Log.Info("serving the zone unsigned", "dnszone", nn, "zone", prev.origin)
+}
+
+// clearLocked forgets nn and unsigns origin unless another DNSZone signs it now. s.mu is held.
+func (s *Signer) clearLocked(nn types.NamespacedName, origin string) {
+	delete(s.zones, nn)
+	for _, o := range s.zones {
+		if o.origin == origin {
+			return
+		}
+	}
+	if err := s.Server.SetSigning(origin, nil); err != nil {
+		s.Log.Error(err, "unsign the zone", "zone", origin)
+	}
+}
+
+// inputsDigest is a digest of everything a policy is made of, so that an unchanged Secret and
+// spec do not replace the server's policy (which drops its cached answers).
+func inputsDigest(raw []byte, d *dnsv1.DNSSEC) [sha256.Size]byte {
+	h := sha256.New()
+	h.Write(raw)
+	fmt.Fprintf(h, "\x00%s|%d|%d", d.Denial.Type, d.SignatureValiditySeconds, d.SignatureRefreshSeconds)
+	if d.Denial.NSEC3 != nil {
+		fmt.Fprintf(h, "|%d|%s", d.Denial.NSEC3.Iterations, d.Denial.NSEC3.Salt)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
+}
+
+// policy is the signing policy of origin from a key Secret's keyset.json and spec.dnssec:
+// NSEC3 with its parameters for denial type NSEC3, else NSEC (Compact is served as NSEC: the
+// embedded server's signer has no compact denial). Its errors never quote raw.
+func policy(origin string, raw []byte, d *dnsv1.DNSSEC) (*dnssec.Policy, error) {
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("no data key %s", dnssec.SecretKey)
+	}
+	ks, err := dnssec.ParseKeySet(raw)
+	if err != nil {
+		return nil, errors.New("the key set does not parse")
+	}
+	if !strings.EqualFold(dnswire.LookupName(dnswire.Fqdn(ks.Zone)), origin) {
+		return nil, fmt.Errorf("its keys are of zone %s", ks.Zone)
+	}
+	p := &dnssec.Policy{Keys: ks,
+		Validity: time.Duration(d.SignatureValiditySeconds) * time.Second,
+		Refresh:  time.Duration(d.SignatureRefreshSeconds) * time.Second}
+	if d.Denial.Type == dnsv1.DenialNSEC3 {
+		p.NSEC3 = &dnssec.NSEC3Params{}
+		if n := d.Denial.NSEC3; n != nil {
+			p.NSEC3.Iterations, p.NSEC3.Salt = uint16(n.Iterations), n.Salt
+		}
+	}
+	return p, p.Check()
+}
+
+// keyTags names a key set's keys by role, tag and state: never key material.
+func keyTags(ks dnssec.KeySet) string {
+	out := make([]string, 0, len(ks.Keys))
+	for _, k := range ks.Keys {
+		out = append(out, fmt.Sprintf("%s %d %s", k.Role, k.Tag(), k.State))
+	}
+	return strings.Join(out, ", ")
+}
+
+// held reports whether z holds its zone: ZoneAvailable is True, or status.zoneID is set (the
+// DNSZone controller sets it only once the tenancy rules accept the zone) and ZoneAvailable
+// does not say another DNSZone holds it. Only such a DNSZone's keys sign the zone.
+func held(z *dnsv1.DNSZone) bool {
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
+	switch {
+	case c == nil:
+		return false
+	case c.Status == metav1.ConditionTrue:
+		return true
+	case c.Reason == dnsv1.ReasonZoneConflict || c.Reason == dnsv1.ReasonParentNotAllowed:
+		return false
+	}
+	return z.Status.ZoneID != ""
+}
+
+// holdChanged passes a status change of a DNSZone with spec.dnssec that changes held's answer,
+// which GenerationChangedPredicate drops.
+func holdChanged() predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
+			n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
+			return ok1 && ok2 && n.Spec.DNSSEC != nil && held(o) != held(n)
+		},
+	}
+}
