@@ -53,16 +53,6 @@ func (s *Server) SetSigning(origin string, p *dnssec.Policy) error {
 	return nil
 }
 
-// signingFor returns the signing state an answer to a request with opt uses: nil when the
-// request has no DO bit (RFC 3225 §3: then nothing changes) or no zone is signed.
-func (s *Server) signingFor(opt *dns.OPT) *signing {
-	sg := s.signing.Load()
-	if opt == nil || !opt.Do() || sg == nil || len(sg.zones) == 0 {
-		return nil
-	}
-	return sg
-}
-
 // proofKind is a denial an answer calls for.
 type proofKind int
 

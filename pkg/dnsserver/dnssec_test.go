@@ -251,3 +251,26 @@ func TestSigning_RotatedAnswersReuseTheirSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestSigning_DNSKEYIsAnsweredWithoutDO: the DNSKEY RRset and the NSEC3PARAM record are the
+// signed zone's data, answered to every query for them (RFC 4035 §3.1.1), with no RRSIG
+// without DO; the same query with DO carries the RRSIG.
+func TestSigning_DNSKEYIsAnsweredWithoutDO(t *testing.T) {
+	srv := startServer(t, exampleStore(t, ""), ServerOptions{})
+	pol := signingPolicy(t, "example.test.", &dnssec.NSEC3Params{})
+	if err := srv.SetSigning("example.test.", pol); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second from the cache
+		want := strings.TrimSpace(strings.Repeat("DNSKEY ", len(pol.Keys.DNSKEYs(0))))
+		if r := ask(t, srv.Addr(), "udp", "example.test", dns.TypeDNSKEY); types(r.Answer) != want || r.Rcode != dns.RcodeSuccess {
+			t.Fatalf("DNSKEY without DO: %s [%s]", dns.RcodeToString[r.Rcode], types(r.Answer))
+		}
+		if r := ask(t, srv.Addr(), "udp", "example.test", dns.TypeNSEC3PARAM); types(r.Answer) != "NSEC3PARAM" {
+			t.Fatalf("NSEC3PARAM without DO: [%s]", types(r.Answer))
+		}
+		if r := askDO(t, srv.Addr(), "udp", "example.test", dns.TypeDNSKEY, 1232); !strings.HasPrefix(types(r.Answer), want+" RRSIG") {
+			t.Fatalf("DNSKEY with DO: [%s]", types(r.Answer))
+		}
+	}
+}

@@ -619,17 +619,19 @@ type cacheID struct {
 	renew int64
 }
 
-// resolveSigned is resolveGeo, and signs the answer when the request has the DO bit and the
-// zone is signed (signAnswer); it also returns when the answer's signatures are made anew
-// (Unix nanoseconds, 0: unsigned).
+// resolveSigned is resolveGeo, and, in a signed zone, answers the DNSKEY RRset (and with NSEC3
+// the NSEC3PARAM record) at the apex, which are the zone's data whatever the request's DO bit
+// (RFC 4035 §3.1.1), and signs the answer when the request has the DO bit (signAnswer; without
+// it nothing else changes, RFC 3225 §3). It also returns when the answer's signatures are made
+// anew (Unix nanoseconds, 0: unsigned).
 func (s *Server) resolveSigned(snap *zonedb.Snapshot, q dns.Question, resp *dns.Msg, g *geoState, opt *dns.OPT) (bool, int64) {
-	sg := s.signingFor(opt)
-	if sg == nil {
+	sg := s.signing.Load()
+	if sg == nil || len(sg.zones) == 0 {
 		return s.resolveGeo(snap, q, resp, g, nil), 0
 	}
 	sa := &secAnswer{sg: sg, wild: map[string]string{}}
 	same := s.resolveGeo(snap, q, resp, g, sa)
-	if sa.pol == nil {
+	if sa.pol == nil || opt == nil || !opt.Do() {
 		return same, 0
 	}
 	s.signAnswer(snap, sa, resp)
