@@ -49,6 +49,7 @@ type segment struct {
 type checker struct {
 	w          World
 	segs       []segment
+	damped     [][]window // C1: by target index, the times flap damping may hold it out
 	rep        Report
 	lastServed [][2]time.Time // S1: the member's last answer with the primary's target
 	open       map[string]int // violation index by invariant, member, type, key and state
@@ -59,6 +60,7 @@ type checker struct {
 // its result depends only on its arguments. Answers before the first change are not checked.
 func Check(w World, changes []Change, answers []Answer) Report {
 	c := &checker{w: w, segs: segments(w, changes), open: map[string]int{}}
+	c.damped = dampedTargets(w, c.segs)
 	c.lastServed = make([][2]time.Time, len(w.Members))
 	for _, ch := range changes {
 		if strings.HasPrefix(ch.What, "+") {
@@ -298,7 +300,7 @@ func (c *checker) consistency(rounds map[int][]Answer) {
 					ref = a
 					continue
 				}
-				if !sameSet(ref.Values, a.Values) {
+				if !sameSet(ref.Values, a.Values) && !c.dampingExplains(ref.Values, a.Values, qt, a.At) {
 					c.violate("C1", i, *a, "", fmt.Sprintf("healed since %s: %s answered %s %v, %s answered %v in the same round",
 						c.since(c.segs[i].healedSince), c.w.Members[a.Member].Name, qt, a.Values, c.w.Members[ref.Member].Name, ref.Values))
 				}
@@ -419,6 +421,69 @@ func (c *checker) agree(as []Answer) bool {
 			return false
 		}
 		ref[a.Type] = a.Values
+	}
+	return true
+}
+
+// window is a span of time, from and to included.
+type window struct{ from, to time.Time }
+
+// dampedTargets returns, for every target, the windows in which flap damping may still hold it
+// out at some member while others serve it: after each end of L1's premise on it that two onsets
+// within FlapWindow preceded, for the grace window plus FlapDwell plus the largest clock offset
+// any member runs with in the run. A member restarted with its clock stepped restores the
+// damping's times (status.targets[].flap) on its new clock, so it ends the dwell up to the step
+// later (or earlier) than the others: C1's damping exception (docs/design.md).
+func dampedTargets(w World, segs []segment) [][]window {
+	out := make([][]window, 2*len(w.Members))
+	if w.FlapDwell == 0 {
+		return out
+	}
+	var skew time.Duration
+	for _, sg := range segs {
+		for _, d := range sg.state.Skew {
+			skew = max(skew, d.Abs())
+		}
+	}
+	for ti := range out {
+		var onsets []time.Time
+		for i := 1; i < len(segs); i++ {
+			was, is := dropping(segs[i-1].dropSince[ti]), dropping(segs[i].dropSince[ti])
+			switch {
+			case is && !was:
+				onsets = append(onsets, segs[i].start)
+			case was && !is && recentOnsets(onsets, segs[i].start, w.FlapWindow+w.Grace) >= 2:
+				e := segs[i].start
+				out[ti] = append(out[ti], window{from: e, to: e.Add(w.Grace + w.FlapDwell + skew)})
+			}
+		}
+	}
+	return out
+}
+
+// recentOnsets counts the onsets within span before at.
+func recentOnsets(onsets []time.Time, at time.Time, span time.Duration) int {
+	n := 0
+	for _, o := range onsets {
+		if !o.After(at) && at.Sub(o) <= span {
+			n++
+		}
+	}
+	return n
+}
+
+// dampingExplains reports whether two answers of type qt at at differ only in targets that flap
+// damping may hold out at some member then (dampedTargets).
+func (c *checker) dampingExplains(a, b []string, qt string, at time.Time) bool {
+	f := fam(qt)
+	for _, v := range append(slices.Clone(a), b...) {
+		if has(a, v) && has(b, v) {
+			continue
+		}
+		ti := slices.IndexFunc(c.w.Members, func(m Member) bool { return has([]string{m.Addr[f]}, v) })
+		if ti < 0 || !slices.ContainsFunc(c.damped[2*ti+f], func(w window) bool { return !at.Before(w.from) && !at.After(w.to) }) {
+			return false
+		}
 	}
 	return true
 }

@@ -242,3 +242,39 @@ func TestCheck_S1_FlapDampingDelaysATargetDownTwiceByItsDwell(t *testing.T) {
 	w.FlapDwell = 0
 	wantViolations(t, Check(w, changes, log), "S1", 3, "hears a majority and answered A")
 }
+
+func TestCheck_C1_ARestartWithAClockStepDampsUpToTheStepLonger(t *testing.T) {
+	w := testWorld()
+	s0 := NewState(3)
+	s0.Down[0][V6] = true // the primary's IPv6 target is down throughout: AAAA is g2's and g3's
+	down := s0.Clone()
+	down.Down[1][V6] = true
+	skewed := s0.Clone()
+	skewed.Skew[2] = -30 * time.Second
+	changes := []Change{{At: at(0), State: s0}, {At: at(10), What: "+target g2 AAAA", State: down}, {At: at(30), What: "-target g2 AAAA", State: s0},
+		{At: at(60), What: "+target g2 AAAA", State: down}, {At: at(80), What: "-target g2 AAAA", State: s0},
+		{At: at(100), What: "+skew g3 -30s", State: skewed}}
+	// g2's IPv6 target went down twice within the window: damped for the dwell (60 s) after it
+	// came back at 80 s. g3, restarted at 100 s with its clock 30 s behind, restored that
+	// damping and ends it 30 s later than g1 and g2 by their clocks.
+	log := rounds(w, 0, 200, func(t time.Time, m, f int) []string {
+		s := t.Sub(t0).Seconds()
+		if f == V4 {
+			return []string{w.Members[0].Addr[V4]}
+		}
+		end := 140.0
+		if m == 2 {
+			end = 170
+		}
+		if (s >= 12 && s < 32) || (s >= 62 && s < end) {
+			return []string{w.Members[2].Addr[V6]}
+		}
+		return []string{w.Members[1].Addr[V6], w.Members[2].Addr[V6]}
+	})
+	w.FlapWindow, w.FlapDwell = 10*time.Minute, time.Minute
+	if rep := Check(w, changes, log); len(rep.Violations) != 0 {
+		t.Fatalf("violations %+v, want none: a restart with its clock 30 s behind damps up to 30 s longer", rep.Violations)
+	}
+	w.FlapDwell = 0
+	wantViolations(t, Check(w, changes, log), "C1", 1, "g3 answered AAAA")
+}
