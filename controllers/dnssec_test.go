@@ -268,3 +268,86 @@ func TestDNSSEC_OffAndNotSupported(t *testing.T) {
 		}
 	}
 }
+
+// TestDNSSEC_RolloverByAnnotation: the annotation dnsplane.io/rollover starts a rollover of the
+// key in that role through the rollover machine: the key Secret gets the new key (a ZSK
+// Published beside the active one; a CSK Published with its DS beside the old one's) and the
+// rollover's phase, status.dnssec says the phase and lists the new key, an Event tells the
+// phase change, and the annotation is removed so that it starts nothing more. With no server
+// observed answering the new key set (and no parent answering the new DS), the phase stays
+// Publish.
+func TestDNSSEC_RolloverByAnnotation(t *testing.T) {
+	ns := namespace(t, "dnssec-roll")
+	for _, tc := range []struct {
+		name   string
+		scheme dnsv1.DNSSECKeyScheme
+		role   string
+		keys   int
+		ds     int
+	}{
+		{"zsk", dnsv1.KeySchemeKSKZSK, "ZSK", 3, 1},
+		{"csk", dnsv1.KeySchemeCSK, "CSK", 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := zoneObj(ns, tc.name, tc.name+".roll.dnssec.test", signed(tc.scheme))
+			create(t, z)
+			waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonDSPending)
+			_, before := keySecret(t, ns, tc.name)
+			annotate(t, z, "dnsplane.io/rollover", tc.role)
+			eventually(t, 20*time.Second, "the rollover's Publish phase", func() error {
+				return rolloverPublished(t, z, tc.role, tc.keys, tc.ds)
+			})
+			_, ks := keySecret(t, ns, tc.name)
+			if ks.Rollover == nil || ks.Rollover.Phase != dnssec.PhasePublish || string(ks.Rollover.Role) != tc.role ||
+				ks.Rollover.Old != before.Keys[len(before.Keys)-1].Tag() && ks.Rollover.Old != before.Keys[0].Tag() {
+				t.Fatalf("persisted rollover %+v; want %s Publish replacing an old key", ks.Rollover, tc.role)
+			}
+			eventually(t, 10*time.Second, "the rollover Event", func() error {
+				ev := strings.Join(zoneEventMessages(t, ns, tc.name), "\n")
+				if !strings.Contains(ev, dnsv1.ReasonRolloverInProgress+": "+tc.role+" rollover: publishing key") {
+					return fmt.Errorf("events:\n%s", ev)
+				}
+				return nil
+			})
+			time.Sleep(3 * time.Second) // reconciles that observe nothing move no phase
+			if _, again := keySecret(t, ns, tc.name); again.Rollover == nil || again.Rollover.Phase != dnssec.PhasePublish ||
+				len(again.Keys) != tc.keys {
+				t.Fatalf("rollover %+v with %d keys; want it still in Publish with %d keys", again.Rollover, len(again.Keys), tc.keys)
+			}
+		})
+	}
+}
+
+// annotate sets annotation k=v on obj.
+func annotate(t *testing.T, obj client.Object, k, v string) {
+	t.Helper()
+	eventually(t, 10*time.Second, "annotate "+obj.GetName(), func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return err
+		}
+		a := obj.GetAnnotations()
+		if a == nil {
+			a = map[string]string{}
+		}
+		a[k] = v
+		obj.SetAnnotations(a)
+		return k8s.Update(ctxT(t), obj)
+	})
+}
+
+// rolloverPublished checks that z's status shows a rollover of role in Publish with keys keys
+// and ds DS records, and that the rollover annotation is gone.
+func rolloverPublished(t *testing.T, z *dnsv1.DNSZone, role string, keys, ds int) error {
+	t.Helper()
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+		return err
+	}
+	if _, ok := z.Annotations["dnsplane.io/rollover"]; ok {
+		return fmt.Errorf("the annotation is still there")
+	}
+	st := z.Status.DNSSEC
+	if st == nil || st.RolloverPhase != role+" Publish" || len(st.Keys) != keys || len(st.DS) != ds {
+		return fmt.Errorf("status.dnssec = %+v; want %s Publish with %d keys and %d DS", st, role, keys, ds)
+	}
+	return nil
+}

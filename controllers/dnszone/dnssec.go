@@ -11,10 +11,8 @@ import (
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
@@ -37,8 +35,8 @@ var errKeysInvalid = errors.New("keys invalid")
 
 // reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): nothing
 // without spec.dnssec, Unsigned when it is disabled, NotSupported where the provider does not
-// sign, else the zone's key Secret is created once (an existing one is never written) and
-// its keys and DS set are reported. It returns how soon to look again (0: at the usual
+// sign, else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its
+// keys, DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
 // polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
@@ -63,7 +61,16 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 		z.Status.DNSSEC = nil
 		return 0, nil
 	}
-	ks, created, err := r.ensureKeySet(ctx, z)
+	return r.driveKeys(ctx, z, resolved.ServedBy)
+}
+
+// driveKeys runs the rollover machine for a signed zone (keyStep) with what the zone's name
+// servers (host:port) are seen answering, consumes the rollover annotation, emits the step's
+// Event and reports the keys in status.dnssec and the Secure condition.
+func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string) (time.Duration, error) {
+	trigger, asked := manualTrigger(z)
+	now := r.now().Truncate(time.Second)
+	step, created, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger})
 	if errors.Is(err, errKeysInvalid) {
 		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
 		z.Status.DNSSEC = nil
@@ -72,66 +79,52 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 	if err != nil {
 		return 0, err
 	}
-	z.Status.DNSSEC = keyStatus(ks, d.Keys)
+	if step.Event != "" && !created { // the first keys' Event is Signing's
+		r.Recorder.Event(z, corev1.EventTypeNormal, dnsv1.ReasonRolloverInProgress, step.Event)
+	}
+	if asked {
+		if err := r.consumeTrigger(ctx, z); err != nil {
+			return 0, err
+		}
+	}
+	ks := step.Keys
+	z.Status.DNSSEC = keyStatus(ks, z.Spec.DNSSEC.Keys)
+	if ks.Rollover != nil {
+		z.Status.DNSSEC.RolloverPhase = string(ks.Rollover.Role) + " " + string(ks.Rollover.Phase)
+	}
+	r.setKeysSecure(z, step, created)
+	if created {
+		return r.SOAPollInterval, nil
+	}
+	return r.rolloverWake(step, now), nil
+}
+
+// setKeysSecure sets the Secure condition of a signed zone from its keys' step.
+// created: the key Secret was made in this reconcile.
+func (r *Reconciler) setKeysSecure(z *dnsv1.DNSZone, step dnssec.Step, created bool) {
+	ks, d := step.Keys, z.Spec.DNSSEC
 	if created {
 		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s created in Secret %s; the zone's server signs with them",
 			keyList(ks), z.Name+KeySecretSuffix))
-		return r.SOAPollInterval, nil
+		return
 	}
 	if !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
 		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s; the zone's server signs with them once the zone is available", keyList(ks)))
-		return 0, nil
+		return
 	}
 	msg := fmt.Sprintf("the zone is signed with keys %s; its DS set (status.dnssec.ds) is to be published in the parent zone", keyList(ks))
+	if ks.Rollover != nil {
+		msg += fmt.Sprintf("; %s rollover in phase %s: waiting for %s", ks.Rollover.Role, ks.Rollover.Phase, step.Wait)
+	}
 	if diff := keysDiffer(ks, d); diff != "" {
 		msg += "; " + diff
 	}
 	r.setSecure(z, dnsv1.ReasonDSPending, msg)
-	return 0, nil
 }
 
 func (r *Reconciler) setSecure(z *dnsv1.DNSZone, reason, msg string) {
 	ok := reason == dnsv1.ReasonSecure || reason == dnsv1.ReasonRolloverInProgress
 	status.Set(&z.Status.Conditions, z.Generation, dnsv1.ConditionSecure, ok, reason, msg)
-}
-
-// ensureKeySet reads the zone's key Secret, or creates it with new keys when there is none
-// (created). An existing Secret is never written: one that holds no usable key set of this
-// zone gives errKeysInvalid, naming the Secret and why, never its contents.
-func (r *Reconciler) ensureKeySet(ctx context.Context, z *dnsv1.DNSZone) (ks dnssec.KeySet, created bool, err error) {
-	key := client.ObjectKey{Namespace: z.Namespace, Name: z.Name + KeySecretSuffix}
-	var sec corev1.Secret
-	err = r.Client.Get(ctx, key, &sec)
-	switch {
-	case err == nil:
-		ks, err = usableKeySet(z.Spec.Zone, sec.Data[dnssec.SecretKey])
-		if err != nil {
-			return dnssec.KeySet{}, false, fmt.Errorf("%w: Secret %s holds no usable key set of %s (%v); it is left untouched: fix or delete it",
-				errKeysInvalid, key.Name, z.Spec.Zone, err)
-		}
-		return ks, false, nil
-	case !apierrors.IsNotFound(err):
-		return dnssec.KeySet{}, false, fmt.Errorf("read key Secret %s: %w", key.Name, err)
-	}
-	ks, err = newKeySet(z, r.now())
-	if err != nil {
-		return dnssec.KeySet{}, false, err
-	}
-	raw, err := ks.Marshal()
-	if err != nil {
-		return dnssec.KeySet{}, false, fmt.Errorf("encode the keys of %s: %w", z.Spec.Zone, err)
-	}
-	sec = corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: key.Name, Labels: map[string]string{LabelZone: z.Name},
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(z, dnsv1.GroupVersion.WithKind("DNSZone"))}},
-		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{dnssec.SecretKey: raw},
-	}
-	if err := r.Client.Create(ctx, &sec); err != nil {
-		// AlreadyExists: made since the read; the next reconcile reads it, never overwrites it.
-		return dnssec.KeySet{}, false, fmt.Errorf("create key Secret %s: %w", key.Name, err)
-	}
-	return ks, true, nil
 }
 
 // usableKeySet parses a key Secret's key set and checks that it is zone's, with a key that
@@ -154,27 +147,6 @@ func usableKeySet(zone string, raw []byte) (dnssec.KeySet, error) {
 	}
 	if !signsKeys || !signsZone {
 		return dnssec.KeySet{}, errors.New("no active key signs the DNSKEY set, or none the other RRsets")
-	}
-	return ks, nil
-}
-
-// newKeySet makes a zone's first keys: one active CSK, or an active KSK and ZSK.
-func newKeySet(z *dnsv1.DNSZone, now time.Time) (dnssec.KeySet, error) {
-	alg, err := dnssec.Algorithm(string(cmp.Or(z.Spec.DNSSEC.Algorithm, dnsv1.AlgorithmECDSAP256SHA256)))
-	if err != nil {
-		return dnssec.KeySet{}, err
-	}
-	roles := []dnssec.Role{dnssec.RoleCSK}
-	if z.Spec.DNSSEC.Keys.Scheme == dnsv1.KeySchemeKSKZSK {
-		roles = []dnssec.Role{dnssec.RoleKSK, dnssec.RoleZSK}
-	}
-	ks := dnssec.KeySet{Zone: dnswire.Fqdn(z.Spec.Zone)}
-	for _, role := range roles {
-		k, err := dnssec.Generate(z.Spec.Zone, alg, role, dnssec.Active, now.Truncate(time.Second))
-		if err != nil {
-			return dnssec.KeySet{}, err
-		}
-		ks.Keys = append(ks.Keys, k)
 	}
 	return ks, nil
 }

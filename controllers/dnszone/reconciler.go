@@ -110,7 +110,7 @@ type Reconciler struct {
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones/finalizers,verbs=update
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnsendpoints,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create;update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
@@ -516,9 +516,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	rec := requeue.Decorate(r, decorate)
 	periodic := requeue.New(rec)
 	return ctrl.NewControllerManagedBy(mgr).
-		// Status writes never re-trigger a reconcile: only spec changes and deletion do; polls
-		// are RequeueAfter (docs/architecture.md).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicates.SpecOrDeletion())).
+		// Status writes never re-trigger a reconcile: only spec changes, deletion and the rollover
+		// annotation (rolloverAsked) do; polls are RequeueAfter (docs/architecture.md).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or(predicates.SpecOrDeletion(), rolloverAsked()))).
 		Owns(&dnsv1.DNSEndpoint{}).
 		// A parent's children care about its spec, deletion, zone ID and availability, not its
 		// other status writes (sync times, its own parent link).

@@ -1,0 +1,187 @@
+package dnszone
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+)
+
+// AnnotationRollover asks for a key rollover by hand: KSK, ZSK or CSK, the role of the active
+// key to replace. The controller removes it once it has read it, whether it started a rollover
+// (one already under way, or a role the zone has no active key of, starts none), so it never
+// triggers twice.
+const AnnotationRollover = "dnsplane.io/rollover"
+
+// The TTLs of the rollover policy (docs/dnssec.md, "Rollovers"). The DNSKEY RRset is served with
+// the zone's default TTL; maxZoneTTL bounds the TTL of every other RRset of a signed zone (a
+// resolver's signature cache is waited out for this long); the parent writes the DS with dsTTL.
+const (
+	dnskeyTTL  = dnsv1.DefaultTTL * time.Second
+	maxZoneTTL = 86400 * time.Second
+)
+
+// maxRolloverWake bounds how long a zone in a rollover waits before it is looked at again.
+const maxRolloverWake = 10 * time.Minute
+
+// keyPolicy is the rollover machine's policy of a zone's spec.dnssec.
+func keyPolicy(d *dnsv1.DNSSEC) (dnssec.KeyPolicy, error) {
+	alg, err := dnssec.Algorithm(string(cmp.Or(d.Algorithm, dnsv1.AlgorithmECDSAP256SHA256)))
+	if err != nil {
+		return dnssec.KeyPolicy{}, err
+	}
+	scheme := dnssec.SchemeCSK
+	ksk := time.Duration(d.Keys.Lifetime(string(dnssec.RoleCSK))) * time.Second
+	if d.Keys.Scheme == dnsv1.KeySchemeKSKZSK {
+		scheme = dnssec.SchemeKSKZSK
+		ksk = time.Duration(d.Keys.Lifetime(string(dnssec.RoleKSK))) * time.Second
+	}
+	return dnssec.KeyPolicy{Algorithm: alg, Scheme: scheme, KSKLifetime: ksk,
+		ZSKLifetime: time.Duration(d.Keys.Lifetime(string(dnssec.RoleZSK))) * time.Second,
+		DNSKEYTTL:   dnskeyTTL, MaxZoneTTL: maxZoneTTL, ParentDSTTL: dsTTL * time.Second}, nil
+}
+
+// manualTrigger is the role the rollover annotation asks for ("" none), and whether the
+// annotation is there at all (a value that names no role is consumed too).
+func manualTrigger(z *dnsv1.DNSZone) (dnssec.Role, bool) {
+	v, ok := z.Annotations[AnnotationRollover]
+	if !ok {
+		return "", false
+	}
+	switch r := dnssec.Role(v); r {
+	case dnssec.RoleKSK, dnssec.RoleZSK, dnssec.RoleCSK:
+		return r, true
+	}
+	return "", true
+}
+
+// keyStep reads the zone's key Secret, runs the rollover machine over it and the observation o
+// (o.Served, during a rollover: every one of servers answers the key set read, keysServed), and writes the step's
+// key set back when it changed, before anything acts on it. A Secret that exists but holds no
+// usable key set gives errKeysInvalid and is never written. created: the Secret was made now,
+// with the zone's first keys.
+func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation) (dnssec.Step, bool, error) {
+	pol, err := keyPolicy(z.Spec.DNSSEC)
+	if err != nil {
+		return dnssec.Step{}, false, err
+	}
+	sec, ks, err := r.readKeySet(ctx, z)
+	if err != nil {
+		return dnssec.Step{}, false, err
+	}
+	if ks.Rollover != nil { // the servers are asked only while a phase waits on them
+		o.Served, _ = keysServed(ctx, servers, ks)
+	}
+	step, err := dnssec.Machine{Policy: pol, Make: dnssec.Generate}.Next(ks, o)
+	if err != nil {
+		return dnssec.Step{}, false, fmt.Errorf("keys of %s: %w", z.Spec.Zone, err)
+	}
+	if !step.Changed {
+		return step, false, nil
+	}
+	if err := r.writeKeySet(ctx, z, sec, step.Keys); err != nil {
+		return dnssec.Step{}, false, err
+	}
+	return step, sec == nil, nil
+}
+
+// readKeySet reads the zone's key Secret and its key set; a Secret that is not there gives nil
+// and a key set without keys (the machine makes the first ones).
+func (r *Reconciler) readKeySet(ctx context.Context, z *dnsv1.DNSZone) (*corev1.Secret, dnssec.KeySet, error) {
+	key := client.ObjectKey{Namespace: z.Namespace, Name: z.Name + KeySecretSuffix}
+	var sec corev1.Secret
+	err := r.Client.Get(ctx, key, &sec)
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, dnssec.KeySet{Zone: dnswire.Fqdn(z.Spec.Zone)}, nil
+	case err != nil:
+		return nil, dnssec.KeySet{}, fmt.Errorf("read key Secret %s: %w", key.Name, err)
+	}
+	ks, err := usableKeySet(z.Spec.Zone, sec.Data[dnssec.SecretKey])
+	if err != nil {
+		return nil, dnssec.KeySet{}, fmt.Errorf("%w: Secret %s holds no usable key set of %s (%v); it is left untouched: fix or delete it",
+			errKeysInvalid, key.Name, z.Spec.Zone, err)
+	}
+	return &sec, ks, nil
+}
+
+// writeKeySet stores ks in the zone's key Secret: creates it when sec is nil, else updates sec
+// (locked on its resourceVersion, so a Secret changed since it was read is never overwritten:
+// the conflict is returned and the next reconcile reads it again).
+func (r *Reconciler) writeKeySet(ctx context.Context, z *dnsv1.DNSZone, sec *corev1.Secret, ks dnssec.KeySet) error {
+	raw, err := ks.Marshal()
+	if err != nil {
+		return fmt.Errorf("encode the keys of %s: %w", z.Spec.Zone, err)
+	}
+	name := z.Name + KeySecretSuffix
+	if sec == nil {
+		sec = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: name, Labels: map[string]string{LabelZone: z.Name},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(z, dnsv1.GroupVersion.WithKind("DNSZone"))}},
+			Type: corev1.SecretTypeOpaque,
+			Data: map[string][]byte{dnssec.SecretKey: raw},
+		}
+		// AlreadyExists: made since the read; the next reconcile reads it, never overwrites it.
+		if err := r.Client.Create(ctx, sec); err != nil {
+			return fmt.Errorf("create key Secret %s: %w", name, err)
+		}
+		return nil
+	}
+	sec = sec.DeepCopy()
+	sec.Data[dnssec.SecretKey] = raw
+	if err := r.Client.Update(ctx, sec); err != nil {
+		return fmt.Errorf("write key Secret %s: %w", name, err)
+	}
+	return nil
+}
+
+// rolloverAsked passes the DNSZone updates that set the rollover annotation (or change its
+// value), which change no generation.
+func rolloverAsked() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			v, ok := e.ObjectNew.GetAnnotations()[AnnotationRollover]
+			return ok && v != e.ObjectOld.GetAnnotations()[AnnotationRollover]
+		},
+	}
+}
+
+// consumeTrigger removes the rollover annotation from the DNSZone once the step that read it is
+// persisted. The patch is applied to a copy (its answer would replace the status being built) and
+// locks on nothing: it removes one annotation and leaves the rest.
+func (r *Reconciler) consumeTrigger(ctx context.Context, z *dnsv1.DNSZone) error {
+	cp := z.DeepCopy()
+	base := cp.DeepCopy()
+	delete(cp.Annotations, AnnotationRollover)
+	if err := r.Client.Patch(ctx, cp, client.MergeFrom(base)); err != nil {
+		return fmt.Errorf("remove annotation %s: %w", AnnotationRollover, err)
+	}
+	return nil
+}
+
+// rolloverWake is how soon to look again for step: at its Wake (the end of a wait, or the next
+// rollover's start), floored at a second and bounded by maxRolloverWake; while a rollover waits
+// for an observation, at the SOA poll interval (bounded likewise); 0 when nothing is due.
+func (r *Reconciler) rolloverWake(step dnssec.Step, now time.Time) time.Duration {
+	if !step.Wake.IsZero() {
+		return min(max(step.Wake.Sub(now), time.Second), maxRolloverWake)
+	}
+	if step.Keys.Rollover != nil {
+		return min(cmp.Or(r.SOAPollInterval, maxRolloverWake), maxRolloverWake)
+	}
+	return 0
+}
