@@ -201,6 +201,13 @@ func keptSigning(t *testing.T, ns, zone string, ds []string) {
 // "fully validated".
 func delvValidates(t *testing.T, zone string, ds []string) {
 	t.Helper()
+	delvValidatesUnder(t, zone, zone, ds)
+}
+
+// delvValidatesUnder has delv validate the SOA of zone and a name in it that does not exist,
+// with ds, the DS set of the anchor zone (zone or a parent of it), as the trust anchor.
+func delvValidatesUnder(t *testing.T, anchor, zone string, ds []string) {
+	t.Helper()
 	hackrun.Need(t, "bind9-dnsutils", "delv")
 	var b strings.Builder
 	b.WriteString("trust-anchors {\n")
@@ -220,7 +227,7 @@ func delvValidates(t *testing.T, zone string, ds []string) {
 	host, port, _ := net.SplitHostPort(dnsAddr)
 	for _, q := range []string{zone + " SOA", "nope." + zone + " A"} {
 		ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
-		args := append([]string{"@" + host, "-p", port, "-a", anchors, "+root=" + zone}, strings.Fields(q)...)
+		args := append([]string{"@" + host, "-p", port, "-a", anchors, "+root=" + anchor}, strings.Fields(q)...)
 		out, _ := exec.CommandContext(ctx, "delv", args...).CombinedOutput()
 		cancel()
 		if !strings.Contains(string(out), "fully validated") {

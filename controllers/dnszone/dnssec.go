@@ -70,7 +70,7 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string) (time.Duration, error) {
 	trigger, asked := manualTrigger(z)
 	now := r.now().Truncate(time.Second)
-	step, created, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger})
+	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger})
 	if errors.Is(err, errKeysInvalid) {
 		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
 		z.Status.DNSSEC = nil
@@ -88,38 +88,80 @@ func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []
 		}
 	}
 	ks := step.Keys
-	z.Status.DNSSEC = keyStatus(ks, z.Spec.DNSSEC.Keys)
+	z.Status.DNSSEC = keyStatus(ks, step.DS, z.Spec.DNSSEC.Keys)
 	if ks.Rollover != nil {
 		z.Status.DNSSEC.RolloverPhase = string(ks.Rollover.Role) + " " + string(ks.Rollover.Phase)
 	}
-	r.setKeysSecure(z, step, created)
-	if created {
-		return r.SOAPollInterval, nil
+	r.setKeysSecure(z, step, created, seen)
+	wake := r.rolloverWake(step, now)
+	if created || seen.notServed != nil || (seen.linked && !secureNow(z)) { // asked again at the SOA poll
+		wake = minWake(wake, cmp.Or(r.SOAPollInterval, maxRolloverWake))
 	}
-	return r.rolloverWake(step, now), nil
+	return wake, nil
 }
 
-// setKeysSecure sets the Secure condition of a signed zone from its keys' step.
-// created: the key Secret was made in this reconcile.
-func (r *Reconciler) setKeysSecure(z *dnsv1.DNSZone, step dnssec.Step, created bool) {
-	ks, d := step.Keys, z.Spec.DNSSEC
-	if created {
+// minWake is the sooner of two wake intervals, 0 meaning none.
+func minWake(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// setKeysSecure sets the Secure condition of a signed zone from its keys' step and what was
+// seen of its servers and its parent's (docs/dnssec.md, "The Secure condition").
+// created: the key Secret was made in this reconcile. The zone is Signing until every name
+// server answers the key set signed.
+func (r *Reconciler) setKeysSecure(z *dnsv1.DNSZone, step dnssec.Step, created bool, seen keysSeen) {
+	ks := step.Keys
+	switch {
+	case created:
 		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s created in Secret %s; the zone's server signs with them",
 			keyList(ks), z.Name+KeySecretSuffix))
-		return
-	}
-	if !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable) {
+	case !meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionZoneAvailable):
 		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s; the zone's server signs with them once the zone is available", keyList(ks)))
-		return
+	case seen.notServed != nil:
+		r.setSecure(z, dnsv1.ReasonSigning, fmt.Sprintf("keys %s; waiting for every name server to answer the DNSKEY set signed: %v",
+			keyList(ks), seen.notServed))
+	case !seen.linked:
+		r.setSecure(z, dnsv1.ReasonDSPending, withKeyNotes(z, step, fmt.Sprintf("the zone is signed with keys %s; its parent is not a DNSZone "+
+			"dnsplane links: give the parent's registrar or operator the DS set %s (status.dnssec.ds)", keyList(ks), dsList(step))))
+	case errors.Is(seen.chain, errChainBroken):
+		r.setSecure(z, dnsv1.ReasonChainBroken, seen.chain.Error())
+	case ks.Rollover != nil && seen.chain == nil:
+		r.setSecure(z, dnsv1.ReasonRolloverInProgress, withKeyNotes(z, step, fmt.Sprintf("the chain from the parent's DS verifies; keys %s", keyList(ks))))
+	case seen.notAtParent != nil:
+		r.setSecure(z, dnsv1.ReasonDSPending, withKeyNotes(z, step, fmt.Sprintf("the zone is signed with keys %s; waiting for every parent name server "+
+			"to answer the DS set %s: %v", keyList(ks), dsList(step), seen.notAtParent)))
+	case seen.chain != nil:
+		r.setSecure(z, dnsv1.ReasonDSPending, withKeyNotes(z, step, fmt.Sprintf("the zone is signed with keys %s; the chain from the parent's DS does not verify yet: %v",
+			keyList(ks), seen.chain)))
+	default:
+		r.setSecure(z, dnsv1.ReasonSecure, withKeyNotes(z, step, fmt.Sprintf("every name server answers keys %s signed, every parent name server "+
+			"the DS set %s, and the chain from it to the SOA verifies", keyList(ks), dsList(step))))
 	}
-	msg := fmt.Sprintf("the zone is signed with keys %s; its DS set (status.dnssec.ds) is to be published in the parent zone", keyList(ks))
-	if ks.Rollover != nil {
-		msg += fmt.Sprintf("; %s rollover in phase %s: waiting for %s", ks.Rollover.Role, ks.Rollover.Phase, step.Wait)
+}
+
+// withKeyNotes appends to msg the rollover under way and what wait it is in, and how the keys
+// differ from spec.dnssec.
+func withKeyNotes(z *dnsv1.DNSZone, step dnssec.Step, msg string) string {
+	if ro := step.Keys.Rollover; ro != nil {
+		msg += fmt.Sprintf("; %s rollover in phase %s: waiting for %s", ro.Role, ro.Phase, step.Wait)
 	}
-	if diff := keysDiffer(ks, d); diff != "" {
+	if diff := keysDiffer(step.Keys, z.Spec.DNSSEC); diff != "" {
 		msg += "; " + diff
 	}
-	r.setSecure(z, dnsv1.ReasonDSPending, msg)
+	return msg
+}
+
+// dsList is the step's DS set as "<tag> <alg> <digest type> <digest>" records, joined.
+func dsList(step dnssec.Step) string {
+	return strings.Join(dsKeys(step.DS), ", ")
+}
+
+// secureNow says whether the zone's Secure condition is True.
+func secureNow(z *dnsv1.DNSZone) bool {
+	return meta.IsStatusConditionTrue(z.Status.Conditions, dnsv1.ConditionSecure)
 }
 
 func (r *Reconciler) setSecure(z *dnsv1.DNSZone, reason, msg string) {
@@ -151,9 +193,9 @@ func usableKeySet(zone string, raw []byte) (dnssec.KeySet, error) {
 	return ks, nil
 }
 
-// keyStatus is status.dnssec of a key set: each key by tag, the DS set of the key-signing
-// keys that are published or active, and when the first active key's lifetime ends.
-func keyStatus(ks dnssec.KeySet, lifetimes dnsv1.DNSSECKeys) *dnsv1.DNSSECStatus {
+// keyStatus is status.dnssec of a key set: each key by tag, the DS set ds the parent must hold
+// (the step's), and when the first active key's lifetime ends.
+func keyStatus(ks dnssec.KeySet, ds []dns.RR, lifetimes dnsv1.DNSSECKeys) *dnsv1.DNSSECStatus {
 	st := &dnsv1.DNSSECStatus{}
 	var next time.Time
 	for _, k := range ks.Keys {
@@ -168,7 +210,7 @@ func keyStatus(ks dnssec.KeySet, lifetimes dnsv1.DNSSECKeys) *dnsv1.DNSSECStatus
 			next = end
 		}
 	}
-	for _, rr := range ks.DS(dsTTL, dnssec.Published, dnssec.Active) {
+	for _, rr := range ds {
 		st.DS = append(st.DS, rr.String())
 	}
 	if !next.IsZero() {

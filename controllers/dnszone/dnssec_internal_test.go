@@ -1,9 +1,13 @@
 package dnszone
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
@@ -47,6 +51,37 @@ func TestKeysDiffer(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Fatalf("keysDiffer = %q; want it to name %s", got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestSetKeysSecure_SigningUntilServed: a signed, available zone stays Signing while a name
+// server does not answer its DNSKEY set signed, and is DSPending once every one does.
+func TestSetKeysSecure_SigningUntilServed(t *testing.T) {
+	k, err := dnssec.Generate("x.test", 13, dnssec.RoleCSK, dnssec.Active, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := dnssec.Step{Keys: dnssec.KeySet{Zone: "x.test.", Keys: []dnssec.Key{k}}}
+	for _, tc := range []struct {
+		name   string
+		served error
+		want   string
+	}{
+		{"not served", errors.New("name server 127.0.0.1:53: DNSKEY tags [], want [1]"), dnsv1.ReasonSigning},
+		{"served", nil, dnsv1.ReasonDSPending},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := &dnsv1.DNSZone{Spec: dnsv1.DNSZoneSpec{Zone: "x.test", DNSSEC: &dnsv1.DNSSEC{Enabled: true}}}
+			z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue}}
+			(&Reconciler{}).setKeysSecure(z, step, false, keysSeen{notServed: tc.served})
+			c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
+			if c == nil || c.Reason != tc.want {
+				t.Fatalf("Secure = %+v; want reason %s", c, tc.want)
+			}
+			if tc.served != nil && !strings.Contains(c.Message, "127.0.0.1:53") {
+				t.Fatalf("Secure message %q names no server", c.Message)
 			}
 		})
 	}

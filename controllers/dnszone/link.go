@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/miekg/dns"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,10 +214,14 @@ func notAllowedMessage(z, parent *dnsv1.DNSZone) string {
 	return fmt.Sprintf("parent DNSZone %s/%s (%s) does not list namespace %s in delegation.allowedNamespaces", parent.Namespace, parent.Name, parent.Spec.Zone, z.Namespace)
 }
 
-// desiredLink returns the parent-link DNSEndpoint's endpoints (the NS set with TTL linkTTL, then
-// glue) and zoneRef (namespace only when the parent's differs). Pure.
+// desiredLink returns the parent-link DNSEndpoint's endpoints (the NS set with TTL linkTTL, the
+// DS set of a signed zone, status.dnssec.ds, with its TTL dsTTL, then glue) and zoneRef
+// (namespace only when the parent's differs). Pure.
 func desiredLink(z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) ([]dnsv1.Endpoint, *dnsv1.ZoneReference) {
 	endpoints := []dnsv1.Endpoint{{DNSName: z.Spec.Zone, RecordType: "NS", RecordTTL: linkTTL, Targets: slices.Clone(z.Status.NameServers)}}
+	if ds := dsTargets(z); len(ds) > 0 {
+		endpoints = append(endpoints, dnsv1.Endpoint{DNSName: z.Spec.Zone, RecordType: "DS", RecordTTL: dsTTL, Targets: ds})
+	}
 	endpoints = append(endpoints, glue...)
 	ref := &dnsv1.ZoneReference{Name: parent.Name}
 	if parent.Namespace != z.Namespace {
@@ -273,4 +278,23 @@ func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone, inside map[stri
 		return strings.Compare(a.DNSName+"/"+a.RecordType, b.DNSName+"/"+b.RecordType)
 	})
 	return out, nil
+}
+
+// dsTargets is the rdata of each DS record of status.dnssec.ds ("<tag> <alg> <digest type>
+// <digest>"), in its order; none without DNSSEC status. Pure.
+func dsTargets(z *dnsv1.DNSZone) dnsv1.Targets {
+	if z.Status.DNSSEC == nil {
+		return nil
+	}
+	var out dnsv1.Targets
+	for _, s := range z.Status.DNSSEC.DS {
+		rr, err := dns.NewRR(s)
+		if err != nil || rr == nil {
+			continue
+		}
+		if ds, ok := rr.(*dns.DS); ok {
+			out = append(out, fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, strings.ToUpper(ds.Digest)))
+		}
+	}
+	return out
 }

@@ -168,3 +168,27 @@ func TestEnsureLinkEndpoint_CreatesOwnedLabelledFullSyncLink(t *testing.T) {
 		t.Fatalf("labels %v owners %v", got.Labels, got.OwnerReferences)
 	}
 }
+
+// TestDesiredLink_DSBesideNS: a signed child's DS set (status.dnssec.ds) is in its parent link
+// beside the NS set, with the DS TTL; an unsigned child's link has no DS.
+func TestDesiredLink_DSBesideNS(t *testing.T) {
+	child, parent := dz("apps", "child", "a.example.test"), dz("apps", "p", "example.test")
+	child.Status.NameServers = []string{"ns.provider.test"}
+	child.Status.DNSSEC = &dnsv1.DNSSECStatus{DS: []string{
+		"a.example.test.\t3600\tIN\tDS\t2371 13 2 1F987CC6583E92DF0890718C42",
+		"a.example.test.\t3600\tIN\tDS\t9999 13 2 AB987CC6583E92DF0890718C42",
+	}}
+	eps, _ := desiredLink(&child, &parent, nil)
+	want := []dnsv1.Endpoint{
+		{DNSName: "a.example.test", RecordType: "NS", RecordTTL: linkTTL, Targets: dnsv1.Targets{"ns.provider.test"}},
+		{DNSName: "a.example.test", RecordType: "DS", RecordTTL: dsTTL, Targets: dnsv1.Targets{
+			"2371 13 2 1F987CC6583E92DF0890718C42", "9999 13 2 AB987CC6583E92DF0890718C42"}},
+	}
+	if !reflect.DeepEqual(eps, want) {
+		t.Fatalf("desiredLink = %+v, want %+v", eps, want)
+	}
+	child.Status.DNSSEC = nil
+	if eps, _ := desiredLink(&child, &parent, nil); len(eps) != 1 || eps[0].RecordType != "NS" {
+		t.Fatalf("unsigned child's link = %+v; want the NS set alone", eps)
+	}
+}

@@ -3,6 +3,7 @@ package dnszone
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -66,34 +67,93 @@ func manualTrigger(z *dnsv1.DNSZone) (dnssec.Role, bool) {
 	return "", true
 }
 
+// keysSeen is what the controller saw of a signed zone's servers and its parent's servers.
+type keysSeen struct {
+	// notServed: why not every name server answers the key set signed (nil: every one does).
+	notServed error
+	// linked: the parent is a DNSZone dnsplane manages, which holds the DS set.
+	linked bool
+	// notAtParent: why not every parent name server answers exactly the DS set (nil: every one does).
+	notAtParent error
+	// chain: why the chain from the parent's DS to the zone's SOA does not verify (nil: it
+	// does); errChainBroken when the parent's DS matches no key.
+	chain error
+}
+
 // keyStep reads the zone's key Secret, runs the rollover machine over it and the observation o
-// (o.Served, during a rollover: every one of servers answers the key set read, keysServed), and writes the step's
+// (o.Served: every one of servers answers the key set read, keysServed; o.ParentDS: every
+// name server of the parent DNSZone answers exactly its DS set, dsServed), and writes the step's
 // key set back when it changed, before anything acts on it. A Secret that exists but holds no
 // usable key set gives errKeysInvalid and is never written. created: the Secret was made now,
 // with the zone's first keys.
-func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation) (dnssec.Step, bool, error) {
+func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation) (step dnssec.Step, created bool, seen keysSeen, err error) {
 	pol, err := keyPolicy(z.Spec.DNSSEC)
 	if err != nil {
-		return dnssec.Step{}, false, err
+		return dnssec.Step{}, false, seen, err
 	}
 	sec, ks, err := r.readKeySet(ctx, z)
 	if err != nil {
-		return dnssec.Step{}, false, err
+		return dnssec.Step{}, false, seen, err
 	}
-	if ks.Rollover != nil { // the servers are asked only while a phase waits on them
-		o.Served, _ = keysServed(ctx, servers, ks)
+	seen.notServed = errors.New("the key Secret is made now")
+	if sec != nil {
+		seen = r.observeKeys(ctx, z, servers, ks, pol)
+		o.Served, o.ParentDS = seen.notServed == nil, seen.linked && seen.notAtParent == nil
 	}
-	step, err := dnssec.Machine{Policy: pol, Make: dnssec.Generate}.Next(ks, o)
+	step, err = dnssec.Machine{Policy: pol, Make: dnssec.Generate}.Next(ks, o)
 	if err != nil {
-		return dnssec.Step{}, false, fmt.Errorf("keys of %s: %w", z.Spec.Zone, err)
+		return dnssec.Step{}, false, seen, fmt.Errorf("keys of %s: %w", z.Spec.Zone, err)
 	}
 	if !step.Changed {
-		return step, false, nil
+		return step, false, seen, nil
 	}
 	if err := r.writeKeySet(ctx, z, sec, step.Keys); err != nil {
-		return dnssec.Step{}, false, err
+		return dnssec.Step{}, false, seen, err
 	}
-	return step, sec == nil, nil
+	return step, sec == nil, seen, nil
+}
+
+// observeKeys asks the zone's servers for its key set and, where the parent is a DNSZone
+// dnsplane manages, the parent's servers for its DS set (the DS of every KSK or CSK of ks, as
+// the machine's Step.DS), and checks the chain from the parent's DS to the SOA at each server.
+func (r *Reconciler) observeKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string, ks dnssec.KeySet, pol dnssec.KeyPolicy) keysSeen {
+	var seen keysSeen
+	_, seen.notServed = keysServed(ctx, servers, ks)
+	parents, linked := r.parentServers(ctx, z)
+	if !linked {
+		return seen
+	}
+	seen.linked = true
+	want := ks.DS(uint32(pol.ParentDSTTL/time.Second), dnssec.Generated, dnssec.Published, dnssec.Active, dnssec.Retired)
+	seen.notAtParent = dsServed(ctx, parents, z.Spec.Zone, want)
+	if len(parents) == 0 || len(servers) == 0 {
+		seen.chain = errors.New("no name server, or no parent name server, to ask")
+		return seen
+	}
+	for _, s := range servers {
+		if seen.chain = chainVerifies(ctx, parents[0], s, z.Spec.Zone); seen.chain != nil {
+			break
+		}
+	}
+	return seen
+}
+
+// parentServers returns the name servers (host:port) of the zone's parent DNSZone, and whether
+// the zone is linked to a parent DNSZone dnsplane manages (linkToParentDomain, a parent found
+// and allowed).
+func (r *Reconciler) parentServers(ctx context.Context, z *dnsv1.DNSZone) ([]string, bool) {
+	if !z.Spec.LinkToParentDomain {
+		return nil, false
+	}
+	parent, _, _, err := r.findParent(ctx, z)
+	if err != nil || parent == nil {
+		return nil, false
+	}
+	res, err := r.Providers.Resolve(ctx, parent.Namespace, parent.Spec.ProviderRef.Name)
+	if err != nil {
+		return nil, true
+	}
+	return res.ServedBy, true
 }
 
 // readKeySet reads the zone's key Secret and its key set; a Secret that is not there gives nil
