@@ -219,8 +219,8 @@ func notAllowedMessage(z, parent *dnsv1.DNSZone) string {
 // (namespace only when the parent's differs). Pure.
 func desiredLink(z, parent *dnsv1.DNSZone, glue []dnsv1.Endpoint) ([]dnsv1.Endpoint, *dnsv1.ZoneReference) {
 	endpoints := []dnsv1.Endpoint{{DNSName: z.Spec.Zone, RecordType: "NS", RecordTTL: linkTTL, Targets: slices.Clone(z.Status.NameServers)}}
-	if ds := dsTargets(z); len(ds) > 0 {
-		endpoints = append(endpoints, dnsv1.Endpoint{DNSName: z.Spec.Zone, RecordType: "DS", RecordTTL: dsTTL, Targets: ds})
+	if ds, ttl := dsTargets(z); len(ds) > 0 {
+		endpoints = append(endpoints, dnsv1.Endpoint{DNSName: z.Spec.Zone, RecordType: "DS", RecordTTL: dnsv1.TTL(ttl), Targets: ds})
 	}
 	endpoints = append(endpoints, glue...)
 	ref := &dnsv1.ZoneReference{Name: parent.Name}
@@ -281,12 +281,14 @@ func (r *Reconciler) glue(ctx context.Context, z *dnsv1.DNSZone, inside map[stri
 }
 
 // dsTargets is the rdata of each DS record of status.dnssec.ds ("<tag> <alg> <digest type>
-// <digest>"), in its order; none without DNSSEC status. Pure.
-func dsTargets(z *dnsv1.DNSZone) dnsv1.Targets {
+// <digest>"), in its order, and their TTL (the machine's ParentDSTTL); none without DNSSEC
+// status. Pure.
+func dsTargets(z *dnsv1.DNSZone) (dnsv1.Targets, uint32) {
 	if z.Status.DNSSEC == nil {
-		return nil
+		return nil, 0
 	}
 	var out dnsv1.Targets
+	var ttl uint32
 	for _, s := range z.Status.DNSSEC.DS {
 		rr, err := dns.NewRR(s)
 		if err != nil || rr == nil {
@@ -294,7 +296,8 @@ func dsTargets(z *dnsv1.DNSZone) dnsv1.Targets {
 		}
 		if ds, ok := rr.(*dns.DS); ok {
 			out = append(out, fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, strings.ToUpper(ds.Digest)))
+			ttl = ds.Hdr.Ttl
 		}
 	}
-	return out
+	return out, ttl
 }

@@ -67,6 +67,8 @@ type Reconciler struct {
 	OwnerID string
 	// SOAPollInterval is how often an unavailable zone is polled, a time.Duration.
 	SOAPollInterval time.Duration
+	// RolloverTTLs overrides the TTLs key rollovers wait out (zero: the defaults).
+	RolloverTTLs RolloverTTLs
 	// ResyncInterval forces a sync with the provider this long after the last, a time.Duration.
 	ResyncInterval time.Duration
 	// Metrics, when set, observes creation-to-ZoneAvailable seconds once per zone (NewMetrics).

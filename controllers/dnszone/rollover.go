@@ -36,7 +36,27 @@ const (
 // maxRolloverWake bounds how long a zone in a rollover waits before it is looked at again.
 const maxRolloverWake = 10 * time.Minute
 
+// RolloverTTLs overrides the TTLs the rollover machine waits out (zero: the defaults dnskeyTTL,
+// maxZoneTTL and dsTTL). It is set by tests that run a rollover to its end; the manager has no
+// flag for it.
+type RolloverTTLs struct {
+	DNSKEY, MaxZone, ParentDS time.Duration
+}
+
 // keyPolicy is the rollover machine's policy of a zone's spec.dnssec.
+func (r *Reconciler) keyPolicy(d *dnsv1.DNSSEC) (dnssec.KeyPolicy, error) {
+	pol, err := keyPolicy(d)
+	if err != nil {
+		return pol, err
+	}
+	t := r.RolloverTTLs
+	pol.DNSKEYTTL = cmp.Or(t.DNSKEY, pol.DNSKEYTTL)
+	pol.MaxZoneTTL = cmp.Or(t.MaxZone, pol.MaxZoneTTL)
+	pol.ParentDSTTL = cmp.Or(t.ParentDS, pol.ParentDSTTL).Truncate(time.Second)
+	return pol, nil
+}
+
+// keyPolicy is the rollover machine's default policy of a zone's spec.dnssec.
 func keyPolicy(d *dnsv1.DNSSEC) (dnssec.KeyPolicy, error) {
 	alg, err := dnssec.Algorithm(string(cmp.Or(d.Algorithm, dnsv1.AlgorithmECDSAP256SHA256)))
 	if err != nil {
@@ -87,7 +107,7 @@ type keysSeen struct {
 // usable key set gives errKeysInvalid and is never written. created: the Secret was made now,
 // with the zone's first keys.
 func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation) (step dnssec.Step, created bool, seen keysSeen, err error) {
-	pol, err := keyPolicy(z.Spec.DNSSEC)
+	pol, err := r.keyPolicy(z.Spec.DNSSEC)
 	if err != nil {
 		return dnssec.Step{}, false, seen, err
 	}

@@ -35,6 +35,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/dnsendpoint"
 	"github.com/dnsplane/dnsplane/controllers/dnsrecord"
+	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	dynupdatecontroller "github.com/dnsplane/dnsplane/controllers/dynupdate"
 	gluecontroller "github.com/dnsplane/dnsplane/controllers/glue"
 	gslbcontroller "github.com/dnsplane/dnsplane/controllers/gslb"
@@ -184,6 +185,9 @@ type Config struct {
 	// --served-stale-after (served.Options.Interval, StaleAfter); 0 = the package defaults.
 	ServedInterval   time.Duration
 	ServedStaleAfter time.Duration
+	// RolloverTTLs overrides the TTLs key rollovers wait out (dnszone.Reconciler.RolloverTTLs;
+	// zero: the defaults). Tests set it; there is no flag.
+	RolloverTTLs dnszone.RolloverTTLs
 	// ServedZoneInterval is --served-zone-check-interval (dnszone.Reconciler.ServedCheckInterval).
 	ServedZoneInterval time.Duration
 	// DynamicUpdateTTL, DynamicUpdateRate and DynamicUpdateBurst are --dynamic-update-ttl,

@@ -117,6 +117,7 @@ func (a *App) addDNSZone(cfg Config, writers *zonewriter.Set) error {
 		DNS:             dnsclient.Client{},
 		OwnerID:         a.OwnerID,
 		SOAPollInterval: cfg.SOAPollInterval,
+		RolloverTTLs:    cfg.RolloverTTLs,
 		ResyncInterval:  cfg.ZoneResync,
 		Metrics:         metrics,
 		Served:          a.Served,
