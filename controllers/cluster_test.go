@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/internal/app"
 	"github.com/dnsplane/dnsplane/internal/testing/conditions"
 	"github.com/dnsplane/dnsplane/internal/testing/envtest"
@@ -108,6 +109,10 @@ type clusterOptions struct {
 	GeoIPDatabase string
 	// LocalFaultHook injects failures or holds into the embedded provider (app.Config's).
 	LocalFaultHook local.FaultHook
+	// RolloverTTLs is app.Config's: the TTLs key rollovers wait out; default the manager's.
+	RolloverTTLs dnszone.RolloverTTLs
+	// NameServerAddr is app.Config's (the embedded zones' name server address); default none.
+	NameServerAddr netip.Addr
 }
 
 // longest keeps the longest duration observed since the last reset.
@@ -167,7 +172,7 @@ func (c *cluster) startManager() {
 		GslbWitnesses: c.opts.Witnesses, GslbWitness: c.opts.Witness, GslbFlapDwell: c.opts.GslbFlapDwell,
 		NotifyTargets: c.opts.NotifyTargets, AllowTransfer: c.opts.AllowTransfer, ExternalDNS: c.opts.ExternalDNS,
 		ConflictRetry: c.opts.ConflictRetry, ServedInterval: c.opts.ServedInterval, ServedStaleAfter: c.opts.ServedStaleAfter,
-		GeoIPDatabase: c.opts.GeoIPDatabase, LocalFaultHook: c.opts.LocalFaultHook,
+		GeoIPDatabase: c.opts.GeoIPDatabase, LocalFaultHook: c.opts.LocalFaultHook, RolloverTTLs: c.opts.RolloverTTLs, NameServerAddr: c.opts.NameServerAddr,
 		Registerer: cmp.Or[prometheus.Registerer](c.opts.Registerer, prometheus.NewRegistry()), SkipNameValidation: true, Decorate: c.observe,
 	}))
 	if err != nil {
