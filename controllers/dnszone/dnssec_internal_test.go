@@ -2,6 +2,7 @@ package dnszone
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,45 @@ func TestSetKeysSecure_SigningUntilServed(t *testing.T) {
 			}
 			if tc.served != nil && !strings.Contains(c.Message, "127.0.0.1:53") {
 				t.Fatalf("Secure message %q names no server", c.Message)
+			}
+		})
+	}
+}
+
+// TestSetKeysSecure_Reasons: served keys give DSPending with the DS set for the registrar when
+// the parent is not a linked DNSZone, ChainBroken when the parent's DS matches no key,
+// RolloverInProgress during a rollover on a verified chain, DSPending while the parent does not
+// answer the DS set, and Secure when it does and the chain verifies.
+func TestSetKeysSecure_Reasons(t *testing.T) {
+	k, err := dnssec.Generate("x.test", 13, dnssec.RoleCSK, dnssec.Active, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := dnssec.KeySet{Zone: "x.test.", Keys: []dnssec.Key{k}}
+	step := dnssec.Step{Keys: ks, DS: ks.DS(3600, dnssec.Active)}
+	rolling := step
+	rolling.Keys.Rollover = &dnssec.Rollover{Role: dnssec.RoleCSK, Phase: dnssec.PhasePublish}
+	broken := fmt.Errorf("%w: the DS set matches no key", errChainBroken)
+	for _, tc := range []struct {
+		name string
+		step dnssec.Step
+		seen keysSeen
+		want string
+		says string
+	}{
+		{"parent outside", step, keysSeen{}, dnsv1.ReasonDSPending, "registrar"},
+		{"chain broken", step, keysSeen{linked: true, notAtParent: errors.New("DS [1]"), chain: broken}, dnsv1.ReasonChainBroken, "matches no key"},
+		{"rollover on a verified chain", rolling, keysSeen{linked: true, notAtParent: errors.New("DS [1]")}, dnsv1.ReasonRolloverInProgress, "Publish"},
+		{"DS not at the parent", step, keysSeen{linked: true, notAtParent: errors.New("DS []"), chain: errors.New("no DS")}, dnsv1.ReasonDSPending, "parent name server"},
+		{"secure", step, keysSeen{linked: true}, dnsv1.ReasonSecure, "verifies"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z := &dnsv1.DNSZone{Spec: dnsv1.DNSZoneSpec{Zone: "x.test", DNSSEC: &dnsv1.DNSSEC{Enabled: true}}}
+			z.Status.Conditions = []metav1.Condition{{Type: dnsv1.ConditionZoneAvailable, Status: metav1.ConditionTrue}}
+			(&Reconciler{}).setKeysSecure(z, tc.step, false, tc.seen)
+			c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
+			if c == nil || c.Reason != tc.want || !strings.Contains(c.Message, tc.says) {
+				t.Fatalf("Secure = %+v; want reason %s saying %q", c, tc.want, tc.says)
 			}
 		})
 	}
