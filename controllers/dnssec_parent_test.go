@@ -23,7 +23,9 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/provider/factory"
+	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
 // dsIn returns the DS records of name in the records rrs, as presentation text without the
@@ -91,9 +93,24 @@ func TestDNSSEC_DSInParentLink(t *testing.T) {
 	delvValidatesUnder(t, pzone+".", czone+".", parent.Status.DNSSEC.DS)
 	waitCondition(t, child, dnsv1.ConditionSecure, metav1.ConditionTrue, dnsv1.ReasonSecure)
 
-	// A CSK rollover: both DS are written to the parent, every parent server is seen answering
-	// them (the persisted ParentAt), and the zone stays Secure=True, RolloverInProgress.
+	// A CSK rollover while every write to the parent zone is held (the parent provider's writes
+	// time out): the new DS never reaches the parent, ParentDS stays false, the rollover stays in
+	// Publish without ParentAt, and the chain from the old DS still verifies.
+	_, release := faults.holdAt(local.FaultBeforeApplyChanges, local.ZoneID(pzone))
+	t.Cleanup(release)
 	annotate(t, child, "dnsplane.io/rollover", "CSK")
+	waitCondition(t, child, dnsv1.ConditionSecure, metav1.ConditionTrue, dnsv1.ReasonRolloverInProgress)
+	time.Sleep(8 * time.Second)
+	if _, ks := keySecret(t, ns, "c"); ks.Rollover == nil || ks.Rollover.Phase != dnssec.PhasePublish || !ks.Rollover.ParentAt.IsZero() {
+		t.Fatalf("with the parent's writes failing, rollover %+v; want Publish, no ParentAt", ks.Rollover)
+	}
+	if got := dsIn(axfr(t, pzone), czone); !slices.Equal(got, want) {
+		t.Fatalf("with the parent's writes failing, parent DS %v; want the old %v", got, want)
+	}
+	// Once the parent takes writes again, both DS are written to the parent, every parent
+	// server is seen answering them (the persisted ParentAt), and the zone stays Secure=True,
+	// RolloverInProgress.
+	release()
 	eventually(t, 30*time.Second, "the new DS at the parent, observed", func() error {
 		_, ks := keySecret(t, ns, "c")
 		if ks.Rollover == nil || ks.Rollover.ParentAt.IsZero() {
