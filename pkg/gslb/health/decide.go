@@ -339,7 +339,10 @@ func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.
 	switch {
 	case !res.Isolated:
 		d.Decision, d.Reason = quorum(d.Voters, d.Downs, res.Known)
-		d.Decision, d.Reason = j.damp(a, agreed, d.Decision, d.Reason, now, in.Memory.Flaps[a], mem)
+		// The first decision after an isolation resyncs with the fleet: a change it makes is
+		// not a flap (the held decision was no agreement of now).
+		rejoined := !in.Memory.IsolatedSince.IsZero()
+		d.Decision, d.Reason = j.damp(a, agreed, d.Decision, d.Reason, now, in.Memory.Flaps[a], rejoined, mem)
 		mem.Agreed[a] = d.Decision
 	case res.OwnProbesOnly:
 		d.Decision, d.Reason = ownOnly(d.Own)
@@ -400,9 +403,10 @@ func (j Judge) flapTimes() (window, dwell time.Duration) {
 // prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
 // of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
 // then). Once damped (UpSince set), the dwell runs to its end even if the older Down leaves
-// the window meanwhile. Damping only delays an Up, never a Down. mem.Flaps receives the new
-// state.
-func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, mem *Memory) (Verdict, string) {
+// the window meanwhile. A change from Up to Down in the first decision after an isolation
+// (rejoined) is a resync with the fleet, not remembered. Damping only delays an Up, never a
+// Down. mem.Flaps receives the new state.
+func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, rejoined bool, mem *Memory) (Verdict, string) {
 	window, dwell := j.flapTimes()
 	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
 	for i := range downs {
@@ -411,7 +415,7 @@ func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time,
 	out, why := q, reason
 	upSince := time.Time{}
 	switch {
-	case q == Down && prev == Up:
+	case q == Down && prev == Up && !rejoined:
 		downs = append(downs, now)
 	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
 		upSince = notAfter(f.UpSince, now)

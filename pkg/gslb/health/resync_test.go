@@ -1,0 +1,62 @@
+package health
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/dnsplane/dnsplane/pkg/gslb"
+)
+
+// TestDecide_RejoiningIsNoFlap: eu owns its target. us and ap call it Down (one onset); their
+// records then go stale one after the other, so the quorum says Up (abstentions never help a
+// Down) and eu becomes isolated, holding Up. At the heal it reads their Down again and agrees,
+// then they call it Up. The Down read at the heal is a resync with the fleet, not a second
+// flap: eu serves its target again with the others, instead of damping it alone for the dwell
+// while every member sees it Up (S1). Found by the nemesis, seed 9.
+func TestDecide_RejoiningIsNoFlap(t *testing.T) {
+	j, clk := judge()
+	in := Input{Self: "eu", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(),
+		Own: map[netip.Addr]Verdict{us4: Up, ap4: Up}}
+	recs := map[string]*Record{}
+	step := func(s int, fresh map[string]Verdict) TargetDecision {
+		t.Helper()
+		now := t0.Add(time.Duration(s) * time.Second)
+		clk.SetTime(now)
+		in.Members = nil
+		for _, g := range []string{"us", "ap"} {
+			if v, ok := fresh[g]; ok {
+				r := &Record{GeoTag: g, IssuedAt: now, ValidFor: 9 * time.Second, Up: as(us4, ap4)}
+				if v == Down {
+					r.Down = as(eu4)
+				} else {
+					r.Up = as(eu4, us4, ap4)
+				}
+				recs[g] = r
+			}
+			in.Members = append(in.Members, Member{GeoTag: g, Record: recs[g]})
+		}
+		res, err := j.Decide(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Memory = res.Memory
+		return decision(t, res, eu4)
+	}
+	step(-3, map[string]Verdict{"us": Up, "ap": Up})
+	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
+		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(10, map[string]Verdict{"us": Down}); d.Decision != Up {
+		t.Fatalf("ap stale, one Down of three: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(20, nil); d.Decision != Up || d.Reason != ReasonHeldWhileIsolated {
+		t.Fatalf("isolated: %s %s, want the last agreed Up held", d.Decision, d.Reason)
+	}
+	if d := step(30, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
+		t.Fatalf("the heal, both still call it Down: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(33, map[string]Verdict{"us": Up, "ap": Up}); d.Decision != Up {
+		t.Fatalf("every member calls it Up: %s %s, damped by the resync at the heal", d.Decision, d.Reason)
+	}
+}
