@@ -100,10 +100,14 @@ func TestControllers_AtMostTwoFinalizerWrites(t *testing.T) {
 	}
 }
 
+// builderDirs are where the kinds' controllers are built: DNSEndpoint's and DNSRecord's by
+// publish.Controller.
+var builderDirs = []string{"controllers/dnszone", "controllers/gslb", "controllers/internal/publish"}
+
 func TestControllers_OneForPredicate(t *testing.T) {
 	const want = "builder.WithPredicates(predicates.SpecOrDeletion())"
 	seen := 0
-	for _, f := range productionFiles(t, false, kindControllers...) {
+	for _, f := range productionFiles(t, false, builderDirs...) {
 		ast.Inspect(f.file, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
@@ -112,7 +116,7 @@ func TestControllers_OneForPredicate(t *testing.T) {
 			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "For" || len(call.Args) == 0 {
 				return true
 			}
-			if u, ok := call.Args[0].(*ast.UnaryExpr); !ok || u.Op != token.AND {
+			if len(call.Args) < 2 || !strings.HasPrefix(f.text(call.Args[1]), "builder.") {
 				return true // a zone writer's For(key, provider), not the builder's
 			}
 			seen++
@@ -122,8 +126,17 @@ func TestControllers_OneForPredicate(t *testing.T) {
 			return true
 		})
 	}
-	if seen != len(kindControllers) {
-		t.Errorf("found %d For calls in %v, want one each", seen, kindControllers)
+	if seen != len(builderDirs) {
+		t.Errorf("found %d For calls in %v, want one each", seen, builderDirs)
+	}
+	for _, dir := range []string{"controllers/dnsendpoint", "controllers/dnsrecord"} {
+		built := false
+		for _, f := range productionFiles(t, false, dir) {
+			built = built || strings.Contains(f.text(f.file), "publish.Controller(")
+		}
+		if !built {
+			t.Errorf("%s does not build its controller with publish.Controller", dir)
+		}
 	}
 }
 

@@ -520,7 +520,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager, decorate func(reconcile.
 	return ctrl.NewControllerManagedBy(mgr).
 		// Status writes never re-trigger a reconcile: only spec changes, deletion and the rollover
 		// annotation (rolloverAsked) do; polls are RequeueAfter (docs/architecture.md).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or(predicates.SpecOrDeletion(), rolloverAsked()))).
+		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicates.SpecOrDeletion())).
+		Watches(&dnsv1.DNSZone{}, &handler.EnqueueRequestForObject{}, builder.WithPredicates(rolloverAsked())).
 		Owns(&dnsv1.DNSEndpoint{}).
 		// A parent's children care about its spec, deletion, zone ID and availability, not its
 		// other status writes (sync times, its own parent link).
