@@ -11,10 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/predicates"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 )
@@ -229,15 +229,10 @@ func (r *Reconciler) writeKeySet(ctx context.Context, z *dnsv1.DNSZone, sec *cor
 // rolloverAsked passes the DNSZone updates that set the rollover annotation (or change its
 // value), which change no generation.
 func rolloverAsked() predicate.Predicate {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			v, ok := e.ObjectNew.GetAnnotations()[AnnotationRollover]
-			return ok && v != e.ObjectOld.GetAnnotations()[AnnotationRollover]
-		},
-	}
+	return predicates.UpdateOnly(func(o, n client.Object) bool {
+		v, ok := n.GetAnnotations()[AnnotationRollover]
+		return ok && v != o.GetAnnotations()[AnnotationRollover]
+	})
 }
 
 // consumeTrigger removes the rollover annotation from the DNSZone once the step that read it is

@@ -5,24 +5,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/miekg/dns"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/replica"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/dynupdate"
@@ -52,11 +46,7 @@ type Keys struct {
 // SetupWithManager watches DNSZones' spec changes and deletions on every replica (the keyring
 // must be everywhere an UPDATE may arrive).
 func (k *Keys) SetupWithManager(mgr ctrl.Manager, name string) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, holdChanged()))).
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Complete(k)
+	return replica.WatchDNSZones(mgr, name, holdChanged, k)
 }
 
 // Reconcile reads the DNSZone and its key Secrets, replaces its bindings in the keyring, and on
@@ -120,23 +110,14 @@ func refusedZone(reason string) bool {
 	return reason == dnsv1.ReasonZoneConflict || reason == dnsv1.ReasonParentNotAllowed
 }
 
-// holdChanged passes a DNSZone's status change that changes notHeld's answer (a tenancy
+// holdChanged reports a DNSZone's status change that changes notHeld's answer (a tenancy
 // verdict or the first ZoneAvailable condition), which GenerationChangedPredicate drops.
-func holdChanged() predicate.Funcs {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
-			n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
-			if !ok1 || !ok2 || len(n.Spec.DynamicUpdates) == 0 {
-				return false
-			}
-			po, pn := notHeld(o), notHeld(n)
-			return (po == nil) != (pn == nil) || (po != nil && pn != nil && po.reason != pn.reason)
-		},
+func holdChanged(o, n *dnsv1.DNSZone) bool {
+	if len(n.Spec.DynamicUpdates) == 0 {
+		return false
 	}
+	po, pn := notHeld(o), notHeld(n)
+	return (po == nil) != (pn == nil) || (po != nil && pn != nil && po.reason != pn.reason)
 }
 
 // keyProblem is why a DNSZone's keys are not all usable: the condition's reason and message.
@@ -155,16 +136,13 @@ func (k *Keys) resolve(ctx context.Context, z *dnsv1.DNSZone) ([]dynupdate.Bindi
 	zoneKey := client.ObjectKeyFromObject(z)
 	names := map[string]string{} // key name -> Secret, within this DNSZone
 	for _, du := range z.Spec.DynamicUpdates {
-		var s corev1.Secret
-		// client-go logs response bodies at V(8) with the context's logger: the Secret's
-		// bytes must never reach a log, so the read gets a logger that discards.
-		err := k.Secrets.Get(logr.NewContext(ctx, logr.Discard()), types.NamespacedName{Namespace: z.Namespace, Name: du.KeySecretRef.Name}, &s)
+		s, err := replica.GetSecret(ctx, k.Secrets, types.NamespacedName{Namespace: z.Namespace, Name: du.KeySecretRef.Name})
 		if apierrors.IsNotFound(err) {
 			note(keyProblem{dnsv1.ReasonKeySecretNotFound, fmt.Sprintf("Secret %s not found", du.KeySecretRef.Name)})
 			continue
 		}
 		if err != nil {
-			return nil, nil, fmt.Errorf("read key Secret %s/%s: %w", z.Namespace, du.KeySecretRef.Name, err)
+			return nil, nil, fmt.Errorf("key Secret: %w", err)
 		}
 		key, err := dynupdate.ParseKey(string(s.Type), s.Data)
 		if err != nil {

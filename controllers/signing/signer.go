@@ -11,20 +11,15 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/replica"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/provider"
@@ -84,11 +79,7 @@ type signed struct {
 // SetupWithManager watches DNSZones' spec changes, deletions and changes of whether they hold
 // their zone, on every replica.
 func (s *Signer) SetupWithManager(mgr ctrl.Manager, name string) error {
-	return ctrl.NewControllerManagedBy(mgr).
-		Named(name).
-		For(&dnsv1.DNSZone{}, builder.WithPredicates(predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, holdChanged()))).
-		WithOptions(controller.Options{NeedLeaderElection: ptr.To(false)}).
-		Complete(s)
+	return replica.WatchDNSZones(mgr, name, holdChanged, s)
 }
 
 // Reconcile gives the server the DNSZone's signing policy, or nil (unsigned) when it signs
@@ -135,17 +126,14 @@ func (s *Signer) pending() time.Duration { return cmp.Or(max(s.Pending, 0), Pend
 // readKeys returns the keyset.json of z's key Secret; nil when there is none yet (logged at
 // V(1): the DNSZone controller makes it). Errors: reads that failed other than NotFound.
 func (s *Signer) readKeys(ctx context.Context, z *dnsv1.DNSZone) ([]byte, error) {
-	var sec corev1.Secret
 	key := types.NamespacedName{Namespace: z.Namespace, Name: z.Name + KeySecretSuffix}
-	// client-go logs response bodies at V(8) with the context's logger: the Secret's bytes must
-	// never reach a log, so the read gets a logger that discards.
-	err := s.Secrets.Get(logr.NewContext(ctx, logr.Discard()), key, &sec)
+	sec, err := replica.GetSecret(ctx, s.Secrets, key)
 	if apierrors.IsNotFound(err) {
 		s.Log.V(1).Info("no key Secret yet; the zone keeps its signing", "dnszone", client.ObjectKeyFromObject(z), "secret", key.Name)
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read key Secret %s: %w", key, err)
+		return nil, fmt.Errorf("key Secret: %w", err)
 	}
 	return sec.Data[dnssec.SecretKey], nil
 }
@@ -278,17 +266,8 @@ func held(z *dnsv1.DNSZone) bool {
 	return z.Status.ZoneID != ""
 }
 
-// holdChanged passes a status change of a DNSZone with spec.dnssec that changes held's answer,
-// which GenerationChangedPredicate drops.
-func holdChanged() predicate.Funcs {
-	return predicate.Funcs{
-		CreateFunc:  func(event.CreateEvent) bool { return false },
-		DeleteFunc:  func(event.DeleteEvent) bool { return false },
-		GenericFunc: func(event.GenericEvent) bool { return false },
-		UpdateFunc: func(e event.UpdateEvent) bool {
-			o, ok1 := e.ObjectOld.(*dnsv1.DNSZone)
-			n, ok2 := e.ObjectNew.(*dnsv1.DNSZone)
-			return ok1 && ok2 && n.Spec.DNSSEC != nil && held(o) != held(n)
-		},
-	}
+// holdChanged reports a status change of a DNSZone with spec.dnssec that changes held's
+// answer, which GenerationChangedPredicate drops.
+func holdChanged(o, n *dnsv1.DNSZone) bool {
+	return n.Spec.DNSSEC != nil && held(o) != held(n)
 }

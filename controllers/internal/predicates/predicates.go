@@ -60,3 +60,15 @@ func (ZoneUsabilityChanged) Update(e event.UpdateEvent) bool {
 		(o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
 		!equality.Semantic.DeepEqual(o.Spec.Delegation, n.Spec.Delegation)
 }
+
+// UpdateOnly passes the updates for which pass(old, new) is true, and no create, delete or
+// generic event: a filter for a status or annotation change that a builder's For predicate
+// (SpecOrDeletion, GenerationChangedPredicate) drops.
+func UpdateOnly(pass func(old, new client.Object) bool) predicate.Funcs {
+	return predicate.Funcs{
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+		UpdateFunc:  func(e event.UpdateEvent) bool { return pass(e.ObjectOld, e.ObjectNew) },
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
@@ -105,5 +106,20 @@ func TestSpecOrDeletion_PassesSpecChangesAndDeletionOnly(t *testing.T) {
 	}
 	if !p.Create(event.CreateEvent{Object: gen(1, nil)}) || !p.Delete(event.DeleteEvent{Object: gen(1, nil)}) || !p.Generic(event.GenericEvent{Object: gen(1, nil)}) {
 		t.Error("a Create, Delete or Generic event is filtered; want each passed")
+	}
+}
+
+func TestUpdateOnly_PassesOnlyTheUpdatesItsTestAccepts(t *testing.T) {
+	labelled := func(o, n client.Object) bool { return n.GetLabels()["x"] != o.GetLabels()["x"] }
+	p := predicates.UpdateOnly(labelled)
+	plain, marked := zone(nil), zone(func(z *dnsv1.DNSZone) { z.Labels = map[string]string{"x": "1"} })
+	if !p.Update(event.UpdateEvent{ObjectOld: plain, ObjectNew: marked}) {
+		t.Error("an update the test accepts is filtered; want passed")
+	}
+	if p.Update(event.UpdateEvent{ObjectOld: marked, ObjectNew: marked}) {
+		t.Error("an update the test refuses passes; want filtered")
+	}
+	if p.Create(event.CreateEvent{Object: marked}) || p.Delete(event.DeleteEvent{Object: marked}) || p.Generic(event.GenericEvent{Object: marked}) {
+		t.Error("a create, delete or generic event passes; want every one filtered")
 	}
 }
