@@ -209,7 +209,8 @@ func (j Judge) Decide(in Input) (Result, error) {
 	now := j.Clock.Now()
 	res := Result{Known: 1, Heard: 1, MemberErrs: map[string]error{}, ClockOffsets: map[string]time.Duration{},
 		LongValidity: map[string]time.Duration{}}
-	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: notAfter(in.Memory.IsolatedSince, now), Flaps: map[netip.Addr]Flap{}}
+	mem := Memory{Agreed: maps.Clone(in.Memory.Agreed), IsolatedSince: notAfter(in.Memory.IsolatedSince, now), Flaps: map[netip.Addr]Flap{},
+		MajorityUp: maps.Clone(in.Memory.MajorityUp)}
 	heard, seen := j.hear(in, now, &res)
 	mem.Seen = seen
 	res.Isolated = 2*res.Heard <= res.Known
@@ -219,7 +220,10 @@ func (j Judge) Decide(in Input) (Result, error) {
 		}
 		res.OwnProbesOnly = in.AfterHold == AfterHoldOwnProbes && now.Sub(mem.IsolatedSince) >= in.Hold
 	} else {
-		mem.Agreed, mem.IsolatedSince = map[netip.Addr]Verdict{}, time.Time{}
+		mem.Agreed, mem.IsolatedSince, mem.MajorityUp = map[netip.Addr]Verdict{}, time.Time{}, map[netip.Addr]bool{}
+	}
+	if mem.MajorityUp == nil {
+		mem.MajorityUp = map[netip.Addr]bool{}
 	}
 	owners := ownersOf(in)
 	addrs := make([]netip.Addr, 0, len(owners))
@@ -339,11 +343,15 @@ func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.
 	switch {
 	case !res.Isolated:
 		d.Decision, d.Reason = quorum(d.Voters, d.Downs, res.Known)
-		// The first decision after an isolation resyncs with the fleet: a change it makes is
-		// not a flap (the held decision was no agreement of now).
-		rejoined := !in.Memory.IsolatedSince.IsZero()
-		d.Decision, d.Reason = j.damp(a, agreed, d.Decision, d.Reason, now, in.Memory.Flaps[a], rejoined, mem)
+		// A Down is a flap's onset only after an Up that a majority voted for, and never in
+		// the first decision after an isolation, which resyncs with the fleet (the held
+		// decision was no agreement of now).
+		onset := in.Memory.IsolatedSince.IsZero() && in.Memory.MajorityUp[a]
+		d.Decision, d.Reason = j.damp(a, agreed, d.Decision, d.Reason, now, in.Memory.Flaps[a], onset, mem)
 		mem.Agreed[a] = d.Decision
+		if d.Decision == Up && (in.Memory.MajorityUp[a] || 2*(d.Voters-d.Downs) > res.Known) {
+			mem.MajorityUp[a] = true
+		}
 	case res.OwnProbesOnly:
 		d.Decision, d.Reason = ownOnly(d.Own)
 	case agreed != Unknown:
@@ -372,6 +380,9 @@ func (j Judge) keepFlaps(in Input, now time.Time, mem *Memory) {
 		mem.Flaps[a] = f
 		if v, ok := in.Memory.Agreed[a]; ok && !isolatedMem(mem) {
 			mem.Agreed[a] = v
+			if in.Memory.MajorityUp[a] {
+				mem.MajorityUp[a] = true
+			}
 		}
 	}
 }
@@ -403,10 +414,11 @@ func (j Judge) flapTimes() (window, dwell time.Duration) {
 // prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
 // of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
 // then). Once damped (UpSince set), the dwell runs to its end even if the older Down leaves
-// the window meanwhile. A change from Up to Down in the first decision after an isolation
-// (rejoined) is a resync with the fleet, not remembered. Damping only delays an Up, never a
-// Down. mem.Flaps receives the new state.
-func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, rejoined bool, mem *Memory) (Verdict, string) {
+// the window meanwhile. A change from Up to Down is remembered only when it is an onset (the
+// Up it ends was voted by a majority, and it is not the first decision after an isolation,
+// a resync with the fleet). Damping only delays an Up, never a Down. mem.Flaps receives the
+// new state.
+func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, onset bool, mem *Memory) (Verdict, string) {
 	window, dwell := j.flapTimes()
 	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
 	for i := range downs {
@@ -415,7 +427,7 @@ func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time,
 	out, why := q, reason
 	upSince := time.Time{}
 	switch {
-	case q == Down && prev == Up && !rejoined:
+	case q == Down && prev == Up && onset:
 		downs = append(downs, now)
 	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
 		upSince = notAfter(f.UpSince, now)

@@ -60,3 +60,60 @@ func TestDecide_RejoiningIsNoFlap(t *testing.T) {
 		t.Fatalf("every member calls it Up: %s %s, damped by the resync at the heal", d.Decision, d.Reason)
 	}
 }
+
+// TestDecide_AnUpNoMajorityVotedIsNoRecovery: eu owns its target; us and ap call it Down (one
+// onset). ap's record goes stale, so the quorum says Up with no majority calling it Up, then eu
+// is isolated and holds that Up. At the heal it first hears us alone (still no quorum for
+// Down), then both call it Down again, then both Up. The Up between the two Downs was the
+// absence of a quorum, not a recovery, so the second Down is no flap's onset and eu serves its
+// target again with the others instead of damping it alone for the dwell (S1). Found by the
+// nemesis, seed 9, after the resync rule above.
+func TestDecide_AnUpNoMajorityVotedIsNoRecovery(t *testing.T) {
+	j, clk := judge()
+	in := Input{Self: "eu", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(),
+		Own: map[netip.Addr]Verdict{us4: Up, ap4: Up}}
+	recs := map[string]*Record{}
+	step := func(s int, fresh map[string]Verdict) TargetDecision {
+		t.Helper()
+		now := t0.Add(time.Duration(s) * time.Second)
+		clk.SetTime(now)
+		in.Members = nil
+		for _, g := range []string{"us", "ap"} {
+			if v, ok := fresh[g]; ok {
+				r := &Record{GeoTag: g, IssuedAt: now, ValidFor: 9 * time.Second, Up: as(us4, ap4)}
+				if v == Down {
+					r.Down = as(eu4)
+				} else {
+					r.Up = as(eu4, us4, ap4)
+				}
+				recs[g] = r
+			}
+			in.Members = append(in.Members, Member{GeoTag: g, Record: recs[g]})
+		}
+		res, err := j.Decide(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Memory = res.Memory
+		return decision(t, res, eu4)
+	}
+	step(-3, map[string]Verdict{"us": Up, "ap": Up})
+	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
+		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(10, map[string]Verdict{"us": Down}); d.Decision != Up {
+		t.Fatalf("ap stale, one Down of three: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(20, nil); d.Decision != Up || d.Reason != ReasonHeldWhileIsolated {
+		t.Fatalf("isolated: %s %s, want the last agreed Up held", d.Decision, d.Reason)
+	}
+	if d := step(30, map[string]Verdict{"us": Down}); d.Decision != Up {
+		t.Fatalf("the heal, us heard alone: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(31, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
+		t.Fatalf("both call it Down: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(34, map[string]Verdict{"us": Up, "ap": Up}); d.Decision != Up {
+		t.Fatalf("every member calls it Up: %s %s, damped by an onset that followed no recovery", d.Decision, d.Reason)
+	}
+}

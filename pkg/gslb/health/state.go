@@ -111,6 +111,12 @@ type Memory struct {
 	// Flaps is the damping state of every target that went Down recently: kept, candidate or
 	// not, while its last Down is within Judge.FlapWindow + Judge.FlapDwell or its dwell runs.
 	Flaps map[netip.Addr]Flap
+	// MajorityUp holds the targets that a majority of the membership called Up since their
+	// last agreed Down (or since this memory began): only a Down that follows such an Up is a
+	// flap's onset. An Up that no majority voted for (the Downs' votes went stale, the member
+	// was isolated) is the absence of a quorum for Down, not a recovery. It is not kept in
+	// status: after a restart the first Down is no onset, which only damps less.
+	MajorityUp map[netip.Addr]bool
 }
 
 // Sighting is what a reader remembers of one member's record: the record's time and when, by
