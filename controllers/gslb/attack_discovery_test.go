@@ -18,7 +18,7 @@ import (
 // record). The A query for ns-ap fails once (SERVFAIL here; a lost packet or a timeout the same).
 // docs/design.md ("Members"): the membership is "the last successfully discovered edge NS
 // set", and members() says a failed discovery keeps the last set read, never a smaller one.
-// BROKEN: edgePeers leaves a server without an address out and returns no error, so the
+// Without the guard: edgePeers leaves a server without an address out and returns no error, so the
 // discovery "succeeds" with ap missing: n falls from 3 to 2, ap's targets leave the candidates
 // (a peer that left the list is dropped with its memory) and leave this cluster's answer at
 // once, while ap and eu, a majority, reach them and see them Up (S1); and us, now one of two,

@@ -13,7 +13,7 @@ import (
 
 // TestAttack_PeerWithMoreThan64TargetsBreaksTheStatusCommit: gslb.Querier.Query takes up to
 // MaxAnswers (64) records per answer and asks A and AAAA apart, so a peer's localtargets may
-// hold 64 IPv4 and 64 IPv6 targets: 128, which candidates and the probes take. BROKEN:
+// hold 64 IPv4 and 64 IPv6 targets: 128, which candidates and the probes take. Without the guard:
 // peerTargets copies them all into status.peers[].targets[].targets, which the CRD bounds at
 // 64 items (PeerHostTargets.Targets, +kubebuilder:validation:MaxItems=64): the API server
 // refuses every status update of the Gslb (422), so status.targets (the agreed answer, the

@@ -14,7 +14,7 @@ import (
 // verdicts. The others are decided by readiness alone, and the controller says so"). eu
 // probed the first 32 and published their verdicts. A peer then lists a new target with a
 // lower address: the first 32 shift, the old 32nd (192.0.2.132) leaves the probed set and the
-// new one (192.0.2.1) gets its verdict one probe later. BROKEN: nextRecord carries the published
+// new one (192.0.2.1) gets its verdict one probe later. Without the guard: nextRecord carries the published
 // record's verdict on every known candidate without a verdict of its own, so the old 32nd is
 // carried beside 32 own verdicts while the published record is valid: 33 verdicts, which
 // health.Encode refuses. decideHealth then returns that error, the reconcile says

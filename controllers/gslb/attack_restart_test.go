@@ -16,7 +16,7 @@ import (
 // members). eu's target went Down twice and the old leader damped it (FlapDamped, upSince
 // stamped by its clock). The leader changes to a replica with the right clock while the quorum
 // says Up. docs/design.md: damping "delays an Up" for FlapDwell (2 minutes), and S1 allows
-// a target that went Down twice "out for the dwell". BROKEN: memoryFromStatus restores
+// a target that went Down twice "out for the dwell". Without the guard: memoryFromStatus restores
 // flap.upSince as written, an hour ahead, and Judge.damp's `now.Sub(upSince) < dwell` holds
 // while upSince is in the future: eu's target, Up for every member, stays out of this
 // member's answer for an hour and two minutes, and the other members serve it (C1).
@@ -25,22 +25,14 @@ func TestAttack_LeaderWithAFastClockDampsForAnHour(t *testing.T) {
 	const fast = time.Hour
 	clk := testclock.NewFakePassiveClock(t0.Add(fast)) // the old leader's clock
 	j := health.Judge{Clock: clk, FlapWindow: 10 * time.Minute, FlapDwell: 2 * time.Minute}
-	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	eu4, us4, ap4 := fleetAddrs()
 	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu",
 		Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}}}
 	step := func(at time.Duration, v health.Verdict) (health.Result, health.TargetDecision) {
 		t.Helper()
 		clk.SetTime(clk.Now().Add(at))
 		now := clk.Now()
-		r := func(g string) *health.Record {
-			out := &health.Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: []netip.Addr{us4, ap4}}
-			if v == health.Down {
-				out.Down = []netip.Addr{eu4}
-			} else {
-				out.Up = []netip.Addr{eu4, us4, ap4}
-			}
-			return out
-		}
+		r := func(g string) *health.Record { return vote(g, now, v) }
 		in.Own = map[netip.Addr]health.Verdict{eu4: v}
 		in.Members = []health.Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
 		res, err := j.Decide(in)
@@ -80,7 +72,7 @@ func TestAttack_LeaderWithAFastClockDampsForAnHour(t *testing.T) {
 // (afterIsolationHold OwnProbes, isolationHoldSeconds 300) and wrote isolatedSince by its
 // clock. The new leader, with the right clock, is still isolated. docs/design.md: after
 // isolationHoldSeconds, afterIsolationHold decides, and a restart or a new leader keeps the
-// isolation's start. BROKEN: memoryFromStatus restores an isolatedSince an hour in the future
+// isolation's start. Without the guard: memoryFromStatus restores an isolatedSince an hour in the future
 // and Decide's `now.Sub(IsolatedSince) >= Hold` stays false: the new leader serves the held
 // answer for an hour and five minutes instead of switching to its own probes after the hold.
 func TestAttack_LeaderWithAFastClockDelaysTheHold(t *testing.T) {
@@ -88,7 +80,7 @@ func TestAttack_LeaderWithAFastClockDelaysTheHold(t *testing.T) {
 	const fast = time.Hour
 	clk := testclock.NewFakePassiveClock(t0.Add(fast))
 	j := health.Judge{Clock: clk}
-	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	eu4, us4, ap4 := fleetAddrs()
 	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
 		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
 		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},

@@ -12,7 +12,7 @@ import (
 
 // TestAttack_SelfInExtGslbClustersCountedTwiceInStatus: one --ext-gslb-clusters for the whole
 // fleet, this cluster included (us=...,eu=...,ap=...): nothing refuses it, and health.Input
-// says an entry for Self is ignored, so Decide's n is 3 and its quorum 2. BROKEN: members()
+// says an entry for Self is ignored, so Decide's n is 3 and its quorum 2. Without the guard: members()
 // takes the configured peers as they are (peerClusters, which drops Self, runs only on a
 // discovered set), so membership.size() counts this cluster twice: status.members 4 and
 // status.quorum 3 (docs/api.md: "The membership is this cluster, its peer clusters and the

@@ -17,7 +17,7 @@ import (
 // (or its leader changes): its probes start over, so it has no verdict of its own for
 // failureThreshold × interval, and nextRecord keeps publishing its last record, whose Down
 // on eu's target the other members go on counting (docs/design.md: the published record's
-// verdict is carried while it is valid). BROKEN: Decide counts Self's vote from Input.Own alone,
+// verdict is carried while it is valid). Without the guard: Decide counts Self's vote from Input.Own alone,
 // never from the record Self publishes, so us counts 1 Down of 3 and fails back to eu's dead
 // target, while ap, counting us's published Down, keeps it out: the members give different
 // answers with every member hearing every other (C1), and us serves a target that a connected
@@ -27,7 +27,7 @@ func TestAttack_RestartedMemberIgnoresItsOwnCarriedVote(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
 	clk := testclock.NewFakePassiveClock(t0)
 	j := health.Judge{Clock: clk}
-	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	eu4, us4, ap4 := fleetAddrs()
 	cands := map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}}
 	valid := 90 * time.Second
 	// us's record before the restart, still valid: eu's target Down.

@@ -14,7 +14,7 @@ import (
 // gslb.Querier.Query accepts any A/AAAA address). candidates takes it, probed declares it to
 // the Scheduler (a probe of 0.0.0.0 reaches this very node), and once it has a verdict,
 // nextRecord puts it in this cluster's record, which health.Encode refuses ("unspecified
-// address"). BROKEN: decideHealth returns that error for the whole Gslb: Ready=False
+// address"). Without the guard: decideHealth returns that error for the whole Gslb: Ready=False
 // InvalidHealthCheck, no DNSEndpoint write, so no answer of any host changes (L1) and this
 // cluster's verdict records stop advancing (the others stop hearing it), for as long as one
 // peer publishes the address. docs/design.md and the common rule "bad input never corrupts

@@ -21,7 +21,7 @@ func TestRestart_KeepsFlapDamping(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
 	clk := testclock.NewFakePassiveClock(t0)
 	j := health.Judge{Clock: clk, FlapWindow: 10 * time.Minute, FlapDwell: 2 * time.Minute}
-	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	eu4, us4, ap4 := fleetAddrs()
 	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu",
 		Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}}}
 	var res health.Result
@@ -29,15 +29,7 @@ func TestRestart_KeepsFlapDamping(t *testing.T) {
 		t.Helper()
 		now := t0.Add(at)
 		clk.SetTime(now)
-		r := func(g string) *health.Record {
-			out := &health.Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: []netip.Addr{us4, ap4}}
-			if v == health.Down {
-				out.Down = []netip.Addr{eu4}
-			} else {
-				out.Up = []netip.Addr{eu4, us4, ap4}
-			}
-			return out
-		}
+		r := func(g string) *health.Record { return vote(g, now, v) }
 		in.Own = map[netip.Addr]health.Verdict{eu4: v}
 		in.Members = []health.Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
 		var err error
@@ -81,7 +73,7 @@ func TestRestart_KeepsTheIsolationHoldsStart(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
 	clk := testclock.NewFakePassiveClock(t0)
 	j := health.Judge{Clock: clk}
-	eu4, us4, ap4 := netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+	eu4, us4, ap4 := fleetAddrs()
 	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
 		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
 		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},
@@ -121,4 +113,21 @@ func roundTrip(t *testing.T, st []dnsv1.GslbTargetStatus) health.Memory {
 		t.Fatal(err)
 	}
 	return memoryFromStatus(back, "app.gslb.test", time.Now())
+}
+
+// fleetAddrs are the IPv4 targets of eu, us and ap in the restart tests.
+func fleetAddrs() (eu4, us4, ap4 netip.Addr) {
+	return netip.MustParseAddr("192.0.2.1"), netip.MustParseAddr("198.51.100.1"), netip.MustParseAddr("203.0.113.1")
+}
+
+// vote is g's record at now (valid 90 s) calling eu's target v and us's and ap's Up.
+func vote(g string, now time.Time, v health.Verdict) *health.Record {
+	eu4, us4, ap4 := fleetAddrs()
+	out := &health.Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: []netip.Addr{us4, ap4}}
+	if v == health.Down {
+		out.Down = []netip.Addr{eu4}
+	} else {
+		out.Up = []netip.Addr{eu4, us4, ap4}
+	}
+	return out
 }

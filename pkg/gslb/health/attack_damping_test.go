@@ -13,7 +13,7 @@ import (
 // are then unready for one reconcile (eu drops the target from its localtargets, readiness's
 // fast signal), and ready again. docs/design.md ("Flap damping"): each change from Up to Down
 // "is kept for Judge.FlapWindow", and a target with two such changes "comes back Up only once
-// the quorum has said Up for Judge.FlapDwell". BROKEN: when not isolated, Decide rebuilds
+// the quorum has said Up for Judge.FlapDwell". Without the guard: when not isolated, Decide rebuilds
 // Memory.Agreed and Memory.Flaps from the current candidates only, so one reconcile without the
 // target forgets its agreed Down and both of its Downs: it comes back Up at once, undamped,
 // 1 minute into a 2-minute dwell. A target whose readiness flaps with its health (the usual
@@ -27,15 +27,7 @@ func TestAttack_DampingSurvivesATargetLeavingTheCandidates(t *testing.T) {
 		t.Helper()
 		now := t0.Add(at)
 		clk.SetTime(now)
-		r := func(g string) *Record {
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
-			}
-			return out
-		}
+		r := func(g string) *Record { return euVote(g, now, 90*time.Second, v) }
 		in.Candidates = cands
 		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
 		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
@@ -61,7 +53,7 @@ func TestAttack_DampingSurvivesATargetLeavingTheCandidates(t *testing.T) {
 // TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow: eu's target goes Down at 0 and
 // again at 9 minutes (two changes within the 10-minute window), and the quorum says Up from
 // 9:30: damped (FlapDamped), which docs/design.md says lasts until the quorum "has said Up for
-// Judge.FlapDwell" (2 minutes, so until 11:30). BROKEN: damp re-filters the Downs by the
+// Judge.FlapDwell" (2 minutes, so until 11:30). Without the guard: damp re-filters the Downs by the
 // window at every call and damps only while two remain; at 10:00+ the Down of 0:00 leaves the
 // window, so the dwell ends after 30 s, not 2 minutes.
 func TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow(t *testing.T) {
@@ -72,15 +64,7 @@ func TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow(t *testing.T) {
 		t.Helper()
 		now := t0.Add(at)
 		clk.SetTime(now)
-		r := func(g string) *Record {
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
-			}
-			return out
-		}
+		r := func(g string) *Record { return euVote(g, now, 90*time.Second, v) }
 		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
 		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
 		res := decide(t, j, in)

@@ -13,7 +13,7 @@ import (
 // at t0; two servers of its zone serve its last two records and us reads them alternately:
 // the doc's own replay scenario, with the writer's clock ahead. docs/design.md ("Freshness")
 // states that a dead member stops counting one validity after its last record, whatever either
-// clock says. BROKEN: every read of the last (top) record resets the lower track
+// clock says. Without the guard: every read of the last (top) record resets the lower track
 // (Freshness returns `f.with(top, mark{})`), so each read of the older record is a first sight,
 // judged by the wall-clock rule with a new first sight; once the reader's clock reaches the
 // older record's (future) time minus the skew, the dead member is heard again, ~9 minutes
@@ -56,7 +56,7 @@ func TestAttack_FastDeadMemberReplayedRecordsCountAgain(t *testing.T) {
 
 // TestAttack_FastDeadMemberOldestRecordBelowBothTracks: the same dead, 10-minute-fast ap, its
 // zone's servers serving three versions: us saw its last record (top) and the one before
-// (lower track), and from then on only reads the oldest. BROKEN: a record below both tracked
+// (lower track), and from then on only reads the oldest. Without the guard: a record below both tracked
 // times is judged by the wall-clock rule alone with a first sight of now at every read (the
 // `default` case of Freshness: `j.judge(at, mark{}, false)`), so "at most v after the first
 // sight" never applies: ap counts again once the reader's clock reaches the oldest record's

@@ -14,7 +14,7 @@ import (
 // 3 × max(intervalSeconds, --gslb-interval) = 180 s, and it republishes an unchanged record a
 // third of that later, every 60 s; the reader caps validity at its own 3 × 10 s = 30 s
 // (Input.ValidityCap) and counts a record at most that long after it first saw its time.
-// BROKEN: eu's and ap's times advance every 60 s and us counts each for 30 s, so for about
+// Without the guard: eu's and ap's times advance every 60 s and us counts each for 30 s, so for about
 // half of every minute us hears 1 of 3: isolated, holding, with Ready=True Isolated, in a
 // fleet where nothing failed: L1 and C1 assume fresh records among connected members, and the
 // record cadence of one member never is fresh for another.

@@ -13,7 +13,7 @@ import (
 // at its own 90 s (Input.ValidityCap). docs/design.md ("Freshness"): the validity of a record
 // is v = min(for, the reader's cap), and an offset is reported "when it exceeds the skew ahead,
 // or the skew plus a third of the validity behind ... It is never silently ignored."
-// BROKEN: hear() tests the offset against `skew + m.Record.ValidFor/3`, the writer's claim
+// Without the guard: hear() tests the offset against `skew + m.Record.ValidFor/3`, the writer's claim
 // (20 min 30 s), not v/3: ap, counted since its time advances, is 15 minutes behind with no
 // ClockOffsets entry, no status clockOffset and no ClockSkew Event. A writer's claim widens the
 // reader's tolerance, which the cap exists to prevent.

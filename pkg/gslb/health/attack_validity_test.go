@@ -8,7 +8,7 @@ import (
 // TestAttack_ValidityCappedBelowOneProbePeriod: the API accepts intervalSeconds up to 3600,
 // each probe "plus up to 10% jitter". docs/design.md ("Freshness"): `for` is
 // 3 × max(intervalSeconds, --gslb-interval), so that one lost write or one lost query does not
-// make a record stale, and a record's time is its oldest probe's. BROKEN: Validity truncates
+// make a record stale, and a record's time is its oldest probe's. Without the guard: Validity truncates
 // to MaxValidFor (1 h), so from intervalSeconds 1200 on a record gets fewer than three probe
 // periods, and at 3600 less than one: a writer's time advances only when its oldest target is
 // probed again, up to 3960 s later, after every reader (capping at its own 1 h) has judged it

@@ -31,6 +31,17 @@ func rec(geo string, up, down []netip.Addr) *Record {
 
 func as(a ...netip.Addr) []netip.Addr { return a }
 
+// euVote is g's record at now, valid for validFor, calling eu's target v and us's and ap's Up.
+func euVote(g string, now time.Time, validFor time.Duration, v Verdict) *Record {
+	out := &Record{GeoTag: g, IssuedAt: now, ValidFor: validFor, Up: as(us4, ap4)}
+	if v == Down {
+		out.Down = as(eu4)
+	} else {
+		out.Up = as(eu4, us4, ap4)
+	}
+	return out
+}
+
 var errTimeout = errors.New("query verdicts-app.gslb.test TXT at gslb peer 127.0.0.11:5353: gslb peer timed out")
 
 func judge() (Judge, *testclock.FakePassiveClock) {

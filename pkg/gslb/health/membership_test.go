@@ -220,15 +220,7 @@ func TestDecide_FlappingIsDamped(t *testing.T) {
 		t.Helper()
 		now := t0.Add(at)
 		clk.SetTime(now)
-		r := func(g string) *Record {
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
-			}
-			return out
-		}
+		r := func(g string) *Record { return euVote(g, now, 90*time.Second, v) }
 		in.Own = map[netip.Addr]Verdict{eu4: v}
 		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
 		res = decide(t, j, in)

@@ -15,34 +15,7 @@ import (
 // flap: eu serves its target again with the others, instead of damping it alone for the dwell
 // while every member sees it Up (S1). Found by the nemesis, seed 9.
 func TestDecide_RejoiningIsNoFlap(t *testing.T) {
-	j, clk := judge()
-	in := Input{Self: "eu", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(),
-		Own: map[netip.Addr]Verdict{us4: Up, ap4: Up}}
-	recs := map[string]*Record{}
-	step := func(s int, fresh map[string]Verdict) TargetDecision {
-		t.Helper()
-		now := t0.Add(time.Duration(s) * time.Second)
-		clk.SetTime(now)
-		in.Members = nil
-		for _, g := range []string{"us", "ap"} {
-			if v, ok := fresh[g]; ok {
-				r := &Record{GeoTag: g, IssuedAt: now, ValidFor: 9 * time.Second, Up: as(us4, ap4)}
-				if v == Down {
-					r.Down = as(eu4)
-				} else {
-					r.Up = as(eu4, us4, ap4)
-				}
-				recs[g] = r
-			}
-			in.Members = append(in.Members, Member{GeoTag: g, Record: recs[g]})
-		}
-		res, err := j.Decide(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Memory = res.Memory
-		return decision(t, res, eu4)
-	}
+	step := euStepper(t)
 	step(-3, map[string]Verdict{"us": Up, "ap": Up})
 	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
 		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
@@ -69,34 +42,7 @@ func TestDecide_RejoiningIsNoFlap(t *testing.T) {
 // target again with the others instead of damping it alone for the dwell (S1). Found by the
 // nemesis, seed 9, after the resync rule above.
 func TestDecide_AnUpNoMajorityVotedIsNoRecovery(t *testing.T) {
-	j, clk := judge()
-	in := Input{Self: "eu", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(),
-		Own: map[netip.Addr]Verdict{us4: Up, ap4: Up}}
-	recs := map[string]*Record{}
-	step := func(s int, fresh map[string]Verdict) TargetDecision {
-		t.Helper()
-		now := t0.Add(time.Duration(s) * time.Second)
-		clk.SetTime(now)
-		in.Members = nil
-		for _, g := range []string{"us", "ap"} {
-			if v, ok := fresh[g]; ok {
-				r := &Record{GeoTag: g, IssuedAt: now, ValidFor: 9 * time.Second, Up: as(us4, ap4)}
-				if v == Down {
-					r.Down = as(eu4)
-				} else {
-					r.Up = as(eu4, us4, ap4)
-				}
-				recs[g] = r
-			}
-			in.Members = append(in.Members, Member{GeoTag: g, Record: recs[g]})
-		}
-		res, err := j.Decide(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Memory = res.Memory
-		return decision(t, res, eu4)
-	}
+	step := euStepper(t)
 	step(-3, map[string]Verdict{"us": Up, "ap": Up})
 	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
 		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
@@ -115,5 +61,33 @@ func TestDecide_AnUpNoMajorityVotedIsNoRecovery(t *testing.T) {
 	}
 	if d := step(34, map[string]Verdict{"us": Up, "ap": Up}); d.Decision != Up {
 		t.Fatalf("every member calls it Up: %s %s, damped by an onset that followed no recovery", d.Decision, d.Reason)
+	}
+}
+
+// euStepper returns the decisions of eu, owner of eu4, at t0 + s seconds, where us and ap
+// publish fresh records (valid 9 s) calling eu4 as fresh says; a member missing from fresh
+// keeps its last record, which goes stale.
+func euStepper(t *testing.T) func(s int, fresh map[string]Verdict) TargetDecision {
+	j, clk := judge()
+	in := Input{Self: "eu", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(),
+		Own: map[netip.Addr]Verdict{us4: Up, ap4: Up}}
+	recs := map[string]*Record{}
+	return func(s int, fresh map[string]Verdict) TargetDecision {
+		t.Helper()
+		now := t0.Add(time.Duration(s) * time.Second)
+		clk.SetTime(now)
+		in.Members = nil
+		for _, g := range []string{"us", "ap"} {
+			if v, ok := fresh[g]; ok {
+				recs[g] = euVote(g, now, 9*time.Second, v)
+			}
+			in.Members = append(in.Members, Member{GeoTag: g, Record: recs[g]})
+		}
+		res, err := j.Decide(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Memory = res.Memory
+		return decision(t, res, eu4)
 	}
 }
