@@ -1,7 +1,6 @@
 package dnsserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -166,33 +164,11 @@ func startUnbound(t *testing.T, tree signedTree) string {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := exec.Command("unbound", "-d", "-c", conf)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("unbound: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("unbound output:\n%s", out.String())
-		}
-	})
+	unbound := testrun.Start(t, exec.Command("unbound", "-d", "-c", conf))
 	addr := net.JoinHostPort(unboundAddr, strconv.Itoa(port))
 	testrun.Eventually(t, 15*time.Second, "unbound answers on "+addr, func() error {
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("unbound exited: %v\n%s", err, out.String())
-		default:
+		if err := unbound.Exited(); err != nil {
+			return fmt.Errorf("unbound %w", err)
 		}
 		c := &dns.Client{Net: "udp", Timeout: time.Second}
 		m := new(dns.Msg)

@@ -1,7 +1,6 @@
 package dnsserver
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -82,31 +80,12 @@ func startKnot(t *testing.T, bin, primary, zone string) string {
 	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
-	cmd := exec.Command(bin, "-c", conf)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("knotd: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
+	knot := testrun.Start(t, exec.Command(bin, "-c", conf))
 	addr := net.JoinHostPort(knotAddr, strconv.Itoa(port))
 	testrun.Eventually(t, 15*time.Second, "knotd answers on "+addr, func() error {
-		select {
-		case err := <-exited:
-			exited <- err
+		if err := knot.Exited(); err != nil {
 			log, _ := os.ReadFile(filepath.Join(dir, "knot.log"))
-			return fmt.Errorf("knotd exited: %v\n%s%s", err, out.String(), log)
-		default:
+			return fmt.Errorf("knotd %w%s", err, log)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()

@@ -16,16 +16,7 @@ import (
 // while every member sees it Up (S1). Found by the nemesis, seed 9.
 func TestDecide_RejoiningIsNoFlap(t *testing.T) {
 	step := euStepper(t)
-	step(-3, map[string]Verdict{"us": Up, "ap": Up})
-	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
-		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
-	}
-	if d := step(10, map[string]Verdict{"us": Down}); d.Decision != Up {
-		t.Fatalf("ap stale, one Down of three: %s %s", d.Decision, d.Reason)
-	}
-	if d := step(20, nil); d.Decision != Up || d.Reason != ReasonHeldWhileIsolated {
-		t.Fatalf("isolated: %s %s, want the last agreed Up held", d.Decision, d.Reason)
-	}
+	oneOnsetThenIsolated(t, step)
 	if d := step(30, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
 		t.Fatalf("the heal, both still call it Down: %s %s", d.Decision, d.Reason)
 	}
@@ -43,16 +34,7 @@ func TestDecide_RejoiningIsNoFlap(t *testing.T) {
 // nemesis, seed 9, after the resync rule above.
 func TestDecide_AnUpNoMajorityVotedIsNoRecovery(t *testing.T) {
 	step := euStepper(t)
-	step(-3, map[string]Verdict{"us": Up, "ap": Up})
-	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
-		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
-	}
-	if d := step(10, map[string]Verdict{"us": Down}); d.Decision != Up {
-		t.Fatalf("ap stale, one Down of three: %s %s", d.Decision, d.Reason)
-	}
-	if d := step(20, nil); d.Decision != Up || d.Reason != ReasonHeldWhileIsolated {
-		t.Fatalf("isolated: %s %s, want the last agreed Up held", d.Decision, d.Reason)
-	}
+	oneOnsetThenIsolated(t, step)
 	if d := step(30, map[string]Verdict{"us": Down}); d.Decision != Up {
 		t.Fatalf("the heal, us heard alone: %s %s", d.Decision, d.Reason)
 	}
@@ -89,5 +71,21 @@ func euStepper(t *testing.T) func(s int, fresh map[string]Verdict) TargetDecisio
 		}
 		in.Memory = res.Memory
 		return decision(t, res, eu4)
+	}
+}
+
+// oneOnsetThenIsolated runs eu's view to second 20: us and ap call eu4 Up, then Down (one
+// onset), ap's record goes stale (no quorum for Down: Up), then both (eu isolated, holding Up).
+func oneOnsetThenIsolated(t *testing.T, step func(s int, fresh map[string]Verdict) TargetDecision) {
+	t.Helper()
+	step(-3, map[string]Verdict{"us": Up, "ap": Up})
+	if d := step(0, map[string]Verdict{"us": Down, "ap": Down}); d.Decision != Down {
+		t.Fatalf("two of three call it Down: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(10, map[string]Verdict{"us": Down}); d.Decision != Up {
+		t.Fatalf("ap stale, one Down of three: %s %s", d.Decision, d.Reason)
+	}
+	if d := step(20, nil); d.Decision != Up || d.Reason != ReasonHeldWhileIsolated {
+		t.Fatalf("isolated: %s %s, want the last agreed Up held", d.Decision, d.Reason)
 	}
 }
