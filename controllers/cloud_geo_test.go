@@ -67,12 +67,7 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 	t.Run("route53", func(t *testing.T) {
 		r53, c := startRoute53(t, "")
 		ns, zone := "geo-route53", "geo-route53.cloud.test"
-		create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", c.secretType, c.data))
-		z := zoneObj(ns, "z", zone, nil)
-		ep := endpointObj(ns, "app", geoEndpoints(zone)...)
-		create(t, z, ep)
-		waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-		waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+		z, ep := publishGeoSets(t, ns, zone, c.secretType, c.data)
 		var got []string
 		for _, r := range r53.RecordSets(z.Status.ZoneID) {
 			if r.Name == "app."+zone+"." && r.Type == "A" {
@@ -104,12 +99,7 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 	t.Run("clouddns", func(t *testing.T) {
 		fake, c := startCloudDNS(t)
 		ns, zone := "geo-clouddns", "geo-clouddns.cloud.test"
-		create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", c.secretType, c.data))
-		z := zoneObj(ns, "z", zone, nil)
-		ep := endpointObj(ns, "app", geoEndpoints(zone)...)
-		create(t, z, ep)
-		waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
-		waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+		z, ep := publishGeoSets(t, ns, zone, c.secretType, c.data)
 		items := map[string]string{} // location -> rrdatas
 		for _, rs := range fake.RRSets("fake-project", z.Status.ZoneID) {
 			if rs.Name == "app."+zone+"." && rs.Type == "A" && rs.RoutingPolicy != nil {
@@ -150,4 +140,17 @@ func TestCloudFakes_GeoSets(t *testing.T) {
 			t.Fatalf("a CIDR region on Cloud DNS: Ready says %q", cond.Message)
 		}
 	})
+}
+
+// publishGeoSets creates namespace ns with the provider Secret (secretType, data), a DNSZone
+// for zone and a DNSEndpoint "app" with its geo sets, and waits until both are Ready.
+func publishGeoSets(t *testing.T, ns, zone string, secretType corev1.SecretType, data map[string]string) (*dnsv1.DNSZone, *dnsv1.DNSEndpoint) {
+	t.Helper()
+	create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, secretObj(ns, "dns", secretType, data))
+	z := zoneObj(ns, "z", zone, nil)
+	ep := endpointObj(ns, "app", geoEndpoints(zone)...)
+	create(t, z, ep)
+	waitCondition(t, z, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
+	waitCondition(t, ep, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonPublished)
+	return z, ep
 }

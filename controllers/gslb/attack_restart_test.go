@@ -80,11 +80,7 @@ func TestAttack_LeaderWithAFastClockDelaysTheHold(t *testing.T) {
 	const fast = time.Hour
 	clk := testclock.NewFakePassiveClock(t0.Add(fast))
 	j := health.Judge{Clock: clk}
-	eu4, us4, ap4 := fleetAddrs()
-	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
-		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
-		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},
-		Members: []health.Member{{GeoTag: "eu"}, {GeoTag: "ap"}}}
+	in := isolatedUS()
 	decideNow := func() health.Result {
 		t.Helper()
 		res, err := j.Decide(in)

@@ -73,11 +73,7 @@ func TestRestart_KeepsTheIsolationHoldsStart(t *testing.T) {
 	t0 := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
 	clk := testclock.NewFakePassiveClock(t0)
 	j := health.Judge{Clock: clk}
-	eu4, us4, ap4 := fleetAddrs()
-	in := health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
-		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
-		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},
-		Members: []health.Member{{GeoTag: "eu"}, {GeoTag: "ap"}}}
+	in := isolatedUS()
 	decideAt := func(at time.Duration) health.Result {
 		t.Helper()
 		clk.SetTime(t0.Add(at))
@@ -130,4 +126,14 @@ func vote(g string, now time.Time, v health.Verdict) *health.Record {
 		out.Up = []netip.Addr{eu4, us4, ap4}
 	}
 	return out
+}
+
+// isolatedUS is us's input with eu's target Down by its own probe, hearing neither eu nor ap
+// (isolated), hold 5 minutes, then its own probes.
+func isolatedUS() health.Input {
+	eu4, us4, ap4 := fleetAddrs()
+	return health.Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Hold: 300 * time.Second,
+		AfterHold: health.AfterHoldOwnProbes, Candidates: map[string][]netip.Addr{"eu": {eu4}, "us": {us4}, "ap": {ap4}},
+		Own:     map[netip.Addr]health.Verdict{eu4: health.Down, us4: health.Up, ap4: health.Up},
+		Members: []health.Member{{GeoTag: "eu"}, {GeoTag: "ap"}}}
 }

@@ -219,6 +219,9 @@ func (j Judge) Decide(in Input) (Result, error) {
 			mem.IsolatedSince = now
 		}
 		res.OwnProbesOnly = in.AfterHold == AfterHoldOwnProbes && now.Sub(mem.IsolatedSince) >= in.Hold
+		// What a majority voted while this member heard none is unknown: after the heal, only
+		// a majority Up heard again makes the next Down an onset.
+		mem.MajorityUp = map[netip.Addr]bool{}
 	} else {
 		mem.Agreed, mem.IsolatedSince, mem.MajorityUp = map[netip.Addr]Verdict{}, time.Time{}, map[netip.Addr]bool{}
 	}
@@ -355,11 +358,25 @@ func (j Judge) decideTarget(in Input, res *Result, heard []heardMember, a netip.
 	case res.OwnProbesOnly:
 		d.Decision, d.Reason = ownOnly(d.Own)
 	case agreed != Unknown:
-		d.Decision, d.Reason = agreed, ReasonHeldWhileIsolated
+		d.Decision, d.Reason = j.held(agreed, in.Memory.Flaps[a], now)
 	default:
 		d.Decision, d.Reason = Up, ReasonNotProbed
 	}
 	return d
+}
+
+// held is the decision an isolated member holds: its last agreed one, except a Down that only
+// damping made (the quorum had said Up since UpSince), which is held as Up once the dwell is
+// over, as it would have been with the fleet heard.
+func (j Judge) held(agreed Verdict, f Flap, now time.Time) (Verdict, string) {
+	_, dwell := j.flapTimes()
+	if agreed == Down && !f.UpSince.IsZero() {
+		if now.Sub(notAfter(f.UpSince, now)) < dwell {
+			return Down, ReasonFlapDamped
+		}
+		return Up, ReasonHeldWhileIsolated
+	}
+	return agreed, ReasonHeldWhileIsolated
 }
 
 // keepFlaps carries into mem the damping state that no decision of this call replaced (every
@@ -411,37 +428,58 @@ func (j Judge) flapTimes() (window, dwell time.Duration) {
 }
 
 // damp applies flap damping to the quorum's decision q on a, whose last agreed decision is
-// prev: every change from Up to Down is remembered for FlapWindow; a target with two or more
-// of them comes back Up only after the quorum has said Up for FlapDwell (FlapDamped until
-// then). Once damped (UpSince set), the dwell runs to its end even if the older Down leaves
-// the window meanwhile. A change from Up to Down is remembered only when it is an onset (the
-// Up it ends was voted by a majority, and it is not the first decision after an isolation,
-// a resync with the fleet). Damping only delays an Up, never a Down. mem.Flaps receives the
-// new state.
+// prev. A flap's onset (onset: the Up it ends was voted by a majority, and it is not the first
+// decision after an isolation) is a change from Up to Down; its time is kept. A target whose
+// last two onsets are within FlapWindow of each other is damped: it comes back Up only once
+// the quorum has said Up for FlapDwell without a Down between (FlapDamped until then), and
+// the flap is over once it has. A Down during the dwell restarts it. Damping only delays an
+// Up, never a Down. mem.Flaps receives the new state.
 func (j Judge) damp(a netip.Addr, prev, q Verdict, reason string, now time.Time, f Flap, onset bool, mem *Memory) (Verdict, string) {
 	window, dwell := j.flapTimes()
-	downs := slices.DeleteFunc(slices.Clone(f.Downs), func(t time.Time) bool { return now.Sub(t) > window })
-	for i := range downs {
-		downs[i] = notAfter(downs[i], now)
+	downs := make([]time.Time, 0, len(f.Downs)+1)
+	for _, t := range f.Downs {
+		downs = append(downs, notAfter(t, now))
 	}
+	upSince := notAfter(f.UpSince, now)
 	out, why := q, reason
-	upSince := time.Time{}
 	switch {
-	case q == Down && prev == Up && onset:
-		downs = append(downs, now)
-	case q == Up && prev == Down && (len(downs) >= 2 || !f.UpSince.IsZero()) && dwell > 0:
-		upSince = notAfter(f.UpSince, now)
+	case q == Down:
+		if prev == Up && onset {
+			downs = append(downs, now)
+		}
+		upSince = time.Time{}
+	case flapping(downs, window) && dwell > 0:
 		if upSince.IsZero() {
 			upSince = now
 		}
 		if now.Sub(upSince) < dwell {
 			out, why = Down, ReasonFlapDamped
+		} else {
+			downs, upSince = nil, time.Time{} // the dwell is over, and the flap with it
 		}
+	default:
+		upSince = time.Time{}
 	}
+	downs = pruneDowns(downs, now, window)
 	if len(downs) > 0 || !upSince.IsZero() {
 		mem.Flaps[a] = Flap{Downs: downs, UpSince: upSince}
 	}
 	return out, why
+}
+
+// flapping: the last two onsets in downs are within window of each other.
+func flapping(downs []time.Time, window time.Duration) bool {
+	n := len(downs)
+	return n >= 2 && downs[n-1].Sub(downs[n-2]) <= window
+}
+
+// pruneDowns keeps what damping needs of downs: while flapping, the last two onsets (until
+// the dwell ends the flap); otherwise the onsets within window of now.
+func pruneDowns(downs []time.Time, now time.Time, window time.Duration) []time.Time {
+	if flapping(downs, window) {
+		return downs[len(downs)-2:]
+	}
+	return slices.DeleteFunc(downs, func(t time.Time) bool { return now.Sub(t) > window })
 }
 
 // quorum: Down when more than half of the membership (n) call the target Down.
