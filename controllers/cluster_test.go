@@ -26,6 +26,7 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 	"github.com/dnsplane/dnsplane/pkg/plan"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
+	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
 
 // cluster is one more "cluster" for multi-cluster tests: its own kube-apiserver and etcd
@@ -42,6 +43,8 @@ type cluster struct {
 	opts      clusterOptions
 	zoneDir   string // the embedded server's zone data, kept across manager restarts
 	dnsAddr   string // the embedded server's address, when it runs
+	// store is the embedded server's zone store, when it runs.
+	store *zonedb.Store
 
 	// requests counts provider API requests of the current manager, by provider, operation and
 	// code (dnsplane_provider_requests_total).
@@ -197,6 +200,7 @@ func (c *cluster) startManager() {
 		t.Errorf("%s: the manager's cache did not sync within 2 min", c.ownerID)
 	}
 	c.dnsAddr = a.Server.Addr()
+	c.store = a.Store
 	c.stop = func() { cancel(); <-done }
 }
 

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/controllers/internal/publish"
 	"github.com/dnsplane/dnsplane/controllers/internal/status"
 	"github.com/dnsplane/dnsplane/pkg/provider"
 	"github.com/dnsplane/dnsplane/pkg/served"
@@ -43,6 +44,7 @@ func (r *Reconciler) setServed(ctx context.Context, z *dnsv1.DNSZone, resolved p
 			"the zone's provider has no name servers whose SOA serial says what they serve (a cloud provider, or a Secret without DNS_ADDRESS)")
 		return 0
 	}
+	zone.Keys = publish.ServedKeys(z)
 	v := r.Served.CheckZone(ctx, zone)
 	z.Status.Servers = zoneServers(v)
 	ok, reason, msg := zoneServedCondition(v)

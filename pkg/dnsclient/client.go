@@ -34,9 +34,14 @@ func (c Client) timeout() time.Duration {
 // answer is truncated or UDP fails. It returns the response only if its ID, question and
 // rcode (NOERROR or NXDOMAIN) fit the query.
 func (c Client) Query(ctx context.Context, server, name string, qtype uint16) (*dns.Msg, error) {
+	return c.query(ctx, server, name, qtype, false)
+}
+
+// query is Query, with the DO bit (RFC 3225) set when do is true.
+func (c Client) query(ctx context.Context, server, name string, qtype uint16, do bool) (*dns.Msg, error) {
 	q := new(dns.Msg)
 	q.SetQuestion(dns.Fqdn(name), qtype)
-	q.SetEdns0(1232, false)
+	q.SetEdns0(1232, do)
 	q.RecursionDesired = false
 	var firstErr error
 	for _, netw := range []string{"udp", "tcp"} {
@@ -133,19 +138,42 @@ func (c Client) SOA(ctx context.Context, server, zone string) error {
 // answer that is not authoritative, not NOERROR or holds no SOA of the zone wraps
 // ErrNotAuthoritative; a query without a usable answer is a *TransportError.
 func (c Client) Serial(ctx context.Context, server, zone string) (uint32, error) {
-	resp, err := c.Query(ctx, server, zone, dns.TypeSOA)
+	serial, _, err := c.soa(ctx, server, zone, false)
+	return serial, err
+}
+
+// SignedSerial is Serial asked with the DO bit set (RFC 3225): it also returns the RRSIGs over
+// the zone's SOA that the answer carries (none from a server that does not sign the zone).
+func (c Client) SignedSerial(ctx context.Context, server, zone string) (uint32, []*dns.RRSIG, error) {
+	serial, resp, err := c.soa(ctx, server, zone, true)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	var sigs []*dns.RRSIG
+	for _, rr := range resp.Answer {
+		if s, ok := rr.(*dns.RRSIG); ok && s.TypeCovered == dns.TypeSOA && strings.EqualFold(s.Hdr.Name, dns.Fqdn(zone)) {
+			sigs = append(sigs, s)
+		}
+	}
+	return serial, sigs, nil
+}
+
+// soa asks server for zone's SOA (with DO when do is true) and returns its serial and the
+// answer, with Serial's checks.
+func (c Client) soa(ctx context.Context, server, zone string, do bool) (uint32, *dns.Msg, error) {
+	resp, err := c.query(ctx, server, zone, dns.TypeSOA, do)
+	if err != nil {
+		return 0, nil, err
 	}
 	if resp.Rcode != dns.RcodeSuccess || !resp.Authoritative {
-		return 0, fmt.Errorf("SOA %s at %s: rcode %s, AA %t: %w", zone, server, dns.RcodeToString[resp.Rcode], resp.Authoritative, ErrNotAuthoritative)
+		return 0, nil, fmt.Errorf("SOA %s at %s: rcode %s, AA %t: %w", zone, server, dns.RcodeToString[resp.Rcode], resp.Authoritative, ErrNotAuthoritative)
 	}
 	for _, rr := range resp.Answer {
 		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, dns.Fqdn(zone)) {
-			return soa.Serial, nil
+			return soa.Serial, resp, nil
 		}
 	}
-	return 0, fmt.Errorf("SOA %s at %s: no SOA in the answer: %w", zone, server, ErrNotAuthoritative)
+	return 0, nil, fmt.Errorf("SOA %s at %s: no SOA in the answer: %w", zone, server, ErrNotAuthoritative)
 }
 
 // SOAAny checks the zone's SOA at the first of servers that answers authoritatively; servers

@@ -30,7 +30,9 @@ const unboundAddr = "127.0.0.27"
 // bad.test., whose DS in the parent is of keys the child does not sign with.
 type signedTree struct {
 	parent, child *Server
-	anchor        []dns.RR // the DS set of test.
+	// childStore holds the child server's zones.
+	childStore *zonedb.Store
+	anchor     []dns.RR // the DS set of test.
 	// servedBy is the address Unbound asks for a child zone, when not the child server's.
 	servedBy map[string]string
 }
@@ -41,9 +43,15 @@ var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.tes
 // newSignedTree starts the two servers and signs every zone.
 func newSignedTree(t *testing.T) signedTree {
 	t.Helper()
+	return newSignedTreeWith(t, ServerOptions{})
+}
+
+// newSignedTreeWith is newSignedTree with the child server's options.
+func newSignedTreeWith(t *testing.T, childOpts ServerOptions) signedTree {
+	t.Helper()
 	childStore := newZones(t, zoneNames(childZones))
 	parentStore := newZones(t, []string{"test."})
-	child := startServer(t, childStore, ServerOptions{})
+	child := startServer(t, childStore, childOpts)
 	parent := startServer(t, parentStore, ServerOptions{})
 	var delegations []string
 	for zone, params := range childZones {
@@ -72,7 +80,7 @@ func newSignedTree(t *testing.T) signedTree {
 	if err := parent.SetSigning("test.", root); err != nil {
 		t.Fatal(err)
 	}
-	return signedTree{parent: parent, child: child, anchor: root.Keys.DS(300, dnssec.Active), servedBy: map[string]string{}}
+	return signedTree{parent: parent, child: child, childStore: childStore, anchor: root.Keys.DS(300, dnssec.Active), servedBy: map[string]string{}}
 }
 
 func zoneNames(m map[string]*dnssec.NSEC3Params) []string {

@@ -17,6 +17,11 @@
 // a secondary ahead of its primary does not count as serving a change. The guarantee and its
 // corollaries are docs/served.md's invariants; a property test holds the tracker to them.
 //
+// For a signed zone (Zone.Keys: its keys that sign the SOA), each server is asked the SOA with
+// the DO bit set, and serves a serial only when its answer carries an RRSIG over the SOA by the
+// zone with one of those keys, valid at the time (Unsigned says why not): a server that answers
+// the zone unsigned does not serve its changes.
+//
 // It must not write to a provider, read a zone's records from a provider, nor import the API
 // types or controller-runtime: the
 // controllers map a Verdict to their conditions and adapt its notices to their work queues.

@@ -38,6 +38,11 @@ type Zone struct {
 	// Written compares with that reading. Elsewhere a serial that stays means a write that
 	// changed nothing, served where it was.
 	SerialMayStay bool
+	// Keys, for a signed zone, are the keys that sign its SOA (its active ZSKs and CSKs): a
+	// server is asked with the DO bit set, and serves a serial only when it answers the SOA
+	// signed by one of them (Reading.Unsigned). None for a zone that is not signed: the serial
+	// alone is asked.
+	Keys []Key
 }
 
 // ChangeZone is a zone checked through its provider's change status (provider.ChangeSync)
@@ -265,8 +270,8 @@ func (zs *zoneState) before(t time.Time) (Reading, bool) {
 }
 
 // signature identifies a verdict for notices: its status, and each server behind with how it is
-// behind (not asked, failing, or at an older serial), so that an object's message is rewritten
-// when that changes, and not at every check.
+// behind (not asked, failing, ahead, answering unsigned, or at an older serial), so that an
+// object's message is rewritten when that changes, and not at every check.
 func (v Verdict) signature() string {
 	var b strings.Builder
 	b.WriteString(string(v.Status))
@@ -279,6 +284,8 @@ func (v Verdict) signature() string {
 			how = "failing"
 		case x.Ahead:
 			how = "ahead"
+		case x.Reading.Unsigned != "":
+			how = "unsigned"
 		}
 		b.WriteString("|" + x.Server + "=" + how)
 	}
@@ -305,6 +312,11 @@ func (t *Tracker) state(z Zone) *zoneState {
 	if zs.zone.Name != z.Name || !slices.Equal(zs.zone.Servers, z.Servers) {
 		zs.servers(z)
 	}
+	if !slices.Equal(zs.zone.Keys, z.Keys) {
+		// A reading says whether the SOA came signed by the keys of its time.
+		zs.zone.Keys = slices.Clone(z.Keys)
+		clear(zs.readings)
+	}
 	zs.zone.Asker = z.Asker
 	return zs
 }
@@ -316,7 +328,7 @@ func (zs *zoneState) servers(z Zone) {
 	if len(zs.zone.Servers) == 0 || len(z.Servers) == 0 || zs.zone.Servers[0] != z.Servers[0] || zs.zone.Name != z.Name {
 		zs.log = nil
 	}
-	zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers)}
+	zs.zone = Zone{Key: z.Key, Name: z.Name, Servers: slices.Clone(z.Servers), Keys: zs.zone.Keys}
 	for s := range zs.readings {
 		if !slices.Contains(z.Servers, s) {
 			delete(zs.readings, s)
@@ -445,17 +457,9 @@ func (t *Tracker) primaryAfter(ctx context.Context, zs *zoneState, zone Zone, at
 		case <-time.After(coalesce):
 		}
 	}
-	started := t.now()
-	cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
-	serial, err := t.asker(zone).Serial(cctx, primary, zone.Name)
-	cancel()
-	t.countQuery(err)
 	// The reading is dated when the query began: a write acknowledged after that may not be
 	// in it.
-	r = Reading{Serial: serial, At: started}
-	if err != nil {
-		r.Err = err.Error()
-	}
+	r = t.read(ctx, zone, primary)
 	t.mu.Lock()
 	zs.put(primary, r)
 	t.mu.Unlock()
@@ -567,7 +571,7 @@ func (t *Tracker) check(ctx context.Context, key types.NamespacedName) bool {
 		r, ok := zs.readings[s]
 		since, behind := zs.behind[s]
 		behind = behind && now.Sub(since) < t.opts.StaleAfter
-		if (live && (!ok || r.Err != "" || !Reached(r.Serial, top))) || (following && (i == 0 || behind)) {
+		if (live && (!ok || r.Err != "" || r.Unsigned != "" || !Reached(r.Serial, top))) || (following && (i == 0 || behind)) {
 			ask = append(ask, s)
 		}
 	}
@@ -776,29 +780,21 @@ func (t *Tracker) ForgetZone(key types.NamespacedName) {
 func (t *Tracker) slowest(zs *zoneState, w Want, fresh map[string]Reading) string {
 	name := zs.zone.Servers[0]
 	for _, s := range zs.zone.Servers[1:] {
-		if r, ok := fresh[s]; ok && r.Err == "" && Reached(r.Serial, w.Serial) {
+		if r, ok := fresh[s]; ok && r.Err == "" && r.Unsigned == "" && Reached(r.Serial, w.Serial) {
 			name = s
 		}
 	}
 	return name
 }
 
-// ask queries servers at once, each bounded by Options.Timeout.
+// ask queries servers at once (read), each bounded by Options.Timeout.
 func (t *Tracker) ask(ctx context.Context, zone Zone, servers []string) map[string]Reading {
 	out := make(map[string]Reading, len(servers))
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, t.opts.Timeout)
-			defer cancel()
-			at := t.now()
-			serial, err := t.asker(zone).Serial(cctx, s, zone.Name)
-			t.countQuery(err)
-			r := Reading{Serial: serial, At: at}
-			if err != nil {
-				r.Err = err.Error()
-			}
+			r := t.read(ctx, zone, s)
 			mu.Lock()
 			out[s] = r
 			mu.Unlock()
@@ -820,12 +816,12 @@ func propagated(wants map[Ref]Want, prev, fresh map[string]Reading) map[string][
 	}
 	out := map[string][]time.Duration{}
 	for s, r := range fresh {
-		if r.Err != "" {
+		if r.Err != "" || r.Unsigned != "" {
 			continue
 		}
 		for serial, since := range earliest {
 			p, had := prev[s]
-			if Reached(r.Serial, serial) && (!had || p.Err != "" || !Reached(p.Serial, serial)) {
+			if Reached(r.Serial, serial) && (!had || p.Err != "" || p.Unsigned != "" || !Reached(p.Serial, serial)) {
 				out[s] = append(out[s], max(r.At.Sub(since), 0))
 			}
 		}

@@ -22,6 +22,11 @@ type Reading struct {
 	// Err is why the server gave no authoritative SOA ("" when it did): the query's error
 	// text, which names the server and the cause but no credential (dnsclient.TransportError).
 	Err string
+	// Unsigned, for a signed zone (Zone.Keys), is why the server's SOA answer does not show the
+	// SOA signed by one of the zone's keys (Unsigned, the function): it answers the serial, but
+	// not the zone as signed, and serves no change of it. "" when it does, and for a zone that
+	// is not signed.
+	Unsigned string
 }
 
 // Want is one object's change in one zone: the serial that carries it and when it was written.
@@ -106,7 +111,7 @@ func judge(want Want, servers []string, readings map[string]Reading, now time.Ti
 		}
 		b := Behind{Server: s, Reading: r, Primary: i == 0}
 		switch {
-		case !ok || r.Err != "" || !Reached(r.Serial, want.Serial):
+		case !ok || r.Err != "" || r.Unsigned != "" || !Reached(r.Serial, want.Serial):
 			behind = append(behind, b)
 		case line && i > 0 && ahead(r, readings[servers[0]]):
 			b.Ahead = true
@@ -153,6 +158,8 @@ func Describe(want Want, behind []Behind, max int) string {
 			parts = append(parts, b.Reading.Err) // dnsclient's errors name the server already
 		case b.Reading.Err != "":
 			parts = append(parts, b.Server+": "+b.Reading.Err)
+		case b.Reading.Unsigned != "" && Reached(b.Reading.Serial, want.Serial):
+			parts = append(parts, fmt.Sprintf("%s answers serial %d unsigned (%s): it does not serve the signed zone", b.Server, b.Reading.Serial, b.Reading.Unsigned))
 		case b.Primary:
 			parts = append(parts, fmt.Sprintf("%s, the primary, answers serial %d (want %d): its serial did not move with the write, "+
 				"so no secondary transfers the change (PowerDNS: set the zone's SOA-EDIT-API, e.g. to DEFAULT)", b.Server, b.Reading.Serial, want.Serial))

@@ -37,6 +37,7 @@ func TestJudge_EveryOutcome(t *testing.T) {
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	ok := func(serial uint32) served.Reading { return served.Reading{Serial: serial, At: at(time.Second)} }
 	failed := served.Reading{At: at(time.Second), Err: "no answer within 2s"}
+	unsigned := served.Reading{Serial: 10, At: at(time.Second), Unsigned: "no RRSIG over the SOA"}
 	want := served.Want{Serial: 10, Since: t0}
 	cases := []struct {
 		name     string
@@ -51,6 +52,8 @@ func TestJudge_EveryOutcome(t *testing.T) {
 		{"every server past it", want, map[string]served.Reading{"p:53": ok(12), "a:53": ok(11), "b:53": ok(10)}, 2 * time.Second, served.StatusServed, nil, 2 * time.Second},
 		{"one secondary behind", want, map[string]served.Reading{"p:53": ok(10), "a:53": ok(9), "b:53": ok(10)}, time.Minute, served.StatusPropagating, []string{"a:53"}, time.Minute},
 		{"one secondary not asked yet", want, map[string]served.Reading{"p:53": ok(10), "a:53": ok(10)}, time.Second, served.StatusPropagating, []string{"b:53"}, time.Second},
+		{"one secondary at the serial, unsigned", want, map[string]served.Reading{"p:53": ok(10), "a:53": unsigned, "b:53": ok(10)}, time.Second, served.StatusPropagating, []string{"a:53"}, time.Second},
+		{"every server at the serial, unsigned", want, map[string]served.Reading{"p:53": unsigned, "a:53": unsigned, "b:53": unsigned}, time.Second, served.StatusPropagating, []string{"p:53", "a:53", "b:53"}, time.Second},
 		{"one secondary not answering", want, map[string]served.Reading{"p:53": ok(10), "a:53": failed, "b:53": ok(10)}, time.Second, served.StatusPropagating, []string{"a:53"}, time.Second},
 		{"behind at the deadline", want, map[string]served.Reading{"p:53": ok(10), "a:53": ok(9), "b:53": failed}, 5 * time.Minute, served.StatusStale, []string{"a:53", "b:53"}, 5 * time.Minute},
 		{"no server answers", want, map[string]served.Reading{"p:53": failed, "a:53": failed, "b:53": failed}, time.Second, served.StatusUnreachable, []string{"p:53", "a:53", "b:53"}, time.Second},

@@ -72,6 +72,7 @@ func servedZone(zp ZonePlan) (served.Zone, bool) {
 	key := types.NamespacedName{Namespace: zp.Zone.Namespace, Name: zp.Zone.Name}
 	zone, ok := served.ZoneOf(key, zp.Zone.Spec.Zone, zp.Zone.Status.ZoneID, zp.ServedBy, zp.ChangeSync)
 	zone.SerialMayStay = zp.SerialMayStay
+	zone.Keys = ServedKeys(zp.Zone)
 	return zone, ok
 }
 
