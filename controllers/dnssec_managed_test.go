@@ -99,3 +99,39 @@ func resolveNameServers(t *testing.T, ns string, z *dnsv1.DNSZone) {
 	create(t, nsZone, endpointObj(ns, "ns-addresses", eps...))
 	waitCondition(t, nsZone, dnsv1.ConditionReady, metav1.ConditionTrue, dnsv1.ReasonReady)
 }
+
+// TestDNSSEC_CloudDNSSignsWithItsKeys: a DNSZone on Cloud DNS (its fake) with dnssec.enabled,
+// the KSK/ZSK scheme and NSEC3, whose parent is outside dnsplane: the controller patches the
+// managed zone's dnssecConfig on and reports DSPending with the DS of Cloud DNS's key-signing
+// key (dnsKeys.list) to hand to the registrar; NSEC3 iterations Cloud DNS does not take are
+// NotSupported.
+func TestDNSSEC_CloudDNSSignsWithItsKeys(t *testing.T) {
+	ns := namespace(t, "dnssec-gcp")
+	fake, c := startCloudDNS(t)
+	create(t, secretObj(ns, "gcp", c.secretType, c.data))
+	z := zoneObj(ns, "z", "z.gcp.dnssec.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DNSSEC = &dnsv1.DNSSEC{Enabled: true, Keys: dnsv1.DNSSECKeys{Scheme: dnsv1.KeySchemeKSKZSK},
+			Denial: dnsv1.DNSSECDenial{Type: dnsv1.DenialNSEC3}}
+		usingSecret("gcp")(z)
+	})
+	iter := zoneObj(ns, "iter", "iter.gcp.dnssec.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DNSSEC = &dnsv1.DNSSEC{Enabled: true, Keys: dnsv1.DNSSECKeys{Scheme: dnsv1.KeySchemeKSKZSK},
+			Denial: dnsv1.DNSSECDenial{Type: dnsv1.DenialNSEC3, NSEC3: &dnsv1.NSEC3Parameters{Iterations: 5}}}
+		usingSecret("gcp")(z)
+	})
+	create(t, z, iter)
+	cond := waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonDSPending)
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+		t.Fatal(err)
+	}
+	if z.Status.DNSSEC == nil || len(z.Status.DNSSEC.DS) != 1 || !strings.Contains(cond.Message, "registrar") {
+		t.Fatalf("status.dnssec %+v, Secure %q; want the KSK's DS to hand to the registrar", z.Status.DNSSEC, cond.Message)
+	}
+	if n := fake.Count("managedZones.patch"); n != 1 {
+		t.Fatalf("managedZones.patch requests = %d, want 1", n)
+	}
+	cond = waitCondition(t, iter, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonNotSupported)
+	if !strings.Contains(cond.Message, "nsec3") {
+		t.Fatalf("NotSupported message %q does not name denial.nsec3", cond.Message)
+	}
+}
