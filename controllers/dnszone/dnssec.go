@@ -46,6 +46,9 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 		z.Status.DNSSEC = nil
 		return 0, nil
 	}
+	if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
+		return wake, err
+	}
 	if !d.Enabled {
 		r.setSecure(z, dnsv1.ReasonUnsigned, "spec.dnssec.enabled is false: the zone is served unsigned")
 		z.Status.DNSSEC = nil

@@ -1,6 +1,7 @@
 // Package clouddnsfake is an in-memory httptest server for the subset of the
 // Cloud DNS v1 REST API (JSON) that the dnsplane google provider uses:
-// managedZones create/get/list/delete (with description and labels),
+// managedZones create/get/list/delete/patch (with description and labels;
+// patch sets dnssecConfig, and dnsKeys.list lists the keys it made: dnssec.go),
 // resourceRecordSets list with page tokens, and changes.create with atomic
 // additions and deletions.
 //
@@ -156,6 +157,8 @@ type ManagedZone struct {
 	NameServers  []string          `json:"nameServers,omitempty"`
 	CreationTime string            `json:"creationTime,omitempty"`
 	Visibility   string            `json:"visibility,omitempty"`
+	// DNSSECConfig is the zone's signing (managedZones.patch; dnssec.go).
+	DNSSECConfig *DNSSECConfig `json:"dnssecConfig,omitempty"`
 }
 
 type change struct {
@@ -171,6 +174,7 @@ type zone struct {
 	mz      ManagedZone
 	rrsets  []RRSet
 	changes int
+	keys    []*dnsKey // DNSSEC keys, made when signing is turned on (dnssec.go)
 }
 
 // Server is the fake. All methods are safe for concurrent use.
@@ -433,6 +437,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		op = "rrsets.list"
 	case len(parts) == 7 && parts[6] == "changes" && r.Method == http.MethodPost:
 		op = "changes.create"
+	case len(parts) == 6 && r.Method == http.MethodPatch:
+		op = "managedZones.patch"
+	case len(parts) == 7 && parts[6] == "dnsKeys" && r.Method == http.MethodGet:
+		op = "dnsKeys.list"
 	default:
 		s.fail(w, apiError{code: 404, reason: "notFound", msg: r.Method + " " + r.URL.Path + " not supported"})
 		return
@@ -528,6 +536,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		s.changeSizes = append(s.changeSizes, len(c.Additions)+len(c.Deletions))
 		c.Kind, c.ID, c.Status, c.StartTime = "dns#change", strconv.Itoa(z.changes), "done", time.Now().UTC().Format(time.RFC3339Nano)
 		reply(w, 200, c)
+	case "managedZones.patch":
+		s.patchZone(w, r, z)
+	case "dnsKeys.list":
+		s.listKeys(w, q, z)
 	}
 }
 

@@ -2,8 +2,9 @@
 // Route 53 REST/XML API (2013-04-01) that the dnsplane aws provider uses:
 // hosted zones, ChangeResourceRecordSets with atomic batches and the
 // documented request limits, paged ListResourceRecordSets, GetChange and tags,
-// private hosted zones (CreateHostedZone with a VPC) and alias record sets
-// (AliasTarget).
+// private hosted zones (CreateHostedZone with a VPC), alias record sets
+// (AliasTarget) and DNSSEC signing (key-signing keys, EnableHostedZoneDNSSEC,
+// GetDNSSEC; dnssec.go).
 // Every request must be signed with Signature Version 4 by the one key pair
 // the fake accepts (AccessKeyID, SecretAccessKey), as Route 53 requires; the
 // public hosted zones are also served over DNS (DNSAddr).
@@ -82,6 +83,7 @@ type zone struct {
 	vpc           VPC // private zones only
 	rrs           []RR
 	tags          map[string]string
+	sign          signing // DNSSEC (dnssec.go)
 }
 
 // Default credentials: the only key pair a new fake accepts.
@@ -114,6 +116,7 @@ type Server struct {
 	served    int       // requests seen while ThrottleEvery is on
 	counts    map[string]int
 	lastBatch []int
+	fault     dnssecFault // DNSSECFault's
 }
 
 // New starts a fake server; it is closed by t-style cleanup by the caller.
@@ -408,7 +411,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case "ListTagsForResource":
 		out, e = s.opListTags(parts)
 	default:
-		e = &apiErr{404, "InvalidInput", "unsupported operation " + r.Method + " " + r.URL.Path, nil}
+		var ok bool
+		if out, st, e, ok = s.dnssecOp(op, r, parts); !ok {
+			e = &apiErr{404, "InvalidInput", "unsupported operation " + r.Method + " " + r.URL.Path, nil}
+		}
 	}
 	if e != nil {
 		writeErr(w, *e)
@@ -449,7 +455,7 @@ func opName(method string, parts []string) string {
 	case len(parts) == 3 && parts[0] == "tags" && method == http.MethodGet:
 		return "ListTagsForResource"
 	}
-	return "Unknown"
+	return dnssecOpName(method, parts)
 }
 
 func writeErr(w http.ResponseWriter, e apiErr) {

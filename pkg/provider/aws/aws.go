@@ -93,6 +93,10 @@ type Config struct {
 	// PrivateZoneVPCRegion (AWS_PRIVATE_ZONE_VPC_REGION) is the VPC's region;
 	// default Region, else DefaultRegion. Only with PrivateZoneVPCID.
 	PrivateZoneVPCRegion string
+	// DNSSECKMSKeyARN (AWS_DNSSEC_KMS_KEY_ARN) is the customer managed KMS key (ECC_NIST_P256,
+	// SIGN_VERIFY, in us-east-1) that Route 53's key-signing keys are made in (EnableSigning);
+	// empty: zones are not signed.
+	DNSSECKMSKeyARN string
 	// HTTPClient, when set, sends the requests as is (Timeout is then not applied).
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP attempt, its reply body included (the SDK retries an attempt
@@ -118,6 +122,7 @@ type Provider struct {
 	poll     time.Duration
 	names    sync.Map   // zone ID -> canonical zone name (immutable in Route 53)
 	vpc      *types.VPC // non-nil: zones are private, associated with this VPC
+	kmsARN   string     // Config.DNSSECKMSKeyARN
 	// pending are, per zone ID, the changes this process submitted that GetChange has not
 	// yet reported INSYNC, oldest first (provider.ChangeSync); submitted is the second of the
 	// last change per zone.
@@ -135,10 +140,11 @@ type pendingChange struct {
 }
 
 var (
-	_ provider.Provider     = (*Provider)(nil)
-	_ provider.ZoneDrainer  = (*Provider)(nil)
-	_ provider.RequestSizer = (*Provider)(nil)
-	_ provider.ChangeSync   = (*Provider)(nil)
+	_ provider.Provider      = (*Provider)(nil)
+	_ provider.ZoneDrainer   = (*Provider)(nil)
+	_ provider.RequestSizer  = (*Provider)(nil)
+	_ provider.ChangeSync    = (*Provider)(nil)
+	_ provider.ManagedSigner = (*Provider)(nil)
 )
 
 // New builds a Provider. It makes no API calls.
@@ -198,7 +204,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			o.BaseEndpoint = aws.String(cfg.EndpointURL)
 		}
 	})
-	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval,
+	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval, kmsARN: cfg.DNSSECKMSKeyARN,
 		pending: map[string][]pendingChange{}, submitted: map[string]uint32{}, now: time.Now}
 	if cfg.PrivateZoneVPCID != "" {
 		vr := cfg.PrivateZoneVPCRegion

@@ -386,6 +386,9 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.SerialMayStay = s.Type == TypePDNS
+	if ms, ok := res.Provider.(provider.ManagedSigner); ok {
+		res.Signer = ms // before the guard's wrapping, as ChangeSync
+	}
 	if s.Type == TypeLocal {
 		return res, nil
 	}
@@ -435,7 +438,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
 			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
-			Timeout: f.RequestTimeout,
+			Timeout: f.RequestTimeout, DNSSECKMSKeyARN: get("AWS_DNSSEC_KMS_KEY_ARN"),
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
