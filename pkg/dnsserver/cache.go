@@ -30,6 +30,7 @@ const (
 const (
 	keyEDNS = 1 << iota // the request had an OPT
 	keyDO               // and its DO bit was set
+	keyCO               // and its CO bit too (RFC 9824 §4: compact denial keeps NXDOMAIN)
 )
 
 // maxKeyLen is the longest cache key: a 255-byte wire name, qtype, qclass,
@@ -183,7 +184,7 @@ func (c *answerCache) promoteIfDue() {
 }
 
 // appendKey appends the cache key of a question to dst: name, its wire form
-// (any case), lowercased, then qtype, qclass and flags (keyEDNS, keyDO).
+// (any case), lowercased, then qtype, qclass and flags (keyEDNS, keyDO, keyCO).
 func appendKey(dst, name []byte, qtype, qclass uint16, flags byte) []byte {
 	for _, b := range name {
 		if 'A' <= b && b <= 'Z' {
@@ -199,6 +200,8 @@ func ednsFlags(opt *dns.OPT) byte {
 	switch {
 	case opt == nil:
 		return 0
+	case opt.Do() && opt.Co():
+		return keyEDNS | keyDO | keyCO
 	case opt.Do():
 		return keyEDNS | keyDO
 	}
