@@ -121,16 +121,24 @@ func (s *Server) lookup(snap *zonedb.Snapshot, key []byte) *cachedAnswer {
 	if c == nil || c.snap != snap || c.sg != s.signing.Load() {
 		return nil
 	}
-	e := c.get(key)
-	if e != nil && e.renew != 0 && time.Now().UnixNano() >= e.renew {
-		return nil
-	}
-	return e
+	return c.get(key)
 }
 
-// get returns the entry of key: from read without a lock, else from pending.
+// stale reports whether e's signatures are due to be made anew (never for an unsigned answer).
+func (e *cachedAnswer) stale() bool {
+	return e.renew != 0 && e.staleAt(time.Now().UnixNano())
+}
+
+// staleAt is stale at now (Unix nanoseconds).
+func (e *cachedAnswer) staleAt(now int64) bool { return e.renew != 0 && now >= e.renew }
+
+// cost is what e counts against the cache's limit, under key.
+func (e *cachedAnswer) cost(key string) int { return len(key) + len(e.wire) + answerEntryOverhead }
+
+// get returns the entry of key that is not stale: from read without a lock, else from pending,
+// where the answer of a new signing period waits until it replaces read's stale one.
 func (c *answerCache) get(key []byte) *cachedAnswer {
-	if e := c.read.Load().m[string(key)]; e != nil {
+	if e := c.read.Load().m[string(key)]; e != nil && !e.stale() {
 		return e
 	}
 	if c.pendingN.Load() == 0 {
@@ -139,22 +147,29 @@ func (c *answerCache) get(key []byte) *cachedAnswer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.pending[string(key)]
-	if e != nil {
-		c.work++
-		c.promoteIfDue()
+	if e == nil || e.stale() {
+		return nil
 	}
+	c.work++
+	c.promoteIfDue()
 	return e
 }
 
-// add stores wire, the packed answer to a query of key, unless it is cached
-// or the cache is full (limit bytes). It takes ownership of wire.
+// add stores wire, the packed answer to a query of key, unless it is cached or the cache is
+// full (limit bytes). An entry whose signatures are stale is replaced, full or not: the
+// promotion drops it. It takes ownership of wire.
 func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, ecsLen, limit int, renew int64) {
 	cost := len(key) + len(wire) + answerEntryOverhead
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.work++
-	_, cached := c.read.Load().m[string(key)]
-	if _, ok := c.pending[string(key)]; !ok && !cached && c.bytes+cost <= limit {
+	old, cached := c.read.Load().m[string(key)]
+	replace := cached && old.stale()
+	if p, ok := c.pending[string(key)]; ok && p.stale() {
+		delete(c.pending, string(key))
+		c.bytes -= p.cost(string(key))
+	}
+	if _, ok := c.pending[string(key)]; !ok && (replace || !cached && c.bytes+cost <= limit) {
 		c.pending[string(key)] = &cachedAnswer{wire: wire, qlen: qlen, rcode: rcode, ecsLen: ecsLen, renew: renew}
 		c.pendingN.Store(int64(len(c.pending)))
 		c.bytes += cost
@@ -164,19 +179,26 @@ func (c *answerCache) add(key []byte, wire []byte, qlen, rcode, ecsLen, limit in
 
 // promoteIfDue publishes read and pending as the new read map, when pending
 // holds entries and the work since the last promotion exceeds
-// len(read)/promoteEvery. The caller holds mu.
+// len(read)/promoteEvery; entries of read whose signatures are stale are left out, and
+// the cache's bytes are counted anew. The caller holds mu.
 func (c *answerCache) promoteIfDue() {
 	old := c.read.Load().m
 	if len(c.pending) == 0 || c.work <= len(old)/promoteEvery {
 		return
 	}
 	m := make(map[string]*cachedAnswer, len(old)+len(c.pending))
+	now, bytes := time.Now().UnixNano(), 0
 	for k, e := range old {
-		m[k] = e
+		if _, replaced := c.pending[k]; !replaced && !e.staleAt(now) {
+			m[k] = e
+			bytes += e.cost(k)
+		}
 	}
 	for k, e := range c.pending {
 		m[k] = e
+		bytes += e.cost(k)
 	}
+	c.bytes = bytes
 	c.read.Store(&answerMap{m: m})
 	clear(c.pending)
 	c.pendingN.Store(0)
