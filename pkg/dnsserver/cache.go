@@ -1,6 +1,7 @@
 package dnsserver
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -121,7 +122,37 @@ func (s *Server) lookup(snap *zonedb.Snapshot, key []byte) *cachedAnswer {
 	if c == nil || c.snap != snap || c.sg != s.signing.Load() {
 		return nil
 	}
-	return c.get(key)
+	return c.get(key, nowOf(&s.clock))
+}
+
+// clockTick is how often a started server refreshes its clock (Server.clock), which the answer
+// cache's hits read instead of the system clock (reading it on each hit took a third of a
+// cached signed answer's cost in BenchmarkServer_AnswerSigned/readloop): a cached signed
+// answer is served up to clockTick past the end of its signing period.
+const clockTick = 100 * time.Millisecond
+
+// tickClock keeps s.clock at the current time, to within clockTick, until ctx ends.
+func (s *Server) tickClock(ctx context.Context) {
+	s.clock.Store(time.Now().UnixNano())
+	t := time.NewTicker(clockTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			s.clock.Store(now.UnixNano())
+		}
+	}
+}
+
+// nowOf returns clock (Unix nanoseconds), or the system clock's time while it is 0 (a server
+// that is not started).
+func nowOf(clock *atomic.Int64) int64 {
+	if n := clock.Load(); n != 0 {
+		return n
+	}
+	return time.Now().UnixNano()
 }
 
 // stale reports whether e's signatures are due to be made anew (never for an unsigned answer).
@@ -135,10 +166,10 @@ func (e *cachedAnswer) staleAt(now int64) bool { return e.renew != 0 && now >= e
 // cost is what e counts against the cache's limit, under key.
 func (e *cachedAnswer) cost(key string) int { return len(key) + len(e.wire) + answerEntryOverhead }
 
-// get returns the entry of key that is not stale: from read without a lock, else from pending,
-// where the answer of a new signing period waits until it replaces read's stale one.
-func (c *answerCache) get(key []byte) *cachedAnswer {
-	if e := c.read.Load().m[string(key)]; e != nil && !e.stale() {
+// get returns the entry of key that is not stale at now: from read without a lock, else from
+// pending, where the answer of a new signing period waits until it replaces read's stale one.
+func (c *answerCache) get(key []byte, now int64) *cachedAnswer {
+	if e := c.read.Load().m[string(key)]; e != nil && !e.staleAt(now) {
 		return e
 	}
 	if c.pendingN.Load() == 0 {
@@ -147,7 +178,7 @@ func (c *answerCache) get(key []byte) *cachedAnswer {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.pending[string(key)]
-	if e == nil || e.stale() {
+	if e == nil || e.staleAt(now) {
 		return nil
 	}
 	c.work++

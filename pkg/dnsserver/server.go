@@ -185,6 +185,7 @@ type Server struct {
 	replays replays // the UPDATEs accepted within their TSIG window
 
 	cache     atomic.Pointer[answerCache] // of the last snapshot queried
+	clock     atomic.Int64                // Unix nanoseconds, kept by Start (tickClock); 0 before
 	cacheHits atomic.Uint64               // answers copied from the cache
 	bufs      sync.Pool                   // *[]byte for cached answers
 
@@ -367,6 +368,9 @@ func (s *Server) Start(ctx context.Context) error {
 		DecorateReader: screenTCP,
 		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
+	tctx, stopClock := context.WithCancel(ctx)
+	defer stopClock()
+	go s.tickClock(tctx)
 
 	select {
 	case <-ctx.Done():
