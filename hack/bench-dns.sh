@@ -58,6 +58,17 @@
 # queries (dnsperf -E), so the ECS path is measured too; its answers then carry the option back
 # and the answer comparison shows only that difference.
 #
+# DNSSEC (BENCH_DNSSEC=1): signed answers per server CPU-second, instead of the runs above. The
+# embedded server signs the zone online (hack/dnsbench -sign: one CSK, ECDSAP256SHA256, NSEC);
+# Knot serves the zone the embedded server transfers (dig AXFR: its DNSKEY, RRSIGs and NSEC
+# chain) as a plain zone file, so both answer with the same keys and RRsets. Every query of the
+# mix has the DO bit (dnsperf -D). Both servers run pinned to CPU 1 (BENCH_PIN is taken as 1)
+# and stay up; the dnsperf runs alternate between them for BENCH_ROUNDS rounds (embedded, Knot,
+# embedded, Knot, ...), so that both see the same machine load, and the table gives each
+# round's answers per server CPU-second, its ratio, and the median ratio, against the target of
+# 0.8x Knot. RRSIGs differ between the two (ECDSA signatures are made anew), so the answer check
+# compares the records with each RRSIG's signature left out.
+#
 # CPU figures are per cent of one core over the run (a 2-CPU machine has 200%); "other processes"
 # is whatever else ran meanwhile (other jobs on a shared machine, and the kernel's softirq time).
 #
@@ -76,6 +87,8 @@
 #   BENCH_EMBEDDED_IP=127.0.0.21, BENCH_PDNS_IP=127.0.0.22, BENCH_COREDNS_IP=127.0.0.23,
 #   BENCH_KNOT_IP=127.0.0.24, BENCH_NSD_IP=127.0.0.25   listen addresses (ports are free ones)
 #   BENCH_GEO_ECS=        "1": the embedded-geo run's queries carry ECS 192.0.2.0/24
+#   BENCH_DNSSEC=         "1": the DNSSEC mode above (embedded-signed and knot-signed only)
+#   BENCH_ROUNDS=3        DNSSEC mode: rounds of one run per server
 #   BENCH_SERVERS="embedded embedded-geo coredns knot nsd powerdns embedded-2core knot-2core"   which runs, in
 #                         this order (the first must be embedded or embedded-2core)
 #   DNSBENCH_BIN=         a prebuilt hack/dnsbench binary (else built into the temp dir)
@@ -101,6 +114,12 @@ KNOT_IP=${BENCH_KNOT_IP:-127.0.0.24}
 NSD_IP=${BENCH_NSD_IP:-127.0.0.25}
 SERVERS=${BENCH_SERVERS:-embedded embedded-geo coredns knot nsd powerdns embedded-2core knot-2core}
 DNSPERF_PROCS=${BENCH_DNSPERF:-2}
+ROUNDS=${BENCH_ROUNDS:-3}
+[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || { echo "bench-dns: BENCH_ROUNDS must be a positive number" >&2; exit 1; }
+DNSPERF_EXTRA=()
+if [ "${BENCH_DNSSEC:-}" = 1 ]; then
+  BENCH_PIN=1 DNSPERF_EXTRA=(-D)
+fi
 [[ $DNSPERF_PROCS =~ ^[1-9][0-9]*$ ]] || { echo "bench-dns: BENCH_DNSPERF must be a positive number" >&2; exit 1; }
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/dnsplane
@@ -231,14 +250,15 @@ dnsbench_bin() {
   echo "$bin"
 }
 
-# start_embedded [pin|geo]: hack/dnsbench; with "no" unpinned with -udp-sockets 2; with "geo"
-# pinned with -geo (geo sets and a generated GeoIP database).
+# start_embedded [pin|geo|sign]: hack/dnsbench; with "no" unpinned with -udp-sockets 2; with
+# "geo" pinned with -geo (geo sets and a generated GeoIP database); with "sign" pinned with -sign.
 start_embedded() {
   # Pinned, GOMAXPROCS is 1 and so is the default number of UDP sockets.
   local bin pin=("${pin_server[@]}") sockets=() label=dnsbench
   bin=$(dnsbench_bin)
   if [ "${1:-}" = no ]; then pin=() sockets=(-udp-sockets 2) label=dnsbench-2core; fi
   if [ "${1:-}" = geo ]; then sockets=(-geo) label=dnsbench-geo; fi
+  if [ "${1:-}" = sign ]; then sockets=(-sign) label=dnsbench-signed; fi
   SRV_IP=$EMB_IP SRV_PORT=$(free_port)
   "${pin[@]}" "$bin" -addr "$SRV_IP:$SRV_PORT" -zone "$ZONE" -file "$zonefile" "${sockets[@]}" \
     >"$tmp/$label.out" 2>"$tmp/$label.log" &
@@ -277,11 +297,13 @@ start_coredns() {
   wait_ready coredns "$tmp/coredns.log"
 }
 
-# start_knot [pin]: Knot with 1 UDP worker, pinned when BENCH_PIN=1; with pin "no" unpinned with
-# 2 UDP workers (knot-2core, beside embedded-2core).
+# start_knot [pin|signed]: Knot with 1 UDP worker, pinned when BENCH_PIN=1; with pin "no"
+# unpinned with 2 UDP workers (knot-2core, beside embedded-2core); with "signed" pinned, serving
+# $signedzone (the embedded server's AXFR) as a plain zone file.
 start_knot() {
-  local d=$tmp/knot workers=1 pin=("${pin_server[@]}")
+  local d=$tmp/knot workers=1 pin=("${pin_server[@]}") file=$zonefile
   if [ "${1:-}" = no ]; then d=$tmp/knot-2core workers=2 pin=(); fi
+  if [ "${1:-}" = signed ]; then d=$tmp/knot-signed file=$signedzone; fi
   SRV_IP=$KNOT_IP SRV_PORT=$(free_port)
   mkdir -p "$d"
   cat >"$d/knot.conf" <<CONF
@@ -299,7 +321,7 @@ database:
     storage: "$d"
 zone:
   - domain: $ZONE
-    file: "$zonefile"
+    file: "$file"
     storage: "$d"
     semantic-checks: off
 CONF
@@ -352,12 +374,16 @@ start_powerdns() {
 
 # --- same answers? -----------------------------------------------------------------------------
 # probe <ip> <port> <name> <type>: rcode, flags and the sorted answer/authority/additional records
-# (the embedded server rotates multi-record answers; EDNS details are left out).
+# (the embedded server rotates multi-record answers; EDNS details are left out). In the DNSSEC
+# mode the query has the DO bit and each RRSIG is printed without its signature.
 probe() {
-  dig @"$1" -p "$2" +norecurse +noall +comments +answer +authority +additional +time=2 +tries=1 "$3" "$4" |
+  local do=()
+  [ "${BENCH_DNSSEC:-}" = 1 ] && do=(+dnssec)
+  dig @"$1" -p "$2" +norecurse +noall +comments +answer +authority +additional +time=2 +tries=1 "${do[@]}" "$3" "$4" |
     awk '/->>HEADER<<-/ { sub(/.*status: /, ""); sub(/,.*/, ""); print "status " $0; next }
          /^;; flags:/   { sub(/^;; flags: /, ""); sub(/;.*/, ""); print "flags " $0; next }
          /^;/ || NF == 0 { next }
+         $4 == "RRSIG"  { print $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12; next }
          { $1 = $1; print }' | sort
 }
 checks=("$ZONE SOA" "$ZONE NS" "ns1.$ZONE A" "h1.$ZONE A" "h1000.$ZONE A" "multi.$ZONE A"
@@ -398,8 +424,10 @@ clk=$(getconf CLK_TCK)
 # (cutime + cstime), so nothing is counted twice. The fields are read after the last ")" of the
 # line, since a name may hold spaces or parentheses (proc(5): field 4 ppid, 14 utime, 15 stime,
 # 16 cutime, 17 cstime).
+# A process that exits between the glob and cat's read fails cat, which pipefail and set -e would
+# turn into a silent exit of the script: cat's status is ignored.
 proc_tree() {
-  cat /proc/[0-9]*/stat 2>/dev/null | awk -v root="$1" -v what="$2" '
+  { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk -v root="$1" -v what="$2" '
     {
       pid = $1
       rest = $0
@@ -457,7 +485,7 @@ run_dnsperf() {
 QPS='' ANSWERED='' SCPU_S='' WALL_S=''
 bench() {
   local label=$1 ip=$2 port=$3 pid=$4 out=$tmp/dnsperf-$1 t0 t1 b0 b1 start end i
-  local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS")
+  local args=(-s "$ip" -p "$port" -d "$queries" -l "$SECONDS_RUN" -c "$CLIENTS" "${DNSPERF_EXTRA[@]}")
   [ -n "${BENCH_THREADS:-}" ] && args+=(-T "$BENCH_THREADS")
   [ -n "${BENCH_QPS:-}" ] && args+=(-Q "$((BENCH_QPS / DNSPERF_PROCS))")
   # ECS 192.0.2.0/24: code 8, family 1, source 24, scope 0, address c00002 (RFC 7871 §6).
@@ -497,10 +525,63 @@ bench() {
     "$label" "$QPS" "$lost" "$server_cpu" "$client_cpu" "$other_cpu" "$codes"
 }
 
+# --- DNSSEC mode -------------------------------------------------------------------------------
+# dnssec_mode: the embedded server signing online and Knot serving its AXFR, both pinned and up
+# for the whole mode, dnsperf -D against each in turn for $ROUNDS rounds; a table of each round.
+signedzone=$tmp/$ZONE.signed.zone
+dnssec_mode() {
+  local emb_port emb_pid knot_port knot_pid r label srv
+  local -a rows=() ratios=()
+  client_pin=("${pin_client[@]}")
+  start_embedded sign
+  emb_port=$SRV_PORT emb_pid=$SRV_PID EMB_REF_PORT=$SRV_PORT
+  dig @"$EMB_IP" -p "$emb_port" +onesoa +nocmd +nostats +nocomments +time=10 "$ZONE" AXFR >"$signedzone"
+  grep -q 'RRSIG' "$signedzone" || die "the AXFR of the signed zone holds no RRSIG"
+  log "signed zone: $(grep -vc '^;' "$signedzone") records ($(grep -c 'RRSIG' "$signedzone") RRSIGs)"
+  start_knot signed
+  knot_port=$SRV_PORT knot_pid=$SRV_PID
+  compare knot-signed "$KNOT_IP" "$knot_port" 0
+  pin_tree "$emb_pid"
+  pin_tree "$knot_pid"
+  declare -A n=() c=()
+  for r in $(seq "$ROUNDS"); do
+    for srv in embedded-signed knot-signed; do
+      label=$srv.$r
+      if [ "$srv" = embedded-signed ]; then
+        bench "$label" "$EMB_IP" "$emb_port" "$emb_pid"
+      else
+        bench "$label" "$KNOT_IP" "$knot_port" "$knot_pid"
+      fi
+      n[$label]=$ANSWERED c[$label]=$SCPU_S
+    done
+    ratios+=("$(awk -v a="${n[embedded-signed.$r]}" -v ac="${c[embedded-signed.$r]}" -v k="${n[knot-signed.$r]}" -v kc="${c[knot-signed.$r]}" \
+      'BEGIN { if (ac + 0 < 0.05 || kc + 0 < 0.05) print "-"; else printf "%.2f", (a / ac) / (k / kc) }')")
+    rows+=("$(awk -v r="$r" -v a="${n[embedded-signed.$r]}" -v ac="${c[embedded-signed.$r]}" -v k="${n[knot-signed.$r]}" -v kc="${c[knot-signed.$r]}" -v x="${ratios[-1]}" \
+      'BEGIN { printf "| %d | %.0f (%.2f s) | %.0f (%.2f s) | %s |", r, (ac > 0 ? a / ac : 0), ac, (kc > 0 ? k / kc : 0), kc, x }')")
+  done
+  stop_pid "$knot_pid"
+  stop_pid "$emb_pid"
+  echo
+  echo "DO queries (dnsperf -D), pinned to CPU 1; answers per server CPU-second (server CPU seconds):"
+  echo "| round | embedded, signing online | Knot, the signed zone as a file | ratio |"
+  echo "|---|---|---|---|"
+  printf '%s\n' "${rows[@]}"
+  printf '%s\n' "${ratios[@]}" | grep -v '^-$' | sort -n | awk '{ v[NR] = $1 } END {
+    if (NR == 0) exit
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "target: embedded signing online >= 0.80x Knot in signed answers per server CPU-second (one core): median %.2fx, %s\n", m, (m >= 0.8 ? "met" : "not met")
+  }'
+}
+
 # --- runs --------------------------------------------------------------------------------------
 # One server at a time: start, compare with the embedded server (kept running as the reference on
 # its own address), dnsperf, stop. The embedded reference is the first pinned run's server.
 echo "${DNSPERF_PROCS}x dnsperf -l $SECONDS_RUN -c $CLIENTS${BENCH_THREADS:+ -T $BENCH_THREADS}, $(nproc) CPUs${BENCH_PIN:+, pinned: servers CPU 1, dnsperf CPU 0}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ "${BENCH_DNSSEC:-}" = 1 ]; then
+  dnssec_mode
+  echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  exit 0
+fi
 declare -A qps=() answered=() cpus=() walls=()
 ref_pid=
 order=()

@@ -173,7 +173,7 @@ func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) boo
 		s.zones = map[types.NamespacedName]signed{}
 	}
 	s.zones[nn] = signed{origin: origin, digest: digest}
-	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compactAsked", z.Spec.DNSSEC.Denial.Type == dnsv1.DenialCompact)
+	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compact", p.Compact)
 	return true
 }
 
@@ -216,8 +216,8 @@ func inputsDigest(raw []byte, d *dnsv1.DNSSEC) [sha256.Size]byte {
 }
 
 // policy is the signing policy of origin from a key Secret's keyset.json and spec.dnssec:
-// NSEC3 with its parameters for denial type NSEC3, else NSEC (Compact is served as NSEC: the
-// embedded server's signer has no compact denial). Its errors never quote raw.
+// NSEC3 with its parameters for denial type NSEC3, compact denial (RFC 9824) for Compact, else
+// NSEC. Its errors never quote raw.
 func policy(origin string, raw []byte, d *dnsv1.DNSSEC) (*dnssec.Policy, error) {
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("no data key %s", dnssec.SecretKey)
@@ -232,6 +232,7 @@ func policy(origin string, raw []byte, d *dnsv1.DNSSEC) (*dnssec.Policy, error) 
 	p := &dnssec.Policy{Keys: ks,
 		Validity: time.Duration(d.SignatureValiditySeconds) * time.Second,
 		Refresh:  time.Duration(d.SignatureRefreshSeconds) * time.Second}
+	p.Compact = d.Denial.Type == dnsv1.DenialCompact
 	if d.Denial.Type == dnsv1.DenialNSEC3 {
 		p.NSEC3 = &dnssec.NSEC3Params{}
 		if n := d.Denial.NSEC3; n != nil {

@@ -1,14 +1,17 @@
 package signing
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/types"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/testrun"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
@@ -59,9 +62,9 @@ func zone(ns, name, origin string, d *dnsv1.DNSSEC) *dnsv1.DNSZone {
 	return z
 }
 
-// TestPolicy_FromSpec: denial NSEC3 carries its parameters, Compact and NSEC give NSEC, and the
-// signature settings are the spec's seconds; another zone's keys or text that is no key set are
-// refused without quoting it.
+// TestPolicy_FromSpec: denial NSEC3 carries its parameters, Compact gives compact denial, NSEC
+// and no type give NSEC, and the signature settings are the spec's seconds; another zone's keys
+// or text that is no key set are refused without quoting it.
 func TestPolicy_FromSpec(t *testing.T) {
 	raw := keySet(t, "a.test")
 	d := &dnsv1.DNSSEC{Enabled: true, SignatureValiditySeconds: 7200, SignatureRefreshSeconds: 600,
@@ -71,8 +74,9 @@ func TestPolicy_FromSpec(t *testing.T) {
 		t.Fatalf("policy = %+v, %v", p, err)
 	}
 	for _, typ := range []dnsv1.DenialType{dnsv1.DenialNSEC, dnsv1.DenialCompact, ""} {
-		if p, err := policy("a.test.", raw, &dnsv1.DNSSEC{Enabled: true, Denial: dnsv1.DNSSECDenial{Type: typ}}); err != nil || p.NSEC3 != nil {
-			t.Fatalf("denial %q: policy %+v, %v; want NSEC", typ, p, err)
+		p, err := policy("a.test.", raw, &dnsv1.DNSSEC{Enabled: true, Denial: dnsv1.DNSSECDenial{Type: typ}})
+		if err != nil || p.NSEC3 != nil || p.Compact != (typ == dnsv1.DenialCompact) {
+			t.Fatalf("denial %q: policy %+v, %v; want NSEC3 off, compact %v", typ, p, err, typ == dnsv1.DenialCompact)
 		}
 	}
 	if _, err := policy("b.test.", raw, d); err == nil {
@@ -108,5 +112,50 @@ func TestSigner_KeepsAndReleases(t *testing.T) {
 	s.unsign(a)
 	if p, ok := srv.got["a.test."]; !ok || p != nil {
 		t.Fatalf("after unsign: %v, %v; want nil", p, ok)
+	}
+}
+
+// TestSigner_CompactDenialIsServed: a DNSZone with denial Compact has the embedded server deny
+// a name that does not exist as RFC 9824 does: NOERROR and one NSEC at the name asked, next
+// name its immediate successor, types RRSIG NSEC NXNAME; never the zone's NSEC chain.
+func TestSigner_CompactDenialIsServed(t *testing.T) {
+	store := zonedb.NewStore(zonedb.StoreOptions{Dir: t.TempDir()})
+	if err := store.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateZone("a.test", zonedb.ZoneMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := dnsserver.NewServer(store, dnsserver.ServerOptions{Addr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	testrun.Background(t, "server", srv.Start)
+	s := &Signer{Server: srv, Log: logr.Discard()}
+	d := &dnsv1.DNSSEC{Enabled: true, Denial: dnsv1.DNSSECDenial{Type: dnsv1.DenialCompact}}
+	if !s.sign(types.NamespacedName{Namespace: "n1", Name: "a"}, zone("n1", "a", "a.test", d), keySet(t, "a.test")) {
+		t.Fatal("not signed")
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("nothere.a.test.", dns.TypeA)
+	m.SetEdns0(4096, true)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	resp, _, err := (&dns.Client{Net: "tcp"}).ExchangeContext(ctx, m, srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nsecs []string
+	for _, rr := range resp.Ns {
+		if rr.Header().Rrtype == dns.TypeNSEC {
+			nsecs = append(nsecs, rr.String())
+		}
+	}
+	want := "nothere.a.test.\t60\tIN\tNSEC\t\\000.nothere.a.test. RRSIG NSEC NXNAME"
+	if resp.Rcode != dns.RcodeSuccess || len(nsecs) != 1 || nsecs[0] != want {
+		t.Fatalf("compact denial of nothere.a.test: %s with NSEC %q, want NOERROR with %q", dns.RcodeToString[resp.Rcode], nsecs, want)
 	}
 }

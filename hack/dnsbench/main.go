@@ -7,6 +7,12 @@
 // It prints "ready" on stdout once the UDP and TCP sockets are bound and
 // serves until SIGINT or SIGTERM.
 //
+// With -sign, the server signs the zone online (docs/dnssec.md, "Online signing in the
+// embedded server") with one CSK it generates (ECDSAP256SHA256) and NSEC denial (-denial nsec3
+// or compact for the others): answers to DO queries carry RRSIGs and proofs, and an AXFR from
+// loopback carries the signed zone, which hack/bench-dns.sh's DNSSEC mode gives Knot to serve
+// as a plain zone file (the same keys and RRsets).
+//
 // With -geo, every A set but the name servers' becomes the geo sets of a geo Gslb (pkg/geo's labels, as the
 // Gslb controller publishes them): eu (the default, region DE) with the file's records, us
 // (continent:NA) and ap (203.0.113.0/24) with other addresses; and the server locates clients
@@ -40,6 +46,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -48,6 +55,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/dnsplane/dnsplane/internal/testing/geotest"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/dnsserver"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
 	"github.com/dnsplane/dnsplane/pkg/geo"
@@ -60,25 +68,67 @@ func main() {
 	file := flag.String("file", "", "RFC 1035 master file of the zone (required)")
 	udpSockets := flag.Int("udp-sockets", 0, "UDP sockets with SO_REUSEPORT (dnsserver.ServerOptions.UDPSockets); 0 = GOMAXPROCS")
 	geoMode := flag.Bool("geo", false, "serve every A set as a geo Gslb's geo sets, with a generated GeoIP database that puts loopback in DE (the file's records)")
+	sign := flag.Bool("sign", false, "sign the zone online with a generated CSK (ECDSAP256SHA256)")
+	denial := flag.String("denial", "nsec", "with -sign: nsec, nsec3 (0 iterations, no salt) or compact")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile (go tool pprof) of the whole run to this file")
 	flag.Parse()
 	if *zone == "" || *file == "" || flag.NArg() != 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(*addr, *zone, *file, *udpSockets, *geoMode); err != nil {
+	opts := runOptions{udpSockets: *udpSockets, geo: *geoMode, cpuProfile: *cpuProfile}
+	if *sign {
+		p, err := signingPolicy(*zone, *denial)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "dnsbench:", err)
+			os.Exit(2)
+		}
+		opts.policy = p
+	}
+	if err := run(*addr, *zone, *file, opts); err != nil {
 		fmt.Fprintln(os.Stderr, "dnsbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(addr, zone, file string, udpSockets int, geoMode bool) error {
+// runOptions are run's choices besides the address and the zone: the UDP sockets (0:
+// GOMAXPROCS), geo sets, and the signing policy (nil: unsigned).
+type runOptions struct {
+	udpSockets int
+	geo        bool
+	policy     *dnssec.Policy
+	cpuProfile string // a file for the CPU profile of the run ("": none)
+}
+
+// signingPolicy returns a policy for zone with one Active CSK (ECDSAP256SHA256) it generates
+// and the denial named (nsec, nsec3 or compact).
+func signingPolicy(zone, denial string) (*dnssec.Policy, error) {
+	origin := dnswire.Fqdn(zone)
+	k, err := dnssec.Generate(origin, dns.ECDSAP256SHA256, dnssec.RoleCSK, dnssec.Active, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	p := &dnssec.Policy{Keys: dnssec.KeySet{Zone: origin, Keys: []dnssec.Key{k}}}
+	switch denial {
+	case "nsec":
+	case "nsec3":
+		p.NSEC3 = &dnssec.NSEC3Params{}
+	case "compact":
+		p.Compact = true
+	default:
+		return nil, fmt.Errorf("-denial %q: want nsec, nsec3 or compact", denial)
+	}
+	return p, nil
+}
+
+func run(addr, zone, file string, ro runOptions) error {
 	origin := dnswire.Fqdn(zone)
 	sets, soa, err := readZone(origin, file)
 	if err != nil {
 		return err
 	}
 	var db *geo.DB
-	if geoMode {
+	if ro.geo {
 		if sets, err = geoSets(sets); err != nil {
 			return err
 		}
@@ -115,7 +165,7 @@ func run(addr, zone, file string, udpSockets int, geoMode bool) error {
 		noteSOA(soa, origin, info.Serial)
 	}
 
-	opts := dnsserver.ServerOptions{Addr: addr, UDPSockets: udpSockets}
+	opts := dnsserver.ServerOptions{Addr: addr, UDPSockets: ro.udpSockets}
 	if db != nil {
 		opts.Geo = db
 	}
@@ -123,15 +173,43 @@ func run(addr, zone, file string, udpSockets int, geoMode bool) error {
 	if err != nil {
 		return err
 	}
+	if ro.policy != nil {
+		if err := srv.SetSigning(origin, ro.policy); err != nil {
+			return err
+		}
+	}
 	if err := srv.Listen(); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(os.Stderr, "dnsbench: serving %s (%d record sets, serial %d) on %s, GOMAXPROCS %d\n",
-		origin, len(sets), info.Serial, srv.Addr(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(os.Stderr, "dnsbench: serving %s (%d record sets, serial %d, signed %v) on %s, GOMAXPROCS %d\n",
+		origin, len(sets), info.Serial, ro.policy != nil, srv.Addr(), runtime.GOMAXPROCS(0))
+	if ro.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(ro.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer stopProfile()
+	}
 	fmt.Println("ready")
 	return srv.Start(ctx)
+}
+
+// startCPUProfile starts a CPU profile into path and returns what ends and writes it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // readZone parses file into record sets keyed by (owner, type), returning the

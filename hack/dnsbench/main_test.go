@@ -18,7 +18,7 @@ func TestRun_RefusesAZoneFileWithADNAME(t *testing.T) {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- run("127.0.0.1:0", "z.test", file, 1, false) }()
+	go func() { done <- run("127.0.0.1:0", "z.test", file, runOptions{udpSockets: 1}) }()
 	select {
 	case err := <-done:
 		if err == nil || !strings.Contains(err.Error(), "DNAME") || !strings.Contains(err.Error(), file) {

@@ -3,7 +3,6 @@ package dnssec
 import (
 	"bytes"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -77,18 +76,21 @@ func (c *Chain) bitmap(name string, types []uint16) []uint16 {
 	return slices.Compact(out)
 }
 
-// sortOwners puts the names with data in canonical order (RFC 4034 §6.1).
+// sortOwners puts the names with data in canonical order (RFC 4034 §6.1), each beside its sort
+// key, so that the comparisons look nothing up.
 func (c *Chain) sortOwners() {
+	type owner struct {
+		name string
+		key  []byte
+	}
+	all := make([]owner, 0, len(c.types))
 	for name := range c.types {
-		c.owners = append(c.owners, name)
+		all = append(all, owner{name, CanonicalKey(name)})
 	}
-	keys := make(map[string][]byte, len(c.owners))
-	for _, n := range c.owners {
-		keys[n] = CanonicalKey(n)
-	}
-	sort.Slice(c.owners, func(i, j int) bool { return bytes.Compare(keys[c.owners[i]], keys[c.owners[j]]) < 0 })
-	for _, n := range c.owners {
-		c.keys = append(c.keys, keys[n])
+	slices.SortFunc(all, func(a, b owner) int { return bytes.Compare(a.key, b.key) })
+	c.owners, c.keys = make([]string, len(all)), make([][]byte, len(all))
+	for i, o := range all {
+		c.owners[i], c.keys[i] = o.name, o.key
 	}
 }
 

@@ -22,7 +22,8 @@
 //     in, so that every signature of one period is alike;
 //   - denial of existence (Chain): the NSEC or NSEC3 chain of a zone version, computed over its
 //     names in canonical order or by hash, and the records of each proof (NXDOMAIN, NODATA,
-//     wildcard answers, wildcard NODATA).
+//     wildcard answers, wildcard NODATA); and compact denial (RFC 9824: CompactNXDomain,
+//     CompactNoData), one NSEC made per answer at the name asked, next name its Successor.
 //
 // What it must not do:
 //   - talk to Kubernetes, a provider or the network: controllers read and write the Secret,

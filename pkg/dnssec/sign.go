@@ -25,11 +25,14 @@ type NSEC3Params struct {
 	Salt       string
 }
 
-// Policy is how a zone is signed: its keys, its denial (NSEC, or NSEC3 when NSEC3 is set) and
-// its signatures' validity.
+// Policy is how a zone is signed: its keys, its denial (NSEC, NSEC3 when NSEC3 is set, or
+// compact denial when Compact is) and its signatures' validity.
 type Policy struct {
 	Keys  KeySet
 	NSEC3 *NSEC3Params
+	// Compact is compact denial of existence (RFC 9824: CompactNXDomain, CompactNoData), for
+	// online signers; a zone transfer still carries the NSEC chain (Chain). Not with NSEC3.
+	Compact bool
 	// Validity is how long a signature is valid from the start of the refresh period it is made
 	// in; default DefaultValidity.
 	Validity time.Duration
@@ -118,7 +121,7 @@ var ErrNoSigningKey = errors.New("dnssec: no Active key signs the zone")
 
 // Check reports whether the policy can sign its zone: an Active key for the DNSKEY RRset and
 // one for the others, each with a private key that signs, and NSEC3 parameters with a salt of
-// whole hex octets.
+// whole hex octets (and no compact denial beside them).
 func (p Policy) Check() error {
 	var keys, zone bool
 	for _, k := range p.Keys.Keys {
@@ -127,6 +130,9 @@ func (p Policy) Check() error {
 		}
 		keys = keys || k.SignsKeys()
 		zone = zone || k.SignsZone()
+	}
+	if p.NSEC3 != nil && p.Compact {
+		return fmt.Errorf("dnssec: %s has both NSEC3 and compact denial", p.Keys.Zone)
 	}
 	if p.NSEC3 != nil {
 		if _, err := hex.DecodeString(p.NSEC3.Salt); err != nil || len(p.NSEC3.Salt) > 2*255 {

@@ -27,14 +27,14 @@ func TestAnswerCache_ServesEachAnswerFromItsAddOnAndPromotesWithoutALock(t *test
 				keys[i] = []byte(fmt.Sprintf("k%d", i))
 				c.add(keys[i], []byte{byte(i), byte(i >> 8)}, 0, i%16, 0, 1<<30, 0)
 				for j, k := range keys[:i+1] {
-					if e := c.get(k); e == nil || e.rcode != j%16 || e.wire[0] != byte(j) || e.wire[1] != byte(j>>8) {
+					if e := c.get(k, 0); e == nil || e.rcode != j%16 || e.wire[0] != byte(j) || e.wire[1] != byte(j>>8) {
 						t.Fatalf("after %d adds, key %s: %+v", i+1, k, e)
 					}
 				}
 			}
 			for range n/promoteEvery + 1 {
 				for _, k := range keys {
-					c.get(k)
+					c.get(k, 0)
 				}
 			}
 			if p := c.pendingN.Load(); p != 0 || len(c.read.Load().m) != n {
@@ -61,7 +61,7 @@ func TestAnswerCache_AddKeepsTheFirstAnswerAndTheLimit(t *testing.T) {
 		key  string
 		wire byte // 0: not cached
 	}{{"a", 1}, {"b", 3}, {"c", 5}, {"d", 0}} {
-		e := c.get([]byte(want.key))
+		e := c.get([]byte(want.key), 0)
 		switch {
 		case want.wire == 0 && e != nil:
 			t.Fatalf("%s cached past the limit", want.key)
@@ -90,7 +90,7 @@ func TestAnswerCache_ConcurrentAddsAndLookupsSeeOnlyTheirOwnAnswers(t *testing.T
 				for i := range keys {
 					k := (i*7919 + w*104729 + round) % keys
 					key := []byte(fmt.Sprintf("k%d", k))
-					if e := c.get(key); e != nil && int(e.wire[0])|int(e.wire[1])<<8 != k {
+					if e := c.get(key, 0); e != nil && int(e.wire[0])|int(e.wire[1])<<8 != k {
 						errs <- fmt.Errorf("key %d got the answer of %d", k, int(e.wire[0])|int(e.wire[1])<<8)
 						return
 					}
@@ -105,7 +105,7 @@ func TestAnswerCache_ConcurrentAddsAndLookupsSeeOnlyTheirOwnAnswers(t *testing.T
 		t.Fatal(err)
 	}
 	for i := range keys {
-		if e := c.get([]byte(fmt.Sprintf("k%d", i))); e == nil {
+		if e := c.get([]byte(fmt.Sprintf("k%d", i)), 0); e == nil {
 			t.Fatalf("k%d lost", i)
 		}
 	}

@@ -24,10 +24,10 @@ type signing struct {
 }
 
 // SetSigning makes the server sign the zone origin with p (nil: serve it unsigned): answers to
-// requests with the DO bit carry RRSIGs, the DNSKEY RRset at the apex and NSEC or NSEC3 denial
-// (docs/dnssec.md, "Online signing in the embedded server"). A policy without an Active key for
-// the DNSKEY RRset and one for the zone is refused and the zone keeps its previous policy.
-// Cached answers of the previous policy are dropped.
+// requests with the DO bit carry RRSIGs, the DNSKEY RRset at the apex and NSEC, NSEC3 or
+// compact denial (docs/dnssec.md, "Online signing in the embedded server"). A policy without an
+// Active key for the DNSKEY RRset and one for the zone is refused and the zone keeps its
+// previous policy. Cached answers of the previous policy are dropped.
 func (s *Server) SetSigning(origin string, p *dnssec.Policy) error {
 	origin = dnswire.LookupName(dnswire.Fqdn(origin))
 	if p != nil {
@@ -80,6 +80,7 @@ type secAnswer struct {
 	needs []proofNeed
 	renew time.Time  // when the answer's signatures are made anew
 	memo  *chainMemo // of the snapshot and signing state (signAnswer)
+	co    bool       // the request has the CO bit (RFC 9824 §4): NXDOMAIN stays NXDOMAIN
 }
 
 // zone sets the answering zone and reports whether it is signed.
@@ -102,6 +103,9 @@ func (sa *secAnswer) synthesised(name, wc, ce string, found bool) {
 	case sa == nil:
 	case wc == "" && !found:
 		sa.need(proofNoData, name, "")
+	case wc != "" && found && sa.pol.Compact:
+		// Signed as name's own RRset: the RRSIG's label count is name's, so the answer needs no
+		// proof that name does not exist (RFC 9824 §3.3).
 	case wc != "" && found:
 		sa.wild[name] = wc
 		sa.need(proofWildcard, name, ce)
@@ -133,23 +137,38 @@ func (s *Server) signAnswer(snap *zonedb.Snapshot, sa *secAnswer, resp *dns.Msg)
 		s.signFailed(resp, err)
 		return
 	}
-	if len(sa.needs) > 0 {
-		chain := sa.memo.chain(sa)
-		for _, n := range sa.needs {
-			for _, rr := range sa.proof(chain, n) {
-				if containsRR(ns, rr) {
-					continue
-				}
-				sigs, err := sa.sign([]dns.RR{rr}, "", now)
-				if err != nil {
-					s.signFailed(resp, err)
-					return
-				}
-				ns = append(append(ns, rr), sigs...)
-			}
+	for _, rr := range sa.proofs() {
+		if containsRR(ns, rr) {
+			continue
 		}
+		sigs, err := sa.sign([]dns.RR{rr}, "", now)
+		if err != nil {
+			s.signFailed(resp, err)
+			return
+		}
+		ns = append(append(ns, rr), sigs...)
 	}
 	resp.Answer, resp.Ns = answer, ns
+	if sa.pol.Compact {
+		sa.compactRcode(resp)
+	}
+}
+
+// proofs returns the records of the denials resolveWith asked for: from the zone's chain, or
+// made for the question with compact denial.
+func (sa *secAnswer) proofs() []dns.RR {
+	if len(sa.needs) == 0 {
+		return nil
+	}
+	if sa.pol.Compact {
+		return sa.compactProofs()
+	}
+	chain := sa.memo.chain(sa)
+	var out []dns.RR
+	for _, n := range sa.needs {
+		out = append(out, sa.proof(chain, n)...)
+	}
+	return out
 }
 
 // containsRR says whether rrs hold rr (a proof's record already in the authority section).
@@ -314,18 +333,29 @@ func chainNames(z zonedb.ZoneVersion) map[string][]uint16 {
 		if p := dnswire.Parent(name); p != z.Origin() && belowCut(z, p) {
 			continue // glue or other data below a delegation
 		}
-		types := z.Node(name).Types()
-		if len(z.Node(name).Sets(dns.TypeNS)) > 0 {
-			types = nil
-			for _, t := range []uint16{dns.TypeNS, dns.TypeDS} {
-				if len(z.Node(name).Sets(t)) > 0 {
-					types = append(types, t)
-				}
-			}
-		}
-		out[name] = types
+		out[name] = denialTypes(z, name)
 	}
 	return out
+}
+
+// denialTypes returns the types of name, a name of z not below a delegation, as its NSEC or
+// NSEC3 lists them (before RRSIG, NSEC and DNSKEY): a delegation point's NS and DS only, none
+// for an empty non-terminal or a name that does not exist.
+func denialTypes(z zonedb.ZoneVersion, name string) []uint16 {
+	n := z.Node(name)
+	if n == nil {
+		return nil
+	}
+	if name == z.Origin() || len(n.Sets(dns.TypeNS)) == 0 {
+		return n.Types()
+	}
+	var types []uint16
+	for _, t := range []uint16{dns.TypeNS, dns.TypeDS} {
+		if len(n.Sets(t)) > 0 {
+			types = append(types, t)
+		}
+	}
+	return types
 }
 
 // signedZone returns the full transfer of z when the server signs it (xfr.Options.Signed): the

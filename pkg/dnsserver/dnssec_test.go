@@ -274,3 +274,33 @@ func TestSigning_DNSKEYIsAnsweredWithoutDO(t *testing.T) {
 		}
 	}
 }
+
+// TestSigning_NextPeriodsAnswerReplacesTheStaleOne: once a cached answer's signing period is
+// over, the answer signed in the next period is cached in its place and served, the stale one
+// dropped at the promotion; the cache's bytes count the new answer only.
+func TestSigning_NextPeriodsAnswerReplacesTheStaleOne(t *testing.T) {
+	srv, err := NewServer(exampleStore(t, ""), ServerOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := srv.store.Snapshot()
+	c := srv.cacheFor(snap, srv.signing.Load())
+	past, future := time.Now().Add(-time.Second).UnixNano(), time.Now().Add(time.Hour).UnixNano()
+	c.add([]byte("k"), []byte{1}, 0, 0, 0, 1<<20, past) // promoted at once: the cache is empty
+	c.add([]byte("k"), []byte{2, 2}, 0, 0, 0, 1<<20, future)
+	e := srv.lookup(snap, []byte("k"))
+	if e == nil || len(e.wire) != 2 {
+		t.Fatalf("after the period: %v, want the next period's answer", e)
+	}
+	for i := range 8 { // enough work for a promotion
+		c.add([]byte{byte(i)}, []byte{3}, 0, 0, 0, 1<<20, future)
+	}
+	if e := c.read.Load().m["k"]; e == nil || len(e.wire) != 2 {
+		t.Fatalf("after the promotion: read holds %v, want the next period's answer", e)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if want := (1 + 2 + answerEntryOverhead) + 8*(1+1+answerEntryOverhead); c.pendingN.Load() == 0 && c.bytes != want {
+		t.Fatalf("cache bytes %d, want %d", c.bytes, want)
+	}
+}

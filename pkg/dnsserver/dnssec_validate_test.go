@@ -26,8 +26,9 @@ import (
 const unboundAddr = "127.0.0.27"
 
 // signedTree is a parent zone "test." (the trust anchor) on one embedded server delegating,
-// with DS, to signed child zones on another: example.test. (NSEC), nsec3.test. (NSEC3) and
-// bad.test., whose DS in the parent is of keys the child does not sign with.
+// with DS, to signed child zones on another: example.test. (NSEC), nsec3.test. (NSEC3),
+// compact.test. (compact denial, RFC 9824) and bad.test., whose DS in the parent is of keys the
+// child does not sign with.
 type signedTree struct {
 	parent, child *Server
 	// childStore holds the child server's zones.
@@ -38,7 +39,10 @@ type signedTree struct {
 }
 
 // childZones are the signed zones of the child server and their NSEC3 parameters.
-var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.test.": {}, "bad.test.": nil}
+var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.test.": {}, "bad.test.": nil, compactZone: nil}
+
+// compactZone is the child zone signed with compact denial.
+const compactZone = "compact.test."
 
 // newSignedTree starts the two servers and signs every zone.
 func newSignedTree(t *testing.T) signedTree {
@@ -56,6 +60,7 @@ func newSignedTreeWith(t *testing.T, childOpts ServerOptions) signedTree {
 	var delegations []string
 	for zone, params := range childZones {
 		pol := signingPolicy(t, zone, params)
+		pol.Compact = zone == compactZone
 		if err := child.SetSigning(zone, pol); err != nil {
 			t.Fatal(err)
 		}

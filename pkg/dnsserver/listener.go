@@ -152,7 +152,7 @@ func (s *Server) appendHit(dst, key []byte, snap *zonedb.Snapshot, pkt []byte, f
 type query struct {
 	nameEnd       int // the question name is pkt[12:nameEnd]
 	qtype, qclass uint16
-	flags         byte   // keyEDNS, keyDO
+	flags         byte   // keyEDNS, keyDO, keyCO
 	payload       uint16 // the OPT's UDP payload size
 	ecs           int    // offset of the EDNS Client Subnet option in pkt, -1 without one
 }
@@ -190,6 +190,9 @@ func parseQuery(pkt []byte) (query, bool) {
 	q.payload, q.flags = binary.BigEndian.Uint16(pkt[off+3:]), keyEDNS
 	if pkt[off+7]&0x80 != 0 {
 		q.flags |= keyDO
+		if pkt[off+7]&0x40 != 0 {
+			q.flags |= keyCO
+		}
 	}
 	rdlen := int(binary.BigEndian.Uint16(pkt[off+9:]))
 	off += 11

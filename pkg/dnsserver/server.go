@@ -185,6 +185,7 @@ type Server struct {
 	replays replays // the UPDATEs accepted within their TSIG window
 
 	cache     atomic.Pointer[answerCache] // of the last snapshot queried
+	clock     atomic.Int64                // Unix nanoseconds, kept by Start (tickClock); 0 before
 	cacheHits atomic.Uint64               // answers copied from the cache
 	bufs      sync.Pool                   // *[]byte for cached answers
 
@@ -367,6 +368,9 @@ func (s *Server) Start(ctx context.Context) error {
 		DecorateReader: screenTCP,
 		ReadTimeout:    s.opts.ReadTimeout, WriteTimeout: s.opts.WriteTimeout}, exited))
 	s.mu.Unlock()
+	tctx, stopClock := context.WithCancel(ctx)
+	defer stopClock()
+	go s.tickClock(tctx)
 
 	select {
 	case <-ctx.Done():
@@ -634,6 +638,7 @@ func (s *Server) resolveSigned(snap *zonedb.Snapshot, q dns.Question, resp *dns.
 	if sa.pol == nil || opt == nil || !opt.Do() {
 		return same, 0
 	}
+	sa.co = opt.Co()
 	s.signAnswer(snap, sa, resp)
 	return same, sa.renew.UnixNano()
 }
@@ -761,13 +766,16 @@ func (s *Server) remember(id cacheID, key []byte, qlen int, resp *dns.Msg, ecsLe
 // question, that hold more than one RR in the answer or authority section or
 // more than two in the additional one (the limits of miekg/dns's
 // DefaultMsgAcceptFunc, which acceptMsg replaces so that these answers carry
-// an OPT), or more than one OPT (RFC 6891 §6.1.1). An EDNS version other than
-// 0 gets BADVERS (RFC 6891 §6.1.3).
+// an OPT), or more than one OPT (RFC 6891 §6.1.1), and a query for the NXNAME
+// meta-type (RFC 9824 §3.5). An EDNS version other than 0 gets BADVERS (RFC
+// 6891 §6.1.3).
 func refuseRequest(req *dns.Msg, opt *dns.OPT) (int, bool) {
 	switch {
 	case req.Opcode != dns.OpcodeQuery && req.Opcode != dns.OpcodeNotify:
 		return dns.RcodeNotImplemented, true
 	case len(req.Question) != 1, len(req.Answer) > 1, len(req.Ns) > 1, len(req.Extra) > 2:
+		return dns.RcodeFormatError, true
+	case req.Opcode == dns.OpcodeQuery && req.Question[0].Qtype == dns.TypeNXNAME:
 		return dns.RcodeFormatError, true
 	}
 	opts := countOPT(req)
