@@ -49,6 +49,9 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 		return 0, nil // ZoneAvailable reports the provider Secret's error
 	}
 	if !resolved.Provider.Capabilities().SignsOnline {
+		if resolved.SignedByServer {
+			return r.serverSigned(ctx, z, resolved) // the zone's own server signs it
+		}
 		r.setSecure(z, dnsv1.ReasonNotSupported, fmt.Sprintf("the provider of Secret %q does not sign zones; "+
 			"the embedded server (dnsplane.io/local) does (docs/dnssec.md)", z.Spec.ProviderRef.Name))
 		z.Status.DNSSEC = nil

@@ -386,6 +386,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.SerialMayStay = s.Type == TypePDNS
+	res.SignedByServer = s.Type == TypeRFC2136 || s.Type == TypeWebhook
 	if s.Type == TypeLocal {
 		return res, nil
 	}
