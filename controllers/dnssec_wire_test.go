@@ -108,7 +108,8 @@ func hasRRSIG(r *dns.Msg) bool {
 // dnssec.enabled is answered signed: with DO set, the SOA and the DNSKEY set carry RRSIGs
 // that verify against the DNSKEYs whose DS is in status.dnssec.ds (the chain a resolver
 // follows from the parent) and delv validates them from that DS set; a key Secret spoilt by hand leaves the zone signed with its keys;
-// enabled false makes the answers unsigned again.
+// enabled false keeps the zone signed (Unsigning: no parent DNSZone, the DS TTL is waited out)
+// until its key set records the turn-off done, and then the answers are unsigned again.
 func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 	ns := namespace(t, "dnssec-wire")
 	const zone = "wire.dnssec.test."
@@ -146,7 +147,32 @@ func TestDNSSEC_EmbeddedServerSignsFromSecret(t *testing.T) {
 	if err := k8s.Update(ctxT(t), z); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "unsigned answers once dnssec.enabled is false", func() error {
+	// No parent DNSZone: the zone stays signed for the DS TTL after the turn-off (a DS at a
+	// registrar is the operator's to remove first), Secure says so, and the signer goes on.
+	c := waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigning)
+	if !strings.Contains(c.Message, "registrar") {
+		t.Fatalf("Unsigning message %q does not name the registrar", c.Message)
+	}
+	time.Sleep(2 * time.Second)
+	if r, err := askDO(zone, dns.TypeSOA); err != nil || !hasRRSIG(r) {
+		t.Fatalf("while unsigning, the SOA answer is not signed: %v %v", r, err)
+	}
+	// The key set records the turn-off as done (as once the DS TTL has passed): the signer
+	// serves the zone unsigned.
+	sec, ks := keySecret(t, ns, "z")
+	if ks.Unsigning == nil || ks.Unsigning.Done {
+		t.Fatalf("key set unsigning %+v; want a turn-off under way", ks.Unsigning)
+	}
+	ks.Unsigning.Done = true
+	raw, err := ks.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec.Data[dnssec.SecretKey] = raw
+	if err := k8s.Update(ctxT(t), sec); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 45*time.Second, "unsigned answers once the turn-off is done", func() error {
 		for _, q := range []uint16{dns.TypeSOA, dns.TypeDNSKEY} {
 			r, err := askDO(zone, q)
 			if err != nil {

@@ -7,7 +7,8 @@
 # Usage:
 #   hack/bind.sh start   <dir> <dns-port> <rndc-port>
 #   hack/bind.sh stop    <dir>
-#   hack/bind.sh addzone <dir> <zone>      # minimal zone (SOA, NS ns1.<zone>, its A 127.0.0.1)
+#   hack/bind.sh addzone <dir> <zone> [signed]  # minimal zone (SOA, NS ns1.<zone>, its A 127.0.0.1);
+#                                               # signed: BIND signs it (dnssec-policy default)
 #   hack/bind.sh delzone <dir> <zone>      # rndc delzone -clean
 #
 # start writes <dir>/tsig.secret (the base64 secret of key dnsplane-test, hmac-sha256) and
@@ -109,8 +110,10 @@ zone_command() {
 }
 
 cmd_addzone() {
-  [ $# -eq 2 ] || usage
-  zone_command "$@"
+  [ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$3" = signed ]; } || usage
+  local policy=""
+  [ "${3:-}" = signed ] && policy="dnssec-policy default; "
+  zone_command "$1" "$2"
   local dir=$DIR zone=$ZONE
   local file="$dir/$zone.db"
   rm -f "$file" "$file.jnl"
@@ -120,7 +123,7 @@ cmd_addzone() {
 @ IN NS ns1.$zone.
 ns1 IN A 127.0.0.1
 ZONE
-  rndc_ "$dir" addzone "$zone" "{ type primary; file \"$file\"; allow-update { key $KEY; }; allow-transfer { key $KEY; }; };" >/dev/null ||
+  rndc_ "$dir" addzone "$zone" "{ type primary; file \"$file\"; ${policy}allow-update { key $KEY; }; allow-transfer { key $KEY; }; };" >/dev/null ||
     die "rndc addzone $zone failed"
 }
 

@@ -53,6 +53,10 @@ const (
 	ReasonProviderActionNeeded = "ProviderActionNeeded"
 	// ReasonUnsigned (Secure=False): spec.dnssec is absent or not enabled.
 	ReasonUnsigned = "Unsigned"
+	// ReasonUnsigning (Secure=False): DNSSEC is turned off and the zone is still signed: its DS
+	// is leaving the parent, or every parent name server answers none and the DS TTL is not
+	// over yet; the message says which.
+	ReasonUnsigning = "Unsigning"
 	// ReasonKeysInvalid (Secure=False): the key Secret <dnszone>-dnssec exists but holds no
 	// key set of this zone (none, another zone's, or one that does not parse); it is left
 	// untouched, and the zone is not signed from it until it is fixed or deleted.
@@ -269,7 +273,7 @@ const (
 func IsWaitingReason(reason string) bool {
 	switch reason {
 	case ReasonAwaitingZone, ReasonAwaitingSOA, ReasonAwaitingParent, ReasonAwaitingScrape, ReasonAwaitingApproval,
-		ReasonSigning, ReasonDSPending, ReasonUnsigned:
+		ReasonSigning, ReasonDSPending, ReasonUnsigned, ReasonUnsigning:
 		return true
 	}
 	return false

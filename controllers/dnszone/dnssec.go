@@ -33,32 +33,30 @@ const dsTTL = 3600
 // errKeysInvalid: the key Secret exists but holds no usable key set of the zone.
 var errKeysInvalid = errors.New("keys invalid")
 
-// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): nothing
-// without spec.dnssec, Unsigned when it is disabled, NotSupported where the provider does not
+// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): without
+// spec.dnssec or when it is disabled, the turn-off (turnOff: Unsigning, then nothing or
+// Unsigned), NotSupported where the provider does not
 // sign, else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its
 // keys, DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
 // polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
-	d := z.Spec.DNSSEC
-	if d == nil {
-		meta.RemoveStatusCondition(&z.Status.Conditions, dnsv1.ConditionSecure)
-		z.Status.DNSSEC = nil
-		return 0, nil
+	if z.Spec.DNSSEC != nil {
+		if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
+			return wake, err
+		}
 	}
-	if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
-		return wake, err
-	}
-	if !d.Enabled {
-		r.setSecure(z, dnsv1.ReasonUnsigned, "spec.dnssec.enabled is false: the zone is served unsigned")
-		z.Status.DNSSEC = nil
-		return 0, nil
+	if d := z.Spec.DNSSEC; d == nil || !d.Enabled {
+		return r.turnOff(ctx, z) // child last: the DS leaves the parent before the signatures go
 	}
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
 		return 0, nil // ZoneAvailable reports the provider Secret's error
 	}
 	if !resolved.Provider.Capabilities().SignsOnline {
+		if resolved.SignedByServer {
+			return r.serverSigned(ctx, z, resolved) // the zone's own server signs it
+		}
 		r.setSecure(z, dnsv1.ReasonNotSupported, fmt.Sprintf("the provider of Secret %q does not sign zones; "+
 			"the embedded server (dnsplane.io/local) does (docs/dnssec.md)", z.Spec.ProviderRef.Name))
 		z.Status.DNSSEC = nil
@@ -128,7 +126,8 @@ func (r *Reconciler) setKeysSecure(z *dnsv1.DNSZone, step dnssec.Step, created b
 			keyList(ks), seen.notServed))
 	case !seen.linked:
 		r.setSecure(z, dnsv1.ReasonDSPending, withKeyNotes(z, step, fmt.Sprintf("the zone is signed with keys %s; its parent is not a DNSZone "+
-			"dnsplane links: give the parent's registrar or operator the DS set %s (status.dnssec.ds)", keyList(ks), dsList(step))))
+			"dnsplane links: give the parent's registrar or operator the DS set %s (status.dnssec.ds; the zone publishes it as "+
+			"CDS and CDNSKEY, RFC 7344)", keyList(ks), dsList(step))))
 	case errors.Is(seen.chain, errChainBroken):
 		r.setSecure(z, dnsv1.ReasonChainBroken, seen.chain.Error())
 	case ks.Rollover != nil && seen.chain == nil:

@@ -116,6 +116,7 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 		return dnssec.Step{}, false, seen, err
 	}
 	seen.notServed = errors.New("the key Secret is made now")
+	ks, resumed := resumeSigning(ks)
 	if sec != nil {
 		seen = r.observeKeys(ctx, z, servers, ks, pol)
 		o.Served, o.ParentDS = seen.notServed == nil, seen.linked && seen.notAtParent == nil
@@ -124,7 +125,7 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 	if err != nil {
 		return dnssec.Step{}, false, seen, fmt.Errorf("keys of %s: %w", z.Spec.Zone, err)
 	}
-	if !step.Changed {
+	if !step.Changed && !resumed {
 		return step, false, seen, nil
 	}
 	if err := r.writeKeySet(ctx, z, sec, step.Keys); err != nil {

@@ -94,7 +94,8 @@ func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		}
 		return ctrl.Result{}, err
 	}
-	if z.Spec.DNSSEC == nil || !z.Spec.DNSSEC.Enabled || !z.DeletionTimestamp.IsZero() {
+	on := enabled(&z)
+	if !z.DeletionTimestamp.IsZero() || (!on && !s.mayBeSigned(req.NamespacedName, &z)) {
 		s.unsign(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -114,6 +115,10 @@ func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 	raw, err := s.readKeys(ctx, &z)
 	if err != nil {
 		return ctrl.Result{}, err
+	}
+	if !on && (raw == nil || unsigningDone(raw)) {
+		s.unsign(req.NamespacedName)
+		return ctrl.Result{}, nil
 	}
 	if raw != nil && s.sign(req.NamespacedName, &z, raw) {
 		return ctrl.Result{RequeueAfter: cmp.Or(max(s.Reread, 0), Reread)}, nil
@@ -144,14 +149,15 @@ func (s *Signer) readKeys(ctx context.Context, z *dnsv1.DNSZone) ([]byte, error)
 func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) bool {
 	origin := dnswire.LookupName(dnswire.Fqdn(z.Spec.Zone))
 	log := s.Log.WithValues("dnszone", nn, "zone", origin, "secret", nn.Name+KeySecretSuffix)
-	digest := inputsDigest(raw, z.Spec.DNSSEC)
+	d := specOrDefault(z)
+	digest := inputsDigest(raw, d)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	prev, had := s.zones[nn]
 	if had && prev.origin == origin && prev.digest == digest {
 		return true
 	}
-	p, err := policy(origin, raw, z.Spec.DNSSEC)
+	p, err := policy(origin, raw, d)
 	if err == nil {
 		err = s.Server.SetSigning(origin, p)
 	}
@@ -173,7 +179,7 @@ func (s *Signer) sign(nn types.NamespacedName, z *dnsv1.DNSZone, raw []byte) boo
 		s.zones = map[types.NamespacedName]signed{}
 	}
 	s.zones[nn] = signed{origin: origin, digest: digest}
-	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compact", p.Compact)
+	log.Info("signing the zone", "keys", keyTags(p.Keys), "nsec3", p.NSEC3 != nil, "compact", p.Compact, "turnedOff", !enabled(z))
 	return true
 }
 
@@ -268,7 +274,50 @@ func held(z *dnsv1.DNSZone) bool {
 }
 
 // holdChanged reports a status change of a DNSZone with spec.dnssec that changes held's
-// answer, which GenerationChangedPredicate drops.
+// answer, and one of a DNSZone whose DNSSEC is off that changes its Secure condition's reason
+// (the DNSZone controller's turn-off moving on), which GenerationChangedPredicate drops.
 func holdChanged(o, n *dnsv1.DNSZone) bool {
-	return n.Spec.DNSSEC != nil && held(o) != held(n)
+	if n.Spec.DNSSEC != nil && held(o) != held(n) {
+		return true
+	}
+	return !enabled(n) && secureReason(o) != secureReason(n)
+}
+
+// enabled says whether z asks to be signed.
+func enabled(z *dnsv1.DNSZone) bool { return z.Spec.DNSSEC != nil && z.Spec.DNSSEC.Enabled }
+
+// secureReason is the reason of z's Secure condition, "" without one.
+func secureReason(z *dnsv1.DNSZone) string {
+	if c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure); c != nil {
+		return c.Reason
+	}
+	return ""
+}
+
+// mayBeSigned says whether a DNSZone whose DNSSEC is off may still be signed, so that its key
+// Secret is read: this replica signs it, or its status shows a signing state (status.dnssec, or
+// a Secure condition other than Unsigned). A zone never signed costs no Secret read.
+func (s *Signer) mayBeSigned(nn types.NamespacedName, z *dnsv1.DNSZone) bool {
+	s.mu.Lock()
+	_, had := s.zones[nn]
+	s.mu.Unlock()
+	r := secureReason(z)
+	return had || z.Status.DNSSEC != nil || (r != "" && r != dnsv1.ReasonUnsigned)
+}
+
+// unsigningDone says whether a key set records that its zone's turn-off is over
+// (dnssec.Unsigning.Done): the zone's DS left the parent and its TTL has passed, so the zone is
+// served unsigned. A key set that does not parse is not done: the zone keeps its signing.
+func unsigningDone(raw []byte) bool {
+	ks, err := dnssec.ParseKeySet(raw)
+	return err == nil && ks.Unsigning != nil && ks.Unsigning.Done
+}
+
+// specOrDefault is z's spec.dnssec, or, without one (a zone whose DNSSEC is being turned off),
+// the defaults: NSEC and the default signature validity and refresh.
+func specOrDefault(z *dnsv1.DNSZone) *dnsv1.DNSSEC {
+	if z.Spec.DNSSEC != nil {
+		return z.Spec.DNSSEC
+	}
+	return &dnsv1.DNSSEC{}
 }

@@ -55,12 +55,13 @@ func NewChain(origin string, names map[string][]uint16, params *NSEC3Params, ttl
 }
 
 // bitmap returns the types the NSEC or NSEC3 of name lists: its own, RRSIG when something at
-// name is signed (every NSEC is; at a delegation point only a DS), NSEC with NSEC, and DNSKEY
-// (and NSEC3PARAM with NSEC3) at the apex (RFC 4034 §4.1.2, RFC 5155 §3.2).
+// name is signed (every NSEC is; at a delegation point only a DS), NSEC with NSEC, and DNSKEY,
+// CDS and CDNSKEY (and NSEC3PARAM with NSEC3) at the apex (RFC 4034 §4.1.2, RFC 5155 §3.2,
+// RFC 7344: a signed zone always publishes its CDS and CDNSKEY, KeySet.CDS).
 func (c *Chain) bitmap(name string, types []uint16) []uint16 {
 	out := slices.Clone(types)
 	if name == c.origin {
-		out = append(out, dns.TypeDNSKEY)
+		out = append(out, dns.TypeDNSKEY, dns.TypeCDS, dns.TypeCDNSKEY)
 		if c.nsec3 != nil {
 			out = append(out, dns.TypeNSEC3PARAM)
 		}

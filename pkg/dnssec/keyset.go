@@ -67,6 +67,8 @@ type KeySet struct {
 	Keys []Key
 	// Rollover is the rollover in progress, nil when none.
 	Rollover *Rollover
+	// Unsigning is the turn-off in progress or done, nil while the zone is to be signed.
+	Unsigning *Unsigning
 }
 
 // Algorithms by their names in the API.
@@ -148,14 +150,15 @@ type keyDoc struct {
 }
 
 type setDoc struct {
-	Zone     string    `json:"zone"`
-	Keys     []keyDoc  `json:"keys"`
-	Rollover *Rollover `json:"rollover,omitempty"`
+	Zone      string     `json:"zone"`
+	Keys      []keyDoc   `json:"keys"`
+	Rollover  *Rollover  `json:"rollover,omitempty"`
+	Unsigning *Unsigning `json:"unsigning,omitempty"`
 }
 
 // Marshal encodes the key set for the Secret's SecretKey entry.
 func (s KeySet) Marshal() ([]byte, error) {
-	doc := setDoc{Zone: dnswire.Fqdn(s.Zone), Rollover: s.Rollover}
+	doc := setDoc{Zone: dnswire.Fqdn(s.Zone), Rollover: s.Rollover, Unsigning: s.Unsigning}
 	for _, k := range s.Keys {
 		doc.Keys = append(doc.Keys, keyDoc{Role: k.Role, State: k.State, Created: k.Created.UTC(), Since: k.Since.UTC(),
 			DNSKEY: k.DNSKEY.String(), Private: k.DNSKEY.PrivateKeyString(k.Private)})
@@ -170,7 +173,7 @@ func ParseKeySet(raw []byte) (KeySet, error) {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return KeySet{}, fmt.Errorf("dnssec: key set is not JSON: %w", err)
 	}
-	s := KeySet{Zone: dnswire.Fqdn(doc.Zone), Rollover: doc.Rollover}
+	s := KeySet{Zone: dnswire.Fqdn(doc.Zone), Rollover: doc.Rollover, Unsigning: doc.Unsigning}
 	for i, d := range doc.Keys {
 		k, err := parseKey(s.Zone, d)
 		if err != nil {

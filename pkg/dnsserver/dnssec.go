@@ -119,6 +119,16 @@ func (sa *secAnswer) dnskeys() []dns.RR {
 	return sa.pol.Keys.DNSKEYs(sa.z.SOA().Hdr.Ttl)
 }
 
+// parentKeys returns the zone's CDS (qtype CDS) or CDNSKEY RRset for a query at its apex,
+// from the key set (the DS the parent is to hold, or the delete form while the zone's DNSSEC is
+// turned off: dnssec.KeySet.CDS), with the SOA's TTL.
+func (sa *secAnswer) parentKeys(qtype uint16) []dns.RR {
+	if qtype == dns.TypeCDS {
+		return sa.pol.Keys.CDS(sa.z.SOA().Hdr.Ttl)
+	}
+	return sa.pol.Keys.CDNSKEYs(sa.z.SOA().Hdr.Ttl)
+}
+
 // signAnswer adds to resp, answered from a signed zone, the RRSIGs of its answer and authority RRsets
 // (not of a referral's NS set, which is the child's), the DS set of a referral or the proof that
 // there is none, and the denial proofs resolveWith asked for, each record with its RRSIGs. The
@@ -361,7 +371,7 @@ func denialTypes(z zonedb.ZoneVersion, name string) []uint16 {
 // signedZone returns the full transfer of z when the server signs it (xfr.Options.Signed): the
 // SOA with its RRSIGs, every RRset of the zone with its RRSIGs (the sets of one name and type
 // merged, as answers merge them, with their smallest TTL; a delegation's NS set and the data
-// below it unsigned), the DNSKEY RRset and, with NSEC3, the NSEC3PARAM record, the whole denial
+// below it unsigned), the DNSKEY, CDS and CDNSKEY RRsets and, with NSEC3, the NSEC3PARAM record, the whole denial
 // chain, each record with its RRSIGs, and the SOA again. False for a zone served unsigned.
 func (s *Server) signedZone(z zonedb.ZoneVersion) ([]dns.RR, bool, error) {
 	sg := s.signing.Load()
@@ -371,7 +381,7 @@ func (s *Server) signedZone(z zonedb.ZoneVersion) ([]dns.RR, bool, error) {
 	sa := &secAnswer{sg: sg, pol: sg.zones[z.Origin()], z: z}
 	now := time.Now()
 	chain := dnssec.NewChain(z.Origin(), chainNames(z), sa.pol.NSEC3, negativeSOA(z).Header().Ttl)
-	sets := [][]dns.RR{{z.SOA()}, sa.dnskeys()}
+	sets := [][]dns.RR{{z.SOA()}, sa.dnskeys(), sa.parentKeys(dns.TypeCDS), sa.parentKeys(dns.TypeCDNSKEY)}
 	if p := chain.NSEC3PARAM(); p != nil {
 		sets = append(sets, []dns.RR{p})
 	}

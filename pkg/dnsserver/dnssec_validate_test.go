@@ -38,8 +38,9 @@ type signedTree struct {
 	servedBy map[string]string
 }
 
-// childZones are the signed zones of the child server and their NSEC3 parameters.
-var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.test.": {}, "bad.test.": nil, compactZone: nil}
+// childZones are the signed zones of the child server and their NSEC3 parameters. off.test.
+// is being turned unsigned (its key set's Unsigning: CDS and CDNSKEY in the delete form).
+var childZones = map[string]*dnssec.NSEC3Params{"example.test.": nil, "nsec3.test.": {}, "bad.test.": nil, "off.test.": nil, compactZone: nil}
 
 // compactZone is the child zone signed with compact denial.
 const compactZone = "compact.test."
@@ -61,6 +62,9 @@ func newSignedTreeWith(t *testing.T, childOpts ServerOptions) signedTree {
 	for zone, params := range childZones {
 		pol := signingPolicy(t, zone, params)
 		pol.Compact = zone == compactZone
+		if zone == "off.test." {
+			pol.Keys.Unsigning = &dnssec.Unsigning{Since: time.Now()}
+		}
 		if err := child.SetSigning(zone, pol); err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +217,49 @@ func validationCases(z string) []validationCase {
 		{"alias." + z, dns.TypeA, dns.RcodeSuccess, true},
 		{"ins." + z, dns.TypeDS, dns.RcodeSuccess, true},
 		{z, dns.TypeNSEC3PARAM, dns.RcodeSuccess, true},
+		{z, dns.TypeCDS, dns.RcodeSuccess, true},
+		{z, dns.TypeCDNSKEY, dns.RcodeSuccess, true},
 	}
+}
+
+// TestDNSSEC_CDSAndCDNSKEYValidate: a signed zone publishes CDS and CDNSKEY (RFC 7344) of its
+// key-signing keys, the DS set the parent is to hold; a zone being turned unsigned publishes
+// the delete forms (RFC 8078: CDS 0 0 0 00, CDNSKEY 0 3 0 AA==). Both are signed by the
+// key-signing keys: Unbound and delv, anchored at the parent, find them secure.
+func TestDNSSEC_CDSAndCDNSKEYValidate(t *testing.T) {
+	hackrun.Need(t, "unbound", "unbound")
+	hackrun.Need(t, "bind9-dnsutils", "delv")
+	tree := newSignedTree(t)
+	for zone, want := range map[string][2]string{
+		"off.test.": {"0 0 0 00", "0 3 0 AA=="},
+	} {
+		for i, qtype := range []uint16{dns.TypeCDS, dns.TypeCDNSKEY} {
+			m := new(dns.Msg)
+			m.SetQuestion(zone, qtype)
+			r := exchange(t, tree.child.Addr(), "tcp", m)
+			if len(r.Answer) != 1 || strings.Join(strings.Fields(r.Answer[0].String())[4:], " ") != want[i] {
+				t.Fatalf("%s %s: %v, want the delete form %s", zone, dns.TypeToString[qtype], r.Answer, want[i])
+			}
+		}
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("example.test.", dns.TypeCDS)
+	cds := exchange(t, tree.child.Addr(), "tcp", m)
+	m.SetQuestion("example.test.", dns.TypeDS)
+	var parentDS []string
+	for _, rr := range exchange(t, tree.parent.Addr(), "tcp", m).Answer {
+		if d, ok := rr.(*dns.DS); ok {
+			parentDS = append(parentDS, strings.Join(strings.Fields(d.String())[4:], " "))
+		}
+	}
+	var got []string
+	for _, rr := range cds.Answer {
+		got = append(got, strings.Join(strings.Fields(rr.String())[4:], " "))
+	}
+	if len(got) == 0 || strings.Join(got, ",") != strings.Join(parentDS, ",") {
+		t.Fatalf("example.test. CDS %v; want the DS set the parent holds %v", got, parentDS)
+	}
+	validate(t, tree, append(validationCases("example.test."), validationCases("off.test.")...))
 }
 
 // TestDNSSEC_UnboundAndDelvValidate has Unbound resolve, and delv validate through it (delv

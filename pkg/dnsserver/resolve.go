@@ -169,14 +169,16 @@ func (s *Server) resolveWith(snap *zonedb.Snapshot, q dns.Question, resp *dns.Ms
 }
 
 // answerAt returns the records of node n (owner: the name asked, which a wildcard answers for)
-// that answer qtype: every type for ANY, and in a signed zone the key set's DNSKEY RRset and,
-// with NSEC3, the NSEC3PARAM record at the apex.
+// that answer qtype: every type for ANY, and in a signed zone the key set's DNSKEY, CDS and
+// CDNSKEY RRsets and, with NSEC3, the NSEC3PARAM record at the apex.
 func (sel *selector) answerAt(z zonedb.ZoneVersion, n *zonedb.Node, owner string, qtype uint16) []dns.RR {
 	switch {
 	case qtype == dns.TypeANY:
 		return sel.anyType(n, owner)
 	case qtype == dns.TypeDNSKEY && owner == z.Origin() && sel.sec != nil:
 		return sel.sec.dnskeys()
+	case (qtype == dns.TypeCDS || qtype == dns.TypeCDNSKEY) && owner == z.Origin() && sel.sec != nil:
+		return sel.sec.parentKeys(qtype)
 	case qtype == dns.TypeNSEC3PARAM && owner == z.Origin() && sel.sec != nil && sel.sec.pol.NSEC3 != nil:
 		return []dns.RR{sel.sec.pol.NSEC3.Record(owner)}
 	}

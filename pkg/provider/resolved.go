@@ -35,6 +35,10 @@ type Resolved struct {
 	// serial and only a write that changes nothing keeps it (the embedded server, RFC 2136
 	// §3.7).
 	SerialMayStay bool
+	// SignedByServer: the zones of this provider may be signed by their own server (RFC 2136 to
+	// BIND with dnssec-policy, a webhook provider's backend); the DNSZone controller reads such
+	// a zone's DNSKEY set over DNS and publishes its DS (docs/dnssec.md).
+	SignedByServer bool
 	// Backend identifies the DNS account the Secret reaches, without credentials
 	// (pkg/provider/factory.Backend): a zone ID names one hosted zone within it, whichever
 	// Secret reaches it.

@@ -96,6 +96,20 @@ func (s *Server) AddZone(t testing.TB, label string) string {
 	return zone
 }
 
+// AddSignedZone adds zone (a full name), which KeyName may update and transfer and which BIND
+// signs itself (dnssec-policy default: one CSK, flags 257), deleted when t ends.
+func (s *Server) AddSignedZone(t testing.TB, zone string) {
+	t.Helper()
+	if out, err := s.run("addzone", s.dir, zone, "signed"); err != nil {
+		t.Fatalf("bind.sh addzone %s signed: %v\n%s", zone, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := s.run("delzone", s.dir, zone); err != nil {
+			t.Errorf("bind.sh delzone %s: %v\n%s", zone, err, out)
+		}
+	})
+}
+
 // Provider returns an RFC 2136 provider for the server with the given TSIG secret.
 func (s *Server) Provider(t testing.TB, secret string) *rfc2136.Provider {
 	t.Helper()

@@ -389,6 +389,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 	if ms, ok := res.Provider.(provider.ManagedSigner); ok {
 		res.Signer = ms // before the guard's wrapping, as ChangeSync
 	}
+	res.SignedByServer = s.Type == TypeRFC2136 || s.Type == TypeWebhook
 	if s.Type == TypeLocal {
 		return res, nil
 	}

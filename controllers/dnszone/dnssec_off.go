@@ -1,0 +1,220 @@
+package dnszone
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/pkg/dnssec"
+	"github.com/dnsplane/dnsplane/pkg/dnswire"
+)
+
+// turnOff turns a zone's DNSSEC off child last (docs/dnssec.md, "Turning it off"): the DS set
+// leaves the parent link first (status.dnssec holds no DS), and the zone stays signed until
+// every name server of the parent DNSZone answers no DS for it and the DS and DNSKEY TTLs have
+// passed since (unsignWait); then the key Secret's key set records that the signer may serve
+// the zone unsigned (dnssec.Unsigning.Done). Each step is persisted in the key Secret before it is reported, so a
+// restarted manager resumes it. A zone that shows no signing state in its status, has no key
+// Secret, or whose provider does not sign is Unsigned (or, without spec.dnssec, has no Secure
+// condition) at once. It returns how soon to look again (0: at the usual polls).
+func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
+	if !mayBeSigned(z) {
+		r.unsignedNow(z)
+		return 0, nil
+	}
+	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
+	if err != nil {
+		return 0, nil // ZoneAvailable reports the provider Secret's error
+	}
+	if !resolved.Provider.Capabilities().SignsOnline {
+		r.unsignedNow(z)
+		return 0, nil
+	}
+	sec, ks, err := r.readKeySet(ctx, z)
+	if errors.Is(err, errKeysInvalid) {
+		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
+		z.Status.DNSSEC = nil
+		return CredentialRetry, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if sec == nil {
+		r.unsignedNow(z)
+		return 0, nil
+	}
+	return r.unsignStep(ctx, z, sec, ks)
+}
+
+// unsignStep runs one step of the turn-off of a zone with keys ks in Secret sec: it observes the
+// parent, persists the step when it changed, emits its Event and reports it.
+func (r *Reconciler) unsignStep(ctx context.Context, z *dnsv1.DNSZone, sec *corev1.Secret, ks dnssec.KeySet) (time.Duration, error) {
+	now := r.now().Truncate(time.Second)
+	ttl := r.unsignWait()
+	u, started := dnssec.Unsigning{Since: now}, ks.Unsigning == nil
+	if !started {
+		u = *ks.Unsigning
+	}
+	gone, why := true, error(nil)
+	if !u.Done {
+		gone, why = r.parentDropped(ctx, z)
+	}
+	next, changed := u.Next(now, gone, ttl)
+	if started || changed {
+		ks.Unsigning = &next
+		if err := r.writeKeySet(ctx, z, sec, ks); err != nil {
+			return 0, err
+		}
+		r.unsignEvent(z, u, next, started, ttl)
+	}
+	if next.Done {
+		r.unsignedNow(z)
+		return 0, nil
+	}
+	z.Status.DNSSEC = keyStatus(ks, nil, dnsv1.DNSSECKeys{})
+	z.Status.DNSSEC.NextRollover = nil
+	r.setSecure(z, dnsv1.ReasonUnsigning, unsigningMessage(ks, next, why, ttl))
+	if next.ParentGoneAt.IsZero() {
+		return cmp.Or(r.SOAPollInterval, maxRolloverWake), nil
+	}
+	return min(max(next.Until(ttl).Sub(now), time.Second), maxRolloverWake), nil
+}
+
+// unsignEvent emits a Normal Event for each step of the turn-off reached from u to next (the
+// turn-off started, the parent answering no DS, the zone served unsigned).
+func (r *Reconciler) unsignEvent(z *dnsv1.DNSZone, u, next dnssec.Unsigning, started bool, ttl time.Duration) {
+	if started {
+		r.Recorder.Event(z, corev1.EventTypeNormal, dnsv1.ReasonUnsigning, fmt.Sprintf(
+			"DNSSEC is turned off: the DS set of %s leaves the parent link first; the zone stays signed until every parent "+
+				"name server answers no DS and the DS and DNSKEY TTLs (%s) have passed", z.Spec.Zone, ttl))
+	}
+	if (started || u.ParentGoneAt.IsZero()) && !next.ParentGoneAt.IsZero() {
+		r.Recorder.Event(z, corev1.EventTypeNormal, dnsv1.ReasonUnsigning, fmt.Sprintf(
+			"every parent name server answers no DS for %s (or the parent is not a DNSZone dnsplane links); the zone stays "+
+				"signed until %s (the DS and DNSKEY TTLs, %s)", z.Spec.Zone, next.Until(ttl).UTC().Format(time.RFC3339), ttl))
+	}
+	if next.Done {
+		r.Recorder.Event(z, corev1.EventTypeNormal, dnsv1.ReasonUnsigning, fmt.Sprintf(
+			"the DS and DNSKEY TTLs (%s) have passed since no parent name server answered a DS for %s (%s): the zone is served unsigned",
+			ttl, z.Spec.Zone, next.ParentGoneAt.UTC().Format(time.RFC3339)))
+	}
+}
+
+// unsigningMessage is the Unsigning message: what the turn-off waits for. Pure.
+func unsigningMessage(ks dnssec.KeySet, u dnssec.Unsigning, why error, ttl time.Duration) string {
+	msg := fmt.Sprintf("DNSSEC is turned off; the zone stays signed with keys %s", keyList(ks))
+	if u.ParentGoneAt.IsZero() {
+		return fmt.Sprintf("%s until every parent name server answers no DS, then the DS and DNSKEY TTLs (%s); the DS set has left "+
+			"the parent link: waiting for %v", msg, ttl, why)
+	}
+	if why != nil {
+		msg += fmt.Sprintf(" (%v)", why)
+	}
+	return fmt.Sprintf("%s until %s: the DS and DNSKEY TTLs (%s) after no parent name server answered a DS (%s)",
+		msg, u.Until(ttl).UTC().Format(time.RFC3339), ttl, u.ParentGoneAt.UTC().Format(time.RFC3339))
+}
+
+// unsignWait is how long a zone whose DNSSEC is off stays signed after no parent server answers
+// its DS: the parent's DS TTL (the rollover machine's ParentDSTTL), as long as a resolver may
+// hold the DS it fetched last, plus the DNSKEY TTL, as long as a resolver may hold a DNSKEY set
+// it validated with that DS (validators keep it as the zone's trusted keys for its TTL).
+func (r *Reconciler) unsignWait() time.Duration {
+	ds := cmp.Or(r.RolloverTTLs.ParentDS, dsTTL*time.Second).Truncate(time.Second)
+	return ds + cmp.Or(r.RolloverTTLs.DNSKEY, dnskeyTTL)
+}
+
+// errNoParentDNSZone: the zone is not linked to a parent DNSZone; its DS, if any, is at a
+// registrar, out of dnsplane's sight.
+var errNoParentDNSZone = errors.New("the parent is not a DNSZone dnsplane links: a DS given to the parent's " +
+	"registrar is to be removed there first")
+
+// parentDropped says whether every name server of the zone's parent DNSZone answers no DS for
+// it, and why not. A zone whose parent is not a DNSZone dnsplane links counts as dropped at
+// once (with errNoParentDNSZone as the note): the TTLs are waited out from then.
+func (r *Reconciler) parentDropped(ctx context.Context, z *dnsv1.DNSZone) (bool, error) {
+	parents, linked := r.parentServers(ctx, z)
+	if !linked {
+		return true, errNoParentDNSZone
+	}
+	if err := noDSServed(ctx, parents, z.Spec.Zone); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// noDSServed says whether every server (host:port) answers a DS query for zone without a DS
+// record (NOERROR or NXDOMAIN); the error names the first that does not. No server: an error.
+func noDSServed(ctx context.Context, servers []string, zone string) error {
+	if len(servers) == 0 {
+		return errors.New("no parent name server to ask")
+	}
+	for _, s := range servers {
+		if err := serverNoDS(ctx, s, zone); err != nil {
+			return fmt.Errorf("parent name server %s: %w", s, err)
+		}
+	}
+	return nil
+}
+
+// serverNoDS asks server for zone's DS RRset over TCP and checks that it answers none.
+func serverNoDS(ctx context.Context, server, zone string) error {
+	ctx, cancel := context.WithTimeout(ctx, keyQueryTimeout)
+	defer cancel()
+	m := new(dns.Msg)
+	m.SetQuestion(dnswire.Fqdn(zone), dns.TypeDS)
+	m.SetEdns0(dns.DefaultMsgSize, true)
+	resp, _, err := (&dns.Client{Net: "tcp"}).ExchangeContext(ctx, m, server)
+	if err != nil {
+		return fmt.Errorf("DS query: %w", err)
+	}
+	if resp.Rcode != dns.RcodeSuccess && resp.Rcode != dns.RcodeNameError {
+		return fmt.Errorf("DS query: %s", dns.RcodeToString[resp.Rcode])
+	}
+	if ds := dsKeys(resp.Answer); len(ds) > 0 {
+		return fmt.Errorf("it answers the DS %v", ds)
+	}
+	return nil
+}
+
+// mayBeSigned says whether z's status shows a signing state (status.dnssec, or a Secure
+// condition other than Unsigned): only then is its key Secret read when DNSSEC is off, so that
+// a zone never signed costs no Secret read per reconcile.
+func mayBeSigned(z *dnsv1.DNSZone) bool {
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
+	return z.Status.DNSSEC != nil || (c != nil && c.Reason != dnsv1.ReasonUnsigned)
+}
+
+// unsignedNow reports a zone served unsigned: Secure=False, reason Unsigned, with spec.dnssec
+// disabled; no Secure condition and no status.dnssec without spec.dnssec.
+func (r *Reconciler) unsignedNow(z *dnsv1.DNSZone) {
+	z.Status.DNSSEC = nil
+	if z.Spec.DNSSEC == nil {
+		meta.RemoveStatusCondition(&z.Status.Conditions, dnsv1.ConditionSecure)
+		return
+	}
+	r.setSecure(z, dnsv1.ReasonUnsigned, "spec.dnssec.enabled is false: the zone is served unsigned")
+}
+
+// resumeSigning is ks with its turn-off undone, for a zone whose DNSSEC is turned on again: no
+// Unsigning, and a rollover in progress forgets what it had seen of the servers and the parent
+// (the DS left the parent meanwhile), so its waits run again from new observations. changed:
+// there was a turn-off to undo.
+func resumeSigning(ks dnssec.KeySet) (dnssec.KeySet, bool) {
+	if ks.Unsigning == nil {
+		return ks, false
+	}
+	ks.Unsigning = nil
+	if ks.Rollover != nil {
+		ro := *ks.Rollover
+		ro.ServedAt, ro.ParentAt = time.Time{}, time.Time{}
+		ks.Rollover = &ro
+	}
+	return ks, true
+}
