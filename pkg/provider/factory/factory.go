@@ -420,7 +420,10 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
+		// It signs with the keys of the zone's key Secret through its cryptokeys API, the
+		// unwrapped provider's (one call per rollover step and look).
 		r.Provider = p
+		r.KeySigner, _ = p.(provider.KeySigner)
 		return r, nil
 	case TypeRFC2136:
 		p, err := rfc2136FromSecret(s)
