@@ -41,6 +41,9 @@ var errKeysInvalid = errors.New("keys invalid")
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
 	d := z.Spec.DNSSEC
+	if done, wake, err := r.reconcileKeySigner(ctx, z); done {
+		return wake, err
+	}
 	if d == nil {
 		meta.RemoveStatusCondition(&z.Status.Conditions, dnsv1.ConditionSecure)
 		z.Status.DNSSEC = nil
@@ -57,20 +60,21 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 	}
 	if !resolved.Provider.Capabilities().SignsOnline {
 		r.setSecure(z, dnsv1.ReasonNotSupported, fmt.Sprintf("the provider of Secret %q does not sign zones; "+
-			"the embedded server (dnsplane.io/local) does (docs/dnssec.md)", z.Spec.ProviderRef.Name))
+			"the embedded server (dnsplane.io/local) and PowerDNS (dnsplane.io/pdns) do (docs/dnssec.md)", z.Spec.ProviderRef.Name))
 		z.Status.DNSSEC = nil
 		return 0, nil
 	}
-	return r.driveKeys(ctx, z, resolved.ServedBy)
+	return r.driveKeys(ctx, z, resolved.ServedBy, nil)
 }
 
 // driveKeys runs the rollover machine for a signed zone (keyStep) with what the zone's name
 // servers (host:port) are seen answering, consumes the rollover annotation, emits the step's
-// Event and reports the keys in status.dnssec and the Secure condition.
-func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string) (time.Duration, error) {
+// Event and reports the keys in status.dnssec and the Secure condition. push, when not nil,
+// hands the key set to the provider that signs with it (keyStep).
+func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string, push keyPush) (time.Duration, error) {
 	trigger, asked := manualTrigger(z)
 	now := r.now().Truncate(time.Second)
-	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger})
+	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger}, push)
 	if errors.Is(err, errKeysInvalid) {
 		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
 		z.Status.DNSSEC = nil
