@@ -16,12 +16,12 @@ import (
 	"github.com/dnsplane/dnsplane/internal/testing/pdnstest"
 )
 
-// TestDNSSEC_PowerDNSCSKRolloverToTheEnd: a signed child DNSZone on PowerDNS linked to a signed
-// parent DNSZone on the same PowerDNS, both CSK, has its DS written into the parent zone, and a
-// CSK rollover asked by annotation runs Publish, Activate and Withdraw to the end (the new key
-// alone at PowerDNS, its DS alone at the parent, Secure=True) with the rollover TTLs and both
-// zones' SOA MINIMUM at 2 s, while a delv loop anchored at the parent's DS gets no answer that
-// is not fully validated.
+// TestDNSSEC_PowerDNSCSKRolloverToTheEnd: a signed child DNSZone on PowerDNS linked to a
+// signed parent DNSZone on the same PowerDNS, both CSK (the child's ns1 published by a
+// DNSEndpoint), has its DS written into the parent zone, and a CSK rollover asked by annotation
+// runs Publish, Activate and Withdraw to the end (the new key alone at PowerDNS, its DS alone at
+// the parent, Secure=True) with the rollover TTLs and both zones' SOA MINIMUM at 2 s, while a
+// delv loop anchored at the parent's DS gets no answer that is not fully validated.
 func TestDNSSEC_PowerDNSCSKRolloverToTheEnd(t *testing.T) {
 	ttl := 2 * time.Second
 	srv := pdnstest.Start(t)
@@ -33,7 +33,8 @@ func TestDNSSEC_PowerDNSCSKRolloverToTheEnd(t *testing.T) {
 		signed("")(z)
 		z.Spec.LinkToParentDomain = true
 	})
-	c.create(parent, child)
+	// The child's name server has an address in its zone, so that its delegation is not lame.
+	c.create(parent, child, endpointObj(ns, "ns1", dnsv1.Endpoint{DNSName: "ns1." + czone, RecordType: "A", Targets: dnsv1.Targets{"127.0.0.1"}}))
 	t.Cleanup(func() {
 		if t.Failed() {
 			z := &dnsv1.DNSZone{}
@@ -41,14 +42,6 @@ func TestDNSSEC_PowerDNSCSKRolloverToTheEnd(t *testing.T) {
 			t.Logf("child conditions %+v", z.Status.Conditions)
 			t.Logf("parent sets %v", pdnsSets(t, srv, pzone))
 		}
-	})
-	// The child's name server gets an address in its zone, so that its delegation is not lame.
-	eventually(t, time.Minute, "an address for ns1."+czone, func() error {
-		glue := `{"rrsets":[{"name":"ns1.` + czone + `.","type":"A","ttl":300,"changetype":"REPLACE","records":[{"content":"127.0.0.1","disabled":false}]}]}`
-		if code, body := srv.API(t, "PATCH", "/zones/"+czone+".", glue); code != 204 {
-			return fmt.Errorf("PATCH: %d %s", code, body)
-		}
-		return nil
 	})
 	c.waitCondition(child, dnsv1.ConditionSecure, metav1.ConditionTrue, dnsv1.ReasonSecure, 2*time.Minute)
 	pdnsSOAMinimum(t, srv, pzone, 2)

@@ -129,7 +129,7 @@ func (c *cluster) annotateIn(obj client.Object, k, v string) {
 // ZSK rollover asked by annotation runs Publish, Activate and Withdraw to the end (the KSK and
 // the new ZSK alone, at PowerDNS as in status) with the rollover TTLs and PowerDNS's DNSKEY TTL
 // (the SOA MINIMUM) at 2 s, while a delv loop anchored at the zone's DS gets no answer that is
-// not fully validated.
+// not fully validated; with spec.dnssec.enabled false, PowerDNS then answers no DNSKEY.
 func TestDNSSEC_PowerDNSZSKRolloverToTheEnd(t *testing.T) {
 	const zone = "zsk.pdns.test"
 	srv := pdnstest.Start(t)
@@ -169,6 +169,18 @@ func TestDNSSEC_PowerDNSZSKRolloverToTheEnd(t *testing.T) {
 	t.Logf("PowerDNS ZSK rollover: phases %v in %s; delv answers %d, not validated %d", phases, took.Round(time.Second), total, bogus)
 	if total == 0 || bogus != 0 {
 		t.Fatalf("delv: %d answers, %d not fully validated; last:\n%s", total, bogus, last)
+	}
+	// enabled: false removes the zone's keys from PowerDNS: it answers no DNSKEY.
+	eventually(t, 20*time.Second, "spec.dnssec.enabled false", func() error {
+		if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(z), z); err != nil {
+			return err
+		}
+		z.Spec.DNSSEC.Enabled = false
+		return c.client.Update(c.ctx(), z)
+	})
+	c.waitCondition(z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigned, time.Minute)
+	if got := servedTags(t, srv.DNSAddr, zone); len(got) != 0 {
+		t.Fatalf("with spec.dnssec.enabled false, PowerDNS serves DNSKEY tags %v", got)
 	}
 }
 

@@ -33,10 +33,11 @@ const dsTTL = 3600
 // errKeysInvalid: the key Secret exists but holds no usable key set of the zone.
 var errKeysInvalid = errors.New("keys invalid")
 
-// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): nothing
-// without spec.dnssec, Unsigned when it is disabled, NotSupported where the provider does not
-// sign, else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its
-// keys, DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
+// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): a provider that
+// signs with the keys it is handed goes through reconcileKeySigner first; nothing without
+// spec.dnssec, Unsigned when it is disabled, NotSupported where the provider does not sign,
+// else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its keys,
+// DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
 // polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
