@@ -420,10 +420,8 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
-		// It signs with the keys of the zone's key Secret through its cryptokeys API, the
-		// unwrapped provider's (one call per rollover step and look).
 		r.Provider = p
-		r.KeySigner, _ = p.(provider.KeySigner)
+		r.KeySigner, _ = p.(provider.KeySigner) // unwrapped: cryptokeys, docs/dnssec.md "PowerDNS"
 		return r, nil
 	case TypeRFC2136:
 		p, err := rfc2136FromSecret(s)
