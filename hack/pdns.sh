@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # pdns.sh runs a throw-away PowerDNS Authoritative server (4.7, gsqlite3 backend) on loopback for
-# tests and benchmarks. Everything lives in <dir>: pdns.conf, pdns.sqlite3, pdns.pid, pdns.log, the
+# tests and benchmarks, with DNSSEC (gsqlite3-dnssec: zones given keys through the cryptokeys API
+# are signed online). Everything lives in <dir>: pdns.conf, pdns.sqlite3, pdns.pid, pdns.log, the
 # control socket and pdns.lock (serialises start/stop on <dir>). All caches are off: with the
 # default caches a re-created zone keeps answering REFUSED for about 20 s.
 #
@@ -64,6 +65,8 @@ cmd_start() {
 # written by hack/pdns.sh
 launch=gsqlite3
 gsqlite3-database=$dir/pdns.sqlite3
+# DNSSEC on: the cryptokeys and domainmetadata tables of the schema hold the keys the API imports
+gsqlite3-dnssec=yes
 local-address=$addr
 local-port=$dns_port
 socket-dir=$dir

@@ -33,14 +33,18 @@ const dsTTL = 3600
 // errKeysInvalid: the key Secret exists but holds no usable key set of the zone.
 var errKeysInvalid = errors.New("keys invalid")
 
-// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): without
-// spec.dnssec or when it is disabled, the turn-off (turnOff: Unsigning, then nothing or
-// Unsigned), NotSupported where the provider does not
-// sign, else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its
-// keys, DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
+// reconcileDNSSEC sets the Secure condition and status.dnssec (docs/dnssec.md): a provider that
+// signs with the keys it is handed goes through reconcileKeySigner, one that holds its keys
+// through managedDNSSEC; otherwise, without spec.dnssec or when it is disabled, the turn-off
+// (turnOff: Unsigning, then nothing or Unsigned), NotSupported where the provider does not sign,
+// else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its keys,
+// DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
 // polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
+	if done, wake, err := r.reconcileKeySigner(ctx, z); done {
+		return wake, err
+	}
 	if z.Spec.DNSSEC != nil {
 		if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
 			return wake, err
@@ -58,20 +62,21 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 			return r.serverSigned(ctx, z, resolved) // the zone's own server signs it
 		}
 		r.setSecure(z, dnsv1.ReasonNotSupported, fmt.Sprintf("the provider of Secret %q does not sign zones; "+
-			"the embedded server (dnsplane.io/local) does (docs/dnssec.md)", z.Spec.ProviderRef.Name))
+			"the embedded server (dnsplane.io/local) and PowerDNS (dnsplane.io/pdns) do (docs/dnssec.md)", z.Spec.ProviderRef.Name))
 		z.Status.DNSSEC = nil
 		return 0, nil
 	}
-	return r.driveKeys(ctx, z, resolved.ServedBy)
+	return r.driveKeys(ctx, z, resolved.ServedBy, nil)
 }
 
 // driveKeys runs the rollover machine for a signed zone (keyStep) with what the zone's name
 // servers (host:port) are seen answering, consumes the rollover annotation, emits the step's
-// Event and reports the keys in status.dnssec and the Secure condition.
-func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string) (time.Duration, error) {
+// Event and reports the keys in status.dnssec and the Secure condition. push, when not nil,
+// hands the key set to the provider that signs with it (keyStep).
+func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string, push keyPush) (time.Duration, error) {
 	trigger, asked := manualTrigger(z)
 	now := r.now().Truncate(time.Second)
-	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger})
+	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger}, push)
 	if errors.Is(err, errKeysInvalid) {
 		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
 		z.Status.DNSSEC = nil

@@ -105,8 +105,10 @@ type keysSeen struct {
 // name server of the parent DNSZone answers exactly its DS set, dsServed), and writes the step's
 // key set back when it changed, before anything acts on it. A Secret that exists but holds no
 // usable key set gives errKeysInvalid and is never written. created: the Secret was made now,
-// with the zone's first keys.
-func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation) (step dnssec.Step, created bool, seen keysSeen, err error) {
+// with the zone's first keys. push, when not nil, hands the persisted key set to the provider
+// that signs with it before it is observed, and the step's after it is written (its DNSKEY TTL
+// lengthens the policy's); its error is returned as it is.
+func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []string, o dnssec.Observation, push keyPush) (step dnssec.Step, created bool, seen keysSeen, err error) {
 	pol, err := r.keyPolicy(z.Spec.DNSSEC)
 	if err != nil {
 		return dnssec.Step{}, false, seen, err
@@ -118,6 +120,9 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 	seen.notServed = errors.New("the key Secret is made now")
 	ks, resumed := resumeSigning(ks)
 	if sec != nil {
+		if pol, err = pushed(ctx, push, ks, pol); err != nil {
+			return dnssec.Step{}, false, seen, err
+		}
 		seen = r.observeKeys(ctx, z, servers, ks, pol)
 		o.Served, o.ParentDS = seen.notServed == nil, seen.linked && seen.notAtParent == nil
 	}
@@ -129,6 +134,9 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 		return step, false, seen, nil
 	}
 	if err := r.writeKeySet(ctx, z, sec, step.Keys); err != nil {
+		return dnssec.Step{}, false, seen, err
+	}
+	if _, err := pushed(ctx, push, step.Keys, pol); err != nil {
 		return dnssec.Step{}, false, seen, err
 	}
 	return step, sec == nil, seen, nil

@@ -61,7 +61,8 @@ type Capabilities struct {
 	// SignsOnline: the provider signs its answers as it serves them, with the keys of the
 	// zone's key Secret (<dnszone>-dnssec, pkg/dnssec), so every denial type works, compact
 	// denial (RFC 9824) included. The DNSZone controller creates those keys (the embedded
-	// server). A provider without it reports Secure=False, reason NotSupported, for a
-	// DNSZone with spec.dnssec enabled (docs/dnssec.md).
+	// server). A provider without it, and without Resolved.KeySigner (PowerDNS, signed with
+	// the keys it is handed), reports Secure=False, reason NotSupported, for a DNSZone with
+	// spec.dnssec enabled (docs/dnssec.md).
 	SignsOnline bool
 }

@@ -29,6 +29,10 @@ type Resolved struct {
 	// Signer, when set, is the provider itself where it signs zones with keys it holds
 	// (ManagedSigner: Route 53, Cloud DNS, Azure DNS).
 	Signer ManagedSigner
+	// KeySigner, when set, is the provider itself where it signs zones with keys dnsplane holds
+	// (PowerDNS's cryptokeys): the DNSZone controller makes the keys and hands each rollover
+	// step's key set to it (docs/dnssec.md, "PowerDNS").
+	KeySigner KeySigner
 	// SerialMayStay: a write that changes records may leave the zone's SOA serial where it was
 	// (PowerDNS, whose zone's SOA-EDIT-API may be empty), so the Served check compares the
 	// serial after a write with one read just before it. False where every change moves the

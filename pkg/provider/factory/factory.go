@@ -425,6 +425,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
+		r.KeySigner, _ = p.(provider.KeySigner) // unwrapped: cryptokeys, docs/dnssec.md "PowerDNS"
 		return r, nil
 	case TypeRFC2136:
 		p, err := rfc2136FromSecret(s)

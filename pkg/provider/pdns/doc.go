@@ -25,6 +25,11 @@
 //     ThrottledError: 500 "database is locked" is a busy sqlite backend);
 //   - Capabilities().MaxWritesInFlight, one PATCH at a time by default
 //     (Config.MaxWritesInFlight, the Secret key PDNS_MAX_WRITES_IN_FLIGHT).
+//   - the keys a DNSSEC zone is signed with (SetKeys, provider.KeySigner):
+//     the zone's cryptokeys made exactly the keys handed over, matched by
+//     DNSKEY, imported with their private keys, activated and published
+//     before others are lowered or deleted; the zone's NSEC3PARAM; a rectify
+//     after a change (docs/dnssec.md, "PowerDNS").
 //
 // What it must not do:
 //   - log, return or wrap the API key anywhere (errors carry method, path,
