@@ -123,30 +123,7 @@ func TestAttack_ClockStepBackKeepsAnOldDownInTheWindow(t *testing.T) {
 func TestAttack_TheDwellRunsOutWhileTheTargetIsNoCandidate(t *testing.T) {
 	j, clk := judge()
 	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
-	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu"}
-	step := func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
-		t.Helper()
-		now := t0.Add(at)
-		clk.SetTime(now)
-		r := func(g string) *Record {
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down && g != "eu" {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
-			}
-			return out
-		}
-		in.Candidates = cands
-		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
-		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
-		res, err := j.Decide(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Memory = res.Memory
-		return res
-	}
+	step := candStepper48(t, j, clk)
 	step(-time.Minute, Up, cands3())
 	step(0, Down, cands3())
 	step(30*time.Second, Up, cands3())

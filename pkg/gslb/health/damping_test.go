@@ -14,20 +14,27 @@ import (
 // eu, the owner, publishes Up on it, never counted). Records are valid 90 s and reissued at
 // every step, so every member is heard and fresh at every step.
 func stepper48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }) func(at time.Duration, v Verdict) TargetDecision {
-	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
+	step := candStepper48(t, j, clk)
 	return func(at time.Duration, v Verdict) TargetDecision {
+		t.Helper()
+		return decision(t, step(at, v, cands3()), eu4)
+	}
+}
+
+// candStepper48 is stepper48 with the candidates given per step and the whole Result returned.
+func candStepper48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }) func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
+	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu"}
+	return func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
 		t.Helper()
 		now := t0.Add(at)
 		clk.SetTime(now)
 		r := func(g string) *Record {
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down && g != "eu" {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
+			if g == "eu" { // the owner: never counted
+				return euVote(g, now, 90*time.Second, Up)
 			}
-			return out
+			return euVote(g, now, 90*time.Second, v)
 		}
+		in.Candidates = cands
 		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
 		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
 		res, err := j.Decide(in)
@@ -35,7 +42,7 @@ func stepper48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }) func(
 			t.Fatal(err)
 		}
 		in.Memory = res.Memory
-		return decision(t, res, eu4)
+		return res
 	}
 }
 
