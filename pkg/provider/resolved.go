@@ -26,12 +26,14 @@ type Resolved struct {
 	// ChangeSync, when set, is the provider itself where its API says when a write is served
 	// everywhere (Route 53's GetChange): the Served check asks it instead of name servers.
 	ChangeSync ChangeSync
-	// Signer, when set, is the provider itself where it signs zones with keys it holds
-	// (ManagedSigner: Route 53, Cloud DNS, Azure DNS).
+	// Signer, when set, is the provider's ManagedSigner where it signs zones with keys it holds
+	// (Route 53, Cloud DNS, Azure DNS), behind the same guard and counting as Provider
+	// (ManagedSignerOf).
 	Signer ManagedSigner
-	// KeySigner, when set, is the provider itself where it signs zones with keys dnsplane holds
-	// (PowerDNS's cryptokeys): the DNSZone controller makes the keys and hands each rollover
-	// step's key set to it (docs/dnssec.md, "PowerDNS").
+	// KeySigner, when set, is the provider's KeySigner where it signs zones with keys dnsplane
+	// holds (PowerDNS's cryptokeys), behind the same guard and counting as Provider
+	// (KeySignerOf): the DNSZone controller makes the keys and hands each rollover step's key
+	// set to it (docs/dnssec.md, "PowerDNS").
 	KeySigner KeySigner
 	// SerialMayStay: a write that changes records may leave the zone's SOA serial where it was
 	// (PowerDNS, whose zone's SOA-EDIT-API may be empty), so the Served check compares the

@@ -11,7 +11,7 @@ import (
 // KeySigner is the optional interface of a provider that signs a zone online with keys dnsplane
 // holds: the DNSZone controller makes the keys in the zone's key Secret, runs their rollovers,
 // and hands each step's key set to SetKeys (docs/dnssec.md, "PowerDNS"). The composition root
-// sets provider.Resolved.KeySigner for such a provider.
+// sets provider.Resolved.KeySigner for such a provider, behind its guard (KeySignerOf).
 type KeySigner interface {
 	// SetKeys has zone zoneID signed with exactly keys and denial: a key the provider holds for
 	// the zone and that keys does not name (by its public key, algorithm and flags) is removed, a

@@ -11,7 +11,7 @@ import (
 // key-signing key in a customer managed KMS key, Cloud DNS): dnsplane never sees a private key;
 // it turns signing on and off, reads the provider's signing state and its DS set, and hands that
 // DS set to the parent (docs/dnssec.md, "Route 53, Cloud DNS and Azure"). The factory sets
-// Resolved.Signer to the provider itself where it is one.
+// Resolved.Signer to the provider's, behind its guard (ManagedSignerOf).
 type ManagedSigner interface {
 	// SigningSupported says, without I/O, whether the provider can sign as p asks: nil, or an
 	// error wrapping ErrNotCapable whose text names the field and what the provider can do.

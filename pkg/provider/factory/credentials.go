@@ -146,3 +146,57 @@ func (p namedCredentials) ListRecordSets(ctx context.Context, zoneID string) ([]
 func (p namedCredentials) ApplyChanges(ctx context.Context, zoneID string, changes []provider.Change) error {
 	return p.wrap(p.inner.ApplyChanges(ctx, zoneID, changes))
 }
+
+var _ provider.SignerSource = namedCredentials{}
+
+// KeySigner implements provider.SignerSource: the wrapped provider's KeySigner, its errors named
+// as every call's, or nil.
+func (p namedCredentials) KeySigner() provider.KeySigner {
+	inner := provider.KeySignerOf(p.inner)
+	if inner == nil {
+		return nil
+	}
+	return namedKeySigner{p: p, inner: inner}
+}
+
+// ManagedSigner implements provider.SignerSource: the wrapped provider's ManagedSigner, its
+// errors named as every call's, or nil.
+func (p namedCredentials) ManagedSigner() provider.ManagedSigner {
+	inner := provider.ManagedSignerOf(p.inner)
+	if inner == nil {
+		return nil
+	}
+	return namedManagedSigner{p: p, inner: inner}
+}
+
+type namedKeySigner struct {
+	p     namedCredentials
+	inner provider.KeySigner
+}
+
+func (s namedKeySigner) SetKeys(ctx context.Context, zoneID string, keys []provider.SigningKey, denial provider.Denial) (provider.SignedZone, error) {
+	out, err := s.inner.SetKeys(ctx, zoneID, keys, denial)
+	return out, s.p.wrap(err)
+}
+
+type namedManagedSigner struct {
+	p     namedCredentials
+	inner provider.ManagedSigner
+}
+
+func (s namedManagedSigner) SigningSupported(sp provider.SigningParams) error {
+	return s.inner.SigningSupported(sp)
+}
+
+func (s namedManagedSigner) EnableSigning(ctx context.Context, zoneID string, sp provider.SigningParams) error {
+	return s.p.wrap(s.inner.EnableSigning(ctx, zoneID, sp))
+}
+
+func (s namedManagedSigner) DisableSigning(ctx context.Context, zoneID string) error {
+	return s.p.wrap(s.inner.DisableSigning(ctx, zoneID))
+}
+
+func (s namedManagedSigner) SigningState(ctx context.Context, zoneID string) (provider.SigningState, error) {
+	out, err := s.inner.SigningState(ctx, zoneID)
+	return out, s.p.wrap(err)
+}

@@ -386,9 +386,6 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 		return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 	}
 	res.SerialMayStay = s.Type == TypePDNS
-	if ms, ok := res.Provider.(provider.ManagedSigner); ok {
-		res.Signer = ms // before the guard's wrapping, as ChangeSync
-	}
 	res.SignedByServer = s.Type == TypeRFC2136 || s.Type == TypeWebhook
 	if s.Type == TypeLocal {
 		return res, nil
@@ -403,6 +400,9 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 	key, rv := client.ObjectKeyFromObject(s), s.ResourceVersion
 	res.Provider = &namedCredentials{inner: res.Provider, hint: credentialHint(s),
 		rejected: func(err error) { f.reject(key, rv, err) }}
+	// The signers are the wrapped provider's, through the same guard, counting and credential
+	// hints as its record writes (provider.SignerSource).
+	res.KeySigner, res.Signer = provider.KeySignerOf(res.Provider), provider.ManagedSignerOf(res.Provider)
 	return res, nil
 }
 
@@ -425,7 +425,6 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: %w", namespace, name, err)
 		}
 		r.Provider = p
-		r.KeySigner, _ = p.(provider.KeySigner) // unwrapped: cryptokeys, docs/dnssec.md "PowerDNS"
 		return r, nil
 	case TypeRFC2136:
 		p, err := rfc2136FromSecret(s)

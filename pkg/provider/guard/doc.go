@@ -13,7 +13,9 @@
 //     a throttled batch is retried alone and batches already applied are not sent again; the
 //     record sets a provider.ZoneDrainer must delete before DeleteZone go through the same
 //     splitter;
-//   - a ListZones cache with a TTL, dropped by EnsureZone and DeleteZone.
+//   - a ListZones cache with a TTL, dropped by EnsureZone and DeleteZone;
+//   - the same rate limit and retries on the wrapped provider's signer calls
+//     (provider.SignerSource: KeySigner, ManagedSigner), each call one token.
 //
 // It must not change what the wrapped provider does: it never edits a Change, never retries an
 // error other than throttling (a conflict or an invalid change is the caller's to handle), and
