@@ -38,24 +38,31 @@ var errKeysInvalid = errors.New("keys invalid")
 // through managedDNSSEC; otherwise, without spec.dnssec or when it is disabled, the turn-off
 // (turnOff: Unsigning, then nothing or Unsigned), NotSupported where the provider does not sign,
 // else the rollover machine drives the zone's keys in its key Secret (driveKeys) and its keys,
-// DS set and rollover phase are reported. It returns how soon to look again (0: at the usual
-// polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
-// says why.
+// DS set and rollover phase are reported. The provider is resolved once, and not at all for a
+// zone that was never signed. It returns how soon to look again (0: at the usual polls). A
+// provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
-	if done, wake, err := r.reconcileKeySigner(ctx, z); done {
-		return wake, err
-	}
-	if z.Spec.DNSSEC != nil {
-		if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
-			return wake, err
-		}
-	}
-	if d := z.Spec.DNSSEC; d == nil || !d.Enabled {
-		return r.turnOff(ctx, z) // child last: the DS leaves the parent before the signatures go
+	d := z.Spec.DNSSEC
+	if d == nil && !mayBeSigned(z) && meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure) == nil {
+		return 0, nil
 	}
 	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
 	if err != nil {
+		if (d == nil || !d.Enabled) && !mayBeSigned(z) {
+			r.unsignedNow(z)
+		}
 		return 0, nil // ZoneAvailable reports the provider Secret's error
+	}
+	if done, wake, err := r.reconcileKeySigner(ctx, z, resolved); done {
+		return wake, err
+	}
+	if d != nil {
+		if wake, handled, err := r.managedDNSSEC(ctx, z, resolved); handled { // a provider that holds the keys
+			return wake, err
+		}
+	}
+	if d == nil || !d.Enabled {
+		return r.turnOff(ctx, z, resolved) // child last: the DS leaves the parent before the signatures go
 	}
 	if !resolved.Provider.Capabilities().SignsOnline {
 		if resolved.SignedByServer {

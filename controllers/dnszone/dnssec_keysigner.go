@@ -39,21 +39,20 @@ func pushed(ctx context.Context, push keyPush, ks dnssec.KeySet, pol dnssec.KeyP
 }
 
 // reconcileKeySigner runs the DNSSEC of a zone whose provider signs with keys dnsplane holds
-// (provider.Resolved.KeySigner, PowerDNS; docs/dnssec.md, "PowerDNS"), and says whether it did
+// (resolved.KeySigner, PowerDNS; docs/dnssec.md, "PowerDNS"), and says whether it did
 // (done). Signed: the keys are driven as the embedded server's (driveKeys), each key set
 // handed to the provider before it is observed and after it is written; a hand-over the
 // provider refuses gives Secure=False, reason ProviderActionNeeded, leaves the rollover in its
 // phase and is tried again at the SOA poll interval. Disabled or without spec.dnssec (a zone
 // that had a Secure condition): the provider's keys of the zone are removed first, and the
 // usual path reports Unsigned or removes the condition (not done).
-func (r *Reconciler) reconcileKeySigner(ctx context.Context, z *dnsv1.DNSZone) (bool, time.Duration, error) {
+func (r *Reconciler) reconcileKeySigner(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (bool, time.Duration, error) {
 	d := z.Spec.DNSSEC
 	if d == nil && meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure) == nil {
 		return false, 0, nil
 	}
-	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
-	if err != nil || resolved.KeySigner == nil || resolved.Provider.Capabilities().SignsOnline {
-		return false, 0, nil // the usual path: ZoneAvailable reports a Secret's error
+	if resolved.KeySigner == nil || resolved.Provider.Capabilities().SignsOnline {
+		return false, 0, nil
 	}
 	push := r.keySignerPush(z, resolved.KeySigner)
 	if d == nil || !d.Enabled {

@@ -17,14 +17,14 @@ import (
 
 // managedDNSSEC drives the DNSSEC of a zone whose provider signs with keys it holds itself
 // (provider.ManagedSigner: Route 53, Cloud DNS, Azure DNS; docs/dnssec.md, "Route 53, Cloud DNS
-// and Azure"). handled is false, and nothing is done, for any other provider or a provider
-// Secret that does not resolve. Otherwise: enabled false turns signing off at the provider
+// and Azure"). handled is false, and nothing is done, for any other provider. Otherwise: enabled false turns signing off at the provider
 // (Unsigned); parameters the provider cannot sign with are NotSupported; signing is turned on
 // when the provider reports it off, and the Secure condition follows the provider's state
-// (managedSecure). It returns how soon to look again.
-func (r *Reconciler) managedDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (wake time.Duration, handled bool, err error) {
-	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
-	if err != nil || resolved.Signer == nil {
+// (managedSecure). A zone whose last look, less than the SOA poll interval ago, found it Secure
+// (or DSPending for a parent outside dnsplane) is not looked at again: no provider request, no
+// DS query. It returns how soon to look again.
+func (r *Reconciler) managedDNSSEC(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (wake time.Duration, handled bool, err error) {
+	if resolved.Signer == nil {
 		return 0, false, nil
 	}
 	s, id := resolved.Signer, z.Status.ZoneID
@@ -41,6 +41,9 @@ func (r *Reconciler) managedDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (wake 
 		r.setSecure(z, dnsv1.ReasonSigning, "the provider signs the zone once it holds it (ZoneAvailable)")
 		return 0, true, nil
 	}
+	if r.settledLook(z, lookManaged) && managedSettled(z) {
+		return 0, true, nil // nothing waits: the status stands until the SOA poll interval has passed
+	}
 	st, err := s.SigningState(ctx, id)
 	if err != nil {
 		return 0, true, fmt.Errorf("signing state of %s: %w", z.Spec.Zone, err)
@@ -53,7 +56,20 @@ func (r *Reconciler) managedDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (wake 
 			return 0, true, fmt.Errorf("signing state of %s: %w", z.Spec.Zone, err)
 		}
 	}
-	return r.managedSecure(ctx, z, st), true, nil
+	wake = r.managedSecure(ctx, z, st)
+	r.settle(z, lookManaged, st.Phase == provider.SigningOn && wake == 0)
+	return wake, true, nil
+}
+
+// lookManaged is the kind of look at a provider-signed zone (settle).
+const lookManaged = "managed"
+
+// managedSettled says whether z's Secure condition is of its generation and waits for nothing:
+// Secure, or DSPending for a parent outside dnsplane.
+func managedSettled(z *dnsv1.DNSZone) bool {
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
+	return c != nil && c.ObservedGeneration == z.Generation && z.Status.DNSSEC != nil &&
+		(c.Reason == dnsv1.ReasonSecure || c.Reason == dnsv1.ReasonDSPending)
 }
 
 // managedOff turns signing off at the provider once per generation with enabled false, and

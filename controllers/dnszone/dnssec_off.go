@@ -14,6 +14,7 @@ import (
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/dnswire"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // turnOff turns a zone's DNSSEC off child last (docs/dnssec.md, "Turning it off"): the DS set
@@ -24,16 +25,8 @@ import (
 // restarted manager resumes it. A zone that shows no signing state in its status, has no key
 // Secret, or whose provider does not sign is Unsigned (or, without spec.dnssec, has no Secure
 // condition) at once. It returns how soon to look again (0: at the usual polls).
-func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
-	if !mayBeSigned(z) {
-		r.unsignedNow(z)
-		return 0, nil
-	}
-	resolved, err := r.Providers.Resolve(ctx, z.Namespace, z.Spec.ProviderRef.Name)
-	if err != nil {
-		return 0, nil // ZoneAvailable reports the provider Secret's error
-	}
-	if !resolved.Provider.Capabilities().SignsOnline {
+func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (time.Duration, error) {
+	if !mayBeSigned(z) || !resolved.Provider.Capabilities().SignsOnline {
 		r.unsignedNow(z)
 		return 0, nil
 	}

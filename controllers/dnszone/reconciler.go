@@ -106,6 +106,10 @@ type Reconciler struct {
 	ledger *status.Ledger
 	// locks keeps the reconciles of related zone names from overlapping.
 	locks zoneLocks
+	// lastLooks holds, per DNSZone, the last look at its signing that found nothing to wait for
+	// (lastLook), so that a steady zone's reconciles ask no server again within the SOA poll
+	// interval.
+	lastLooks sync.Map
 }
 
 // +kubebuilder:rbac:groups=dnsplane.io,resources=dnszones,verbs=get;list;watch;update;patch

@@ -123,7 +123,7 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 		if pol, err = pushed(ctx, push, ks, pol); err != nil {
 			return dnssec.Step{}, false, seen, err
 		}
-		seen = r.observeKeys(ctx, z, servers, ks, pol)
+		seen = r.observe(ctx, z, servers, ks, pol)
 		o.Served, o.ParentDS = seen.notServed == nil, seen.linked && seen.notAtParent == nil
 	}
 	step, err = dnssec.Machine{Policy: pol, Make: dnssec.Generate}.Next(ks, o)
