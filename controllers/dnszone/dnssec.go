@@ -84,13 +84,8 @@ func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []
 	trigger, asked := manualTrigger(z)
 	now := r.now().Truncate(time.Second)
 	step, created, seen, err := r.keyStep(ctx, z, servers, dnssec.Observation{Now: now, Trigger: trigger}, push)
-	if errors.Is(err, errKeysInvalid) {
-		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
-		z.Status.DNSSEC = nil
-		return CredentialRetry, nil
-	}
 	if err != nil {
-		return 0, err
+		return r.keysFailed(z, err)
 	}
 	if step.Event != "" && !created { // the first keys' Event is Signing's
 		r.Recorder.Event(z, corev1.EventTypeNormal, dnsv1.ReasonRolloverInProgress, step.Event)
@@ -111,6 +106,17 @@ func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []
 		wake = minWake(wake, cmp.Or(r.SOAPollInterval, maxRolloverWake))
 	}
 	return wake, nil
+}
+
+// keysFailed reports a key Secret that holds no usable key set (errKeysInvalid: KeysInvalid, no
+// status.dnssec, read again after CredentialRetry) and returns any other error as it is.
+func (r *Reconciler) keysFailed(z *dnsv1.DNSZone, err error) (time.Duration, error) {
+	if !errors.Is(err, errKeysInvalid) {
+		return 0, err
+	}
+	r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
+	z.Status.DNSSEC = nil
+	return CredentialRetry, nil
 }
 
 // minWake is the sooner of two wake intervals, 0 meaning none.

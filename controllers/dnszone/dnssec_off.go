@@ -31,13 +31,8 @@ func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone, resolved pro
 		return 0, nil
 	}
 	sec, ks, err := r.readKeySet(ctx, z)
-	if errors.Is(err, errKeysInvalid) {
-		r.setSecure(z, dnsv1.ReasonKeysInvalid, err.Error())
-		z.Status.DNSSEC = nil
-		return CredentialRetry, nil
-	}
 	if err != nil {
-		return 0, err
+		return r.keysFailed(z, err)
 	}
 	if sec == nil {
 		r.unsignedNow(z)

@@ -3,6 +3,8 @@ package provider
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/miekg/dns"
 )
@@ -25,6 +27,15 @@ type ManagedSigner interface {
 	DisableSigning(ctx context.Context, zoneID string) error
 	// SigningState reads the zone's signing state. Unknown zone: ErrZoneNotFound.
 	SigningState(ctx context.Context, zoneID string) (SigningState, error)
+}
+
+// NotCapable is a SigningSupported answer: nil without reasons, else an error wrapping
+// ErrNotCapable that gives every reason, "; "-joined.
+func NotCapable(why []string) error {
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrNotCapable, strings.Join(why, "; "))
 }
 
 // ErrSigningRefused: the provider refused to sign for a reason only its owner can fix (a KMS key

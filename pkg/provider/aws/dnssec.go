@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/route53"
@@ -58,10 +57,7 @@ func (p *Provider) SigningSupported(sp provider.SigningParams) error {
 	if sp.Denial != "" && sp.Denial != "NSEC" {
 		why = append(why, fmt.Sprintf("Route 53 denies with NSEC only, not %s", sp.Denial))
 	}
-	if len(why) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", provider.ErrNotCapable, strings.Join(why, "; "))
+	return provider.NotCapable(why)
 }
 
 // EnableSigning implements provider.ManagedSigner: it creates the key-signing key KSKName in

@@ -39,10 +39,7 @@ func (p *Provider) SigningSupported(sp provider.SigningParams) error {
 	case sp.NSEC3Iterations != 0 || sp.NSEC3Salt != "":
 		why = append(why, "Cloud DNS chooses its NSEC3 iterations and salt: leave denial.nsec3 out")
 	}
-	if len(why) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", provider.ErrNotCapable, strings.Join(why, "; "))
+	return provider.NotCapable(why)
 }
 
 // EnableSigning implements provider.ManagedSigner: managedZones.patch with dnssecConfig state
@@ -130,20 +127,14 @@ func (p *Provider) SigningState(ctx context.Context, zoneID string) (provider.Si
 
 // dnsKeys lists the zone's keys with their SHA-256 digests, every page.
 func (p *Provider) dnsKeys(ctx context.Context, zone string) ([]*dns.DnsKey, error) {
-	var all []*dns.DnsKey
 	call := p.svc.DnsKeys.List(p.project, zone).DigestType("sha256")
-	for token := ""; ; {
-		cctx, cancel := context.WithTimeout(ctx, p.timeout)
-		r, err := call.PageToken(token).Context(cctx).Do()
-		cancel()
+	return pages(ctx, p.timeout, "dnsKeys.list", func(ctx context.Context, token string) ([]*dns.DnsKey, string, error) {
+		r, err := call.PageToken(token).Context(ctx).Do()
 		if err != nil {
-			return nil, mapErr("dnsKeys.list", err)
+			return nil, "", err
 		}
-		all = append(all, r.DnsKeys...)
-		if token = r.NextPageToken; token == "" {
-			return all, nil
-		}
-	}
+		return r.DnsKeys, r.NextPageToken, nil
+	})
 }
 
 // keyState is the DNSKEY of every key and the DS of every active key-signing key of zone. Pure.

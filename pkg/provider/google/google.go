@@ -327,20 +327,33 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 }
 
 func (p *Provider) listRawZones(ctx context.Context, dnsName string) ([]*dns.ManagedZone, error) {
-	var all []*dns.ManagedZone
 	call := p.svc.ManagedZones.List(p.project)
 	if dnsName != "" {
 		call = call.DnsName(dnsName)
 	}
+	return pages(ctx, p.timeout, "managedZones.list", func(ctx context.Context, token string) ([]*dns.ManagedZone, string, error) {
+		r, err := call.PageToken(token).Context(ctx).Do()
+		if err != nil {
+			return nil, "", err
+		}
+		return r.ManagedZones, r.NextPageToken, nil
+	})
+}
+
+// pages reads every page of a Cloud DNS list call: page reads the one of token ("" first) and
+// returns its items and the next page's token ("" after the last), each under timeout. An
+// error is mapped for op (mapErr).
+func pages[T any](ctx context.Context, timeout time.Duration, op string, page func(ctx context.Context, token string) ([]T, string, error)) ([]T, error) {
+	var all []T
 	for token := ""; ; {
-		cctx, cancel := context.WithTimeout(ctx, p.timeout)
-		r, err := call.PageToken(token).Context(cctx).Do()
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		items, next, err := page(cctx, token)
 		cancel()
 		if err != nil {
-			return nil, mapErr("managedZones.list", err)
+			return nil, mapErr(op, err)
 		}
-		all = append(all, r.ManagedZones...)
-		if token = r.NextPageToken; token == "" {
+		all = append(all, items...)
+		if token = next; token == "" {
 			return all, nil
 		}
 	}

@@ -39,23 +39,17 @@ func fromRR(rr *dns.ResourceRecordSet) provider.RecordSet {
 }
 
 func (p *Provider) listRaw(ctx context.Context, zone string) ([]*dns.ResourceRecordSet, error) {
-	var all []*dns.ResourceRecordSet
 	call := p.svc.ResourceRecordSets.List(p.project, zone)
 	if p.pageSize > 0 {
 		call = call.MaxResults(p.pageSize)
 	}
-	for token := ""; ; {
-		cctx, cancel := context.WithTimeout(ctx, p.timeout)
-		r, err := call.PageToken(token).Context(cctx).Do()
-		cancel()
+	return pages(ctx, p.timeout, "resourceRecordSets.list", func(ctx context.Context, token string) ([]*dns.ResourceRecordSet, string, error) {
+		r, err := call.PageToken(token).Context(ctx).Do()
 		if err != nil {
-			return nil, mapErr("resourceRecordSets.list", err)
+			return nil, "", err
 		}
-		all = append(all, r.Rrsets...)
-		if token = r.NextPageToken; token == "" {
-			return all, nil
-		}
-	}
+		return r.Rrsets, r.NextPageToken, nil
+	})
 }
 
 // ListRecordSets lists every record set of the zone, apex SOA and NS included. A record set
