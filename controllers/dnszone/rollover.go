@@ -102,7 +102,8 @@ type keysSeen struct {
 
 // keyStep reads the zone's key Secret, runs the rollover machine over it and the observation o
 // (o.Served: every one of servers answers the key set read, keysServed; o.ParentDS: every
-// name server of the parent DNSZone answers exactly its DS set, dsServed), and writes the step's
+// name server of the parent DNSZone answers exactly its DS set, dsServed; both as observe
+// finds them, from a settled look's answers while it stands), and writes the step's
 // key set back when it changed, before anything acts on it. A Secret that exists but holds no
 // usable key set gives errKeysInvalid and is never written. created: the Secret was made now,
 // with the zone's first keys. push, when not nil, hands the persisted key set to the provider
