@@ -212,3 +212,26 @@ func TestAttack_UnlinkMidTurnOff(t *testing.T) {
 	})
 	a.childLastHolds(t, 20*time.Second)
 }
+
+// TestAttack_CorruptKeySecretThenRestart: a signed, Secure child; its key Secret's keyset.json
+// is overwritten with text that does not parse (a bad hand edit), then the manager restarts (a
+// new replica, a rolling update). docs/dnssec.md: a key Secret that "does not parse ... changes
+// nothing: the zone keeps the keys it is signed with"; "KeysInvalid ... it is left untouched";
+// common rule: bad input never corrupts state. The parent answers the DS throughout.
+func TestAttack_CorruptKeySecretThenRestart(t *testing.T) {
+	a := newAttackPair(t, "atk-corrupt")
+	eventually(t, 20*time.Second, "corrupt keyset.json", func() error {
+		var sec corev1.Secret
+		if err := a.c.client.Get(a.c.ctx(), client.ObjectKey{Namespace: a.ns, Name: "c-dnssec"}, &sec); err != nil {
+			return err
+		}
+		sec.Data["keyset.json"] = []byte(`{"zone": "c.atk.dnssec.test.", "keys": [`)
+		return a.c.client.Update(a.c.ctx(), &sec)
+	})
+	a.c.waitCondition(a.child, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonKeysInvalid, 30*time.Second)
+	a.childLastHolds(t, 3*time.Second)
+	a.c.stopManager()
+	a.c.startManager()
+	time.Sleep(15 * time.Second) // past the signer's Pending read
+	a.childLastHolds(t, 10*time.Second)
+}
