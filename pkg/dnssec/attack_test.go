@@ -219,3 +219,74 @@ func TestAttack_AlgorithmChangeRollover(t *testing.T) {
 		}
 	}
 }
+
+// atkWalk runs m from set with every observation in, one step per 10 minutes, triggering role
+// at the first step, and checks at every step that an Active key signs the DNSKEY RRset and one
+// the rest (docs/dnssec.md: SetSigning refuses a policy without them, so a step without them
+// is a step the signer refuses) and that the rollover ends (L, "every rollover that starts
+// ends"). It returns the key set at the end.
+func atkWalk(t *testing.T, m dnssec.Machine, set dnssec.KeySet, role dnssec.Role, now time.Time) dnssec.KeySet {
+	t.Helper()
+	for i := 0; i < 40; i++ {
+		now = now.Add(10 * time.Minute)
+		o := dnssec.Observation{Now: now, Served: true, ParentDS: true}
+		if i == 0 {
+			o.Trigger = role
+		}
+		st, err := m.Next(set, o)
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		set = st.Keys
+		if err := (dnssec.Policy{Keys: set}).Check(); err != nil {
+			t.Fatalf("step %d (%+v): the machine's key set signs nothing of a role: %v", i, set.Rollover, err)
+		}
+		if set.Rollover == nil && i > 0 {
+			return set
+		}
+	}
+	t.Fatalf("the rollover does not end in 40 steps: %+v", set.Rollover)
+	return set
+}
+
+// TestAttack_SchemeChangeRollover: spec.dnssec.keys.scheme changed on a signed zone (admission
+// takes it), then the active key's rollover asked for by hand, both ways.
+func TestAttack_SchemeChangeRollover(t *testing.T) {
+	now := time.Now()
+	for _, tc := range []struct {
+		from, to dnssec.Scheme
+		roll     dnssec.Role
+	}{{dnssec.SchemeCSK, dnssec.SchemeKSKZSK, dnssec.RoleCSK}, {dnssec.SchemeKSKZSK, dnssec.SchemeCSK, dnssec.RoleKSK}, {dnssec.SchemeKSKZSK, dnssec.SchemeCSK, dnssec.RoleZSK}} {
+		t.Run(string(tc.from)+"to"+string(tc.to)+"/"+string(tc.roll), func(t *testing.T) {
+			pol := dnssec.KeyPolicy{Algorithm: dns.ECDSAP256SHA256, Scheme: tc.from,
+				DNSKEYTTL: time.Minute, MaxZoneTTL: time.Minute, ParentDSTTL: time.Minute}
+			m := dnssec.Machine{Policy: pol, Make: dnssec.Generate}
+			st, err := m.Next(dnssec.KeySet{Zone: atkZone}, dnssec.Observation{Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Policy.Scheme = tc.to
+			end := atkWalk(t, m, st.Keys, tc.roll, now)
+			var roles []string
+			for _, k := range end.Keys {
+				roles = append(roles, string(k.Role)+" "+string(k.State))
+			}
+			t.Logf("keys after the rollover: %v", roles)
+		})
+	}
+}
+
+// TestAttack_RefreshAboveHalfValidity: admission takes signatureValiditySeconds 3600 with
+// signatureRefreshSeconds 3000 (refresh < validity). docs/api.md: "signatureRefreshSeconds:
+// re-sign when less than this is left": every signature served has at least Refresh left.
+func TestAttack_RefreshAboveHalfValidity(t *testing.T) {
+	p := dnssec.Policy{Validity: 3600 * time.Second, Refresh: 3000 * time.Second}
+	start := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
+	for d := time.Duration(0); d < 2*time.Hour; d += time.Minute {
+		now := start.Add(d)
+		_, exp, _ := p.Window(now)
+		if left := exp.Sub(now); left < p.Refresh {
+			t.Fatalf("at %s a signature is served with %s left, less than signatureRefreshSeconds %s", now.Format(time.TimeOnly), left, p.Refresh)
+		}
+	}
+}
