@@ -37,6 +37,7 @@ func (s *Store) Renew(origin string, since time.Time) (uint32, bool, error) {
 	if err != nil {
 		return 0, false, fmt.Errorf("renew zone %s: %w", z.origin, err)
 	}
+	nz.published = since // renewed for this period: once, whatever the store's clock says
 	s.publish(z.origin, nz)
 	return serial, true, nil
 }

@@ -80,4 +80,12 @@ func TestRenew(t *testing.T) {
 	if r.Install(changed) {
 		t.Fatal("Install of an older version taken")
 	}
+
+	// A store whose clock is far behind the server's renews once per period all the same.
+	behind := NewStore(StoreOptions{Clock: clocktesting.NewFakeClock(time.Unix(1, 0))})
+	if _, err := behind.CreateZone("renew.test.", ZoneMeta{}); err != nil {
+		t.Fatal(err)
+	}
+	renew(behind, t0, t0, true)
+	renew(behind, t0, t0, false)
 }
