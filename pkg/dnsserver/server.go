@@ -371,6 +371,7 @@ func (s *Server) Start(ctx context.Context) error {
 	tctx, stopClock := context.WithCancel(ctx)
 	defer stopClock()
 	go s.tickClock(tctx)
+	go s.renewSigned(tctx)
 
 	select {
 	case <-ctx.Done():

@@ -22,7 +22,8 @@
 //     writer at a time (Update, CreateZone, DeleteZone, Install) through one publish point,
 //     which journals the change (RFC 1995 deltas, bounded) and calls the OnChange hooks;
 //   - SOA serials: the clock's Unix seconds or the old serial + 1, compared in RFC 1982 serial
-//     arithmetic (SerialNewer);
+//     arithmetic (SerialNewer); a renewal (Renew) serves a zone again, unchanged and not
+//     persisted, at a newer serial at the start of a signing period;
 //   - persistence: one RFC 1035 master file and one JSON sidecar per zone, written atomically
 //     under a directory (see Store), or a Backend fed the sharded encoding (EncodeShards,
 //     DecodeShards), whose readers install versions with Store.Install.

@@ -244,8 +244,10 @@ func (l *zoneLoader) applySets(sets []sidecarSet) error {
 }
 
 // Install serves v in place of the zone's current version when v is newer: no version of the
-// origin is served, or v's serial is newer (SerialNewer), or v is of a re-created zone (another
-// Created). It reports whether v was installed. It is how a replica takes the versions a
+// origin is served, or v's serial is newer (SerialNewer) than the served version's persisted
+// one (a renewal's, Renew, is the renewed version's), or v is of a re-created zone (another
+// Created). A v newer than the persisted serial but not than a renewal's is served at the
+// renewal's serial + 1. It reports whether v was installed. It is how a replica takes the versions a
 // Backend's writer persisted; the store's own writes never need it.
 func (s *Store) Install(v ZoneVersion) bool {
 	if v.z == nil {
@@ -254,10 +256,23 @@ func (s *Store) Install(v ZoneVersion) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.load().zones[v.z.origin]
-	if cur != nil && cur.meta.Created.Equal(v.z.meta.Created) && !SerialNewer(v.z.soa.Serial, cur.soa.Serial) {
-		return false
+	z := v.z
+	if cur != nil && cur.meta.Created.Equal(v.z.meta.Created) {
+		if !SerialNewer(v.z.soa.Serial, cur.persistedSerial()) {
+			return false
+		}
+		if !SerialNewer(v.z.soa.Serial, cur.soa.Serial) {
+			// cur is a renewal (Renew) at a serial v's writer had not reached: v is served
+			// past it, so that its data never shares a serial with the renewed data.
+			nz, err := v.z.renewed(cur.soa.Serial + 1)
+			if err != nil {
+				s.opts.Logger.Error(err, "installing a zone version", "zone", v.z.origin)
+				return false
+			}
+			z = nz
+		}
 	}
-	s.publish(v.z.origin, v.z)
+	s.publish(z.origin, z)
 	return true
 }
 

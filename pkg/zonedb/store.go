@@ -125,6 +125,9 @@ func (s *Store) publish(origin string, z *zoneData) {
 	} else {
 		delete(s.retired, origin) // served again: its serial moves on from this version's
 		z.journal = s.nextJournal(zones[origin], z)
+		if z.published.IsZero() {
+			z.published = s.opts.Clock.Now()
+		}
 		zones[origin] = z
 	}
 	s.snap.Store(&Snapshot{zones: zones})

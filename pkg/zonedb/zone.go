@@ -134,6 +134,35 @@ type zoneData struct {
 	// journal holds the changes that led to this version, for IXFR (journal.go); set by
 	// Store.publish before the version is served, nil when empty.
 	journal *journal
+	// published is when the store first served this version (Store.publish); zero for a
+	// version Load read. Store.Renew compares it with the start of a signing period.
+	published time.Time
+	// renewal: Store.Renew (or Install) served this version, not persisted, at a newer serial
+	// than the persisted version it holds the data of, whose serial is persisted (Install
+	// compares a Backend's versions with it).
+	renewal   bool
+	persisted uint32
+}
+
+// persistedSerial is the SOA serial z's data was persisted with: the renewed version's, for a
+// renewal.
+func (z *zoneData) persistedSerial() uint32 {
+	if z.renewal {
+		return z.persisted
+	}
+	return z.soa.Serial
+}
+
+// renewed returns a copy of z served at serial, its data unchanged (a renewal, not persisted).
+func (z *zoneData) renewed(serial uint32) (*zoneData, error) {
+	soa := dns.Copy(z.soa).(*dns.SOA)
+	soa.Serial = serial
+	nz, err := newZoneData(z.origin, z.meta, soa, z.sets)
+	if err != nil {
+		return nil, err
+	}
+	nz.renewal, nz.persisted = true, z.persistedSerial()
+	return nz, nil
 }
 
 func (z *zoneData) info() ZoneInfo {
