@@ -42,6 +42,9 @@ var errKeysInvalid = errors.New("keys invalid")
 // polls). A provider Secret that cannot be resolved leaves Secure as it is: ZoneAvailable
 // says why.
 func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (time.Duration, error) {
+	if wake, handled, err := r.gslbKeys(ctx, z); handled { // keys shared with other clusters (Gslb zones)
+		return wake, err
+	}
 	if done, wake, err := r.reconcileKeySigner(ctx, z); done {
 		return wake, err
 	}
