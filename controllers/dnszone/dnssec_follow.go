@@ -22,6 +22,10 @@ import (
 // new copy is reported about when it is signed with.
 const followReread = 30 * time.Second
 
+// ReasonRolloverNotHere (Warning Event): the rollover annotation on a zone that follows a
+// copied key set, removed: its rollovers run where its keys are generated.
+const ReasonRolloverNotHere = "RolloverNotHere"
+
 // gslbKeys runs the DNSSEC of a zone whose keys are shared between clusters (docs/dnssec.md,
 // "Gslb zones"), and says whether it did (handled). A zone with spec.dnssec.keys.source Copied
 // follows the key set the admin copies into its key Secret (followKeys); a signed zone of the
@@ -123,7 +127,7 @@ func (r *Reconciler) driveSharedKeys(ctx context.Context, z *dnsv1.DNSZone, serv
 // (followSecure). A rollover annotation is removed: rollovers run where the keys are made.
 func (r *Reconciler) followKeys(ctx context.Context, z *dnsv1.DNSZone, servers []string) (time.Duration, error) {
 	if _, asked := manualTrigger(z); asked {
-		r.Recorder.Event(z, corev1.EventTypeWarning, dnsv1.ReasonKeysNotCopied, "rollovers of copied keys run at the cluster that generates them; annotation "+AnnotationRollover+" removed")
+		r.Recorder.Event(z, corev1.EventTypeWarning, ReasonRolloverNotHere, "rollovers of copied keys run at the cluster that generates them; annotation "+AnnotationRollover+" removed")
 		if err := r.consumeTrigger(ctx, z); err != nil {
 			return 0, err
 		}
