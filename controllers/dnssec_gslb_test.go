@@ -379,3 +379,73 @@ func TestDNSSEC_GslbZoneValidatesAtEveryCluster(t *testing.T) {
 		}
 	})
 }
+
+// TestDNSSEC_CopiedKeysAreFollowedNeverWritten: a DNSZone with keys.source Copied and no key
+// Secret is KeysNotCopied and gets none; with a key set copied in (one CSK) the embedded server
+// signs with it (DSPending; status.dnssec lists the key and no DS set); a rollover annotation
+// is removed and changes no key; enabled: false leaves it Unsigning until a copy records the
+// turn-off done, then Unsigned. The controller never writes the Secret.
+func TestDNSSEC_CopiedKeysAreFollowedNeverWritten(t *testing.T) {
+	ns := namespace(t, "dnssec-copied")
+	z := zoneObj(ns, "z", "copied.dnssec.test", func(z *dnsv1.DNSZone) {
+		z.Spec.DNSSEC = &dnsv1.DNSSEC{Enabled: true, Keys: dnsv1.DNSSECKeys{Source: dnsv1.KeySourceCopied}}
+	})
+	create(t, z)
+	waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonKeysNotCopied)
+	time.Sleep(time.Second) // more reconciles at the 200 ms SOA poll
+	key := client.ObjectKey{Namespace: ns, Name: "z" + dnszone.KeySecretSuffix}
+	if err := k8s.Get(ctxT(t), key, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("key Secret of a zone that follows copied keys: %v; want none made", err)
+	}
+	k, err := dnssec.Generate("copied.dnssec.test", dns.ECDSAP256SHA256, dnssec.RoleCSK, dnssec.Active, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks := dnssec.KeySet{Zone: "copied.dnssec.test.", Keys: []dnssec.Key{k}}
+	raw, err := ks.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: key.Name}, Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{dnssec.SecretKey: raw}}
+	create(t, sec)
+	waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonDSPending)
+	if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+		t.Fatal(err)
+	}
+	if st := z.Status.DNSSEC; st == nil || len(st.Keys) != 1 || st.Keys[0].Tag != int32(k.Tag()) || len(st.DS) != 0 || st.NextRollover != nil {
+		t.Fatalf("status.dnssec %+v; want the copied CSK %d, no DS set, no next rollover", st, k.Tag())
+	}
+	updateIn(t, k8s, z, func() { z.Annotations = map[string]string{dnszone.AnnotationRollover: "CSK"} })
+	eventually(t, 30*time.Second, "the rollover annotation removed", func() error {
+		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(z), z); err != nil {
+			return err
+		}
+		if _, ok := z.Annotations[dnszone.AnnotationRollover]; ok {
+			return errors.New("annotation still there")
+		}
+		return nil
+	})
+	updateIn(t, k8s, z, func() { z.Spec.DNSSEC.Enabled = false })
+	waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigning)
+	unchanged := func(want []byte) {
+		t.Helper()
+		got := &corev1.Secret{}
+		if err := k8s.Get(ctxT(t), key, got); err != nil {
+			t.Fatal(err)
+		}
+		if got.ResourceVersion != sec.ResourceVersion || !bytes.Equal(got.Data[dnssec.SecretKey], want) {
+			t.Fatalf("the key Secret was written (resourceVersion %s, the test's %s): %s", got.ResourceVersion, sec.ResourceVersion, keyState(t, got.Data[dnssec.SecretKey]))
+		}
+	}
+	unchanged(raw)
+	now := time.Now().UTC().Truncate(time.Second)
+	ks.Unsigning = &dnssec.Unsigning{Since: now, ParentGoneAt: now, Done: true}
+	if raw, err = ks.Marshal(); err != nil {
+		t.Fatal(err)
+	}
+	updateIn(t, k8s, sec, func() { sec.Data = map[string][]byte{dnssec.SecretKey: raw} })
+	waitCondition(t, z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigned)
+	time.Sleep(time.Second)
+	unchanged(raw)
+}
