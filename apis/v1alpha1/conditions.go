@@ -61,6 +61,10 @@ const (
 	// key set of this zone (none, another zone's, or one that does not parse); it is left
 	// untouched, and the zone is not signed from it until it is fixed or deleted.
 	ReasonKeysInvalid = "KeysInvalid"
+	// ReasonKeysNotCopied (Secure=False): spec.dnssec.keys.source is Copied and the key Secret
+	// <dnszone>-dnssec is not there: the admin copies it from the cluster that generates the
+	// zone's keys; none is made here, and the zone is not signed until it is there.
+	ReasonKeysNotCopied = "KeysNotCopied"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.

@@ -8,7 +8,7 @@ import (
 )
 
 // TestAdmission_DNSSECDefaults pins the binding of spec.dnssec (docs/api.md, "DNSSEC"):
-// enabled: true alone signs the zone with ECDSAP256SHA256, one CSK, NSEC, signatures valid
+// enabled: true alone signs the zone with ECDSAP256SHA256, one CSK generated here, NSEC, signatures valid
 // for 14 days and refreshed 7 days before they expire; the key lifetimes are left to their
 // documented defaults.
 func TestAdmission_DNSSECDefaults(t *testing.T) {
@@ -26,7 +26,7 @@ spec:
 	want := map[string]any{
 		"enabled":                  true,
 		"algorithm":                "ECDSAP256SHA256",
-		"keys":                     map[string]any{"scheme": "CSK"},
+		"keys":                     map[string]any{"scheme": "CSK", "source": "Generated"},
 		"denial":                   map[string]any{"type": "NSEC"},
 		"signatureValiditySeconds": int64(1209600),
 		"signatureRefreshSeconds":  int64(604800),
@@ -58,6 +58,9 @@ func TestAdmission_AcceptsDNSSECChoices(t *testing.T) {
 		`{enabled: true, denial: {type: Compact}}`,
 		`{enabled: true, signatureValiditySeconds: 3600, signatureRefreshSeconds: 1800}`,
 		`{enabled: false}`,
+		`{enabled: true, keys: {scheme: KSKZSK, source: Copied}}`,
+		`{enabled: false, keys: {source: Copied}}`,
+		`{enabled: true, keys: {source: Generated, cskLifetimeSeconds: 3600}}`,
 	} {
 		o := object(t, fmt.Sprintf(`
 apiVersion: dnsplane.io/v1alpha1
@@ -92,6 +95,9 @@ func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
 		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
 		{"validity too short", `{enabled: true, signatureValiditySeconds: 60, signatureRefreshSeconds: 30}`, "signatureValiditySeconds"},
 		{"no enabled", `{algorithm: ED25519}`, "enabled: Required value"},
+		{"unknown key source", `{enabled: true, keys: {source: Imported}}`, "source: Unsupported value"},
+		{"a lifetime with copied keys", `{enabled: true, keys: {source: Copied, cskLifetimeSeconds: 3600}}`, "key lifetimes apply only to source Generated"},
+		{"a ZSK lifetime with copied keys", `{enabled: true, keys: {scheme: KSKZSK, source: Copied, zskLifetimeSeconds: 0}}`, "key lifetimes apply only to source Generated"},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,7 +65,18 @@ const (
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.cskLifetimeSeconds) || !has(self.scheme) || self.scheme == 'CSK'",message="cskLifetimeSeconds applies only to scheme CSK"
 // +kubebuilder:validation:XValidation:rule="(!has(self.kskLifetimeSeconds) && !has(self.zskLifetimeSeconds)) || (has(self.scheme) && self.scheme == 'KSKZSK')",message="kskLifetimeSeconds and zskLifetimeSeconds apply only to scheme KSKZSK"
+// +kubebuilder:validation:XValidation:rule="!has(self.source) || self.source == 'Generated' || (!has(self.cskLifetimeSeconds) && !has(self.kskLifetimeSeconds) && !has(self.zskLifetimeSeconds))",message="key lifetimes apply only to source Generated: copied keys roll over where they are generated"
 type DNSSECKeys struct {
+	// Source is where the zone's keys come from. Generated (the default): this cluster's
+	// controller makes them in the key Secret <dnszone>-dnssec and runs their rollovers.
+	// Copied: the key Secret is copied in by the admin from the cluster that generates the
+	// keys of the same zone (a Gslb zone, which every cluster's server answers); the
+	// controller never makes, rolls or writes keys, and the zone is signed with the key set
+	// as copied (docs/dnssec.md, "Gslb zones").
+	// +optional
+	// +kubebuilder:default=Generated
+	Source DNSSECKeySource `json:"source,omitempty"`
+
 	// Scheme is CSK (one combined signing key, the default) or KSKZSK (a key-signing key for
 	// the DNSKEY RRset and a zone-signing key for the rest).
 	// +optional
@@ -93,6 +104,16 @@ type DNSSECKeys struct {
 	// +kubebuilder:validation:Maximum=315360000
 	ZSKLifetimeSeconds *int64 `json:"zskLifetimeSeconds,omitempty"`
 }
+
+// DNSSECKeySource is Generated or Copied.
+// +kubebuilder:validation:Enum=Generated;Copied
+type DNSSECKeySource string
+
+// The key sources.
+const (
+	KeySourceGenerated DNSSECKeySource = "Generated"
+	KeySourceCopied    DNSSECKeySource = "Copied"
+)
 
 // DNSSECKeyScheme is CSK or KSKZSK.
 // +kubebuilder:validation:Enum=CSK;KSKZSK

@@ -213,6 +213,7 @@ type ZoneServer struct {
 // +kubebuilder:printcolumn:name="Served",type=string,JSONPath=`.status.conditions[?(@.type=="Served")].reason`
 // +kubebuilder:printcolumn:name="Secure",type=string,JSONPath=`.status.conditions[?(@.type=="Secure")].reason`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
+// +kubebuilder:printcolumn:name="Keys",type=string,JSONPath=`.spec.dnssec.keys.source`,priority=1
 // +kubebuilder:printcolumn:name="ZoneID",type=string,JSONPath=`.status.zoneID`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type DNSZone struct {

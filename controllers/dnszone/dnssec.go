@@ -53,6 +53,9 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 		}
 		return 0, nil // ZoneAvailable reports the provider Secret's error
 	}
+	if wake, handled, err := r.gslbKeys(ctx, z, resolved); handled { // keys shared with other clusters (Gslb zones)
+		return wake, err
+	}
 	if done, wake, err := r.reconcileKeySigner(ctx, z, resolved); done {
 		return wake, err
 	}
