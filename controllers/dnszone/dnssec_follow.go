@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/dnsplane/dnsplane/pkg/provider"
 	"slices"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
+	"github.com/dnsplane/dnsplane/pkg/provider"
 )
 
 // followReread is how often a zone that follows a copied key set reads its key Secret again
