@@ -45,6 +45,9 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 	if done, wake, err := r.reconcileKeySigner(ctx, z); done {
 		return wake, err
 	}
+	if wake, handled, err := r.rolloverProviderKSK(ctx, z); handled { // dnssec_r53ksk_reconcile.go
+		return wake, err
+	}
 	if z.Spec.DNSSEC != nil {
 		if wake, handled, err := r.managedDNSSEC(ctx, z); handled { // a provider that holds the keys
 			return wake, err
