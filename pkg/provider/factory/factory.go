@@ -440,8 +440,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
 			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
-			Timeout: f.RequestTimeout, DNSSECKMSKeyARN: get("AWS_DNSSEC_KMS_KEY_ARN"),
-			DNSSECRolloverKMSKeyARN: get("AWS_DNSSEC_ROLLOVER_KMS_KEY_ARN"),
+			Timeout: f.RequestTimeout, DNSSECKMSKeyARN: get("AWS_DNSSEC_KMS_KEY_ARN"), DNSSECRolloverKMSKeyARN: get("AWS_DNSSEC_ROLLOVER_KMS_KEY_ARN"),
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
