@@ -184,7 +184,7 @@ func (e *r53KSK) runRollover(t *testing.T, timeout time.Duration, at func(rollov
 // TestDNSSEC_Route53KSKRolloverToTheEnd: a KSK rollover asked by annotation on a Route 53 zone
 // linked to a parent DNSZone runs Create, Activate, Propagate, PublishDS, WithdrawDS,
 // Deactivate and Delete to the end: the new KSK alone at Route 53 and its DS alone at the
-// parent, Secure. At every look the parent's DS set holds the DS of an ACTIVE KSK, the Secure
+// parent, Secure, each Route 53 call made once. At every look the parent's DS set holds the DS of an ACTIVE KSK, the Secure
 // reason is RolloverInProgress while the rollover runs, and each phase is an Event.
 func TestDNSSEC_Route53KSKRolloverToTheEnd(t *testing.T) {
 	e := startR53KSK(t, "r53ksk")
@@ -196,6 +196,15 @@ func TestDNSSEC_Route53KSKRolloverToTheEnd(t *testing.T) {
 		}
 	})
 	t.Logf("Route 53 KSK rollover: phases %v in %s, %d looks", phases, time.Since(start).Round(time.Second), n)
+	for _, op := range []string{"CreateKeySigningKey", "ActivateKeySigningKey", "DeactivateKeySigningKey", "DeleteKeySigningKey"} {
+		want := 1
+		if op == "CreateKeySigningKey" {
+			want = 2 // the first key's, when signing was turned on
+		}
+		if got := e.fake.Count(op); got != want {
+			t.Fatalf("%s requests = %d, want %d (each step's call made once)", op, got, want)
+		}
+	}
 	for _, p := range []string{"KSK PublishDS", "KSK WithdrawDS"} { // the phases that wait; each call is one look
 		if !slices.Contains(phases, p) {
 			t.Fatalf("phase %s not seen: %v", p, phases)
