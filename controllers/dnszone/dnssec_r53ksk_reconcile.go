@@ -30,12 +30,15 @@ func (r *Reconciler) rolloverProviderKSK(ctx context.Context, z *dnsv1.DNSZone) 
 		return 0, false, nil
 	}
 	id := z.Status.ZoneID
-	if st, err := signer.SigningState(ctx, id); err != nil || st.Phase != provider.SigningOn {
-		return 0, false, nil // managedDNSSEC reports it
-	}
 	f, err := r.kskFacts(ctx, z, roller)
 	if err != nil {
 		return 0, true, err
+	}
+	if len(f.KSKs) < 2 && !f.Trigger { // no rollover: one provider read
+		return 0, false, r.kskIdle(ctx, z, f.Marker)
+	}
+	if st, err := signer.SigningState(ctx, id); err != nil || st.Phase != provider.SigningOn {
+		return 0, false, nil // managedDNSSEC reports it
 	}
 	step, ok := nextKSK(f)
 	if !ok {
