@@ -59,6 +59,9 @@ func (r *Reconciler) reconcileDNSSEC(ctx context.Context, z *dnsv1.DNSZone) (tim
 	if done, wake, err := r.reconcileKeySigner(ctx, z, resolved); done {
 		return wake, err
 	}
+	if wake, handled, err := r.rolloverProviderKSK(ctx, z, resolved); handled { // dnssec_r53ksk_reconcile.go
+		return wake, err
+	}
 	if d != nil {
 		if wake, handled, err := r.managedDNSSEC(ctx, z, resolved); handled { // a provider that holds the keys
 			return wake, err

@@ -35,6 +35,10 @@ type Resolved struct {
 	// (KeySignerOf): the DNSZone controller makes the keys and hands each rollover step's key
 	// set to it (docs/dnssec.md, "PowerDNS").
 	KeySigner KeySigner
+	// KSKRoller, when set, is the provider's KSKRoller where the DNSZone controller rolls the
+	// key-signing keys the provider holds (Route 53), behind the same guard and counting as
+	// Provider (KSKRollerOf).
+	KSKRoller KSKRoller
 	// SerialMayStay: a write that changes records may leave the zone's SOA serial where it was
 	// (PowerDNS, whose zone's SOA-EDIT-API may be empty), so the Served check compares the
 	// serial after a write with one read just before it. False where every change moves the

@@ -9,6 +9,7 @@ package provider
 type SignerSource interface {
 	KeySigner() KeySigner
 	ManagedSigner() ManagedSigner
+	KSKRoller() KSKRoller
 }
 
 // KeySignerOf is p's KeySigner: p itself when it is one, the one a decorator passes through
@@ -31,6 +32,18 @@ func ManagedSignerOf(p Provider) ManagedSigner {
 		return v
 	case SignerSource:
 		return v.ManagedSigner()
+	}
+	return nil
+}
+
+// KSKRollerOf is p's KSKRoller: p itself when it is one, the one a decorator passes through
+// (SignerSource), else nil.
+func KSKRollerOf(p Provider) KSKRoller {
+	switch v := p.(type) {
+	case KSKRoller:
+		return v
+	case SignerSource:
+		return v.KSKRoller()
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ type signing struct {
 type ksk struct {
 	name, kmsArn, status string
 	key                  *dns.DNSKEY
-	created              time.Time
+	created, modified    time.Time
 }
 
 // dnssecFault is DNSSECFault's: a status every GetDNSSEC reports, with its message.
@@ -87,6 +87,10 @@ func dnssecOpName(method string, parts []string) string {
 		return "CreateKeySigningKey"
 	case len(parts) == 4 && parts[0] == "keysigningkey" && parts[3] == "activate" && method == http.MethodPost:
 		return "ActivateKeySigningKey"
+	case len(parts) == 4 && parts[0] == "keysigningkey" && parts[3] == "deactivate" && method == http.MethodPost:
+		return "DeactivateKeySigningKey"
+	case len(parts) == 3 && parts[0] == "keysigningkey" && method == http.MethodDelete:
+		return "DeleteKeySigningKey"
 	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "enable-dnssec" && method == http.MethodPost:
 		return "EnableHostedZoneDNSSEC"
 	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "disable-dnssec" && method == http.MethodPost:
@@ -100,12 +104,21 @@ func dnssecOpName(method string, parts []string) string {
 // dnssecOp serves a DNSSEC operation: its response, HTTP status and error, and whether op is
 // one. Callers hold s.mu.
 func (s *Server) dnssecOp(op string, r *http.Request, parts []string) (any, int, *apiErr, bool) {
+	if e := s.refused(op); e != nil {
+		return nil, 0, e, true
+	}
 	switch op {
 	case "CreateKeySigningKey":
 		out, e := s.opCreateKSK(r)
 		return out, http.StatusCreated, e, true
 	case "ActivateKeySigningKey":
 		out, e := s.opActivateKSK(parts[1], parts[2])
+		return out, http.StatusOK, e, true
+	case "DeactivateKeySigningKey":
+		out, e := s.opDeactivateKSK(parts[1], parts[2])
+		return out, http.StatusOK, e, true
+	case "DeleteKeySigningKey":
+		out, e := s.opDeleteKSK(parts[1], parts[2])
 		return out, http.StatusOK, e, true
 	case "EnableHostedZoneDNSSEC":
 		out, e := s.opSigning(parts[1], true)
@@ -143,7 +156,8 @@ func (s *Server) opCreateKSK(r *http.Request) (any, *apiErr) {
 	if _, err := key.Generate(256); err != nil {
 		return nil, &apiErr{500, "InternalFailure", err.Error(), nil}
 	}
-	k := &ksk{name: in.Name, kmsArn: in.KeyManagementServiceArn, status: in.Status, key: key, created: time.Now().UTC()}
+	now := time.Now().UTC()
+	k := &ksk{name: in.Name, kmsArn: in.KeyManagementServiceArn, status: in.Status, key: key, created: now, modified: now}
 	z.sign.ksks = append(z.sign.ksks, k)
 	return struct {
 		XMLName       xml.Name   `xml:"CreateKeySigningKeyResponse"`
@@ -168,7 +182,7 @@ func validKSK(z *zone, name, arn, status string) *apiErr {
 		return &apiErr{400, "TooManyKeySigningKeys", "You've reached the limit for the number of key-signing keys (KSKs).", nil}
 	}
 	for _, k := range z.sign.ksks {
-		if k.name == name {
+		if k.name == name || k.kmsArn == arn {
 			return &apiErr{409, "KeySigningKeyAlreadyExists", "You've already created a key-signing key (KSK) with this name or with the same customer managed key ARN.", nil}
 		}
 	}
@@ -182,7 +196,7 @@ func (s *Server) opActivateKSK(zoneID, name string) (any, *apiErr) {
 	}
 	for _, k := range z.sign.ksks {
 		if k.name == name {
-			k.status = StatusActive
+			k.status, k.modified = StatusActive, time.Now().UTC()
 			return struct {
 				XMLName    xml.Name   `xml:"ActivateKeySigningKeyResponse"`
 				Xmlns      string     `xml:"xmlns,attr"`
@@ -272,7 +286,7 @@ func (k *ksk) xml(f dnssecFault) xmlKSK {
 		KeyTag: int(ds.KeyTag), DigestValue: ds.Digest, PublicKey: k.key.PublicKey,
 		DSRecord:     fmt.Sprintf("%d %d %d %s", ds.KeyTag, ds.Algorithm, ds.DigestType, ds.Digest),
 		DNSKEYRecord: fmt.Sprintf("%d %d %d %s", k.key.Flags, k.key.Protocol, k.key.Algorithm, k.key.PublicKey),
-		Status:       k.status, CreatedDate: k.created.Format(time.RFC3339), LastModifiedDate: k.created.Format(time.RFC3339)}
+		Status:       k.status, CreatedDate: k.created.Format(time.RFC3339), LastModifiedDate: k.modified.Format(time.RFC3339)}
 	if f.status != "" {
 		x.Status, x.StatusMessage = f.status, f.message
 	}

@@ -117,6 +117,7 @@ type Server struct {
 	counts    map[string]int
 	lastBatch []int
 	fault     dnssecFault // DNSSECFault's
+	ksk       kskRules    // SetParentDS's and RefuseKSK's (ksk.go)
 }
 
 // New starts a fake server; it is closed by t-style cleanup by the caller.

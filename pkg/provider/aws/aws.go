@@ -97,6 +97,10 @@ type Config struct {
 	// SIGN_VERIFY, in us-east-1) that Route 53's key-signing keys are made in (EnableSigning);
 	// empty: zones are not signed.
 	DNSSECKMSKeyARN string
+	// DNSSECRolloverKMSKeyARN (AWS_DNSSEC_ROLLOVER_KMS_KEY_ARN) is a second such KMS key: a KSK
+	// rollover makes the new key-signing key in whichever of the two no KSK of the zone is in
+	// (Route 53 takes one KSK per KMS key and hosted zone); empty: no KSK rollover.
+	DNSSECRolloverKMSKeyARN string
 	// HTTPClient, when set, sends the requests as is (Timeout is then not applied).
 	HTTPClient *http.Client
 	// Timeout bounds each HTTP attempt, its reply body included (the SDK retries an attempt
@@ -123,6 +127,7 @@ type Provider struct {
 	names    sync.Map   // zone ID -> canonical zone name (immutable in Route 53)
 	vpc      *types.VPC // non-nil: zones are private, associated with this VPC
 	kmsARN   string     // Config.DNSSECKMSKeyARN
+	kmsARN2  string     // Config.DNSSECRolloverKMSKeyARN
 	// pending are, per zone ID, the changes this process submitted that GetChange has not
 	// yet reported INSYNC, oldest first (provider.ChangeSync); submitted is the second of the
 	// last change per zone.
@@ -204,7 +209,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 			o.BaseEndpoint = aws.String(cfg.EndpointURL)
 		}
 	})
-	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval, kmsARN: cfg.DNSSECKMSKeyARN,
+	p := &Provider{client: client, pageSize: cfg.ListPageSize, wait: cfg.WaitForSync, poll: cfg.SyncPollInterval, kmsARN: cfg.DNSSECKMSKeyARN, kmsARN2: cfg.DNSSECRolloverKMSKeyARN,
 		pending: map[string][]pendingChange{}, submitted: map[string]uint32{}, now: time.Now}
 	if cfg.PrivateZoneVPCID != "" {
 		vr := cfg.PrivateZoneVPCRegion

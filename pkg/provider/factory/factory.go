@@ -403,6 +403,7 @@ func (f *Factory) resolve(ctx context.Context, s *corev1.Secret) (provider.Resol
 	// The signers are the wrapped provider's, through the same guard, counting and credential
 	// hints as its record writes (provider.SignerSource).
 	res.KeySigner, res.Signer = provider.KeySignerOf(res.Provider), provider.ManagedSignerOf(res.Provider)
+	res.KSKRoller = provider.KSKRollerOf(res.Provider)
 	return res, nil
 }
 
@@ -439,7 +440,7 @@ func (f *Factory) build(ctx context.Context, s *corev1.Secret, r provider.Resolv
 			AccessKeyID: get("AWS_ACCESS_KEY_ID"), SecretAccessKey: get("AWS_SECRET_ACCESS_KEY"),
 			Region: get("AWS_REGION"), RoleARN: get("AWS_ROLE_ARN"), EndpointURL: get("AWS_ENDPOINT_URL"),
 			PrivateZoneVPCID: get("AWS_PRIVATE_ZONE_VPC_ID"), PrivateZoneVPCRegion: get("AWS_PRIVATE_ZONE_VPC_REGION"),
-			Timeout: f.RequestTimeout, DNSSECKMSKeyARN: get("AWS_DNSSEC_KMS_KEY_ARN"),
+			Timeout: f.RequestTimeout, DNSSECKMSKeyARN: get("AWS_DNSSEC_KMS_KEY_ARN"), DNSSECRolloverKMSKeyARN: get("AWS_DNSSEC_ROLLOVER_KMS_KEY_ARN"),
 		})
 		if err != nil {
 			return provider.Resolved{}, fmt.Errorf("secret %s/%s: Route 53 settings: %w", namespace, name, err)
