@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"fmt"
 	"net"
-	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,10 +16,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
-	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
-	"github.com/dnsplane/dnsplane/pkg/provider/factory"
 	"github.com/dnsplane/dnsplane/pkg/provider/local"
 )
 
@@ -55,26 +52,12 @@ func TestDNSSEC_TurnOffChildLast(t *testing.T) {
 	ttl := 3 * time.Second
 	var gate faultInjector
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(ports.TCPUDP(t, "127.0.0.1")))
-	c := startClusterWith(t, "dnssec-off", time.Hour, 5*time.Hour, clusterOptions{DNSAddr: addr,
-		NameServerAddr: netip.MustParseAddr("127.0.0.1"), LocalFaultHook: gate.hook,
-		RolloverTTLs: dnszone.RolloverTTLs{DNSKEY: ttl, MaxZone: ttl, ParentDS: ttl}})
-	ns := "unsign"
-	c.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
-		&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "dns"}, Type: factory.TypeLocal})
-	const pzone, czone = "off.dnssec.test", "c.off.dnssec.test"
-	parent := zoneObj(ns, "p", pzone, signed(""))
-	child := zoneObj(ns, "c", czone, func(z *dnsv1.DNSZone) {
-		signed("")(z)
-		z.Spec.LinkToParentDomain = true
-	})
-	c.create(parent, child)
-	c.waitCondition(child, dnsv1.ConditionSecure, metav1.ConditionTrue, dnsv1.ReasonSecure, time.Minute)
-	if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(parent), parent); err != nil {
-		t.Fatal(err)
-	}
-	anchor := parent.Status.DNSSEC.DS
-	stop := make(chan struct{})
-	result := delvLoopAccepting(t, c.dnsAddr, pzone+".", czone+".", anchor, stop, validOrInsecure)
+	const ns, pzone, czone = "unsign", "off.dnssec.test", "c.off.dnssec.test"
+	c, parent, child := linkedPair{owner: "dnssec-off", ns: ns, pzone: pzone, czone: czone, ttl: ttl,
+		opts: clusterOptions{DNSAddr: addr, LocalFaultHook: gate.hook}}.start(t)
+	w := delvWatch{addr: c.dnsAddr, anchor: pzone + ".", zone: czone + ".", ds: parent.Status.DNSSEC.DS}
+	const bad = "neither fully validated nor unsigned"
+	d := startDelv(t, w, validOrInsecure, bad)
 
 	// The parent's writes are held: the DS stays in the parent zone.
 	_, release := gate.holdAt(local.FaultBeforeApplyChanges, local.ZoneID(pzone))
@@ -88,11 +71,7 @@ func TestDNSSEC_TurnOffChildLast(t *testing.T) {
 	})
 	c.waitCondition(child, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigning, 30*time.Second)
 	time.Sleep(3 * ttl)
-	close(stop)
-	total, bogus, last := result()
-	if total == 0 || bogus != 0 {
-		t.Fatalf("while the parent holds the DS: delv %d answers, %d neither fully validated nor unsigned; last:\n%s", total, bogus, last)
-	}
+	d.end(t, "while the parent holds the DS")
 	stillSigned(t, c, ns, czone, pzone)
 
 	// A restarted manager keeps the zone signed: the turn-off is in the key Secret.
@@ -100,8 +79,7 @@ func TestDNSSEC_TurnOffChildLast(t *testing.T) {
 	c.startManager()
 	time.Sleep(3 * ttl)
 	stillSigned(t, c, ns, czone, pzone)
-	stop = make(chan struct{})
-	result = delvLoopAccepting(t, c.dnsAddr, pzone+".", czone+".", anchor, stop, validOrInsecure)
+	d = startDelv(t, w, validOrInsecure, bad)
 
 	release()
 	c.waitCondition(child, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonUnsigned, time.Minute)
@@ -116,12 +94,8 @@ func TestDNSSEC_TurnOffChildLast(t *testing.T) {
 		t.Fatalf("key set unsigning %+v; want done, with the time the parent dropped the DS", u)
 	}
 	time.Sleep(time.Second)
-	close(stop)
-	total, bogus, last = result()
-	t.Logf("turn-off, from the restart to the end: delv answers %d, bogus %d", total, bogus)
-	if total == 0 || bogus != 0 {
-		t.Fatalf("delv: %d answers, %d neither fully validated nor unsigned; last:\n%s", total, bogus, last)
-	}
+	total := d.end(t, "from the restart to the end")
+	t.Logf("turn-off, from the restart to the end: delv answers %d, none bogus", total)
 	unsigningEvents(t, c, ns, "c")
 }
 

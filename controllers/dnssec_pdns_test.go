@@ -110,18 +110,7 @@ func signedPDNSZone(t *testing.T, srv pdnstest.Server, owner, ns, zone string, o
 // annotateIn sets the annotation k=v on obj through the cluster's client.
 func (c *cluster) annotateIn(obj client.Object, k, v string) {
 	c.t.Helper()
-	eventually(c.t, 20*time.Second, "annotate "+obj.GetName(), func() error {
-		if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(obj), obj); err != nil {
-			return err
-		}
-		a := obj.GetAnnotations()
-		if a == nil {
-			a = map[string]string{}
-		}
-		a[k] = v
-		obj.SetAnnotations(a)
-		return c.client.Update(c.ctx(), obj)
-	})
+	annotateWith(c.t, c.client, obj, k, v)
 }
 
 // TestDNSSEC_PowerDNSZSKRolloverToTheEnd: a DNSZone on PowerDNS with a KSK and a ZSK is signed
@@ -138,38 +127,17 @@ func TestDNSSEC_PowerDNSZSKRolloverToTheEnd(t *testing.T) {
 		t.Fatalf("PowerDNS serves DNSKEY tags %v, status.dnssec %v", got, want)
 	}
 	_, oldZSK := statusTags(z.Status.DNSSEC, "ZSK")
-	stop := make(chan struct{})
-	result := delvLoop(t, srv.DNSAddr, zone+".", zone+".", z.Status.DNSSEC.DS, stop)
-	start := time.Now()
-	c.annotateIn(z, dnszone.AnnotationRollover, "ZSK")
-	var phases []string
-	eventually(t, 3*time.Minute, "the ZSK rollover's end", func() error {
-		if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(z), z); err != nil {
-			return err
-		}
-		st := z.Status.DNSSEC
-		if st == nil {
-			return fmt.Errorf("no status.dnssec")
-		}
-		if p := st.RolloverPhase; p != "" && !slices.Contains(phases, p) {
-			phases = append(phases, p)
-		}
+	w := delvWatch{addr: srv.DNSAddr, anchor: zone + ".", zone: zone + ".", ds: z.Status.DNSSEC.DS}
+	rollUnderDelv(t, c, z, "ZSK", "PowerDNS ZSK rollover", w, 3*time.Minute, func(st *dnsv1.DNSSECStatus, _ *metav1.Condition) error {
 		tags, zsk := statusTags(st, "ZSK")
-		if len(phases) < 3 || st.RolloverPhase != "" || len(tags) != 2 || zsk == oldZSK || zsk == 0 {
-			return fmt.Errorf("phases seen %v; status.dnssec %+v", phases, st)
+		if len(tags) != 2 || zsk == oldZSK || zsk == 0 {
+			return fmt.Errorf("status.dnssec %+v", st)
 		}
 		if got := servedTags(t, srv.DNSAddr, zone); !slices.Equal(got, tags) {
 			return fmt.Errorf("PowerDNS serves DNSKEY tags %v, want %v", got, tags)
 		}
 		return nil
 	})
-	took := time.Since(start)
-	close(stop)
-	total, bogus, last := result()
-	t.Logf("PowerDNS ZSK rollover: phases %v in %s; delv answers %d, not validated %d", phases, took.Round(time.Second), total, bogus)
-	if total == 0 || bogus != 0 {
-		t.Fatalf("delv: %d answers, %d not fully validated; last:\n%s", total, bogus, last)
-	}
 	// enabled: false removes the zone's keys from PowerDNS: it answers no DNSKEY.
 	eventually(t, 20*time.Second, "spec.dnssec.enabled false", func() error {
 		if err := c.client.Get(c.ctx(), client.ObjectKeyFromObject(z), z); err != nil {
@@ -213,8 +181,7 @@ func TestDNSSEC_PowerDNSRefusingKeysKeepsTheRollover(t *testing.T) {
 		}
 		return faultproxy.Pass
 	}))
-	stop := make(chan struct{})
-	result := delvLoop(t, srv.DNSAddr, zone+".", zone+".", z.Status.DNSSEC.DS, stop)
+	d := startDelv(t, delvWatch{addr: srv.DNSAddr, anchor: zone + ".", zone: zone + ".", ds: z.Status.DNSSEC.DS}, nil, "")
 	c.annotateIn(z, dnszone.AnnotationRollover, "ZSK")
 	cond := c.waitCondition(z, dnsv1.ConditionSecure, metav1.ConditionFalse, dnsv1.ReasonProviderActionNeeded, time.Minute)
 	for _, priv := range keyPrivates(t, c, z) {
@@ -225,11 +192,7 @@ func TestDNSSEC_PowerDNSRefusingKeysKeepsTheRollover(t *testing.T) {
 	before := refused.Load()
 	time.Sleep(6 * time.Second)
 	tries := refused.Load() - before
-	close(stop)
-	total, bogus, last := result()
-	if total == 0 || bogus != 0 {
-		t.Fatalf("with the cryptokeys writes refused, delv: %d answers, %d not fully validated; last:\n%s", total, bogus, last)
-	}
+	d.end(t, "with the cryptokeys writes refused")
 	ks := keySetIn(t, c, z)
 	if ks.Rollover == nil || ks.Rollover.Role != dnssec.RoleZSK || ks.Rollover.Phase != dnssec.PhasePublish {
 		t.Fatalf("with the cryptokeys writes refused, rollover %+v; want ZSK Publish", ks.Rollover)

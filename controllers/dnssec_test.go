@@ -321,8 +321,14 @@ func TestDNSSEC_RolloverByAnnotation(t *testing.T) {
 // annotate sets annotation k=v on obj.
 func annotate(t *testing.T, obj client.Object, k, v string) {
 	t.Helper()
-	eventually(t, 10*time.Second, "annotate "+obj.GetName(), func() error {
-		if err := k8s.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
+	annotateWith(t, k8s, obj, k, v)
+}
+
+// annotateWith sets annotation k=v on obj through cl, reading obj back first.
+func annotateWith(t *testing.T, cl client.Client, obj client.Object, k, v string) {
+	t.Helper()
+	eventually(t, 20*time.Second, "annotate "+obj.GetName(), func() error {
+		if err := cl.Get(ctxT(t), client.ObjectKeyFromObject(obj), obj); err != nil {
 			return err
 		}
 		a := obj.GetAnnotations()
@@ -331,7 +337,7 @@ func annotate(t *testing.T, obj client.Object, k, v string) {
 		}
 		a[k] = v
 		obj.SetAnnotations(a)
-		return k8s.Update(ctxT(t), obj)
+		return cl.Update(ctxT(t), obj)
 	})
 }
 

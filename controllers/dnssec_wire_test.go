@@ -3,10 +3,6 @@ package controllers_test
 import (
 	"context"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,7 +13,7 @@ import (
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/controllers/signing"
-	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
+	"github.com/dnsplane/dnsplane/internal/testing/validator"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 )
 
@@ -234,27 +230,10 @@ func delvValidates(t *testing.T, zone string, ds []string) {
 // with ds, the DS set of the anchor zone (zone or a parent of it), as the trust anchor.
 func delvValidatesUnder(t *testing.T, anchor, zone string, ds []string) {
 	t.Helper()
-	hackrun.Need(t, "bind9-dnsutils", "delv")
-	var b strings.Builder
-	b.WriteString("trust-anchors {\n")
-	for _, s := range ds {
-		rr, err := dns.NewRR(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := rr.(*dns.DS)
-		fmt.Fprintf(&b, "    %s static-ds %d %d %d \"%s\";\n", d.Hdr.Name, d.KeyTag, d.Algorithm, d.DigestType, d.Digest)
-	}
-	b.WriteString("};\n")
-	anchors := filepath.Join(t.TempDir(), "anchors.conf")
-	if err := os.WriteFile(anchors, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	host, port, _ := net.SplitHostPort(dnsAddr)
+	anchors := validator.DelvAnchors(t, ds)
 	for _, q := range []string{zone + " SOA", "nope." + zone + " A"} {
 		ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
-		args := append([]string{"@" + host, "-p", port, "-a", anchors, "+root=" + anchor}, strings.Fields(q)...)
-		out, _ := exec.CommandContext(ctx, "delv", args...).CombinedOutput()
+		out := validator.Delv(ctx, dnsAddr, anchors, anchor, strings.Fields(q)...)
 		cancel()
 		if !strings.Contains(string(out), "fully validated") {
 			t.Fatalf("delv %s with status.dnssec.ds as trust anchor:\n%s", q, out)

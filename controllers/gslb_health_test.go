@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
+	"github.com/dnsplane/dnsplane/internal/testing/dnscase"
 	"github.com/dnsplane/dnsplane/internal/testing/metrictest"
 	"github.com/dnsplane/dnsplane/internal/testing/partition"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
@@ -82,14 +83,7 @@ func answers(addr, name string) ([]string, error) {
 		if r.Rcode != dns.RcodeSuccess {
 			return nil, fmt.Errorf("%s %s: rcode %s", name, dns.TypeToString[qt], dns.RcodeToString[r.Rcode])
 		}
-		for _, rr := range r.Answer {
-			switch v := rr.(type) {
-			case *dns.A:
-				out = append(out, v.A.String())
-			case *dns.AAAA:
-				out = append(out, v.AAAA.String())
-			}
-		}
+		out = append(out, dnscase.Addrs(r.Answer)...)
 	}
 	slices.SortFunc(out, func(a, b string) int { return netip.MustParseAddr(a).Compare(netip.MustParseAddr(b)) })
 	return out, nil

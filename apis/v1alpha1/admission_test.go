@@ -72,25 +72,81 @@ func expectInvalid(t *testing.T, err error, want string) {
 	}
 }
 
+// accepts creates obj through cl and fails the test, naming what obj is, when admission
+// refuses it.
+func accepts(t *testing.T, cl client.Client, obj client.Object, what string) {
+	t.Helper()
+	if err := cl.Create(ctx(t), obj); err != nil {
+		t.Fatalf("%s was refused: %v", what, err)
+	}
+}
+
+// typedClient is a client of the test API server that sends dnsplane's Go types as they
+// marshal (no unstructured manifest).
+func typedClient(t *testing.T) client.Client {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	c, err := client.New(restCfg, client.Options{Scheme: s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// refusal is a value admission refuses, named, and a part of the message it refuses it with.
+type refusal struct{ name, value, want string }
+
+// refusesEach creates, in a subtest of each refusal, the object of manifest (a format: the
+// refusal's index, then its value) and checks that admission refuses it as Invalid with a
+// message containing its want.
+func refusesEach(t *testing.T, manifest string, cases []refusal) {
+	t.Helper()
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			expectInvalid(t, k8s.Create(ctx(t), object(t, fmt.Sprintf(manifest, i, tc.value))), tc.want)
+		})
+	}
+}
+
+// manifest is a dnsplane.io/v1alpha1 manifest of kind named name, with the lines spec.
+func manifest(kind, name, spec string) string {
+	return "\napiVersion: dnsplane.io/v1alpha1\nkind: " + kind + "\nmetadata: {name: " + name + "}\n" + spec
+}
+
+// zoneManifest is a DNSZone manifest named name of zone with the provider Secret creds and the
+// further spec fields extra (flow form: ", field: value", or ""); name and extra may hold the
+// formats of refusesEach.
+func zoneManifest(name, zone, extra string) string {
+	return manifest("DNSZone", name, "spec: {zone: "+zone+", providerRef: {name: creds}"+extra+"}")
+}
+
+// endpointsManifest is a DNSEndpoint manifest named name whose spec.endpoints is the YAML
+// list endpoints, without its first "- " (each further item on a line "  - {...}"); name
+// and endpoints may hold the formats of refusesEach.
+func endpointsManifest(name, endpoints string) string {
+	return manifest("DNSEndpoint", name, "spec:\n  endpoints:\n  - "+endpoints)
+}
+
+// gslbWith is a Gslb manifest named name of an Ingress, in zone gslb, with the spec line
+// field; name and field may hold the formats of refusesEach.
+func gslbWith(name, field string) string {
+	return manifest("Gslb", name, "spec:\n  resourceRef: {kind: Ingress, name: app}\n  zoneRef: {name: gslb}\n  "+field)
+}
+
 func TestAdmission_RefusesBadObjects(t *testing.T) {
 	cases := []struct {
 		name, manifest, want string
 	}{{
-		name: "zone that is not a domain name",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: bad-zone}
-spec: {zone: Not_A_Domain, providerRef: {name: creds}}`,
-		want: "zone must be a lower-case DNS name",
+		name:     "zone that is not a domain name",
+		manifest: zoneManifest("bad-zone", "Not_A_Domain", ""),
+		want:     "zone must be a lower-case DNS name",
 	}, {
-		name: "zone with a trailing dot",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: bad-zone-dot}
-spec: {zone: c1.example.com., providerRef: {name: creds}}`,
-		want: "zone must be a lower-case DNS name",
+		name:     "zone with a trailing dot",
+		manifest: zoneManifest("bad-zone-dot", "c1.example.com.", ""),
+		want:     "zone must be a lower-case DNS name",
 	}, {
 		name: "zone without providerRef",
 		manifest: `
@@ -99,177 +155,6 @@ kind: DNSZone
 metadata: {name: bad-zone-provider}
 spec: {zone: c1.example.com}`,
 		want: "spec.providerRef: Required value",
-	}, {
-		name: "negative TTL",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-ttl}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: A, recordTTL: -1, targets: [192.0.2.1]}`,
-		want: "recordTTL: Invalid value: -1: spec.endpoints[0].recordTTL in body should be greater than or equal to 0",
-	}, {
-		name: "A record with a host name target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-a}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: A, targets: [hello]}`,
-		want: "every target of an A record must be an IPv4 address",
-	}, {
-		name: "A record with an IPv6 target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-a6}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: A, targets: ["2001:db8::1"]}`,
-		want: "every target of an A record must be an IPv4 address",
-	}, {
-		name: "AAAA record with an IPv4 target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-aaaa}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: AAAA, targets: [192.0.2.1]}`,
-		want: "every target of an AAAA record must be an IPv6 address",
-	}, {
-		name: "CNAME with two targets",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-cname}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: CNAME, targets: [a.example.com, b.example.com]}`,
-		want: "a CNAME record has exactly one target",
-	}, {
-		name: "NS record with an address target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-ns}
-spec:
-  endpoints:
-  - {dnsName: sub.example.com, recordType: NS, targets: ["ns 1.example.com"]}`,
-		want: "every target of a CNAME, NS or PTR record must be a host name",
-	}, {
-		name: "MX record without a preference",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-mx}
-spec:
-  endpoints:
-  - {dnsName: example.com, recordType: MX, targets: [mail.example.com]}`,
-		want: "every target of an MX record must be '<preference> <host>'",
-	}, {
-		name: "SRV record with a missing port",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-srv}
-spec:
-  endpoints:
-  - {dnsName: _sip._tcp.example.com, recordType: SRV, targets: ["0 5 sip.example.com"]}`,
-		want: "every target of an SRV record must be",
-	}, {
-		name: "DS record with an odd number of digest digits",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-ds-odd}
-spec:
-  endpoints:
-  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd"]}`,
-		want: "every target of a DS record must be",
-	}, {
-		name: "DS record with a digest that is not hex",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-ds-hex}
-spec:
-  endpoints:
-  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 zz"]}`,
-		want: "every target of a DS record must be",
-	}, {
-		name: "CNAME without a target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-cname-none}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: CNAME}`,
-		want: "a CNAME record has exactly one target",
-	}, {
-		name: "CNAME with one target that is not a host name",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-cname-host}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: CNAME, targets: ["a b"]}`,
-		want: "every target of a CNAME, NS or PTR record must be a host name",
-	}, {
-		name: "PTR record with a space in its target",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-ptr}
-spec:
-  endpoints:
-  - {dnsName: 1.2.0.192.in-addr.arpa, recordType: PTR, targets: ["host .example.com"]}`,
-		want: "every target of a CNAME, NS or PTR record must be a host name",
-	}, {
-		name: "CAA record without a value",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-caa}
-spec:
-  endpoints:
-  - {dnsName: example.com, recordType: CAA, targets: ["0 issue"]}`,
-		want: `every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue "letsencrypt.org"'`,
-	}, {
-		name: "bad target in the second endpoint, after a good one",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-second}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: A, targets: [192.0.2.1]}
-  - {dnsName: mail.example.com, recordType: MX, targets: ["10"]}`,
-		want: "spec.endpoints[1]: Invalid value: every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'",
-	}, {
-		name: "unknown record type",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-type}
-spec:
-  endpoints:
-  - {dnsName: www.example.com, recordType: SPF, targets: [x]}`,
-		want: `Unsupported value: "SPF"`,
-	}, {
-		name: "dnsName with a space",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: bad-name}
-spec:
-  endpoints:
-  - {dnsName: "www example.com", recordType: A, targets: [192.0.2.1]}`,
-		want: "dnsName must be a DNS name",
 	}, {
 		name: "unknown strategy",
 		manifest: `
@@ -301,16 +186,9 @@ spec:
   - {dnsName: myapp.example.com, recordType: A, targets: [192.0.2.1]}`,
 		want: "every endpoint's dnsName must be rootHost or a name below it",
 	}, {
-		name: "Gslb failover without a primary geo tag",
-		manifest: `
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: bad-failover}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  strategy: {type: failover}`,
-		want: "failover needs primaryGeoTag",
+		name:     "Gslb failover without a primary geo tag",
+		manifest: gslbWith("bad-failover", "strategy: {type: failover}"),
+		want:     "failover needs primaryGeoTag",
 	}, {
 		name: "Gslb on a Service without hosts",
 		manifest: `
@@ -327,18 +205,33 @@ spec:
 			expectInvalid(t, k8s.Create(ctx(t), object(t, tc.manifest)), tc.want)
 		})
 	}
+	refusesEach(t, endpointsManifest("bad-endpoint-%d", "%s"), []refusal{
+		{"bad target in the second endpoint, after a good one", `{dnsName: www.example.com, recordType: A, targets: [192.0.2.1]}
+  - {dnsName: mail.example.com, recordType: MX, targets: ["10"]}`,
+			"spec.endpoints[1]: Invalid value: every target of an MX record must be '<preference> <host>', e.g. '10 mail.example.com'"},
+		{"CAA record without a value", `{dnsName: example.com, recordType: CAA, targets: ["0 issue"]}`, `every target of a CAA record must be '<flags> <tag> <value>', e.g. '0 issue "letsencrypt.org"'`},
+		{"unknown record type", `{dnsName: www.example.com, recordType: SPF, targets: [x]}`, `Unsupported value: "SPF"`},
+		{"negative TTL", `{dnsName: www.example.com, recordType: A, recordTTL: -1, targets: [192.0.2.1]}`, "recordTTL: Invalid value: -1: spec.endpoints[0].recordTTL in body should be greater than or equal to 0"},
+		{"A record with a host name target", `{dnsName: www.example.com, recordType: A, targets: [hello]}`, "every target of an A record must be an IPv4 address"},
+		{"A record with an IPv6 target", `{dnsName: www.example.com, recordType: A, targets: ["2001:db8::1"]}`, "every target of an A record must be an IPv4 address"},
+		{"AAAA record with an IPv4 target", `{dnsName: www.example.com, recordType: AAAA, targets: [192.0.2.1]}`, "every target of an AAAA record must be an IPv6 address"},
+		{"CNAME with two targets", `{dnsName: www.example.com, recordType: CNAME, targets: [a.example.com, b.example.com]}`, "a CNAME record has exactly one target"},
+		{"NS record with an address target", `{dnsName: sub.example.com, recordType: NS, targets: ["ns 1.example.com"]}`, "every target of a CNAME, NS or PTR record must be a host name"},
+		{"MX record without a preference", `{dnsName: example.com, recordType: MX, targets: [mail.example.com]}`, "every target of an MX record must be '<preference> <host>'"},
+		{"SRV record with a missing port", `{dnsName: _sip._tcp.example.com, recordType: SRV, targets: ["0 5 sip.example.com"]}`, "every target of an SRV record must be"},
+		{"DS record with an odd number of digest digits", `{dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd"]}`, "every target of a DS record must be"},
+		{"DS record with a digest that is not hex", `{dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 zz"]}`, "every target of a DS record must be"},
+		{"CNAME without a target", `{dnsName: www.example.com, recordType: CNAME}`, "a CNAME record has exactly one target"},
+		{"CNAME with one target that is not a host name", `{dnsName: www.example.com, recordType: CNAME, targets: ["a b"]}`, "every target of a CNAME, NS or PTR record must be a host name"},
+		{"PTR record with a space in its target", `{dnsName: 1.2.0.192.in-addr.arpa, recordType: PTR, targets: ["host .example.com"]}`, "every target of a CNAME, NS or PTR record must be a host name"},
+		{"dnsName with a space", `{dnsName: "www example.com", recordType: A, targets: [192.0.2.1]}`, "dnsName must be a DNS name"},
+	})
 }
 
 func TestAdmission_ImmutableFields(t *testing.T) {
 	c := ctx(t)
-	zone := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: immutable-zone}
-spec: {zone: c1.example.com, providerRef: {name: creds}}`)
-	if err := k8s.Create(c, zone); err != nil {
-		t.Fatalf("create DNSZone: %v", err)
-	}
+	zone := object(t, zoneManifest("immutable-zone", "c1.example.com", ""))
+	accepts(t, k8s, zone, "the DNSZone")
 
 	changed := zone.DeepCopy()
 	_ = unstructured.SetNestedField(changed.Object, "c2.example.com", "spec", "zone")
@@ -365,9 +258,7 @@ spec:
   rootHost: app.example.com
   endpoints:
   - {dnsName: app.example.com, recordType: A, targets: [192.0.2.1]}`)
-	if err := k8s.Create(c, record); err != nil {
-		t.Fatalf("create DNSRecord: %v", err)
-	}
+	accepts(t, k8s, record, "the DNSRecord")
 	moved := record.DeepCopy()
 	_ = unstructured.SetNestedField(moved.Object, "web.example.com", "spec", "rootHost")
 	_ = unstructured.SetNestedSlice(moved.Object, []any{}, "spec", "endpoints")
@@ -380,9 +271,7 @@ func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	obj := object(t, string(raw))
-	if err := k8s.Create(ctx(t), obj); err != nil {
-		t.Fatalf("an external-dns DNSEndpoint with only apiVersion changed was refused: %v", err)
-	}
+	accepts(t, k8s, obj, "an external-dns DNSEndpoint with only apiVersion changed")
 	got := &unstructured.Unstructured{}
 	got.SetGroupVersionKind(obj.GroupVersionKind())
 	if err := k8s.Get(ctx(t), client.ObjectKeyFromObject(obj), got); err != nil {
@@ -402,21 +291,12 @@ func TestAdmission_AcceptsExternalDNSManifest(t *testing.T) {
 // strategy is accepted, and the schema defaults it to roundRobin with a 30 s TTL. The zero
 // GslbStrategy is left out of the JSON (omitzero); sent as {"type": ""}, the Enum refused it.
 func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(restCfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := typedClient(t)
 	g := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "go-no-strategy"}, Spec: v1alpha1.GslbSpec{
 		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
 		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
 	}}
-	if err := c.Create(ctx(t), g); err != nil {
-		t.Fatalf("a Gslb built in Go without a strategy was refused: %v", err)
-	}
+	accepts(t, c, g, "a Gslb built in Go without a strategy")
 	if got := g.Spec.Strategy; got.Type != v1alpha1.GslbRoundRobin || got.DNSTTLSeconds != 30 {
 		t.Fatalf("strategy defaulted to %+v, want roundRobin with a 30 s TTL", got)
 	}
@@ -425,7 +305,7 @@ func TestAdmission_GoGslbWithoutStrategyIsDefaulted(t *testing.T) {
 // TestAdmission_RefusesBadGslbHealthChecks: every rule of spec.healthCheck, each
 // refused with a message that names it.
 func TestAdmission_RefusesBadGslbHealthChecks(t *testing.T) {
-	for i, tc := range []struct{ name, healthCheck, want string }{
+	refusesEach(t, gslbWith("bad-health-%d", "healthCheck: %s"), []refusal{
 		{"path with TCP", `{protocol: TCP, port: 443, path: /healthz}`, "path is only for protocol HTTP or HTTPS"},
 		{"expectedStatus with TCP", `{protocol: TCP, port: 443, expectedStatus: ['200']}`, "expectedStatus is only for protocol HTTP or HTTPS"},
 		{"host with TCP", `{protocol: TCP, port: 443, host: app.example.com}`, "host is only for protocol HTTP or HTTPS"},
@@ -450,41 +330,20 @@ func TestAdmission_RefusesBadGslbHealthChecks(t *testing.T) {
 		{"expectedStatus range upside down", `{port: 80, expectedStatus: ['399-200']}`, "an expectedStatus range must be low-high with low <= high"},
 		{"expectedStatus 600", `{port: 80, expectedStatus: ['600']}`, "expectedStatus[0] in body should match"},
 		{"expectedStatus 2xx", `{port: 80, expectedStatus: ['2xx']}`, "expectedStatus[0] in body should match"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			manifest := fmt.Sprintf(`
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: bad-health-%d}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  healthCheck: %s`, i, tc.healthCheck)
-			expectInvalid(t, k8s.Create(ctx(t), object(t, manifest)), tc.want)
-		})
-	}
+	})
 }
 
 // TestAdmission_GslbHealthCheckDefaults: a health check that gives only its port is
 // an HTTP probe every 10 s with a 2 s timeout, 3 failures down, 1 success up, and a 300 s
 // isolation hold held for ever (afterIsolationHold Hold); a 1 s interval with a 1 s timeout and a 0 s hold are accepted as given.
 func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(restCfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := typedClient(t)
 	g := &v1alpha1.Gslb{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "health-defaults"}, Spec: v1alpha1.GslbSpec{
 		ResourceRef: v1alpha1.ResourceReference{Kind: v1alpha1.ResourceKindService, Name: "web"},
 		Hosts:       []string{"app.example.com"}, ZoneRef: v1alpha1.ZoneReference{Name: "gslb"},
 		HealthCheck: &v1alpha1.GslbHealthCheck{Port: 8080},
 	}}
-	if err := c.Create(ctx(t), g); err != nil {
-		t.Fatalf("a health check with only a port was refused: %v", err)
-	}
+	accepts(t, c, g, "a health check with only a port")
 	hc := g.Spec.HealthCheck
 	if hc.Protocol != v1alpha1.HealthCheckHTTP || hc.IntervalSeconds != 10 || hc.TimeoutSeconds != 2 || hc.FailureThreshold != 3 ||
 		hc.SuccessThreshold != 1 || hc.IsolationHoldSeconds == nil || *hc.IsolationHoldSeconds != 300 || hc.Path != "" || hc.ExpectedStatus != nil ||
@@ -500,24 +359,13 @@ func TestAdmission_GslbHealthCheckDefaults(t *testing.T) {
 			ExpectedStatus: []string{"200", "300-399"}, IntervalSeconds: 1, TimeoutSeconds: 1, FailureThreshold: 100, SuccessThreshold: 100,
 			InsecureSkipVerify: true, IsolationHoldSeconds: &zero, AfterIsolationHold: v1alpha1.AfterIsolationHoldOwnProbes},
 	}}
-	if err := c.Create(ctx(t), g2); err != nil {
-		t.Fatalf("a health check at its bounds was refused: %v", err)
-	}
+	accepts(t, c, g2, "a health check at its bounds")
 	if h := g2.Spec.HealthCheck.IsolationHoldSeconds; h == nil || *h != 0 || g2.Spec.HealthCheck.AfterIsolationHold != v1alpha1.AfterIsolationHoldOwnProbes {
 		t.Fatalf("isolationHoldSeconds 0 became %v, afterIsolationHold %q", h, g2.Spec.HealthCheck.AfterIsolationHold)
 	}
 
-	tcp := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: health-tcp}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  healthCheck: {protocol: TCP, port: 443, insecureSkipVerify: false}`)
-	if err := k8s.Create(ctx(t), tcp); err != nil {
-		t.Fatalf("a TCP health check was refused: %v", err)
-	}
+	tcp := object(t, gslbWith("health-tcp", "healthCheck: {protocol: TCP, port: 443, insecureSkipVerify: false}"))
+	accepts(t, k8s, tcp, "a TCP health check")
 }
 
 // TestAdmission_AcceptsLargestObject pins that the size bounds and the CEL rules fit together: an
@@ -531,9 +379,7 @@ func TestAdmission_AcceptsLargestObject(t *testing.T) {
 			fmt.Fprintf(&b, "    - 10.%d.%d.%d\n", i/256, i%256, j)
 		}
 	}
-	if err := k8s.Create(ctx(t), object(t, b.String())); err != nil {
-		t.Fatalf("a DNSRecord at the size bounds was refused: %v", err)
-	}
+	accepts(t, k8s, object(t, b.String()), "a DNSRecord at the size bounds")
 }
 
 func TestAdmission_AcceptsSamples(t *testing.T) {
@@ -567,13 +413,7 @@ func TestAdmission_AcceptsSamples(t *testing.T) {
 // TestAdmission_AcceptsEveryTypeWellFormed: the one rule over every record type's targets lets
 // each type's usual form through, and an endpoint without targets of any type but CNAME.
 func TestAdmission_AcceptsEveryTypeWellFormed(t *testing.T) {
-	manifest := `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: every-type}
-spec:
-  endpoints:
-  - {dnsName: a.example.com, recordType: A, targets: [192.0.2.1, 192.0.2.2]}
+	manifest := endpointsManifest("every-type", `{dnsName: a.example.com, recordType: A, targets: [192.0.2.1, 192.0.2.2]}
   - {dnsName: a.example.com, recordType: AAAA, targets: ["2001:db8::1"]}
   - {dnsName: c.example.com, recordType: CNAME, targets: [a.example.com]}
   - {dnsName: sub.example.com, recordType: NS, targets: [ns1.example.com, ns2.example.com.]}
@@ -584,25 +424,15 @@ spec:
   - {dnsName: example.com, recordType: TXT, targets: ["v=spf1 -all", "any text: at all"]}
   - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd"]}
   - {dnsName: empty.example.com, recordType: A}
-  - {dnsName: empty.example.com, recordType: TXT}`
-	if err := k8s.Create(ctx(t), object(t, manifest)); err != nil {
-		t.Fatalf("well-formed endpoints of every type were refused: %v", err)
-	}
+  - {dnsName: empty.example.com, recordType: TXT}`)
+	accepts(t, k8s, object(t, manifest), "well-formed endpoints of every type")
 }
 
 // TestAdmission_AcceptsWellFormedDS: the DS rule lets through the digest forms in use (SHA-256
 // in lower or upper case).
 func TestAdmission_AcceptsWellFormedDS(t *testing.T) {
-	manifest := `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSEndpoint
-metadata: {name: good-ds}
-spec:
-  endpoints:
-  - {dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd", "2371 13 2 1F987CC6583E92DF0890718C42A5B3A5B7E7DA8C8D6B8C1E7E0A6A3A9F2D6B1C"]}`
-	if err := k8s.Create(ctx(t), object(t, manifest)); err != nil {
-		t.Fatalf("a well-formed DS was refused: %v", err)
-	}
+	manifest := endpointsManifest("good-ds", `{dnsName: sub.example.com, recordType: DS, targets: ["12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccd", "2371 13 2 1F987CC6583E92DF0890718C42A5B3A5B7E7DA8C8D6B8C1E7E0A6A3A9F2D6B1C"]}`)
+	accepts(t, k8s, object(t, manifest), "a well-formed DS")
 }
 
 // TestAdmission_DocumentedDNSEndpointSpecIsAccepted: docs/api.md's
@@ -659,7 +489,7 @@ spec:
 // geo tag of primaryGeoTag, defaultGeoTag or a weights key has upper case.
 func TestAdmission_GslbGeoStrategy(t *testing.T) {
 	const keyMsg = "a geoRegions key must be an ISO 3166-1 alpha-2 country code"
-	for i, tc := range []struct{ name, strategy, want string }{
+	refusesEach(t, gslbWith("bad-geo-%d", "strategy: %s"), []refusal{
 		{"geo without geoRegions", `{type: geo, defaultGeoTag: eu}`, "geo needs geoRegions"},
 		{"geo with empty geoRegions", `{type: geo, geoRegions: {}, defaultGeoTag: eu}`, "geo needs geoRegions"},
 		{"geo without defaultGeoTag", `{type: geo, geoRegions: {DE: eu}}`, "geo needs defaultGeoTag"},
@@ -680,36 +510,15 @@ func TestAdmission_GslbGeoStrategy(t *testing.T) {
 		{"upper-case defaultGeoTag", `{type: geo, geoRegions: {DE: eu}, defaultGeoTag: EU}`, "spec.strategy.defaultGeoTag"},
 		{"upper-case primaryGeoTag", `{type: failover, primaryGeoTag: EU}`, "spec.strategy.primaryGeoTag"},
 		{"upper-case weights key", `{type: weighted, weights: {EU: 1}}`, "a weights key is a geo tag: lower case"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			manifest := fmt.Sprintf(`
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: bad-geo-%d}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  strategy: %s`, i, tc.strategy)
-			expectInvalid(t, k8s.Create(ctx(t), object(t, manifest)), tc.want)
-		})
-	}
+	})
 
 	// A typical geoRegions map, and a map at its 256-key bound (countries, continents and CIDRs of
 	// both families), pass within the CEL cost budget.
-	ok := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: geo-example}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  strategy:
+	ok := object(t, gslbWith("geo-example", `strategy:
     type: geo
     geoRegions: {DE: eu, 'continent:NA': us, '203.0.113.0/24': ap, '2001:db8:ffff:ffff:ffff:ffff:ffff:ff00/120': ap}
-    defaultGeoTag: eu`)
-	if err := k8s.Create(ctx(t), ok); err != nil {
-		t.Fatalf("the issue's geo example was refused: %v", err)
-	}
+    defaultGeoTag: eu`))
+	accepts(t, k8s, ok, "the issue's geo example")
 	regions := map[string]any{}
 	for _, c := range []string{"AF", "AN", "AS", "EU", "NA", "OC", "SA"} {
 		regions["continent:"+c] = strings.Repeat("t", 63)
@@ -724,20 +533,11 @@ spec:
 			regions[fmt.Sprintf("2001:db8:ffff:ffff:ffff:ffff:%x:0/112", i)] = "ap"
 		}
 	}
-	big := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: Gslb
-metadata: {name: geo-largest}
-spec:
-  resourceRef: {kind: Ingress, name: app}
-  zoneRef: {name: gslb}
-  strategy: {type: geo, defaultGeoTag: eu}`)
+	big := object(t, gslbWith("geo-largest", "strategy: {type: geo, defaultGeoTag: eu}"))
 	if err := unstructured.SetNestedMap(big.Object, regions, "spec", "strategy", "geoRegions"); err != nil {
 		t.Fatal(err)
 	}
-	if err := k8s.Create(ctx(t), big); err != nil {
-		t.Fatalf("a geo strategy with 256 regions was refused: %v", err)
-	}
+	accepts(t, k8s, big, "a geo strategy with 256 regions")
 	too := big.DeepCopy()
 	too.SetName("geo-too-many")
 	too.SetResourceVersion("")
@@ -751,22 +551,13 @@ spec:
 // TestAdmission_DynamicUpdatesDefaults pins the dynamic-updates API (docs/api.md): a binding with only its
 // keySecretRef may change the ACME DNS-01 names' TXT records, and nothing else.
 func TestAdmission_DynamicUpdatesDefaults(t *testing.T) {
-	s := runtime.NewScheme()
-	if err := v1alpha1.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(restCfg, client.Options{Scheme: s})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := typedClient(t)
 	z := &v1alpha1.DNSZone{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "dynupdate-defaults"}, Spec: v1alpha1.DNSZoneSpec{
 		Zone: "c1.example.com", ProviderRef: v1alpha1.SecretReference{Name: "creds"},
 		DynamicUpdates: []v1alpha1.DynamicUpdate{{KeySecretRef: v1alpha1.SecretReference{Name: "acme-key"}},
 			{KeySecretRef: v1alpha1.SecretReference{Name: "other"}, Names: []string{"@", "*.web", "_acme-challenge.*", "a.*.b"}, Types: []v1alpha1.DynamicUpdateType{"A", "AAAA", "TXT"}}},
 	}}
-	if err := c.Create(ctx(t), z); err != nil {
-		t.Fatalf("a DNSZone with dynamicUpdates was refused: %v", err)
-	}
+	accepts(t, c, z, "a DNSZone with dynamicUpdates")
 	got := z.Spec.DynamicUpdates[0]
 	if len(got.Names) != 1 || got.Names[0] != "_acme-challenge.*" || len(got.Types) != 1 || got.Types[0] != "TXT" {
 		t.Fatalf("defaults: names %q, types %q; want [_acme-challenge.*] and [TXT]", got.Names, got.Types)
@@ -778,7 +569,14 @@ func TestAdmission_DynamicUpdatesDefaults(t *testing.T) {
 
 // TestAdmission_RefusesBadDynamicUpdates pins what admission refuses in spec.dynamicUpdates.
 func TestAdmission_RefusesBadDynamicUpdates(t *testing.T) {
-	cases := []struct{ name, updates, want string }{
+	refusesEach(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: bad-dynupdate-%d}
+spec:
+  zone: c1.example.com
+  providerRef: {name: creds}
+  dynamicUpdates: %s`, []refusal{
 		{"no keySecretRef", `[{names: ["_acme-challenge.*"]}]`, "keySecretRef: Required value"},
 		{"empty Secret name", `[{keySecretRef: {name: ""}}]`, "keySecretRef.name"},
 		{"a key bound twice", `[{keySecretRef: {name: k}}, {keySecretRef: {name: k}, types: [A]}]`, "each keySecretRef may be bound once per DNSZone"},
@@ -790,20 +588,7 @@ func TestAdmission_RefusesBadDynamicUpdates(t *testing.T) {
 		{"SOA", `[{keySecretRef: {name: k}, types: [SOA]}]`, "types[0]: Unsupported value"},
 		{"no types", `[{keySecretRef: {name: k}, types: []}]`, "types: Invalid value"},
 		{"a type twice", `[{keySecretRef: {name: k}, types: [TXT, TXT]}]`, "Duplicate value"},
-	}
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o := object(t, fmt.Sprintf(`
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: bad-dynupdate-%d}
-spec:
-  zone: c1.example.com
-  providerRef: {name: creds}
-  dynamicUpdates: %s`, i, tc.updates))
-			expectInvalid(t, k8s.Create(ctx(t), o), tc.want)
-		})
-	}
+	})
 }
 
 // TestAdmission_AcceptsLargestDynamicUpdates: a DNSZone with spec.dynamicUpdates at every
@@ -818,7 +603,5 @@ func TestAdmission_AcceptsLargestDynamicUpdates(t *testing.T) {
 			fmt.Fprintf(&b, "    - %s%02d.%s.%s.%s.*\n", label[:59], j, label, label, label) // 250 bytes
 		}
 	}
-	if err := k8s.Create(ctx(t), object(t, b.String())); err != nil {
-		t.Fatalf("a DNSZone with dynamicUpdates at the bounds was refused: %v", err)
-	}
+	accepts(t, k8s, object(t, b.String()), "a DNSZone with dynamicUpdates at the bounds")
 }

@@ -12,17 +12,8 @@ import (
 // for 14 days and refreshed 7 days before they expire; the key lifetimes are left to their
 // documented defaults.
 func TestAdmission_DNSSECDefaults(t *testing.T) {
-	o := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: dnssec-defaults}
-spec:
-  zone: c1.example.com
-  providerRef: {name: creds}
-  dnssec: {enabled: true}`)
-	if err := k8s.Create(ctx(t), o); err != nil {
-		t.Fatalf("a DNSZone with dnssec.enabled alone was refused: %v", err)
-	}
+	o := object(t, zoneManifest("dnssec-defaults", "c1.example.com", ", dnssec: {enabled: true}"))
+	accepts(t, k8s, o, "a DNSZone with dnssec.enabled alone")
 	want := map[string]any{
 		"enabled":                  true,
 		"algorithm":                "ECDSAP256SHA256",
@@ -35,14 +26,8 @@ spec:
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("spec.dnssec after admission:\n  %v\nwant\n  %v", got, want)
 	}
-	off := object(t, `
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: dnssec-absent}
-spec: {zone: c1.example.com, providerRef: {name: creds}}`)
-	if err := k8s.Create(ctx(t), off); err != nil {
-		t.Fatal(err)
-	}
+	off := object(t, zoneManifest("dnssec-absent", "c1.example.com", ""))
+	accepts(t, k8s, off, "a DNSZone without spec.dnssec")
 	if _, has, _ := unstructured.NestedMap(off.Object, "spec", "dnssec"); has {
 		t.Fatal("a DNSZone without spec.dnssec got one by default; DNSSEC is off unless asked for")
 	}
@@ -62,11 +47,7 @@ func TestAdmission_AcceptsDNSSECChoices(t *testing.T) {
 		`{enabled: false, keys: {source: Copied}}`,
 		`{enabled: true, keys: {source: Generated, cskLifetimeSeconds: 3600}}`,
 	} {
-		o := object(t, fmt.Sprintf(`
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: dnssec-ok-%d}
-spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, d))
+		o := object(t, fmt.Sprintf(zoneManifest("dnssec-ok-%d", "c1.example.com", ", dnssec: %s"), i, d))
 		if err := k8s.Create(ctx(t), o); err != nil {
 			t.Errorf("spec.dnssec %s was refused: %v", d, err)
 		}
@@ -75,7 +56,7 @@ spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, d))
 
 // TestAdmission_RefusesBadDNSSEC pins what admission refuses in spec.dnssec.
 func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
-	cases := []struct{ name, dnssec, want string }{
+	refusesEach(t, zoneManifest("bad-dnssec-%d", "c1.example.com", ", dnssec: %s"), []refusal{
 		{"unknown algorithm", `{enabled: true, algorithm: RSASHA1}`, "algorithm: Unsupported value"},
 		{"unknown scheme", `{enabled: true, keys: {scheme: ZSKOnly}}`, "scheme: Unsupported value"},
 		{"CSK lifetime with KSKZSK", `{enabled: true, keys: {scheme: KSKZSK, cskLifetimeSeconds: 86400}}`, "cskLifetimeSeconds applies only to scheme CSK"},
@@ -98,15 +79,5 @@ func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
 		{"unknown key source", `{enabled: true, keys: {source: Imported}}`, "source: Unsupported value"},
 		{"a lifetime with copied keys", `{enabled: true, keys: {source: Copied, cskLifetimeSeconds: 3600}}`, "key lifetimes apply only to source Generated"},
 		{"a ZSK lifetime with copied keys", `{enabled: true, keys: {scheme: KSKZSK, source: Copied, zskLifetimeSeconds: 0}}`, "key lifetimes apply only to source Generated"},
-	}
-	for i, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			o := object(t, fmt.Sprintf(`
-apiVersion: dnsplane.io/v1alpha1
-kind: DNSZone
-metadata: {name: bad-dnssec-%d}
-spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, tc.dnssec))
-			expectInvalid(t, k8s.Create(ctx(t), o), tc.want)
-		})
-	}
+	})
 }

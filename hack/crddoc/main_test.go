@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,10 +12,15 @@ import (
 )
 
 func TestJoinDescriptions(t *testing.T) {
-	in := `        properties:
+	// schema is a CRD schema fragment whose zone property has the description lines %s.
+	const schema = `        properties:
           zone:
             description: |-
-              Zone is the zone's name, e.g.
+%s            type: string
+          other:
+            description: One line already.
+`
+	in := fmt.Sprintf(schema, `              Zone is the zone's name, e.g.
               c1.example.com. It is immutable.
 
               A second paragraph
@@ -22,23 +28,14 @@ func TestJoinDescriptions(t *testing.T) {
               - a list item
               - another
                   code, kept
-            type: string
-          other:
-            description: One line already.
-`
-	want := `        properties:
-          zone:
-            description: |-
-              Zone is the zone's name, e.g. c1.example.com. It is immutable.
+`)
+	want := fmt.Sprintf(schema, `              Zone is the zone's name, e.g. c1.example.com. It is immutable.
 
               A second paragraph on two lines.
               - a list item
               - another
                   code, kept
-            type: string
-          other:
-            description: One line already.
-`
+`)
 	if got := joinDescriptions(in); got != want {
 		t.Fatalf("joinDescriptions:\n%s\nwant:\n%s", got, want)
 	}

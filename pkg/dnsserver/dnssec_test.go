@@ -175,15 +175,22 @@ func TestSigning_CacheKeysOnDOAndTruncationKeepsRRSIGs(t *testing.T) {
 	verifySections(t, pol2, askDO(t, srv.Addr(), "udp", "www.example.test", dns.TypeA, 1232))
 }
 
-// TestSigning_CachedSignedAnswerEndsWithItsPeriod: a cached answer whose signatures are due to
-// be made anew (renew passed) is not served; one still in its period is.
-func TestSigning_CachedSignedAnswerEndsWithItsPeriod(t *testing.T) {
+// periodCache is a server of exampleStore (not started), its store's snapshot and the answer
+// cache of that snapshot and the server's signing.
+func periodCache(t *testing.T) (*Server, *zonedb.Snapshot, *answerCache) {
+	t.Helper()
 	srv, err := NewServer(exampleStore(t, ""), ServerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	snap := srv.store.Snapshot()
-	c := srv.cacheFor(snap, srv.signing.Load())
+	return srv, snap, srv.cacheFor(snap, srv.signing.Load())
+}
+
+// TestSigning_CachedSignedAnswerEndsWithItsPeriod: a cached answer whose signatures are due to
+// be made anew (renew passed) is not served; one still in its period is.
+func TestSigning_CachedSignedAnswerEndsWithItsPeriod(t *testing.T) {
+	srv, snap, c := periodCache(t)
 	past, future := time.Now().Add(-time.Second).UnixNano(), time.Now().Add(time.Hour).UnixNano()
 	c.add([]byte("old"), []byte{1}, 0, 0, 0, 1<<20, past)
 	c.add([]byte("new"), []byte{2}, 0, 0, 0, 1<<20, future)
@@ -279,12 +286,7 @@ func TestSigning_DNSKEYIsAnsweredWithoutDO(t *testing.T) {
 // over, the answer signed in the next period is cached in its place and served, the stale one
 // dropped at the promotion; the cache's bytes count the new answer only.
 func TestSigning_NextPeriodsAnswerReplacesTheStaleOne(t *testing.T) {
-	srv, err := NewServer(exampleStore(t, ""), ServerOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	snap := srv.store.Snapshot()
-	c := srv.cacheFor(snap, srv.signing.Load())
+	srv, snap, c := periodCache(t)
 	past, future := time.Now().Add(-time.Second).UnixNano(), time.Now().Add(time.Hour).UnixNano()
 	c.add([]byte("k"), []byte{1}, 0, 0, 0, 1<<20, past) // promoted at once: the cache is empty
 	c.add([]byte("k"), []byte{2, 2}, 0, 0, 0, 1<<20, future)

@@ -3,12 +3,10 @@ package dnsserver
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,8 +14,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
-	"github.com/dnsplane/dnsplane/internal/testing/ports"
 	"github.com/dnsplane/dnsplane/internal/testing/testrun"
+	"github.com/dnsplane/dnsplane/internal/testing/validator"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/zonedb"
 )
@@ -129,71 +127,20 @@ func newZones(t *testing.T, zones []string) *zonedb.Store {
 	return s
 }
 
-// unboundConf validates with the trust anchor %[4]s (a DS of test.), asking the parent server
-// (%[3]s) and the child's (stub zones %[5]s) through stub zones; everything under dir %[1]s,
-// listening on %[2]s. Names under test. are not Unbound's default local zone.
-const unboundConf = `server:
-    directory: "%[1]s"
-    pidfile: "%[1]s/unbound.pid"
-    interface: %[2]s
-    do-daemonize: no
-    use-syslog: no
-    logfile: ""
-    username: ""
-    chroot: ""
-    verbosity: 1
-    val-log-level: 2
-    do-not-query-localhost: no
-    access-control: 127.0.0.0/8 allow
-    module-config: "validator iterator"
-    qname-minimisation: no
-    aggressive-nsec: no
-    prefetch: no
-    local-zone: "test." nodefault
-    trust-anchor: "%[4]s"
-stub-zone:
-    name: "test."
-    stub-addr: %[3]s
-%[5]s`
-
-// atPort writes host:port as Unbound's host@port.
-func atPort(addr string) string {
-	host, port, _ := net.SplitHostPort(addr)
-	return host + "@" + port
-}
-
-// startUnbound runs a validating Unbound for tree until the test ends and returns its address.
+// startUnbound runs a validating Unbound for tree until the test ends and returns its address:
+// anchored at the DS of test., it asks the parent server for test. and the child server (or
+// the one of tree.servedBy) for each child zone.
 func startUnbound(t *testing.T, tree signedTree) string {
 	t.Helper()
-	dir := t.TempDir()
-	port := ports.TCPUDP(t, unboundAddr)
-	var stubs strings.Builder
+	stubs := []validator.Stub{{Zone: "test.", Addr: tree.parent.Addr()}}
 	for zone := range childZones {
 		addr := tree.child.Addr()
 		if a, ok := tree.servedBy[zone]; ok {
 			addr = a
 		}
-		fmt.Fprintf(&stubs, "stub-zone:\n    name: %q\n    stub-addr: %s\n", zone, atPort(addr))
+		stubs = append(stubs, validator.Stub{Zone: zone, Addr: addr})
 	}
-	anchor := strings.Join(strings.Fields(tree.anchor[0].String()), " ")
-	conf := filepath.Join(dir, "unbound.conf")
-	text := fmt.Sprintf(unboundConf, dir, unboundAddr+"@"+strconv.Itoa(port), atPort(tree.parent.Addr()), anchor, stubs.String())
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	unbound := testrun.Start(t, exec.Command("unbound", "-d", "-c", conf))
-	addr := net.JoinHostPort(unboundAddr, strconv.Itoa(port))
-	testrun.Eventually(t, 15*time.Second, "unbound answers on "+addr, func() error {
-		if err := unbound.Exited(); err != nil {
-			return fmt.Errorf("unbound %w", err)
-		}
-		c := &dns.Client{Net: "udp", Timeout: time.Second}
-		m := new(dns.Msg)
-		m.SetQuestion("test.", dns.TypeSOA)
-		_, _, err := c.Exchange(m, addr)
-		return err
-	})
-	return addr
+	return validator.StartUnbound(t, validator.Unbound{Host: unboundAddr, Anchor: tree.anchor[0].String(), Stubs: stubs, Probe: "test."})
 }
 
 // validationCase is one question and what a validator must make of it.
@@ -303,7 +250,11 @@ func TestDNSSEC_KnotSecondaryServesTheSignedZone(t *testing.T) {
 func validate(t *testing.T, tree signedTree, cases []validationCase) {
 	t.Helper()
 	resolver := startUnbound(t, tree)
-	anchors := writeDelvAnchors(t, tree.anchor)
+	var ds []string
+	for _, rr := range tree.anchor {
+		ds = append(ds, rr.String())
+	}
+	anchors := validator.DelvAnchors(t, ds)
 	for _, c := range cases {
 		what := c.name + " " + dns.TypeToString[c.qtype]
 		m := new(dns.Msg)
@@ -322,32 +273,13 @@ func validate(t *testing.T, tree signedTree, cases []validationCase) {
 	}
 }
 
-// writeDelvAnchors writes a delv trust-anchors file holding ds (static-ds) and returns its path.
-func writeDelvAnchors(t *testing.T, ds []dns.RR) string {
-	t.Helper()
-	var b strings.Builder
-	b.WriteString("trust-anchors {\n")
-	for _, rr := range ds {
-		d := rr.(*dns.DS)
-		fmt.Fprintf(&b, "    %s static-ds %d %d %d \"%s\";\n", d.Hdr.Name, d.KeyTag, d.Algorithm, d.DigestType, d.Digest)
-	}
-	b.WriteString("};\n")
-	path := filepath.Join(t.TempDir(), "anchors.conf")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 // delv asks delv, through the resolver at addr, for name/qtype validated from the anchors, and
 // returns its output.
 func delv(t *testing.T, addr, anchors, name string, qtype uint16) string {
 	t.Helper()
-	host, port, _ := net.SplitHostPort(addr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, _ := exec.CommandContext(ctx, "delv", "@"+host, "-p", port, "-a", anchors, "+root=test.", name, dns.TypeToString[qtype]).CombinedOutput()
-	return string(out)
+	return validator.Delv(ctx, addr, anchors, "test.", name, dns.TypeToString[qtype])
 }
 
 // TestDNSSEC_TransferOfASignedZoneVerifies transfers the signed NSEC and NSEC3 zones (AXFR, and

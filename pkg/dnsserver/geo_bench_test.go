@@ -80,21 +80,10 @@ func benchGeoDB(b *testing.B) *geo.DB {
 // withECS returns qs with an EDNS0 OPT and an ECS option: the /24 subnet(i) for query i.
 func withECS(b *testing.B, qs [][]byte, subnet func(i int) net.IP) [][]byte {
 	b.Helper()
-	out := make([][]byte, len(qs))
-	for i, q := range qs {
-		m := new(dns.Msg)
-		if err := m.Unpack(q); err != nil {
-			b.Fatal(err)
-		}
+	return repacked(b, qs, func(i int, m *dns.Msg) {
 		m.SetEdns0(1232, false)
 		m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: subnet(i)}}
-		p, err := m.Pack()
-		if err != nil {
-			b.Fatal(err)
-		}
-		out[i] = p
-	}
-	return out
+	})
 }
 
 // BenchmarkServer_GeoAnswer compares the server's cost per query for geo answers with plain
@@ -165,30 +154,7 @@ func BenchmarkServer_GeoReadLoop(b *testing.B) {
 			if c.ecs {
 				qs = withECS(b, qs, func(int) net.IP { return net.IPv4(192, 0, 2, 0).To4() })
 			}
-			w := &discardWriter{remote: &net.UDPAddr{IP: from.AsSlice(), Port: 40000}}
-			for _, q := range qs { // fill the cache the long way
-				req := new(dns.Msg)
-				if err := req.Unpack(q); err != nil {
-					b.Fatal(err)
-				}
-				srv.ServeDNS(w, req)
-			}
-			r := srv.newFastReader(nil).(*fastReader)
-			var cached [][]byte
-			for _, q := range qs {
-				if _, ok := r.reply(q, from); ok {
-					cached = append(cached, q)
-				}
-			}
-			if len(cached) < len(qs)*9/10 {
-				b.Fatalf("%d of %d queries cached", len(cached), len(qs))
-			}
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				if _, ok := r.reply(cached[i%len(cached)], from); !ok {
-					b.Fatal("not answered from the cache")
-				}
-			}
+			benchReadLoop(b, srv, qs, from)
 		})
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/dnsplane/dnsplane/internal/testing/dnscase"
 	"github.com/dnsplane/dnsplane/internal/testing/geotest"
 	"github.com/dnsplane/dnsplane/pkg/geo"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
@@ -167,15 +168,7 @@ func ecsQuery(name string, qtype uint16, subnet *netip.Prefix) *dns.Msg {
 
 // addrs returns the A/AAAA values of an answer, sorted.
 func addrs(r *dns.Msg) []string {
-	var out []string
-	for _, rr := range r.Answer {
-		switch v := rr.(type) {
-		case *dns.A:
-			out = append(out, v.A.String())
-		case *dns.AAAA:
-			out = append(out, v.AAAA.String())
-		}
-	}
+	out := dnscase.Addrs(r.Answer)
 	slices.Sort(out)
 	return out
 }

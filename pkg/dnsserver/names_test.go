@@ -75,8 +75,8 @@ func escapeRecords(n string, w func(string) string) []string {
 	}
 }
 
-// escapeStore serves escapeZone with records, one set per line.
-func escapeStore(t *testing.T, records []string) *zonedb.Store {
+// escapeStore serves escapeZone with records, one set per line, and then sets, one set each.
+func escapeStore(t *testing.T, records []string, sets ...[]string) *zonedb.Store {
 	t.Helper()
 	store := zonedb.NewStore(zonedb.StoreOptions{Clock: countingClock()})
 	if _, err := store.CreateZone(escapeZone, zonedb.ZoneMeta{}); err != nil {
@@ -85,6 +85,9 @@ func escapeStore(t *testing.T, records []string) *zonedb.Store {
 	if err := store.Update(escapeZone, func(tx *zonedb.Tx) error {
 		for _, l := range records {
 			put(t, tx, "", nil, l)
+		}
+		for _, set := range sets {
+			put(t, tx, "", nil, set...)
 		}
 		return nil
 	}); err != nil {
@@ -191,21 +194,8 @@ func TestResolve_ReferralGlueInDomainSiblingAndElsewhere(t *testing.T) {
 		inNS = append(inNS, fmt.Sprintf("in.p.test. 300 IN NS ns%02d.in.p.test.", i))
 		records = append(records, fmt.Sprintf("ns%02d.in.p.test. 300 IN A 203.0.113.%d", i, i+1))
 	}
-	store := zonedb.NewStore(zonedb.StoreOptions{Clock: countingClock()})
-	if _, err := store.CreateZone(escapeZone, zonedb.ZoneMeta{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.Update(escapeZone, func(tx *zonedb.Tx) error {
-		for _, l := range records {
-			put(t, tx, "", nil, l)
-		}
-		put(t, tx, "", nil, append([]string{"big.p.test. 300 IN NS ns.big.p.test.", "big.p.test. 300 IN NS www.p.test."}, sibNS...)...)
-		put(t, tx, "", nil, inNS...)
-		put(t, tx, "", nil, "p.test. 300 IN NS ns.sib.p.test.", "p.test. 300 IN NS www.p.test.")
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	store := escapeStore(t, records, append([]string{"big.p.test. 300 IN NS ns.big.p.test.", "big.p.test. 300 IN NS www.p.test."}, sibNS...),
+		inNS, []string{"p.test. 300 IN NS ns.sib.p.test.", "p.test. 300 IN NS www.p.test."})
 	srv := startServer(t, store, ServerOptions{})
 	addr := srv.Addr()
 	all := ask(t, addr, "tcp", "x.big.p.test.", dns.TypeA)

@@ -3,7 +3,6 @@ package dnsserver
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
 	"testing"
 
@@ -77,18 +76,12 @@ func BenchmarkSigning_50kRecords(b *testing.B) {
 			req := new(dns.Msg)
 			req.SetQuestion(c.qname, dns.TypeA)
 			req.SetEdns0(1232, true)
-			w := &discardWriter{remote: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 40000}}
-			b.ReportAllocs()
-			for b.Loop() {
+			benchServe(b, srv, func(int) *dns.Msg {
 				if err := srv.SetSigning("big.test.", c.pol); err != nil {
 					b.Fatal(err)
 				}
-				srv.ServeDNS(w, req.Copy())
-				if w.n == 0 {
-					b.Fatal("no response")
-				}
-				w.n = 0
-			}
+				return req.Copy()
+			})
 		})
 	}
 }
@@ -109,42 +102,7 @@ func BenchmarkServer_AnswerSigned(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go srv.tickClock(ctx) // as Start does
-	qs := benchQueries(b, 1009)
-	for i, q := range qs {
-		m := new(dns.Msg)
-		if err := m.Unpack(q); err != nil {
-			b.Fatal(err)
-		}
-		m.SetEdns0(4096, true)
-		if qs[i], err = m.Pack(); err != nil {
-			b.Fatal(err)
-		}
-	}
+	qs := repacked(b, benchQueries(b, 1009), func(_ int, m *dns.Msg) { m.SetEdns0(4096, true) })
 	b.Run("serve", func(b *testing.B) { benchServeDNS(b, srv, qs) })
-	b.Run("readloop", func(b *testing.B) {
-		w := &discardWriter{remote: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 40000}}
-		for _, q := range qs { // fill the cache
-			req := new(dns.Msg)
-			if err := req.Unpack(q); err != nil {
-				b.Fatal(err)
-			}
-			srv.ServeDNS(w, req)
-		}
-		r := srv.newFastReader(nil).(*fastReader)
-		var cached [][]byte
-		for _, q := range qs {
-			if _, ok := r.reply(q, netip.Addr{}); ok {
-				cached = append(cached, q)
-			}
-		}
-		if len(cached) < len(qs)*9/10 {
-			b.Fatalf("%d of %d signed queries cached", len(cached), len(qs))
-		}
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, ok := r.reply(cached[i%len(cached)], netip.Addr{}); !ok {
-				b.Fatal("not answered from the cache")
-			}
-		}
-	})
+	b.Run("readloop", func(b *testing.B) { benchReadLoop(b, srv, qs, netip.Addr{}) })
 }

@@ -108,16 +108,8 @@ func TestStore_LeftoverTempFileDoesNotBreakLoad(t *testing.T) {
 }
 
 func TestStore_MasterFileWithoutSidecarIsServed(t *testing.T) {
-	dir := t.TempDir()
 	content := "$ORIGIN hand.test.\n@ 300 IN SOA ns1 hostmaster 7 3600 600 86400 60\n@ 300 IN NS ns1\nns1 300 IN A 127.0.0.1\nwww 60 IN A 192.0.2.7\n"
-	if err := os.WriteFile(filepath.Join(dir, "hand.test.zone"), []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := zonedb.NewStore(zonedb.StoreOptions{Dir: dir})
-	if err := s.Load(); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, s, ServerOptions{})
+	srv := serveHandZone(t, content)
 	resp := ask(t, srv.Addr(), "udp", "www.hand.test", dns.TypeA)
 	if len(resp.Answer) != 1 || !resp.Authoritative {
 		t.Fatalf("hand-written zone not served: %v", resp)
@@ -144,6 +136,17 @@ func TestStore_DeleteZoneRemovesFilesAndStopsServing(t *testing.T) {
 	if err := s.DeleteZone("child.example.test"); !errors.Is(err, zonedb.ErrZoneNotFound) {
 		t.Errorf("second delete: %v, want zonedb.ErrZoneNotFound", err)
 	}
+}
+
+// serveHandZone serves, until the test ends, a store loaded from a directory holding only the
+// master file hand.test.zone with content (no sidecar).
+func serveHandZone(t *testing.T, content string) *Server {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hand.test.zone"), []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return startServer(t, NewStoreForTest(t, dir), ServerOptions{})
 }
 
 // NewStoreForTest opens and loads a store over dir.
@@ -196,19 +199,11 @@ func TestStore_RefusesRecordsThatDoNotPack(t *testing.T) {
 // records (or by hand) may hold one that does not pack. Load drops it with a log line and serves
 // the rest of the zone, answers and AXFR included.
 func TestStore_LoadDropsRecordsThatDoNotPack(t *testing.T) {
-	dir := t.TempDir()
 	content := "$ORIGIN hand.test.\n@ 300 IN SOA ns1 hostmaster 7 3600 600 86400 60\n@ 300 IN NS ns1\nns1 300 IN A 127.0.0.1\n" +
 		"sub 300 IN NS ns1.sub\nns1.sub 300 IN A 192.0.2.53\n" +
 		"sub 300 IN DS 12345 13 2 3d6f0f8a1b2c3d4e5f60718293a4b5c6d7e8f90112233445566778899aabbccdd\n" +
 		"www 60 IN A 192.0.2.7\n"
-	if err := os.WriteFile(filepath.Join(dir, "hand.test.zone"), []byte(content), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	s := zonedb.NewStore(zonedb.StoreOptions{Dir: dir})
-	if err := s.Load(); err != nil {
-		t.Fatal(err)
-	}
-	srv := startServer(t, s, ServerOptions{})
+	srv := serveHandZone(t, content)
 	if r := ask(t, srv.Addr(), "udp", "sub.hand.test", dns.TypeDS); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
 		t.Fatalf("sub.hand.test DS: rcode %s, answers %v; want NODATA", dns.RcodeToString[r.Rcode], r.Answer)
 	}

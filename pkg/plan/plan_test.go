@@ -45,6 +45,17 @@ func create(rs provider.RecordSet) provider.Change {
 	return provider.Change{Action: provider.ActionCreate, After: &rs}
 }
 
+// written is what a plan writes for a set c alone desires: c's claim, then the set.
+func written(c registry.Contributor, name, typ string, ttl int64, targets ...string) []provider.Change {
+	return []provider.Change{create(claim(c, name, typ, ttl, targets...)), create(set(name, typ, ttl, targets...))}
+}
+
+// removed is what a plan writes for a set c alone held and no longer desires: the set deleted,
+// then c's claim.
+func removed(c registry.Contributor, name, typ string, ttl int64, targets ...string) []provider.Change {
+	return []provider.Change{del(set(name, typ, ttl, targets...)), del(claim(c, name, typ, ttl, targets...))}
+}
+
 func update(before, after provider.RecordSet) provider.Change {
 	return provider.Change{Action: provider.ActionUpdate, Before: &before, After: &after}
 }
@@ -96,10 +107,7 @@ var singleOwnerCases = []planCase{
 		name:    "free name: claim first, then create the set",
 		desired: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.1")},
 		current: []provider.RecordSet{apexSOA, apexNS},
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "A", 300, "192.0.2.1")),
-			create(set("www.example.test", "A", 300, "192.0.2.1")),
-		},
+		want:    written(self, "www.example.test", "A", 300, "192.0.2.1"),
 	},
 	{
 		name:    "already in sync: no changes",
@@ -127,10 +135,7 @@ var singleOwnerCases = []planCase{
 			set("old.example.test", "A", 300, "192.0.2.1"),
 			claim(self, "old.example.test", "A", 300, "192.0.2.1"),
 		},
-		want: []provider.Change{
-			del(set("old.example.test", "A", 300, "192.0.2.1")),
-			del(claim(self, "old.example.test", "A", 300, "192.0.2.1")),
-		},
+		want: removed(self, "old.example.test", "A", 300, "192.0.2.1"),
 	},
 	{
 		name:    "own set lost: recreate it",
@@ -142,10 +147,7 @@ var singleOwnerCases = []planCase{
 		name:    "desired TTL 0 takes the default",
 		desired: []provider.RecordSet{set("www.example.test", "A", 0, "192.0.2.1")},
 		ttl:     120,
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "A", 120, "192.0.2.1")),
-			create(set("www.example.test", "A", 120, "192.0.2.1")),
-		},
+		want:    written(self, "www.example.test", "A", 120, "192.0.2.1"),
 	},
 	{
 		name: "duplicate desired keys merge",
@@ -153,10 +155,7 @@ var singleOwnerCases = []planCase{
 			set("www.example.test", "A", 300, "192.0.2.1"),
 			set("www.example.test", "A", 60, "192.0.2.2", "192.0.2.1"),
 		},
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "A", 60, "192.0.2.1", "192.0.2.2")),
-			create(set("www.example.test", "A", 60, "192.0.2.1", "192.0.2.2")),
-		},
+		want: written(self, "www.example.test", "A", 60, "192.0.2.1", "192.0.2.2"),
 	},
 	{
 		name:    "wildcard and apex records get their own registry names",
@@ -206,13 +205,10 @@ var singleOwnerCases = []planCase{
 
 var foreignCases = []planCase{
 	{
-		name:    "existing set without registry record: conflict, nothing written",
-		desired: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9"), set("new.example.test", "A", 300, "192.0.2.1")},
-		current: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.1")},
-		want: []provider.Change{
-			create(claim(self, "new.example.test", "A", 300, "192.0.2.1")),
-			create(set("new.example.test", "A", 300, "192.0.2.1")),
-		},
+		name:      "existing set without registry record: conflict, nothing written",
+		desired:   []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9"), set("new.example.test", "A", 300, "192.0.2.1")},
+		current:   []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.1")},
+		want:      written(self, "new.example.test", "A", 300, "192.0.2.1"),
 		conflicts: map[string]string{"www.example.test/A": "held by another owner: no registry record"},
 	},
 	{
@@ -248,11 +244,9 @@ var foreignCases = []planCase{
 		},
 	},
 	{
-		name:    "malformed registry record blocks deleting a set we held",
-		current: []provider.RecordSet{set("old.example.test", "A", 300, "192.0.2.1"), claim(self, "old.example.test", "A", 300, "192.0.2.1"), set(claim(stranger, "old.example.test", "A", 1).Name, "TXT", 300, "junk")},
-		conflicts: map[string]string{
-			"old.example.test/A": "not a dnsplane registry value",
-		},
+		name:      "malformed registry record blocks deleting a set we held",
+		current:   []provider.RecordSet{set("old.example.test", "A", 300, "192.0.2.1"), claim(self, "old.example.test", "A", 300, "192.0.2.1"), set(claim(stranger, "old.example.test", "A", 1).Name, "TXT", 300, "junk")},
+		conflicts: map[string]string{"old.example.test/A": "not a dnsplane registry value"},
 	},
 	{
 		// The set may be the unreadable claimant's, so it stays (and is
@@ -261,9 +255,7 @@ var foreignCases = []planCase{
 		release: true,
 		current: []provider.RecordSet{set("old.example.test", "A", 300, "192.0.2.1"), claim(self, "old.example.test", "A", 300, "192.0.2.1"), set(claim(stranger, "old.example.test", "A", 1).Name, "TXT", 300, "junk")},
 		want:    []provider.Change{del(claim(self, "old.example.test", "A", 300, "192.0.2.1"))},
-		kept: map[string]string{
-			"old.example.test/A": "not a dnsplane registry value",
-		},
+		kept:    map[string]string{"old.example.test/A": "not a dnsplane registry value"},
 	},
 	{
 		name:    "release: a newer version's claim beside a set we held: release our claim, keep the set",
@@ -271,9 +263,7 @@ var foreignCases = []planCase{
 		current: []provider.RecordSet{set("api.example.test", "A", 300, "192.0.2.1"), claim(self, "api.example.test", "A", 300, "192.0.2.1"),
 			set(claim(stranger, "api.example.test", "A", 300).Name, "TXT", 300, strings.Replace(claim(stranger, "api.example.test", "A", 300).Targets[0], "v=1", "v=2", 1))},
 		want: []provider.Change{del(claim(self, "api.example.test", "A", 300, "192.0.2.1"))},
-		kept: map[string]string{
-			"api.example.test/A": `unknown version "2"`,
-		},
+		kept: map[string]string{"api.example.test/A": `unknown version "2"`},
 	},
 	{
 		name:    "release, shared: a malformed record beside a set we held: release our claim, keep the set",
@@ -281,33 +271,25 @@ var foreignCases = []planCase{
 		release: true,
 		current: []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.1"), claim(rec, "app.example.test", "A", 300, "192.0.2.1"), set(claim(peer, "app.example.test", "A", 1).Name, "TXT", 300, "junk")},
 		want:    []provider.Change{del(claim(rec, "app.example.test", "A", 300, "192.0.2.1"))},
-		kept: map[string]string{
-			"app.example.test/A": "not a dnsplane registry value",
-		},
+		kept:    map[string]string{"app.example.test/A": "not a dnsplane registry value"},
 	},
 	{
-		name:    "another contributor of the same cluster holds the name: conflict naming it",
-		desired: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9")},
-		current: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.1"), claim(sibling, "www.example.test", "A", 300, "192.0.2.1")},
-		conflicts: map[string]string{
-			"www.example.test/A": "held by another owner: owner c1 resource DNSEndpoint/team-b/www",
-		},
+		name:      "another contributor of the same cluster holds the name: conflict naming it",
+		desired:   []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9")},
+		current:   []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.1"), claim(sibling, "www.example.test", "A", 300, "192.0.2.1")},
+		conflicts: map[string]string{"www.example.test/A": "held by another owner: owner c1 resource DNSEndpoint/team-b/www"},
 	},
 	{
-		name:    "another cluster claimed a name whose set does not exist yet: conflict",
-		desired: []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9")},
-		current: []provider.RecordSet{claim(stranger, "www.example.test", "A", 300, "192.0.2.1")},
-		conflicts: map[string]string{
-			"www.example.test/A": "owner c9 resource DNSEndpoint/team-z/www",
-		},
+		name:      "another cluster claimed a name whose set does not exist yet: conflict",
+		desired:   []provider.RecordSet{set("www.example.test", "A", 300, "192.0.2.9")},
+		current:   []provider.RecordSet{claim(stranger, "www.example.test", "A", 300, "192.0.2.1")},
+		conflicts: map[string]string{"www.example.test/A": "owner c9 resource DNSEndpoint/team-z/www"},
 	},
 	{
-		name:    "a DNSRecord's shared name is not a DNSEndpoint's to take",
-		desired: []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.9")},
-		current: []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.1"), claim(peer, "app.example.test", "A", 300, "192.0.2.1")},
-		conflicts: map[string]string{
-			"app.example.test/A": "resource DNSRecord/team-b/app",
-		},
+		name:      "a DNSRecord's shared name is not a DNSEndpoint's to take",
+		desired:   []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.9")},
+		current:   []provider.RecordSet{set("app.example.test", "A", 300, "192.0.2.1"), claim(peer, "app.example.test", "A", 300, "192.0.2.1")},
+		conflicts: map[string]string{"app.example.test/A": "resource DNSRecord/team-b/app"},
 	},
 	{
 		name: "both held (after a race): leaving releases only our claim, the set stays",
@@ -350,10 +332,7 @@ var sharedCases = []planCase{
 		name:    "first contributor creates the set",
 		mode:    Shared,
 		desired: []provider.RecordSet{set("app.example.test", "A", 60, "192.0.2.1")},
-		want: []provider.Change{
-			create(claim(rec, "app.example.test", "A", 60, "192.0.2.1")),
-			create(set("app.example.test", "A", 60, "192.0.2.1")),
-		},
+		want:    written(rec, "app.example.test", "A", 60, "192.0.2.1"),
 	},
 	{
 		name:    "joining merges targets and takes the smallest TTL",
@@ -403,10 +382,7 @@ var sharedCases = []planCase{
 			set("app.example.test", "A", 30, "192.0.2.1"),
 			claim(rec, "app.example.test", "A", 30, "192.0.2.1"),
 		},
-		want: []provider.Change{
-			del(set("app.example.test", "A", 30, "192.0.2.1")),
-			del(claim(rec, "app.example.test", "A", 30, "192.0.2.1")),
-		},
+		want: removed(rec, "app.example.test", "A", 30, "192.0.2.1"),
 	},
 	{
 		name:    "targets lost by a concurrent write are restored from the registry",
@@ -432,13 +408,11 @@ var sharedCases = []planCase{
 		},
 	},
 	{
-		name:    "a DNSEndpoint's name is not shared",
-		mode:    Shared,
-		desired: []provider.RecordSet{set("www.example.test", "A", 60, "192.0.2.1")},
-		current: []provider.RecordSet{set("www.example.test", "A", 60, "192.0.2.2"), claim(self, "www.example.test", "A", 60, "192.0.2.2")},
-		conflicts: map[string]string{
-			"www.example.test/A": "owner c1 resource DNSEndpoint/team-a/www",
-		},
+		name:      "a DNSEndpoint's name is not shared",
+		mode:      Shared,
+		desired:   []provider.RecordSet{set("www.example.test", "A", 60, "192.0.2.1")},
+		current:   []provider.RecordSet{set("www.example.test", "A", 60, "192.0.2.2"), claim(self, "www.example.test", "A", 60, "192.0.2.2")},
+		conflicts: map[string]string{"www.example.test/A": "owner c1 resource DNSEndpoint/team-a/www"},
 	},
 	{
 		name:      "shared sets are still never taken from a foreign owner",
@@ -580,10 +554,7 @@ var cnameCases = []planCase{
 			set("tr5.example.test", "TXT", 300, `"x"`), claim(sibling, "tr5.example.test", "TXT", 300, `"x"`),
 			set("old.example.test", "A", 300, "192.0.2.6"), claim(self, "old.example.test", "A", 300, "192.0.2.6"),
 		},
-		want: []provider.Change{
-			del(set("old.example.test", "A", 300, "192.0.2.6")),
-			del(claim(self, "old.example.test", "A", 300, "192.0.2.6")),
-		},
+		want: removed(self, "old.example.test", "A", 300, "192.0.2.6"),
 		conflicts: map[string]string{
 			"tr5.example.test/CNAME": "tr5.example.test/TXT exists",
 			"tr5.example.test/A":     "is kept as it is",
@@ -593,10 +564,7 @@ var cnameCases = []planCase{
 		name:    "a CNAME beside unrelated names is fine",
 		desired: []provider.RecordSet{set("www.example.test", "CNAME", 300, "lb.example.net")},
 		current: []provider.RecordSet{set("example.test", "A", 300, "192.0.2.1"), set("x.www.example.test", "A", 300, "192.0.2.1")},
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "CNAME", 300, "lb.example.net")),
-			create(set("www.example.test", "CNAME", 300, "lb.example.net")),
-		},
+		want:    written(self, "www.example.test", "CNAME", 300, "lb.example.net"),
 	},
 }
 
@@ -611,10 +579,7 @@ var notCapableCases = []planCase{
 			{Name: "w.example.test", Type: "A", TTL: 300, SetIdentifier: "eu", Weight: ptr(int64(10)), Targets: []string{"192.0.2.1"}},
 			set("www.example.test", "A", 300, "192.0.2.2"),
 		},
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "A", 300, "192.0.2.2")),
-			create(set("www.example.test", "A", 300, "192.0.2.2")),
-		},
+		want:      written(self, "www.example.test", "A", 300, "192.0.2.2"),
 		conflicts: map[string]string{"w.example.test/A/eu": "no weighted routing"},
 		reasons:   map[string]string{"w.example.test/A/eu": ReasonNotCapable},
 	},
@@ -639,10 +604,7 @@ var notCapableCases = []planCase{
 				ProviderSpecific: map[string]string{"dnsplane.io/geo-tag": "eu", "dnsplane.io/geo-default": "true"}},
 			set("www.example.test", "A", 300, "192.0.2.2"),
 		},
-		want: []provider.Change{
-			create(claim(self, "www.example.test", "A", 300, "192.0.2.2")),
-			create(set("www.example.test", "A", 300, "192.0.2.2")),
-		},
+		want:      written(self, "www.example.test", "A", 300, "192.0.2.2"),
 		conflicts: map[string]string{"g.example.test/A/eu": "no geo routing"},
 		reasons:   map[string]string{"g.example.test/A/eu": ReasonNotCapable},
 	},

@@ -8,6 +8,15 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/served"
 )
 
+// serverNames is the name server of each of xs (server), joined with commas.
+func serverNames[T any](xs []T, server func(T) string) string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, server(x))
+	}
+	return strings.Join(out, ",")
+}
+
 func TestReached_FollowsRFC1982(t *testing.T) {
 	cases := []struct {
 		have, want uint32
@@ -68,11 +77,7 @@ func TestJudge_EveryOutcome(t *testing.T) {
 			if v.Status != c.status {
 				t.Fatalf("status %s, want %s (%+v)", v.Status, c.status, v)
 			}
-			var behind []string
-			for _, b := range v.Behind {
-				behind = append(behind, b.Server)
-			}
-			if strings.Join(behind, ",") != strings.Join(c.behind, ",") {
+			if behind := serverNames(v.Behind, func(b served.Behind) string { return b.Server }); behind != strings.Join(c.behind, ",") {
 				t.Errorf("behind %v, want %v", behind, c.behind)
 			}
 			if v.Lag != c.lag {

@@ -42,11 +42,7 @@ func TestJudgeZone_EveryOutcome(t *testing.T) {
 			if v.Status != c.status {
 				t.Fatalf("status %q, want %q (%+v)", v.Status, c.status, v)
 			}
-			var named []string
-			for _, n := range v.Named {
-				named = append(named, n.Server)
-			}
-			if strings.Join(named, ",") != strings.Join(c.named, ",") {
+			if named := serverNames(v.Named, func(n served.ServerState) string { return n.Server }); named != strings.Join(c.named, ",") {
 				t.Fatalf("named %v, want %v", named, c.named)
 			}
 			if c.status != "" && len(v.Servers) != len(servers) {
@@ -56,15 +52,22 @@ func TestJudgeZone_EveryOutcome(t *testing.T) {
 	}
 }
 
+// zoneTracker starts a Tracker of DNSZones with opts until the test ends and returns it, its
+// context and the zone a/z of zoneName served by primary and second.
+func zoneTracker(t *testing.T, opts served.Options, primary, second server) (*served.Tracker, context.Context, served.Zone) {
+	t.Helper()
+	tr := served.New(opts, served.KindDNSZone)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = tr.Start(ctx) }()
+	return tr, ctx, served.Zone{Key: types.NamespacedName{Namespace: "a", Name: "z"}, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+}
+
 func TestTracker_CheckZoneNamesAServerThatStopsAnsweringAndNotifiesTheDNSZone(t *testing.T) {
 	primary, second := newServer(t), newServer(t)
 	opts := served.Options{DNS: dnsclient.Client{Timeout: 200 * time.Millisecond}, FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond, StaleAfter: time.Second}
-	tr := served.New(opts, served.KindDNSZone)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = tr.Start(ctx) }()
-	key := types.NamespacedName{Namespace: "a", Name: "z"}
-	zone := served.Zone{Key: key, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	tr, ctx, zone := zoneTracker(t, opts, primary, second)
+	key := zone.Key
 	// Both created at the same moment: the second may start a serial behind; bring it level.
 	info, _ := primary.store.Zone(zoneName)
 	second.catchUp(t, info.Serial)
@@ -110,12 +113,8 @@ func TestTracker_CheckZoneNamesAServerThatStopsAnsweringAndNotifiesTheDNSZone(t 
 func TestTracker_AServerSeenBehindIsAskedAgainUntilItFollows(t *testing.T) {
 	primary, second := newServer(t), newServer(t)
 	opts := served.Options{DNS: dnsclient.Client{Timeout: 200 * time.Millisecond}, FirstCheck: 10 * time.Millisecond, Interval: 50 * time.Millisecond}
-	tr := served.New(opts, served.KindDNSZone)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = tr.Start(ctx) }()
-	key := types.NamespacedName{Namespace: "a", Name: "z"}
-	zone := served.Zone{Key: key, Name: zoneName, Servers: []string{primary.addr, second.addr}}
+	tr, ctx, zone := zoneTracker(t, opts, primary, second)
+	key := zone.Key
 	serial := primary.put(t, "x.served.test", "192.0.2.9")
 	if v := tr.CheckZone(ctx, zone); v.Status != served.StatusPropagating {
 		t.Fatalf("view %+v, want Propagating", v)

@@ -84,3 +84,17 @@ func parse(want []string) ([]string, error) {
 	}
 	return Texts(rrs), nil
 }
+
+// Addrs is the addresses of the A and AAAA records of rrs, in their order, as text.
+func Addrs(rrs []dns.RR) []string {
+	var out []string
+	for _, rr := range rrs {
+		switch v := rr.(type) {
+		case *dns.A:
+			out = append(out, v.A.String())
+		case *dns.AAAA:
+			out = append(out, v.AAAA.String())
+		}
+	}
+	return out
+}

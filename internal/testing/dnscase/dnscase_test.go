@@ -74,3 +74,18 @@ func ExampleCase_Check() {
 	//  got ["www.example.test. A 192.0.2.9"]
 	// want ["www.example.test. A 192.0.2.1"]
 }
+
+// TestAddrs: the A and AAAA values of an answer, in its order; other types are left out.
+func TestAddrs(t *testing.T) {
+	var rrs []dns.RR
+	for _, s := range []string{"a.test. A 192.0.2.2", "a.test. CNAME b.test.", "a.test. AAAA 2001:db8::1", "a.test. A 192.0.2.1"} {
+		rr, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rrs = append(rrs, rr)
+	}
+	if got, want := strings.Join(Addrs(rrs), ","), "192.0.2.2,2001:db8::1,192.0.2.1"; got != want {
+		t.Fatalf("Addrs = %s, want %s", got, want)
+	}
+}

@@ -20,8 +20,7 @@ import (
 // case) is never damped; a member removed from the membership and re-added loses its
 // targets' damping the same way.
 func TestAttack_DampingSurvivesATargetLeavingTheCandidates(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
 	step := func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
 		t.Helper()
@@ -57,8 +56,7 @@ func TestAttack_DampingSurvivesATargetLeavingTheCandidates(t *testing.T) {
 // window at every call and damps only while two remain; at 10:00+ the Down of 0:00 leaves the
 // window, so the dwell ends after 30 s, not 2 minutes.
 func TestAttack_DwellCutShortWhenTheOlderDownLeavesTheWindow(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
 	step := func(at time.Duration, v Verdict) TargetDecision {
 		t.Helper()

@@ -6,49 +6,101 @@ import (
 	"testing"
 	"time"
 
+	testclock "k8s.io/utils/clock/testing"
+
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
-// stepper48 drives one member (Self us, eu owns eu4, ap the third member) through a sequence
-// of Decide calls in which every member's verdict on eu4 is given per step (us's own and ap's;
-// eu, the owner, publishes Up on it, never counted). Records are valid 90 s and reissued at
-// every step, so every member is heard and fresh at every step.
+// dampingJudge is a judge whose flap window is 10 minutes and flap dwell 2 minutes, and its clock.
+func dampingJudge() (Judge, *testclock.FakePassiveClock) {
+	j, clk := judge()
+	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	return j, clk
+}
+
+// sameAnswer fails the test, saying when (and why, when not empty), if us and ap decide
+// differently in d.
+func sameAnswer(t *testing.T, d map[string]TargetDecision, when, why string) {
+	t.Helper()
+	if d["us"].Decision != d["ap"].Decision {
+		t.Fatalf("%s: us %s %s, ap %s %s%s", when, d["us"].Decision, d["us"].Reason, d["ap"].Decision, d["ap"].Reason, why)
+	}
+}
+
+// member48 is one member (Self us, eu owns eu4, ap the third member) driven through a
+// sequence of Decide calls (step), each with every member's verdict on eu4 (us's own and ap's;
+// eu, the owner, publishes Up on it, never counted). Its Memory carries from call to call.
+type member48 struct {
+	t   *testing.T
+	j   Judge
+	clk interface{ SetTime(time.Time) }
+	in  Input
+	// validFor is how long each record is valid; records are reissued at every step.
+	validFor time.Duration
+}
+
+// step48 is one Decide call of a member48.
+type step48 struct {
+	at time.Duration // since t0, by the real clock
+	v  Verdict       // us's and ap's verdict on eu4
+	// cands, when not nil, are the candidates from this step on.
+	cands map[string][]netip.Addr
+	// cut: us hears no peer (no record read).
+	cut bool
+	// offset: us's clock is behind the real one by offset.
+	offset time.Duration
+}
+
+// newMember48 is a member48 of judge j on clock clk deciding with in (Self, Strategy and
+// PrimaryGeoTag set here), its records valid 90 s.
+func newMember48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }, in Input) *member48 {
+	in.Self, in.Strategy, in.PrimaryGeoTag = "us", gslb.Failover, "eu"
+	return &member48{t: t, j: j, clk: clk, in: in, validFor: 90 * time.Second}
+}
+
+// step makes the Decide call s and returns its Result.
+func (m *member48) step(s step48) Result {
+	m.t.Helper()
+	now := t0.Add(s.at)
+	m.clk.SetTime(now.Add(-s.offset))
+	if s.cands != nil {
+		m.in.Candidates = s.cands
+	}
+	m.in.Own = map[netip.Addr]Verdict{eu4: s.v, us4: Up, ap4: Up}
+	m.in.Members = []Member{{GeoTag: "eu"}, {GeoTag: "ap"}}
+	if !s.cut {
+		m.in.Members[0].Record = euVote("eu", now, m.validFor, Up) // the owner: never counted
+		m.in.Members[1].Record = euVote("ap", now, m.validFor, s.v)
+	}
+	res, err := m.j.Decide(m.in)
+	if err != nil {
+		m.t.Fatal(err)
+	}
+	m.in.Memory = res.Memory
+	return res
+}
+
+// stepper48 steps a member48 (records valid 90 s, every member heard and fresh at every
+// step, the candidates cands3) and returns its decision on eu4.
 func stepper48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }) func(at time.Duration, v Verdict) TargetDecision {
-	step := candStepper48(t, j, clk)
+	m := newMember48(t, j, clk, Input{Candidates: cands3()})
 	return func(at time.Duration, v Verdict) TargetDecision {
 		t.Helper()
-		return decision(t, step(at, v, cands3()), eu4)
+		return decision(t, m.step(step48{at: at, v: v}), eu4)
 	}
 }
 
 // candStepper48 is stepper48 with the candidates given per step and the whole Result returned.
 func candStepper48(t *testing.T, j Judge, clk interface{ SetTime(time.Time) }) func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
-	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu"}
+	m := newMember48(t, j, clk, Input{})
 	return func(at time.Duration, v Verdict, cands map[string][]netip.Addr) Result {
 		t.Helper()
-		now := t0.Add(at)
-		clk.SetTime(now)
-		r := func(g string) *Record {
-			if g == "eu" { // the owner: never counted
-				return euVote(g, now, 90*time.Second, Up)
-			}
-			return euVote(g, now, 90*time.Second, v)
-		}
-		in.Candidates = cands
-		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
-		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
-		res, err := j.Decide(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Memory = res.Memory
-		return res
+		return m.step(step48{at: at, v: v, cands: cands})
 	}
 }
 
 func newFleet48(t *testing.T) *fleet48 {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	f := &fleet48{t: t, clk: clk, j: j, inputs: map[string]*Input{}}
 	for _, self := range []string{"us", "ap"} {
 		f.inputs[self] = &Input{Self: self, Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
@@ -125,8 +177,7 @@ func votes48(v Verdict, except map[string]Verdict) map[string]Verdict {
 // quorum started saying Up. A target that flaps harder (a third failure inside the dwell) is
 // damped less than one that stays up: exactly the genuinely flapping target damping exists for.
 func TestAttack_ADownDuringTheDwellEndsTheDamping(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	step := stepper48(t, j, clk)
 	step(-time.Minute, Up)
 	step(0, Down)
@@ -190,11 +241,8 @@ func TestAttack_MajorityUpCarriedThroughAnIsolation(t *testing.T) {
 	f.step(10*time.Minute, votes48(Up, nil), all48)
 	f.step(11*time.Minute, votes48(Down, nil), all48)
 	d := f.step(11*time.Minute+10*time.Second, votes48(Up, nil), all48)
-	if d["us"].Decision != d["ap"].Decision {
-		t.Fatalf("healed since 9:00, every member hearing every other, every voter calling it Up: us %s %s, ap %s %s "+
-			"(us counted the Down of 9:30 as an onset after the Up it held while isolated)",
-			d["us"].Decision, d["us"].Reason, d["ap"].Decision, d["ap"].Reason)
-	}
+	sameAnswer(t, d, "healed since 9:00, every member hearing every other, every voter calling it Up",
+		" (us counted the Down of 9:30 as an onset after the Up it held while isolated)")
 }
 
 // TestAttack_TwoOnsetsInTheWindowButTheUpComesAfterTheOlderLeavesIt: every member hears every
@@ -208,8 +256,7 @@ func TestAttack_MajorityUpCarriedThroughAnIsolation(t *testing.T) {
 // the target comes back Up at once. A target whose second failure lasts longer than what is
 // left of the window after its first (here 2 minutes) is never damped.
 func TestAttack_TwoOnsetsInTheWindowButTheUpComesAfterTheOlderLeavesIt(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	step := stepper48(t, j, clk)
 	step(-time.Minute, Up)
 	step(0, Down)
@@ -234,33 +281,11 @@ func TestAttack_TwoOnsetsInTheWindowButTheUpComesAfterTheOlderLeavesIt(t *testin
 // with a majority voting Up, since 1:30, long past the 2-minute dwell that S1's exception
 // allows. (The held Down was never a quorum's Down: the quorum said Up when it was taken.)
 func TestAttack_ADampedDownIsHeldForTheWholeIsolation(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
-	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3(), Hold: 5 * time.Minute}
+	j, clk := dampingJudge()
+	m := newMember48(t, j, clk, Input{Candidates: cands3(), Hold: 5 * time.Minute})
 	step := func(at time.Duration, v Verdict, cut bool) TargetDecision {
 		t.Helper()
-		now := t0.Add(at)
-		clk.SetTime(now)
-		r := func(g string) *Record {
-			if cut {
-				return nil
-			}
-			out := &Record{GeoTag: g, IssuedAt: now, ValidFor: 90 * time.Second, Up: as(us4, ap4)}
-			if v == Down && g != "eu" {
-				out.Down = as(eu4)
-			} else {
-				out.Up = as(eu4, us4, ap4)
-			}
-			return out
-		}
-		in.Own = map[netip.Addr]Verdict{eu4: v, us4: Up, ap4: Up}
-		in.Members = []Member{{GeoTag: "eu", Record: r("eu")}, {GeoTag: "ap", Record: r("ap")}}
-		res, err := j.Decide(in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		in.Memory = res.Memory
-		return decision(t, res, eu4)
+		return decision(t, m.step(step48{at: at, v: v, cut: cut}), eu4)
 	}
 	step(-time.Minute, Up, false)
 	step(0, Down, false)

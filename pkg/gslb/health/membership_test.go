@@ -212,8 +212,7 @@ func TestDecide_SkewedClockCountsOnceItsTimeAdvances(t *testing.T) {
 // Up only once the quorum has said Up for the dwell; damping never delays a Down, and the
 // family stays served (never empty).
 func TestDecide_FlappingIsDamped(t *testing.T) {
-	j, clk := judge()
-	j.FlapWindow, j.FlapDwell = 10*time.Minute, 2*time.Minute
+	j, clk := dampingJudge()
 	in := Input{Self: "us", Strategy: gslb.Failover, PrimaryGeoTag: "eu", Candidates: cands3()}
 	var res Result
 	step := func(at time.Duration, v Verdict) TargetDecision {
