@@ -494,12 +494,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		slices.SortFunc(all, func(a, b ManagedZone) int { return strings.Compare(a.Name, b.Name) })
-		page, next, e := s.page(len(all), q)
-		if e != nil {
-			s.fail(w, *e)
-			return
-		}
-		reply(w, 200, map[string]any{"kind": "dns#managedZonesListResponse", "managedZones": all[page[0]:page[1]], "nextPageToken": next})
+		replyPage(s, w, q, "dns#managedZonesListResponse", "managedZones", all)
 	case "managedZones.delete":
 		for _, rs := range z.rrsets {
 			if !(rs.Name == z.mz.DNSName && (rs.Type == "SOA" || rs.Type == "NS")) {
@@ -516,12 +511,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				all = append(all, rs)
 			}
 		}
-		page, next, e := s.page(len(all), q)
-		if e != nil {
-			s.fail(w, *e)
-			return
-		}
-		reply(w, 200, map[string]any{"kind": "dns#resourceRecordSetsListResponse", "rrsets": all[page[0]:page[1]], "nextPageToken": next})
+		replyPage(s, w, q, "dns#resourceRecordSetsListResponse", "rrsets", all)
 	case "changes.create":
 		var c change
 		if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
@@ -553,6 +543,17 @@ func lookup(zones map[string]*zone, ref string) *zone {
 		}
 	}
 	return nil
+}
+
+// replyPage answers the page of all that q asks for (s.page), as the list response of kind with
+// the items under field, or the page error.
+func replyPage[T any](s *Server, w http.ResponseWriter, q map[string][]string, kind, field string, all []T) {
+	page, next, e := s.page(len(all), q)
+	if e != nil {
+		s.fail(w, *e)
+		return
+	}
+	reply(w, 200, map[string]any{"kind": kind, field: all[page[0]:page[1]], "nextPageToken": next})
 }
 
 // page returns the [start, end) window for pageToken/maxResults, and the

@@ -52,10 +52,8 @@ type Metrics struct {
 // unregistered). A registration error (a second registration with the same registry, say) is
 // returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dnsplane_provider_requests_total",
-		Help: "Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).",
-	}, []string{"provider", "operation", "code"})}
+	m := &Metrics{Requests: promreg.CounterVec("dnsplane_provider_requests_total",
+		"Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).", "provider", "operation", "code")}
 	return promreg.Registered(reg, "provider request", m, m.Requests)
 }
 
