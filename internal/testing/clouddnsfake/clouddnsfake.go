@@ -195,17 +195,15 @@ type Server struct {
 // New starts a fake server. Close it when done.
 func New() *Server {
 	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100, tokens: map[string]bool{}}
-	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, &s.mu, s.dnsZones)
 	return s
 }
 
-// dnsZones is the fakedns.Source: every zone, rrdatas parsed as zone-file values (Cloud DNS stores
-// them so, with RFC 1035 decimal escapes). Of zones with one DNS name (in several projects, or
-// under several managed-zone names) the first by project, then managed-zone name, answers
-// (DNSAddr).
+// dnsZones is the fakedns.Source (called with s.mu held): every zone, rrdatas parsed as zone-file
+// values (Cloud DNS stores them so, with RFC 1035 decimal escapes). Of zones with one DNS name (in
+// several projects, or under several managed-zone names) the first by project, then managed-zone
+// name, answers (DNSAddr).
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []fakedns.Zone
 	for _, project := range slices.Sorted(maps.Keys(s.zones)) {
 		zones := s.zones[project]

@@ -123,18 +123,16 @@ type Server struct {
 func New() *Server {
 	s := &Server{AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey,
 		zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
-	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, &s.mu, s.dnsZones)
 	return s
 }
 
-// dnsZones is the fakedns.Source: every public zone in creation order, each record set parsed from
-// its zone-file value after turning Route 53's octal escapes into RFC 1035's decimal ones. An
-// alias set is answered as its target's set of the same type (and TTL) when the target is a plain
-// set of the same zone, as Route 53 does; other aliases are skipped. Private zones are not served
-// (DNSAddr); of several public zones with one name, the first created answers.
+// dnsZones is the fakedns.Source (called with s.mu held): every public zone in creation order, each
+// record set parsed from its zone-file value after turning Route 53's octal escapes into RFC 1035's
+// decimal ones. An alias set is answered as its target's set of the same type (and TTL) when the
+// target is a plain set of the same zone, as Route 53 does; other aliases are skipped. Private
+// zones are not served (DNSAddr); of several public zones with one name, the first created answers.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []fakedns.Zone
 	for _, id := range s.order {
 		z := s.zones[id]

@@ -75,27 +75,21 @@ const (
 // Code classifies a provider call's error into a bounded label value: CodeOK for nil, the typed
 // error's code, else CodeError.
 func Code(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return CodeOK
-	case errors.Is(err, provider.ErrThrottled):
-		return CodeThrottled
-	case errors.Is(err, provider.ErrConflict):
-		return CodeConflict
-	case errors.Is(err, provider.ErrZoneNotFound):
-		return CodeZoneNotFound
-	case errors.Is(err, provider.ErrZoneConflict):
-		return CodeZoneConflict
-	case errors.Is(err, provider.ErrInvalidCredentials):
-		return CodeInvalidCredentials
-	case errors.Is(err, provider.ErrInvalidChange):
-		return CodeInvalidChange
-	case errors.Is(err, provider.ErrNotCapable):
-		return CodeNotCapable
-	case errors.Is(err, context.DeadlineExceeded):
-		return CodeTimeout
-	case errors.Is(err, context.Canceled):
-		return CodeCanceled
+	}
+	for _, c := range []struct {
+		target error
+		code   string
+	}{
+		{provider.ErrThrottled, CodeThrottled}, {provider.ErrConflict, CodeConflict},
+		{provider.ErrZoneNotFound, CodeZoneNotFound}, {provider.ErrZoneConflict, CodeZoneConflict},
+		{provider.ErrInvalidCredentials, CodeInvalidCredentials}, {provider.ErrInvalidChange, CodeInvalidChange},
+		{provider.ErrNotCapable, CodeNotCapable}, {context.DeadlineExceeded, CodeTimeout}, {context.Canceled, CodeCanceled},
+	} {
+		if errors.Is(err, c.target) {
+			return c.code
+		}
 	}
 	return CodeError
 }

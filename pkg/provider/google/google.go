@@ -190,21 +190,13 @@ func mapErr(op string, err error) error {
 			te.RetryAfter = time.Duration(s) * time.Second
 		}
 		return fmt.Errorf("clouddns %s: %w", op, te)
-	case ge.Code == http.StatusConflict || ge.Code == http.StatusPreconditionFailed:
-		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrConflict, err)
 	case ge.Code == http.StatusNotFound && op == "changes.create" && strings.Contains(ge.Message, "entity.change.deletions"):
 		// A deletion of a set that does not exist: the Before is stale.
 		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrConflict, err)
-	case ge.Code == http.StatusNotFound:
-		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrZoneNotFound, err)
 	case ge.Code == http.StatusForbidden && reason == "quotaExceeded":
 		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrInvalidChange, err)
-	case ge.Code == http.StatusUnauthorized || ge.Code == http.StatusForbidden:
-		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrInvalidCredentials, err)
-	case ge.Code == http.StatusBadRequest:
-		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrInvalidChange, err)
-	case ge.Code >= http.StatusInternalServerError:
-		return fmt.Errorf("clouddns %s: %w: %w", op, provider.ErrUnavailable, err)
+	case provider.StatusError(ge.Code) != nil:
+		return fmt.Errorf("clouddns %s: %w: %w", op, provider.StatusError(ge.Code), err)
 	}
 	return fmt.Errorf("clouddns %s: %w", op, err)
 }
