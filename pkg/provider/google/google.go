@@ -319,23 +319,16 @@ func (p *Provider) GetZone(ctx context.Context, id string) (provider.Zone, error
 }
 
 func (p *Provider) listRawZones(ctx context.Context, dnsName string) ([]*dns.ManagedZone, error) {
-	var all []*dns.ManagedZone
 	call := p.svc.ManagedZones.List(p.project)
 	if dnsName != "" {
 		call = call.DnsName(dnsName)
 	}
-	for token := ""; ; {
-		cctx, cancel := context.WithTimeout(ctx, p.timeout)
-		r, err := call.PageToken(token).Context(cctx).Do()
-		cancel()
-		if err != nil {
-			return nil, mapErr("managedZones.list", err)
-		}
-		all = append(all, r.ManagedZones...)
-		if token = r.NextPageToken; token == "" {
-			return all, nil
-		}
+	fetch := func(ctx context.Context, token string) (*dns.ManagedZonesListResponse, error) {
+		return call.PageToken(token).Context(ctx).Do()
 	}
+	return listPages(ctx, p.timeout, "managedZones.list", fetch, func(r *dns.ManagedZonesListResponse) ([]*dns.ManagedZone, string) {
+		return r.ManagedZones, r.NextPageToken
+	})
 }
 
 // ListZones lists every managed zone of the project.

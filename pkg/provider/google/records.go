@@ -39,23 +39,16 @@ func fromRR(rr *dns.ResourceRecordSet) provider.RecordSet {
 }
 
 func (p *Provider) listRaw(ctx context.Context, zone string) ([]*dns.ResourceRecordSet, error) {
-	var all []*dns.ResourceRecordSet
 	call := p.svc.ResourceRecordSets.List(p.project, zone)
 	if p.pageSize > 0 {
 		call = call.MaxResults(p.pageSize)
 	}
-	for token := ""; ; {
-		cctx, cancel := context.WithTimeout(ctx, p.timeout)
-		r, err := call.PageToken(token).Context(cctx).Do()
-		cancel()
-		if err != nil {
-			return nil, mapErr("resourceRecordSets.list", err)
-		}
-		all = append(all, r.Rrsets...)
-		if token = r.NextPageToken; token == "" {
-			return all, nil
-		}
+	fetch := func(ctx context.Context, token string) (*dns.ResourceRecordSetsListResponse, error) {
+		return call.PageToken(token).Context(ctx).Do()
 	}
+	return listPages(ctx, p.timeout, "resourceRecordSets.list", fetch, func(r *dns.ResourceRecordSetsListResponse) ([]*dns.ResourceRecordSet, string) {
+		return r.Rrsets, r.NextPageToken
+	})
 }
 
 // ListRecordSets lists every record set of the zone, apex SOA and NS included. A record set
