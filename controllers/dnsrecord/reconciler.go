@@ -54,12 +54,10 @@ type Reconciler struct {
 	// APIReader, when set, reads from the API server: see dnsendpoint.Reconciler.APIReader.
 	APIReader client.Reader
 	Recorder  record.EventRecorder
-	// Providers and Writers are the provider factory (*factory.Factory) and the zone writers
-	// (*zonewriter.Set), as publishing uses them.
+	// Providers, Writers and OwnerID: see dnsendpoint.Reconciler.
 	Providers deps.Providers
 	Writers   deps.Writers
-	// OwnerID is this manager's --owner-id.
-	OwnerID string
+	OwnerID   string
 	// Heartbeats, when set, refreshes this manager's heartbeats and re-checks every
 	// contributor each --heartbeat-interval; nil = checks only on reconcile.
 	Heartbeats Heartbeats

@@ -117,13 +117,10 @@ type resourceRead struct {
 // addresses and each host's backend Services (the default backend's and its rules' paths').
 // Errors: the Get failed other than NotFound.
 func readIngress(ctx context.Context, c client.Reader, key client.ObjectKey, specHosts []string) (*resourceRead, error) {
-	rr := &resourceRead{found: true, hosts: specHosts, backends: map[string][]string{}}
 	var ing networkingv1.Ingress
-	if err := c.Get(ctx, key, &ing); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("get Ingress %s: %w", key, err)
-		}
-		rr.found = false
+	rr, err := startRead(ctx, c, "Ingress", key, &ing, specHosts)
+	if err != nil {
+		return nil, err
 	}
 	if len(rr.hosts) == 0 {
 		for _, r := range ing.Spec.Rules {
@@ -157,16 +154,26 @@ func readIngress(ctx context.Context, c client.Reader, key client.ObjectKey, spe
 	return rr, nil
 }
 
+// startRead reads the kind's object key into obj and returns the read with the spec hosts: found
+// false when there is no such object. Errors: the Get failed other than NotFound.
+func startRead(ctx context.Context, c client.Reader, kind string, key client.ObjectKey, obj client.Object, specHosts []string) (*resourceRead, error) {
+	rr := &resourceRead{found: true, hosts: specHosts, backends: map[string][]string{}}
+	if err := c.Get(ctx, key, obj); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("get %s %s: %w", kind, key, err)
+		}
+		rr.found = false
+	}
+	return rr, nil
+}
+
 // readService reads the Service key: its load-balancer addresses, and itself as every spec
 // host's backend. Errors: the Get failed other than NotFound.
 func readService(ctx context.Context, c client.Reader, key client.ObjectKey, specHosts []string) (*resourceRead, error) {
-	rr := &resourceRead{found: true, hosts: specHosts, backends: map[string][]string{}}
 	var svc corev1.Service
-	if err := c.Get(ctx, key, &svc); err != nil {
-		if !apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("get Service %s: %w", key, err)
-		}
-		rr.found = false
+	rr, err := startRead(ctx, c, "Service", key, &svc, specHosts)
+	if err != nil {
+		return nil, err
 	}
 	rr.lb = svc.Status.LoadBalancer.Ingress
 	for _, h := range rr.hosts {

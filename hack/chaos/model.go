@@ -104,24 +104,23 @@ func (s State) mutual(a, b int) bool { return s.hears(a, b) && s.hears(b, a) }
 
 // protected reports S1's premise: more than half of the members run, reach t and see it up.
 func (s State) protected(t Target) bool {
-	up := 0
-	for m := range s.n() {
-		if s.sees(m, t) {
-			up++
-		}
-	}
-	return 2*up > s.n()
+	return s.majority(func(m int) bool { return s.sees(m, t) })
 }
 
 // heardMajority reports whether m hears more than half of the members, itself included.
 func (s State) heardMajority(m int) bool {
-	heard := 0
-	for b := range s.n() {
-		if s.hears(m, b) {
-			heard++
+	return s.majority(func(b int) bool { return s.hears(m, b) })
+}
+
+// majority reports whether f holds for more than half of the members.
+func (s State) majority(f func(m int) bool) bool {
+	n := 0
+	for m := range s.n() {
+		if f(m) {
+			n++
 		}
 	}
-	return 2*heard > s.n()
+	return 2*n > s.n()
 }
 
 // healed reports C1's premise: every member runs and reaches every other.

@@ -90,7 +90,7 @@ func (f listFlag) String() string {
 }
 
 func (f listFlag) Set(v string) error {
-	*f.list = append(*f.list, splitList(v)...)
+	*f.list = append(*f.list, source.SplitList(v)...)
 	return nil
 }
 
@@ -155,10 +155,10 @@ func parseFlags(args []string) (options, *zap.Options, error) {
 	if o.local && !flagSet(fs, "metrics-bind-address") {
 		o.metricsAddr = localMetricsAddr
 	}
-	o.watchNamespaces = splitList(*watch)
-	o.localNotify = splitList(*notify)
+	o.watchNamespaces = source.SplitList(*watch)
+	o.localNotify = source.SplitList(*notify)
 	var perr error
-	o.localAllowTransfer, perr = parsePrefixes(splitList(*allowTransfer))
+	o.localAllowTransfer, perr = parsePrefixes(source.SplitList(*allowTransfer))
 	var terr error
 	o.localTSIG, terr = parseTSIGKey(*tsigKey)
 	return o, zopts, errors.Join(perr, terr, o.validate())
@@ -220,17 +220,6 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// splitList returns the comma-separated items of s, trimmed, without empty ones.
-func splitList(s string) []string {
-	var out []string
-	for _, item := range strings.Split(s, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
 }
 
 // parsePrefixes parses --local-allow-transfer's items: a CIDR prefix, or an IP (a prefix of that

@@ -96,23 +96,14 @@ func HMAC(algorithm, secret string, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("TSIG secret is not base64")
 	}
-	var h hash.Hash
-	switch Fqdn(algorithm) {
-	case dns.HmacSHA1:
-		h = hmac.New(sha1.New, raw)
-	case dns.HmacSHA224:
-		h = hmac.New(sha256.New224, raw)
-	case dns.HmacSHA256:
-		h = hmac.New(sha256.New, raw)
-	case dns.HmacSHA384:
-		h = hmac.New(sha512.New384, raw)
-	case dns.HmacSHA512:
-		h = hmac.New(sha512.New, raw)
-	case dns.HmacMD5:
-		h = hmac.New(md5.New, raw)
-	default:
+	newHash, ok := map[string]func() hash.Hash{
+		dns.HmacSHA1: sha1.New, dns.HmacSHA224: sha256.New224, dns.HmacSHA256: sha256.New,
+		dns.HmacSHA384: sha512.New384, dns.HmacSHA512: sha512.New, dns.HmacMD5: md5.New,
+	}[Fqdn(algorithm)]
+	if !ok {
 		return nil, dns.ErrKeyAlg
 	}
+	h := hmac.New(newHash, raw)
 	h.Write(msg)
 	return h.Sum(nil), nil
 }

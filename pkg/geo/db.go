@@ -67,10 +67,10 @@ type record struct {
 // mmdb) leaves the current one in place.
 func (d *DB) Load() error {
 	info, err := os.Stat(d.Path)
-	if err != nil {
-		return fmt.Errorf("geoip database: %w", err)
+	var buf []byte
+	if err == nil {
+		buf, err = os.ReadFile(d.Path)
 	}
-	buf, err := os.ReadFile(d.Path)
 	if err != nil {
 		return fmt.Errorf("geoip database: %w", err)
 	}

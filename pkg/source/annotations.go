@@ -178,7 +178,7 @@ func TargetAnnotation(ann map[string]string) ([]string, []Problem) {
 	if !ok {
 		return nil, nil
 	}
-	return ParseTargets(splitComma(v), name)
+	return ParseTargets(SplitList(v), name)
 }
 
 // hostnames parses the comma-separated hostname list of key, keeping the valid DNS names.
@@ -188,7 +188,7 @@ func hostnames(ann map[string]string, key string, probs []Problem) ([]string, []
 		return nil, probs
 	}
 	var out []string
-	for _, h := range splitComma(v) {
+	for _, h := range SplitList(v) {
 		if err := ValidateHostname(h); err != nil {
 			probs = append(probs, problem(dnsv1.ReasonInvalidHostname, "%s %q: %v; not published", name, h, err))
 			continue
@@ -198,7 +198,8 @@ func hostnames(ann map[string]string, key string, probs []Problem) ([]string, []
 	return out, probs
 }
 
-func splitComma(s string) []string {
+// SplitList returns the comma-separated items of s, trimmed, without empty ones.
+func SplitList(s string) []string {
 	var out []string
 	for _, item := range strings.Split(s, ",") {
 		if item = strings.TrimSpace(item); item != "" {

@@ -64,8 +64,8 @@ func FuzzParseAnnotations(f *testing.F) {
 		if !slices.Equal(targets, a.Targets) {
 			t.Errorf("TargetAnnotation gives %v, ParseAnnotations %v", targets, a.Targets)
 		}
-		if v, _, ok := annotation(ann, KeyTarget); ok && len(targets)+len(tprobs) != len(splitComma(v)) {
-			t.Errorf("target %q: %d targets and %d problems for %d items", v, len(targets), len(tprobs), len(splitComma(v)))
+		if v, _, ok := annotation(ann, KeyTarget); ok && len(targets)+len(tprobs) != len(SplitList(v)) {
+			t.Errorf("target %q: %d targets and %d problems for %d items", v, len(targets), len(tprobs), len(SplitList(v)))
 		}
 		for _, tg := range a.Targets {
 			if addr, err := netip.ParseAddr(tg); err == nil {

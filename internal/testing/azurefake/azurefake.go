@@ -68,16 +68,15 @@ type deleteOp struct {
 func New() *Server {
 	s := &Server{ClientID: "fake-client", ClientSecret: "fake-secret", PageSize: 100, DeletePolls: 1,
 		zones: map[string]*zone{}, tokens: map[string]bool{}, counts: map[string]int{}, ops: map[string]*deleteOp{}}
-	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), true, s.dnsZones)
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), true, &s.mu, s.dnsZones)
 	return s
 }
 
-// dnsZones is the fakedns.Source: every zone by name, each record set written as zone-file values
-// (presentationValues) and parsed by fakedns. Alias record sets (targetResource, no records) are
-// skipped. A zone whose delete is in progress is served (DNSAddr) until the delete completes.
+// dnsZones is the fakedns.Source (called with s.mu held): every zone by name, each record set
+// written as zone-file values (presentationValues) and parsed by fakedns. Alias record sets
+// (targetResource, no records) are skipped. A zone whose delete is in progress is served (DNSAddr)
+// until the delete completes.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []fakedns.Zone
 	for _, name := range slices.Sorted(maps.Keys(s.zones)) {
 		z := s.zones[name]

@@ -195,17 +195,15 @@ type Server struct {
 // New starts a fake server. Close it when done.
 func New() *Server {
 	s := &Server{zones: map[string]map[string]*zone{}, counts: map[string]int{}, pageSize: 100, tokens: map[string]bool{}}
-	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, &s.mu, s.dnsZones)
 	return s
 }
 
-// dnsZones is the fakedns.Source: every zone, rrdatas parsed as zone-file values (Cloud DNS stores
-// them so, with RFC 1035 decimal escapes). Of zones with one DNS name (in several projects, or
-// under several managed-zone names) the first by project, then managed-zone name, answers
-// (DNSAddr).
+// dnsZones is the fakedns.Source (called with s.mu held): every zone, rrdatas parsed as zone-file
+// values (Cloud DNS stores them so, with RFC 1035 decimal escapes). Of zones with one DNS name (in
+// several projects, or under several managed-zone names) the first by project, then managed-zone
+// name, answers (DNSAddr).
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []fakedns.Zone
 	for _, project := range slices.Sorted(maps.Keys(s.zones)) {
 		zones := s.zones[project]
@@ -494,12 +492,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		slices.SortFunc(all, func(a, b ManagedZone) int { return strings.Compare(a.Name, b.Name) })
-		page, next, e := s.page(len(all), q)
-		if e != nil {
-			s.fail(w, *e)
-			return
-		}
-		reply(w, 200, map[string]any{"kind": "dns#managedZonesListResponse", "managedZones": all[page[0]:page[1]], "nextPageToken": next})
+		replyPage(s, w, q, "dns#managedZonesListResponse", "managedZones", all)
 	case "managedZones.delete":
 		for _, rs := range z.rrsets {
 			if !(rs.Name == z.mz.DNSName && (rs.Type == "SOA" || rs.Type == "NS")) {
@@ -516,12 +509,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 				all = append(all, rs)
 			}
 		}
-		page, next, e := s.page(len(all), q)
-		if e != nil {
-			s.fail(w, *e)
-			return
-		}
-		reply(w, 200, map[string]any{"kind": "dns#resourceRecordSetsListResponse", "rrsets": all[page[0]:page[1]], "nextPageToken": next})
+		replyPage(s, w, q, "dns#resourceRecordSetsListResponse", "rrsets", all)
 	case "changes.create":
 		var c change
 		if err := json.NewDecoder(r.Body).Decode(&c); err != nil {
@@ -553,6 +541,17 @@ func lookup(zones map[string]*zone, ref string) *zone {
 		}
 	}
 	return nil
+}
+
+// replyPage answers the page of all that q asks for (s.page), as the list response of kind with
+// the items under field, or the page error.
+func replyPage[T any](s *Server, w http.ResponseWriter, q map[string][]string, kind, field string, all []T) {
+	page, next, e := s.page(len(all), q)
+	if e != nil {
+		s.fail(w, *e)
+		return
+	}
+	reply(w, 200, map[string]any{"kind": kind, field: all[page[0]:page[1]], "nextPageToken": next})
 }
 
 // page returns the [start, end) window for pageToken/maxResults, and the

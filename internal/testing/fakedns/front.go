@@ -3,6 +3,7 @@ package fakedns
 import (
 	"net/http"
 	"net/http/httptest"
+	"sync"
 )
 
 // Front is what every cloud fake is made of besides its API: the API's HTTP (or HTTPS) server,
@@ -14,9 +15,14 @@ type Front struct {
 }
 
 // NewFront starts api on a loopback HTTP server, or HTTPS (httptest's certificate, trusted by
-// Client) when tls is set, and prepares the DNS server of src.
-func NewFront(api http.Handler, tls bool, src Source) Front {
-	f := Front{dns: NewLazy(src)}
+// Client) when tls is set, and prepares the DNS server of src, which it calls with mu (the
+// fake's state lock) held.
+func NewFront(api http.Handler, tls bool, mu sync.Locker, src Source) Front {
+	f := Front{dns: NewLazy(func() ([]Zone, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return src()
+	})}
 	if tls {
 		f.Server = httptest.NewTLSServer(api)
 	} else {

@@ -80,25 +80,15 @@ func (z *zone) serveSignature() string {
 	return z.sign.serve
 }
 
-// dnssecOpName names the DNSSEC operations of a request path (below /2013-04-01/), or "Unknown".
-func dnssecOpName(method string, parts []string) string {
-	switch {
-	case len(parts) == 1 && parts[0] == "keysigningkey" && method == http.MethodPost:
-		return "CreateKeySigningKey"
-	case len(parts) == 4 && parts[0] == "keysigningkey" && parts[3] == "activate" && method == http.MethodPost:
-		return "ActivateKeySigningKey"
-	case len(parts) == 4 && parts[0] == "keysigningkey" && parts[3] == "deactivate" && method == http.MethodPost:
-		return "DeactivateKeySigningKey"
-	case len(parts) == 3 && parts[0] == "keysigningkey" && method == http.MethodDelete:
-		return "DeleteKeySigningKey"
-	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "enable-dnssec" && method == http.MethodPost:
-		return "EnableHostedZoneDNSSEC"
-	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "disable-dnssec" && method == http.MethodPost:
-		return "DisableHostedZoneDNSSEC"
-	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "dnssec" && method == http.MethodGet:
-		return "GetDNSSEC"
+// dnssecRoutes are the DNSSEC operations.
+func dnssecRoutes() []route {
+	post := http.MethodPost
+	return []route{
+		{post, "keysigningkey", "CreateKeySigningKey"}, {post, "keysigningkey/*/*/activate", "ActivateKeySigningKey"},
+		{post, "keysigningkey/*/*/deactivate", "DeactivateKeySigningKey"}, {http.MethodDelete, "keysigningkey/*/*", "DeleteKeySigningKey"},
+		{post, "hostedzone/*/enable-dnssec", "EnableHostedZoneDNSSEC"}, {post, "hostedzone/*/disable-dnssec", "DisableHostedZoneDNSSEC"},
+		{http.MethodGet, "hostedzone/*/dnssec", "GetDNSSEC"},
 	}
-	return "Unknown"
 }
 
 // dnssecOp serves a DNSSEC operation: its response, HTTP status and error, and whether op is

@@ -124,18 +124,16 @@ type Server struct {
 func New() *Server {
 	s := &Server{AccessKeyID: DefaultAccessKeyID, SecretAccessKey: DefaultSecretAccessKey,
 		zones: map[string]*zone{}, refs: map[string]string{}, changes: map[string]int{}, counts: map[string]int{}}
-	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, s.dnsZones)
+	s.Front = fakedns.NewFront(http.HandlerFunc(s.serve), false, &s.mu, s.dnsZones)
 	return s
 }
 
-// dnsZones is the fakedns.Source: every public zone in creation order, each record set parsed from
-// its zone-file value after turning Route 53's octal escapes into RFC 1035's decimal ones. An
-// alias set is answered as its target's set of the same type (and TTL) when the target is a plain
-// set of the same zone, as Route 53 does; other aliases are skipped. Private zones are not served
-// (DNSAddr); of several public zones with one name, the first created answers.
+// dnsZones is the fakedns.Source (called with s.mu held): every public zone in creation order, each
+// record set parsed from its zone-file value after turning Route 53's octal escapes into RFC 1035's
+// decimal ones. An alias set is answered as its target's set of the same type (and TTL) when the
+// target is a plain set of the same zone, as Route 53 does; other aliases are skipped. Private
+// zones are not served (DNSAddr); of several public zones with one name, the first created answers.
 func (s *Server) dnsZones() ([]fakedns.Zone, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []fakedns.Zone
 	for _, id := range s.order {
 		z := s.zones[id]
@@ -433,30 +431,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(b)
 }
 
+// opName names the operation of a request path (below /2013-04-01/), or "Unknown".
 func opName(method string, parts []string) string {
-	switch {
-	case len(parts) == 1 && parts[0] == "hostedzone" && method == http.MethodPost:
-		return "CreateHostedZone"
-	case len(parts) == 1 && parts[0] == "hostedzone" && method == http.MethodGet:
-		return "ListHostedZones"
-	case len(parts) == 1 && parts[0] == "hostedzonesbyname":
-		return "ListHostedZonesByName"
-	case len(parts) == 2 && parts[0] == "hostedzone" && method == http.MethodGet:
-		return "GetHostedZone"
-	case len(parts) == 2 && parts[0] == "hostedzone" && method == http.MethodDelete:
-		return "DeleteHostedZone"
-	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset" && method == http.MethodPost:
-		return "ChangeResourceRecordSets"
-	case len(parts) == 3 && parts[0] == "hostedzone" && parts[2] == "rrset" && method == http.MethodGet:
-		return "ListResourceRecordSets"
-	case len(parts) == 2 && parts[0] == "change":
-		return "GetChange"
-	case len(parts) == 3 && parts[0] == "tags" && method == http.MethodPost:
-		return "ChangeTagsForResource"
-	case len(parts) == 3 && parts[0] == "tags" && method == http.MethodGet:
-		return "ListTagsForResource"
+	for _, routes := range [][]route{apiRoutes(), dnssecRoutes()} {
+		for _, r := range routes {
+			if r.matches(method, parts) {
+				return r.op
+			}
+		}
 	}
-	return dnssecOpName(method, parts)
+	return "Unknown"
+}
+
+// route names the operation of a method ("" for any) on a path below /2013-04-01/ whose
+// segments are pattern's, "*" standing for any one segment.
+type route struct{ method, pattern, op string }
+
+func (r route) matches(method string, parts []string) bool {
+	want := strings.Split(r.pattern, "/")
+	if len(want) != len(parts) || (r.method != "" && r.method != method) {
+		return false
+	}
+	for i, w := range want {
+		if w != "*" && w != parts[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// apiRoutes are the hosted zone, record set, change and tag operations.
+func apiRoutes() []route {
+	get, post := http.MethodGet, http.MethodPost
+	return []route{
+		{post, "hostedzone", "CreateHostedZone"}, {get, "hostedzone", "ListHostedZones"}, {"", "hostedzonesbyname", "ListHostedZonesByName"},
+		{get, "hostedzone/*", "GetHostedZone"}, {http.MethodDelete, "hostedzone/*", "DeleteHostedZone"},
+		{post, "hostedzone/*/rrset", "ChangeResourceRecordSets"}, {get, "hostedzone/*/rrset", "ListResourceRecordSets"},
+		{"", "change/*", "GetChange"}, {post, "tags/*/*", "ChangeTagsForResource"}, {get, "tags/*/*", "ListTagsForResource"},
+	}
 }
 
 func writeErr(w http.ResponseWriter, e apiErr) {

@@ -370,20 +370,19 @@ func words(parent, pctx context.Context, err error, timeout time.Duration) strin
 	if dial {
 		prefix = "connect: "
 	}
-	switch {
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return prefix + "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return prefix + "connection reset by peer"
-	case errors.Is(err, syscall.EHOSTUNREACH):
-		return prefix + "no route to host"
-	case errors.Is(err, syscall.ENETUNREACH):
-		return prefix + "network is unreachable"
-	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return prefix + "cannot assign requested address"
-	case errors.Is(err, syscall.EAFNOSUPPORT):
-		return prefix + "address family not supported"
-	case errors.Is(err, errClosed):
+	for _, e := range []struct {
+		errno syscall.Errno
+		msg   string
+	}{
+		{syscall.ECONNREFUSED, "connection refused"}, {syscall.ECONNRESET, "connection reset by peer"},
+		{syscall.EHOSTUNREACH, "no route to host"}, {syscall.ENETUNREACH, "network is unreachable"},
+		{syscall.EADDRNOTAVAIL, "cannot assign requested address"}, {syscall.EAFNOSUPPORT, "address family not supported"},
+	} {
+		if errors.Is(err, e.errno) {
+			return prefix + e.msg
+		}
+	}
+	if errors.Is(err, errClosed) {
 		return errClosed.Error()
 	}
 	return prefix + short(err)

@@ -184,25 +184,15 @@ func mapErr(op string, err error) error {
 	}
 	var re *azcore.ResponseError
 	if errors.As(err, &re) {
-		switch {
-		case re.StatusCode == http.StatusPreconditionFailed:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrConflict, err)
-		case re.StatusCode == http.StatusTooManyRequests:
+		if re.StatusCode == http.StatusTooManyRequests {
 			var ra time.Duration
 			if re.RawResponse != nil {
 				ra = retryAfter(re.RawResponse.Header)
 			}
 			return fmt.Errorf("azure %s: %w", op, &provider.ThrottledError{RetryAfter: ra, Err: err})
-		case re.StatusCode == http.StatusNotFound:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrZoneNotFound, err)
-		case re.StatusCode == http.StatusUnauthorized || re.StatusCode == http.StatusForbidden:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrInvalidCredentials, err)
-		case re.StatusCode == http.StatusBadRequest:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrInvalidChange, err)
-		case re.StatusCode == http.StatusConflict:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrConflict, err)
-		case re.StatusCode >= http.StatusInternalServerError:
-			return fmt.Errorf("azure %s: %w: %w", op, provider.ErrUnavailable, err)
+		}
+		if typed := provider.StatusError(re.StatusCode); typed != nil {
+			return fmt.Errorf("azure %s: %w: %w", op, typed, err)
 		}
 	}
 	return fmt.Errorf("azure %s: %w", op, err)

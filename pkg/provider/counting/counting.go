@@ -52,10 +52,8 @@ type Metrics struct {
 // unregistered). A registration error (a second registration with the same registry, say) is
 // returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dnsplane_provider_requests_total",
-		Help: "Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).",
-	}, []string{"provider", "operation", "code"})}
+	m := &Metrics{Requests: promreg.CounterVec("dnsplane_provider_requests_total",
+		"Requests to DNS providers, by provider, operation and outcome code (ok, throttled, conflict, ...).", "provider", "operation", "code")}
 	return promreg.Registered(reg, "provider request", m, m.Requests)
 }
 
@@ -77,27 +75,21 @@ const (
 // Code classifies a provider call's error into a bounded label value: CodeOK for nil, the typed
 // error's code, else CodeError.
 func Code(err error) string {
-	switch {
-	case err == nil:
+	if err == nil {
 		return CodeOK
-	case errors.Is(err, provider.ErrThrottled):
-		return CodeThrottled
-	case errors.Is(err, provider.ErrConflict):
-		return CodeConflict
-	case errors.Is(err, provider.ErrZoneNotFound):
-		return CodeZoneNotFound
-	case errors.Is(err, provider.ErrZoneConflict):
-		return CodeZoneConflict
-	case errors.Is(err, provider.ErrInvalidCredentials):
-		return CodeInvalidCredentials
-	case errors.Is(err, provider.ErrInvalidChange):
-		return CodeInvalidChange
-	case errors.Is(err, provider.ErrNotCapable):
-		return CodeNotCapable
-	case errors.Is(err, context.DeadlineExceeded):
-		return CodeTimeout
-	case errors.Is(err, context.Canceled):
-		return CodeCanceled
+	}
+	for _, c := range []struct {
+		target error
+		code   string
+	}{
+		{provider.ErrThrottled, CodeThrottled}, {provider.ErrConflict, CodeConflict},
+		{provider.ErrZoneNotFound, CodeZoneNotFound}, {provider.ErrZoneConflict, CodeZoneConflict},
+		{provider.ErrInvalidCredentials, CodeInvalidCredentials}, {provider.ErrInvalidChange, CodeInvalidChange},
+		{provider.ErrNotCapable, CodeNotCapable}, {context.DeadlineExceeded, CodeTimeout}, {context.Canceled, CodeCanceled},
+	} {
+		if errors.Is(err, c.target) {
+			return c.code
+		}
 	}
 	return CodeError
 }

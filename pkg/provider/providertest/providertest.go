@@ -231,6 +231,17 @@ func (s *suite) expectListed(t *testing.T, zoneID string, want ...provider.Recor
 	}
 }
 
+// expectNotCapable checks that creating rs, which the provider's capabilities rule out (what
+// says how), fails with provider.ErrNotCapable and leaves no such set.
+func (s *suite) expectNotCapable(t *testing.T, zoneID string, rs provider.RecordSet, what string) {
+	t.Helper()
+	err := s.p.ApplyChanges(s.ctx(t), zoneID, []provider.Change{create(rs)})
+	if !errors.Is(err, provider.ErrNotCapable) {
+		t.Fatalf("%s: %v, want ErrNotCapable", what, err)
+	}
+	s.expectNotListed(t, zoneID, rs.Key())
+}
+
 func (s *suite) expectNotListed(t *testing.T, zoneID string, keys ...provider.RecordSetKey) {
 	t.Helper()
 	sets := s.list(t, zoneID)
@@ -641,11 +652,7 @@ func testWeighted(t *testing.T, s *suite) {
 	eu := provider.RecordSet{Name: "app." + z.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.70"}, SetIdentifier: "eu", Weight: w(70)}
 	us := provider.RecordSet{Name: "app." + z.Name, Type: "A", TTL: 30, Targets: []string{"192.0.2.30", "192.0.2.31"}, SetIdentifier: "us", Weight: w(30)}
 	if !s.caps.WeightedRouting {
-		err := s.p.ApplyChanges(s.ctx(t), z.ID, []provider.Change{create(eu)})
-		if !errors.Is(err, provider.ErrNotCapable) {
-			t.Fatalf("weighted set on a provider without weighted routing: %v, want ErrNotCapable", err)
-		}
-		s.expectNotListed(t, z.ID, eu.Key())
+		s.expectNotCapable(t, z.ID, eu, "weighted set on a provider without weighted routing")
 		return
 	}
 	s.apply(t, z.ID, create(eu), create(us))
@@ -700,11 +707,7 @@ func testGeo(t *testing.T, s *suite) {
 	us := geoSet(t, name, "us", false, []string{"198.51.100.1", "198.51.100.2"}, "continent:NA")
 	eu := geoSet(t, name, "eu", true, []string{"192.0.2.10"}, "continent:EU")
 	if !s.caps.GeoRouting {
-		err := s.p.ApplyChanges(s.ctx(t), z.ID, []provider.Change{create(de)})
-		if !errors.Is(err, provider.ErrNotCapable) {
-			t.Fatalf("geo set on a provider without geo routing: %v, want ErrNotCapable", err)
-		}
-		s.expectNotListed(t, z.ID, de.Key())
+		s.expectNotCapable(t, z.ID, de, "geo set on a provider without geo routing")
 		return
 	}
 	s.apply(t, z.ID, create(de), create(us), create(eu))

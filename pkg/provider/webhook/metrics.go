@@ -22,10 +22,8 @@ type Metrics struct {
 // NewMetrics creates the metrics and registers them with reg (nil = unregistered). A
 // registration error is returned wrapped (pkg/promreg).
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "dnsplane_webhook_requests_total",
-		Help: "HTTP requests to external-dns webhook providers, by method, protocol path and status code (error: no answer).",
-	}, []string{"method", "path", "code"})}
+	m := &Metrics{Requests: promreg.CounterVec("dnsplane_webhook_requests_total",
+		"HTTP requests to external-dns webhook providers, by method, protocol path and status code (error: no answer).", "method", "path", "code")}
 	return promreg.Registered(reg, "webhook request", m, m.Requests)
 }
 

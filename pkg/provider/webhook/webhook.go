@@ -279,23 +279,32 @@ func (p *Provider) do(ctx context.Context, method, path string, in, out any, che
 	return p.scrub(p.send(ctx, method, path, in, out, check))
 }
 
+// requestBody encodes in as a request body: nil for a nil in. Errors: in does not encode, or
+// encodes to more than MaxBody bytes (provider.ErrInvalidChange).
+func requestBody(method, path string, in any) (io.Reader, error) {
+	if in == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return nil, fmt.Errorf("webhook %s %s: encode: %w", method, path, err)
+	}
+	if len(b) > MaxBody {
+		return nil, fmt.Errorf("webhook %s %s: %w: the request body is %d bytes, over the protocol's %d (lower WEBHOOK_BATCH_SIZE)", method, path, provider.ErrInvalidChange, len(b), MaxBody)
+	}
+	return bytes.NewReader(b), nil
+}
+
 // send is do without scrub. Reading the answer is bounded by the same timeout: the body is
 // closed when the request's context ends, whatever the answer (a 101's body is the bare
 // connection, which no context watches), and a 1xx answer's body is never read (it has none).
 func (p *Provider) send(ctx context.Context, method, path string, in, out any, check func(http.Header) error) error {
+	body, err := requestBody(method, path, in)
+	if err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.timeout)
 	defer cancel()
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return fmt.Errorf("webhook %s %s: encode: %w", method, path, err)
-		}
-		if len(b) > MaxBody {
-			return fmt.Errorf("webhook %s %s: %w: the request body is %d bytes, over the protocol's %d (lower WEBHOOK_BATCH_SIZE)", method, path, provider.ErrInvalidChange, len(b), MaxBody)
-		}
-		body = bytes.NewReader(b)
-	}
 	req, err := http.NewRequestWithContext(ctx, method, p.base.JoinPath(path).String(), body)
 	if err != nil {
 		return fmt.Errorf("webhook %s %s: %w", method, path, err)
