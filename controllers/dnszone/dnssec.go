@@ -184,7 +184,7 @@ func usableKeySet(zone string, raw []byte) (dnssec.KeySet, error) {
 	}
 	ks, err := dnssec.ParseKeySet(raw)
 	if err != nil {
-		return dnssec.KeySet{}, errors.New("the key set does not parse")
+		return dnssec.KeySet{}, fmt.Errorf("the key set is not usable: %w", err) // names keys by tag, never quotes the text
 	}
 	if !strings.EqualFold(ks.Zone, dnswire.Fqdn(zone)) {
 		return dnssec.KeySet{}, fmt.Errorf("its keys are of zone %s", ks.Zone)

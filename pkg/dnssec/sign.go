@@ -120,8 +120,10 @@ func (p Policy) SignAs(rrset []dns.RR, owner string, now time.Time) ([]dns.RR, e
 var ErrNoSigningKey = errors.New("dnssec: no Active key signs the zone")
 
 // Check reports whether the policy can sign its zone: an Active key for the DNSKEY RRset and
-// one for the others, each with a private key that signs, and NSEC3 parameters with a salt of
-// whole hex octets (and no compact denial beside them).
+// one for the others, each with a private key that signs, keys a validator takes (checkKeys:
+// protocol 3, the Zone Key flag, the private key the DNSKEY's own, one key per tag, every
+// algorithm signing every RRset), and NSEC3 parameters with a salt of whole hex octets (and no
+// compact denial beside them).
 func (p Policy) Check() error {
 	var keys, zone bool
 	for _, k := range p.Keys.Keys {
@@ -130,6 +132,9 @@ func (p Policy) Check() error {
 		}
 		keys = keys || k.SignsKeys()
 		zone = zone || k.SignsZone()
+	}
+	if err := checkKeys(p.Keys); err != nil {
+		return fmt.Errorf("dnssec: %w", err)
 	}
 	if p.NSEC3 != nil && p.Compact {
 		return fmt.Errorf("dnssec: %s has both NSEC3 and compact denial", p.Keys.Zone)
