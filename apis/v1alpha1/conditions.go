@@ -61,6 +61,10 @@ const (
 	// key set of this zone (none, another zone's, or one that does not parse); it is left
 	// untouched, and the zone is not signed from it until it is fixed or deleted.
 	ReasonKeysInvalid = "KeysInvalid"
+	// ReasonAlgorithmChangeNotSupported (Secure=True or False, as the chain verifies):
+	// spec.dnssec.algorithm is not the algorithm of the zone's active keys, which go on
+	// signing; the algorithm changes only by turning DNSSEC off and on again.
+	ReasonAlgorithmChangeNotSupported = "AlgorithmChangeNotSupported"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.

@@ -104,3 +104,44 @@ spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: %s}`, i, tc.dns
 		})
 	}
 }
+
+// TestAdmission_DNSSECAlgorithmChangesOnlyWhileOff: spec.dnssec.algorithm of a zone with
+// enabled: true is refused (no algorithm rollover: docs/dnssec.md, "Changing the algorithm");
+// with enabled: false it may change, in the same update that turns signing on again too.
+func TestAdmission_DNSSECAlgorithmChangesOnlyWhileOff(t *testing.T) {
+	c := ctx(t)
+	z := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: dnssec-algorithm}
+spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: {enabled: true}}`)
+	if err := k8s.Create(c, z); err != nil {
+		t.Fatal(err)
+	}
+	changed := z.DeepCopy()
+	_ = unstructured.SetNestedField(changed.Object, "ED25519", "spec", "dnssec", "algorithm")
+	expectInvalid(t, k8s.Update(c, changed), "algorithm may change only while enabled is false")
+	both := changed.DeepCopy()
+	_ = unstructured.SetNestedField(both.Object, false, "spec", "dnssec", "enabled")
+	expectInvalid(t, k8s.Update(c, both), "algorithm may change only while enabled is false")
+
+	off := z.DeepCopy()
+	_ = unstructured.SetNestedField(off.Object, false, "spec", "dnssec", "enabled")
+	if err := k8s.Update(c, off); err != nil {
+		t.Fatalf("turning signing off was refused: %v", err)
+	}
+	on := off.DeepCopy()
+	_ = unstructured.SetNestedField(on.Object, "ED25519", "spec", "dnssec", "algorithm")
+	_ = unstructured.SetNestedField(on.Object, true, "spec", "dnssec", "enabled")
+	if err := k8s.Update(c, on); err != nil {
+		t.Fatalf("changing the algorithm of a zone whose signing is off was refused: %v", err)
+	}
+	again := on.DeepCopy()
+	_ = unstructured.SetNestedField(again.Object, "RSASHA256", "spec", "dnssec", "algorithm")
+	expectInvalid(t, k8s.Update(c, again), "algorithm may change only while enabled is false")
+	keep := on.DeepCopy()
+	_ = unstructured.SetNestedField(keep.Object, int64(3600), "spec", "dnssec", "signatureRefreshSeconds")
+	if err := k8s.Update(c, keep); err != nil {
+		t.Fatalf("changing another field of a signed zone was refused: %v", err)
+	}
+}

@@ -8,13 +8,15 @@ import (
 // other field defaulted signs the zone with one ECDSAP256SHA256 CSK and NSEC.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.signatureRefreshSeconds) || !has(self.signatureValiditySeconds) || self.signatureRefreshSeconds < self.signatureValiditySeconds",message="signatureRefreshSeconds must be less than signatureValiditySeconds"
+// +kubebuilder:validation:XValidation:rule="!oldSelf.enabled || (has(self.algorithm) ? self.algorithm : 'ECDSAP256SHA256') == (has(oldSelf.algorithm) ? oldSelf.algorithm : 'ECDSAP256SHA256')",message="algorithm may change only while enabled is false: turn DNSSEC off, wait for the Secure reason Unsigned, change the algorithm, turn it on (docs/dnssec.md)"
 type DNSSEC struct {
 	// Enabled signs the zone where its provider signs (Secure condition); false leaves it
 	// unsigned (Secure=False, reason Unsigned).
 	Enabled bool `json:"enabled"`
 
 	// Algorithm of every key: ECDSAP256SHA256 (13, the default), ED25519 (15) or RSASHA256
-	// (8, 2048-bit keys).
+	// (8, 2048-bit keys). It may change only while enabled is false (no algorithm rollover):
+	// turn DNSSEC off, wait for the Secure reason Unsigned, change it, turn DNSSEC on.
 	// +optional
 	// +kubebuilder:default=ECDSAP256SHA256
 	Algorithm DNSSECAlgorithm `json:"algorithm,omitempty"`

@@ -99,6 +99,7 @@ func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []
 		z.Status.DNSSEC.RolloverPhase = string(ks.Rollover.Role) + " " + string(ks.Rollover.Phase)
 	}
 	r.setKeysSecure(z, step, created, seen)
+	r.noteAlgorithmChange(z, ks)
 	wake := r.rolloverWake(step, now)
 	if created || seen.notServed != nil || (seen.linked && !secureNow(z)) { // asked again at the SOA poll
 		wake = minWake(wake, cmp.Or(r.SOAPollInterval, maxRolloverWake))
