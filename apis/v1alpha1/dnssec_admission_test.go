@@ -88,8 +88,10 @@ func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
 		{"salt not hex", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "xyz0"}}}`, "salt"},
 		{"salt of an odd length", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "abc"}}}`, "salt"},
 		{"salt over 255 octets", fmt.Sprintf(`{enabled: true, denial: {type: NSEC3, nsec3: {salt: "%0512d"}}}`, 0), "salt"},
-		{"refresh equal to validity", `{enabled: true, signatureValiditySeconds: 86400, signatureRefreshSeconds: 86400}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
-		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
+		{"refresh equal to validity", `{enabled: true, signatureValiditySeconds: 86400, signatureRefreshSeconds: 86400}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above half the validity", `{enabled: true, signatureValiditySeconds: 3600, signatureRefreshSeconds: 3000}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above half the default validity", `{enabled: true, signatureRefreshSeconds: 604801}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
 		{"validity too short", `{enabled: true, signatureValiditySeconds: 60, signatureRefreshSeconds: 30}`, "signatureValiditySeconds"},
 		{"no enabled", `{algorithm: ED25519}`, "enabled: Required value"},
 	}

@@ -66,18 +66,3 @@ func TestAttack_SchemeChangeRollover(t *testing.T) {
 		})
 	}
 }
-
-// TestAttack_RefreshAboveHalfValidity: admission takes signatureValiditySeconds 3600 with
-// signatureRefreshSeconds 3000 (refresh < validity). docs/api.md: "signatureRefreshSeconds:
-// re-sign when less than this is left": every signature served has at least Refresh left.
-func TestAttack_RefreshAboveHalfValidity(t *testing.T) {
-	p := dnssec.Policy{Validity: 3600 * time.Second, Refresh: 3000 * time.Second}
-	start := time.Date(2026, 12, 7, 0, 0, 0, 0, time.UTC)
-	for d := time.Duration(0); d < 2*time.Hour; d += time.Minute {
-		now := start.Add(d)
-		_, exp, _ := p.Window(now)
-		if left := exp.Sub(now); left < p.Refresh {
-			t.Fatalf("at %s a signature is served with %s left, less than signatureRefreshSeconds %s", now.Format(time.TimeOnly), left, p.Refresh)
-		}
-	}
-}

@@ -36,24 +36,28 @@ type Policy struct {
 	// Validity is how long a signature is valid from the start of the refresh period it is made
 	// in; default DefaultValidity.
 	Validity time.Duration
-	// Refresh is the length of a signing period: every signature made in one period has the
-	// same inception and expiration, and a signature served is valid for at least
-	// Validity-Refresh more; default DefaultRefresh, at most half of Validity.
+	// Refresh is the least validity a signature served has left (BIND's signatures-refresh):
+	// signatures are made anew per signing period of Refresh, or of Validity-Refresh when that
+	// is shorter, so a signature served is valid for at least Refresh more (and for at least
+	// Validity-Refresh more); default min(DefaultRefresh, Validity/2), and so when it is not
+	// below Validity.
 	Refresh time.Duration
 }
 
 // Window returns the inception and expiration of the signatures made at now, and the end of
-// the period they belong to (when they are made anew).
+// the signing period they belong to (when they are made anew): the period is the shorter of
+// Refresh and Validity-Refresh, so that every signature served has at least Refresh left.
 func (p Policy) Window(now time.Time) (inception, expiration, renew time.Time) {
 	validity, refresh := p.Validity, p.Refresh
 	if validity <= 0 {
 		validity = DefaultValidity
 	}
-	if refresh <= 0 || refresh > validity/2 {
+	if refresh <= 0 || refresh >= validity {
 		refresh = min(DefaultRefresh, validity/2)
 	}
-	start := now.UTC().Truncate(refresh)
-	return start.Add(-Skew), start.Add(validity), start.Add(refresh)
+	period := min(refresh, validity-refresh)
+	start := now.UTC().Truncate(period)
+	return start.Add(-Skew), start.Add(validity), start.Add(period)
 }
 
 // signsKeySet says whether RRsets of type t are signed by the key-signing keys: DNSKEY, CDS
