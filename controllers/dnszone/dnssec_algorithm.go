@@ -21,12 +21,15 @@ import (
 // the Secure condition (noteAlgorithmChange), and takes effect only where no validator may hold
 // the old keys: once a turn-off is done (freshAlgorithm).
 
-// freshAlgorithm drops the keys of a key set whose turn-off is done (the DS left the parent and
-// its TTL and the DNSKEY TTL have passed: the zone is served unsigned) when they are not of the
-// policy's algorithm, so that the machine makes the zone's first keys in it. Any other key set
-// is returned as it is.
-func freshAlgorithm(ks dnssec.KeySet, pol dnssec.KeyPolicy) dnssec.KeySet {
-	if ks.Unsigning == nil || !ks.Unsigning.Done || len(ks.Keys) == 0 {
+// freshAlgorithm drops the keys of a zone that is served unsigned when they are not of the
+// policy's algorithm, so that the machine makes the zone's first keys in it: the key set
+// records its turn-off done (the DS left the parent and its TTL and the DNSKEY TTL have
+// passed), or the zone reports the Secure reason Unsigned (a provider whose turn-off records
+// nothing in the key Secret). Any other key set is returned as it is: a lost status keeps it.
+func freshAlgorithm(ks dnssec.KeySet, pol dnssec.KeyPolicy, z *dnsv1.DNSZone) dnssec.KeySet {
+	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
+	done := ks.Unsigning != nil && ks.Unsigning.Done || c != nil && c.Reason == dnsv1.ReasonUnsigned
+	if !done || len(ks.Keys) == 0 {
 		return ks
 	}
 	if !slices.ContainsFunc(ks.Keys, func(k dnssec.Key) bool { return k.DNSKEY.Algorithm != pol.Algorithm }) {

@@ -30,19 +30,25 @@ func TestAlgorithmChange(t *testing.T) {
 	ks := dnssec.KeySet{Zone: "x.test.", Keys: keys}
 	ed := dnssec.KeyPolicy{Algorithm: dns.ED25519, Scheme: dnssec.SchemeKSKZSK}
 
-	if got := freshAlgorithm(ks, ed); len(got.Keys) != 2 {
+	signed := &dnsv1.DNSZone{}
+	if got := freshAlgorithm(ks, ed, signed); len(got.Keys) != 2 {
 		t.Fatalf("a signed zone's keys were dropped for an algorithm change: %d keys", len(got.Keys))
 	}
 	off := ks
 	off.Unsigning = &dnssec.Unsigning{Since: now, ParentGoneAt: now}
-	if got := freshAlgorithm(off, ed); len(got.Keys) != 2 {
+	if got := freshAlgorithm(off, ed, signed); len(got.Keys) != 2 {
 		t.Fatal("keys dropped before the turn-off is done")
 	}
 	off.Unsigning = &dnssec.Unsigning{Since: now, ParentGoneAt: now, Done: true}
-	if got := freshAlgorithm(off, dnssec.KeyPolicy{Algorithm: dns.ECDSAP256SHA256}); len(got.Keys) != 2 {
+	if got := freshAlgorithm(off, dnssec.KeyPolicy{Algorithm: dns.ECDSAP256SHA256}, signed); len(got.Keys) != 2 {
 		t.Fatal("keys of the asked algorithm dropped after the turn-off")
 	}
-	got := freshAlgorithm(off, ed)
+	unsigned := &dnsv1.DNSZone{}
+	status.Set(&unsigned.Status.Conditions, 1, dnsv1.ConditionSecure, false, dnsv1.ReasonUnsigned, "off")
+	if got := freshAlgorithm(ks, ed, unsigned); len(got.Keys) != 0 {
+		t.Fatal("a zone reported Unsigned kept keys of another algorithm")
+	}
+	got := freshAlgorithm(off, ed, signed)
 	if len(got.Keys) != 0 || got.Unsigning != nil || got.Zone != "x.test." {
 		t.Fatalf("after the turn-off, keys of another algorithm kept: %+v", got)
 	}
