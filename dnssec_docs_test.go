@@ -23,7 +23,8 @@ func TestDocs_DNSSECReasons(t *testing.T) {
 		reasons = reasons[:i]
 	}
 	for _, r := range []string{dnsv1.ReasonSecure, dnsv1.ReasonRolloverInProgress, dnsv1.ReasonSigning, dnsv1.ReasonDSPending,
-		dnsv1.ReasonChainBroken, dnsv1.ReasonNotSupported, dnsv1.ReasonProviderActionNeeded, dnsv1.ReasonKeysInvalid, dnsv1.ReasonKeysNotCopied, dnsv1.ReasonUnsigned, dnsv1.ReasonUnsigning} {
+		dnsv1.ReasonChainBroken, dnsv1.ReasonNotSupported, dnsv1.ReasonProviderActionNeeded, dnsv1.ReasonKeysInvalid, dnsv1.ReasonKeysNotCopied, dnsv1.ReasonUnsigned, dnsv1.ReasonUnsigning,
+		dnsv1.ReasonAlgorithmChangeNotSupported} {
 		if !strings.Contains(reasons, "| `"+r+"` |") {
 			t.Errorf(`docs/dnssec.md "## Reasons" has no row for %s`, r)
 		}

@@ -65,6 +65,10 @@ const (
 	// <dnszone>-dnssec is not there: the admin copies it from the cluster that generates the
 	// zone's keys; none is made here, and the zone is not signed until it is there.
 	ReasonKeysNotCopied = "KeysNotCopied"
+	// ReasonAlgorithmChangeNotSupported (Secure=True or False, as the chain verifies):
+	// spec.dnssec.algorithm is not the algorithm of the zone's active keys, which go on
+	// signing; the algorithm changes only by turning DNSSEC off and on again.
+	ReasonAlgorithmChangeNotSupported = "AlgorithmChangeNotSupported"
 )
 
 // Condition reasons, CamelCase as metav1.Condition requires.

@@ -72,12 +72,55 @@ func TestAdmission_RefusesBadDNSSEC(t *testing.T) {
 		{"salt not hex", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "xyz0"}}}`, "salt"},
 		{"salt of an odd length", `{enabled: true, denial: {type: NSEC3, nsec3: {salt: "abc"}}}`, "salt"},
 		{"salt over 255 octets", fmt.Sprintf(`{enabled: true, denial: {type: NSEC3, nsec3: {salt: "%0512d"}}}`, 0), "salt"},
-		{"refresh equal to validity", `{enabled: true, signatureValiditySeconds: 86400, signatureRefreshSeconds: 86400}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
-		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be less than signatureValiditySeconds"},
+		{"refresh equal to validity", `{enabled: true, signatureValiditySeconds: 86400, signatureRefreshSeconds: 86400}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above the default validity", `{enabled: true, signatureRefreshSeconds: 2000000}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above half the validity", `{enabled: true, signatureValiditySeconds: 3600, signatureRefreshSeconds: 3000}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
+		{"refresh above half the default validity", `{enabled: true, signatureRefreshSeconds: 604801}`, "signatureRefreshSeconds must be at most half of signatureValiditySeconds"},
 		{"validity too short", `{enabled: true, signatureValiditySeconds: 60, signatureRefreshSeconds: 30}`, "signatureValiditySeconds"},
 		{"no enabled", `{algorithm: ED25519}`, "enabled: Required value"},
 		{"unknown key source", `{enabled: true, keys: {source: Imported}}`, "source: Unsupported value"},
 		{"a lifetime with copied keys", `{enabled: true, keys: {source: Copied, cskLifetimeSeconds: 3600}}`, "key lifetimes apply only to source Generated"},
 		{"a ZSK lifetime with copied keys", `{enabled: true, keys: {scheme: KSKZSK, source: Copied, zskLifetimeSeconds: 0}}`, "key lifetimes apply only to source Generated"},
 	})
+}
+
+// TestAdmission_DNSSECAlgorithmChangesOnlyWhileOff: spec.dnssec.algorithm of a zone with
+// enabled: true is refused (no algorithm rollover: docs/dnssec.md, "Changing the algorithm");
+// with enabled: false it may change, in the same update that turns signing on again too.
+func TestAdmission_DNSSECAlgorithmChangesOnlyWhileOff(t *testing.T) {
+	c := ctx(t)
+	z := object(t, `
+apiVersion: dnsplane.io/v1alpha1
+kind: DNSZone
+metadata: {name: dnssec-algorithm}
+spec: {zone: c1.example.com, providerRef: {name: creds}, dnssec: {enabled: true}}`)
+	if err := k8s.Create(c, z); err != nil {
+		t.Fatal(err)
+	}
+	changed := z.DeepCopy()
+	_ = unstructured.SetNestedField(changed.Object, "ED25519", "spec", "dnssec", "algorithm")
+	expectInvalid(t, k8s.Update(c, changed), "algorithm may change only while enabled is false")
+	both := changed.DeepCopy()
+	_ = unstructured.SetNestedField(both.Object, false, "spec", "dnssec", "enabled")
+	expectInvalid(t, k8s.Update(c, both), "algorithm may change only while enabled is false")
+
+	off := z.DeepCopy()
+	_ = unstructured.SetNestedField(off.Object, false, "spec", "dnssec", "enabled")
+	if err := k8s.Update(c, off); err != nil {
+		t.Fatalf("turning signing off was refused: %v", err)
+	}
+	on := off.DeepCopy()
+	_ = unstructured.SetNestedField(on.Object, "ED25519", "spec", "dnssec", "algorithm")
+	_ = unstructured.SetNestedField(on.Object, true, "spec", "dnssec", "enabled")
+	if err := k8s.Update(c, on); err != nil {
+		t.Fatalf("changing the algorithm of a zone whose signing is off was refused: %v", err)
+	}
+	again := on.DeepCopy()
+	_ = unstructured.SetNestedField(again.Object, "RSASHA256", "spec", "dnssec", "algorithm")
+	expectInvalid(t, k8s.Update(c, again), "algorithm may change only while enabled is false")
+	keep := on.DeepCopy()
+	_ = unstructured.SetNestedField(keep.Object, int64(3600), "spec", "dnssec", "signatureRefreshSeconds")
+	if err := k8s.Update(c, keep); err != nil {
+		t.Fatalf("changing another field of a signed zone was refused: %v", err)
+	}
 }

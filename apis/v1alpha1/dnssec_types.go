@@ -7,14 +7,16 @@ import (
 // DNSSEC says whether and how a zone is signed (docs/dnssec.md). enabled: true with every
 // other field defaulted signs the zone with one ECDSAP256SHA256 CSK and NSEC.
 //
-// +kubebuilder:validation:XValidation:rule="!has(self.signatureRefreshSeconds) || !has(self.signatureValiditySeconds) || self.signatureRefreshSeconds < self.signatureValiditySeconds",message="signatureRefreshSeconds must be less than signatureValiditySeconds"
+// +kubebuilder:validation:XValidation:rule="!has(self.signatureRefreshSeconds) || !has(self.signatureValiditySeconds) || self.signatureRefreshSeconds * 2 <= self.signatureValiditySeconds",message="signatureRefreshSeconds must be at most half of signatureValiditySeconds"
+// +kubebuilder:validation:XValidation:rule="!oldSelf.enabled || (has(self.algorithm) ? self.algorithm : 'ECDSAP256SHA256') == (has(oldSelf.algorithm) ? oldSelf.algorithm : 'ECDSAP256SHA256')",message="algorithm may change only while enabled is false: turn DNSSEC off, wait for the Secure reason Unsigned, change the algorithm, turn it on (docs/dnssec.md)"
 type DNSSEC struct {
 	// Enabled signs the zone where its provider signs (Secure condition); false leaves it
 	// unsigned (Secure=False, reason Unsigned).
 	Enabled bool `json:"enabled"`
 
 	// Algorithm of every key: ECDSAP256SHA256 (13, the default), ED25519 (15) or RSASHA256
-	// (8, 2048-bit keys).
+	// (8, 2048-bit keys). It may change only while enabled is false (no algorithm rollover):
+	// turn DNSSEC off, wait for the Secure reason Unsigned, change it, turn DNSSEC on.
 	// +optional
 	// +kubebuilder:default=ECDSAP256SHA256
 	Algorithm DNSSECAlgorithm `json:"algorithm,omitempty"`
@@ -38,8 +40,8 @@ type DNSSEC struct {
 	SignatureValiditySeconds int64 `json:"signatureValiditySeconds,omitempty"`
 
 	// SignatureRefreshSeconds: an RRSIG is replaced by a new one once less than this is left
-	// of its validity (BIND's signatures-refresh). Less than signatureValiditySeconds, at
-	// least 600. Default: 604800 (7 days).
+	// of its validity (BIND's signatures-refresh): every RRSIG served has at least this left.
+	// At most half of signatureValiditySeconds, at least 600. Default: 604800 (7 days).
 	// +optional
 	// +kubebuilder:default=604800
 	// +kubebuilder:validation:Minimum=600

@@ -107,6 +107,7 @@ func (r *Reconciler) driveKeys(ctx context.Context, z *dnsv1.DNSZone, servers []
 		z.Status.DNSSEC.RolloverPhase = string(ks.Rollover.Role) + " " + string(ks.Rollover.Phase)
 	}
 	r.setKeysSecure(z, step, created, seen)
+	r.noteAlgorithmChange(z, ks)
 	wake := r.rolloverWake(step, now)
 	if created || seen.notServed != nil || (seen.linked && !secureNow(z)) { // asked again at the SOA poll
 		wake = minWake(wake, cmp.Or(r.SOAPollInterval, maxRolloverWake))
@@ -203,7 +204,7 @@ func usableKeySet(zone string, raw []byte) (dnssec.KeySet, error) {
 	}
 	ks, err := dnssec.ParseKeySet(raw)
 	if err != nil {
-		return dnssec.KeySet{}, errors.New("the key set does not parse")
+		return dnssec.KeySet{}, fmt.Errorf("the key set is not usable: %w", err) // names keys by tag, never quotes the text
 	}
 	if !strings.EqualFold(ks.Zone, dnswire.Fqdn(zone)) {
 		return dnssec.KeySet{}, fmt.Errorf("its keys are of zone %s", ks.Zone)

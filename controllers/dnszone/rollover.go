@@ -119,7 +119,7 @@ func (r *Reconciler) keyStep(ctx context.Context, z *dnsv1.DNSZone, servers []st
 		return dnssec.Step{}, false, seen, err
 	}
 	seen.notServed = errors.New("the key Secret is made now")
-	ks, resumed := resumeSigning(ks)
+	ks, resumed := resumeSigning(freshAlgorithm(ks, pol, z))
 	if sec != nil {
 		if pol, err = pushed(ctx, push, ks, pol); err != nil {
 			return dnssec.Step{}, false, seen, err

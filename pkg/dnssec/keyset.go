@@ -3,6 +3,7 @@ package dnssec
 import (
 	"crypto"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -171,7 +172,7 @@ func (s KeySet) Marshal() ([]byte, error) {
 func ParseKeySet(raw []byte) (KeySet, error) {
 	var doc setDoc
 	if err := json.Unmarshal(raw, &doc); err != nil {
-		return KeySet{}, fmt.Errorf("dnssec: key set is not JSON: %w", err)
+		return KeySet{}, notJSON(err)
 	}
 	s := KeySet{Zone: dnswire.Fqdn(doc.Zone), Rollover: doc.Rollover, Unsigning: doc.Unsigning}
 	for i, d := range doc.Keys {
@@ -181,10 +182,27 @@ func ParseKeySet(raw []byte) (KeySet, error) {
 		}
 		s.Keys = append(s.Keys, k)
 	}
+	if err := checkKeys(s); err != nil {
+		return KeySet{}, fmt.Errorf("dnssec: %w", err)
+	}
 	if err := checkRollover(s); err != nil {
 		return KeySet{}, fmt.Errorf("dnssec: rollover of %s: %w", s.Zone, err)
 	}
 	return s, nil
+}
+
+// notJSON is the error of a key set that does not decode: where it fails, never what it
+// holds (a syntax error quotes a character of the text).
+func notJSON(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("dnssec: key set is not JSON (at byte %d)", syn.Offset)
+	case errors.As(err, &typ):
+		return fmt.Errorf("dnssec: key set field %q is not a %s", typ.Field, typ.Type)
+	}
+	return errors.New("dnssec: key set is not JSON")
 }
 
 // checkRollover refuses a rollover the machine could not resume: an unknown role or phase, or
@@ -207,7 +225,7 @@ func checkRollover(s KeySet) error {
 	if !slices.ContainsFunc(s.Keys, func(k Key) bool { return k.Tag() == r.New && k.Role == r.Role }) {
 		return fmt.Errorf("its new %s, key %d, is not in the set", r.Role, r.New)
 	}
-	return nil
+	return checkRolloverKeys(s)
 }
 
 func parseKey(zone string, d keyDoc) (Key, error) {

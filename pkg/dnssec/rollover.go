@@ -19,6 +19,9 @@ const (
 
 // KeyPolicy is what the rollover machine needs to know of a zone's DNSSEC settings.
 type KeyPolicy struct {
+	// Algorithm is the algorithm of a zone's first keys. A rollover makes the new key in the
+	// algorithm of the key it replaces: a key of another algorithm would enter a DNSKEY RRset
+	// that no key of its algorithm signs (RFC 4035 §2.2); an algorithm rollover is not done.
 	Algorithm uint8
 	Scheme    Scheme
 	// KSKLifetime is the KSK's (or the CSK's) and ZSKLifetime the ZSK's; 0: rolled only by hand.
@@ -150,7 +153,7 @@ func (m Machine) start(st *Step, o Observation) error {
 	if role == RoleKSK {
 		state = Generated // double-DS: the DS first, the DNSKEY when it is at every parent server
 	}
-	k, err := m.newKey(st.Keys, role, state, o.Now)
+	k, err := m.newKey(st.Keys, old.DNSKEY.Algorithm, role, state, o.Now)
 	if err != nil {
 		return err
 	}
@@ -162,10 +165,11 @@ func (m Machine) start(st *Step, o Observation) error {
 	return nil
 }
 
-// newKey makes a key whose tag no key of set has (the machine names keys by their tags).
-func (m Machine) newKey(set KeySet, role Role, state State, now time.Time) (Key, error) {
+// newKey makes a key of algorithm alg whose tag no key of set has (the machine names keys by
+// their tags).
+func (m Machine) newKey(set KeySet, alg uint8, role Role, state State, now time.Time) (Key, error) {
 	for range 16 {
-		k, err := m.Make(set.Zone, m.Policy.Algorithm, role, state, now)
+		k, err := m.Make(set.Zone, alg, role, state, now)
 		if err != nil {
 			return Key{}, err
 		}

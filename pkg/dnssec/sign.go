@@ -36,24 +36,28 @@ type Policy struct {
 	// Validity is how long a signature is valid from the start of the refresh period it is made
 	// in; default DefaultValidity.
 	Validity time.Duration
-	// Refresh is the length of a signing period: every signature made in one period has the
-	// same inception and expiration, and a signature served is valid for at least
-	// Validity-Refresh more; default DefaultRefresh, at most half of Validity.
+	// Refresh is the least validity a signature served has left (BIND's signatures-refresh):
+	// signatures are made anew per signing period of Refresh, or of Validity-Refresh when that
+	// is shorter, so a signature served is valid for at least Refresh more (and for at least
+	// Validity-Refresh more); default min(DefaultRefresh, Validity/2), and so when it is not
+	// below Validity.
 	Refresh time.Duration
 }
 
 // Window returns the inception and expiration of the signatures made at now, and the end of
-// the period they belong to (when they are made anew).
+// the signing period they belong to (when they are made anew): the period is the shorter of
+// Refresh and Validity-Refresh, so that every signature served has at least Refresh left.
 func (p Policy) Window(now time.Time) (inception, expiration, renew time.Time) {
 	validity, refresh := p.Validity, p.Refresh
 	if validity <= 0 {
 		validity = DefaultValidity
 	}
-	if refresh <= 0 || refresh > validity/2 {
+	if refresh <= 0 || refresh >= validity {
 		refresh = min(DefaultRefresh, validity/2)
 	}
-	start := now.UTC().Truncate(refresh)
-	return start.Add(-Skew), start.Add(validity), start.Add(refresh)
+	period := min(refresh, validity-refresh)
+	start := now.UTC().Truncate(period)
+	return start.Add(-Skew), start.Add(validity), start.Add(period)
 }
 
 // signsKeySet says whether RRsets of type t are signed by the key-signing keys: DNSKEY, CDS
@@ -120,8 +124,10 @@ func (p Policy) SignAs(rrset []dns.RR, owner string, now time.Time) ([]dns.RR, e
 var ErrNoSigningKey = errors.New("dnssec: no Active key signs the zone")
 
 // Check reports whether the policy can sign its zone: an Active key for the DNSKEY RRset and
-// one for the others, each with a private key that signs, and NSEC3 parameters with a salt of
-// whole hex octets (and no compact denial beside them).
+// one for the others, each with a private key that signs, keys a validator takes (checkKeys:
+// protocol 3, the Zone Key flag, the private key the DNSKEY's own, one key per tag, every
+// algorithm signing every RRset), and NSEC3 parameters with a salt of whole hex octets (and no
+// compact denial beside them).
 func (p Policy) Check() error {
 	var keys, zone bool
 	for _, k := range p.Keys.Keys {
@@ -130,6 +136,9 @@ func (p Policy) Check() error {
 		}
 		keys = keys || k.SignsKeys()
 		zone = zone || k.SignsZone()
+	}
+	if err := checkKeys(p.Keys); err != nil {
+		return fmt.Errorf("dnssec: %w", err)
 	}
 	if p.NSEC3 != nil && p.Compact {
 		return fmt.Errorf("dnssec: %s has both NSEC3 and compact denial", p.Keys.Zone)
