@@ -17,8 +17,8 @@ import (
 
 // managedDNSSEC drives the DNSSEC of a zone whose provider signs with keys it holds itself
 // (provider.ManagedSigner: Route 53, Cloud DNS, Azure DNS; docs/dnssec.md, "Route 53, Cloud DNS
-// and Azure"). handled is false, and nothing is done, for any other provider. Otherwise: enabled false turns signing off at the provider
-// (Unsigned); parameters the provider cannot sign with are NotSupported; signing is turned on
+// and Azure"). handled is false, and nothing is done, for any other provider. Otherwise: enabled
+// false turns signing off at the provider (Unsigned); parameters the provider cannot sign with are NotSupported; signing is turned on
 // when the provider reports it off, and the Secure condition follows the provider's state
 // (managedSecure). A zone whose last look, less than the SOA poll interval ago, found it Secure
 // (or DSPending for a parent outside dnsplane) is not looked at again: no provider request, no
