@@ -290,3 +290,44 @@ func TestAttack_RefreshAboveHalfValidity(t *testing.T) {
 		}
 	}
 }
+
+// TestAttack_HandEditedRollover: a key set whose rollover record was edited by hand (an old key
+// that is not in the set, the new key in a state its phase does not give it) parses
+// (ParseKeySet checks only the role, the phase and that the new key is in the set). docs:
+// "bad input never corrupts state": the machine must either refuse it or keep a key set that
+// signs (Policy.Check) at every step, and end the rollover.
+func TestAttack_HandEditedRollover(t *testing.T) {
+	now := time.Now()
+	for _, scheme := range []dnssec.Scheme{dnssec.SchemeCSK, dnssec.SchemeKSKZSK} {
+		for _, phase := range []dnssec.Phase{dnssec.PhasePublish, dnssec.PhaseActivate, dnssec.PhaseWithdraw} {
+			t.Run(string(scheme)+"/"+string(phase), func(t *testing.T) {
+				pol := dnssec.KeyPolicy{Algorithm: dns.ECDSAP256SHA256, Scheme: scheme,
+					DNSKEYTTL: time.Minute, MaxZoneTTL: time.Minute, ParentDSTTL: time.Minute}
+				m := dnssec.Machine{Policy: pol, Make: dnssec.Generate}
+				st, err := m.Next(dnssec.KeySet{Zone: atkZone}, dnssec.Observation{Now: now})
+				if err != nil {
+					t.Fatal(err)
+				}
+				set := st.Keys
+				k := set.Keys[0] // the CSK, or the first key of the pair: Active
+				set.Rollover = &dnssec.Rollover{Role: k.Role, Phase: phase, Since: now, Old: k.Tag() ^ 0x5a5a, New: k.Tag()}
+				raw, err := set.Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				set, err = dnssec.ParseKeySet(raw)
+				if err != nil {
+					return // refused: KeysInvalid
+				}
+				func() {
+					defer func() {
+						if r := recover(); r != nil {
+							t.Fatalf("the machine panics on a hand-edited rollover: %v", r)
+						}
+					}()
+					atkWalk(t, m, set, "", now)
+				}()
+			})
+		}
+	}
+}
