@@ -286,3 +286,27 @@ func resumeSigning(ks dnssec.KeySet) (dnssec.KeySet, bool) {
 	}
 	return ks, true
 }
+
+// keySignerOff turns off, child last, the DNSSEC of a zone whose provider signs with the keys
+// dnsplane hands it (push): the provider keeps the key set it holds while the turn-off's steps
+// run (unsignStep, as for the embedded server); once the turn-off is done, or without a key
+// Secret, the provider is handed an empty key set. A hand-over it refuses gives
+// ProviderActionNeeded and is tried again at the SOA poll interval. done: the Secure condition
+// is set here; otherwise the usual path reports Unsigned.
+func (r *Reconciler) keySignerOff(ctx context.Context, z *dnsv1.DNSZone, push keyPush) (bool, time.Duration, error) {
+	sec, ks, err := r.readKeySet(ctx, z)
+	if err != nil {
+		wake, err := r.keysFailed(z, err)
+		return true, wake, err
+	}
+	if sec != nil && keysNeeded(ks) {
+		if wake, err := r.unsignStep(ctx, z, sec, ks); err != nil || wake > 0 {
+			return true, wake, err
+		}
+	}
+	if _, err := push(ctx, dnssec.KeySet{}); err != nil {
+		r.setSecure(z, dnsv1.ReasonProviderActionNeeded, fmt.Sprintf("the zone is to be served unsigned; %v", err))
+		return true, r.keySignerRetry(), nil
+	}
+	return false, 0, nil
+}
