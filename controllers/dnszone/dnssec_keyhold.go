@@ -10,8 +10,10 @@ import (
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 )
 
-// FinalizerKeys holds a zone's key Secret while its keys may sign the zone: from the Secret's
-// creation until the zone's turn-off is done (dnssec.Unsigning.Done), child last. A key Secret
+// FinalizerKeys holds a zone's key Secret while its keys may sign the zone: from the
+// controller's first write of it (its creation with the first keys; for a Secret made by hand,
+// the first rollover step or the turn-off's first step) until the zone's turn-off is done
+// (dnssec.Unsigning.Done), child last. A Secret is never written only to add it. A key Secret
 // deleted meanwhile stays readable (its deletionTimestamp set), and every replica's signer and
 // the turn-off go on with it; the controller removes the finalizer with the write that records
 // the turn-off done, or at once from a Secret that holds no usable key set and is being
@@ -35,19 +37,6 @@ func setKeyHold(sec *corev1.Secret, ks dnssec.KeySet) bool {
 		return sec.DeletionTimestamp.IsZero() && controllerutil.AddFinalizer(sec, FinalizerKeys)
 	}
 	return controllerutil.RemoveFinalizer(sec, FinalizerKeys)
-}
-
-// holdKeys puts FinalizerKeys on a key Secret that lacks it while its keys are needed (a Secret
-// made before the finalizer, or by hand), with one update locked on its resourceVersion; sec
-// takes the stored version.
-func (r *Reconciler) holdKeys(ctx context.Context, sec *corev1.Secret, ks dnssec.KeySet) error {
-	if !keysNeeded(ks) || !setKeyHold(sec, ks) {
-		return nil
-	}
-	if err := r.Client.Update(ctx, sec); err != nil {
-		return fmt.Errorf("hold key Secret %s: %w", sec.Name, err)
-	}
-	return nil
 }
 
 // releaseKeys takes FinalizerKeys off sec (a key Secret whose keys sign nothing any more).

@@ -208,9 +208,6 @@ func (r *Reconciler) readKeySet(ctx context.Context, z *dnsv1.DNSZone) (*corev1.
 		return nil, dnssec.KeySet{}, fmt.Errorf("%w: Secret %s holds no usable key set of %s (%v); it is left untouched: fix or delete it",
 			errKeysInvalid, key.Name, z.Spec.Zone, err)
 	}
-	if err := r.holdKeys(ctx, &sec, ks); err != nil {
-		return nil, dnssec.KeySet{}, err
-	}
 	return &sec, ks, nil
 }
 
