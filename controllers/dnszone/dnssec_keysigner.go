@@ -44,8 +44,9 @@ func pushed(ctx context.Context, push keyPush, ks dnssec.KeySet, pol dnssec.KeyP
 // handed to the provider before it is observed and after it is written; a hand-over the
 // provider refuses gives Secure=False, reason ProviderActionNeeded, leaves the rollover in its
 // phase and is tried again at the SOA poll interval. Disabled or without spec.dnssec (a zone
-// that had a Secure condition): the provider's keys of the zone are removed first, and the
-// usual path reports Unsigned or removes the condition (not done).
+// that had a Secure condition): the turn-off goes child last (keySignerOff), the provider's
+// keys of the zone are removed once it is done, and the usual path reports Unsigned or removes
+// the condition (not done).
 func (r *Reconciler) reconcileKeySigner(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (bool, time.Duration, error) {
 	d := z.Spec.DNSSEC
 	if d == nil && meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure) == nil {
@@ -56,11 +57,7 @@ func (r *Reconciler) reconcileKeySigner(ctx context.Context, z *dnsv1.DNSZone, r
 	}
 	push := r.keySignerPush(z, resolved.KeySigner)
 	if d == nil || !d.Enabled {
-		if _, err := push(ctx, dnssec.KeySet{}); err != nil {
-			r.setSecure(z, dnsv1.ReasonProviderActionNeeded, fmt.Sprintf("the zone is to be served unsigned; %v", err))
-			return true, r.keySignerRetry(), nil
-		}
-		return false, 0, nil
+		return r.keySignerOff(ctx, z, push) // child last: the provider keeps the keys until the turn-off is done
 	}
 	wake, err := r.driveKeys(ctx, z, resolved.ServedBy, push)
 	if errors.Is(err, errKeysPush) {

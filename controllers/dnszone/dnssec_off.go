@@ -5,11 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	dnsv1 "github.com/dnsplane/dnsplane/apis/v1alpha1"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
@@ -18,15 +23,17 @@ import (
 )
 
 // turnOff turns a zone's DNSSEC off child last (docs/dnssec.md, "Turning it off"): the DS set
-// leaves the parent link first (status.dnssec holds no DS), and the zone stays signed until
-// every name server of the parent DNSZone answers no DS for it and the DS and DNSKEY TTLs have
-// passed since (unsignWait); then the key Secret's key set records that the signer may serve
-// the zone unsigned (dnssec.Unsigning.Done). Each step is persisted in the key Secret before it is reported, so a
-// restarted manager resumes it. A zone that shows no signing state in its status, has no key
-// Secret, or whose provider does not sign is Unsigned (or, without spec.dnssec, has no Secure
-// condition) at once. It returns how soon to look again (0: at the usual polls).
+// leaves the parent link first (status.dnssec holds no DS), and the zone stays signed until the
+// link's write without it has landed, every name server of each parent DNSZone the zone was
+// linked to answers no DS for it and the DS and DNSKEY TTLs have passed since (unsignWait);
+// then the key Secret's key set records that the signer may serve the zone unsigned
+// (dnssec.Unsigning.Done). Each step is persisted in the key Secret before it is reported, so a
+// restarted manager resumes it. The key Secret is read whenever spec.dnssec is there or the
+// status shows a signing state; a zone without key Secret, or whose provider does not sign, is
+// Unsigned (or, without spec.dnssec, has no Secure condition) at once. It returns how soon to
+// look again (0: at the usual polls).
 func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone, resolved provider.Resolved) (time.Duration, error) {
-	if !mayBeSigned(z) || !resolved.Provider.Capabilities().SignsOnline {
+	if (z.Spec.DNSSEC == nil && !mayBeSigned(z)) || !resolved.Provider.Capabilities().SignsOnline {
 		r.unsignedNow(z)
 		return 0, nil
 	}
@@ -42,7 +49,8 @@ func (r *Reconciler) turnOff(ctx context.Context, z *dnsv1.DNSZone, resolved pro
 }
 
 // unsignStep runs one step of the turn-off of a zone with keys ks in Secret sec: it observes the
-// parent, persists the step when it changed, emits its Event and reports it.
+// parent link and the parents, persists the step when it changed, emits its Event and reports
+// it. Once the turn-off is done the key Secret's finalizer is removed with the write.
 func (r *Reconciler) unsignStep(ctx context.Context, z *dnsv1.DNSZone, sec *corev1.Secret, ks dnssec.KeySet) (time.Duration, error) {
 	now := r.now().Truncate(time.Second)
 	ttl := r.unsignWait()
@@ -50,12 +58,13 @@ func (r *Reconciler) unsignStep(ctx context.Context, z *dnsv1.DNSZone, sec *core
 	if !started {
 		u = *ks.Unsigning
 	}
-	gone, why := true, error(nil)
-	if !u.Done {
-		gone, why = r.parentDropped(ctx, z)
+	gone, why, seen, learnt := true, error(nil), u, false
+	if !u.Done && u.ParentGoneAt.IsZero() {
+		gone, seen, why = r.parentDropped(ctx, z, u)
+		learnt = !slices.Equal(seen.Parents, u.Parents) || !slices.Equal(seen.ParentServers, u.ParentServers)
 	}
-	next, changed := u.Next(now, gone, ttl)
-	if started || changed {
+	next, changed := seen.Next(now, gone, ttl)
+	if started || changed || learnt || (next.Done && holdsKeys(sec)) {
 		ks.Unsigning = &next
 		if err := r.writeKeySet(ctx, z, sec, ks); err != nil {
 			return 0, err
@@ -123,18 +132,89 @@ func (r *Reconciler) unsignWait() time.Duration {
 var errNoParentDNSZone = errors.New("the parent is not a DNSZone dnsplane links: a DS given to the parent's " +
 	"registrar is to be removed there first")
 
-// parentDropped says whether every name server of the zone's parent DNSZone answers no DS for
-// it, and why not. A zone whose parent is not a DNSZone dnsplane links counts as dropped at
-// once (with errNoParentDNSZone as the note): the TTLs are waited out from then.
-func (r *Reconciler) parentDropped(ctx context.Context, z *dnsv1.DNSZone) (bool, error) {
-	parents, linked := r.parentServers(ctx, z)
-	if !linked {
-		return true, errNoParentDNSZone
+// parentDropped says whether the DS set has left every parent of the zone, with u and the parent
+// it asked recorded in it, and why not. The DS has left when the parent link's write without
+// it has landed (dsLeftLink: never from a parent's answer alone, which a write in flight may
+// yet change) and every name server of each parent DNSZone recorded in u, or named by the
+// link, or found now, answers no DS (noDSServed). A zone that has no link and was linked to no
+// parent DNSZone during the turn-off counts as dropped at once (errNoParentDNSZone is the note):
+// the TTLs are waited out from then.
+func (r *Reconciler) parentDropped(ctx context.Context, z *dnsv1.DNSZone, u dnssec.Unsigning) (bool, dnssec.Unsigning, error) {
+	parent, err := r.dsLeftLink(ctx, z)
+	u = r.learnParent(ctx, z, u, parent)
+	if err != nil {
+		return false, u, err
 	}
-	if err := noDSServed(ctx, parents, z.Spec.Zone); err != nil {
-		return false, err
+	if len(u.Parents) == 0 {
+		return true, u, errNoParentDNSZone
 	}
-	return true, nil
+	if err := noDSServed(ctx, u.ParentServers, z.Spec.Zone); err != nil {
+		return false, u, fmt.Errorf("parent DNSZone %s: %w", strings.Join(u.Parents, ", "), err)
+	}
+	return true, u, nil
+}
+
+// learnParent is u with the parent DNSZone of z recorded, and its name servers: the one the
+// parent link names (parent), else, for a zone linked to its parent domain, the one found
+// now. A parent whose provider does not resolve is recorded without servers.
+func (r *Reconciler) learnParent(ctx context.Context, z *dnsv1.DNSZone, u dnssec.Unsigning, parent *client.ObjectKey) dnssec.Unsigning {
+	var p *dnsv1.DNSZone
+	if parent != nil {
+		p = &dnsv1.DNSZone{}
+		if err := r.Client.Get(ctx, *parent, p); err != nil {
+			u, _ = u.WithParent(parent.String(), nil)
+			return u
+		}
+	} else if z.Spec.LinkToParentDomain {
+		p, _, _, _ = r.findParent(ctx, z)
+	}
+	if p == nil {
+		return u
+	}
+	var servers []string
+	if res, err := r.Providers.Resolve(ctx, p.Namespace, p.Spec.ProviderRef.Name); err == nil {
+		servers = res.ServedBy
+	}
+	u, _ = u.WithParent(client.ObjectKeyFromObject(p).String(), servers)
+	return u
+}
+
+// dsLeftLink says whether the zone's parent link holds no DS that may still reach its parent
+// (nil error): the link DNSEndpoint is gone (its finalizer holds it until its records have left
+// the parent), or it holds no DS endpoint and is Ready at its generation (its write without the
+// DS has landed). parent is the DNSZone the link names, nil without a link.
+func (r *Reconciler) dsLeftLink(ctx context.Context, z *dnsv1.DNSZone) (*client.ObjectKey, error) {
+	link := &dnsv1.DNSEndpoint{}
+	err := r.Client.Get(ctx, client.ObjectKey{Namespace: z.Namespace, Name: z.Name + ParentLinkSuffix}, link)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the parent link: %w", err)
+	}
+	var parent *client.ObjectKey
+	if ref := link.Spec.ZoneRef; ref != nil {
+		k := client.ObjectKey{Namespace: cmp.Or(ref.Namespace, link.Namespace), Name: ref.Name}
+		parent = &k
+	}
+	switch {
+	case !link.DeletionTimestamp.IsZero():
+		return parent, fmt.Errorf("the parent link %s is being removed: its records have not left the parent yet", link.Name)
+	case slices.ContainsFunc(link.Spec.Endpoints, func(e dnsv1.Endpoint) bool { return e.RecordType == "DS" }):
+		return parent, fmt.Errorf("the parent link %s still holds a DS set", link.Name)
+	case !landed(link):
+		return parent, fmt.Errorf("the parent link %s's write without the DS set has not landed yet (not Ready at generation %d)",
+			link.Name, link.Generation)
+	}
+	return parent, nil
+}
+
+// landed says whether a DNSEndpoint's write for its current generation is done: Ready=True,
+// observed at its generation. Pure.
+func landed(ep *dnsv1.DNSEndpoint) bool {
+	ready := meta.FindStatusCondition(ep.Status.Conditions, dnsv1.ConditionReady)
+	return ready != nil && ready.Status == metav1.ConditionTrue && ready.ObservedGeneration == ep.Generation &&
+		ep.Status.ObservedGeneration == ep.Generation
 }
 
 // noDSServed says whether every server (host:port) answers a DS query for zone without a DS
@@ -205,4 +285,28 @@ func resumeSigning(ks dnssec.KeySet) (dnssec.KeySet, bool) {
 		ks.Rollover = &ro
 	}
 	return ks, true
+}
+
+// keySignerOff turns off, child last, the DNSSEC of a zone whose provider signs with the keys
+// dnsplane hands it (push): the provider keeps the key set it holds while the turn-off's steps
+// run (unsignStep, as for the embedded server); once the turn-off is done, or without a key
+// Secret, the provider is handed an empty key set. A hand-over it refuses gives
+// ProviderActionNeeded and is tried again at the SOA poll interval. done: the Secure condition
+// is set here; otherwise the usual path reports Unsigned.
+func (r *Reconciler) keySignerOff(ctx context.Context, z *dnsv1.DNSZone, push keyPush) (bool, time.Duration, error) {
+	sec, ks, err := r.readKeySet(ctx, z)
+	if err != nil {
+		wake, err := r.keysFailed(z, err)
+		return true, wake, err
+	}
+	if sec != nil && keysNeeded(ks) {
+		if wake, err := r.unsignStep(ctx, z, sec, ks); err != nil || wake > 0 {
+			return true, wake, err
+		}
+	}
+	if _, err := push(ctx, dnssec.KeySet{}); err != nil {
+		r.setSecure(z, dnsv1.ReasonProviderActionNeeded, fmt.Sprintf("the zone is to be served unsigned; %v", err))
+		return true, r.keySignerRetry(), nil
+	}
+	return false, 0, nil
 }

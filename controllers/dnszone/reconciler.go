@@ -411,6 +411,9 @@ func (r *Reconciler) reconcileDelete(ctx context.Context, z *dnsv1.DNSZone) (ctr
 		r.Served.ForgetZone(client.ObjectKeyFromObject(z))
 	}
 	keep := z.Spec.PreserveOnDelete || z.Spec.ZoneID != ""
+	if wake, err := r.unsignOnDelete(ctx, z, keep); err != nil || wake > 0 { // child last: the DS goes first
+		return ctrl.Result{RequeueAfter: wake}, err
+	}
 	conflict := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionZoneAvailable)
 	switch {
 	case keep:

@@ -200,6 +200,11 @@ func (r *Reconciler) readKeySet(ctx context.Context, z *dnsv1.DNSZone) (*corev1.
 	}
 	ks, err := usableKeySet(z.Spec.Zone, sec.Data[dnssec.SecretKey])
 	if err != nil {
+		if !sec.DeletionTimestamp.IsZero() { // its keys sign nothing: let it go
+			if rerr := r.releaseKeys(ctx, &sec); rerr != nil {
+				return nil, dnssec.KeySet{}, rerr
+			}
+		}
 		return nil, dnssec.KeySet{}, fmt.Errorf("%w: Secret %s holds no usable key set of %s (%v); it is left untouched: fix or delete it",
 			errKeysInvalid, key.Name, z.Spec.Zone, err)
 	}
@@ -218,7 +223,8 @@ func (r *Reconciler) writeKeySet(ctx context.Context, z *dnsv1.DNSZone, sec *cor
 	if sec == nil {
 		sec = &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: z.Namespace, Name: name, Labels: map[string]string{LabelZone: z.Name},
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(z, dnsv1.GroupVersion.WithKind("DNSZone"))}},
+				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(z, dnsv1.GroupVersion.WithKind("DNSZone"))},
+				Finalizers:      []string{FinalizerKeys}},
 			Type: corev1.SecretTypeOpaque,
 			Data: map[string][]byte{dnssec.SecretKey: raw},
 		}
@@ -230,6 +236,7 @@ func (r *Reconciler) writeKeySet(ctx context.Context, z *dnsv1.DNSZone, sec *cor
 	}
 	sec = sec.DeepCopy()
 	sec.Data[dnssec.SecretKey] = raw
+	setKeyHold(sec, ks)
 	if err := r.Client.Update(ctx, sec); err != nil {
 		return fmt.Errorf("write key Secret %s: %w", name, err)
 	}

@@ -94,8 +94,8 @@ func (s *Signer) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, 
 		}
 		return ctrl.Result{}, err
 	}
-	on := enabled(&z)
-	if !z.DeletionTimestamp.IsZero() || (!on && !s.mayBeSigned(req.NamespacedName, &z)) {
+	on := enabled(&z) && z.DeletionTimestamp.IsZero() // a DNSZone being deleted turns off child last too
+	if !on && !s.mayBeSigned(req.NamespacedName, &z) {
 		s.unsign(req.NamespacedName)
 		return ctrl.Result{}, nil
 	}
@@ -294,15 +294,17 @@ func secureReason(z *dnsv1.DNSZone) string {
 	return ""
 }
 
-// mayBeSigned says whether a DNSZone whose DNSSEC is off may still be signed, so that its key
-// Secret is read: this replica signs it, or its status shows a signing state (status.dnssec, or
-// a Secure condition other than Unsigned). A zone never signed costs no Secret read.
+// mayBeSigned says whether a DNSZone whose DNSSEC is off (or that is being deleted) may still
+// be signed, so that its key Secret is read: this replica signs it, it has spec.dnssec (enabled
+// or not: a status that is lost never decides), or its status shows a signing state
+// (status.dnssec, or a Secure condition other than Unsigned). A zone without spec.dnssec that
+// shows no signing state costs no Secret read.
 func (s *Signer) mayBeSigned(nn types.NamespacedName, z *dnsv1.DNSZone) bool {
 	s.mu.Lock()
 	_, had := s.zones[nn]
 	s.mu.Unlock()
 	r := secureReason(z)
-	return had || z.Status.DNSSEC != nil || (r != "" && r != dnsv1.ReasonUnsigned)
+	return had || z.Spec.DNSSEC != nil || z.Status.DNSSEC != nil || (r != "" && r != dnsv1.ReasonUnsigned)
 }
 
 // unsigningDone says whether a key set records that its zone's turn-off is over

@@ -1,6 +1,9 @@
 package dnssec
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Unsigning records that a zone is turned unsigned, child last: its DS leaves the parent first,
 // and the zone is signed until every parent server answers no DS and a wait (the DS TTL and the
@@ -15,6 +18,26 @@ type Unsigning struct {
 	ParentGoneAt time.Time `json:"parentGoneAt,omitzero"`
 	// Done: the wait has passed since ParentGoneAt: the zone may be served unsigned.
 	Done bool `json:"done,omitempty"`
+	// Parents names each parent DNSZone ("namespace/name") the zone's DS may be at, and
+	// ParentServers their name servers (host:port), as first seen during the turn-off: the
+	// parent asked is known when the zone is unlinked meanwhile or its status is lost.
+	Parents       []string `json:"parents,omitempty"`
+	ParentServers []string `json:"parentServers,omitempty"`
+}
+
+// WithParent is u with parent and its servers recorded (each once, in the order first seen),
+// and whether that added anything.
+func (u Unsigning) WithParent(parent string, servers []string) (Unsigning, bool) {
+	added := false
+	if parent != "" && !slices.Contains(u.Parents, parent) {
+		u.Parents, added = append(slices.Clone(u.Parents), parent), true
+	}
+	for _, s := range servers {
+		if !slices.Contains(u.ParentServers, s) {
+			u.ParentServers, added = append(slices.Clone(u.ParentServers), s), true
+		}
+	}
+	return u, added
 }
 
 // Next is u after observing, at now, whether every parent server answers no DS (parentGone),

@@ -45,3 +45,32 @@ func TestUnsigning_DoneOnlyTheDSTTLAfterTheParentDroppedIt(t *testing.T) {
 		t.Fatalf("round trip: %+v, %v; want %+v", got.Unsigning, err, u)
 	}
 }
+
+// TestUnsigning_WithParentRecordsEachOnce: the parents and their servers are kept in the order
+// first seen, each once, and survive the key set's round trip; nothing new changes nothing.
+func TestUnsigning_WithParentRecordsEachOnce(t *testing.T) {
+	u := Unsigning{Since: time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)}
+	u, added := u.WithParent("dns/p", []string{"10.0.0.1:53", "10.0.0.2:53"})
+	if !added || len(u.Parents) != 1 || len(u.ParentServers) != 2 {
+		t.Fatalf("first parent: %+v added %v", u, added)
+	}
+	if _, added = u.WithParent("dns/p", []string{"10.0.0.2:53"}); added {
+		t.Fatal("a parent seen before added something")
+	}
+	u, added = u.WithParent("other/p", nil)
+	if !added || u.Parents[1] != "other/p" || len(u.ParentServers) != 2 {
+		t.Fatalf("second parent without servers: %+v added %v", u, added)
+	}
+	k, err := Generate("example.test", 13, RoleCSK, Active, u.Since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := KeySet{Zone: "example.test", Keys: []Key{k}, Unsigning: &u}.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ParseKeySet(raw)
+	if err != nil || back.Unsigning == nil || len(back.Unsigning.Parents) != 2 || back.Unsigning.ParentServers[1] != "10.0.0.2:53" {
+		t.Fatalf("round trip: %+v, %v", back.Unsigning, err)
+	}
+}
