@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -93,24 +92,6 @@ func (e *r53KSK) get(t *testing.T) {
 	if err := e.c.client.Get(e.c.ctx(), client.ObjectKeyFromObject(e.child), e.child); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// parentDS asks the parent's name server for zone's DS set, as DS rdata.
-func parentDS(addr, zone string) ([]string, error) {
-	m := new(dns.Msg)
-	m.SetQuestion(dns.Fqdn(zone), dns.TypeDS)
-	r, _, err := (&dns.Client{Net: "tcp", Timeout: 3 * time.Second}).Exchange(m, addr)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, rr := range r.Answer {
-		if d, ok := rr.(*dns.DS); ok {
-			out = append(out, fmt.Sprintf("%d %d %d %s", d.KeyTag, d.Algorithm, d.DigestType, strings.ToUpper(d.Digest)))
-		}
-	}
-	slices.Sort(out)
-	return out, nil
 }
 
 // rolloverObs is what one look at a running rollover saw.
