@@ -42,6 +42,13 @@ func TestResolve_SignerCallsGoThroughTheGuardAndAreCounted(t *testing.T) {
 		_, err := res.Signer.SigningState(ctx, id)
 		return err
 	}
+	ksks := func(ctx context.Context, res provider.Resolved, id string) error {
+		if res.KSKRoller == nil {
+			t.Fatal("no KSKRoller")
+		}
+		_, err := res.KSKRoller.KSKs(ctx, id)
+		return err
+	}
 	for _, tc := range []struct {
 		name, label, op string
 		start           func(t *testing.T) (corev1.SecretType, map[string]string)
@@ -49,6 +56,7 @@ func TestResolve_SignerCallsGoThroughTheGuardAndAreCounted(t *testing.T) {
 	}{
 		{"PowerDNS SetKeys", "pdns", counting.OpSetKeys, startPDNS, setKeys},
 		{"Route 53 SigningState", "aws", counting.OpSigningState, startRoute53, state},
+		{"Route 53 KSKs", "aws", provider.OpKSKs, startRoute53, ksks},
 		{"Cloud DNS SigningState", "google", counting.OpSigningState, startCloudDNS, state},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
