@@ -18,7 +18,7 @@ import (
 // managedDNSSEC drives the DNSSEC of a zone whose provider signs with keys it holds itself
 // (provider.ManagedSigner: Route 53, Cloud DNS, Azure DNS; docs/dnssec.md, "Route 53, Cloud DNS
 // and Azure"). handled is false, and nothing is done, for any other provider. Otherwise: enabled
-// false turns signing off at the provider (Unsigned); parameters the provider cannot sign with are NotSupported; signing is turned on
+// false turns signing off at the provider child last (managedOff); parameters the provider cannot sign with are NotSupported; signing is turned on
 // when the provider reports it off, and the Secure condition follows the provider's state
 // (managedSecure). A zone whose last look, less than the SOA poll interval ago, found it Secure
 // (or DSPending for a parent outside dnsplane) is not looked at again: no provider request, no
@@ -29,7 +29,8 @@ func (r *Reconciler) managedDNSSEC(ctx context.Context, z *dnsv1.DNSZone, resolv
 	}
 	s, id := resolved.Signer, z.Status.ZoneID
 	if !z.Spec.DNSSEC.Enabled {
-		return 0, true, r.managedOff(ctx, z, s)
+		wake, err := r.managedOff(ctx, z, s) // child last: dnssec_managed_off.go
+		return wake, true, err
 	}
 	p := signingParams(z.Spec.DNSSEC)
 	if err := s.SigningSupported(p); err != nil {
@@ -70,21 +71,6 @@ func managedSettled(z *dnsv1.DNSZone) bool {
 	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
 	return c != nil && c.ObservedGeneration == z.Generation && z.Status.DNSSEC != nil &&
 		(c.Reason == dnsv1.ReasonSecure || c.Reason == dnsv1.ReasonDSPending)
-}
-
-// managedOff turns signing off at the provider once per generation with enabled false, and
-// reports Unsigned.
-func (r *Reconciler) managedOff(ctx context.Context, z *dnsv1.DNSZone, s provider.ManagedSigner) error {
-	c := meta.FindStatusCondition(z.Status.Conditions, dnsv1.ConditionSecure)
-	done := c != nil && c.Reason == dnsv1.ReasonUnsigned && c.ObservedGeneration == z.Generation
-	if !done && z.Status.ZoneID != "" {
-		if err := s.DisableSigning(ctx, z.Status.ZoneID); err != nil {
-			return fmt.Errorf("turn signing of %s off: %w", z.Spec.Zone, err)
-		}
-	}
-	r.setSecure(z, dnsv1.ReasonUnsigned, "spec.dnssec.enabled is false: signing is off at the provider and the zone is served unsigned")
-	z.Status.DNSSEC = nil
-	return nil
 }
 
 // managedRefused reports an EnableSigning error: what the provider cannot do is NotSupported,
