@@ -133,4 +133,3 @@ func parseManagedMarker(v string, gen int64) (time.Time, bool) {
 	}
 	return t, true
 }
-
