@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -27,85 +22,20 @@ import (
 	"github.com/dnsplane/dnsplane/controllers/dnszone"
 	"github.com/dnsplane/dnsplane/internal/testing/hackrun"
 	"github.com/dnsplane/dnsplane/internal/testing/ports"
+	"github.com/dnsplane/dnsplane/internal/testing/validator"
 	"github.com/dnsplane/dnsplane/pkg/dnssec"
 	"github.com/dnsplane/dnsplane/pkg/gslb"
 )
 
-// gslbUnboundConf: a validating, caching Unbound under dir %[1]s on %[2]s, anchored at the DS
-// %[3]s of the Gslb zone %[4]s, which it asks at the stub addresses %[5]s (one line each), and
-// caching nothing longer than %[6]d seconds.
-const gslbUnboundConf = `server:
-    directory: "%[1]s"
-    pidfile: "%[1]s/unbound.pid"
-    interface: %[2]s
-    do-daemonize: no
-    use-syslog: no
-    logfile: ""
-    username: ""
-    chroot: ""
-    verbosity: 1
-    val-log-level: 2
-    do-not-query-localhost: no
-    access-control: 127.0.0.0/8 allow
-    module-config: "validator iterator"
-    qname-minimisation: no
-    prefetch: no
-    cache-max-ttl: %[6]d
-    cache-max-negative-ttl: %[6]d
-    local-zone: "test." nodefault
-    trust-anchor: "%[3]s"
-stub-zone:
-    name: "%[4]s"
-%[5]s`
-
-// startGslbUnbound runs a validating Unbound (gslbUnboundConf) that asks servers for zone,
-// until the test ends, and returns its address.
+// startGslbUnbound runs a validating Unbound anchored at anchorDS that asks servers for zone and
+// caches nothing longer than maxTTL, until the test ends, and returns its address.
 func startGslbUnbound(t *testing.T, zone, anchorDS string, maxTTL time.Duration, servers ...string) string {
 	t.Helper()
-	dir := t.TempDir()
-	addr := net.JoinHostPort(unboundHost, strconv.Itoa(ports.TCPUDP(t, unboundHost)))
-	var stubs strings.Builder
+	u := validator.Unbound{Host: unboundHost, Anchor: anchorDS, MaxTTL: maxTTL, AggressiveNSEC: true, Probe: zone}
 	for _, s := range servers {
-		host, port, _ := net.SplitHostPort(s)
-		fmt.Fprintf(&stubs, "    stub-addr: %s@%s\n", host, port)
+		u.Stubs = append(u.Stubs, validator.Stub{Zone: zone, Addr: s})
 	}
-	text := fmt.Sprintf(gslbUnboundConf, dir, strings.Replace(addr, ":", "@", 1), strings.Join(strings.Fields(anchorDS), " "),
-		dns.Fqdn(zone), stubs.String(), int(maxTTL.Seconds()))
-	conf := filepath.Join(dir, "unbound.conf")
-	if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	cmd := exec.Command("unbound", "-d", "-c", conf)
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("unbound: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		if t.Failed() {
-			t.Logf("unbound (%v) output:\n%s", servers, out.String())
-		}
-	})
-	eventually(t, 15*time.Second, "unbound answers on "+addr, func() error {
-		select {
-		case err := <-exited:
-			exited <- err
-			return fmt.Errorf("unbound exited: %v\n%s", err, out.String())
-		default:
-		}
-		_, err := askResolver(addr, zone, dns.TypeSOA)
-		return err
-	})
-	return addr
+	return validator.StartUnbound(t, u)
 }
 
 // directClient is a client of c's API server that reads Secrets without a cache, as kubectl

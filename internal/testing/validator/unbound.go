@@ -30,7 +30,8 @@ type Unbound struct {
 	Host string
 	// Anchor is the trust anchor: a DS record in presentation form.
 	Anchor string
-	// Stubs are the zones Unbound resolves and the servers it asks for them.
+	// Stubs are the zones Unbound resolves and the servers it asks for them; stubs of one zone
+	// make one stub zone that asks each of their servers.
 	Stubs []Stub
 	// MaxTTL, when not zero, caps how long Unbound caches an answer, positive or negative.
 	MaxTTL time.Duration
@@ -78,8 +79,20 @@ func (u Unbound) conf(dir, addr string) string {
 		secs := int(u.MaxTTL.Seconds())
 		fmt.Fprintf(&extra, "    cache-max-ttl: %d\n    cache-max-negative-ttl: %d\n", secs, secs)
 	}
+	var zones []string // stubs of one zone are one stub zone with each address
+	addrs := map[string][]string{}
 	for _, s := range u.Stubs {
-		fmt.Fprintf(&extra, "stub-zone:\n    name: %q\n    stub-addr: %s\n", dns.Fqdn(s.Zone), AtPort(s.Addr))
+		z := dns.Fqdn(s.Zone)
+		if _, ok := addrs[z]; !ok {
+			zones = append(zones, z)
+		}
+		addrs[z] = append(addrs[z], AtPort(s.Addr))
+	}
+	for _, z := range zones {
+		fmt.Fprintf(&extra, "stub-zone:\n    name: %q\n", z)
+		for _, a := range addrs[z] {
+			fmt.Fprintf(&extra, "    stub-addr: %s\n", a)
+		}
 	}
 	aggressive := "no"
 	if u.AggressiveNSEC {
